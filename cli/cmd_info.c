@@ -1,0 +1,88 @@
+/* gpnscope info MODEL [--json]: architecture, sizes, parameter count by group,
+ * dtype and content hash of a checkpoint. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "engine/model.h"
+
+static const char *help =
+    "usage: gpnscope info MODEL.safetensors [--json]\n\n"
+    "Describe a GPN / GPN+M checkpoint: the architecture and sizes inferred from its\n"
+    "tensor shapes, parameter counts by group, the stored dtype, tensors present in\n"
+    "the file that the architecture does not use, and the file's SHA-256.\n\n"
+    "  --json   print one JSON object instead of a table\n";
+
+int cmd_info(int argc, char **argv) {
+    int json = 0;
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (ch == 'j') json = 1;
+        else if (ch == 'h') { fputs(help, stdout); return 0; }
+        else { fputs(help, stderr); return 2; }
+    }
+    if (optind != argc - 1) { fputs(help, stderr); return 2; }
+    gpn_model *m = gpn_model_load(argv[optind]);
+    if (!m) { fprintf(stderr, "gpnscope info: %s\n", gs_error()); return 1; }
+    const gpn_config *c = &m->cfg;
+    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+    int n = gpn_tensor_specs(c, specs);
+    /* parameters by group, in order of first appearance */
+    const char *groups[GPN_MAX_TENSORS];
+    size_t counts[GPN_MAX_TENSORS];
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        int g = 0;
+        while (g < ng && strcmp(groups[g], specs[i].group)) g++;
+        if (g == ng) { groups[ng] = specs[i].group; counts[ng++] = 0; }
+        counts[g] += specs[i].numel;
+    }
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", m->path);
+        cJSON_AddStringToObject(o, "arch", gpn_arch_name(c->arch));
+        cJSON_AddNumberToObject(o, "n_layers", c->n_layers);
+        cJSON_AddNumberToObject(o, "d_state", c->d);
+        cJSON_AddNumberToObject(o, "d_emb", c->e);
+        cJSON_AddNumberToObject(o, "d_ffn", c->f);
+        cJSON_AddNumberToObject(o, "n_heads", c->H);
+        cJSON_AddNumberToObject(o, "d_key", c->dk);
+        cJSON_AddNumberToObject(o, "d_val", c->dv);
+        cJSON_AddNumberToObject(o, "vocab_size", c->V);
+        cJSON_AddBoolToObject(o, "decoder_bias", c->decoder_bias);
+        cJSON_AddNumberToObject(o, "parameters", (double)m->n_params);
+        cJSON *g = cJSON_AddObjectToObject(o, "parameters_by_group");
+        for (int i = 0; i < ng; i++) cJSON_AddNumberToObject(g, groups[i], (double)counts[i]);
+        cJSON_AddStringToObject(o, "dtype", m->source_dtype);
+        cJSON_AddStringToObject(o, "sha256", m->hash);
+        cJSON *x = cJSON_AddArrayToObject(o, "extra_tensors");
+        for (int i = 0; i < m->n_extra; i++) cJSON_AddItemToArray(x, cJSON_CreateString(m->extra_tensors[i]));
+        char *s = cJSON_Print(o);
+        puts(s);
+        free(s);
+        cJSON_Delete(o);
+    } else {
+        printf("model        %s\n", m->path);
+        printf("architecture %s (%s), %d layer%s%s\n", gpn_arch_name(c->arch),
+               c->arch == GPN_ARCH_GPN_M ? "GPN+M, shared matrix memory" : "GPN, no memory", c->n_layers,
+               c->n_layers == 1 ? "" : "s", c->decoder_bias ? ", decoder bias" : "");
+        printf("sizes        V=%d d_state=%d d_emb=%d d_ffn=%d", c->V, c->d, c->e, c->f);
+        if (c->arch == GPN_ARCH_GPN_M) printf(" heads=%d d_key=%d d_val=%d", c->H, c->dk, c->dv);
+        printf("\nparameters   %zu (%.2f M), stored as %s, computed in float32\n", m->n_params, m->n_params / 1e6, m->source_dtype);
+        for (int i = 0; i < ng; i++) printf("  %-14s %12zu\n", groups[i], counts[i]);
+        printf("sha256       %s\n", m->hash);
+        if (m->n_extra) {
+            printf("unused       %d tensor%s in the file not used by %s:", m->n_extra, m->n_extra == 1 ? "" : "s", gpn_arch_name(c->arch));
+            for (int i = 0; i < m->n_extra; i++) printf(" %s", m->extra_tensors[i]);
+            printf("\n");
+        }
+    }
+    gpn_model_free(m);
+    return 0;
+}

@@ -1,0 +1,222 @@
+#include "engine/engine.h"
+
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/ops.h"
+
+struct gpn_engine {
+    const gpn_model *m;
+    int max_batch;
+    float *arena; /* every buffer below points into this one allocation */
+    /* carried state */
+    float *s, *prev, *M;
+    int64_t *pos;
+    /* step scratch */
+    float *c, *xn, *tmp_d, *k, *v, *beta, *alpha, *q, *o, *on, *g, *mem, *u, *h, *ffn, *pg;
+    float *s_pred, *s_decode, *z, *logits, *emb, *fg, *s_ground, *mem_norm, *nll, *entropy;
+    int32_t *tokens, *top1;
+    gpn_hook_fn hook[GPN_HOOK_COUNT];
+    void *hook_ctx[GPN_HOOK_COUNT];
+};
+
+static const char *hook_names[GPN_HOOK_COUNT] = {
+    [GPN_HOOK_MEM_K] = "mem.k",          [GPN_HOOK_MEM_ALPHA] = "mem.alpha", [GPN_HOOK_MEM_BETA] = "mem.beta",
+    [GPN_HOOK_MEM_NORM] = "mem.norm",    [GPN_HOOK_MEM_Q] = "mem.q",         [GPN_HOOK_MEM_HEADS] = "mem.heads",
+    [GPN_HOOK_MEM_READ] = "mem_read",    [GPN_HOOK_FFN_OUT] = "ffn_out",     [GPN_HOOK_PRED_GATE] = "pred_gate",
+    [GPN_HOOK_S_PRED] = "s_pred",        [GPN_HOOK_S_DECODE] = "s_decode",   [GPN_HOOK_LOGITS] = "logits",
+    [GPN_HOOK_NLL] = "nll",              [GPN_HOOK_FUSE_GATE] = "fuse_gate", [GPN_HOOK_S_GROUND] = "s_ground",
+};
+
+const char *gpn_hook_base_name(gpn_hook_point p) { return p < GPN_HOOK_COUNT ? hook_names[p] : "?"; }
+
+int gpn_hook_is_per_layer(gpn_hook_point p) { return p >= GPN_HOOK_MEM_Q && p <= GPN_HOOK_PRED_GATE; }
+
+gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
+    if (max_batch < 1) { gs_fail("batch size must be at least 1 (got %d)", max_batch); return NULL; }
+    const gpn_config *c = &m->cfg;
+    gpn_engine *e = calloc(1, sizeof *e);
+    if (!e) { gs_fail("out of memory"); return NULL; }
+    e->m = m;
+    e->max_batch = max_batch;
+    long B = max_batch, d = c->d, H = c->H, hk = (long)c->H * c->dk, hv = (long)c->H * c->dv;
+    long mem = H * c->dk * (long)c->dv;
+    struct { float **p; long n; } bufs[] = {
+        {&e->s, B * d},       {&e->prev, B * d},  {&e->M, B * mem},       {&e->c, B * d},
+        {&e->xn, B * d},      {&e->tmp_d, B * d}, {&e->k, B * hk},        {&e->v, B * hv},
+        {&e->beta, B * H},    {&e->alpha, B * H}, {&e->q, B * hk},        {&e->o, B * hv},
+        {&e->on, B * hv},     {&e->g, B * hv},    {&e->mem, B * d},       {&e->u, B * 2 * c->f},
+        {&e->h, B * c->f},    {&e->ffn, B * d},   {&e->pg, B * d},        {&e->s_pred, B * d},
+        {&e->s_decode, B * d}, {&e->z, B * c->e}, {&e->logits, B * c->V}, {&e->emb, B * c->e},
+        {&e->fg, B * d},      {&e->s_ground, B * d}, {&e->mem_norm, B * H}, {&e->nll, B},
+        {&e->entropy, B},
+    };
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) total += (size_t)((bufs[i].n + 15) & ~15L);
+    e->arena = calloc(total ? total : 1, sizeof(float));
+    e->tokens = calloc((size_t)B, sizeof *e->tokens);
+    e->top1 = calloc((size_t)B, sizeof *e->top1);
+    e->pos = calloc((size_t)B, sizeof *e->pos);
+    if (!e->arena || !e->tokens || !e->top1 || !e->pos) {
+        gpn_engine_free(e);
+        gs_fail("out of memory for an engine of batch %d (%zu MB)", max_batch, total * 4 >> 20);
+        return NULL;
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
+        *bufs[i].p = e->arena + off;
+        off += (size_t)((bufs[i].n + 15) & ~15L);
+    }
+    return e;
+}
+
+void gpn_engine_free(gpn_engine *e) {
+    if (!e) return;
+    free(e->arena);
+    free(e->tokens);
+    free(e->top1);
+    free(e->pos);
+    free(e);
+}
+
+void gpn_engine_reset(gpn_engine *e) {
+    for (int b = 0; b < e->max_batch; b++) gpn_engine_reset_seq(e, b);
+}
+
+void gpn_engine_reset_seq(gpn_engine *e, int b) {
+    const gpn_config *c = &e->m->cfg;
+    size_t mem = (size_t)c->H * c->dk * c->dv;
+    memset(e->s + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
+    memset(e->prev + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
+    if (mem) memset(e->M + (size_t)b * mem, 0, mem * sizeof(float));
+    e->pos[b] = 0;
+}
+
+void gpn_engine_set_hook(gpn_engine *e, gpn_hook_point p, gpn_hook_fn fn, void *ctx) {
+    if (p >= GPN_HOOK_COUNT) return;
+    e->hook[p] = fn;
+    e->hook_ctx[p] = ctx;
+}
+
+const gpn_model *gpn_engine_model(const gpn_engine *e) { return e->m; }
+int gpn_engine_max_batch(const gpn_engine *e) { return e->max_batch; }
+
+static inline void fire(gpn_engine *e, gpn_hook_point p, int layer, float *data, int B, int width) {
+    if (!e->hook[p]) return;
+    gpn_hook_event ev = {p, layer, B, width, data, e->tokens, e->pos};
+    e->hook[p](e->hook_ctx[p], &ev);
+}
+
+/* Step 1 of gpn-model.md: one delta-rule write per token into each sequence's memory. */
+static void write_memory(gpn_engine *e, int B) {
+    const gpn_config *c = &e->m->cfg;
+    const gpn_params *p = &e->m->p;
+    int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
+    rmsnorm_forward(e->xn, e->prev, p->write_norm_w, B, d); /* a = rms(prev) */
+    matmul_forward(e->k, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
+    relu_l2norm_heads(e->k, B, H, c->dk);
+    rmsnorm_forward(e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s) */
+    matmul_forward(e->v, e->xn, p->write_W_v_k, NULL, B, d, hv);
+    matmul_forward(e->beta, e->xn, p->write_W_beta_k, NULL, B, d, H);
+    sigmoid_inplace(e->beta, (long)B * H);
+    matmul_forward(e->alpha, e->xn, p->write_W_a_k, NULL, B, d, H);
+    decay_forward(e->alpha, p->write_A_log, p->write_dt_bias, B, H);
+    fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
+    fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
+    fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
+    size_t mem = (size_t)hk * c->dv;
+    for (int b = 0; b < B; b++)
+        memory_write(e->M + b * mem, e->k + (size_t)b * hk, e->v + (size_t)b * hv, e->alpha + (size_t)b * H,
+                     e->beta + (size_t)b * H, e->mem_norm + (size_t)b * H, H, c->dk, c->dv);
+    fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
+}
+
+/* The memory read of layer i from state c: (silu(r Wg) * rms(o)) Wo. */
+static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
+    const gpn_config *c = &e->m->cfg;
+    int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
+    size_t mem = (size_t)hk * c->dv;
+    rmsnorm_forward(e->xn, e->c, lp->read_norm_w, B, d);
+    matmul_forward(e->q, e->xn, lp->read_W_q_k, lp->read_W_q_b, B, d, hk);
+    relu_l2norm_heads(e->q, B, H, c->dk);
+    fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
+    for (int b = 0; b < B; b++) memory_read(e->o + (size_t)b * hv, e->q + (size_t)b * hk, e->M + b * mem, H, c->dk, c->dv);
+    fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
+    matmul_forward(e->g, e->xn, lp->read_W_gate_k, NULL, B, d, hv);
+    rmsnorm_forward(e->on, e->o, lp->read_out_norm_w, B, hv);
+    for (long i = 0; i < (long)B * hv; i++) e->on[i] *= silu_f(e->g[i]);
+    matmul_forward(e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
+    fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
+}
+
+/* One layer: c <- gate(c; pg) * c + ffn(c) + mem(c), all from the same c. */
+static void run_layer(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
+    const gpn_config *c = &e->m->cfg;
+    int d = c->d, f = c->f;
+    int has_mem = c->arch == GPN_ARCH_GPN_M;
+    if (has_mem) read_memory(e, lp, layer, B);
+    rmsnorm_forward(e->xn, e->c, lp->ffn_norm_w, B, d);
+    matmul_forward(e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
+    swiglu_forward(e->h, e->u, B, f);
+    matmul_forward(e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
+    fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
+    gate_forward(e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
+    fire(e, GPN_HOOK_PRED_GATE, layer, e->pg, B, d);
+    for (long i = 0; i < (long)B * d; i++) e->c[i] = e->pg[i] * e->c[i] + e->ffn[i] + (has_mem ? e->mem[i] : 0.0f);
+}
+
+int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
+    const gpn_config *c = &e->m->cfg;
+    const gpn_params *p = &e->m->p;
+    if (B < 1 || B > e->max_batch) return gs_fail("batch of %d sequences, engine built for 1..%d", B, e->max_batch);
+    for (int b = 0; b < B; b++) {
+        if (tokens[b] < 0 || tokens[b] >= c->V)
+            return gs_fail("token id %d (sequence %d) is outside the vocabulary 0..%d", tokens[b], b, c->V - 1);
+        e->tokens[b] = tokens[b];
+    }
+    int d = c->d;
+    long Bd = (long)B * d;
+    if (c->arch == GPN_ARCH_GPN_M) write_memory(e, B);
+    memcpy(e->c, e->s, (size_t)Bd * sizeof(float));
+    for (int i = 0; i < c->n_layers; i++) run_layer(e, &p->layers[i], i, B);
+    memcpy(e->s_pred, e->c, (size_t)Bd * sizeof(float));
+    fire(e, GPN_HOOK_S_PRED, 0, e->s_pred, B, d);
+
+    /* decode: logits = (rms(s, w) @ P + bias) @ E^T; a decode-only hook sees a copy */
+    const float *to_decode = e->s_pred;
+    if (e->hook[GPN_HOOK_S_DECODE]) {
+        memcpy(e->s_decode, e->s_pred, (size_t)Bd * sizeof(float));
+        fire(e, GPN_HOOK_S_DECODE, 0, e->s_decode, B, d);
+        to_decode = e->s_decode;
+    }
+    rmsnorm_forward(e->xn, to_decode, p->decode_norm_w, B, d);
+    matmul_forward(e->z, e->xn, p->decode_proj_k, c->decoder_bias ? p->decode_bias : NULL, B, d, c->e);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
+                e->logits, c->V);
+    fire(e, GPN_HOOK_LOGITS, 0, e->logits, B, c->V);
+    logits_stats(e->logits, e->tokens, B, c->V, e->nll, e->entropy, e->top1);
+    fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);
+
+    /* ground: s = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */
+    gate_forward(e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
+    fire(e, GPN_HOOK_FUSE_GATE, 0, e->fg, B, d);
+    for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * c->e, p->embedding + (size_t)e->tokens[b] * c->e, (size_t)c->e * sizeof(float));
+    rmsnorm_forward(e->emb, e->emb, p->fuse_norm_w, B, c->e);
+    matmul_forward(e->s_ground, e->emb, p->fuse_proj_k, NULL, B, c->e, d);
+    for (long i = 0; i < Bd; i++) e->s_ground[i] += e->fg[i] * e->s_pred[i];
+    fire(e, GPN_HOOK_S_GROUND, 0, e->s_ground, B, d);
+
+    memcpy(e->prev, e->s, (size_t)Bd * sizeof(float));
+    memcpy(e->s, e->s_ground, (size_t)Bd * sizeof(float));
+    for (int b = 0; b < B; b++) e->pos[b]++;
+    return 0;
+}
+
+gpn_step_out gpn_engine_out(const gpn_engine *e) {
+    int has_mem = e->m->cfg.arch == GPN_ARCH_GPN_M;
+    gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_ground, e->logits,
+                      has_mem ? e->alpha : NULL, has_mem ? e->beta : NULL, has_mem ? e->mem_norm : NULL};
+    return o;
+}

@@ -1,0 +1,49 @@
+/* Hook points: every observable of a step, by name (TransformerLens style).
+ *
+ * The engine calls the function registered on a point with the tensor for the
+ * whole batch (B rows of `width` floats); the function may read it and may
+ * change it in place, and the step continues from the changed values. That is
+ * both capture and intervention. The engine knows nothing of what hooks do;
+ * probes/ builds named capture sets and interventions on top of this. */
+#ifndef GS_ENGINE_HOOKS_H
+#define GS_ENGINE_HOOKS_H
+
+#include <stdint.h>
+
+typedef enum {
+    /* memory write, once per step (GPN+M) */
+    GPN_HOOK_MEM_K,      /* "mem.k"       keys, H*dk, before the write */
+    GPN_HOOK_MEM_ALPHA,  /* "mem.alpha"   decay rate per head, H */
+    GPN_HOOK_MEM_BETA,   /* "mem.beta"    write strength per head, H */
+    GPN_HOOK_MEM_NORM,   /* "mem.norm"    ||M_h||_F after the write, H */
+    /* per layer */
+    GPN_HOOK_MEM_Q,      /* "L{i}.mem.q"     read queries, H*dk */
+    GPN_HOOK_MEM_HEADS,  /* "L{i}.mem.heads" per-head read q_h M_h, H*dv (zero a head here to ablate it) */
+    GPN_HOOK_MEM_READ,   /* "L{i}.mem_read"  memory contribution to the state, d */
+    GPN_HOOK_FFN_OUT,    /* "L{i}.ffn_out"   FFN contribution, d */
+    GPN_HOOK_PRED_GATE,  /* "L{i}.pred_gate" predict gate, d */
+    /* after the layers */
+    GPN_HOOK_S_PRED,     /* "s_pred"   predicted state: decoded and carried */
+    GPN_HOOK_S_DECODE,   /* "s_decode" copy of s_pred that is decoded only */
+    GPN_HOOK_LOGITS,     /* "logits"   V */
+    GPN_HOOK_NLL,        /* "nll"      1 */
+    GPN_HOOK_FUSE_GATE,  /* "fuse_gate" d */
+    GPN_HOOK_S_GROUND,   /* "s_ground" grounded state carried to the next step, d */
+    GPN_HOOK_COUNT
+} gpn_hook_point;
+
+typedef struct {
+    gpn_hook_point point;
+    int layer;              /* for per-layer points, else 0 */
+    int B, width;
+    float *data;            /* B x width, row-major, may be modified */
+    const int32_t *tokens;  /* the B tokens of this step */
+    const int64_t *positions; /* each sequence's position (0 = first token since reset) */
+} gpn_hook_event;
+
+typedef void (*gpn_hook_fn)(void *ctx, const gpn_hook_event *ev);
+
+const char *gpn_hook_base_name(gpn_hook_point p); /* "mem_read" for "L{i}.mem_read" */
+int gpn_hook_is_per_layer(gpn_hook_point p);
+
+#endif

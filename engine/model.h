@@ -1,0 +1,88 @@
+/* A GPN / GPN+M model: configuration, parameters in one contiguous float32
+ * block with named pointers into it (llm.c's ParameterTensors), and loading
+ * from safetensors with the configuration inferred from tensor shapes.
+ * Checkpoints stored as BF16/F16/F64 are widened to float32 once at load, so
+ * the engine always computes in float32 (memory: 4 bytes per parameter, e.g.
+ * ~0.5 GB for the paper's 130M model; the BF16 file itself is only mapped). */
+#ifndef GS_ENGINE_MODEL_H
+#define GS_ENGINE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/hash.h"
+
+#define GPN_MAX_LAYERS 64
+
+typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1 } gpn_arch;
+
+typedef struct {
+    gpn_arch arch;
+    int n_layers; /* N: FFN/gate(/read) layers; 1 for GPN */
+    int d;        /* d_state */
+    int e;        /* d_emb */
+    int f;        /* d_ffn */
+    int H, dk, dv; /* memory heads and sizes (0 for GPN) */
+    int V;        /* vocabulary */
+    int decoder_bias;
+} gpn_config;
+
+typedef struct {
+    float *ffn_norm_w, *ffn_w1, *ffn_w2;
+    float *pg_norm_w, *pg_gate_k, *pg_gate_b;
+    float *read_norm_w, *read_W_q_k, *read_W_q_b, *read_W_gate_k, *read_out_norm_w, *read_W_o_k;
+} gpn_layer_params;
+
+typedef struct {
+    float *embedding, *decode_norm_w, *decode_proj_k, *decode_bias;
+    float *fuse_norm_w, *fuse_proj_k, *fg_norm_w, *fg_gate_k, *fg_gate_b;
+    float *write_norm_w, *write_W_k_k, *write_W_k_b, *write_W_v_k, *write_W_beta_k;
+    float *write_A_log, *write_dt_bias, *write_W_a_k;
+    gpn_layer_params layers[GPN_MAX_LAYERS];
+} gpn_params;
+
+/* Role of a tensor, for the optimizer (weight decay only on matrices) and
+ * for initialisation. */
+typedef enum { GPN_ROLE_MATRIX, GPN_ROLE_NORM, GPN_ROLE_BIAS, GPN_ROLE_A_LOG, GPN_ROLE_DT_BIAS } gpn_role;
+
+typedef struct {
+    char name[48];   /* checkpoint name, e.g. "L0_ffn_w1_k" */
+    int ndim;
+    int64_t shape[2];
+    size_t numel;
+    size_t offset;   /* in floats, into the contiguous block */
+    gpn_role role;
+    const char *group; /* "embedding", "decode", "fuse", "memory write", "layer 0", ... */
+} gpn_tensor_spec;
+
+#define GPN_MAX_TENSORS (16 + 12 * GPN_MAX_LAYERS)
+
+/* Every tensor the architecture needs, in a fixed order; returns the count. */
+int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *specs);
+size_t gpn_param_count(const gpn_config *c);
+/* Point the named pointers of `p` into `block` laid out per gpn_tensor_specs. */
+void gpn_params_bind(const gpn_config *c, float *block, gpn_params *p);
+/* Check a configuration for sizes the engine supports; 0 or -1 with message. */
+int gpn_config_validate(const gpn_config *c);
+const char *gpn_arch_name(gpn_arch a);
+
+typedef struct {
+    gpn_config cfg;
+    gpn_params p;
+    float *block;        /* all parameters, float32 */
+    size_t n_params;
+    char source_dtype[8]; /* dtype of the checkpoint's matrices: F32, BF16, F16 */
+    char hash[GS_HASH_HEX]; /* SHA-256 of the checkpoint file */
+    char *path;
+    char **extra_tensors; /* tensors in the file that the architecture does not use */
+    int n_extra;
+} gpn_model;
+
+gpn_model *gpn_model_load(const char *path);
+/* A model with the given config and zeroed parameters (tests, trainer). */
+gpn_model *gpn_model_new(const gpn_config *c);
+void gpn_model_free(gpn_model *m);
+/* Save as safetensors (F32 or BF16) with the config in __metadata__. */
+int gpn_model_save(const gpn_model *m, const char *path, int as_bf16);
+
+#endif

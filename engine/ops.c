@@ -1,0 +1,124 @@
+#include "engine/ops.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n) {
+    for (int b = 0; b < B; b++) {
+        const float *xr = x + (long)b * n;
+        float *o = out + (long)b * n;
+        double ss = 0.0;
+        for (int i = 0; i < n; i++) ss += (double)xr[i] * xr[i];
+        float r = 1.0f / sqrtf((float)(ss / n) + GPN_RMS_EPS);
+        for (int i = 0; i < n; i++) o[i] = xr[i] * r * w[i];
+    }
+}
+
+void matmul_forward(float *out, const float *in, const float *W, const float *bias, int B, int k, int n) {
+    if (bias) {
+        for (int b = 0; b < B; b++) memcpy(out + (long)b * n, bias, (size_t)n * sizeof *out);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n, k, 1.0f, in, k, W, n, bias ? 1.0f : 0.0f, out, n);
+}
+
+void sigmoid_inplace(float *x, long n) {
+    for (long i = 0; i < n; i++) x[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+
+void gate_forward(float *out, float *tmp, const float *x, const float *w, const float *K, const float *b, int B, int n) {
+    rmsnorm_forward(tmp, x, w, B, n);
+    matmul_forward(out, tmp, K, b, B, n, n);
+    sigmoid_inplace(out, (long)B * n);
+}
+
+void swiglu_forward(float *h, const float *u, int B, int f) {
+    for (int b = 0; b < B; b++) {
+        const float *g = u + (long)b * 2 * f, *v = g + f;
+        float *o = h + (long)b * f;
+        for (int j = 0; j < f; j++) o[j] = silu_f(g[j]) * v[j];
+    }
+}
+
+void relu_l2norm_heads(float *x, int B, int H, int dk) {
+    for (long r = 0; r < (long)B * H; r++) {
+        float *h = x + r * dk;
+        double ss = 0.0;
+        for (int i = 0; i < dk; i++) {
+            if (h[i] < 0.0f) h[i] = 0.0f;
+            ss += (double)h[i] * h[i];
+        }
+        float inv = 1.0f / sqrtf((float)ss + GPN_L2_EPS);
+        for (int i = 0; i < dk; i++) h[i] *= inv;
+    }
+}
+
+void memory_write(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms, int H,
+                  int dk, int dv) {
+    float delta[dv > 0 ? dv : 1];
+    for (int h = 0; h < H; h++) {
+        float *Mh = M + (long)h * dk * dv;
+        const float *kh = k + (long)h * dk, *vh = v + (long)h * dv;
+        /* delta = beta (v - k M), with M before the decay (companion: pred_v from the old M) */
+        for (int j = 0; j < dv; j++) delta[j] = 0.0f;
+        for (int i = 0; i < dk; i++) {
+            float ki = kh[i];
+            if (ki == 0.0f) continue; /* relu keys are sparse */
+            const float *row = Mh + (long)i * dv;
+            for (int j = 0; j < dv; j++) delta[j] += ki * row[j];
+        }
+        for (int j = 0; j < dv; j++) delta[j] = beta[h] * (vh[j] - delta[j]);
+        double ss = 0.0;
+        for (int i = 0; i < dk; i++) {
+            float *row = Mh + (long)i * dv;
+            float ki = kh[i], a = alpha[h];
+            for (int j = 0; j < dv; j++) {
+                row[j] = a * row[j] + ki * delta[j];
+                ss += (double)row[j] * row[j];
+            }
+        }
+        if (norms) norms[h] = (float)sqrt(ss);
+    }
+}
+
+void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv) {
+    for (int h = 0; h < H; h++) {
+        const float *Mh = M + (long)h * dk * dv, *qh = q + (long)h * dk;
+        float *oh = o + (long)h * dv;
+        for (int j = 0; j < dv; j++) oh[j] = 0.0f;
+        for (int i = 0; i < dk; i++) {
+            float qi = qh[i];
+            if (qi == 0.0f) continue;
+            const float *row = Mh + (long)i * dv;
+            for (int j = 0; j < dv; j++) oh[j] += qi * row[j];
+        }
+    }
+}
+
+void decay_forward(float *a, const float *A_log, const float *dt_bias, int B, int H) {
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            float *x = a + (long)b * H + h;
+            float gamma = -expf(A_log[h]) * softplus_f(*x + dt_bias[h]);
+            *x = expf(gamma);
+        }
+}
+
+void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1) {
+    for (int b = 0; b < B; b++) {
+        const float *z = logits + (long)b * V;
+        int best = 0;
+        for (int i = 1; i < V; i++)
+            if (z[i] > z[best]) best = i;
+        double mx = z[best], sum = 0.0, wsum = 0.0;
+        for (int i = 0; i < V; i++) {
+            double p = exp((double)z[i] - mx);
+            sum += p;
+            wsum += p * ((double)z[i] - mx);
+        }
+        double logz = mx + log(sum);
+        if (nll) nll[b] = (float)(logz - z[targets[b]]);
+        if (entropy) entropy[b] = (float)(log(sum) - wsum / sum);
+        if (top1) top1[b] = best;
+    }
+}

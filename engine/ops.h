@@ -1,0 +1,39 @@
+/* Forward ops of the GPN step, batched over B rows (row-major, row b at
+ * x + b*n). Each is the float32 form of a formula in docs/gpn-model.md; the
+ * trainer pairs each with a _backward. Projections go through CBLAS SGEMM so a
+ * whole batch is one GEMM. */
+#ifndef GS_ENGINE_OPS_H
+#define GS_ENGINE_OPS_H
+
+#include <math.h>
+
+#define GPN_RMS_EPS 1e-6f
+#define GPN_L2_EPS 1e-12f
+
+/* out = x / sqrt(mean(x^2) + eps) * w  (out may equal x) */
+void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n);
+/* out[B x n] = in[B x k] @ W[k x n] (+ bias[n] when not NULL) */
+void matmul_forward(float *out, const float *in, const float *W, const float *bias, int B, int k, int n);
+/* out = sig(out) elementwise over B*n values */
+void sigmoid_inplace(float *x, long n);
+/* gate: out = sig(rms(x, w) @ K + b); tmp holds B*n floats */
+void gate_forward(float *out, float *tmp, const float *x, const float *w, const float *K, const float *b, int B, int n);
+/* h[b, j] = silu(u[b, j]) * u[b, f + j] for u of width 2f */
+void swiglu_forward(float *h, const float *u, int B, int f);
+/* per head of width dk: x = l2n(relu(x)) over B*H heads */
+void relu_l2norm_heads(float *x, int B, int H, int dk);
+/* delta-rule write of one sequence's memory M (H x dk x dv):
+ * M_h <- alpha_h M_h + beta_h k_h (v_h - k_h M_h)^T; norms[h] = ||M_h||_F after */
+void memory_write(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms, int H,
+                  int dk, int dv);
+/* o_h = q_h M_h for each head (o: H*dv) */
+void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv);
+/* decay alpha_h = exp(-exp(A_log_h) * softplus(a_h + dt_bias_h)), in place on a (B x H) */
+void decay_forward(float *a, const float *A_log, const float *dt_bias, int B, int H);
+/* per row of logits: nll of target, entropy (nats) and top-1 index */
+void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1);
+
+static inline float silu_f(float x) { return x / (1.0f + expf(-x)); }
+static inline float softplus_f(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+
+#endif

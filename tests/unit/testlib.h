@@ -1,0 +1,68 @@
+/* A minimal test harness: CHECK records a failure and continues, the test's
+ * main returns test_summary(), which prints "N passed, M failed". Exit code 77
+ * (test_skip) tells ctest the test was skipped, with the reason printed. */
+#ifndef GS_TESTLIB_H
+#define GS_TESTLIB_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tl_passed, tl_failed;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (cond) {                                                        \
+            tl_passed++;                                                   \
+        } else {                                                           \
+            tl_failed++;                                                   \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
+    } while (0)
+
+static inline int test_summary(void) {
+    printf("%d passed, %d failed\n", tl_passed, tl_failed);
+    return tl_failed ? 1 : 0;
+}
+
+static inline int test_skip(const char *why) {
+    printf("SKIPPED: %s\n", why);
+    return 77;
+}
+
+/* Path of a fixture file: $GPNSCOPE_FIXTURES/name. */
+static inline const char *fixture(const char *name) {
+    static char buf[8][4096];
+    static int slot;
+    const char *dir = getenv("GPNSCOPE_FIXTURES");
+    char *out = buf[slot++ % 8];
+    snprintf(out, 4096, "%s/%s", dir ? dir : "tests/fixtures", name);
+    return out;
+}
+
+/* A scratch directory for this test, created fresh. */
+static inline const char *scratch_dir(const char *test_name) {
+    static char buf[4096];
+    const char *build = getenv("GPNSCOPE_BUILD");
+    snprintf(buf, sizeof buf, "%s/test-scratch/%s", build ? build : "/tmp", test_name);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", buf, buf);
+    if (system(cmd) != 0) { fprintf(stderr, "cannot create %s\n", buf); exit(1); }
+    return buf;
+}
+
+/* ||a - b|| / ||b|| in double */
+static inline double rel_err(const float *a, const float *b, long n) {
+    double num = 0, den = 0;
+    for (long i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+#endif
