@@ -8,5 +8,6 @@ typedef struct {
 } cli_command;
 
 int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

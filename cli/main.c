@@ -8,6 +8,7 @@
 
 static const cli_command commands[] = {
     {"info", "describe a checkpoint: architecture, sizes, parameters, hash", cmd_info},
+    {"convert", "convert a companion checkpoint.pkl to safetensors (safely)", cmd_convert},
 };
 
 static void usage(FILE *out) {

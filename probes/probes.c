@@ -1,0 +1,239 @@
+#include "probes/probes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+typedef struct {
+    gpn_hook_point point;
+    int layer; /* -1 = every layer */
+    probe_fn fn;
+    void *ctx;
+} handler;
+
+typedef struct owned owned; /* contexts the set allocated and frees */
+struct owned {
+    owned *next;
+    void *ptr;
+};
+
+struct probe_set {
+    gpn_engine *e;
+    handler *h;
+    int n, cap;
+    owned *allocs;
+};
+
+int probe_width(const gpn_config *c, gpn_hook_point p) {
+    switch (p) {
+    case GPN_HOOK_MEM_K: case GPN_HOOK_MEM_Q: return c->H * c->dk;
+    case GPN_HOOK_MEM_ALPHA: case GPN_HOOK_MEM_BETA: case GPN_HOOK_MEM_NORM: return c->H;
+    case GPN_HOOK_MEM_HEADS: return c->H * c->dv;
+    case GPN_HOOK_LOGITS: return c->V;
+    case GPN_HOOK_NLL: return 1;
+    default: return c->d;
+    }
+}
+
+static int is_memory_point(gpn_hook_point p) {
+    return p == GPN_HOOK_MEM_K || p == GPN_HOOK_MEM_ALPHA || p == GPN_HOOK_MEM_BETA || p == GPN_HOOK_MEM_NORM ||
+           p == GPN_HOOK_MEM_Q || p == GPN_HOOK_MEM_HEADS || p == GPN_HOOK_MEM_READ;
+}
+
+int probe_parse_name(const gpn_config *c, const char *name, gpn_hook_point *point, int *layer) {
+    const char *base = name;
+    *layer = 0;
+    int layered = 0;
+    if (name[0] == 'L' && name[1] >= '0' && name[1] <= '9') {
+        char *end;
+        long l = strtol(name + 1, &end, 10);
+        if (*end != '.') return gs_fail("hook name '%s': expected L{i}.NAME", name);
+        if (l >= c->n_layers) return gs_fail("hook name '%s': the model has %d layer(s)", name, c->n_layers);
+        *layer = (int)l;
+        base = end + 1;
+        layered = 1;
+    } else if (!strncmp(name, "*.", 2)) {
+        *layer = -1;
+        base = name + 2;
+        layered = 1;
+    }
+    for (int p = 0; p < GPN_HOOK_COUNT; p++) {
+        if (strcmp(base, gpn_hook_base_name((gpn_hook_point)p))) continue;
+        if (gpn_hook_is_per_layer((gpn_hook_point)p) != layered) {
+            if (layered) return gs_fail("hook name '%s': '%s' is not per layer; use '%s'", name, base, base);
+            /* a one-layer model may say "mem_read" for "L0.mem_read" */
+            if (c->n_layers != 1) return gs_fail("hook name '%s' is per layer: use L{i}.%s (or *.%s)", name, base, base);
+        }
+        if (is_memory_point((gpn_hook_point)p) && c->arch != GPN_ARCH_GPN_M)
+            return gs_fail("hook name '%s': this model has no memory (GPN)", name);
+        *point = (gpn_hook_point)p;
+        return 0;
+    }
+    return gs_fail("unknown hook name '%s' (gpnscope hooks MODEL lists them)", name);
+}
+
+int probe_list_names(const gpn_config *c, char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int p = 0; p < GPN_HOOK_COUNT; p++) {
+        if (is_memory_point((gpn_hook_point)p) && c->arch != GPN_ARCH_GPN_M) continue;
+        int layers = gpn_hook_is_per_layer((gpn_hook_point)p) ? c->n_layers : 0;
+        for (int l = 0; l < (layers ? layers : 1); l++) {
+            int w = layers ? snprintf(buf + used, size - used, "L%d.%s\n", l, gpn_hook_base_name((gpn_hook_point)p))
+                           : snprintf(buf + used, size - used, "%s\n", gpn_hook_base_name((gpn_hook_point)p));
+            if (w < 0 || (size_t)w >= size - used) return gs_fail("hook list does not fit");
+            used += (size_t)w;
+        }
+    }
+    return 0;
+}
+
+static void dispatch(void *ctx, const gpn_hook_event *ev) {
+    probe_set *s = ctx;
+    for (int i = 0; i < s->n; i++) {
+        handler *h = &s->h[i];
+        if (h->point == ev->point && (h->layer < 0 || h->layer == ev->layer)) h->fn(h->ctx, ev);
+    }
+}
+
+probe_set *probe_set_new(gpn_engine *e) {
+    probe_set *s = calloc(1, sizeof *s);
+    if (!s) { gs_fail("out of memory"); return NULL; }
+    s->e = e;
+    return s;
+}
+
+void probe_set_free(probe_set *s) {
+    if (!s) return;
+    for (int p = 0; p < GPN_HOOK_COUNT; p++) gpn_engine_set_hook(s->e, (gpn_hook_point)p, NULL, NULL);
+    for (owned *o = s->allocs, *next; o; o = next) {
+        next = o->next;
+        free(o->ptr);
+        free(o);
+    }
+    free(s->h);
+    free(s);
+}
+
+static void *set_alloc(probe_set *s, size_t n) {
+    owned *o = calloc(1, sizeof *o);
+    void *p = calloc(1, n ? n : 1);
+    if (!o || !p) { free(o); free(p); gs_fail("out of memory"); return NULL; }
+    o->ptr = p;
+    o->next = s->allocs;
+    s->allocs = o;
+    return p;
+}
+
+static int add_handler(probe_set *s, gpn_hook_point p, int layer, probe_fn fn, void *ctx) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        handler *h = realloc(s->h, (size_t)cap * sizeof *h);
+        if (!h) return gs_fail("out of memory");
+        s->h = h;
+        s->cap = cap;
+    }
+    s->h[s->n++] = (handler){p, layer, fn, ctx};
+    gpn_engine_set_hook(s->e, p, dispatch, s);
+    return 0;
+}
+
+int probe_add(probe_set *s, const char *name, probe_fn fn, void *ctx) {
+    gpn_hook_point p;
+    int layer;
+    if (probe_parse_name(&gpn_engine_model(s->e)->cfg, name, &p, &layer) != 0) return -1;
+    return add_handler(s, p, layer, fn, ctx);
+}
+
+static void capture_fn(void *ctx, const gpn_hook_event *ev) {
+    probe_capture *c = ctx;
+    c->B = ev->B;
+    c->layer = ev->layer;
+    memcpy(c->data, ev->data, (size_t)ev->B * ev->width * sizeof(float));
+}
+
+probe_capture *probe_capture_add(probe_set *s, const char *name) {
+    const gpn_config *cfg = &gpn_engine_model(s->e)->cfg;
+    gpn_hook_point p;
+    int layer;
+    if (probe_parse_name(cfg, name, &p, &layer) != 0) return NULL;
+    if (layer < 0) { gs_fail("capture of '%s': name one layer, not '*'", name); return NULL; }
+    probe_capture *c = set_alloc(s, sizeof *c);
+    if (!c) return NULL;
+    c->width = probe_width(cfg, p);
+    c->data = set_alloc(s, (size_t)gpn_engine_max_batch(s->e) * c->width * sizeof(float));
+    if (!c->data || add_handler(s, p, layer, capture_fn, c) != 0) return NULL;
+    return c;
+}
+
+typedef struct {
+    int H, dv;
+    unsigned char *zero; /* H flags */
+} heads_ctx;
+
+static void zero_heads_fn(void *ctx, const gpn_hook_event *ev) {
+    heads_ctx *h = ctx;
+    for (int b = 0; b < ev->B; b++)
+        for (int k = 0; k < h->H; k++)
+            if (h->zero[k]) memset(ev->data + (size_t)b * ev->width + (size_t)k * h->dv, 0, (size_t)h->dv * sizeof(float));
+}
+
+int probe_zero_heads(probe_set *s, int layer, const int *heads, int n_heads) {
+    const gpn_config *c = &gpn_engine_model(s->e)->cfg;
+    if (c->arch != GPN_ARCH_GPN_M) return gs_fail("head ablation: this model has no memory heads (GPN)");
+    if (layer >= c->n_layers) return gs_fail("head ablation: layer %d, the model has %d", layer, c->n_layers);
+    heads_ctx *h = set_alloc(s, sizeof *h);
+    if (!h || !(h->zero = set_alloc(s, (size_t)c->H))) return -1;
+    h->H = c->H;
+    h->dv = c->dv;
+    for (int i = 0; i < n_heads; i++) {
+        if (heads[i] < 0 || heads[i] >= c->H) return gs_fail("head ablation: head %d, the model has heads 0..%d", heads[i], c->H - 1);
+        h->zero[heads[i]] = 1;
+    }
+    return add_handler(s, GPN_HOOK_MEM_HEADS, layer, zero_heads_fn, h);
+}
+
+typedef struct {
+    int d, project;
+    float *v;     /* the vector, or the unit direction when projecting */
+} direction_ctx;
+
+static void direction_fn(void *ctx, const gpn_hook_event *ev) {
+    direction_ctx *c = ctx;
+    for (int b = 0; b < ev->B; b++) {
+        float *x = ev->data + (size_t)b * ev->width;
+        float scale = 1.0f;
+        if (c->project) {
+            double dot = 0;
+            for (int i = 0; i < c->d; i++) dot += (double)x[i] * c->v[i];
+            scale = (float)dot;
+        }
+        for (int i = 0; i < c->d; i++) x[i] -= scale * c->v[i];
+    }
+}
+
+static int add_direction(probe_set *s, const char *name, const float *v, int project) {
+    const gpn_config *cfg = &gpn_engine_model(s->e)->cfg;
+    gpn_hook_point p;
+    int layer;
+    if (probe_parse_name(cfg, name, &p, &layer) != 0) return -1;
+    int w = probe_width(cfg, p);
+    direction_ctx *c = set_alloc(s, sizeof *c);
+    if (!c || !(c->v = set_alloc(s, (size_t)w * sizeof(float)))) return -1;
+    c->d = w;
+    c->project = project;
+    memcpy(c->v, v, (size_t)w * sizeof(float));
+    if (project) {
+        double n = 0;
+        for (int i = 0; i < w; i++) n += (double)v[i] * v[i];
+        if (!(n > 0) || !isfinite(n)) return gs_fail("projection onto a zero or non-finite direction at '%s'", name);
+        for (int i = 0; i < w; i++) c->v[i] = (float)(v[i] / sqrt(n));
+    }
+    return add_handler(s, p, layer, direction_fn, c);
+}
+
+int probe_subtract(probe_set *s, const char *name, const float *v) { return add_direction(s, name, v, 0); }
+int probe_project_out(probe_set *s, const char *name, const float *v) { return add_direction(s, name, v, 1); }

@@ -1,0 +1,42 @@
+/* Named hook points, capture sets and interventions on top of the engine's
+ * hooks (engine/hooks.h). A probe set attaches to one engine; handlers are
+ * registered by hook name ("s_pred", "L0.mem_read", "mem.alpha", ...), several
+ * per point, run in registration order. Capturing and intervening are the same
+ * mechanism: a handler sees the batch tensor and may change it. */
+#ifndef GS_PROBES_PROBES_H
+#define GS_PROBES_PROBES_H
+
+#include "engine/engine.h"
+
+typedef struct probe_set probe_set;
+typedef void (*probe_fn)(void *ctx, const gpn_hook_event *ev);
+
+/* Parse "s_pred", "mem.alpha", "L1.ffn_out" (per-layer names need "L{i}.",
+ * with i < n_layers; "*." matches every layer, layer = -1). */
+int probe_parse_name(const gpn_config *c, const char *name, gpn_hook_point *point, int *layer);
+/* Every valid hook name of a model, written one per line into buf. */
+int probe_list_names(const gpn_config *c, char *buf, size_t size);
+/* Width of a hook point's rows for a model. */
+int probe_width(const gpn_config *c, gpn_hook_point p);
+
+probe_set *probe_set_new(gpn_engine *e);
+void probe_set_free(probe_set *s); /* detaches every handler from the engine */
+int probe_add(probe_set *s, const char *name, probe_fn fn, void *ctx);
+
+/* Capture: after each step, `data` holds the B x width tensor of the point. */
+typedef struct {
+    int width, B;
+    float *data; /* max_batch x width */
+    int layer;
+} probe_capture;
+probe_capture *probe_capture_add(probe_set *s, const char *name);
+
+/* Interventions. Heads: zero the memory read of the given heads in `layer`
+ * (-1: every layer). Direction: at hook `name` (a d-wide state such as s_pred
+ * for carry scope or s_decode for decode-only scope) subtract v, or remove the
+ * component along v's direction. */
+int probe_zero_heads(probe_set *s, int layer, const int *heads, int n_heads);
+int probe_subtract(probe_set *s, const char *name, const float *v);
+int probe_project_out(probe_set *s, const char *name, const float *v);
+
+#endif

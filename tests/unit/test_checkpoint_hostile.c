@@ -1,0 +1,144 @@
+/* Hostile checkpoints: each malformed file gives a one-line error naming the
+ * problem (never a crash; the ASan build runs this too). */
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include "base/error.h"
+#include "engine/model.h"
+#include "engine/safetensors.h"
+#include "testlib.h"
+
+static const char *dir;
+
+static const char *write_file(const char *name, const void *data, size_t n) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (n) fwrite(data, 1, n, f);
+    fclose(f);
+    return path;
+}
+
+/* header JSON + `data_bytes` zero bytes of data; `claimed` overrides the length field */
+static const char *make(const char *name, const char *json, size_t data_bytes, int64_t claimed) {
+    size_t jl = strlen(json);
+    size_t n = 8 + jl + data_bytes;
+    unsigned char *buf = calloc(1, n);
+    uint64_t len = claimed >= 0 ? (uint64_t)claimed : jl;
+    for (int i = 0; i < 8; i++) buf[i] = (unsigned char)(len >> (8 * i));
+    memcpy(buf + 8, json, jl);
+    const char *p = write_file(name, buf, n);
+    free(buf);
+    return p;
+}
+
+static void expect_fail(const char *what, const char *path, const char *needle) {
+    gs_clear_error();
+    st_file *f = safetensors_open(path);
+    gpn_model *m = NULL;
+    if (f) { /* file-level checks passed: the model-level ones must fail */
+        safetensors_close(f);
+        m = gpn_model_load(path);
+    }
+    CHECK(m == NULL, "%s: accepted", what);
+    gpn_model_free(m);
+    const char *msg = gs_error();
+    CHECK(strstr(msg, needle) != NULL, "%s: message '%s' lacks '%s'", what, msg, needle);
+    CHECK(strchr(msg, '\n') == NULL, "%s: message is not one line", what);
+    CHECK(strstr(msg, dir) != NULL, "%s: message does not name the file: %s", what, msg);
+    printf("  %-22s -> %s\n", what, msg);
+}
+
+int main(void) {
+    dir = scratch_dir("checkpoint_hostile");
+    expect_fail("empty file", write_file("empty.st", "", 0), "too short");
+    expect_fail("truncated length", write_file("short.st", "\x10\x00\x00", 3), "too short");
+    expect_fail("length beyond file", make("beyond.st", "{}", 0, 1000), "beyond the end");
+    expect_fail("huge length", make("huge.st", "{}", 0, INT64_MAX), "beyond the end");
+    expect_fail("truncated header", make("trunc.st", "{\"a\":{\"dtype\":\"F32\",", 0, -1), "not valid JSON");
+    expect_fail("invalid JSON", make("json.st", "{not json}", 0, -1), "not valid JSON");
+    expect_fail("header not object", make("arr.st", "[1,2]", 0, -1), "not a JSON object");
+    expect_fail("offsets out of range", make("range.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 8, -1),
+                "out of range");
+    expect_fail("negative offsets", make("neg.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", 8, -1),
+                "data_offsets");
+    expect_fail("overlapping tensors",
+                make("overlap.st",
+                     "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                     "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 16, -1),
+                "overlap");
+    expect_fail("wrong byte size", make("size.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, -1),
+                "wrong byte size");
+    expect_fail("unknown dtype", make("dtype.st", "{\"a\":{\"dtype\":\"F12\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, -1),
+                "unknown dtype");
+    expect_fail("shape not integers", make("shape.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, -1),
+                "shape");
+    expect_fail("duplicate tensor",
+                make("dup.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                               "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, -1),
+                "twice");
+    expect_fail("not a GPN", make("other.st", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, -1),
+                "embedding");
+
+    /* model-level: start from the real fixture and damage one thing at a time */
+    gpn_model *good = gpn_model_load(fixture("reference/gpnm1.weights.safetensors"));
+    CHECK(good != NULL, "fixture: %s", gs_error());
+    if (!good) return test_summary();
+    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+    int n = gpn_tensor_specs(&good->cfg, specs);
+    char path[4096];
+    /* missing tensor */
+    st_writer *w = st_writer_new();
+    for (int i = 0; i < n; i++)
+        if (strcmp(specs[i].name, "L0_read_W_o_k"))
+            st_writer_add(w, specs[i].name, ST_F32, specs[i].ndim, specs[i].shape, good->block + specs[i].offset);
+    snprintf(path, sizeof path, "%s/missing.safetensors", dir);
+    st_writer_save(w, path);
+    st_writer_free(w);
+    expect_fail("missing tensor", path, "missing tensor 'L0_read_W_o_k'");
+    /* wrong shape */
+    w = st_writer_new();
+    for (int i = 0; i < n; i++) {
+        int64_t shape[2] = {specs[i].shape[0], specs[i].shape[1]};
+        if (!strcmp(specs[i].name, "L0_pg_gate_k")) { shape[0] = specs[i].shape[1] / 2; shape[1] = specs[i].shape[0] * 2; }
+        st_writer_add(w, specs[i].name, ST_F32, specs[i].ndim, shape, good->block + specs[i].offset);
+    }
+    snprintf(path, sizeof path, "%s/shape.safetensors", dir);
+    st_writer_save(w, path);
+    st_writer_free(w);
+    expect_fail("wrong shape", path, "L0_pg_gate_k' has shape");
+    /* metadata contradicting the shapes */
+    w = st_writer_new();
+    for (int i = 0; i < n; i++) st_writer_add(w, specs[i].name, ST_F32, specs[i].ndim, specs[i].shape, good->block + specs[i].offset);
+    st_writer_meta(w, "d_state", "41");
+    snprintf(path, sizeof path, "%s/meta.safetensors", dir);
+    st_writer_save(w, path);
+    st_writer_free(w);
+    expect_fail("metadata contradicts", path, "d_state=41");
+    /* an extra tensor is reported, not fatal */
+    w = st_writer_new();
+    float extra[3] = {1, 2, 3};
+    int64_t three = 3;
+    for (int i = 0; i < n; i++) st_writer_add(w, specs[i].name, ST_F32, specs[i].ndim, specs[i].shape, good->block + specs[i].offset);
+    st_writer_add(w, "mystery_tensor", ST_F32, 1, &three, extra);
+    snprintf(path, sizeof path, "%s/extra.safetensors", dir);
+    st_writer_save(w, path);
+    st_writer_free(w);
+    gpn_model *m = gpn_model_load(path);
+    CHECK(m && m->n_extra == 1 && !strcmp(m->extra_tensors[0], "mystery_tensor"), "extra tensor not reported");
+    gpn_model_free(m);
+
+    /* the CLI prints the same one line and exits 1 */
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' info '%s/overlap.st' 2>'%s/cli.err'", getenv("GPNSCOPE_BIN"), dir, dir);
+    int rc = system(cmd);
+    CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "gpnscope info exit status %d", rc);
+    snprintf(path, sizeof path, "%s/cli.err", dir);
+    FILE *f = fopen(path, "r");
+    char line[2048] = "", more[16] = "";
+    if (f) { if (!fgets(line, sizeof line, f)) line[0] = 0; if (!fgets(more, sizeof more, f)) more[0] = 0; fclose(f); }
+    CHECK(strstr(line, "gpnscope info:") && strstr(line, "overlap") && more[0] == 0, "CLI error: %s%s", line, more);
+    gpn_model_free(good);
+    return test_summary();
+}
