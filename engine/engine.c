@@ -193,8 +193,11 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     }
     rmsnorm_forward(e->xn, to_decode, p->decode_norm_w, B, d);
     matmul_forward(e->z, e->xn, p->decode_proj_k, c->decoder_bias ? p->decode_bias : NULL, B, d, c->e);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
-                e->logits, c->V);
+    if (B == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, c->V, c->e, 1.0f, p->embedding, c->e, e->z, 1, 0.0f, e->logits, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
+                    e->logits, c->V);
     fire(e, GPN_HOOK_LOGITS, 0, e->logits, B, c->V);
     logits_stats(e->logits, e->tokens, B, c->V, e->nll, e->entropy, e->top1);
     fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);

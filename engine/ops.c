@@ -19,7 +19,10 @@ void matmul_forward(float *out, const float *in, const float *W, const float *bi
     if (bias) {
         for (int b = 0; b < B; b++) memcpy(out + (long)b * n, bias, (size_t)n * sizeof *out);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n, k, 1.0f, in, k, W, n, bias ? 1.0f : 0.0f, out, n);
+    if (B == 1) /* OpenBLAS's GEMV streams the weights at full bandwidth; its GEMM with M = 1 does not */
+        cblas_sgemv(CblasRowMajor, CblasTrans, k, n, 1.0f, W, n, in, 1, bias ? 1.0f : 0.0f, out, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n, k, 1.0f, in, k, W, n, bias ? 1.0f : 0.0f, out, n);
 }
 
 void sigmoid_inplace(float *x, long n) {
