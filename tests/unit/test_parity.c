@@ -79,13 +79,10 @@ static void compare(const char *fixture_name, const char *label, const st_file *
     free(want);
 }
 
-static void check_fixture(const char *name) {
-    char wpath[256], epath[256];
-    snprintf(wpath, sizeof wpath, "reference/%s.weights.safetensors", name);
-    snprintf(epath, sizeof epath, "reference/%s.expect.safetensors", name);
-    gpn_model *m = gpn_model_load(fixture(wpath));
+static void check_pair(const char *name, const char *wpath, const char *epath) {
+    gpn_model *m = gpn_model_load(wpath);
     CHECK(m != NULL, "load %s: %s", name, gs_error());
-    st_file *ex = safetensors_open(fixture(epath));
+    st_file *ex = safetensors_open(epath);
     CHECK(ex != NULL, "open %s: %s", epath, gs_error());
     if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens");
@@ -100,46 +97,80 @@ static void check_fixture(const char *name) {
     const float *outs[] = {full.s_pred, full.s_ground, full.logits, full.nll, full.alpha, full.beta, full.mem_norm};
     for (int i = 0; i < (is_m ? 7 : 4); i++) compare(name, "f32", ex, names[i], outs[i], 1e-4);
 
-    /* 2. batch invariance: each sequence alone gives the same numbers (same
-     * GEMM code path, so agreement is to float rounding of blocking order) */
+    /* 2. batch invariance: each sequence alone gives the same numbers, up to
+     * float32 rounding (batch 1 goes through GEMV, batches through GEMM, which
+     * sum in different orders) */
     run_out single;
     CHECK(run_model(m, tokens, B, T, 1, &single) == 0, "run single: %s", gs_error());
     double e1 = rel_err(single.s_pred, full.s_pred, (long)B * T * m->cfg.d);
     double e2 = rel_err(single.nll, full.nll, (long)B * T);
     printf("  %-6s batch invariance: s_pred %.2e, nll %.2e\n", name, e1, e2);
-    CHECK(e1 < 1e-6 && e2 < 1e-6, "%s: batch of %d vs one at a time differ (s_pred %.2e, nll %.2e)", name, B, e1, e2);
+    CHECK(e1 < 1e-5 && e2 < 1e-5, "%s: batch of %d vs one at a time differ (s_pred %.2e, nll %.2e)", name, B, e1, e2);
     run_out_free(&single);
 
-    /* 3. the same weights stored as BF16: a different model, close to the f32
-     * one. BF16 keeps 8 mantissa bits (relative rounding <= 2^-9 = 2e-3 per
-     * weight); summed over d-term dot products and compounded over a T-step
-     * recurrence the outputs drift by ~1e-2 relative, so we allow 5e-2 on
-     * states, logits and the NLL vector. */
+    /* 3. the same weights stored as BF16: a different model, so "within bf16
+     * rounding" is measured, not guessed. BF16 rounds each weight by at most
+     * 2^-9 relative; we build a control model whose weights are perturbed by
+     * random relative noise of that same size, and require the BF16 run to
+     * drift from the f32 run by no more than 3x the control's drift (plus a
+     * floor). A widening bug (byte order, truncation, wrong tensor) drifts by
+     * orders of magnitude more. How far either drifts depends on how strongly
+     * the recurrence amplifies weight noise: ~1e-2 on the fixtures. */
     char bpath[512];
-    snprintf(bpath, sizeof bpath, "%s/%s.bf16.safetensors", scratch_dir("parity_bf16"), name);
+    snprintf(bpath, sizeof bpath, "%s/%s.bf16.safetensors", scratch_dir(name), name);
     CHECK(gpn_model_save(m, bpath, 1) == 0, "save bf16: %s", gs_error());
     gpn_model *mb = gpn_model_load(bpath);
     CHECK(mb != NULL, "load bf16: %s", gs_error());
-    if (mb) {
-        CHECK(strcmp(mb->source_dtype, "BF16") == 0, "source dtype %s", mb->source_dtype);
-        run_out rb;
-        CHECK(run_model(mb, tokens, B, T, B, &rb) == 0, "run bf16: %s", gs_error());
-        double es = rel_err(rb.s_pred, full.s_pred, (long)B * T * m->cfg.d);
-        double el = rel_err(rb.logits, full.logits, (long)B * T * m->cfg.V);
-        double en = rel_err(rb.nll, full.nll, (long)B * T);
-        printf("  %-6s bf16: s_pred %.2e, logits %.2e, nll %.2e\n", name, es, el, en);
-        CHECK(es > 0 && es < 5e-2, "%s bf16 s_pred rel err %.3e", name, es);
-        CHECK(el < 5e-2, "%s bf16 logits rel err %.3e", name, el);
-        CHECK(en < 5e-2, "%s bf16 nll rel err %.3e", name, en);
-        run_out_free(&rb);
-        gpn_model_free(mb);
+    gpn_model *mc = gpn_model_new(&m->cfg);
+    uint64_t rng = 12345;
+    for (size_t i = 0; i < m->n_params; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(rng >> 11) / 9007199254740992.0 - 0.5; /* [-0.5, 0.5) */
+        mc->block[i] = (float)(m->block[i] * (1.0 + u * (1.0 / 256.0)));
     }
+    if (mb && mc) {
+        CHECK(strcmp(mb->source_dtype, "BF16") == 0, "source dtype %s", mb->source_dtype);
+        run_out rb, rc;
+        CHECK(run_model(mb, tokens, B, T, B, &rb) == 0, "run bf16: %s", gs_error());
+        CHECK(run_model(mc, tokens, B, T, B, &rc) == 0, "run control: %s", gs_error());
+        const char *what[] = {"s_pred", "logits", "nll"};
+        const float *bo[] = {rb.s_pred, rb.logits, rb.nll}, *co[] = {rc.s_pred, rc.logits, rc.nll};
+        const float *fo[] = {full.s_pred, full.logits, full.nll};
+        long len[] = {(long)B * T * m->cfg.d, (long)B * T * m->cfg.V, (long)B * T};
+        for (int i = 0; i < 3; i++) {
+            double eb = rel_err(bo[i], fo[i], len[i]), ec = rel_err(co[i], fo[i], len[i]);
+            printf("  %-6s bf16 %-7s drift %.2e, control (2^-9 noise) %.2e\n", name, what[i], eb, ec);
+            CHECK(eb > 0 && eb < 3 * ec + 1e-3, "%s bf16 %s drift %.3e vs control %.3e", name, what[i], eb, ec);
+        }
+        run_out_free(&rb);
+        run_out_free(&rc);
+    }
+    gpn_model_free(mb);
+    gpn_model_free(mc);
     run_out_free(&full);
     gpn_model_free(m);
     safetensors_close(ex);
 }
 
-int main(void) {
+static void check_fixture(const char *name) {
+    char wpath[256], epath[256];
+    snprintf(wpath, sizeof wpath, "reference/%s.weights.safetensors", name);
+    snprintf(epath, sizeof epath, "reference/%s.expect.safetensors", name);
+    check_pair(name, fixture(wpath), fixture(epath));
+}
+
+/* test_parity [WEIGHTS EXPECT]...: the given pairs (tests/cli/parity_configs.sh
+ * generates them), else the companion fixtures. */
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        for (int i = 1; i + 1 < argc; i += 2) {
+            const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
+            check_pair(name, argv[i], argv[i + 1]);
+        }
+        return test_summary();
+    }
     check_fixture("gpnm1");
     check_fixture("gpn");
     return test_summary();
