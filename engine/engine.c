@@ -15,7 +15,7 @@ struct gpn_engine {
     float *s, *prev, *M;
     int64_t *pos;
     /* step scratch */
-    float *c, *xn, *tmp_d, *k, *v, *beta, *alpha, *q, *o, *on, *g, *mem, *u, *h, *ffn, *pg;
+    float *c, *xn, *xr, *tmp_d, *k, *v, *beta, *alpha, *q, *o, *on, *g, *mem, *u, *h, *ffn, *pg;
     float *s_pred, *s_decode, *z, *logits, *emb, *fg, *s_ground, *mem_norm, *nll, *entropy;
     int32_t *tokens, *top1;
     gpn_hook_fn hook[GPN_HOOK_COUNT];
@@ -45,7 +45,7 @@ gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
     long mem = H * c->dk * (long)c->dv;
     struct { float **p; long n; } bufs[] = {
         {&e->s, B * d},       {&e->prev, B * d},  {&e->M, B * mem},       {&e->c, B * d},
-        {&e->xn, B * d},      {&e->tmp_d, B * d}, {&e->k, B * hk},        {&e->v, B * hv},
+        {&e->xn, B * d},      {&e->xr, B * d},      {&e->tmp_d, B * d}, {&e->k, B * hk},        {&e->v, B * hv},
         {&e->beta, B * H},    {&e->alpha, B * H}, {&e->q, B * hk},        {&e->o, B * hv},
         {&e->on, B * hv},     {&e->g, B * hv},    {&e->mem, B * d},       {&e->u, B * 2 * c->f},
         {&e->h, B * c->f},    {&e->ffn, B * d},   {&e->pg, B * d},        {&e->s_pred, B * d},
@@ -109,7 +109,19 @@ static inline void fire(gpn_engine *e, gpn_hook_point p, int layer, float *data,
     e->hook[p](e->hook_ctx[p], &ev);
 }
 
-/* Step 1 of gpn-model.md: one delta-rule write per token into each sequence's memory. */
+/* Layer i's read query from state c (normed input kept in xr for the gate). */
+static void read_query(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
+    const gpn_config *c = &e->m->cfg;
+    int hk = c->H * c->dk;
+    rmsnorm_forward(e->xr, e->c, lp->read_norm_w, B, c->d);
+    matmul_forward(e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
+    relu_l2norm_heads(e->q, B, c->H, c->dk);
+    fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
+}
+
+/* Step 1 of gpn-model.md: one delta-rule write per token into each sequence's
+ * memory. Layer 0 reads from state s, which is known before the write, so its
+ * read is done in the same pass over M as the write (e->c must equal s). */
 static void write_memory(gpn_engine *e, int B) {
     const gpn_config *c = &e->m->cfg;
     const gpn_params *p = &e->m->p;
@@ -126,25 +138,30 @@ static void write_memory(gpn_engine *e, int B) {
     fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
     fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
     fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
+    read_query(e, &p->layers[0], 0, B);
     size_t mem = (size_t)hk * c->dv;
+#pragma omp parallel for schedule(static) if (B > 1)
     for (int b = 0; b < B; b++)
-        memory_write(e->M + b * mem, e->k + (size_t)b * hk, e->v + (size_t)b * hv, e->alpha + (size_t)b * H,
-                     e->beta + (size_t)b * H, e->mem_norm + (size_t)b * H, H, c->dk, c->dv);
+        memory_write_read(e->M + b * mem, e->k + (size_t)b * hk, e->v + (size_t)b * hv, e->alpha + (size_t)b * H,
+                          e->beta + (size_t)b * H, e->mem_norm + (size_t)b * H, e->q + (size_t)b * hk,
+                          e->o + (size_t)b * hv, H, c->dk, c->dv);
     fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
 }
 
-/* The memory read of layer i from state c: (silu(r Wg) * rms(o)) Wo. */
+/* The memory read of layer i from state c: (silu(r Wg) * rms(o)) Wo, with
+ * r = rms(c). Layer 0's query and raw read o were made during the write. */
 static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
     const gpn_config *c = &e->m->cfg;
     int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
     size_t mem = (size_t)hk * c->dv;
-    rmsnorm_forward(e->xn, e->c, lp->read_norm_w, B, d);
-    matmul_forward(e->q, e->xn, lp->read_W_q_k, lp->read_W_q_b, B, d, hk);
-    relu_l2norm_heads(e->q, B, H, c->dk);
-    fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
-    for (int b = 0; b < B; b++) memory_read(e->o + (size_t)b * hv, e->q + (size_t)b * hk, e->M + b * mem, H, c->dk, c->dv);
+    if (layer > 0) {
+        read_query(e, lp, layer, B);
+#pragma omp parallel for schedule(static) if (B > 1)
+        for (int b = 0; b < B; b++)
+            memory_read(e->o + (size_t)b * hv, e->q + (size_t)b * hk, e->M + b * mem, H, c->dk, c->dv);
+    }
     fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
-    matmul_forward(e->g, e->xn, lp->read_W_gate_k, NULL, B, d, hv);
+    matmul_forward(e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
     rmsnorm_forward(e->on, e->o, lp->read_out_norm_w, B, hv);
     for (long i = 0; i < (long)B * hv; i++) e->on[i] *= silu_f(e->g[i]);
     matmul_forward(e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
@@ -178,8 +195,8 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     }
     int d = c->d;
     long Bd = (long)B * d;
-    if (c->arch == GPN_ARCH_GPN_M) write_memory(e, B);
     memcpy(e->c, e->s, (size_t)Bd * sizeof(float));
+    if (c->arch == GPN_ARCH_GPN_M) write_memory(e, B);
     for (int i = 0; i < c->n_layers; i++) run_layer(e, &p->layers[i], i, B);
     memcpy(e->s_pred, e->c, (size_t)Bd * sizeof(float));
     fire(e, GPN_HOOK_S_PRED, 0, e->s_pred, B, d);

@@ -56,8 +56,8 @@ void relu_l2norm_heads(float *x, int B, int H, int dk) {
     }
 }
 
-void memory_write(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms, int H,
-                  int dk, int dv) {
+void memory_write_read(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms,
+                       const float *q, float *o, int H, int dk, int dv) {
     float delta[dv > 0 ? dv : 1];
     for (int h = 0; h < H; h++) {
         float *Mh = M + (long)h * dk * dv;
@@ -71,17 +71,30 @@ void memory_write(float *M, const float *k, const float *v, const float *alpha, 
             for (int j = 0; j < dv; j++) delta[j] += ki * row[j];
         }
         for (int j = 0; j < dv; j++) delta[j] = beta[h] * (vh[j] - delta[j]);
+        float *oh = o ? o + (long)h * dv : NULL;
+        const float *qh = q ? q + (long)h * dk : NULL;
+        if (oh)
+            for (int j = 0; j < dv; j++) oh[j] = 0.0f;
         double ss = 0.0;
         for (int i = 0; i < dk; i++) {
             float *row = Mh + (long)i * dv;
-            float ki = kh[i], a = alpha[h];
+            float ki = kh[i], a = alpha[h], qi = qh ? qh[i] : 0.0f;
+            float rs = 0.0f;
             for (int j = 0; j < dv; j++) {
                 row[j] = a * row[j] + ki * delta[j];
-                ss += (double)row[j] * row[j];
+                rs += row[j] * row[j];
             }
+            ss += rs;
+            if (qi != 0.0f)
+                for (int j = 0; j < dv; j++) oh[j] += qi * row[j];
         }
         if (norms) norms[h] = (float)sqrt(ss);
     }
+}
+
+void memory_write(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms, int H,
+                  int dk, int dv) {
+    memory_write_read(M, k, v, alpha, beta, norms, NULL, NULL, H, dk, dv);
 }
 
 void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv) {

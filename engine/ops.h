@@ -26,6 +26,10 @@ void relu_l2norm_heads(float *x, int B, int H, int dk);
  * M_h <- alpha_h M_h + beta_h k_h (v_h - k_h M_h)^T; norms[h] = ||M_h||_F after */
 void memory_write(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms, int H,
                   int dk, int dv);
+/* memory_write followed by o_h = q_h M_h on the updated memory, in the same
+ * pass over M (the memory is the largest thing a step touches) */
+void memory_write_read(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms,
+                       const float *q, float *o, int H, int dk, int dv);
 /* o_h = q_h M_h for each head (o: H*dv) */
 void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv);
 /* decay alpha_h = exp(-exp(A_log_h) * softplus(a_h + dt_bias_h)), in place on a (B x H) */
