@@ -1,0 +1,379 @@
+/* gpnscope record: run the engine over a corpus and record, per token, the
+ * NLL, entropy and top-1; per token and memory head, alpha, beta and the
+ * memory norm; the chosen states as BLOBs; plus the vocabulary, the corpus's
+ * unigram counts and the run's metadata. Writes are batched per group of
+ * windows; SIGINT stops after the current group; --resume continues. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "engine/corpus.h"
+#include "engine/engine.h"
+#include "engine/tokenizer.h"
+#include "store/store.h"
+
+static const char *help =
+    "usage: gpnscope record --model M.safetensors --corpus C --db FILE [options]\n\n"
+    "Run the model over the corpus's windows and record into a SQLite store (created\n"
+    "if missing; a store holds any number of runs):\n"
+    "  tokens      one row per token: window, position, token, NLL, entropy, top-1\n"
+    "  head_steps  one row per token and memory head: alpha (decay), beta, memory norm\n"
+    "  states      the chosen states at the chosen positions, as float32/float16 BLOBs\n"
+    "plus the vocabulary, the corpus's unigram counts and the run's settings.\n"
+    "The row at position t is the model's prediction of token t from the tokens\n"
+    "before it; its state is s_pred(t), the predicted state the paper analyses.\n\n"
+    "  --model FILE        checkpoint (safetensors; gpnscope convert makes one from a .pkl)\n"
+    "  --tokenizer FILE    tokenizer.json or tokenizer.model (needed for text and JSONL)\n"
+    "  --corpus PATH       text file or folder, .jsonl file, or folder of data_XXXX.bin shards\n"
+    "  --db FILE           the store\n"
+    "  --seq-len L         tokens per window (default 2048)\n"
+    "  --windows N         record N windows (default: all)\n"
+    "  --skip M            skip the first M windows (default 0)\n"
+    "  --sample N          of the selected windows keep N chosen at random (with --seed)\n"
+    "  --seed S            seed for --sample and sample:K positions (default 1)\n"
+    "  --batch B           windows run in lockstep (default 16); results do not depend on it\n"
+    "  --states LIST       pred,ground | pred | ground | none (default pred)\n"
+    "  --positions RULE    all | stride:K (positions 0, K, 2K, ...) | sample:K (K random\n"
+    "                      positions per window) (default all)\n"
+    "  --dtype f32|f16     state BLOB dtype (default f32; f16 halves the size)\n"
+    "  --field NAME        JSONL text field (default text)\n"
+    "  --separator STR     text: split files into documents on STR (default: one per file)\n"
+    "  --device cpu|cuda   (default cpu)\n"
+    "  --resume            continue the newest unfinished run in the store (same model\n"
+    "                      and settings required); its rows will equal an uninterrupted run's\n"
+    "  --quiet             no progress line\n";
+
+static volatile sig_atomic_t stop_requested;
+static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+
+typedef struct {
+    const char *model, *tokenizer, *corpus, *db, *states, *positions, *dtype, *field, *separator, *device;
+    int64_t seq_len, windows, skip, sample;
+    uint64_t seed;
+    int batch, resume, quiet;
+} record_opts;
+
+typedef struct {
+    int pred, ground;
+    int stride, sample_k; /* positions: stride K (1 = all) or K random per window */
+} capture_plan;
+
+static int parse_plan(const record_opts *o, capture_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (!strcmp(o->states, "pred,ground") || !strcmp(o->states, "ground,pred")) p->pred = p->ground = 1;
+    else if (!strcmp(o->states, "pred")) p->pred = 1;
+    else if (!strcmp(o->states, "ground")) p->ground = 1;
+    else if (strcmp(o->states, "none")) return gs_fail("--states '%s': use pred,ground, pred, ground or none", o->states);
+    char *end;
+    if (!strcmp(o->positions, "all")) p->stride = 1;
+    else if (!strncmp(o->positions, "stride:", 7) && (p->stride = (int)strtol(o->positions + 7, &end, 10)) > 0 && !*end) {}
+    else if (!strncmp(o->positions, "sample:", 7) && (p->sample_k = (int)strtol(o->positions + 7, &end, 10)) > 0 && !*end) {}
+    else return gs_fail("--positions '%s': use all, stride:K or sample:K with K >= 1", o->positions);
+    if (strcmp(o->dtype, "f32") && strcmp(o->dtype, "f16")) return gs_fail("--dtype '%s': use f32 or f16", o->dtype);
+    return 0;
+}
+
+/* Positions of one window whose states are kept (flags[T]); sample:K draws K
+ * distinct positions from a generator seeded by (seed, window), so a resumed
+ * run keeps the same ones. */
+static void choose_positions(const capture_plan *p, uint64_t seed, int64_t window, int T, unsigned char *flags) {
+    if (!p->sample_k) {
+        for (int t = 0; t < T; t++) flags[t] = t % p->stride == 0;
+        return;
+    }
+    memset(flags, 0, (size_t)T);
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + (uint64_t)window * 0xbf58476d1ce4e5b9ull + 1;
+    int want = p->sample_k < T ? p->sample_k : T;
+    for (int got = 0; got < want;) {
+        x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull; x ^= x >> 27; x *= 0x94d049bb133111ebull; x ^= x >> 31;
+        int t = (int)(x % (uint64_t)T);
+        if (!flags[t]) { flags[t] = 1; got++; }
+    }
+}
+
+static char *settings_json(const record_opts *o, const gpn_corpus *c) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "seq_len", (double)o->seq_len);
+    cJSON_AddNumberToObject(j, "windows", (double)corpus_n_windows(c));
+    cJSON_AddNumberToObject(j, "skip", (double)o->skip);
+    cJSON_AddNumberToObject(j, "sample", (double)o->sample);
+    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
+    cJSON_AddStringToObject(j, "states", o->states);
+    cJSON_AddStringToObject(j, "positions", o->positions);
+    cJSON_AddStringToObject(j, "dtype", o->dtype);
+    cJSON_AddStringToObject(j, "corpus_format", corpus_format_name(corpus_get_format(c)));
+    if (o->field) cJSON_AddStringToObject(j, "field", o->field);
+    if (o->separator) cJSON_AddStringToObject(j, "separator", o->separator);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+static int parse_args(int argc, char **argv, record_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->seq_len = 2048;
+    o->seed = 1;
+    o->batch = 16;
+    o->states = "pred";
+    o->positions = "all";
+    o->dtype = "f32";
+    o->device = "cpu";
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},     {"tokenizer", required_argument, 0, 't'},
+        {"corpus", required_argument, 0, 'c'},    {"db", required_argument, 0, 'd'},
+        {"seq-len", required_argument, 0, 'L'},   {"windows", required_argument, 0, 'n'},
+        {"skip", required_argument, 0, 'k'},      {"sample", required_argument, 0, 'S'},
+        {"seed", required_argument, 0, 's'},      {"batch", required_argument, 0, 'b'},
+        {"states", required_argument, 0, 'x'},    {"positions", required_argument, 0, 'p'},
+        {"dtype", required_argument, 0, 'y'},     {"field", required_argument, 0, 'f'},
+        {"separator", required_argument, 0, 'e'}, {"device", required_argument, 0, 'D'},
+        {"resume", no_argument, 0, 'r'},          {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end = NULL;
+        long long v = 0;
+        if (strchr("LnkSsb", ch)) {
+            errno = 0;
+            v = strtoll(optarg, &end, 10);
+            if (errno || *end || v < 0) return gs_fail("--%s '%s': expected a non-negative integer", opts[0].name, optarg);
+        }
+        switch (ch) {
+        case 'm': o->model = optarg; break;
+        case 't': o->tokenizer = optarg; break;
+        case 'c': o->corpus = optarg; break;
+        case 'd': o->db = optarg; break;
+        case 'L': o->seq_len = v; break;
+        case 'n': o->windows = v; break;
+        case 'k': o->skip = v; break;
+        case 'S': o->sample = v; break;
+        case 's': o->seed = (uint64_t)v; break;
+        case 'b': o->batch = (int)v; break;
+        case 'x': o->states = optarg; break;
+        case 'p': o->positions = optarg; break;
+        case 'y': o->dtype = optarg; break;
+        case 'f': o->field = optarg; break;
+        case 'e': o->separator = optarg; break;
+        case 'D': o->device = optarg; break;
+        case 'r': o->resume = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': fputs(help, stdout); return 1;
+        default: fputs(help, stderr); return 2;
+        }
+    }
+    if (optind != argc) return gs_fail("unexpected argument '%s' (see --help)", argv[optind]);
+    if (!o->model || !o->corpus || !o->db) return gs_fail("--model, --corpus and --db are required (see --help)");
+    if (o->seq_len < 2) return gs_fail("--seq-len %lld: at least 2", (long long)o->seq_len);
+    if (o->batch < 1 || o->batch > 4096) return gs_fail("--batch %d: between 1 and 4096", o->batch);
+    if (strcmp(o->device, "cpu"))
+        return gs_fail("--device %s: this build has only the CPU engine (the CUDA engine is not built yet)", o->device);
+    return 0;
+}
+
+typedef struct {
+    gpn_model *model;
+    gpn_tokenizer *tok;
+    gpn_corpus *corpus;
+    store *st;
+    gpn_engine *engine;
+} resources;
+
+static void release(resources *r) {
+    gpn_engine_free(r->engine);
+    store_close(r->st);
+    corpus_free(r->corpus);
+    tokenizer_free(r->tok);
+    gpn_model_free(r->model);
+}
+
+/* Models, tokenizer, corpus, vocabulary and unigram counts; returns the run id. */
+static int64_t register_run(const record_opts *o, resources *r, const char *settings, int64_t *first_window) {
+    store *st = r->st;
+    const gpn_model *m = r->model;
+    const gpn_config *c = &m->cfg;
+    if (store_begin(st)) return -1;
+    store_model sm = {.path = o->model, .sha256 = m->hash, .arch = c->arch == GPN_ARCH_GPN_M ? "gpn+m" : "gpn",
+                      .n_layers = c->n_layers, .d_state = c->d, .d_emb = c->e, .d_ffn = c->f, .n_heads = c->H,
+                      .d_key = c->dk, .d_val = c->dv, .vocab_size = c->V, .n_params = (int64_t)m->n_params,
+                      .dtype = m->source_dtype};
+    int64_t model_id = store_add_model(st, &sm), tok_id = 0;
+    if (model_id < 0) goto fail;
+    if (r->tok) {
+        store_tokenizer t = {.path = o->tokenizer, .sha256 = tokenizer_hash(r->tok), .kind = tokenizer_format(r->tok),
+                             .vocab_size = tokenizer_vocab_size(r->tok)};
+        if ((tok_id = store_add_tokenizer(st, &t)) < 0) goto fail;
+        for (int32_t id = 0; id < tokenizer_vocab_size(r->tok); id++) {
+            const char *piece = tokenizer_piece(r->tok, id);
+            if (store_put_piece(st, tok_id, id, piece, strlen(piece))) goto fail;
+        }
+    }
+    const char *chash = corpus_hash(r->corpus);
+    if (!chash) goto fail;
+    store_corpus sc = {.path = o->corpus, .sha256 = chash, .kind = corpus_format_name(corpus_get_format(r->corpus)),
+                       .n_tokens = corpus_total_tokens(r->corpus), .tokenizer_id = tok_id};
+    int64_t corpus_id = store_add_corpus(st, &sc);
+    if (corpus_id < 0) goto fail;
+    int64_t run = 0;
+    *first_window = 0;
+    if (o->resume) {
+        run = store_last_run(st, 1);
+        if (run == 0) { gs_fail("%s: --resume: no unfinished run in this store", o->db); goto fail; }
+        store_run_info info;
+        if (store_run_get(st, run, &info)) goto fail;
+        if (strcmp(info.corpus_sha256, chash)) {
+            gs_fail("%s: --resume: run %lld recorded a different corpus (sha256 %.12s..., this one %.12s...)", o->db,
+                    (long long)run, info.corpus_sha256, chash);
+            goto fail;
+        }
+        if ((*first_window = store_resume_run(st, run, m->hash, settings)) < 0) goto fail;
+    } else {
+        int64_t *counts = calloc((size_t)c->V, sizeof *counts);
+        if (!counts || corpus_unigram_counts(r->corpus, c->V, counts) || store_put_unigram_counts(st, corpus_id, counts, c->V)) {
+            free(counts);
+            goto fail;
+        }
+        free(counts);
+        store_run sr = {.model_id = model_id, .tokenizer_id = tok_id, .corpus_id = corpus_id, .kind = "record",
+                        .settings_json = settings, .seq_len = (int)o->seq_len, .batch = o->batch,
+                        .n_windows = corpus_n_windows(r->corpus), .states = o->states, .positions = o->positions,
+                        .state_dtype = o->dtype, .device = o->device, .d_state = c->d, .n_heads = c->H,
+                        .code_version = GPNSCOPE_VERSION};
+        if ((run = store_begin_run(st, &sr)) < 0) goto fail;
+    }
+    if (store_commit(st)) return -1;
+    return run;
+fail:
+    store_rollback(st);
+    return -1;
+}
+
+/* Record windows [w0, w0 + nb) in lockstep inside the caller's transaction. */
+static int record_group(const record_opts *o, const capture_plan *plan, resources *r, int64_t run, int64_t w0, int nb,
+                        int32_t *tokens, unsigned char *keep, store_token_row *rows) {
+    const gpn_config *c = &r->model->cfg;
+    int T = (int)o->seq_len;
+    store_dtype dt = strcmp(o->dtype, "f16") ? STORE_F32 : STORE_F16;
+    for (int b = 0; b < nb; b++) {
+        if (corpus_window(r->corpus, w0 + b, tokens + (size_t)b * T)) return -1;
+        choose_positions(plan, o->seed, w0 + b, T, keep + (size_t)b * T);
+    }
+    gpn_engine_reset(r->engine);
+    int32_t step_tokens[4096];
+    for (int t = 0; t < T; t++) {
+        for (int b = 0; b < nb; b++) step_tokens[b] = tokens[(size_t)b * T + t];
+        if (gpn_engine_step(r->engine, step_tokens, nb)) return -1;
+        gpn_step_out out = gpn_engine_out(r->engine);
+        for (int b = 0; b < nb; b++) {
+            int32_t w = (int32_t)(w0 + b);
+            rows[b] = (store_token_row){w, t, step_tokens[b], -1, out.top1[b], out.nll[b], out.entropy[b]};
+            if (out.alpha && store_put_head_steps(r->st, run, w, t, c->H, out.alpha + (size_t)b * c->H,
+                                                  out.beta + (size_t)b * c->H, out.mem_norm + (size_t)b * c->H))
+                return -1;
+            if (!keep[(size_t)b * T + t]) continue;
+            if (plan->pred && store_put_state(r->st, run, w, t, "pred", dt, out.s_pred + (size_t)b * c->d, c->d)) return -1;
+            if (plan->ground && store_put_state(r->st, run, w, t, "ground", dt, out.s_ground + (size_t)b * c->d, c->d))
+                return -1;
+        }
+        if (store_put_tokens(r->st, run, rows, nb)) return -1;
+    }
+    for (int b = 0; b < nb; b++)
+        if (store_window_done(r->st, run, (int32_t)(w0 + b), corpus_window_index(r->corpus, w0 + b) * o->seq_len, T))
+            return -1;
+    return 0;
+}
+
+int cmd_record(int argc, char **argv) {
+    record_opts o;
+    int prc = parse_args(argc, argv, &o);
+    if (prc == 1) return 0;
+    if (prc) { fprintf(stderr, "gpnscope record: %s\n", prc == 2 ? "bad usage" : gs_error()); return 2; }
+    capture_plan plan;
+    if (parse_plan(&o, &plan)) { fprintf(stderr, "gpnscope record: %s\n", gs_error()); return 2; }
+
+    resources r = {0};
+    int rc = 1;
+    char *settings = NULL;
+    int32_t *tokens = NULL;
+    unsigned char *keep = NULL;
+    store_token_row *rows = NULL;
+    if (!(r.model = gpn_model_load(o.model))) goto out;
+    if (o.tokenizer && !(r.tok = tokenizer_load(o.tokenizer))) goto out;
+    if (r.tok && tokenizer_vocab_size(r.tok) != r.model->cfg.V) {
+        gs_fail("tokenizer %s has %d pieces but model %s has vocabulary %d", o.tokenizer, tokenizer_vocab_size(r.tok),
+                o.model, r.model->cfg.V);
+        goto out;
+    }
+    corpus_options co;
+    corpus_options_default(&co);
+    co.seq_len = o.seq_len;
+    co.windows = o.windows;
+    co.skip = o.skip;
+    co.sample = o.sample;
+    co.seed = o.seed;
+    co.vocab_size = r.model->cfg.V;
+    if (o.field) co.field = o.field;
+    if (o.separator) co.separator = o.separator;
+    if (!(r.corpus = corpus_open(o.corpus, r.tok, &co))) goto out;
+    if (!(r.st = store_open(o.db, STORE_WRITE | STORE_CREATE))) goto out;
+    settings = settings_json(&o, r.corpus);
+    int64_t first = 0, run = register_run(&o, &r, settings, &first);
+    if (run < 0) goto out;
+    int64_t n_windows = corpus_n_windows(r.corpus);
+    int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
+    if (!(r.engine = gpn_engine_new(r.model, B))) goto out;
+    tokens = malloc((size_t)B * o.seq_len * sizeof *tokens);
+    keep = malloc((size_t)B * o.seq_len);
+    rows = malloc((size_t)B * sizeof *rows);
+    if (!tokens || !keep || !rows) { gs_fail("out of memory"); goto out; }
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    progress pg;
+    progress_start(&pg, "record", "tok", (n_windows - first) * o.seq_len);
+    if (o.quiet) pg.enabled = 0;
+    int64_t w = first;
+    for (; w < n_windows && !stop_requested; w += B) {
+        int nb = n_windows - w < B ? (int)(n_windows - w) : B;
+        if (store_begin(r.st) || record_group(&o, &plan, &r, run, w, nb, tokens, keep, rows) ||
+            store_run_progress(r.st, run, w + nb, (w + nb) * o.seq_len) || store_commit(r.st)) {
+            char msg[GS_ERROR_MAX];
+            snprintf(msg, sizeof msg, "%s", gs_error());
+            store_rollback(r.st);
+            store_finish_run(r.st, run, "failed", msg);
+            gs_fail("%s", msg);
+            goto out;
+        }
+        progress_update(&pg, (w + nb - first) * o.seq_len);
+    }
+    progress_end(&pg, (w < n_windows ? w - first : n_windows - first) * o.seq_len);
+    if (w < n_windows) {
+        store_finish_run(r.st, run, "interrupted", "stopped by a signal; continue with --resume");
+        fprintf(stderr, "gpnscope record: interrupted after %lld of %lld windows; run %lld is resumable with --resume\n",
+                (long long)w, (long long)n_windows, (long long)run);
+        rc = 130;
+        goto out;
+    }
+    if (store_finish_run(r.st, run, "complete", NULL)) goto out;
+    printf("recorded run %lld into %s: %lld windows x %lld tokens\n", (long long)run, o.db, (long long)n_windows,
+           (long long)o.seq_len);
+    rc = 0;
+out:
+    if (rc == 1) fprintf(stderr, "gpnscope record: %s\n", gs_error());
+    free(settings);
+    free(tokens);
+    free(keep);
+    free(rows);
+    release(&r);
+    return rc;
+}
