@@ -1,0 +1,680 @@
+#include "analyses/analyze.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/report.h"
+#include "base/error.h"
+
+void gs_analyze_opts_default(gs_analyze_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->max_states = 16384;
+    o->seed = 1;
+    o->kind = "pred";
+    o->probe_max_lag = 256;
+}
+
+int gs_analyze_parse_parts(const char *list, unsigned *parts) {
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"geometry", GS_AN_GEOMETRY}, {"default", GS_AN_DEFAULT},   {"horizon", GS_AN_HORIZON},
+        {"horizons", GS_AN_HORIZON},  {"retention", GS_AN_RETENTION}, {"probe", GS_AN_PROBE},
+        {"all", GS_AN_ALL},
+    };
+    *parts = 0;
+    const char *p = list;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int found = 0;
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len)) { *parts |= names[i].bit; found = 1; }
+        if (!found)
+            return gs_fail("unknown analysis '%.*s' (choose from geometry, default, horizon, retention, probe)",
+                           (int)len, p);
+        p = e ? e + 1 : NULL;
+    }
+    if (!*parts) return gs_fail("no analysis named in '%s'", list ? list : "");
+    return 0;
+}
+
+/* ---------- a state source over a store run ---------- */
+
+typedef struct {
+    gs_state_source src; /* first: the source handed out */
+    store *st;
+    int64_t run;
+    char kind[32];
+    int skip, ground; /* ground: kind is "ground" */
+    int64_t max, delivered;
+    store_states *rd;
+    int32_t *w32, *p32;
+    int64_t cap;
+} store_src;
+
+static int ss_rewind(void *ctx) {
+    store_src *s = ctx;
+    store_states_close(s->rd);
+    s->rd = store_states_open(s->st, s->run, s->kind, -1, -1);
+    s->delivered = 0;
+    return s->rd ? 0 : -1;
+}
+
+static int64_t ss_next(void *ctx, float *rows, int64_t *window, int32_t *pos, int64_t cap) {
+    store_src *s = ctx;
+    const int d = s->src.d;
+    if (cap > s->cap) {
+        free(s->w32);
+        free(s->p32);
+        s->w32 = malloc((size_t)cap * sizeof *s->w32);
+        s->p32 = malloc((size_t)cap * sizeof *s->p32);
+        if (!s->w32 || !s->p32) return gs_fail("out of memory");
+        s->cap = cap;
+    }
+    int64_t n = 0;
+    while (n == 0) {
+        int64_t want = cap;
+        if (s->max > 0 && s->max - s->delivered < want) want = s->max - s->delivered;
+        if (want <= 0) return 0;
+        int64_t k = store_states_read(s->rd, rows, s->w32, s->p32, want);
+        if (k <= 0) return k;
+        for (int64_t i = 0; i < k; i++) {
+            if (s->p32[i] < s->skip) continue;
+            if (n != i) memmove(rows + n * d, rows + i * d, (size_t)d * sizeof *rows);
+            window[n] = s->w32[i];
+            /* analyses count a state's position as the tokens it has read: a
+             * 'pred' state at store position p was made from tokens 0..p-1
+             * (docs/schema.md), a 'ground' state has also read token p */
+            pos[n] = s->p32[i] + s->ground;
+            n++;
+        }
+        s->delivered += n;
+    }
+    return n;
+}
+
+gs_state_source *gs_store_source_open(store *st, int64_t run_id, const char *kind, int skip_positions,
+                                      int64_t max_states) {
+    store_src *s = calloc(1, sizeof *s);
+    if (!s) { gs_fail("out of memory"); return NULL; }
+    s->st = st;
+    s->run = run_id;
+    snprintf(s->kind, sizeof s->kind, "%s", kind ? kind : "pred");
+    s->ground = strcmp(s->kind, "ground") == 0;
+    s->skip = skip_positions > 0 ? skip_positions : 0;
+    s->max = max_states;
+    s->rd = store_states_open(st, run_id, s->kind, -1, -1);
+    if (!s->rd) { free(s); return NULL; }
+    int d = store_states_dim(s->rd);
+    if (d <= 0) {
+        store_states_close(s->rd);
+        free(s);
+        gs_fail("run %lld has no '%s' states: record it with states kept (not --states none)", (long long)run_id,
+                kind ? kind : "pred");
+        return NULL;
+    }
+    s->src.d = d;
+    s->src.ctx = s;
+    s->src.rewind = ss_rewind;
+    s->src.next = ss_next;
+    return &s->src;
+}
+
+void gs_store_source_close(gs_state_source *src) {
+    if (!src) return;
+    store_src *s = (store_src *)src;
+    store_states_close(s->rd);
+    free(s->w32);
+    free(s->p32);
+    free(s);
+}
+
+/* ---------- running the parts ---------- */
+
+static void note(gs_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(gs_analysis *a, const char *fmt, ...) {
+    size_t len = strlen(a->notes);
+    if (len + 2 >= sizeof a->notes) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->notes + len, sizeof a->notes - len - 1, fmt, ap);
+    va_end(ap);
+    len = strlen(a->notes);
+    if (len + 1 < sizeof a->notes) { a->notes[len] = '\n'; a->notes[len + 1] = 0; }
+}
+
+void gs_analysis_free(gs_analysis *a) {
+    gpn_model_free(a->model);
+    gs_geometry_free(&a->geometry);
+    gs_default_dir_free(&a->default_dir);
+    gs_horizons_free(&a->horizons);
+    gs_retention_free(&a->retention);
+    gs_probe_free(&a->probe);
+    memset(a, 0, sizeof *a);
+}
+
+/* The model file recorded with the run, or the one given; checked against the run's hash. */
+static gpn_model *load_model(store *st, const store_run_info *info, const char *given) {
+    char path[4096] = "";
+    if (given) {
+        snprintf(path, sizeof path, "%s", given);
+    } else {
+        if (info->model_id <= 0) { gs_fail("run %lld names no model: give one with --model", (long long)info->id); return NULL; }
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(store_db(st), "SELECT path FROM models WHERE id = ?1", -1, &s, NULL) != SQLITE_OK) {
+            gs_fail("%s: reading the run's model: %s", store_path(st), sqlite3_errmsg(store_db(st)));
+            return NULL;
+        }
+        sqlite3_bind_int64(s, 1, info->model_id);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            snprintf(path, sizeof path, "%s", (const char *)sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+        if (!path[0]) {
+            gs_fail("run %lld's model has no file path in the store: give it with --model", (long long)info->id);
+            return NULL;
+        }
+    }
+    gpn_model *m = gpn_model_load(path);
+    if (!m) { gs_fail_context("loading the run's model %s: ", path); return NULL; }
+    if (info->model_sha256[0] && strcmp(info->model_sha256, m->hash) != 0) {
+        gs_fail("the model %s (sha256 %.12s...) is not the one run %lld was recorded with (%.12s...): pass that "
+                "model with --model",
+                path, m->hash, (long long)info->id, info->model_sha256);
+        gpn_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* decays as rows of consecutive positions per window: each window is cut at
+ * its first position with a missing value */
+static int read_decays(store *st, int64_t run, float **alpha, float **beta, int64_t **ws, int *nw, int *H) {
+    store_head_array A = {0}, B = {0};
+    *alpha = *beta = NULL;
+    *ws = NULL;
+    if (store_read_heads(st, run, "alpha", &A) != 0) return -1;
+    int have_beta = store_read_heads(st, run, "beta", &B) == 0 && B.n_windows == A.n_windows &&
+                    B.n_positions == A.n_positions && B.n_heads == A.n_heads;
+    const int64_t P = A.n_positions, h = A.n_heads;
+    float *a = malloc((size_t)(A.n_windows * P * h) * sizeof *a);
+    float *b = have_beta ? malloc((size_t)(A.n_windows * P * h) * sizeof *b) : NULL;
+    int64_t *start = malloc((size_t)(A.n_windows + 1) * sizeof *start);
+    if (!a || !start || (have_beta && !b)) {
+        free(a); free(b); free(start);
+        store_head_array_free(&A);
+        store_head_array_free(&B);
+        return gs_fail("out of memory for the decays");
+    }
+    int64_t rows = 0;
+    for (int64_t w = 0; w < A.n_windows; w++) {
+        start[w] = rows;
+        for (int64_t p = 0; p < P; p++) {
+            const float *src = A.values + (w * P + p) * h;
+            int ok = 1;
+            for (int64_t k = 0; k < h; k++) ok &= !isnan(src[k]);
+            if (!ok) break;
+            memcpy(a + rows * h, src, (size_t)h * sizeof *a);
+            if (b) {
+                const float *sb = B.values + (w * P + p) * h;
+                for (int64_t k = 0; k < h; k++) b[rows * h + k] = isnan(sb[k]) ? 0.0f : sb[k];
+            }
+            rows++;
+        }
+    }
+    start[A.n_windows] = rows;
+    *nw = (int)A.n_windows;
+    *H = (int)h;
+    store_head_array_free(&A);
+    store_head_array_free(&B);
+    *alpha = a;
+    *beta = b;
+    *ws = start;
+    return 0;
+}
+
+/* token rows compacted per window (each cut at its first missing token) */
+typedef struct {
+    gs_tokens t;
+    int64_t *win, *start;
+    int32_t *tok;
+} owned_tokens;
+
+static int read_tokens(store *st, int64_t run, owned_tokens *o) {
+    memset(o, 0, sizeof *o);
+    store_token_array T = {0};
+    if (store_read_tokens(st, run, &T) != 0) return -1;
+    o->win = malloc((size_t)T.n_windows * sizeof *o->win);
+    o->start = malloc((size_t)(T.n_windows + 1) * sizeof *o->start);
+    o->tok = malloc((size_t)(T.n_windows * T.n_positions + 1) * sizeof *o->tok);
+    if (!o->win || !o->start || !o->tok) {
+        store_token_array_free(&T);
+        free(o->win); free(o->start); free(o->tok);
+        return gs_fail("out of memory for the tokens");
+    }
+    int64_t n = 0;
+    for (int64_t w = 0; w < T.n_windows; w++) {
+        o->win[w] = T.window_ids[w];
+        o->start[w] = n;
+        for (int64_t p = 0; p < T.n_positions && T.token_id[w * T.n_positions + p] >= 0; p++)
+            o->tok[n++] = T.token_id[w * T.n_positions + p];
+    }
+    o->start[T.n_windows] = n;
+    o->t.n_windows = T.n_windows;
+    o->t.window = o->win;
+    o->t.start = o->start;
+    o->t.tokens = o->tok;
+    store_token_array_free(&T);
+    return 0;
+}
+
+int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a) {
+    memset(a, 0, sizeof *a);
+    gs_analyze_opts dflt;
+    if (!o) { gs_analyze_opts_default(&dflt); o = &dflt; }
+    a->run_id = run_id;
+    store_run_info info;
+    if (store_run_get(st, run_id, &info) != 0) return -1;
+    unsigned parts = o->parts ? o->parts : GS_AN_ALL;
+    const int strict = o->explicit_parts && o->parts;
+    gs_state_source *src = NULL;
+    if (parts & (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_PROBE)) {
+        src = gs_store_source_open(st, run_id, o->kind, o->skip_positions, o->max_states);
+        if (!src) return -1;
+    }
+    if (parts & (GS_AN_DEFAULT | GS_AN_PROBE)) {
+        a->model = load_model(st, &info, o->model_path);
+        if (!a->model) {
+            if (strict && (parts & GS_AN_PROBE)) goto fail;
+            if (o->model_path) goto fail;
+            note(a, "no model (%s): default tokens, the embedding control and the probe are skipped", gs_error());
+            if (parts & GS_AN_PROBE) parts &= ~(unsigned)GS_AN_PROBE;
+        } else if (src && a->model->cfg.d != src->d) {
+            gs_fail("the model has d_state = %d but run %lld's states have %d dimensions", a->model->cfg.d,
+                    (long long)run_id, src->d);
+            goto fail;
+        }
+    }
+
+    if (parts & (GS_AN_GEOMETRY | GS_AN_DEFAULT)) {
+        gs_geometry_opts go;
+        gs_geometry_opts_default(&go);
+        go.seed = o->seed;
+        if (gs_geometry_run(src, &go, &a->geometry) != 0) { gs_fail_context("geometry: "); goto fail; }
+        a->done |= GS_AN_GEOMETRY;
+    }
+    if (parts & GS_AN_DEFAULT) {
+        int64_t *counts = NULL, nv = 0;
+        double *uni = NULL;
+        int64_t V = a->model ? a->model->cfg.V : 0;
+        if (a->model) {
+            if (store_read_unigram_counts(st, run_id, &counts, &nv) != 0) {
+                note(a, "no unigram counts (%s): Spearman skipped", gs_error());
+            } else if (nv > V) {
+                note(a, "unigram counts cover %lld tokens, the model's vocabulary %lld: Spearman skipped",
+                     (long long)nv, (long long)V);
+            } else {
+                uni = calloc((size_t)V, sizeof *uni);
+                if (!uni) { free(counts); gs_fail("out of memory"); goto fail; }
+                for (int64_t i = 0; i < nv; i++) uni[i] = (double)counts[i];
+            }
+            free(counts);
+        }
+        int rc = gs_default_dir_run(src, &a->geometry, a->model, uni, uni ? V : 0, NULL, &a->default_dir);
+        free(uni);
+        if (rc != 0) { gs_fail_context("default direction: "); goto fail; }
+        a->done |= GS_AN_DEFAULT;
+    }
+    if (parts & GS_AN_HORIZON) {
+        gs_horizon_opts ho;
+        gs_horizon_opts_default(&ho);
+        ho.max_lag = o->horizon_max_lag;
+        if (gs_horizons_run(src, &ho, &a->horizons) != 0) { gs_fail_context("horizons: "); goto fail; }
+        a->done |= GS_AN_HORIZON;
+    }
+    if (parts & GS_AN_RETENTION) {
+        float *alpha = NULL, *beta = NULL;
+        int64_t *ws = NULL;
+        int nw = 0, H = 0;
+        int rc = read_decays(st, run_id, &alpha, &beta, &ws, &nw, &H);
+        if (rc != 0 && info.n_heads <= 0) /* a GPN: say that, not "no rows" */
+            rc = gs_retention_run(NULL, NULL, NULL, 0, 0, NULL, &a->retention);
+        else if (rc != 0)
+            gs_fail_context("retention: reading the decays: ");
+        if (rc == 0) {
+            gs_retention_opts ro;
+            gs_retention_opts_default(&ro);
+            ro.seed = o->seed;
+            rc = gs_retention_run(alpha, beta, ws, nw, H, &ro, &a->retention);
+            if (rc != 0) gs_fail_context("retention: ");
+        }
+        free(alpha); free(beta); free(ws);
+        if (rc != 0) {
+            if (strict) goto fail; /* its messages name retention already */
+            note(a, "retention skipped: %s", gs_error());
+        } else {
+            a->done |= GS_AN_RETENTION;
+        }
+    }
+    if (parts & GS_AN_PROBE) {
+        owned_tokens tk;
+        gs_states s;
+        int rc = read_tokens(st, run_id, &tk);
+        if (rc == 0) {
+            rc = gs_states_load(src, o->max_states, &s);
+            if (rc == 0) {
+                gs_probe_opts po;
+                gs_probe_opts_default(&po);
+                po.seed = o->seed;
+                if (o->probe_max_lag > 0) po.max_lag = o->probe_max_lag;
+                const gpn_config *c = &a->model->cfg;
+                rc = gs_probe_run(&s, &tk.t, a->model->p.embedding, c->V, c->e, &po, &a->probe);
+                gs_states_free(&s);
+            }
+            free(tk.win); free(tk.start); free(tk.tok);
+        }
+        if (rc != 0) {
+            if (strict) { gs_fail_context("probe: "); goto fail; }
+            note(a, "probe skipped: %s", gs_error());
+        } else {
+            a->done |= GS_AN_PROBE;
+        }
+    }
+    gs_store_source_close(src);
+    return 0;
+fail:
+    gs_store_source_close(src);
+    gs_analysis_free(a);
+    return -1;
+}
+
+/* ---------- writing results ---------- */
+
+static char *settings(const gs_analyze_opts *o, const char *extra) {
+    char *buf = malloc(512);
+    if (!buf) return NULL;
+    snprintf(buf, 512, "{\"kind\":\"%s\",\"max_states\":%lld,\"skip_positions\":%d,\"seed\":%llu%s%s}",
+             o->kind ? o->kind : "pred", (long long)o->max_states, o->skip_positions, (unsigned long long)o->seed,
+             extra ? "," : "", extra ? extra : "");
+    return buf;
+}
+
+typedef struct { store *st; int64_t id; int rc; } writer;
+
+static void sc(writer *w, const char *key, double v, const char *note_) {
+    if (w->rc == 0 && isfinite(v)) w->rc = store_analysis_scalar(w->st, w->id, key, v, note_);
+}
+static void ser(writer *w, const char *name, const double *x, const double *y, const char *const *labels, int64_t n) {
+    if (w->rc == 0 && n > 0) w->rc = store_analysis_series(w->st, w->id, name, x, y, labels, n);
+}
+static void vecd(writer *w, const char *key, const double *v, int64_t n) {
+    if (w->rc != 0 || n <= 0 || !v) return;
+    float *f = malloc((size_t)n * sizeof *f);
+    if (!f) { w->rc = gs_fail("out of memory"); return; }
+    for (int64_t i = 0; i < n; i++) f[i] = (float)v[i];
+    w->rc = store_analysis_vector(w->st, w->id, key, f, n);
+    free(f);
+}
+static double *iota(int64_t n, double first) {
+    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    if (x) for (int64_t i = 0; i < n; i++) x[i] = first + (double)i;
+    return x;
+}
+static double *ints(const int *v, int64_t n) {
+    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    if (x) for (int64_t i = 0; i < n; i++) x[i] = v[i];
+    return x;
+}
+
+static int begin(writer *w, store *st, int64_t run, const char *name, const char *set, const char *cv) {
+    w->st = st;
+    w->rc = 0;
+    w->id = set ? store_analysis_begin(st, run, name, set, cv) : -1;
+    return w->id > 0 ? 0 : -1;
+}
+static int end(writer *w) {
+    if (w->rc != 0) { store_rollback(w->st); return -1; }
+    return store_commit(w->st);
+}
+
+static int write_geometry(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    const gs_geometry *g = &a->geometry;
+    char *set = settings(o, NULL);
+    writer w;
+    int rc = begin(&w, st, a->run_id, "geometry", set, cv);
+    free(set);
+    if (rc != 0) return -1;
+    sc(&w, "n_states", (double)g->n, NULL);
+    sc(&w, "n_windows", (double)g->n_windows, NULL);
+    sc(&w, "d", g->d, NULL);
+    sc(&w, "norm_mean", g->norm_mean, "mean ||s||");
+    sc(&w, "norm_std", g->norm_std, "std ||s||, n - 1");
+    sc(&w, "mean_norm", g->mean_norm, "||s_bar||");
+    sc(&w, "median_std", g->median_std, NULL);
+    sc(&w, "dim_std_min", g->dim_std_sorted[g->d - 1], NULL);
+    sc(&w, "dim_std_max", g->dim_std_sorted[0], NULL);
+    sc(&w, "dead_dims", g->n_dead, "std < 1e-3 x median std");
+    sc(&w, "zero_variance_dims", g->n_zero_var, "left out of the correlations");
+    sc(&w, "corr_mean_abs", g->corr_mean_abs, "mean |r| over pairs i != j");
+    sc(&w, "corr_max_abs", g->corr_max_abs, NULL);
+    sc(&w, "participation_ratio", g->participation_ratio, "(sum l)^2 / sum l^2");
+    sc(&w, "total_variance", g->total_var, NULL);
+    sc(&w, "top_sv_fallback", g->top_sv_fallback, "1: LAPACK dsyevr answered");
+    double *x = iota(g->d, 1);
+    ser(&w, "dim_std_sorted", x, g->dim_std_sorted, NULL, g->d);
+    if (g->has_spectrum) {
+        sc(&w, "components_90", g->n90, NULL);
+        sc(&w, "components_99", g->n99, NULL);
+        sc(&w, "stable_rank", g->stable_rank, "sum l / max l");
+        ser(&w, "eigenvalues", x, g->eigvals, NULL, g->d);
+        ser(&w, "cumulative_explained", x, g->cum_explained, NULL, g->d);
+    }
+    free(x);
+    vecd(&w, "mean", g->mean, g->d);
+    vecd(&w, "dim_std", g->dim_std, g->d);
+    vecd(&w, "top_singular_vector", g->top_sv, g->d);
+    vecd(&w, "corr_sample", g->corr_sample, (int64_t)g->n_sample * g->n_sample);
+    double *sd = ints(g->sample_dims, g->n_sample);
+    vecd(&w, "corr_sample_dims", sd, g->n_sample);
+    free(sd);
+    return end(&w);
+}
+
+static int write_default(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    const gs_default_dir *r = &a->default_dir;
+    char *set = settings(o, "\"batches\":8");
+    writer w;
+    int rc = begin(&w, st, a->run_id, "default_direction", set, cv);
+    free(set);
+    if (rc != 0) return -1;
+    sc(&w, "mean_norm", r->mean_norm, "||s_bar||");
+    sc(&w, "norm_ratio", r->norm_ratio, "||s_bar|| / mean ||s||");
+    if (r->stability_valid) {
+        sc(&w, "batch_cos_mean", r->stab_mean, r->batches_by_window ? "8 batches of whole windows" : "8 batches of rows (fewer than 8 windows)");
+        sc(&w, "batch_cos_std", r->stab_std, NULL);
+        double *x = iota(r->n_pairs, 0);
+        ser(&w, "batch_cosines", x, r->batch_cos, NULL, r->n_pairs);
+        free(x);
+    }
+    if (r->has_t10) sc(&w, "emergence_t10", r->emerg_t10, NULL);
+    if (r->has_t100) sc(&w, "emergence_t100", r->emerg_t100, NULL);
+    sc(&w, "top_sv_cos", r->top_sv_cos, "cos(s_bar, first right singular vector)");
+    double *x = iota(r->emerg_len, 1);
+    ser(&w, "emergence", x, r->emergence, NULL, r->emerg_len);
+    free(x);
+    if (r->has_decode) {
+        sc(&w, "embedding_overlap", r->emb_overlap, "of the top 10");
+        sc(&w, "embedding_cos", r->emb_cos, "cos(logits_emb, logits_bar)");
+        if (r->has_unigram && r->spearman_defined) sc(&w, "spearman_unigram", r->spearman, "average ranks for ties");
+        for (int which = 0; which < 2 && w.rc == 0; which++) {
+            const int *top = which ? r->top_emb : r->top;
+            const float *lg = which ? r->logits_emb : r->logits_bar;
+            double xs[GS_TOPK], ys[GS_TOPK];
+            char text[GS_TOPK][128];
+            const char *labels[GS_TOPK];
+            int n = 0;
+            for (int i = 0; i < GS_TOPK && top[i] >= 0; i++, n++) {
+                xs[i] = top[i];
+                ys[i] = lg[top[i]];
+                labels[i] = store_token_piece(st, a->run_id, top[i], text[i], sizeof text[i]) == 0 ? text[i] : NULL;
+            }
+            gs_clear_error();
+            ser(&w, which ? "embedding_tokens" : "default_tokens", xs, ys, labels, n);
+        }
+        float *lb = r->logits_bar;
+        if (w.rc == 0) w.rc = store_analysis_vector(st, w.id, "logits_bar", lb, r->V);
+    }
+    return end(&w);
+}
+
+static int write_horizons(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    const gs_horizons *h = &a->horizons;
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"max_lag\":%d", o->horizon_max_lag);
+    char *set = settings(o, extra);
+    writer w;
+    int rc = begin(&w, st, a->run_id, "horizons", set, cv);
+    free(set);
+    if (rc != 0) return -1;
+    double *x = ints(h->lags, h->n_lags), *nr = malloc(sizeof(double) * h->n_lags), *nc = malloc(sizeof(double) * h->n_lags);
+    if (!x || !nr || !nc) { free(x); free(nr); free(nc); store_rollback(st); return gs_fail("out of memory"); }
+    for (int i = 0; i < h->n_lags; i++) { nr[i] = (double)h->n_raw[i]; nc[i] = (double)h->n_centered[i]; }
+    ser(&w, "raw", x, h->raw, NULL, h->n_lags);
+    ser(&w, "centered", x, h->centered, NULL, h->n_lags);
+    ser(&w, "raw_pairs", x, nr, NULL, h->n_lags);
+    ser(&w, "centered_pairs", x, nc, NULL, h->n_lags);
+    free(x); free(nr); free(nc);
+    sc(&w, "c1", h->c1, "centered lag cosine at k = 1");
+    if (h->h_e_valid) {
+        sc(&w, "content_horizon_e", h->h_e, h->h_e_censored ? "right-censored: a lower bound" : "c_k <= c_1/e, log-k interpolation");
+        sc(&w, "content_horizon_e_censored", h->h_e_censored, NULL);
+    }
+    sc(&w, "content_horizon_002", h->h_002, h->h_002_censored ? "right-censored: a lower bound" : "c_k < 0.02, log-k interpolation");
+    sc(&w, "content_horizon_002_censored", h->h_002_censored, NULL);
+    sc(&w, "zero_states", (double)h->n_zero_states, "left out of the raw curve");
+    return end(&w);
+}
+
+static int write_retention(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    const gs_retention *r = &a->retention;
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"null_draws\":2000");
+    char *set = settings(o, extra);
+    writer w;
+    int rc = begin(&w, st, a->run_id, "retention", set, cv);
+    free(set);
+    if (rc != 0) return -1;
+    const int H = r->H;
+    double *x = iota(H, 0), *y = malloc(sizeof(double) * (H + r->n_lags + 1)), *lx = ints(r->lags, r->n_lags);
+    if (!x || !y || !lx) { free(x); free(y); free(lx); store_rollback(st); return gs_fail("out of memory"); }
+    ser(&w, "half_life", x, r->half_life, NULL, H);
+    for (int h = 0; h < H; h++) y[h] = r->censored[h];
+    ser(&w, "censored", x, y, NULL, H);
+    ser(&w, "extrapolated", x, r->extrapolated, NULL, H);
+    ser(&w, "mean_alpha", x, r->mean_alpha, NULL, H);
+    if (r->has_beta) ser(&w, "mean_beta", x, r->mean_beta, NULL, H);
+    if (r->pools_valid) {
+        for (int h = 0; h < H; h++) y[h] = r->pool[h];
+        ser(&w, "pool", x, y, NULL, H);
+    }
+    for (int h = 0; h < H && w.rc == 0; h++) {
+        char name[32];
+        snprintf(name, sizeof name, "R_head%d", h);
+        for (int i = 0; i < r->n_lags; i++) y[i] = r->R[(int64_t)i * H + h];
+        ser(&w, name, lx, y, NULL, r->n_lags);
+    }
+    free(x); free(y); free(lx);
+    sc(&w, "heads", H, NULL);
+    if (r->pools_valid) {
+        sc(&w, "fast_n", r->pool_n[0], NULL);
+        sc(&w, "fast_min", r->pool_min[0], NULL);
+        sc(&w, "fast_max", r->pool_max[0], NULL);
+        sc(&w, "slow_n", r->pool_n[1], NULL);
+        sc(&w, "slow_min", r->pool_min[1], NULL);
+        sc(&w, "slow_max", r->pool_max[1], NULL);
+        sc(&w, "gap_log", r->gap, "mean log half-life, slow - fast");
+    }
+    if (r->score_valid) {
+        sc(&w, "within_std_log", r->within_std, "pooled within-pool std, floored at 0.01");
+        sc(&w, "separation", r->separation, "gap / pooled within-pool std");
+        sc(&w, "separation_null_p", r->null_p, "share of one-normal samples scoring as high");
+    }
+    return end(&w);
+}
+
+static int write_probe(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    const gs_probe *p = &a->probe;
+    char extra[96];
+    snprintf(extra, sizeof extra, "\"probe_max_lag\":%d,\"ridge\":0.01,\"test_frac\":0.2,\"z\":2", o->probe_max_lag);
+    char *set = settings(o, extra);
+    writer w;
+    int rc = begin(&w, st, a->run_id, "probe", set, cv);
+    free(set);
+    if (rc != 0) return -1;
+    int n = 0;
+    double *x = malloc(sizeof(double) * (p->n_lags + 1)), *acc = malloc(sizeof(double) * (p->n_lags + 1));
+    double *base = malloc(sizeof(double) * (p->n_lags + 1)), *pass = malloc(sizeof(double) * (p->n_lags + 1));
+    double *nt = malloc(sizeof(double) * (p->n_lags + 1));
+    if (!x || !acc || !base || !pass || !nt) {
+        free(x); free(acc); free(base); free(pass); free(nt);
+        store_rollback(st);
+        return gs_fail("out of memory");
+    }
+    for (int i = 0; i < p->n_lags; i++) {
+        if (!p->measured[i]) continue;
+        x[n] = p->lags[i];
+        acc[n] = p->acc[i];
+        base[n] = p->baseline[i];
+        pass[n] = p->pass[i];
+        nt[n] = (double)p->n_test[i];
+        n++;
+    }
+    ser(&w, "accuracy", x, acc, NULL, n);
+    ser(&w, "baseline", x, base, NULL, n);
+    ser(&w, "pass", x, pass, NULL, n);
+    ser(&w, "n_test", x, nt, NULL, n);
+    free(x); free(acc); free(base); free(pass); free(nt);
+    sc(&w, "probe_horizon", p->horizon, p->rule);
+    sc(&w, "probe_horizon_censored", p->censored, NULL);
+    sc(&w, "train_windows", (double)p->n_train_windows, NULL);
+    sc(&w, "test_windows", (double)p->n_test_windows, NULL);
+    return end(&w);
+}
+
+int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    gs_analyze_opts dflt;
+    if (!o) { gs_analyze_opts_default(&dflt); o = &dflt; }
+    if ((a->done & GS_AN_GEOMETRY) && write_geometry(st, a, o, cv) != 0) return -1;
+    if ((a->done & GS_AN_DEFAULT) && write_default(st, a, o, cv) != 0) return -1;
+    if ((a->done & GS_AN_HORIZON) && write_horizons(st, a, o, cv) != 0) return -1;
+    if ((a->done & GS_AN_RETENTION) && write_retention(st, a, o, cv) != 0) return -1;
+    if ((a->done & GS_AN_PROBE) && write_probe(st, a, o, cv) != 0) return -1;
+    return 0;
+}
+
+typedef struct { store *st; int64_t run; char buf[256]; } piece_ctx;
+static const char *piece(void *ctx, int id) {
+    piece_ctx *p = ctx;
+    if (store_token_piece(p->st, p->run, id, p->buf, sizeof p->buf) != 0) {
+        gs_clear_error();
+        snprintf(p->buf, sizeof p->buf, "#%d", id);
+    }
+    return p->buf;
+}
+
+void gs_analysis_print(FILE *f, store *st, const gs_analysis *a) {
+    piece_ctx pc = {st, a->run_id, ""};
+    gs_report r = {
+        a->done & GS_AN_GEOMETRY ? &a->geometry : NULL,
+        a->done & GS_AN_DEFAULT ? &a->default_dir : NULL,
+        a->done & GS_AN_HORIZON ? &a->horizons : NULL,
+        a->done & GS_AN_RETENTION ? &a->retention : NULL,
+        a->done & GS_AN_PROBE ? &a->probe : NULL,
+        piece,
+        &pc,
+    };
+    fprintf(f, "run %lld\n", (long long)a->run_id);
+    gs_report_print(f, &r);
+    if (a->notes[0]) fprintf(f, "\nnotes:\n%s", a->notes);
+}

@@ -1,0 +1,81 @@
+/* The analyses of a recorded (or imported) run in a store: read what each
+ * part needs from the store, run it, write every result back keyed by run,
+ * analysis and settings, and print the summary table. `gpnscope analyze` is
+ * a thin layer over this.
+ *
+ * States are streamed from the store (float16 widened on read) through a
+ * gs_state_source: the first max_states states of kind "pred" in (window,
+ * position) order, after leaving out positions < skip_positions. The analyses
+ * use the engine's convention (the state at t has read tokens 0..t-1), which
+ * is the store's for "pred" states; a "ground" state at store position p has
+ * also read token p, so it is analysis position p + 1. Retention reads every window's
+ * decays at all positions. */
+#ifndef GS_ANALYSES_ANALYZE_H
+#define GS_ANALYSES_ANALYZE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyses/default_dir.h"
+#include "analyses/geometry.h"
+#include "analyses/horizons.h"
+#include "analyses/probe.h"
+#include "analyses/retention.h"
+#include "engine/model.h"
+#include "store/store.h"
+
+enum {
+    GS_AN_GEOMETRY = 1,
+    GS_AN_DEFAULT = 2,
+    GS_AN_HORIZON = 4,
+    GS_AN_RETENTION = 8,
+    GS_AN_PROBE = 16,
+    GS_AN_ALL = 31,
+};
+
+typedef struct {
+    unsigned parts;         /* GS_AN_*; 0 = all that apply to the run */
+    int explicit_parts;     /* 1: parts were asked for by name, so a part that cannot run is an error */
+    int64_t max_states;     /* 16384; <= 0: all */
+    int skip_positions;     /* leave out store positions < K */
+    uint64_t seed;          /* 1 */
+    const char *model_path; /* NULL: the run's model file */
+    const char *kind;       /* "pred" */
+    int horizon_max_lag;    /* 0: longest window */
+    int probe_max_lag;      /* 256 */
+} gs_analyze_opts;
+
+void gs_analyze_opts_default(gs_analyze_opts *o);
+/* Parse "geometry,default,horizon,retention,probe" into GS_AN_* bits. */
+int gs_analyze_parse_parts(const char *list, unsigned *parts);
+
+typedef struct {
+    int64_t run_id;
+    unsigned done;          /* parts computed */
+    gpn_model *model;       /* owned; NULL when none could be loaded */
+    gs_geometry geometry;
+    gs_default_dir default_dir;
+    gs_horizons horizons;
+    gs_retention retention;
+    gs_probe probe;
+    char notes[1024];       /* what was skipped and why, one line per note */
+} gs_analysis;
+
+/* Run the analyses. 0, or -1 with gs_error() (a run without states, a part
+ * asked for by name that cannot run, a failure inside a part). */
+int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a);
+/* Write every computed result to the store: one analysis row per part,
+ * named "geometry", "default_direction", "horizons", "retention", "probe",
+ * with the settings that produced it (same settings replace, others add). */
+int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *code_version);
+/* The summary table, with token text from the run's vocabulary. */
+void gs_analysis_print(FILE *f, store *st, const gs_analysis *a);
+void gs_analysis_free(gs_analysis *a);
+
+/* A state source over a store run (the analyze command's, exposed for the
+ * benchmark and tests). Free with gs_store_source_close. */
+gs_state_source *gs_store_source_open(store *st, int64_t run_id, const char *kind, int skip_positions,
+                                      int64_t max_states);
+void gs_store_source_close(gs_state_source *src);
+
+#endif

@@ -1,0 +1,193 @@
+#include "analyses/default_dir.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/stats.h"
+#include "base/error.h"
+#include "engine/ops.h"
+
+void gs_default_opts_default(gs_default_opts *o) { o->n_batches = 8; }
+
+void gs_default_dir_free(gs_default_dir *r) {
+    free(r->batch_cos); free(r->logits_bar); free(r->logits_emb); free(r->emergence); free(r->emergence_n);
+    memset(r, 0, sizeof *r);
+}
+
+int gs_decode_logits(const gpn_model *m, const double *s, float *logits) {
+    const gpn_config *c = &m->cfg;
+    float *sf = malloc((size_t)c->d * sizeof *sf), *xn = malloc((size_t)c->d * sizeof *xn);
+    float *z = malloc((size_t)c->e * sizeof *z);
+    if (!sf || !xn || !z) { free(sf); free(xn); free(z); return gs_fail("out of memory"); }
+    for (int j = 0; j < c->d; j++) sf[j] = (float)s[j];
+    rmsnorm_forward(xn, sf, m->p.decode_norm_w, 1, c->d);
+    matmul_forward(z, xn, m->p.decode_proj_k, c->decoder_bias ? m->p.decode_bias : NULL, 1, c->d, c->e);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, c->V, c->e, 1.0f, m->p.embedding, c->e, z, 1, 0.0f, logits, 1);
+    free(sf); free(xn); free(z);
+    return 0;
+}
+
+static int decode_part(const gs_geometry *g, const gpn_model *m, const double *unigram, int64_t unigram_len,
+                       gs_default_dir *r) {
+    const gpn_config *c = &m->cfg;
+    if (c->d != g->d)
+        return gs_fail("the model has d_state = %d but the states have %d dimensions: analyze with the model that "
+                       "recorded them",
+                       c->d, g->d);
+    if (unigram && unigram_len != c->V)
+        return gs_fail("unigram counts cover %lld tokens but the model's vocabulary has %d", (long long)unigram_len, c->V);
+    const int V = c->V, e = c->e;
+    r->V = V;
+    r->logits_bar = malloc((size_t)V * sizeof(float));
+    r->logits_emb = malloc((size_t)V * sizeof(float));
+    float *ebar = malloc((size_t)e * sizeof *ebar);
+    double *acc = calloc((size_t)e, sizeof *acc);
+    if (!r->logits_bar || !r->logits_emb || !ebar || !acc) { free(ebar); free(acc); return gs_fail("out of memory"); }
+    if (gs_decode_logits(m, g->mean, r->logits_bar) != 0) { free(ebar); free(acc); return -1; }
+    for (int v = 0; v < V; v++) {
+        const float *row = m->p.embedding + (int64_t)v * e;
+        for (int j = 0; j < e; j++) acc[j] += row[j];
+    }
+    for (int j = 0; j < e; j++) ebar[j] = (float)(acc[j] / V);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, V, e, 1.0f, m->p.embedding, e, ebar, 1, 0.0f, r->logits_emb, 1);
+    free(ebar);
+    free(acc);
+    for (int v = 0; v < V; v++)
+        if (!isfinite(r->logits_bar[v]) || !isfinite(r->logits_emb[v]))
+            return gs_fail("decoding s_bar gave a non-finite logit for token %d: the model's decode or embedding "
+                           "weights hold NaN or infinity",
+                           v);
+    gs_top_k(r->logits_bar, V, GS_TOPK, r->top);
+    gs_top_k(r->logits_emb, V, GS_TOPK, r->top_emb);
+    for (int i = 0; i < GS_TOPK; i++)
+        for (int j = 0; j < GS_TOPK; j++)
+            if (r->top[i] >= 0 && r->top[i] == r->top_emb[j]) r->emb_overlap++;
+    r->emb_cos = gs_cosine_f(r->logits_emb, r->logits_bar, V);
+    r->has_decode = 1;
+    if (unigram) {
+        double *lb = malloc((size_t)V * sizeof *lb);
+        if (!lb) return gs_fail("out of memory");
+        for (int v = 0; v < V; v++) lb[v] = r->logits_bar[v];
+        int rc = gs_spearman(lb, unigram, V, &r->spearman, &r->spearman_defined);
+        free(lb);
+        if (rc != 0) return -1;
+        r->has_unigram = 1;
+    }
+    return 0;
+}
+
+int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_model *m, const double *unigram,
+                       int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r) {
+    memset(r, 0, sizeof *r);
+    gs_default_opts dflt;
+    if (!o) { gs_default_opts_default(&dflt); o = &dflt; }
+    if (!g || !g->mean || g->n < 1) return gs_fail("the default direction needs the geometry result (run geometry first)");
+    if (!src || src->d != g->d)
+        return gs_fail("the state source has %d dimensions but the geometry was computed on %d", src ? src->d : 0, g->d);
+    const int d = g->d;
+    if (!(g->mean_norm > 0))
+        return gs_fail("the mean state s_bar is zero: the default direction is undefined");
+    r->d = d;
+    r->n = g->n;
+    r->n_windows = g->n_windows;
+    r->mean_norm = g->mean_norm;
+    r->norm_ratio = g->norm_mean > 0 ? g->mean_norm / g->norm_mean : 0.0;
+    r->top_sv_cos = g->top_sv ? gs_cosine(g->mean, g->top_sv, d) : 0.0;
+
+    /* ---- one pass: batch sums and the emergence curve ---- */
+    const int nb = o->n_batches > 1 ? o->n_batches : 8;
+    r->n_batches = nb;
+    r->batches_by_window = g->n_windows >= nb;
+    double *bsum = calloc((size_t)nb * d, sizeof *bsum), *run = malloc((size_t)d * sizeof *run);
+    int64_t *bcount = calloc((size_t)nb, sizeof *bcount);
+    gs_window_reader *wr = NULL;
+    if (!bsum || !run || !bcount) { gs_fail("out of memory"); goto fail; }
+    wr = gs_window_reader_new(src);
+    if (!wr) goto fail;
+    int64_t win_i = 0, row_i = 0, cap = 0;
+    for (;;) {
+        const float *rows;
+        const int32_t *pos;
+        int64_t w;
+        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        if (k < 0) goto fail;
+        if (k == 0) break;
+        if (k > cap) {
+            int64_t nc = k;
+            double *ne = realloc(r->emergence, (size_t)nc * sizeof *ne);
+            if (!ne) { gs_fail("out of memory"); goto fail; }
+            r->emergence = ne;
+            int64_t *nn = realloc(r->emergence_n, (size_t)nc * sizeof *nn);
+            if (!nn) { gs_fail("out of memory"); goto fail; }
+            r->emergence_n = nn;
+            for (int64_t t = cap; t < nc; t++) { r->emergence[t] = 0; r->emergence_n[t] = 0; }
+            cap = nc;
+        }
+        memset(run, 0, (size_t)d * sizeof *run);
+        for (int64_t t = 0; t < k; t++, row_i++) {
+            const float *s = rows + t * d;
+            int b = r->batches_by_window ? (int)(win_i * nb / g->n_windows) : (int)(row_i * nb / g->n);
+            if (b >= nb) b = nb - 1;
+            double *bs = bsum + (int64_t)b * d;
+            double dot = 0, nn = 0;
+            for (int j = 0; j < d; j++) {
+                bs[j] += s[j];
+                run[j] += s[j];
+                dot += run[j] * g->mean[j];
+                nn += run[j] * run[j];
+            }
+            bcount[b]++;
+            if (nn > 0) { /* a zero running sum (e.g. a window starting at the zero state) has no direction */
+                r->emergence[t] += dot / (sqrt(nn) * g->mean_norm);
+                r->emergence_n[t]++;
+            }
+        }
+        win_i++;
+    }
+    gs_window_reader_free(wr);
+    wr = NULL;
+    if (row_i != g->n || win_i != g->n_windows) {
+        gs_fail("the state source changed between passes (%lld states in %lld windows, geometry saw %lld in %lld)",
+                (long long)row_i, (long long)win_i, (long long)g->n, (long long)g->n_windows);
+        goto fail;
+    }
+    r->emerg_len = cap;
+    for (int64_t t = 0; t < cap; t++)
+        if (r->emergence_n[t]) r->emergence[t] /= (double)r->emergence_n[t];
+    if (cap >= 10 && r->emergence_n[9]) { r->has_t10 = 1; r->emerg_t10 = r->emergence[9]; }
+    if (cap >= 100 && r->emergence_n[99]) { r->has_t100 = 1; r->emerg_t100 = r->emergence[99]; }
+
+    /* ---- stability: cosines between every pair of batch means ---- */
+    int full = 1;
+    for (int b = 0; b < nb; b++) full &= bcount[b] > 0;
+    if (full) {
+        r->n_pairs = nb * (nb - 1) / 2;
+        r->batch_cos = malloc((size_t)r->n_pairs * sizeof *r->batch_cos);
+        if (!r->batch_cos) { gs_fail("out of memory"); goto fail; }
+        int p = 0;
+        double s = 0;
+        for (int a = 0; a < nb; a++)
+            for (int b = a + 1; b < nb; b++) {
+                r->batch_cos[p] = gs_cosine(bsum + (int64_t)a * d, bsum + (int64_t)b * d, d);
+                s += r->batch_cos[p++];
+            }
+        r->stab_mean = s / r->n_pairs;
+        double v = 0;
+        for (int i = 0; i < r->n_pairs; i++) v += (r->batch_cos[i] - r->stab_mean) * (r->batch_cos[i] - r->stab_mean);
+        r->stab_std = r->n_pairs > 1 ? sqrt(v / (r->n_pairs - 1)) : 0.0;
+        r->stability_valid = 1;
+    }
+    free(bsum); bsum = NULL;
+    free(run); run = NULL;
+    free(bcount); bcount = NULL;
+
+    if (m && decode_part(g, m, unigram, unigram_len, r) != 0) goto fail;
+    return 0;
+fail:
+    gs_window_reader_free(wr);
+    free(bsum); free(run); free(bcount);
+    gs_default_dir_free(r);
+    return -1;
+}

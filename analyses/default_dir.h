@@ -1,0 +1,64 @@
+/* The mean direction and its default-token distribution (analyses.md
+ * section 2). Needs the geometry result (s_bar, norms, the top singular
+ * vector) and makes one more pass over the states for the batch means and the
+ * running-mean emergence curve. The decode is the model's own: rms with
+ * decode_norm_w, @ decode_proj_k (+ decode_bias), @ embedding^T, in float32
+ * exactly as the engine computes logits. */
+#ifndef GS_ANALYSES_DEFAULT_DIR_H
+#define GS_ANALYSES_DEFAULT_DIR_H
+
+#include <stdint.h>
+
+#include "analyses/geometry.h"
+#include "analyses/states.h"
+#include "engine/model.h"
+
+#define GS_TOPK 10
+
+typedef struct {
+    int n_batches; /* 8 */
+} gs_default_opts;
+
+void gs_default_opts_default(gs_default_opts *o);
+
+typedef struct {
+    int d;
+    int64_t n, n_windows;
+    double mean_norm;   /* ||s_bar|| */
+    double norm_ratio;  /* ||s_bar|| / mean ||s|| */
+    /* cross-batch stability: cosines between the means of disjoint batches */
+    int n_batches;
+    int batches_by_window;  /* 1: whole windows per batch; 0: fewer windows than batches, rows split in order */
+    int stability_valid;    /* 0 when there are fewer states than batches */
+    int n_pairs;
+    double *batch_cos;      /* n_pairs, (0,1), (0,2), ... */
+    double stab_mean, stab_std;  /* std over the pairs, with n_pairs - 1 */
+    /* default tokens through the model's decode (has_decode = 0 without a model) */
+    int has_decode, V;
+    float *logits_bar;      /* V */
+    int top[GS_TOPK];
+    int has_unigram, spearman_defined;
+    double spearman;        /* logits_bar vs unigram counts, average ranks for ties */
+    float *logits_emb;      /* V: E e_bar */
+    int top_emb[GS_TOPK];
+    int emb_overlap;        /* |top ∩ top_emb| */
+    double emb_cos;         /* cos(logits_emb, logits_bar) */
+    /* emergence: mean over windows of cos(m_t, s_bar), m_t = mean of a window's first t states */
+    int64_t emerg_len;
+    double *emergence;      /* emerg_len: entry t-1 for t states */
+    int64_t *emergence_n;   /* windows contributing to each entry */
+    int has_t10, has_t100;
+    double emerg_t10, emerg_t100;
+    /* alignment with the first right singular vector of the uncentered states */
+    double top_sv_cos;
+} gs_default_dir;
+
+/* m may be NULL (no decode); unigram (V counts) may be NULL. */
+int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_model *m, const double *unigram,
+                       int64_t unigram_len, const gs_default_opts *o, gs_default_dir *out);
+void gs_default_dir_free(gs_default_dir *r);
+
+/* logits = decode(s) @ E^T for one state (float32, the engine's ops) */
+int gs_decode_logits(const gpn_model *m, const double *s, float *logits);
+
+#endif

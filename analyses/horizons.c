@@ -1,0 +1,208 @@
+#include "analyses/horizons.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/stats.h"
+#include "base/error.h"
+
+void gs_horizon_opts_default(gs_horizon_opts *o) {
+    o->max_lag = 0;
+    o->per_decade = 16;
+}
+
+void gs_horizons_free(gs_horizons *h) {
+    free(h->lags); free(h->raw); free(h->centered); free(h->n_raw); free(h->n_centered);
+    memset(h, 0, sizeof *h);
+}
+
+int gs_log_crossing(const int *lags, const double *y, const int64_t *n_pairs, int n, double thr, int strict,
+                    double *k_out) {
+    int prev = -1, last = -1;
+    for (int j = 0; j < n; j++) {
+        if (n_pairs && n_pairs[j] == 0) continue;
+        last = j;
+        int below = strict ? y[j] < thr : y[j] <= thr;
+        if (below) {
+            if (prev < 0) { *k_out = lags[j]; return 1; }
+            double f = (y[prev] - thr) / (y[prev] - y[j]);
+            double lk = log((double)lags[prev]) + f * (log((double)lags[j]) - log((double)lags[prev]));
+            *k_out = exp(lk);
+            return 1;
+        }
+        prev = j;
+    }
+    *k_out = last >= 0 ? lags[last] : 0;
+    return 0;
+}
+
+/* Unit rows (double) of a window, zero for a zero row; returns valid flags. */
+static void unit_rows(double *u, unsigned char *valid, int64_t k, int d) {
+    for (int64_t t = 0; t < k; t++) {
+        double *r = u + t * d;
+        double nrm = cblas_dnrm2(d, r, 1);
+        valid[t] = nrm > 0;
+        if (nrm > 0) cblas_dscal(d, 1.0 / nrm, r, 1);
+    }
+}
+
+static double long_dot(const double *a, const double *b, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i += 1 << 30) s += cblas_ddot((int)(n - i < (1 << 30) ? n - i : 1 << 30), a + i, 1, b + i, 1);
+    return s;
+}
+
+/* Add sum over pairs (t, t+lag) of u_t . u_{t+lag} and the pair counts. */
+static void lag_sums(const double *u, const unsigned char *valid, const int32_t *pos, const int32_t *row_of, int64_t k,
+                     int d, const int *lags, int n_lags, double *sum, int64_t *cnt) {
+    int32_t p0 = pos[0], span = pos[k - 1] - pos[0];
+    int contiguous = span == k - 1;
+    for (int li = 0; li < n_lags; li++) {
+        int lag = lags[li];
+        if (lag > span) break;
+        if (contiguous) {
+            /* every row pairs with the row `lag` further: one long dot product */
+            sum[li] += long_dot(u, u + (int64_t)lag * d, (k - lag) * d);
+            for (int64_t t = 0; t + lag < k; t++) cnt[li] += valid[t] && valid[t + lag];
+        } else {
+            for (int64_t t = 0; t < k; t++) {
+                int32_t q = pos[t] + lag - p0;
+                if (q > span) break;
+                int32_t r = row_of[q];
+                if (r < 0 || !valid[t] || !valid[r]) continue;
+                sum[li] += cblas_ddot(d, u + t * d, 1, u + (int64_t)r * d, 1);
+                cnt[li]++;
+            }
+        }
+    }
+}
+
+static int max_span_pass(gs_state_source *src, int32_t *span) {
+    gs_window_reader *wr = gs_window_reader_new(src);
+    if (!wr) return -1;
+    *span = 0;
+    for (;;) {
+        const float *rows;
+        const int32_t *pos;
+        int64_t w;
+        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        if (k < 0) { gs_window_reader_free(wr); return -1; }
+        if (k == 0) break;
+        if (pos[k - 1] - pos[0] > *span) *span = pos[k - 1] - pos[0];
+    }
+    gs_window_reader_free(wr);
+    return 0;
+}
+
+int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h) {
+    memset(h, 0, sizeof *h);
+    gs_horizon_opts dflt;
+    if (!o) { gs_horizon_opts_default(&dflt); o = &dflt; }
+    if (!src || src->d < 1) return gs_fail("horizons: state source without rows");
+    const int d = src->d;
+    int max_lag = o->max_lag;
+    if (max_lag <= 0) {
+        int32_t span = src->max_span_hint;
+        if (span <= 0 && max_span_pass(src, &span) != 0) return -1;
+        max_lag = span;
+    }
+    if (max_lag < 1)
+        return gs_fail("horizons need pairs of states of one window at lag 1 or more: every window has a single "
+                       "state (record longer windows)");
+    h->lags = gs_log_lags(max_lag, o->per_decade > 0 ? o->per_decade : 16, &h->n_lags);
+    if (!h->lags) return -1;
+    const int L = h->n_lags;
+    h->raw = calloc((size_t)L, sizeof(double));
+    h->centered = calloc((size_t)L, sizeof(double));
+    h->n_raw = calloc((size_t)L, sizeof(int64_t));
+    h->n_centered = calloc((size_t)L, sizeof(int64_t));
+    double *u = NULL, *mean = malloc((size_t)d * sizeof *mean);
+    unsigned char *valid = NULL;
+    int32_t *row_of = NULL;
+    int64_t cap = 0, span_cap = 0;
+    gs_window_reader *wr = NULL;
+    if (!h->raw || !h->centered || !h->n_raw || !h->n_centered || !mean) { gs_fail("out of memory"); goto fail; }
+    wr = gs_window_reader_new(src);
+    if (!wr) goto fail;
+    for (;;) {
+        const float *rows;
+        const int32_t *pos;
+        int64_t w;
+        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        if (k < 0) goto fail;
+        if (k == 0) break;
+        if (k > cap) {
+            free(u); free(valid);
+            u = malloc((size_t)(k * d) * sizeof *u);
+            valid = malloc((size_t)k);
+            if (!u || !valid) { gs_fail("out of memory for a window of %lld states", (long long)k); goto fail; }
+            cap = k;
+        }
+        int64_t span = pos[k - 1] - pos[0];
+        if (span + 1 > span_cap) {
+            free(row_of);
+            row_of = malloc((size_t)(span + 1) * sizeof *row_of);
+            if (!row_of) { gs_fail("out of memory"); goto fail; }
+            span_cap = span + 1;
+        }
+        for (int64_t q = 0; q <= span; q++) row_of[q] = -1;
+        for (int64_t t = 0; t < k; t++) row_of[pos[t] - pos[0]] = (int32_t)t;
+
+        /* raw */
+        for (int64_t i = 0; i < k * d; i++) u[i] = rows[i];
+        unit_rows(u, valid, k, d);
+        for (int64_t t = 0; t < k; t++) h->n_zero_states += !valid[t];
+        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, h->raw, h->n_raw);
+
+        /* centered on the window's own mean */
+        memset(mean, 0, (size_t)d * sizeof *mean);
+        for (int64_t t = 0; t < k; t++)
+            for (int j = 0; j < d; j++) mean[j] += rows[t * d + j];
+        for (int j = 0; j < d; j++) mean[j] /= (double)k;
+        for (int64_t t = 0; t < k; t++)
+            for (int j = 0; j < d; j++) u[t * d + j] = (double)rows[t * d + j] - mean[j];
+        unit_rows(u, valid, k, d);
+        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, h->centered, h->n_centered);
+    }
+    gs_window_reader_free(wr);
+    wr = NULL;
+    free(u); free(valid); free(row_of); free(mean);
+    u = NULL; valid = NULL; row_of = NULL; mean = NULL;
+
+    for (int i = 0; i < L; i++) {
+        if (h->n_raw[i]) h->raw[i] /= (double)h->n_raw[i];
+        if (h->n_centered[i]) h->centered[i] /= (double)h->n_centered[i];
+    }
+    /* c_1: the first lag with pairs (lag 1 unless states were kept at a stride) */
+    int first = -1;
+    for (int i = 0; i < L && first < 0; i++)
+        if (h->n_centered[i] > 0) first = i;
+    int64_t any_raw = 0;
+    for (int i = 0; i < L; i++) any_raw += h->n_raw[i];
+    if (any_raw == 0) {
+        gs_fail("horizons: no pair of non-zero states at any lag in any window");
+        gs_horizons_free(h);
+        return -1;
+    }
+    if (first < 0) {
+        gs_fail("horizons: after subtracting each window's mean no state is left with a direction (every window is "
+                "constant), so the centered curve is undefined");
+        gs_horizons_free(h);
+        return -1;
+    }
+    h->c1_lag = h->lags[first];
+    h->c1 = h->centered[first];
+    h->h_e_valid = h->c1 > 0;
+    if (h->h_e_valid) {
+        h->h_e_censored = !gs_log_crossing(h->lags, h->centered, h->n_centered, L, h->c1 / M_E, 0, &h->h_e);
+    }
+    h->h_002_censored = !gs_log_crossing(h->lags, h->centered, h->n_centered, L, 0.02, 1, &h->h_002);
+    return 0;
+fail:
+    gs_window_reader_free(wr);
+    free(u); free(valid); free(row_of); free(mean);
+    gs_horizons_free(h);
+    return -1;
+}

@@ -1,0 +1,50 @@
+/* State horizons (analyses.md section 3): raw and centered lag cosines
+ *   c_k = mean over pairs (t, t+k) of one window of cos(s_t, s_{t+k}),
+ * pooled over windows (every pair weighs the same), on a log-spaced lag grid;
+ * "centered" subtracts each window's own mean state first. Pairs are matched
+ * by position, so windows with gaps only lose the pairs they lack; a state of
+ * zero norm has no direction and its pairs are left out (counted).
+ *
+ * Content horizons from the centered curve, interpolated linearly in c
+ * against log k between the two grid lags around the crossing:
+ *   h_e    = smallest k with c_k <= c_1 / e,
+ *   h_0.02 = smallest k with c_k < 0.02.
+ * Not reached on the grid: right-censored, the value is the last lag (a lower
+ * bound). c_1 <= 0 leaves h_e undefined (valid = 0). c_1 is the value at
+ * the first lag that has pairs: lag 1, unless states were kept at a stride. */
+#ifndef GS_ANALYSES_HORIZONS_H
+#define GS_ANALYSES_HORIZONS_H
+
+#include <stdint.h>
+
+#include "analyses/states.h"
+
+typedef struct {
+    int max_lag;     /* 0: the longest window's span (at least T - 1) */
+    int per_decade;  /* grid density (16) */
+} gs_horizon_opts;
+
+void gs_horizon_opts_default(gs_horizon_opts *o);
+
+typedef struct {
+    int n_lags;
+    int *lags;
+    double *raw, *centered;           /* n_lags */
+    int64_t *n_raw, *n_centered;      /* pairs behind each value */
+    int64_t n_zero_states;            /* states left out of the raw curve for a zero norm */
+    double c1;                        /* centered curve at k = 1 (the first lag with pairs) */
+    int c1_lag;                       /* 1, or the stride of states kept at every K-th position */
+    double h_e, h_002;
+    int h_e_valid, h_e_censored, h_002_censored;
+} gs_horizons;
+
+int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h);
+void gs_horizons_free(gs_horizons *h);
+
+/* The crossing rule above on any curve: smallest k where y falls to <= thr
+ * (strictly < when strict), interpolated on log k. Returns 1 when found, 0
+ * when censored (then *k_out = last lag). Lags with no pairs are skipped. */
+int gs_log_crossing(const int *lags, const double *y, const int64_t *n_pairs, int n, double thr, int strict,
+                    double *k_out);
+
+#endif

@@ -1,0 +1,42 @@
+/* Small statistics shared by the analyses: a seeded generator, ranks with
+ * ties, Spearman and Pearson correlation, cosines, and the log-spaced lag
+ * grid. Everything in double. */
+#ifndef GS_ANALYSES_STATS_H
+#define GS_ANALYSES_STATS_H
+
+#include <stdint.h>
+
+/* splitmix64: a tiny, well-mixed, seedable generator; results depend only on
+ * the seed, never on the platform. */
+typedef struct { uint64_t s; } gs_rng;
+static inline uint64_t gs_rng_next(gs_rng *r) {
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* uniform in [0, 1) with 53 bits */
+static inline double gs_rng_uniform(gs_rng *r) { return (double)(gs_rng_next(r) >> 11) * 0x1.0p-53; }
+double gs_rng_normal(gs_rng *r);
+/* a value mixed from (seed, key): order-independent assignment (e.g. windows to splits) */
+uint64_t gs_hash2(uint64_t seed, uint64_t key);
+
+/* ranks (1-based) of x[0..n), ties get the average of their ranks */
+int gs_ranks(const double *x, int64_t n, double *ranks);
+/* Pearson correlation of x and y; 0 (with *defined = 0) when either is constant */
+double gs_pearson(const double *x, const double *y, int64_t n, int *defined);
+/* Spearman rank correlation (Pearson correlation of average ranks) */
+int gs_spearman(const double *x, const double *y, int64_t n, double *rho, int *defined);
+
+/* cosine of two vectors; 0 when either is zero */
+double gs_cosine(const double *a, const double *b, int n);
+double gs_cosine_f(const float *a, const float *b, int n);
+
+/* Distinct integer lags round(10^(i / per_decade)) from 1 up to max_lag, with
+ * max_lag itself always last. Returns a malloc'd array and its length. */
+int *gs_log_lags(int max_lag, int per_decade, int *n_out);
+
+/* indices of the top k values (descending; ties by lower index) */
+void gs_top_k(const float *x, int n, int k, int *idx);
+
+#endif

@@ -1,0 +1,208 @@
+/* gpnscope analyze FILE: the paper's measurements (docs/analyses.md) on a
+ * run in a store, written back to the store and summarised beside the
+ * paper's figures. The work is in analyses/analyze.c. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyze.h"
+#include "base/error.h"
+#include "cli/commands.h"
+
+static const char *help =
+    "usage: gpnscope analyze FILE [--run N] [--only geometry,default,horizon,retention,probe]\n"
+    "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
+    "                        [--max-lag K] [--probe-max-lag K] [--kind pred|ground] [--json]\n\n"
+    "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
+    "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
+    "and pools (GPN+M), and the probe horizon. Every result is written to the store, keyed by\n"
+    "run, analysis and settings (the same settings replace, other settings add); a summary\n"
+    "table puts the paper's figure beside ours. Definitions: docs/analyses.md.\n\n"
+    "  --run N             the run (default: the newest)\n"
+    "  --only LIST         analyses to run, comma-separated (default: all that apply;\n"
+    "                      named ones that cannot run are errors)\n"
+    "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
+    "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
+    "  --seed S            heatmap sample, probe split, pool null draws (1)\n"
+    "  --model MODEL       the model for the decode and the probe (default: the run's)\n"
+    "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
+    "  --probe-max-lag K   largest probe lag (256)\n"
+    "  --kind KIND         which recorded states: pred (default) or ground\n"
+    "  --json              print one JSON object instead of the table\n";
+
+static int parse_i64(const char *s, long long lo, long long *out) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < lo) return -1;
+    *out = v;
+    return 0;
+}
+
+static cJSON *json_result(const gs_analysis *a) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run", (double)a->run_id);
+    if (a->done & GS_AN_GEOMETRY) {
+        const gs_geometry *g = &a->geometry;
+        cJSON *j = cJSON_AddObjectToObject(o, "geometry");
+        cJSON_AddNumberToObject(j, "n_states", (double)g->n);
+        cJSON_AddNumberToObject(j, "n_windows", (double)g->n_windows);
+        cJSON_AddNumberToObject(j, "d", g->d);
+        cJSON_AddNumberToObject(j, "norm_mean", g->norm_mean);
+        cJSON_AddNumberToObject(j, "norm_std", g->norm_std);
+        cJSON_AddNumberToObject(j, "dim_std_min", g->dim_std_sorted[g->d - 1]);
+        cJSON_AddNumberToObject(j, "dim_std_max", g->dim_std_sorted[0]);
+        cJSON_AddNumberToObject(j, "dead_dims", g->n_dead);
+        cJSON_AddNumberToObject(j, "corr_mean_abs", g->corr_mean_abs);
+        cJSON_AddNumberToObject(j, "corr_max_abs", g->corr_max_abs);
+        if (g->has_spectrum) {
+            cJSON_AddNumberToObject(j, "components_90", g->n90);
+            cJSON_AddNumberToObject(j, "components_99", g->n99);
+            cJSON_AddNumberToObject(j, "stable_rank", g->stable_rank);
+        }
+        cJSON_AddNumberToObject(j, "participation_ratio", g->participation_ratio);
+    }
+    if (a->done & GS_AN_DEFAULT) {
+        const gs_default_dir *r = &a->default_dir;
+        cJSON *j = cJSON_AddObjectToObject(o, "default_direction");
+        cJSON_AddNumberToObject(j, "mean_norm", r->mean_norm);
+        cJSON_AddNumberToObject(j, "norm_ratio", r->norm_ratio);
+        if (r->stability_valid) {
+            cJSON_AddNumberToObject(j, "batch_cos_mean", r->stab_mean);
+            cJSON_AddNumberToObject(j, "batch_cos_std", r->stab_std);
+        }
+        if (r->has_decode) {
+            cJSON_AddItemToObject(j, "default_tokens", cJSON_CreateIntArray(r->top, GS_TOPK));
+            cJSON_AddItemToObject(j, "embedding_tokens", cJSON_CreateIntArray(r->top_emb, GS_TOPK));
+            cJSON_AddNumberToObject(j, "embedding_overlap", r->emb_overlap);
+            cJSON_AddNumberToObject(j, "embedding_cos", r->emb_cos);
+            if (r->has_unigram && r->spearman_defined) cJSON_AddNumberToObject(j, "spearman_unigram", r->spearman);
+        }
+        if (r->has_t10) cJSON_AddNumberToObject(j, "emergence_t10", r->emerg_t10);
+        if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
+        cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
+    }
+    if (a->done & GS_AN_HORIZON) {
+        const gs_horizons *h = &a->horizons;
+        cJSON *j = cJSON_AddObjectToObject(o, "horizons");
+        cJSON_AddItemToObject(j, "lags", cJSON_CreateIntArray(h->lags, h->n_lags));
+        cJSON_AddItemToObject(j, "raw", cJSON_CreateDoubleArray(h->raw, h->n_lags));
+        cJSON_AddItemToObject(j, "centered", cJSON_CreateDoubleArray(h->centered, h->n_lags));
+        if (h->h_e_valid) {
+            cJSON_AddNumberToObject(j, "content_horizon_e", h->h_e);
+            cJSON_AddBoolToObject(j, "content_horizon_e_censored", h->h_e_censored);
+        }
+        cJSON_AddNumberToObject(j, "content_horizon_002", h->h_002);
+        cJSON_AddBoolToObject(j, "content_horizon_002_censored", h->h_002_censored);
+    }
+    if (a->done & GS_AN_RETENTION) {
+        const gs_retention *r = &a->retention;
+        cJSON *j = cJSON_AddObjectToObject(o, "retention");
+        cJSON_AddItemToObject(j, "half_life", cJSON_CreateDoubleArray(r->half_life, r->H));
+        cJSON_AddItemToObject(j, "censored", cJSON_CreateIntArray(r->censored, r->H));
+        cJSON_AddItemToObject(j, "mean_beta", cJSON_CreateDoubleArray(r->mean_beta, r->H));
+        if (r->pools_valid) {
+            cJSON_AddItemToObject(j, "pool", cJSON_CreateIntArray(r->pool, r->H));
+            cJSON_AddItemToObject(j, "pool_n", cJSON_CreateIntArray(r->pool_n, 2));
+        }
+        if (r->score_valid) {
+            cJSON_AddNumberToObject(j, "separation", r->separation);
+            cJSON_AddNumberToObject(j, "separation_null_p", r->null_p);
+        }
+    }
+    if (a->done & GS_AN_PROBE) {
+        const gs_probe *p = &a->probe;
+        cJSON *j = cJSON_AddObjectToObject(o, "probe");
+        cJSON *lags = cJSON_AddArrayToObject(j, "lags"), *acc = cJSON_AddArrayToObject(j, "accuracy");
+        cJSON *base = cJSON_AddArrayToObject(j, "baseline");
+        for (int i = 0; i < p->n_lags; i++) {
+            if (!p->measured[i]) continue;
+            cJSON_AddItemToArray(lags, cJSON_CreateNumber(p->lags[i]));
+            cJSON_AddItemToArray(acc, cJSON_CreateNumber(p->acc[i]));
+            cJSON_AddItemToArray(base, cJSON_CreateNumber(p->baseline[i]));
+        }
+        cJSON_AddNumberToObject(j, "probe_horizon", p->horizon);
+        cJSON_AddBoolToObject(j, "censored", p->censored);
+        cJSON_AddStringToObject(j, "rule", p->rule);
+    }
+    if (a->notes[0]) cJSON_AddStringToObject(o, "notes", a->notes);
+    return o;
+}
+
+int cmd_analyze(int argc, char **argv) {
+    gs_analyze_opts o;
+    gs_analyze_opts_default(&o);
+    long long run = 0, v;
+    int json = 0;
+    static const struct option opts[] = {
+        {"run", required_argument, 0, 'r'},        {"only", required_argument, 0, 'o'},
+        {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
+        {"seed", required_argument, 0, 's'},       {"model", required_argument, 0, 'm'},
+        {"max-lag", required_argument, 0, 'L'},    {"probe-max-lag", required_argument, 0, 'P'},
+        {"kind", required_argument, 0, 'K'},       {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    int ch, li = -1;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+        switch (ch) {
+        case 'r': if (parse_i64(optarg, 1, &run)) goto bad; break;
+        case 'o':
+            if (gs_analyze_parse_parts(optarg, &o.parts) != 0) {
+                fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
+                return 2;
+            }
+            o.explicit_parts = 1;
+            break;
+        case 'n': if (parse_i64(optarg, 0, &v)) goto bad; o.max_states = v; break;
+        case 'k': if (parse_i64(optarg, 0, &v) || v > 1 << 30) goto bad; o.skip_positions = (int)v; break;
+        case 's': if (parse_i64(optarg, 0, &v)) goto bad; o.seed = (uint64_t)v; break;
+        case 'm': o.model_path = optarg; break;
+        case 'L': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.horizon_max_lag = (int)v; break;
+        case 'P': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.probe_max_lag = (int)v; break;
+        case 'K': o.kind = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': fputs(help, stdout); return 0;
+        default: fputs(help, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) { fputs(help, stderr); return 2; }
+    const char *path = argv[optind];
+    store *st = store_open(path, STORE_WRITE);
+    if (!st) { fprintf(stderr, "gpnscope analyze: %s\n", gs_error()); return 1; }
+    if (run == 0) {
+        run = store_last_run(st, 0);
+        if (run <= 0) {
+            fprintf(stderr, "gpnscope analyze: %s has no runs: record or import one first\n", path);
+            store_close(st);
+            return 1;
+        }
+    }
+    gs_analysis a;
+    if (gs_analyze_store(st, run, &o, &a) != 0) {
+        fprintf(stderr, "gpnscope analyze: %s: run %lld: %s\n", path, run, gs_error());
+        store_close(st);
+        return 1;
+    }
+    if (gs_analysis_write(st, &a, &o, GPNSCOPE_VERSION) != 0) {
+        fprintf(stderr, "gpnscope analyze: writing results to %s: %s\n", path, gs_error());
+        gs_analysis_free(&a);
+        store_close(st);
+        return 1;
+    }
+    if (json) {
+        cJSON *j = json_result(&a);
+        char *s = cJSON_PrintUnformatted(j);
+        puts(s);
+        free(s);
+        cJSON_Delete(j);
+    } else {
+        gs_analysis_print(stdout, st, &a);
+    }
+    gs_analysis_free(&a);
+    store_close(st);
+    return 0;
+bad:
+    fprintf(stderr, "gpnscope analyze: bad value '%s' for --%s\n%s", optarg, li >= 0 ? opts[li].name : "?", help);
+    return 2;
+}

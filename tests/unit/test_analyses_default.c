@@ -1,0 +1,220 @@
+/* The default direction on a tiny model whose decode maps s_bar to a known
+ * token ranking: exact top-10, exact Spearman (with ties) against planted
+ * unigram counts, the embedding control, batch stability, the emergence
+ * curve and the top singular vector, all against direct computations. */
+#include <math.h>
+
+#include "analyses/default_dir.h"
+#include "analyses/geometry.h"
+#include "base/error.h"
+#include "test_analyses_util.h"
+#include "testlib.h"
+
+enum { D = 4, E = 4, V = 30, NW = 8, T = 40 };
+
+static gpn_model *tiny_model(int bias, gs_rng *rng) {
+    gpn_config c = {0};
+    c.arch = GPN_ARCH_GPN;
+    c.n_layers = 1;
+    c.d = D; c.e = E; c.f = 1; c.V = V;
+    c.decoder_bias = bias;
+    gpn_model *m = gpn_model_new(&c);
+    if (!m) return NULL;
+    for (int j = 0; j < D; j++) m->p.decode_norm_w[j] = 1.0f;
+    for (int j = 0; j < D; j++) m->p.decode_proj_k[j * E + j] = 1.0f;
+    for (int v = 0; v < V; v++) {
+        m->p.embedding[v * E + 0] = (float)((v * 7) % V); /* the ranking: a permutation */
+        for (int j = 1; j < E; j++) m->p.embedding[v * E + j] = (float)(0.1 * gs_rng_normal(rng));
+    }
+    if (bias)
+        for (int j = 0; j < E; j++) m->p.decode_bias[j] = (float)(j == 1 ? 3.0 : 0.2 * j);
+    return m;
+}
+
+/* ranks by counting, then Pearson: independent of the library's sort */
+static double spearman_ref(const double *x, const double *y, int n) {
+    double rx[V], ry[V], mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+    for (int i = 0; i < n; i++) {
+        int lx = 0, ex = 0, ly = 0, ey = 0;
+        for (int j = 0; j < n; j++) { lx += x[j] < x[i]; ex += x[j] == x[i]; ly += y[j] < y[i]; ey += y[j] == y[i]; }
+        rx[i] = lx + (ex + 1) / 2.0;
+        ry[i] = ly + (ey + 1) / 2.0;
+        mx += rx[i] / n;
+        my += ry[i] / n;
+    }
+    for (int i = 0; i < n; i++) {
+        sxy += (rx[i] - mx) * (ry[i] - my); sxx += (rx[i] - mx) * (rx[i] - mx); syy += (ry[i] - my) * (ry[i] - my);
+    }
+    return sxy / sqrt(sxx * syy);
+}
+
+static void top10_ref(const double *x, int *idx) {
+    unsigned char used[V] = {0};
+    for (int k = 0; k < 10; k++) {
+        int b = -1;
+        for (int v = 0; v < V; v++)
+            if (!used[v] && (b < 0 || x[v] > x[b])) b = v;
+        used[b] = 1;
+        idx[k] = b;
+    }
+}
+
+static double cosd(const double *a, const double *b, int n) {
+    double ab = 0, aa = 0, bb = 0;
+    for (int i = 0; i < n; i++) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
+    return ab / sqrt(aa * bb);
+}
+
+int main(void) {
+    gs_rng rng = {31};
+    gpn_model *m = tiny_model(0, &rng);
+    CHECK(m != NULL, "%s", gs_error());
+    if (!m) return test_summary();
+
+    /* states: s_bar = (2, 0, 0, 0): a per-window shift on axis 1 that averages to 0 over
+     * the windows, plus deviations paired +z / -z within each window */
+    owned_states o;
+    owned_alloc(&o, NW, T, D);
+    for (int w = 0; w < NW; w++)
+        for (int t = 0; t < T; t += 2) {
+            float *r = o.x + ((int64_t)w * T + t) * D;
+            for (int j = 0; j < D; j++) {
+                double z = 0.5 * gs_rng_normal(&rng), base = (j == 0 ? 2.0 : 0.0) + (j == 1 ? 0.3 * (w - 3.5) : 0);
+                r[j] = (float)(base + z);
+                r[D + j] = (float)(base - z);
+            }
+        }
+    gs_geometry g;
+    int rc = gs_geometry_run(owned_source(&o), NULL, &g);
+    CHECK(rc == 0, "%s", gs_error());
+    double uni[V], a[V];
+    for (int v = 0; v < V; v++) {
+        a[v] = (v * 7) % V;
+        uni[v] = v % 5 == 0 ? 0 : (v * 3) % 11; /* many ties */
+    }
+    gs_default_dir r;
+    rc = gs_default_dir_run(owned_source(&o), &g, m, uni, V, NULL, &r);
+    CHECK(rc == 0, "%s", gs_error());
+    if (rc == 0) {
+        int want[10];
+        top10_ref(a, want);
+        CHECK(r.has_decode && !memcmp(r.top, want, sizeof want), "top-10 %d %d %d ... want %d %d %d", r.top[0],
+              r.top[1], r.top[2], want[0], want[1], want[2]);
+        double sp = spearman_ref(a, uni, V);
+        CHECK(r.has_unigram && r.spearman_defined && fabs(r.spearman - sp) < 1e-12, "Spearman %.15f vs %.15f",
+              r.spearman, sp);
+        /* logits themselves: 2 a_v / sqrt(1 + 1e-6) up to the tiny off-axis mean */
+        double lerr = 0;
+        for (int v = 0; v < V; v++) {
+            double e = fabs(r.logits_bar[v] - 2 * a[v] / sqrt(1 + 1e-6));
+            if (e > lerr) lerr = e;
+        }
+        CHECK(lerr < 1e-4, "logits_bar err %g", lerr);
+        /* embedding control */
+        double ebar[E] = {0}, le[V], lb[V];
+        for (int v = 0; v < V; v++)
+            for (int j = 0; j < E; j++) ebar[j] += m->p.embedding[v * E + j] / (double)V;
+        for (int v = 0; v < V; v++) {
+            le[v] = 0;
+            for (int j = 0; j < E; j++) le[v] += m->p.embedding[v * E + j] * ebar[j];
+            lb[v] = r.logits_bar[v];
+        }
+        int want_emb[10], overlap = 0;
+        top10_ref(le, want_emb);
+        for (int i = 0; i < 10; i++)
+            for (int j = 0; j < 10; j++) overlap += want_emb[i] == want[j];
+        CHECK(!memcmp(r.top_emb, want_emb, sizeof want_emb) && r.emb_overlap == overlap, "embedding top-10, overlap %d/%d",
+              r.emb_overlap, overlap);
+        CHECK(fabs(r.emb_cos - cosd(le, lb, V)) < 1e-6, "embedding cosine %g vs %g", r.emb_cos, cosd(le, lb, V));
+        /* batches = windows here */
+        CHECK(r.batches_by_window && r.stability_valid && r.n_pairs == 28, "8 batches by window");
+        double bm[NW][D] = {{0}}, cs[28], cm = 0, cv = 0;
+        for (int w = 0; w < NW; w++)
+            for (int t = 0; t < T; t++)
+                for (int j = 0; j < D; j++) bm[w][j] += o.x[((int64_t)w * T + t) * D + j];
+        for (int p = 0, i = 0; i < NW; i++)
+            for (int j = i + 1; j < NW; j++, p++) { cs[p] = cosd(bm[i], bm[j], D); cm += cs[p] / 28; }
+        for (int p = 0; p < 28; p++) cv += (cs[p] - cm) * (cs[p] - cm) / 27;
+        CHECK(fabs(r.stab_mean - cm) < 1e-12 && fabs(r.stab_std - sqrt(cv)) < 1e-12, "stability %g +- %g vs %g +- %g",
+              r.stab_mean, r.stab_std, cm, sqrt(cv));
+        CHECK(r.stab_std > 0.001, "the planted per-window shift makes batches differ");
+        /* emergence curve */
+        double cw = 0;
+        for (int t = 0; t < T; t++) {
+            double avg = 0;
+            for (int w = 0; w < NW; w++) {
+                double run[D] = {0};
+                for (int s = 0; s <= t; s++)
+                    for (int j = 0; j < D; j++) run[j] += o.x[((int64_t)w * T + s) * D + j];
+                avg += cosd(run, g.mean, D) / NW;
+            }
+            double e = fabs(r.emergence[t] - avg);
+            if (e > cw) cw = e;
+        }
+        CHECK(r.emerg_len == T && cw < 1e-12, "emergence curve err %g", cw);
+        CHECK(r.has_t10 && r.emerg_t10 == r.emergence[9] && !r.has_t100, "t=10 reported, t=100 beyond the window");
+        CHECK(r.top_sv_cos > 0.999, "top singular vector vs s_bar %g", r.top_sv_cos);
+        CHECK(fabs(r.norm_ratio - g.mean_norm / g.norm_mean) < 1e-15 && fabs(r.mean_norm - 2) < 1e-6, "norms");
+        gs_default_dir_free(&r);
+    }
+    /* monotone counts: Spearman exactly +1 and -1 */
+    double up[V], down[V];
+    for (int v = 0; v < V; v++) { up[v] = a[v] * a[v] + 1; down[v] = -a[v]; }
+    CHECK(gs_default_dir_run(owned_source(&o), &g, m, up, V, NULL, &r) == 0 && fabs(r.spearman - 1) < 1e-15, "+1");
+    gs_default_dir_free(&r);
+    CHECK(gs_default_dir_run(owned_source(&o), &g, m, down, V, NULL, &r) == 0 && fabs(r.spearman + 1) < 1e-15, "-1");
+    gs_default_dir_free(&r);
+    /* no model, no counts: the rest still measured */
+    CHECK(gs_default_dir_run(owned_source(&o), &g, NULL, NULL, 0, NULL, &r) == 0 && !r.has_decode && r.stability_valid,
+          "%s", gs_error());
+    gs_default_dir_free(&r);
+    /* wrong sizes */
+    CHECK(gs_default_dir_run(owned_source(&o), &g, m, uni, V - 1, NULL, &r) == -1 && strstr(gs_error(), "vocabulary"),
+          "%s", gs_error());
+
+    /* a decoder bias enters the decode */
+    gpn_model *mb = tiny_model(1, &rng);
+    CHECK(gs_default_dir_run(owned_source(&o), &g, mb, NULL, 0, NULL, &r) == 0, "%s", gs_error());
+    {
+        double xs[D], ss = 0, z[E], lg[V];
+        for (int j = 0; j < D; j++) { xs[j] = (float)g.mean[j]; ss += xs[j] * xs[j]; }
+        for (int j = 0; j < E; j++) z[j] = xs[j] / sqrt(ss / D + 1e-6) + mb->p.decode_bias[j];
+        for (int v = 0; v < V; v++) {
+            lg[v] = 0;
+            for (int j = 0; j < E; j++) lg[v] += mb->p.embedding[v * E + j] * z[j];
+        }
+        int want[10];
+        top10_ref(lg, want);
+        double err = 0;
+        for (int v = 0; v < V; v++) err = fmax(err, fabs(r.logits_bar[v] - lg[v]));
+        CHECK(!memcmp(r.top, want, sizeof want) && err < 1e-5, "decode with bias: err %g", err);
+    }
+    gs_default_dir_free(&r);
+    gpn_model_free(mb);
+
+    /* a model of another width */
+    gpn_config c2 = m->cfg;
+    c2.d = D + 1;
+    gpn_model *m2 = gpn_model_new(&c2);
+    CHECK(gs_default_dir_run(owned_source(&o), &g, m2, NULL, 0, NULL, &r) == -1 && strstr(gs_error(), "d_state"), "%s",
+          gs_error());
+    gpn_model_free(m2);
+
+    /* fewer windows than batches: rows split in order */
+    owned_states o2;
+    owned_alloc(&o2, 2, 20, D);
+    for (int64_t i = 0; i < o2.s.n * D; i++) o2.x[i] = (float)(1 + gs_rng_normal(&rng));
+    gs_geometry g2;
+    CHECK(gs_geometry_run(owned_source(&o2), NULL, &g2) == 0, "%s", gs_error());
+    CHECK(gs_default_dir_run(owned_source(&o2), &g2, NULL, NULL, 0, NULL, &r) == 0 && !r.batches_by_window &&
+              r.stability_valid,
+          "row batches");
+    gs_default_dir_free(&r);
+    gs_geometry_free(&g2);
+    owned_free(&o2);
+
+    gs_geometry_free(&g);
+    owned_free(&o);
+    gpn_model_free(m);
+    return test_summary();
+}
