@@ -274,7 +274,8 @@ static int record_group(const record_opts *o, const capture_plan *plan, resource
         gpn_step_out out = gpn_engine_out(r->engine);
         for (int b = 0; b < nb; b++) {
             int32_t w = (int32_t)(w0 + b);
-            rows[b] = (store_token_row){w, t, step_tokens[b], -1, out.top1[b], out.nll[b], out.entropy[b]};
+            int32_t next = t + 1 < T ? tokens[(size_t)b * T + t + 1] : -1;
+            rows[b] = (store_token_row){w, t, step_tokens[b], next, out.top1[b], out.nll[b], out.entropy[b]};
             if (out.alpha && store_put_head_steps(r->st, run, w, t, c->H, out.alpha + (size_t)b * c->H,
                                                   out.beta + (size_t)b * c->H, out.mem_norm + (size_t)b * c->H))
                 return -1;

@@ -1,0 +1,267 @@
+/* gpnscope sql FILE "QUERY" [--csv|--json] [--write]: run SQL on a store with
+ * the vector functions loaded; print an aligned table, CSV or JSON. */
+#include <getopt.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "store/store.h"
+
+static const char *help =
+    "usage: gpnscope sql FILE \"QUERY\" [--csv | --json] [--write]\n\n"
+    "Run SQL on a gpnscope store with the vector functions loaded (vec_length,\n"
+    "vec_norm, vec_cosine, vec_avg, ...; docs/sql.md has worked questions and\n"
+    "docs/schema.md the tables). QUERY may hold several statements separated by\n"
+    "';'; the rows of each are printed in turn. BLOBs are summarised as <f32[N]>\n"
+    "(or <blob N bytes>); show values with vec_to_json(v), and widen float16\n"
+    "states with vec_f32(vector, dtype). NULL prints as NULL in the table.\n\n"
+    "  --csv     comma-separated values with a header row (RFC 4180 quoting)\n"
+    "  --json    one JSON array of row objects per statement\n"
+    "  --write   allow statements that change the file (default: read only)\n";
+
+enum { OUT_TABLE, OUT_CSV, OUT_JSON };
+
+/* A number as the shortest text that reads back exactly (CSV/JSON), or with
+ * six significant digits (table, for people). */
+static void format_double(char *buf, size_t size, double v, int exact) {
+    if (isinf(v)) { snprintf(buf, size, v > 0 ? "1e999" : "-1e999"); return; }
+    if (!exact) { snprintf(buf, size, "%.6g", v); return; }
+    snprintf(buf, size, "%.15g", v);
+    if (strtod(buf, NULL) != v) snprintf(buf, size, "%.17g", v);
+}
+
+static void blob_summary(char *buf, size_t size, int bytes) {
+    if (bytes > 0 && bytes % 4 == 0) snprintf(buf, size, "<f32[%d]>", bytes / 4);
+    else snprintf(buf, size, "<blob %d bytes>", bytes);
+}
+
+/* The text of one cell; NULL cells give NULL. */
+static char *cell_text(sqlite3_stmt *s, int col, int exact) {
+    char buf[64];
+    switch (sqlite3_column_type(s, col)) {
+    case SQLITE_NULL: return NULL;
+    case SQLITE_INTEGER: snprintf(buf, sizeof buf, "%lld", (long long)sqlite3_column_int64(s, col)); break;
+    case SQLITE_FLOAT: format_double(buf, sizeof buf, sqlite3_column_double(s, col), exact); break;
+    case SQLITE_BLOB: blob_summary(buf, sizeof buf, sqlite3_column_bytes(s, col)); break;
+    default: {
+        const char *t = (const char *)sqlite3_column_text(s, col);
+        return strdup(t ? t : "");
+    }
+    }
+    return strdup(buf);
+}
+
+static void csv_field(const char *t) {
+    if (!t) return;
+    if (!strpbrk(t, ",\"\r\n")) { fputs(t, stdout); return; }
+    putchar('"');
+    for (const char *p = t; *p; p++) {
+        if (*p == '"') putchar('"');
+        putchar(*p);
+    }
+    putchar('"');
+}
+
+static void json_string(const char *t) {
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p == '\n') fputs("\\n", stdout);
+        else if (*p == '\t') fputs("\\t", stdout);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
+/* Display width in characters (UTF-8 continuation bytes do not count). */
+static size_t width(const char *t) {
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)t; *p; p++) w += (*p & 0xc0) != 0x80;
+    return w;
+}
+
+/* Table cells are one line each: control characters are shown escaped. */
+static char *one_line(char *t) {
+    if (!t || !strpbrk(t, "\n\r\t")) return t;
+    char *o = malloc(2 * strlen(t) + 1), *q = o;
+    if (!o) return t;
+    for (const char *p = t; *p; p++) {
+        if (*p == '\n') { *q++ = '\\'; *q++ = 'n'; }
+        else if (*p == '\r') { *q++ = '\\'; *q++ = 'r'; }
+        else if (*p == '\t') { *q++ = '\\'; *q++ = 't'; }
+        else *q++ = *p;
+    }
+    *q = 0;
+    free(t);
+    return o;
+}
+
+/* sqlite3_column_name is NULL only when out of memory */
+static const char *col_name(sqlite3_stmt *s, int c) {
+    const char *n = sqlite3_column_name(s, c);
+    return n ? n : "?";
+}
+
+typedef struct {
+    char **cells; /* rows x cols, row-major; NULL = SQL NULL */
+    int *numeric; /* per cell: right-align */
+    size_t n, cap;
+} table;
+
+static int print_statement(sqlite3_stmt *s, int mode, int *printed_before) {
+    int cols = sqlite3_column_count(s);
+    table t = {0};
+    int rc;
+    long long rows = 0;
+    if (cols > 0) {
+        if (mode == OUT_TABLE && *printed_before) putchar('\n');
+        if (mode == OUT_CSV) {
+            if (*printed_before) putchar('\n');
+            for (int c = 0; c < cols; c++) {
+                if (c) putchar(',');
+                csv_field(col_name(s, c));
+            }
+            putchar('\n');
+        }
+        if (mode == OUT_JSON) fputs("[", stdout);
+        *printed_before = 1;
+    }
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (mode == OUT_CSV) {
+            for (int c = 0; c < cols; c++) {
+                char *v = cell_text(s, c, 1);
+                if (c) putchar(',');
+                csv_field(v);
+                free(v);
+            }
+            putchar('\n');
+        } else if (mode == OUT_JSON) {
+            fputs(rows ? ",\n {" : "\n {", stdout);
+            for (int c = 0; c < cols; c++) {
+                if (c) fputs(", ", stdout);
+                json_string(col_name(s, c));
+                fputs(": ", stdout);
+                int type = sqlite3_column_type(s, c);
+                char *v = cell_text(s, c, 1);
+                if (!v) fputs("null", stdout);
+                else if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) fputs(v, stdout);
+                else json_string(v);
+                free(v);
+            }
+            putchar('}');
+        } else {
+            if (t.n + (size_t)cols > t.cap) {
+                size_t cap = t.cap ? 2 * t.cap : (size_t)cols * 64;
+                while (cap < t.n + (size_t)cols) cap *= 2;
+                char **nc = realloc(t.cells, cap * sizeof *nc);
+                if (nc) t.cells = nc;
+                int *nn = realloc(t.numeric, cap * sizeof *nn);
+                if (nn) t.numeric = nn;
+                if (!nc || !nn) { rc = SQLITE_NOMEM; break; }
+                t.cap = cap;
+            }
+            for (int c = 0; c < cols; c++) {
+                int type = sqlite3_column_type(s, c);
+                t.numeric[t.n] = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+                t.cells[t.n++] = one_line(cell_text(s, c, 0));
+            }
+        }
+        rows++;
+    }
+    if (mode == OUT_JSON && cols > 0) fputs(rows ? "\n]\n" : "]\n", stdout);
+    if (mode == OUT_TABLE && cols > 0 && rc == SQLITE_DONE) {
+        size_t *w = calloc((size_t)cols, sizeof *w);
+        int *right = calloc((size_t)cols, sizeof *right); /* 1: numbers (and NULLs) only, header right-aligned */
+        if (!w || !right) { free(w); w = NULL; rc = SQLITE_NOMEM; }
+        for (int c = 0; w && c < cols; c++) { w[c] = width(col_name(s, c)); }
+        for (size_t i = 0; w && i < t.n; i++) {
+            size_t x = width(t.cells[i] ? t.cells[i] : "NULL");
+            if (x > w[i % (size_t)cols]) w[i % (size_t)cols] = x;
+            if (t.cells[i]) right[i % (size_t)cols] |= t.numeric[i] ? 1 : 2;
+        }
+        for (int c = 0; w && c < cols; c++) {
+            const char *name = col_name(s, c);
+            int pad = (int)(w[c] - width(name));
+            if (right[c] == 1) printf("%s%*s%s", c ? "  " : "", pad, "", name);
+            else printf("%s%s%*s", c ? "  " : "", name, c + 1 < cols ? pad : 0, "");
+        }
+        if (w) putchar('\n');
+        for (int c = 0; w && c < cols; c++) {
+            printf("%s", c ? "  " : "");
+            for (size_t k = 0; k < w[c]; k++) putchar('-');
+        }
+        if (w) putchar('\n');
+        for (size_t i = 0; w && i < t.n; i++) {
+            int c = (int)(i % (size_t)cols);
+            const char *v = t.cells[i] ? t.cells[i] : "NULL";
+            int pad = (int)(w[c] - width(v));
+            if (c) fputs("  ", stdout);
+            if (t.numeric[i]) printf("%*s%s", pad, "", v);
+            else printf("%s%*s", v, c + 1 < cols ? pad : 0, "");
+            if (c + 1 == cols) putchar('\n');
+        }
+        free(w);
+        free(right);
+    }
+    for (size_t i = 0; i < t.n; i++) free(t.cells[i]);
+    free(t.cells);
+    free(t.numeric);
+    return rc == SQLITE_DONE ? 0 : rc;
+}
+
+int cmd_sql(int argc, char **argv) {
+    int mode = OUT_TABLE, write = 0;
+    static const struct option opts[] = {{"csv", no_argument, 0, 'c'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"write", no_argument, 0, 'w'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (ch == 'c' || ch == 'j') {
+            int m = ch == 'c' ? OUT_CSV : OUT_JSON;
+            if (mode != OUT_TABLE && mode != m) {
+                fprintf(stderr, "gpnscope sql: choose one of --csv and --json\n");
+                return 2;
+            }
+            mode = m;
+        } else if (ch == 'w') write = 1;
+        else if (ch == 'h') { fputs(help, stdout); return 0; }
+        else { fputs(help, stderr); return 2; }
+    }
+    if (optind != argc - 2) { fputs(help, stderr); return 2; }
+    const char *path = argv[optind], *query = argv[optind + 1];
+    store *st = store_open(path, write ? STORE_WRITE : STORE_READ);
+    if (!st) { fprintf(stderr, "gpnscope sql: %s\n", gs_error()); return 1; }
+    sqlite3 *db = store_db(st);
+    const char *tail = query;
+    int printed = 0, status = 0;
+    while (tail && *tail) {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(db, tail, -1, &s, &tail) != SQLITE_OK) {
+            fprintf(stderr, "gpnscope sql: %s: %s\n", path, sqlite3_errmsg(db));
+            status = 1;
+            break;
+        }
+        if (!s) continue; /* whitespace or a comment */
+        int rc = print_statement(s, mode, &printed);
+        if (rc) {
+            const char *msg = rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(db);
+            int ro = (sqlite3_extended_errcode(db) & 0xff) == SQLITE_READONLY && !write;
+            fflush(stdout);
+            fprintf(stderr, "gpnscope sql: %s: %s%s\n", path, msg, ro ? " (the file was opened read-only: add --write to change it)" : "");
+            status = 1;
+        }
+        sqlite3_finalize(s);
+        if (status) break;
+    }
+    store_close(st);
+    if (fflush(stdout) != 0) { fprintf(stderr, "gpnscope sql: writing the output failed\n"); return 1; }
+    return status;
+}

@@ -1,0 +1,270 @@
+/* Opening a store (identity, schema version, WAL), batches and the small
+ * helpers every store file shares. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "store/store_internal.h"
+#include "store/vec_sql.h"
+
+/* What to do about an SQLite failure, by primary result code. */
+static const char *hint(int code) {
+    switch (code & 0xff) {
+    case SQLITE_FULL: return " (the disk is full: free space, then resume)";
+    case SQLITE_READONLY: return " (the file or its folder is read-only: use a writable copy)";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return " (another process holds a lock on it: wait for it to finish)";
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return " (the file is damaged or not a database)";
+    case SQLITE_CANTOPEN: return " (cannot open it or its -wal/-shm files: check the folder's permissions)";
+    case SQLITE_IOERR: return " (an I/O error: is the disk full or failing?)";
+    case SQLITE_NOMEM: return " (out of memory)";
+    default: return "";
+    }
+}
+
+int st_fail(store *st, const char *what) {
+    int code = sqlite3_extended_errcode(st->db);
+    return gs_fail("%s: %s: %s%s", st->path, what, sqlite3_errmsg(st->db), hint(code));
+}
+
+int st_exec(store *st, const char *sql, const char *what) {
+    char *err = NULL;
+    if (sqlite3_exec(st->db, sql, NULL, NULL, &err) == SQLITE_OK) return 0;
+    int code = sqlite3_extended_errcode(st->db);
+    gs_fail("%s: %s: %s%s", st->path, what, err ? err : sqlite3_errmsg(st->db), hint(code));
+    sqlite3_free(err);
+    return -1;
+}
+
+sqlite3_stmt *st_prepare(store *st, const char *sql) {
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+        st_fail(st, "preparing a query");
+        return NULL;
+    }
+    return s;
+}
+
+sqlite3_stmt *st_cached(store *st, int which, const char *sql) {
+    if (!st->stmt[which]) {
+        if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[which], NULL) != SQLITE_OK) {
+            st_fail(st, "preparing a statement");
+            return NULL;
+        }
+    }
+    sqlite3_reset(st->stmt[which]);
+    sqlite3_clear_bindings(st->stmt[which]);
+    return st->stmt[which];
+}
+
+int st_step_done(store *st, sqlite3_stmt *s, const char *what) {
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
+        sqlite3_reset(s);
+        return 0;
+    }
+    sqlite3_reset(s);
+    return st_fail(st, what);
+}
+
+void st_bind_text(sqlite3_stmt *s, int i, const char *text) {
+    if (text && *text) sqlite3_bind_text(s, i, text, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(s, i);
+}
+
+void st_bind_float(sqlite3_stmt *s, int i, double v) {
+    if (isnan(v)) sqlite3_bind_null(s, i);
+    else sqlite3_bind_double(s, i, v);
+}
+
+static int table_count(sqlite3 *db, int *n) {
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema", -1, &s, NULL) != SQLITE_OK) return -1;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) *n = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* Is this file ours? Empty databases are adopted when writing. */
+static int check_identity(store *st) {
+    sqlite3_stmt *s;
+    int app = 0, version = 0, n_tables = 0;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA application_id", -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW) {
+        int code = sqlite3_extended_errcode(st->db);
+        sqlite3_finalize(s);
+        if ((code & 0xff) == SQLITE_NOTADB)
+            return gs_fail("%s is not a gpnscope store (not an SQLite database at all)", st->path);
+        return st_fail(st, "reading the file");
+    }
+    app = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (table_count(st->db, &n_tables)) return st_fail(st, "reading the schema");
+    if (app == STORE_APPLICATION_ID) {
+        if (version > STORE_SCHEMA_VERSION)
+            return gs_fail("%s has store schema version %d, newer than this gpnscope understands (%d): use a newer gpnscope",
+                           st->path, version, STORE_SCHEMA_VERSION);
+        if (version < STORE_SCHEMA_VERSION && !st->writable)
+            return gs_fail("%s has store schema version %d, older than this gpnscope's (%d): open it once for writing "
+                           "(e.g. gpnscope sql --write FILE 'SELECT 1') to migrate it",
+                           st->path, version, STORE_SCHEMA_VERSION);
+        return 0;
+    }
+    if (app == 0 && version == 0 && n_tables == 0) {
+        if (st->writable) return 0; /* empty: becomes a store */
+        return gs_fail("%s is not a gpnscope store (an empty database)", st->path);
+    }
+    return gs_fail("%s is an SQLite database but not a gpnscope store (application_id %d, %d schema objects): "
+                   "choose another file", st->path, app, n_tables);
+}
+
+/* A WAL-mode store in a folder the reader may not write (a shared dataset, a
+ * read-only mount) cannot be read normally: SQLite must create the -shm file.
+ * When no -wal file exists no writer is active there, so the file can be
+ * opened as immutable instead. */
+static int needs_immutable(store *st) {
+    if (sqlite3_exec(st->db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL) == SQLITE_OK) return 0;
+    int code = sqlite3_extended_errcode(st->db) & 0xff;
+    if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) return 0;
+    char wal[4200];
+    struct stat sb;
+    snprintf(wal, sizeof wal, "%s-wal", st->path);
+    return stat(wal, &sb) != 0;
+}
+
+static int reopen_immutable(store *st) {
+    char *real = realpath(st->path, NULL);
+    if (!real) return gs_fail("%s: %s", st->path, strerror(errno));
+    size_t n = strlen(real);
+    char *uri = malloc(3 * n + 32), *q = uri;
+    if (!uri) { free(real); return gs_fail("%s: out of memory", st->path); }
+    q += sprintf(q, "file:");
+    for (const unsigned char *p = (const unsigned char *)real; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e) q += sprintf(q, "%%%02X", *p);
+        else *q++ = (char)*p;
+    }
+    strcpy(q, "?immutable=1");
+    free(real);
+    sqlite3_close(st->db);
+    st->db = NULL;
+    int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    if (rc != SQLITE_OK) return st->db ? st_fail(st, "opening read-only") : gs_fail("%s: out of memory", st->path);
+    sqlite3_extended_result_codes(st->db, 1);
+    return 0;
+}
+
+store *store_open(const char *path, int flags) {
+    int writable = (flags & STORE_WRITE) != 0, create = writable && (flags & STORE_CREATE);
+    if (!path || !*path) { gs_fail("store: no file name given"); return NULL; }
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno != ENOENT) { gs_fail("%s: %s", path, strerror(errno)); return NULL; }
+        if (!create) {
+            gs_fail("%s does not exist%s", path, writable ? "" : " (record or import into it first)");
+            return NULL;
+        }
+    } else if (S_ISDIR(sb.st_mode)) {
+        gs_fail("%s is a directory, not a gpnscope store", path);
+        return NULL;
+    }
+    store *st = calloc(1, sizeof *st);
+    if (!st || !(st->path = strdup(path))) { free(st); gs_fail("%s: out of memory", path); return NULL; }
+    st->writable = writable;
+    /* Readers open read-write too (never creating) and are kept read-only by
+     * PRAGMA query_only: a read-only connection cannot remove the -wal and
+     * -shm files when it closes, and would leave them behind. SQLite falls
+     * back to a read-only connection by itself when the file is not writable. */
+    int oflags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path, &st->db, oflags, NULL) != SQLITE_OK) {
+        if (st->db) st_fail(st, "opening");
+        else gs_fail("%s: cannot open (out of memory)", path);
+        store_close(st);
+        return NULL;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    /* readers and the writer share the file: wait for locks, do not fail */
+    sqlite3_busy_timeout(st->db, 10000);
+    /* SQLite quietly opens a file it may not write read-only; say so now */
+    if (writable && sqlite3_db_readonly(st->db, "main") == 1) {
+        gs_fail("%s is read-only (file permissions or a read-only folder): use a writable copy", path);
+        store_close(st);
+        return NULL;
+    }
+    if (!writable && needs_immutable(st) && reopen_immutable(st)) { store_close(st); return NULL; }
+    if (check_identity(st)) { store_close(st); return NULL; }
+    if (writable) {
+        sqlite3_stmt *s = NULL;
+        const char *mode = NULL;
+        if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+            mode = (const char *)sqlite3_column_text(s, 0);
+        int wal = mode && !strcmp(mode, "wal");
+        sqlite3_finalize(s);
+        if (!wal) {
+            st_fail(st, "switching to WAL mode");
+            store_close(st);
+            return NULL;
+        }
+        /* NORMAL is safe in WAL mode: a crash may lose the last batches, never consistency */
+        if (st_exec(st, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "configuring") ||
+            store_migrate(st->db, path, store_migrations, store_n_migrations, STORE_SCHEMA_VERSION)) {
+            store_close(st);
+            return NULL;
+        }
+    } else if (st_exec(st, "PRAGMA query_only = 1", "configuring")) {
+        store_close(st);
+        return NULL;
+    }
+    if (store_register_vec_functions(st->db) != SQLITE_OK) {
+        st_fail(st, "registering the vector functions");
+        store_close(st);
+        return NULL;
+    }
+    return st;
+}
+
+void store_close(store *st) {
+    if (!st) return;
+    if (st->db && st->depth > 0) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < STMT_COUNT; i++) sqlite3_finalize(st->stmt[i]);
+    sqlite3_close(st->db);
+    free(st->half);
+    free(st->path);
+    free(st);
+}
+
+const char *store_path(const store *st) { return st->path; }
+sqlite3 *store_db(store *st) { return st->db; }
+
+int store_begin(store *st) {
+    if (st->depth == 0 && st_exec(st, "BEGIN IMMEDIATE", "starting a batch")) return -1;
+    st->depth++;
+    return 0;
+}
+
+int store_commit(store *st) {
+    if (st->depth <= 0) return gs_fail("%s: commit without a batch (store_begin)", st->path);
+    if (--st->depth > 0) return 0;
+    if (sqlite3_get_autocommit(st->db)) /* SQLite rolled back by itself after an error */
+        return gs_fail("%s: the batch was rolled back after an earlier error; nothing was committed", st->path);
+    if (st_exec(st, "COMMIT", "committing a batch")) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+int store_rollback(store *st) {
+    st->depth = 0;
+    if (sqlite3_get_autocommit(st->db)) return 0;
+    return st_exec(st, "ROLLBACK", "rolling back a batch");
+}
