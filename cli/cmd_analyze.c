@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyses/analyze.h"
+#include "analyses/findings.h"
 #include "base/error.h"
 #include "cli/commands.h"
 
@@ -190,14 +191,39 @@ int cmd_analyze(int argc, char **argv) {
         store_close(st);
         return 1;
     }
+    /* the verdicts on the paper's three structures, from what is now stored */
+    gs_findings fd;
+    int have_findings = gs_findings_compute(st, run, &fd) == 0;
+    if (have_findings && gs_findings_write(st, run, &fd, GPNSCOPE_VERSION) != 0) {
+        fprintf(stderr, "gpnscope analyze: writing findings to %s: %s\n", path, gs_error());
+        gs_analysis_free(&a);
+        store_close(st);
+        return 1;
+    }
     if (json) {
         cJSON *j = json_result(&a);
+        if (have_findings) {
+            cJSON *f = cJSON_AddObjectToObject(j, "findings");
+            const finding *all[] = {&fd.default_direction, &fd.content_horizon, &fd.memory_pools};
+            const char *names[] = {"default_direction", "content_horizon", "memory_pools"};
+            for (int i = 0; i < 3; i++) {
+                cJSON *x = cJSON_AddObjectToObject(f, names[i]);
+                cJSON_AddStringToObject(x, "verdict", all[i]->verdict == FINDING_PRESENT  ? "present"
+                                                      : all[i]->verdict == FINDING_ABSENT ? "not shown"
+                                                                                          : "not measured");
+                cJSON_AddStringToObject(x, "text", all[i]->text);
+            }
+        }
         char *s = cJSON_PrintUnformatted(j);
         puts(s);
         free(s);
         cJSON_Delete(j);
     } else {
         gs_analysis_print(stdout, st, &a);
+        if (have_findings) {
+            fputc('\n', stdout);
+            gs_findings_print(stdout, &fd);
+        }
     }
     gs_analysis_free(&a);
     store_close(st);

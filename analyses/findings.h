@@ -1,0 +1,42 @@
+/* Findings: does a run show each of the paper's three structures? Each
+ * verdict is a fixed rule over stored results (the newest analyses of the
+ * run), stated with its numbers, so a report never claims more than the
+ * numbers show. The rules (docs/analyses.md, "Findings"):
+ *
+ * 1. default-token direction: the mean state is large (||s_bar|| >= 0.25 of
+ *    the mean norm), persistent (8-batch cosine >= 0.9) and the top principal
+ *    direction (|cos| with the top singular vector >= 0.9); its decoded
+ *    distribution tracking unigram frequency (Spearman >= 0.2) is reported
+ *    beside it.
+ * 2. content horizon: centered content at lag 1 (c_1 >= 0.05) that decays to
+ *    below 0.02 inside the window, at a lag of tens to hundreds of tokens
+ *    (10 <= k < 1000): the paper's "tens of tokens".
+ * 3. fast and slow memory pools (GPN+M): the 2-means split of log half-lives
+ *    scores higher than 95% of splits of one normal pool (null p < 0.05). */
+#ifndef GS_ANALYSES_FINDINGS_H
+#define GS_ANALYSES_FINDINGS_H
+
+#include <stdio.h>
+
+#include "store/store.h"
+
+typedef enum { FINDING_NOT_MEASURED = -1, FINDING_ABSENT = 0, FINDING_PRESENT = 1 } finding_verdict;
+
+typedef struct {
+    finding_verdict verdict;
+    char text[512]; /* one sentence with the numbers */
+} finding;
+
+typedef struct {
+    finding default_direction, content_horizon, memory_pools;
+} gs_findings;
+
+/* Judge a run from its stored analyses (gpnscope analyze first). */
+int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);
+/* Store them as analysis "findings": scalars default_direction,
+ * content_horizon and memory_pools (1 present, 0 absent; not measured ones
+ * are left out) with the sentence as the scalar's note. */
+int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const char *code_version);
+void gs_findings_print(FILE *out, const gs_findings *f);
+
+#endif
