@@ -1,0 +1,226 @@
+/* gpnscope eval: perplexity of a model on a corpus's windows (tokens, mean
+ * NLL, perplexity, tokens/s), with a progress bar when stderr is a terminal. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "engine/corpus.h"
+#include "engine/corpus_eval.h"
+#include "engine/model.h"
+#include "engine/tokenizer.h"
+
+static const char *help =
+    "usage: gpnscope eval --model M --corpus C [--tokenizer T] [--seq-len 2048]\n"
+    "                     [--windows N] [--skip M] [--sample N --seed S] [--batch B] [--json]\n\n"
+    "Perplexity of a GPN / GPN+M checkpoint on a corpus. Documents are tokenized,\n"
+    "each begun with BOS and ended with EOS, concatenated and cut into\n"
+    "non-overlapping windows of --seq-len tokens, exactly as the companion's\n"
+    "TokenDataset does; each window is one sequence from the zero state. Prints\n"
+    "tokens, mean NLL (nats/token), perplexity = exp(mean NLL), and tokens/s.\n\n"
+    "  --model FILE       checkpoint (safetensors)\n"
+    "  --corpus PATH      a text file, a directory of text files, a .jsonl file (or a\n"
+    "                     directory of them), or a directory of token shards\n"
+    "                     (data_XXXX.bin + index.json + meta.json) or one shard file\n"
+    "  --format F         auto (default), text, jsonl or shards\n"
+    "  --tokenizer FILE   tokenizer.json or tokenizer.model; needed for text and JSONL\n"
+    "                     (default $GPNSCOPE_TOKENIZER, else the source tree's\n"
+    "                     third_party/llama2-tokenizer.json); shards need none\n"
+    "  --seq-len L        tokens per window (default 2048, as the paper)\n"
+    "  --skip M           skip the first M windows (default 0)\n"
+    "  --windows N        then use N windows (default: all that remain)\n"
+    "  --sample N         of those, use N chosen at random (in corpus order)\n"
+    "  --seed S           seed for --sample (default 0)\n"
+    "  --batch B          windows run together (default 8)\n"
+    "  --field NAME       JSONL: the field holding the text (default \"text\")\n"
+    "  --skip-bad         JSONL: skip lines that are not JSON or lack the field\n"
+    "                     (their count is reported) instead of failing\n"
+    "  --separator S      text: split files into documents on S (C escapes such as\n"
+    "                     \\n are understood, e.g. '\\n\\n'); default one per file\n"
+    "  --no-bos           do not begin documents with BOS (text and JSONL)\n"
+    "  --json             print one JSON object instead of a table\n"
+    "See docs/corpora.md.\n";
+
+static const char *default_tokenizer(void) {
+    const char *env = getenv("GPNSCOPE_TOKENIZER");
+    if (env && *env) return env;
+    static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
+    return access(built, R_OK) == 0 ? built : NULL;
+}
+
+/* Interpret \n, \t, \r, \\ and \0xx-free escapes in place. */
+static void unescape(char *s) {
+    char *o = s;
+    for (; *s; s++) {
+        if (*s != '\\' || !s[1]) { *o++ = *s; continue; }
+        s++;
+        *o++ = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == 'r' ? '\r' : *s;
+    }
+    *o = 0;
+}
+
+static int parse_count(const char *opt, const char *arg, int64_t *out) {
+    char *end;
+    long long v = strtoll(arg, &end, 10);
+    if (end == arg || *end || v < 0) {
+        fprintf(stderr, "gpnscope eval: %s takes a non-negative integer, not '%s'\n", opt, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int progress_bar(void *ctx, int64_t done, int64_t total, int64_t tokens, double secs) {
+    double *last = ctx; /* redraw at most 10 times a second */
+    if (done < total && secs - *last < 0.1) return 0;
+    *last = secs;
+    int width = 30, fill = total ? (int)(width * done / total) : width;
+    double rate = secs > 0 ? tokens / secs : 0, eta = done ? secs * (double)(total - done) / (double)done : 0;
+    fprintf(stderr, "\r  [%.*s%*s] %" PRId64 "/%" PRId64 " windows  %.0f tokens/s  ETA %.0f s ", fill,
+            "##############################", width - fill, "", done, total, rate, eta);
+    if (done == total) fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv) {
+    const char *model_path = NULL, *corpus_path = NULL, *tok_path = NULL;
+    corpus_options o;
+    corpus_options_default(&o);
+    int64_t batch = 8, v;
+    int json = 0;
+    char *separator = NULL;
+    enum { O_FORMAT = 256, O_SEQ, O_SKIP, O_WINDOWS, O_SAMPLE, O_SEED, O_BATCH, O_FIELD, O_SKIPBAD, O_SEP, O_NOBOS, O_JSON };
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},     {"corpus", required_argument, 0, 'c'},   {"tokenizer", required_argument, 0, 't'},
+        {"format", required_argument, 0, O_FORMAT}, {"seq-len", required_argument, 0, O_SEQ}, {"skip", required_argument, 0, O_SKIP},
+        {"windows", required_argument, 0, O_WINDOWS}, {"sample", required_argument, 0, O_SAMPLE}, {"seed", required_argument, 0, O_SEED},
+        {"batch", required_argument, 0, O_BATCH}, {"field", required_argument, 0, O_FIELD}, {"skip-bad", no_argument, 0, O_SKIPBAD},
+        {"separator", required_argument, 0, O_SEP}, {"no-bos", no_argument, 0, O_NOBOS}, {"json", no_argument, 0, O_JSON},
+        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'm': model_path = optarg; break;
+        case 'c': corpus_path = optarg; break;
+        case 't': tok_path = optarg; break;
+        case O_FORMAT:
+            if (!strcmp(optarg, "auto")) o.format = CORPUS_AUTO;
+            else if (!strcmp(optarg, "text")) o.format = CORPUS_TEXT;
+            else if (!strcmp(optarg, "jsonl")) o.format = CORPUS_JSONL;
+            else if (!strcmp(optarg, "shards")) o.format = CORPUS_SHARDS;
+            else { fprintf(stderr, "gpnscope eval: --format takes auto, text, jsonl or shards, not '%s'\n", optarg); return 2; }
+            break;
+        case O_SEQ: if (parse_count("--seq-len", optarg, &o.seq_len)) return 2; break;
+        case O_SKIP: if (parse_count("--skip", optarg, &o.skip)) return 2; break;
+        case O_WINDOWS: if (parse_count("--windows", optarg, &o.windows)) return 2; break;
+        case O_SAMPLE: if (parse_count("--sample", optarg, &o.sample)) return 2; break;
+        case O_SEED: if (parse_count("--seed", optarg, &v)) return 2; o.seed = (uint64_t)v; break;
+        case O_BATCH: if (parse_count("--batch", optarg, &batch)) return 2; break;
+        case O_FIELD: o.field = optarg; break;
+        case O_SKIPBAD: o.skip_bad = 1; break;
+        case O_SEP: separator = optarg; break;
+        case O_NOBOS: o.add_bos = 0; break;
+        case O_JSON: json = 1; break;
+        case 'h': fputs(help, stdout); return 0;
+        default: fputs(help, stderr); return 2;
+        }
+    }
+    if (optind != argc || !model_path || !corpus_path) {
+        fprintf(stderr, "gpnscope eval: --model and --corpus are required\n\n");
+        fputs(help, stderr);
+        return 2;
+    }
+    if (o.seq_len < 1 || batch < 1 || batch > 4096) {
+        fprintf(stderr, "gpnscope eval: --seq-len must be >= 1 and --batch 1..4096\n");
+        return 2;
+    }
+    if (separator) { unescape(separator); o.separator = separator; }
+
+    gpn_model *m = NULL;
+    gpn_tokenizer *tok = NULL;
+    gpn_corpus *c = NULL;
+    int rc = 1;
+    if (access(corpus_path, R_OK) != 0) {
+        fprintf(stderr, "gpnscope eval: cannot open corpus %s: %s\n", corpus_path, strerror(errno));
+        return 1;
+    }
+    corpus_format fmt = o.format == CORPUS_AUTO ? corpus_detect(corpus_path) : o.format;
+    if (!tok_path && fmt != CORPUS_SHARDS) {
+        tok_path = default_tokenizer();
+        if (!tok_path) {
+            fprintf(stderr, "gpnscope eval: %s is a %s corpus and needs a tokenizer: pass --tokenizer, set GPNSCOPE_TOKENIZER, or run "
+                            "scripts/fetch-tokenizer.sh\n", corpus_path, corpus_format_name(fmt));
+            return 2;
+        }
+    }
+    if (!(m = gpn_model_load(model_path))) goto fail;
+    if (tok_path) {
+        if (!(tok = tokenizer_load(tok_path))) goto fail;
+        if (tokenizer_vocab_size(tok) > m->cfg.V) {
+            gs_fail("the tokenizer has %d pieces but the model's vocabulary is %d: they do not belong together", tokenizer_vocab_size(tok),
+                    m->cfg.V);
+            goto fail;
+        }
+    }
+    o.vocab_size = m->cfg.V;
+    if (!(c = corpus_open(corpus_path, tok, &o))) goto fail;
+    const char *chash = corpus_hash(c);
+    if (!chash) goto fail;
+    corpus_eval_result r;
+    double last_draw = -1;
+    int er = corpus_eval(m, c, (int)batch, isatty(2) ? progress_bar : NULL, &last_draw, &r);
+    if (er < 0) goto fail;
+    if (json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "model", model_path);
+        cJSON_AddStringToObject(j, "model_sha256", m->hash);
+        cJSON_AddStringToObject(j, "corpus", corpus_path);
+        cJSON_AddStringToObject(j, "format", corpus_format_name(corpus_get_format(c)));
+        cJSON_AddStringToObject(j, "corpus_sha256", chash);
+        if (tok) cJSON_AddStringToObject(j, "tokenizer_sha256", tokenizer_hash(tok));
+        cJSON_AddNumberToObject(j, "seq_len", (double)corpus_seq_len(c));
+        cJSON_AddNumberToObject(j, "windows", (double)r.windows);
+        cJSON_AddNumberToObject(j, "windows_total", (double)corpus_n_windows_total(c));
+        cJSON_AddNumberToObject(j, "skip", (double)o.skip);
+        cJSON_AddNumberToObject(j, "sample", (double)o.sample);
+        cJSON_AddNumberToObject(j, "seed", (double)o.seed);
+        cJSON_AddNumberToObject(j, "batch", (double)batch);
+        cJSON_AddNumberToObject(j, "skipped_bad_lines", (double)corpus_n_bad(c));
+        cJSON_AddNumberToObject(j, "tokens", (double)r.tokens);
+        cJSON_AddNumberToObject(j, "mean_nll", r.mean_nll);
+        cJSON_AddNumberToObject(j, "perplexity", r.perplexity);
+        cJSON_AddNumberToObject(j, "seconds", r.seconds);
+        cJSON_AddNumberToObject(j, "tokens_per_s", r.tokens_per_s);
+        char *s = cJSON_Print(j);
+        puts(s);
+        cJSON_free(s);
+        cJSON_Delete(j);
+    } else {
+        printf("model       %s (%s, V=%d, sha256 %.16s...)\n", model_path, gpn_arch_name(m->cfg.arch), m->cfg.V, m->hash);
+        printf("corpus      %s (%s, %" PRId64 " tokens", corpus_path, corpus_format_name(corpus_get_format(c)), corpus_total_tokens(c));
+        if (corpus_n_docs(c) >= 0) printf(", %" PRId64 " documents", corpus_n_docs(c));
+        if (corpus_n_bad(c)) printf(", %" PRId64 " bad lines skipped", corpus_n_bad(c));
+        printf(", sha256 %.16s...)\n", chash);
+        printf("windows     %" PRId64 " of %" PRId64 " (skip %" PRId64 "%s), %" PRId64 " tokens each\n", r.windows, corpus_n_windows_total(c), o.skip,
+               o.sample ? ", sampled" : "", corpus_seq_len(c));
+        printf("tokens      %" PRId64 "\n", r.tokens);
+        printf("mean NLL    %.6f nats/token\n", r.mean_nll);
+        printf("perplexity  %.4f\n", r.perplexity);
+        printf("speed       %.0f tokens/s (batch %" PRId64 ", %.2f s)\n", r.tokens_per_s, batch, r.seconds);
+    }
+    rc = 0;
+fail:
+    if (rc) fprintf(stderr, "gpnscope eval: %s\n", gs_error());
+    corpus_free(c);
+    tokenizer_free(tok);
+    gpn_model_free(m);
+    return rc;
+}

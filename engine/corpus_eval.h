@@ -1,0 +1,27 @@
+/* Perplexity of a model over a corpus's selected windows: each window is
+ * one sequence started from the zero state (as the companion evaluates), B
+ * windows per engine step. Mean NLL is over every token of every window
+ * (docs/gpn-model.md: step t predicts x_t), perplexity = exp(mean NLL).
+ * Used by `gpnscope eval` and by training for validation loss. */
+#ifndef GS_ENGINE_CORPUS_EVAL_H
+#define GS_ENGINE_CORPUS_EVAL_H
+
+#include <stdint.h>
+
+#include "engine/corpus.h"
+#include "engine/model.h"
+
+typedef struct {
+    int64_t windows, tokens;
+    double sum_nll, mean_nll, perplexity;
+    double seconds, tokens_per_s;
+} corpus_eval_result;
+
+/* Called after each batch; return non-zero to stop (the result then covers
+ * the windows done so far and corpus_eval returns 1). */
+typedef int (*corpus_eval_progress)(void *ctx, int64_t windows_done, int64_t windows_total, int64_t tokens_done, double seconds);
+
+/* Returns 0 (all windows), 1 (stopped by the callback), or -1 with gs_error(). */
+int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, corpus_eval_progress progress, void *ctx, corpus_eval_result *out);
+
+#endif

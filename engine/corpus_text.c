@@ -1,0 +1,148 @@
+/* Text and JSONL corpora: read every file (a file, or a directory's files in
+ * name order), cut it into documents, tokenize each as
+ * [BOS] + encode(text) + [EOS] and keep the token stream in memory.
+ * Text: a whole file is one document, or the file is split on a separator
+ * string (empty pieces are skipped). JSONL: one JSON object per line, the
+ * text in a field; blank lines are ignored; a bad line is a one-line error
+ * "FILE:LINE: ..." or, with skip_bad, counted and skipped. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "engine/corpus_impl.h"
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { gs_fail("cannot open %s: %s", path, strerror(errno)); return NULL; }
+    char *data = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 65536 > cap) {
+            cap = cap ? cap * 2 : 1 << 16;
+            char *p = realloc(data, cap + 1);
+            if (!p) { free(data); fclose(f); gs_fail("out of memory reading %s", path); return NULL; }
+            data = p;
+        }
+        got = fread(data + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(data); gs_fail("cannot read %s", path); return NULL; }
+    data[n] = 0;
+    *len = n;
+    return data;
+}
+
+static const char *find(const char *hay, size_t n, const char *needle, size_t k) {
+    for (size_t i = 0; i + k <= n; i++)
+        if (hay[i] == needle[0] && memcmp(hay + i, needle, k) == 0) return hay + i;
+    return NULL;
+}
+
+/* Tokenize one document and append it. */
+static int add_doc(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_options *o, const char *text, size_t len) {
+    int32_t *ids;
+    size_t n;
+    if (tokenizer_encode(tok, text, len, &ids, &n)) return -1;
+    int32_t *doc = malloc((n + 2) * sizeof *doc);
+    if (!doc) { free(ids); return gs_fail("out of memory"); }
+    size_t k = 0;
+    if (o->add_bos) doc[k++] = tokenizer_bos(tok);
+    memcpy(doc + k, ids, n * sizeof *ids);
+    k += n;
+    doc[k++] = tokenizer_eos(tok);
+    free(ids);
+    int rc = corpus_push_doc(c, doc, k);
+    free(doc);
+    return rc;
+}
+
+static int load_text_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_options *o, const char *path) {
+    size_t len;
+    char *data = read_file(path, &len);
+    if (!data) return -1;
+    int rc = 0;
+    const char *sep = o->separator;
+    size_t sl = sep ? strlen(sep) : 0;
+    if (!sl) {
+        if (len) rc = add_doc(c, tok, o, data, len);
+    } else {
+        const char *p = data, *end = data + len;
+        while (rc == 0 && p <= end) {
+            const char *q = find(p, (size_t)(end - p), sep, sl);
+            const char *stop = q ? q : end;
+            if (stop > p) rc = add_doc(c, tok, o, p, (size_t)(stop - p));
+            if (!q) break;
+            p = q + sl;
+        }
+    }
+    free(data);
+    if (rc) gs_fail_context("%s: ", path);
+    return rc;
+}
+
+static int load_jsonl_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_options *o, const char *path) {
+    size_t len;
+    char *data = read_file(path, &len);
+    if (!data) return -1;
+    const char *field = o->field ? o->field : "text";
+    int rc = 0;
+    size_t lineno = 0;
+    for (const char *p = data, *end = data + len; rc == 0 && p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl : end;
+        lineno++;
+        const char *s = p;
+        while (s < stop && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
+        p = nl ? nl + 1 : end;
+        if (s == stop) continue; /* blank line */
+        char problem[256] = "";
+        const char *after = NULL;
+        cJSON *obj = cJSON_ParseWithLengthOpts(s, (size_t)(stop - s), &after, 0);
+        while (obj && after < stop && (*after == ' ' || *after == '\t' || *after == '\r')) after++;
+        const cJSON *v = NULL;
+        if (!obj) snprintf(problem, sizeof problem, "not valid JSON");
+        else if (after != stop) snprintf(problem, sizeof problem, "not valid JSON (text after the object)");
+        else if (!cJSON_IsObject(obj)) snprintf(problem, sizeof problem, "not a JSON object");
+        else if (!(v = cJSON_GetObjectItemCaseSensitive(obj, field)))
+            snprintf(problem, sizeof problem, "no \"%.100s\" field (--field names another)", field);
+        else if (!cJSON_IsString(v)) snprintf(problem, sizeof problem, "field \"%.100s\" is not a string", field);
+        if (problem[0]) {
+            if (o->skip_bad) c->n_bad++;
+            else rc = gs_fail("%s:%zu: %s (--skip-bad skips bad lines)", path, lineno, problem);
+        } else {
+            rc = add_doc(c, tok, o, v->valuestring, strlen(v->valuestring));
+            if (rc) gs_fail_context("%s:%zu: ", path, lineno);
+        }
+        cJSON_Delete(obj);
+    }
+    free(data);
+    return rc;
+}
+
+int corpus_load_text(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_options *o, int jsonl) {
+    if (tokenizer_eos(tok) < 0) return gs_fail("the tokenizer has no EOS piece (</s>) to end documents with");
+    if (o->add_bos && tokenizer_bos(tok) < 0) return gs_fail("the tokenizer has no BOS piece (<s>); use --no-bos");
+    c->vocab = tokenizer_vocab_size(tok);
+    struct stat st;
+    if (stat(c->path, &st) != 0) return gs_fail("cannot open corpus %s: %s", c->path, strerror(errno));
+    char **files = NULL;
+    int n = 1;
+    if (S_ISDIR(st.st_mode)) {
+        n = corpus_list_dir(c->path, NULL, &files);
+        if (n < 0) return -1;
+        if (n == 0) { free(files); return gs_fail("%s: empty corpus (no files in the directory)", c->path); }
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const char *f = files ? files[i] : c->path;
+        rc = jsonl ? load_jsonl_file(c, tok, o, f) : load_text_file(c, tok, o, f);
+    }
+    if (files) corpus_free_list(files, n);
+    return rc;
+}
