@@ -82,6 +82,7 @@ int64_t store_analysis_begin(store *st, int64_t run_id, const char *name, const 
         "DELETE FROM analysis_scalars WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
         "DELETE FROM analysis_series WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
         "DELETE FROM analysis_vectors WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
+        "DELETE FROM ablation_tokens WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
         "DELETE FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3",
         "INSERT INTO analyses(run_id, name, settings, settings_hash, code_version) VALUES (?1, ?2, ?4, ?3, ?5)",
     };
@@ -233,4 +234,22 @@ int64_t store_analysis_get_vector(store *st, int64_t analysis_id, const char *ke
     }
     sqlite3_finalize(s);
     return n;
+}
+
+int store_put_ablation_nll(store *st, int64_t analysis_id, int32_t window, const float *nll, int n_positions) {
+    sqlite3_stmt *s = st_prepare(st, "INSERT OR REPLACE INTO ablation_tokens(analysis_id, window, position, nll)"
+                                     " VALUES (?1, ?2, ?3, ?4)");
+    if (!s) return -1;
+    int rc = 0;
+    for (int p = 0; p < n_positions && rc == 0; p++) {
+        sqlite3_bind_int64(s, 1, analysis_id);
+        sqlite3_bind_int(s, 2, window);
+        sqlite3_bind_int(s, 3, p);
+        if (isnan(nll[p])) sqlite3_bind_null(s, 4);
+        else sqlite3_bind_double(s, 4, nll[p]);
+        if (sqlite3_step(s) != SQLITE_DONE) rc = st_fail(st, "writing ablation NLLs");
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return rc;
 }

@@ -117,6 +117,12 @@ static const char schema_v1[] =
     " key TEXT NOT NULL,"
     " vector BLOB NOT NULL CHECK (typeof(vector) = 'blob' AND length(vector) % 4 = 0),"
     " PRIMARY KEY (analysis_id, key));"
+    /* per-token NLL under an intervention (gpnscope ablate); the analysis row
+     * ("ablation", settings naming the intervention) is its key */
+    "CREATE TABLE ablation_tokens ("
+    " analysis_id INTEGER NOT NULL REFERENCES analyses(id) ON DELETE CASCADE,"
+    " window INTEGER NOT NULL, position INTEGER NOT NULL, nll REAL,"
+    " PRIMARY KEY (analysis_id, window, position)) WITHOUT ROWID;"
     /* ---- views: joins people would otherwise retype (no extension needed) ---- */
     "CREATE VIEW token_states AS"
     " SELECT t.run_id, t.window, t.position, t.token_id, t.next_token_id, t.nll, t.entropy, t.top1,"
@@ -141,6 +147,12 @@ static const char schema_v1[] =
     "  c.path AS corpus, r.seq_len, r.windows_done, r.tokens_done,"
     "  (SELECT avg(nll) FROM tokens t WHERE t.run_id = r.id) AS mean_nll, r.started_at, r.finished_at"
     "  FROM runs r LEFT JOIN models m ON m.id = r.model_id LEFT JOIN corpora c ON c.id = r.corpus_id);"
+    "CREATE VIEW ablation_effects AS"
+    " SELECT a.run_id, a.id AS analysis_id, json_extract(a.settings, '$.what') AS intervention,"
+    "  json_extract(a.settings, '$.scope') AS scope, x.window, x.position, t.token_id,"
+    "  t.nll AS nll_base, x.nll AS nll_ablated, x.nll - t.nll AS nll_change"
+    " FROM analyses a JOIN ablation_tokens x ON x.analysis_id = a.id"
+    " JOIN tokens t ON t.run_id = a.run_id AND t.window = x.window AND t.position = x.position;"
     "CREATE VIEW analysis_values AS"
     " SELECT a.run_id, a.name AS analysis, a.settings, s.key, s.value, s.note, a.created_at, a.id AS analysis_id"
     " FROM analyses a JOIN analysis_scalars s ON s.analysis_id = a.id;";

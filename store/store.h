@@ -229,6 +229,12 @@ int store_analysis_series(store *st, int64_t analysis_id, const char *series, co
                           const char *const *labels, int64_t n);
 int store_analysis_vector(store *st, int64_t analysis_id, const char *key, const float *v, int64_t n);
 
+/* Per-token NLL under an intervention: positions 0..n_positions-1 of a
+ * window, keyed by the "ablation" analysis that names the intervention (the
+ * view ablation_effects joins them with the baseline tokens). Inside the
+ * analysis's batch. */
+int store_put_ablation_nll(store *st, int64_t analysis_id, int32_t window, const float *nll, int n_positions);
+
 /* The newest analysis `name` of a run with these settings (NULL: any
  * settings); 0 if none. */
 int64_t store_analysis_find(store *st, int64_t run_id, const char *name, const char *settings_json);

@@ -1,0 +1,273 @@
+#include "analyses/ablation.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/engine.h"
+#include "probes/probes.h"
+
+const char *const gs_ablation_bucket_names[ABLATION_BUCKETS] = {"1-16", "17-128", "129-512", "513+"};
+static const int bucket_lo[ABLATION_BUCKETS] = {1, 17, 129, 513};
+
+void gs_ablate_opts_default(gs_ablate_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->scope = "decode";
+    o->n_boot = 1000;
+    o->seed = 1;
+}
+
+static int bucket_of(int position) {
+    int p = position + 1, b = 0;
+    while (b + 1 < ABLATION_BUCKETS && p >= bucket_lo[b + 1]) b++;
+    return b;
+}
+
+/* The run's model: the given file, or the path the store recorded; the
+ * checkpoint must be the one the run was recorded with. */
+static gpn_model *run_model(store *st, const store_run_info *info, const char *given) {
+    char path[4096] = "";
+    if (given) {
+        snprintf(path, sizeof path, "%s", given);
+    } else {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v2(store_db(st), "SELECT path FROM models WHERE id = ?1", -1, &s, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(s, 1, info->model_id);
+            if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+                snprintf(path, sizeof path, "%s", (const char *)sqlite3_column_text(s, 0));
+            sqlite3_finalize(s);
+        }
+        if (!path[0]) { gs_fail("run %lld has no model file recorded: give --model", (long long)info->id); return NULL; }
+    }
+    gpn_model *m = gpn_model_load(path);
+    if (!m) return NULL;
+    if (info->model_sha256[0] && strcmp(m->hash, info->model_sha256)) {
+        gs_fail("%s is not the model run %lld was recorded with (sha256 %.12s..., the run's %.12s...)", path,
+                (long long)info->id, m->hash, info->model_sha256);
+        gpn_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+int gs_ablation_heads(store *st, int64_t run_id) {
+    store_run_info info;
+    if (store_run_get(st, run_id, &info)) return -1;
+    if (info.n_heads <= 0) return gs_fail("run %lld: the model has no memory heads (GPN)", (long long)run_id);
+    return info.n_heads;
+}
+
+/* Heads of a retention pool: series "pool" holds 0 (fast) or 1 (slow) per head. */
+static int pool_heads(store *st, int64_t run, const char *which, int *heads, int max) {
+    int64_t an = store_analysis_find(st, run, "retention", NULL);
+    if (an <= 0) return gs_fail("pool:%s needs the run's retention analysis: run gpnscope analyze first", which);
+    double *x = NULL, *y = NULL;
+    int64_t n = store_analysis_get_series(st, an, "pool", &x, &y);
+    if (n <= 0) {
+        free(x); free(y);
+        return gs_fail("the run's retention analysis found no pools (too few heads)");
+    }
+    int want = !strcmp(which, "slow"), k = 0;
+    for (int64_t i = 0; i < n && k < max; i++)
+        if ((int)y[i] == want) heads[k++] = (int)x[i];
+    free(x);
+    free(y);
+    return k;
+}
+
+static int parse_heads(const char *list, int H, int *heads) {
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        char *end;
+        long h = strtol(p, &end, 10);
+        if (end == p || h < 0 || h >= H) return gs_fail("heads:%s: head numbers 0..%d, separated by commas", list, H - 1);
+        heads[n++] = (int)h;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return gs_fail("heads:%s: head numbers 0..%d, separated by commas", list, H - 1);
+    }
+    if (n == 0) return gs_fail("heads: name at least one head");
+    return n;
+}
+
+/* Set up the intervention on a probe set. */
+static int install(probe_set *ps, store *st, int64_t run, const gpn_model *m, const gs_ablate_opts *o) {
+    const char *what = o->what;
+    const gpn_config *c = &m->cfg;
+    if (!strcmp(what, "none")) {
+        float *zero = calloc((size_t)c->d, sizeof *zero);
+        int rc = zero ? probe_subtract(ps, "s_pred", zero) : gs_fail("out of memory");
+        free(zero);
+        return rc;
+    }
+    if (!strncmp(what, "mean-direction:", 15)) {
+        const char *mode = what + 15;
+        if (strcmp(mode, "subtract") && strcmp(mode, "project"))
+            return gs_fail("--what %s: mean-direction:subtract or mean-direction:project", what);
+        if (strcmp(o->scope, "decode") && strcmp(o->scope, "carry"))
+            return gs_fail("--scope %s: decode or carry", o->scope);
+        int64_t an = store_analysis_find(st, run, "geometry", NULL);
+        float *mean = NULL;
+        int64_t n = an > 0 ? store_analysis_get_vector(st, an, "mean", &mean) : -1;
+        if (n != c->d) {
+            free(mean);
+            return gs_fail("mean-direction needs the run's mean state (geometry analysis, d = %d): run gpnscope analyze first", c->d);
+        }
+        const char *hook = !strcmp(o->scope, "decode") ? "s_decode" : "s_pred";
+        int rc = !strcmp(mode, "subtract") ? probe_subtract(ps, hook, mean) : probe_project_out(ps, hook, mean);
+        free(mean);
+        return rc;
+    }
+    int heads[4096], n;
+    if (c->arch != GPN_ARCH_GPN_M && (!strncmp(what, "heads:", 6) || !strncmp(what, "pool:", 5)))
+        return gs_fail("--what %s: the model has no memory heads (GPN)", what);
+    if (!strncmp(what, "heads:", 6)) n = parse_heads(what + 6, c->H, heads);
+    else if (!strcmp(what, "pool:fast") || !strcmp(what, "pool:slow")) n = pool_heads(st, run, what + 5, heads, c->H);
+    else return gs_fail("--what %s: none, mean-direction:subtract|project, heads:LIST, pool:fast|slow or each-head", what);
+    if (n < 0) return -1;
+    if (n == 0) return gs_fail("%s: the pool is empty", what);
+    return probe_zero_heads(ps, -1, heads, n);
+}
+
+static double exp_mean(const double *sum, const int64_t *cnt, const int *pick, int n, int which) {
+    double s = 0;
+    int64_t k = 0;
+    for (int i = 0; i < n; i++) { s += sum[2 * pick[i] + which]; k += cnt[pick[i]]; }
+    return k ? exp(s / k) : NAN;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->what, sizeof out->what, "%s", o->what);
+    snprintf(out->scope, sizeof out->scope, "%s", strncmp(o->what, "mean-direction:", 15) ? "" : o->scope);
+    store_run_info info;
+    if (store_run_get(st, run_id, &info)) return -1;
+    store_token_array tk;
+    if (store_read_tokens(st, run_id, &tk)) return -1;
+    int rc = -1;
+    gpn_model *m = NULL;
+    gpn_engine *e = NULL;
+    probe_set *ps = NULL;
+    float *nll = NULL;
+    double *sums = NULL;
+    int64_t *counts = NULL;
+    int *pick = NULL;
+    double *boot = NULL;
+    int T = (int)tk.n_positions;
+    int64_t W = tk.n_windows;
+    if (o->windows > 0 && o->windows < W) W = o->windows;
+    if (W < 1 || T < 1) { gs_fail("run %lld has no recorded tokens", (long long)run_id); goto done; }
+    for (int64_t w = 0; w < W * T; w++)
+        if (tk.token_id[w] < 0) { gs_fail("run %lld: window %d is incomplete", (long long)run_id, tk.window_ids[w / T]); goto done; }
+    if (!(m = run_model(st, &info, o->model_path))) goto done;
+    int B = o->batch > 0 ? o->batch : (info.batch > 0 ? info.batch : 16);
+    if (B > W) B = (int)W;
+    if (!(e = gpn_engine_new(m, B)) || !(ps = probe_set_new(e))) goto done;
+    if (install(ps, st, run_id, m, o)) goto done;
+
+    char settings[512];
+    snprintf(settings, sizeof settings, "{\"what\":\"%s\",\"scope\":\"%s\",\"windows\":%lld,\"seed\":%llu}", out->what,
+             out->scope, (long long)W, (unsigned long long)o->seed);
+    int64_t an = store_analysis_begin(st, run_id, "ablation", settings, o->code_version);
+    if (an < 0) goto done;
+    out->analysis_id = an;
+    nll = malloc((size_t)B * T * sizeof *nll);
+    sums = calloc((size_t)W * 2, sizeof *sums); /* per window: base, ablated NLL sums */
+    counts = calloc((size_t)W, sizeof *counts);
+    double bucket_sum[ABLATION_BUCKETS] = {0};
+    if (!nll || !sums || !counts) { gs_fail("out of memory"); goto rollback; }
+    for (int64_t w0 = 0; w0 < W; w0 += B) {
+        int nb = W - w0 < B ? (int)(W - w0) : B;
+        gpn_engine_reset(e);
+        int32_t tok[4096];
+        for (int t = 0; t < T; t++) {
+            for (int b = 0; b < nb; b++) tok[b] = tk.token_id[(w0 + b) * T + t];
+            if (gpn_engine_step(e, tok, nb)) goto rollback;
+            gpn_step_out so = gpn_engine_out(e);
+            for (int b = 0; b < nb; b++) nll[(size_t)b * T + t] = so.nll[b];
+        }
+        for (int b = 0; b < nb; b++) {
+            int64_t w = w0 + b;
+            if (store_put_ablation_nll(st, an, tk.window_ids[w], nll + (size_t)b * T, T)) goto rollback;
+            for (int t = 0; t < T; t++) {
+                double base = tk.nll[w * T + t], abl = nll[(size_t)b * T + t];
+                if (isnan(base)) continue;
+                sums[2 * w] += base;
+                sums[2 * w + 1] += abl;
+                counts[w]++;
+                bucket_sum[bucket_of(t)] += abl - base;
+                out->bucket_tokens[bucket_of(t)]++;
+            }
+        }
+    }
+    /* totals and a bootstrap over windows (resampled with replacement) */
+    pick = malloc((size_t)W * sizeof *pick);
+    int n_boot = o->n_boot > 0 ? o->n_boot : 1000;
+    boot = malloc((size_t)n_boot * sizeof *boot);
+    if (!pick || !boot) { gs_fail("out of memory"); goto rollback; }
+    for (int64_t w = 0; w < W; w++) { pick[w] = (int)w; out->n_tokens += counts[w]; }
+    out->n_windows = W;
+    out->ppl_base = exp_mean(sums, counts, pick, (int)W, 0);
+    out->ppl_ablated = exp_mean(sums, counts, pick, (int)W, 1);
+    out->delta_ppl = out->ppl_ablated - out->ppl_base;
+    out->delta_nll = log(out->ppl_ablated) - log(out->ppl_base);
+    uint64_t x = o->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    for (int r = 0; r < n_boot; r++) {
+        for (int64_t w = 0; w < W; w++) {
+            x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+            pick[w] = (int)((x * 0x2545f4914f6cdd1dull >> 33) % (uint64_t)W);
+        }
+        boot[r] = exp_mean(sums, counts, pick, (int)W, 1) - exp_mean(sums, counts, pick, (int)W, 0);
+    }
+    qsort(boot, (size_t)n_boot, sizeof *boot, cmp_double);
+    out->ci_low = boot[(int)floor(0.025 * (n_boot - 1))];
+    out->ci_high = boot[(int)ceil(0.975 * (n_boot - 1))];
+    for (int k = 0; k < ABLATION_BUCKETS; k++)
+        out->bucket_delta_nll[k] = out->bucket_tokens[k] ? bucket_sum[k] / out->bucket_tokens[k] : NAN;
+
+    const struct { const char *k; double v; const char *note; } sc[] = {
+        {"ppl_base", out->ppl_base, "the run's own NLL on the same tokens"},
+        {"ppl_ablated", out->ppl_ablated, NULL},
+        {"delta_ppl", out->delta_ppl, "ablated - base"},
+        {"delta_ppl_ci_low", out->ci_low, "95% bootstrap over windows"},
+        {"delta_ppl_ci_high", out->ci_high, "95% bootstrap over windows"},
+        {"delta_nll", out->delta_nll, "mean NLL change per token (nats)"},
+        {"n_windows", (double)W, NULL},
+        {"n_tokens", (double)out->n_tokens, NULL},
+    };
+    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
+        if (store_analysis_scalar(st, an, sc[i].k, sc[i].v, sc[i].note)) goto rollback;
+    double bx[ABLATION_BUCKETS], by[ABLATION_BUCKETS], bn[ABLATION_BUCKETS];
+    for (int k = 0; k < ABLATION_BUCKETS; k++) {
+        bx[k] = bucket_lo[k];
+        by[k] = out->bucket_delta_nll[k];
+        bn[k] = (double)out->bucket_tokens[k];
+    }
+    if (store_analysis_series(st, an, "bucket_delta_nll", bx, by, gs_ablation_bucket_names, ABLATION_BUCKETS) ||
+        store_analysis_series(st, an, "bucket_tokens", bx, bn, gs_ablation_bucket_names, ABLATION_BUCKETS) ||
+        store_commit(st))
+        goto done;
+    rc = 0;
+    goto done;
+rollback:
+    store_rollback(st);
+done:
+    free(boot);
+    free(pick);
+    free(sums);
+    free(counts);
+    free(nll);
+    probe_set_free(ps);
+    gpn_engine_free(e);
+    gpn_model_free(m);
+    store_token_array_free(&tk);
+    return rc;
+}

@@ -1,0 +1,56 @@
+/* Causal ablations (what the paper could not measure): re-run a recorded
+ * run's model over (a subset of) its windows with an intervention from
+ * probes/, store the per-token NLL under it, and compare with the run's own
+ * NLL on the same tokens.
+ *
+ * Interventions (`what`):
+ *   none                     a hook that changes nothing (a control: NLL equals the baseline)
+ *   mean-direction:subtract  s <- s - s_bar (s_bar: the run's geometry mean)
+ *   mean-direction:project   remove the component of s along s_bar's direction
+ *     scope decode: only the state that is decoded; scope carry: the state
+ *     carried to the next step too (hook s_pred)
+ *   heads:0,3,7              zero the memory read of these heads in every layer
+ *   pool:fast | pool:slow    the heads of that pool (the run's retention analysis)
+ * Reported: perplexity with and without, the change, a 95% bootstrap interval
+ * of the change over windows, and the NLL change by position bucket
+ * (positions 1-16, 17-128, 129-512, 513+, counted from 1). */
+#ifndef GS_ANALYSES_ABLATION_H
+#define GS_ANALYSES_ABLATION_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define ABLATION_BUCKETS 4
+
+typedef struct {
+    const char *what;
+    const char *scope;       /* "decode" | "carry" (mean-direction only) */
+    int64_t windows;         /* first K windows of the run; <= 0: all */
+    int batch;               /* <= 0: the run's recording batch (same numbers as the recording) */
+    int n_boot;              /* bootstrap resamples (default 1000) */
+    uint64_t seed;
+    const char *model_path;  /* NULL: the run's model file (its sha256 must match) */
+    const char *code_version;
+} gs_ablate_opts;
+
+typedef struct {
+    char what[128], scope[16];
+    int64_t n_windows, n_tokens;
+    double ppl_base, ppl_ablated, delta_ppl, ci_low, ci_high; /* ci: of delta_ppl */
+    double delta_nll;                                           /* mean over tokens */
+    double bucket_delta_nll[ABLATION_BUCKETS];
+    int64_t bucket_tokens[ABLATION_BUCKETS];
+    int64_t analysis_id;
+} gs_ablation;
+
+void gs_ablate_opts_default(gs_ablate_opts *o);
+extern const char *const gs_ablation_bucket_names[ABLATION_BUCKETS];
+/* Run one intervention and store it (analysis "ablation" with settings
+ * {what, scope, windows, seed}; re-running the same replaces it). */
+int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *out);
+/* The run's memory heads (for each-head loops); -1 with gs_error() when the
+ * run's model has none. */
+int gs_ablation_heads(store *st, int64_t run_id);
+
+#endif

@@ -1,0 +1,146 @@
+/* gpnscope ablate: causal interventions on a recorded run (analyses/ablation.h). */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/ablation.h"
+#include "base/error.h"
+#include "cli/commands.h"
+
+static const char *help =
+    "usage: gpnscope ablate FILE --what WHAT [--run N] [--scope decode|carry] [--windows K]\n"
+    "                       [--batch B] [--model M] [--seed S] [--json]\n\n"
+    "Re-run a recorded run's model over its windows with an intervention, store the\n"
+    "per-token NLL under it (table ablation_tokens, view ablation_effects) and report\n"
+    "perplexity with and without, the change with a 95% bootstrap interval over\n"
+    "windows, and the NLL change by position bucket (1-16, 17-128, 129-512, 513+).\n\n"
+    "  --what WHAT     none (a control that changes nothing)\n"
+    "                  mean-direction:subtract   s <- s - s_bar\n"
+    "                  mean-direction:project    remove s's component along s_bar\n"
+    "                  heads:0,3,7               zero these memory heads' reads (every layer)\n"
+    "                  pool:fast | pool:slow     the heads of that retention pool\n"
+    "                  each-head                 every head alone, one after another\n"
+    "                  (mean-direction and pools need `gpnscope analyze` first)\n"
+    "  --run N         the run (default: the newest)\n"
+    "  --scope S       mean-direction only: decode (only the decoded state, default) or\n"
+    "                  carry (the state carried to the next token too)\n"
+    "  --windows K     the run's first K windows (default: all)\n"
+    "  --batch B       default: the run's recording batch, so that --what none gives\n"
+    "                  exactly the recorded NLL\n"
+    "  --model FILE    the run's checkpoint, if it moved (its sha256 must match)\n"
+    "  --seed S        bootstrap seed (default 1)\n"
+    "  --json          one JSON object (a list for each-head)\n";
+
+static void print_row(const gs_ablation *a, int header) {
+    if (header)
+        printf("%-26s %-7s %9s %9s %9s %21s   dNLL by position %s / %s / %s / %s\n", "intervention", "scope",
+               "ppl base", "ppl abl", "change", "95% CI of change", gs_ablation_bucket_names[0],
+               gs_ablation_bucket_names[1], gs_ablation_bucket_names[2], gs_ablation_bucket_names[3]);
+    printf("%-26s %-7s %9.3f %9.3f %+9.3f [%+9.3f, %+9.3f]  ", a->what, a->scope[0] ? a->scope : "-", a->ppl_base,
+           a->ppl_ablated, a->delta_ppl, a->ci_low, a->ci_high);
+    for (int k = 0; k < ABLATION_BUCKETS; k++) {
+        if (a->bucket_tokens[k]) printf(" %+.4f", a->bucket_delta_nll[k]);
+        else printf("       -");
+    }
+    printf("\n");
+}
+
+static cJSON *to_json(const gs_ablation *a) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "what", a->what);
+    if (a->scope[0]) cJSON_AddStringToObject(o, "scope", a->scope);
+    cJSON_AddNumberToObject(o, "windows", (double)a->n_windows);
+    cJSON_AddNumberToObject(o, "tokens", (double)a->n_tokens);
+    cJSON_AddNumberToObject(o, "ppl_base", a->ppl_base);
+    cJSON_AddNumberToObject(o, "ppl_ablated", a->ppl_ablated);
+    cJSON_AddNumberToObject(o, "delta_ppl", a->delta_ppl);
+    cJSON_AddNumberToObject(o, "delta_ppl_ci_low", a->ci_low);
+    cJSON_AddNumberToObject(o, "delta_ppl_ci_high", a->ci_high);
+    cJSON_AddNumberToObject(o, "delta_nll", a->delta_nll);
+    cJSON *b = cJSON_AddObjectToObject(o, "delta_nll_by_position");
+    for (int k = 0; k < ABLATION_BUCKETS; k++)
+        if (a->bucket_tokens[k]) cJSON_AddNumberToObject(b, gs_ablation_bucket_names[k], a->bucket_delta_nll[k]);
+    cJSON_AddNumberToObject(o, "analysis_id", (double)a->analysis_id);
+    return o;
+}
+
+int cmd_ablate(int argc, char **argv) {
+    gs_ablate_opts o;
+    gs_ablate_opts_default(&o);
+    o.code_version = GPNSCOPE_VERSION;
+    long long run = 0;
+    int json = 0;
+    static const struct option opts[] = {
+        {"what", required_argument, 0, 'w'},  {"run", required_argument, 0, 'r'},
+        {"scope", required_argument, 0, 's'}, {"windows", required_argument, 0, 'n'},
+        {"batch", required_argument, 0, 'b'}, {"model", required_argument, 0, 'm'},
+        {"seed", required_argument, 0, 'S'},  {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (ch) {
+        case 'w': o.what = optarg; break;
+        case 's': o.scope = optarg; break;
+        case 'm': o.model_path = optarg; break;
+        case 'j': json = 1; break;
+        case 'r': run = strtoll(optarg, &end, 10); break;
+        case 'n': o.windows = strtoll(optarg, &end, 10); break;
+        case 'b': o.batch = (int)strtol(optarg, &end, 10); break;
+        case 'S': o.seed = strtoull(optarg, &end, 10); break;
+        case 'h': fputs(help, stdout); return 0;
+        default: fputs(help, stderr); return 2;
+        }
+        if (end && (*end || end == optarg)) {
+            fprintf(stderr, "gpnscope ablate: '%s' is not a number\n", optarg);
+            return 2;
+        }
+    }
+    if (optind != argc - 1 || !o.what) { fputs(help, stderr); return 2; }
+    const char *path = argv[optind];
+    if (strcmp(o.scope, "decode") && strcmp(o.scope, "carry")) {
+        fprintf(stderr, "gpnscope ablate: --scope %s: decode or carry\n", o.scope);
+        return 2;
+    }
+    store *st = store_open(path, STORE_WRITE);
+    if (!st) { fprintf(stderr, "gpnscope ablate: %s\n", gs_error()); return 1; }
+    if (run <= 0) run = store_last_run(st, 0);
+    if (run <= 0) { fprintf(stderr, "gpnscope ablate: %s has no runs\n", path); store_close(st); return 1; }
+    int rc = 0, each = !strcmp(o.what, "each-head");
+    int n = 1;
+    if (each && (n = gs_ablation_heads(st, run)) < 0) {
+        fprintf(stderr, "gpnscope ablate: %s\n", gs_error());
+        store_close(st);
+        return 1;
+    }
+    cJSON *list = json ? cJSON_CreateArray() : NULL;
+    for (int h = 0; h < n && rc == 0; h++) {
+        char what[64];
+        if (each) {
+            snprintf(what, sizeof what, "heads:%d", h);
+            o.what = what;
+        }
+        gs_ablation a;
+        if (gs_ablate(st, run, &o, &a)) {
+            fprintf(stderr, "gpnscope ablate: %s: %s\n", path, gs_error());
+            rc = 1;
+            break;
+        }
+        if (json) cJSON_AddItemToArray(list, to_json(&a));
+        else print_row(&a, h == 0);
+    }
+    if (json && rc == 0) {
+        cJSON *out = each ? list : cJSON_DetachItemFromArray(list, 0);
+        char *s = cJSON_PrintUnformatted(out);
+        puts(s);
+        free(s);
+        if (!each) cJSON_Delete(out);
+    }
+    cJSON_Delete(list);
+    store_close(st);
+    return rc;
+}

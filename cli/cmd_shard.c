@@ -1,0 +1,75 @@
+/* gpnscope shard: tokenize a text or JSONL corpus once into the companion's
+ * token-shard format (data_XXXX.bin + index + meta.json), which the trainer,
+ * record and eval read memory-mapped with no tokenizer. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "engine/corpus.h"
+#include "engine/tokenizer.h"
+
+static const char *help =
+    "usage: gpnscope shard --tokenizer T --corpus C --out DIR [--field NAME] [--separator STR]\n"
+    "                      [--no-bos] [--shard-tokens N]\n\n"
+    "Tokenize a text or JSONL corpus into token shards in the companion code's format:\n"
+    "DIR/data_XXXX.bin (little-endian uint32 ids; each document is BOS ... EOS),\n"
+    "DIR/data_XXXX.index.json (document lengths) and DIR/meta.json. The trainer reads\n"
+    "shards; record and eval read them without a tokenizer.\n\n"
+    "  --tokenizer FILE   tokenizer.json or tokenizer.model\n"
+    "  --corpus PATH      text file or folder, or .jsonl file\n"
+    "  --out DIR          output folder (created)\n"
+    "  --field NAME       JSONL text field (default text)\n"
+    "  --separator STR    text: split files into documents on STR\n"
+    "  --no-bos           do not start documents with BOS\n"
+    "  --shard-tokens N   start a new shard after N tokens (default 500000000)\n";
+
+int cmd_shard(int argc, char **argv) {
+    const char *tok_path = NULL, *corpus_path = NULL, *out = NULL;
+    corpus_options co;
+    corpus_options_default(&co);
+    long long shard_tokens = 0;
+    static const struct option opts[] = {
+        {"tokenizer", required_argument, 0, 't'}, {"corpus", required_argument, 0, 'c'},
+        {"out", required_argument, 0, 'o'},       {"field", required_argument, 0, 'f'},
+        {"separator", required_argument, 0, 's'}, {"no-bos", no_argument, 0, 'B'},
+        {"shard-tokens", required_argument, 0, 'n'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 't': tok_path = optarg; break;
+        case 'c': corpus_path = optarg; break;
+        case 'o': out = optarg; break;
+        case 'f': co.field = optarg; break;
+        case 's': co.separator = optarg; break;
+        case 'B': co.add_bos = 0; break;
+        case 'n': {
+            char *end;
+            shard_tokens = strtoll(optarg, &end, 10);
+            if (*end || shard_tokens < 1) { fprintf(stderr, "gpnscope shard: --shard-tokens '%s': a positive integer\n", optarg); return 2; }
+            break;
+        }
+        case 'h': fputs(help, stdout); return 0;
+        default: fputs(help, stderr); return 2;
+        }
+    }
+    if (!tok_path || !corpus_path || !out || optind != argc) { fputs(help, stderr); return 2; }
+    co.seq_len = 2; /* every window is irrelevant here; any corpus of >= 2 tokens opens */
+    gpn_tokenizer *tok = tokenizer_load(tok_path);
+    gpn_corpus *c = tok ? corpus_open(corpus_path, tok, &co) : NULL;
+    int rc = 1;
+    if (c && corpus_export_shards(c, out, tok_path, shard_tokens) == 0) {
+        printf("wrote %lld tokens in %lld documents to %s (vocabulary %d)\n", (long long)corpus_total_tokens(c),
+               (long long)corpus_n_docs(c), out, tokenizer_vocab_size(tok));
+        rc = 0;
+    } else {
+        fprintf(stderr, "gpnscope shard: %s\n", gs_error());
+    }
+    corpus_free(c);
+    tokenizer_free(tok);
+    return rc;
+}

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# gpnscope ablate: a control that changes nothing leaves every NLL exactly as
+# recorded; zeroing a head whose query weights are zero (its read is already
+# zero) changes nothing, zeroing a live head raises perplexity; subtracting
+# s_bar where the state is decoded gives the NLL computed by hand from the
+# recorded states; carry scope agrees with decode scope at the first position
+# and not after.
+set -euo pipefail
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+bin="$GPNSCOPE_BIN"
+dir="$GPNSCOPE_BUILD/test-scratch/ablate"; rm -rf "$dir"; mkdir -p "$dir/shards"
+model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+q() { sqlite3 "$1" "$2"; }
+
+# corpus: 24 windows of 32 random tokens; a copy of the model whose head 1
+# has zero query weights and bias (q_1 = l2n(relu(0)) = 0, so its read is 0)
+"$py" - "$dir" "$model" <<'PY'
+import json, struct, sys
+import numpy as np
+d, model = sys.argv[1], sys.argv[2]
+ids = np.random.default_rng(7).integers(3, 97, size=24 * 32).astype(np.uint32)
+ids.tofile(d + "/shards/data_0000.bin")
+json.dump([int(ids.size)], open(d + "/shards/data_0000.index.json", "w"))
+json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(ids.size), "total_docs": 1, "num_shards": 1},
+          open(d + "/shards/meta.json", "w"))
+raw = bytearray(open(model, "rb").read()); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
+def view(name):
+    b, e = hdr[name]["data_offsets"]
+    return np.frombuffer(raw, dtype="<f4", count=(e - b) // 4, offset=8 + n + b).reshape(hdr[name]["shape"])
+dk = hdr["write_W_k_k"]["shape"][1] // hdr["write_A_log"]["shape"][0]
+wq = view("L0_read_W_q_k").copy(); bq = view("L0_read_W_q_b").copy()
+wq[:, dk:2 * dk] = 0; bq[dk:2 * dk] = 0
+for name, a in (("L0_read_W_q_k", wq), ("L0_read_W_q_b", bq)):
+    b, e = hdr[name]["data_offsets"]; raw[8 + n + b:8 + n + e] = a.astype("<f4").tobytes()
+open(d + "/deadhead.safetensors", "wb").write(bytes(raw))
+PY
+common=(--corpus "$dir/shards" --seq-len 32 --batch 4 --states pred --quiet)
+"$bin" record --model "$model" --db "$dir/a.db" "${common[@]}" >/dev/null
+"$bin" analyze "$dir/a.db" >/dev/null
+"$bin" record --model "$dir/deadhead.safetensors" --db "$dir/dead.db" "${common[@]}" >/dev/null
+
+"$bin" ablate "$dir/a.db" --what none >/dev/null
+n0="$(q "$dir/a.db" "select count(*), sum(nll_change != 0) from ablation_effects where intervention = 'none'")"
+[[ "$n0" == "768|0" ]] && ok "none: all 768 NLLs identical to the recording" || bad "none: $n0"
+
+"$bin" ablate "$dir/dead.db" --what heads:1 >/dev/null
+d1="$(q "$dir/dead.db" "select count(*), sum(nll_change != 0) from ablation_effects")"
+[[ "$d1" == "768|0" ]] && ok "zeroing a head whose read is already zero changes nothing" || bad "dead head: $d1"
+
+# (random weights: a live head changes predictions, in either direction; that
+# a trained model needs its heads is tests/cli/ablate_shipped.sh)
+"$bin" ablate "$dir/a.db" --what heads:0 >/dev/null
+h0="$(q "$dir/a.db" "select sum(abs(nll_change) > 1e-4) from ablation_effects where intervention = 'heads:0' and position > 1")"
+[[ "$h0" -gt 600 ]] && ok "zeroing live head 0 changes the NLL of $h0 of 720 tokens after position 1" || bad "head 0 changed only $h0"
+
+"$bin" ablate "$dir/a.db" --what mean-direction:subtract --scope decode >/dev/null
+"$bin" ablate "$dir/a.db" --what mean-direction:subtract --scope carry >/dev/null
+if "$py" - "$dir/a.db" "$model" <<'PY'
+import json, sqlite3, struct, sys
+import numpy as np
+db, model = sys.argv[1], sys.argv[2]
+raw = open(model, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
+def get(name):
+    b, e = hdr[name]["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(hdr[name]["shape"]).astype(np.float64)
+E, w, P = get("embedding"), get("decode_norm_w"), get("decode_proj_k")
+c = sqlite3.connect(db)
+an = c.execute("select id from analyses where name = 'geometry' order by id desc").fetchone()[0]
+sbar = np.frombuffer(c.execute("select vector from analysis_vectors where analysis_id = ? and key = 'mean'", (an,)).fetchone()[0], "<f4")
+rows = c.execute("""select s.window, s.position, s.vector, t.token_id, e.nll_ablated, e.scope
+                    from states s join tokens t using (run_id, window, position)
+                    join ablation_effects e on e.run_id = s.run_id and e.window = s.window and e.position = s.position
+                    where e.intervention = 'mean-direction:subtract'""").fetchall()
+err, first, later = 0.0, [], []
+by = {}
+for win, pos, vec, tok, nll_abl, scope in rows:
+    by.setdefault((win, pos), {})[scope] = nll_abl
+    if scope != "decode": continue
+    s = np.frombuffer(vec, "<f4").astype(np.float64) - sbar
+    z = (s / np.sqrt(np.mean(s * s) + 1e-6) * w) @ P
+    logits = z @ E.T
+    m = logits.max(); nll = m + np.log(np.exp(logits - m).sum()) - logits[tok]
+    err = max(err, abs(nll - nll_abl) / max(1.0, abs(nll)))
+same0 = all(abs(v["decode"] - v["carry"]) < 1e-6 for (wn, p), v in by.items() if p == 0)
+differ = sum(abs(v["decode"] - v["carry"]) > 1e-4 for (wn, p), v in by.items() if p > 1)
+print("decode scope vs hand computation: max rel err %.2e over %d tokens; carry == decode at position 0: %s; differ later at %d tokens" % (err, len(rows) // 2, same0, differ))
+sys.exit(0 if err < 1e-4 and same0 and differ > 0 else 1)
+PY
+then ok "mean-direction:subtract matches the hand computation"; else bad "mean-direction:subtract vs hand computation"; fi
+
+"$bin" ablate "$dir/a.db" --what each-head >"$dir/each.txt" && [[ $(grep -c "^heads:" "$dir/each.txt") -eq 3 ]] \
+  && ok "each-head: one row per head" || bad "each-head: $(cat "$dir/each.txt")"
+"$bin" ablate "$dir/a.db" --what pool:slow >/dev/null && ok "pool:slow" || bad "pool:slow"
+# re-running the same intervention replaces it
+cnt="$(q "$dir/a.db" "select count(*) from analyses where name = 'ablation' and json_extract(settings, '$.what') = 'heads:0'")"
+[[ "$cnt" == 1 ]] && ok "same intervention replaced, not duplicated" || bad "heads:0 analyses: $cnt"
+# errors: one line, non-zero
+for bad_what in "heads:9" "bogus" "heads:" "mean-direction:flip"; do
+  if "$bin" ablate "$dir/a.db" --what "$bad_what" 2>"$dir/err.txt"; then bad "--what $bad_what accepted"
+  else [[ $(wc -l <"$dir/err.txt") -eq 1 ]] && ok "--what $bad_what: $(cat "$dir/err.txt")" || bad "--what $bad_what: $(cat "$dir/err.txt")"; fi
+done
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
