@@ -1,0 +1,201 @@
+/* bench_train: training throughput (tokens/s of a whole optimizer step:
+ * forward, BPTT backward, AdamW) next to the GEMM-only ceiling for the same
+ * shapes, timed in the same run: every SGEMM the step issues (per-step
+ * projections of B rows, the batched decode head and weight gradients), with
+ * the same sizes, called back to back on resident buffers. The ratio is the
+ * share of the ceiling the trainer reaches; the rest is the memory loops,
+ * elementwise ops, softmax and the optimizer.
+ *
+ *   bench_train [--steps N] [--threads N] [--only small|medium] [--cpu]
+ *
+ * --cpu times with this thread's CPU clock instead of the wall clock; with
+ * --threads 1 that is robust to other processes on a shared machine.
+ */
+#include <cblas.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "engine/adamw.h"
+#include "engine/train_init.h"
+#include "engine/train_window.h"
+
+typedef struct {
+    const char *name;
+    gpn_config c;
+    int B, T;
+} bench_cfg;
+
+static int use_cpu_time; /* --cpu: this thread's CPU time (with --threads 1: robust on a busy machine) */
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(use_cpu_time ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The GEMMs of one training step, as train_window.inc issues them. */
+typedef struct { int ta, tb, M, N, K, reps; } gemm_shape;
+
+static int step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
+    train_layout L;
+    train_layout_init(&L, c);
+    int n = 0, d = c->d, e = c->e, V = c->V, N = c->n_layers, zw = L.zw, BT = B * T;
+    int chunk = (1 << 22) / V;
+    if (chunk < 1) chunk = 1;
+    if (chunk > BT) chunk = BT;
+    int nchunk = (BT + chunk - 1) / chunk;
+#define G(a, b, m, nn, k, r) (g[n++] = (gemm_shape){a, b, m, nn, k, r})
+    G(0, 0, BT, d, e, 1); /* grounding input */
+    for (int j = 0; j <= N; j++) {
+        G(0, 0, B, L.set[j].width, d, T);  /* forward projection */
+        G(0, 1, B, d, L.set[j].width, T);  /* backward dx */
+        G(1, 0, d, L.set[j].width, BT, 1); /* weight gradient */
+    }
+    for (int j = 0; j < N; j++) {
+        G(0, 0, B, d, zw, T);  /* [h | read] @ [W2; Wo] */
+        G(0, 1, B, zw, d, T);  /* backward */
+        G(1, 0, zw, d, BT, 1); /* weight gradient */
+    }
+    G(0, 0, BT, e, d, 1);          /* decode projection */
+    G(0, 1, chunk, V, e, nchunk);  /* logits */
+    G(0, 0, chunk, e, V, nchunk);  /* dz */
+    G(1, 0, V, e, chunk, nchunk);  /* dE (tied output) */
+    G(1, 0, d, e, BT, 1);          /* dP */
+    G(0, 1, BT, d, e, 1);          /* dx of the decode */
+    G(1, 0, e, d, BT, 1);          /* dF */
+    G(0, 1, BT, e, d, 1);          /* d emb */
+#undef G
+    return n;
+}
+
+static double gemm_flops(const gemm_shape *g, int n) {
+    double f = 0;
+    for (int i = 0; i < n; i++) f += 2.0 * g[i].M * g[i].N * (double)g[i].K * g[i].reps;
+    return f;
+}
+
+typedef struct {
+    float *A, *B, *C;
+} gemm_bufs;
+
+static void gemm_bufs_init(gemm_bufs *b, const gemm_shape *g, int n) {
+    size_t amax = 0, bmax = 0, cmax = 0;
+    for (int i = 0; i < n; i++) {
+        size_t a = (size_t)g[i].M * g[i].K, bb = (size_t)g[i].K * g[i].N, c = (size_t)g[i].M * g[i].N;
+        if (a > amax) amax = a;
+        if (bb > bmax) bmax = bb;
+        if (c > cmax) cmax = c;
+    }
+    b->A = malloc(amax * 4);
+    b->B = malloc(bmax * 4);
+    b->C = calloc(cmax, 4);
+    for (size_t i = 0; i < amax; i++) b->A[i] = (float)((i * 7919) % 1000) * 1e-3f;
+    for (size_t i = 0; i < bmax; i++) b->B[i] = (float)((i * 104729) % 1000) * 1e-3f;
+}
+
+/* one pass over the GEMM list; seconds */
+static double time_gemms(const gemm_bufs *b, const gemm_shape *g, int n) {
+    double t0 = now();
+    for (int i = 0; i < n; i++) {
+        const gemm_shape *s = &g[i];
+        int lda = s->ta ? s->M : s->K, ldb = s->tb ? s->K : s->N;
+        for (int k = 0; k < s->reps; k++)
+            cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans, s->tb ? CblasTrans : CblasNoTrans, s->M, s->N,
+                        s->K, 1.0f, b->A, lda, b->B, ldb, 0.0f, b->C, s->N);
+    }
+    return now() - t0;
+}
+
+static int run(const bench_cfg *bc, int steps) {
+    const gpn_config *c = &bc->c;
+    gpn_model *m = gpn_model_new(c);
+    if (!m) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
+    train_rng r;
+    train_rng_seed(&r, 1);
+    train_init_params(c, m->block, &r);
+    adamw_config oc = {.lr = 3e-4, .min_lr_ratio = 0.1, .warmup = 0, .total_steps = 1000, .beta1 = 0.9, .beta2 = 0.95,
+                       .eps = 1e-8, .weight_decay = 0.1, .clip = 1.0};
+    adamw *opt = adamw_new(c, &oc);
+    float *grads = calloc(m->n_params, 4);
+    int B = bc->B, T = bc->T;
+    gpn_tape_f32 *tp = gpn_tape_new_f32(c, B, T);
+    int32_t *tok = malloc((size_t)B * T * 4);
+    for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(train_rng_next(&r) % (uint64_t)c->V);
+    if (!tp || !opt || !grads) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
+    gemm_shape g[64];
+    int ng = step_gemms(c, B, T, g);
+    gemm_bufs gb;
+    gemm_bufs_init(&gb, g, ng);
+    double flops = gemm_flops(g, ng);
+    /* train steps and GEMM passes interleaved, best of each: a busy machine slows both alike */
+    double best = 1e30, tg = 1e30, tf = 0, tb = 0, to = 0;
+    for (int s = 0; s <= steps; s++) { /* round 0 warms up */
+        double loss, t0 = now();
+        memset(grads, 0, m->n_params * 4);
+        gpn_tape_forward_f32(tp, m->block, tok, NULL, NULL, NULL, grads, &loss);
+        double t1 = now();
+        gpn_tape_backward_f32(tp, m->block, grads, 0);
+        double t2 = now(), lr;
+        adamw_step(opt, m->block, grads, &lr);
+        double t3 = now();
+        if (s > 0 && t3 - t0 < best) { best = t3 - t0; tf = t1 - t0; tb = t2 - t1; to = t3 - t2; }
+        double tgs = time_gemms(&gb, g, ng);
+        if (s > 0 && tgs < tg) tg = tgs;
+    }
+    free(gb.A);
+    free(gb.B);
+    free(gb.C);
+    double tokens = (double)B * T;
+    printf("%-7s %8.2fM %4dx%-4d %9.0f %9.0f %7.1f%% %8.1f %8.1f   fwd %.0f%% bwd %.0f%% adamw %.0f%%  (%zu MB)\n",
+           bc->name, m->n_params / 1e6, B, T, tokens / best, tokens / tg, 100.0 * tg / best, flops / best * 1e-9,
+           flops / tg * 1e-9, 100 * tf / best, 100 * tb / best, 100 * to / best, gpn_tape_bytes(c, B, T) >> 20);
+    gpn_tape_free_f32(tp);
+    adamw_free(opt);
+    gpn_model_free(m);
+    free(grads);
+    free(tok);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int steps = 5, threads = 0;
+    const char *only = NULL;
+    static const struct option opts[] = {{"steps", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
+                                         {"only", required_argument, 0, 'o'}, {"cpu", no_argument, 0, 'c'},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (ch == 's') steps = atoi(optarg);
+        else if (ch == 't') threads = atoi(optarg);
+        else if (ch == 'o') only = optarg;
+        else if (ch == 'c') use_cpu_time = 1;
+        else {
+            printf("usage: bench_train [--steps N] [--threads N] [--only small|medium] [--cpu]\n"
+                   "  training tokens/s (best of N steps after one warm-up) next to the GEMM-only ceiling\n"
+                   "  measured in the same run; --cpu: thread CPU time (use with --threads 1)\n");
+            return ch == 'h' ? 0 : 2;
+        }
+    }
+    if (use_cpu_time && threads != 1) {
+        fprintf(stderr, "bench_train: --cpu measures one thread; add --threads 1\n");
+        return 2;
+    }
+    if (threads > 0) openblas_set_num_threads(threads);
+    /* LLaMA-2 vocabulary: the decode head and tied embedding are a large share of the work */
+    bench_cfg cfgs[] = {
+        {"small", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 128, .e = 64, .f = 256, .H = 8, .dk = 16, .dv = 16,
+                   .V = 32000}, 8, 64},
+        {"medium", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 384, .e = 96, .f = 768, .H = 8, .dk = 32, .dv = 48,
+                    .V = 32000}, 16, 128},
+    };
+    printf("config   params  BxT       train tok/s  GEMM tok/s  ratio  GFLOP/s (train, GEMM only)\n");
+    for (size_t i = 0; i < sizeof cfgs / sizeof *cfgs; i++)
+        if (!only || !strcmp(only, cfgs[i].name))
+            if (run(&cfgs[i], steps) != 0) return 1;
+    return 0;
+}

@@ -1,0 +1,164 @@
+/* gpnscope train --config FILE [--resume CKPT] [--bptt K] ...: train a GPN /
+ * GPN+M with BPTT (engine/train.h). SIGINT finishes the current step, writes
+ * a checkpoint and exits with 130; a second SIGINT stops at once. */
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "engine/train.h"
+
+static const char *help =
+    "usage: gpnscope train --config FILE [--resume CKPT] [--bptt K] [options]\n\n"
+    "Train a GPN or GPN+M on token shards (data_XXXX.bin, uint32 ids) with backpropagation\n"
+    "through time and the companion's recipe (AdamW, linear warm-up then cosine decay to a\n"
+    "fraction of the peak, global-norm clipping; its initialisation). The config file (JSON,\n"
+    "see docs/training.md) gives the model sizes, data, schedule and output directory;\n"
+    "relative paths in it are relative to the config file. Writes model.safetensors,\n"
+    "optimizer.safetensors (the resumable state), loss.csv and config.json there.\n\n"
+    "  --config FILE     the training config (required)\n"
+    "  --resume CKPT     continue from a checkpoint directory (or its optimizer.safetensors);\n"
+    "                    the run continues exactly as if it had not stopped\n"
+    "  --bptt K          truncate backpropagation every K tokens (0: the whole window);\n"
+    "                    overrides training.bptt\n"
+    "  --out DIR         output directory (overrides output.dir)\n"
+    "  --steps N         total optimizer steps, the schedule's length (overrides training.steps)\n"
+    "  --run-steps N     stop (with a checkpoint) after N more steps; the schedule is unchanged\n"
+    "  --threads N       OpenBLAS threads for the GEMMs (overrides training.threads)\n"
+    "  --quiet           no progress line and no summary\n"
+    "  --help            this text\n\n"
+    "Ctrl-C finishes the current step, writes a checkpoint and exits with status 130;\n"
+    "resume with --resume OUTDIR.\n";
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+    signal(SIGINT, SIG_DFL); /* a second Ctrl-C stops at once */
+}
+
+static int parse_long(const char *s, long lo, long *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo) return -1;
+    *out = v;
+    return 0;
+}
+
+int cmd_train(int argc, char **argv) {
+    const char *config = NULL, *resume = NULL, *out = NULL;
+    long bptt = -1, steps = -1, run_steps = -1, threads = -1;
+    int quiet = 0;
+    static const struct option opts[] = {
+        {"config", required_argument, 0, 'c'}, {"resume", required_argument, 0, 'r'},
+        {"bptt", required_argument, 0, 'b'},   {"out", required_argument, 0, 'o'},
+        {"steps", required_argument, 0, 's'},  {"run-steps", required_argument, 0, 'n'},
+        {"threads", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (ch) {
+        case 'c': config = optarg; break;
+        case 'r': resume = optarg; break;
+        case 'o': out = optarg; break;
+        case 'b': bad = parse_long(optarg, 0, &bptt); break;
+        case 's': bad = parse_long(optarg, 1, &steps); break;
+        case 'n': bad = parse_long(optarg, 1, &run_steps); break;
+        case 't': bad = parse_long(optarg, 0, &threads); break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(help, stdout); return 0;
+        default: fputs(help, stderr); return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "gpnscope train: --%s needs a non-negative integer, got '%s'\n",
+                    ch == 'b' ? "bptt" : ch == 's' ? "steps" : ch == 'n' ? "run-steps" : "threads", optarg);
+            return 2;
+        }
+    }
+    if (!config || optind != argc) {
+        fprintf(stderr, "gpnscope train: %s\n", config ? "unexpected argument" : "--config FILE is required");
+        fputs(help, stderr);
+        return 2;
+    }
+    train_config cfg;
+    train_config_defaults(&cfg);
+    if (train_config_load(config, &cfg) != 0) { fprintf(stderr, "gpnscope train: %s\n", gs_error()); return 1; }
+    if (bptt >= 0) cfg.bptt = (int)bptt;
+    if (steps > 0) cfg.steps = cfg.opt.total_steps = steps;
+    if (threads >= 0) cfg.threads = (int)threads;
+    if (out) snprintf(cfg.out_dir, sizeof cfg.out_dir, "%s", out);
+
+    gpn_trainer *t = gpn_trainer_new(&cfg, resume);
+    if (!t) { fprintf(stderr, "gpnscope train: %s\n", gs_error()); return 1; }
+    const gpn_model *m = gpn_trainer_model(t);
+    long start = gpn_trainer_step_count(t);
+    if (!quiet)
+        fprintf(stderr,
+                "gpnscope train: %s, %zu parameters, %lld training tokens, %d x %d tokens per step, %s, %zu MB of "
+                "activations; %s at step %ld of %ld -> %s\n",
+                gpn_arch_name(cfg.model.arch), m->n_params, (long long)gpn_trainer_train_tokens(t), cfg.batch,
+                cfg.seq_len, cfg.bptt ? "truncated BPTT" : "full BPTT", gpn_trainer_memory(t) >> 20,
+                resume ? "resuming" : "starting", start, cfg.steps, cfg.out_dir);
+    if (gpn_trainer_done(t)) {
+        fprintf(stderr, "gpnscope train: the checkpoint has already run all %ld steps (raise --steps to continue)\n", cfg.steps);
+        gpn_trainer_free(t);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+
+    long end = cfg.steps;
+    if (run_steps > 0 && start + run_steps < end) end = start + run_steps;
+    progress pg;
+    double t_start = progress_now();
+    progress_start(&pg, "train", "tok", (int64_t)(end - start) * cfg.batch * cfg.seq_len);
+    if (quiet) pg.enabled = 0;
+    train_report r = {0};
+    double last_eval = NAN;
+    int rc = 0, checkpointed = 0;
+    while (gpn_trainer_step_count(t) < end && !interrupted) {
+        if (gpn_trainer_step(t, &r) != 0) { rc = 1; break; }
+        checkpointed = r.checkpointed;
+        if (!isnan(r.eval_loss)) last_eval = r.eval_loss;
+        char ev[32] = "";
+        if (!isnan(last_eval)) snprintf(ev, sizeof ev, " held-out %.4f", last_eval);
+        snprintf(pg.extra, sizeof pg.extra, "step %ld/%ld loss %.4f%s lr %.2e gn %.2f", r.step, r.steps, r.loss, ev,
+                 r.lr, r.grad_norm);
+        progress_update(&pg, (int64_t)(r.step - start) * cfg.batch * cfg.seq_len);
+    }
+    progress_end(&pg, (int64_t)(gpn_trainer_step_count(t) - start) * cfg.batch * cfg.seq_len);
+    signal(SIGINT, SIG_DFL);
+    if (rc != 0) {
+        fprintf(stderr, "gpnscope train: %s\n", gs_error());
+        gpn_trainer_free(t);
+        return 1;
+    }
+    if (!checkpointed && gpn_trainer_checkpoint(t) != 0) {
+        fprintf(stderr, "gpnscope train: %s\n", gs_error());
+        gpn_trainer_free(t);
+        return 1;
+    }
+    long done = gpn_trainer_step_count(t);
+    if (!quiet) {
+        printf("trained %ld step%s in %.1f s (%lld tokens, %.1f s of training over all runs): train loss %.4f",
+               done - start, done - start == 1 ? "" : "s", progress_now() - t_start, (long long)r.tokens, r.elapsed,
+               r.loss);
+        if (!isnan(last_eval)) printf(", held-out loss %.4f (perplexity %.2f)", last_eval, exp(last_eval));
+        printf("\n%s %s/model.safetensors at step %ld of %ld\n", done < cfg.steps ? "checkpoint" : "model", cfg.out_dir,
+               done, cfg.steps);
+        if (interrupted) fprintf(stderr, "gpnscope train: interrupted; continue with --resume %s\n", cfg.out_dir);
+    }
+    gpn_trainer_free(t);
+    return interrupted ? 130 : 0;
+}

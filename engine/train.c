@@ -1,0 +1,686 @@
+#include "engine/train.h"
+
+#include <cblas.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "engine/safetensors.h"
+#include "engine/corpus.h"
+#include "engine/tokenizer.h"
+#include "engine/train_init.h"
+#include "engine/train_window.h"
+
+#define OPT_FORMAT "gpnscope-train-state-1"
+
+/* ---- configuration ------------------------------------------------------ */
+
+void train_config_defaults(train_config *c) {
+    memset(c, 0, sizeof *c);
+    c->model.arch = GPN_ARCH_GPN_M;
+    c->model.n_layers = 1;
+    c->seq_len = 128;
+    c->batch = 16;
+    c->steps = 1000;
+    c->seed = 0;
+    c->opt = (adamw_config){.lr = 6e-4, .min_lr_ratio = 0.1, .warmup = 100, .total_steps = 1000, .beta1 = 0.9,
+                            .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1, .clip = 1.0};
+}
+
+typedef struct {
+    const char *section;
+    cJSON *obj;
+    int *err; /* shared by all sections: the first error is the one reported */
+} jsec;
+
+/* Every key of a section must be one the reader asks for. */
+static int check_keys(cJSON *obj, const char *section, const char *const *known) {
+    for (cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
+        int ok = 0;
+        for (int i = 0; known[i] && !ok; i++) ok = strcmp(known[i], it->string) == 0;
+        if (!ok) {
+            char list[512] = "";
+            for (int i = 0; known[i]; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", known[i]);
+            return gs_fail("unknown key \"%s\" in \"%s\" (known: %s)", it->string, section, list);
+        }
+    }
+    return 0;
+}
+
+static int get_num(jsec *s, const char *key, double *out, int required, double lo, double hi) {
+    if (*s->err) return -1;
+    cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
+    if (!v) {
+        if (required) { *s->err = 1; return gs_fail("missing \"%s\" in \"%s\"", key, s->section); }
+        return 0;
+    }
+    if (!cJSON_IsNumber(v)) { *s->err = 1; return gs_fail("\"%s.%s\" must be a number", s->section, key); }
+    if (!(v->valuedouble >= lo && v->valuedouble <= hi)) {
+        *s->err = 1;
+        return gs_fail("\"%s.%s\" = %g is out of range [%g, %g]", s->section, key, v->valuedouble, lo, hi);
+    }
+    *out = v->valuedouble;
+    return 0;
+}
+
+static void get_int(jsec *s, const char *key, int *out, int required, double lo, double hi) {
+    double x = *out;
+    if (get_num(s, key, &x, required, lo, hi) == 0 && !*s->err) {
+        if (x != floor(x)) { *s->err = 1; gs_fail("\"%s.%s\" = %g must be an integer", s->section, key, x); return; }
+        *out = (int)x;
+    }
+}
+
+static void get_long(jsec *s, const char *key, long *out, int required, double lo, double hi) {
+    double x = (double)*out;
+    if (get_num(s, key, &x, required, lo, hi) == 0 && !*s->err) {
+        if (x != floor(x)) { *s->err = 1; gs_fail("\"%s.%s\" = %g must be an integer", s->section, key, x); return; }
+        *out = (long)x;
+    }
+}
+
+static void get_bool(jsec *s, const char *key, int *out) {
+    cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
+    if (!v || *s->err) return;
+    if (!cJSON_IsBool(v)) { *s->err = 1; gs_fail("\"%s.%s\" must be true or false", s->section, key); return; }
+    *out = cJSON_IsTrue(v);
+}
+
+/* a path relative to the config file's directory */
+static void get_path(jsec *s, const char *key, char *out, int required, const char *base) {
+    cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
+    if (*s->err) return;
+    if (!v) {
+        if (required) { *s->err = 1; gs_fail("missing \"%s\" in \"%s\"", key, s->section); }
+        return;
+    }
+    if (!cJSON_IsString(v) || !v->valuestring[0]) { *s->err = 1; gs_fail("\"%s.%s\" must be a path", s->section, key); return; }
+    const char *p = v->valuestring;
+    int n = p[0] == '/' || !base[0] ? snprintf(out, TRAIN_PATH_MAX, "%s", p) : snprintf(out, TRAIN_PATH_MAX, "%s/%s", base, p);
+    if (n >= TRAIN_PATH_MAX) { *s->err = 1; gs_fail("\"%s.%s\" is too long", s->section, key); }
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { gs_fail("cannot open %s: %s", path, strerror(errno)); return NULL; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (n < 0 || n > (64L << 20)) { fclose(f); gs_fail("%s: not a config file (%ld bytes)", path, n); return NULL; }
+    char *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); fclose(f); gs_fail("cannot read %s", path); return NULL; }
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+int train_config_load(const char *path, train_config *c) {
+    char *text = read_file(path);
+    if (!text) return -1;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!root || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return gs_fail("%s: not a JSON object (a training config, see docs/training.md)", path);
+    }
+    /* relative paths in the file are relative to its directory; stored absolute */
+    char base[TRAIN_PATH_MAX];
+    char *real = realpath(path, NULL);
+    snprintf(base, sizeof base, "%s", real ? real : path);
+    free(real);
+    char *slash = strrchr(base, '/');
+    if (slash == base) base[1] = 0; /* a config in / */
+    else if (slash) *slash = 0;
+    else if (!getcwd(base, sizeof base)) base[0] = 0;
+    int rc = 0;
+    static const char *const sections[] = {"model", "data", "training", "optimizer", "output", NULL};
+    static const char *const k_model[] = {"arch", "vocab_size", "d_state", "d_emb", "d_ffn", "n_heads", "d_key",
+                                          "d_val", "n_layers", "use_decoder_bias", NULL};
+    static const char *const k_data[] = {"train", "eval", "tokenizer", "seq_len", "batch_size", "shuffle", NULL};
+    static const char *const k_training[] = {"steps", "seed", "bptt", "threads", NULL};
+    static const char *const k_opt[] = {"learning_rate", "warmup_steps", "min_lr_ratio", "adam_beta1", "adam_beta2",
+                                        "adam_eps", "weight_decay", "grad_clip_norm", NULL};
+    static const char *const k_out[] = {"dir", "eval_every", "eval_windows", "checkpoint_every", "export_bf16", NULL};
+    if (check_keys(root, "(top level)", sections) != 0) { rc = -1; goto done; }
+    int err = 0;
+    jsec m = {"model", cJSON_GetObjectItemCaseSensitive(root, "model"), &err};
+    jsec d = {"data", cJSON_GetObjectItemCaseSensitive(root, "data"), &err};
+    jsec t = {"training", cJSON_GetObjectItemCaseSensitive(root, "training"), &err};
+    jsec o = {"optimizer", cJSON_GetObjectItemCaseSensitive(root, "optimizer"), &err};
+    jsec u = {"output", cJSON_GetObjectItemCaseSensitive(root, "output"), &err};
+    if (!m.obj || !cJSON_IsObject(m.obj)) { rc = gs_fail("missing object \"model\""); goto done; }
+    if (!d.obj || !cJSON_IsObject(d.obj)) { rc = gs_fail("missing object \"data\""); goto done; }
+    if (check_keys(m.obj, "model", k_model) || check_keys(d.obj, "data", k_data) ||
+        check_keys(t.obj, "training", k_training) || check_keys(o.obj, "optimizer", k_opt) ||
+        check_keys(u.obj, "output", k_out)) {
+        rc = -1;
+        goto done;
+    }
+    cJSON *arch = cJSON_GetObjectItemCaseSensitive(m.obj, "arch");
+    if (arch) {
+        if (cJSON_IsString(arch) && (!strcmp(arch->valuestring, "gpn_m") || !strcmp(arch->valuestring, "sot_m")))
+            c->model.arch = GPN_ARCH_GPN_M;
+        else if (cJSON_IsString(arch) && (!strcmp(arch->valuestring, "gpn") || !strcmp(arch->valuestring, "sot")))
+            c->model.arch = GPN_ARCH_GPN;
+        else { rc = gs_fail("\"model.arch\" must be \"gpn_m\" or \"gpn\""); goto done; }
+    }
+    int is_m = c->model.arch == GPN_ARCH_GPN_M;
+    get_int(&m, "vocab_size", &c->model.V, 1, 1, 1 << 24);
+    get_int(&m, "d_state", &c->model.d, 1, 1, 1 << 16);
+    get_int(&m, "d_emb", &c->model.e, 1, 1, 1 << 16);
+    get_int(&m, "d_ffn", &c->model.f, 1, 1, 1 << 18);
+    if (is_m) {
+        get_int(&m, "n_heads", &c->model.H, 1, 1, 4096);
+        get_int(&m, "d_key", &c->model.dk, 1, 1, 4096);
+        get_int(&m, "d_val", &c->model.dv, 1, 1, 4096);
+        get_int(&m, "n_layers", &c->model.n_layers, 0, 1, GPN_MAX_LAYERS);
+    } else {
+        c->model.H = c->model.dk = c->model.dv = 0;
+        c->model.n_layers = 1;
+    }
+    get_bool(&m, "use_decoder_bias", &c->model.decoder_bias);
+    get_path(&d, "train", c->train_dir, 1, base);
+    get_path(&d, "eval", c->eval_dir, 0, base);
+    get_path(&d, "tokenizer", c->tokenizer, 0, base);
+    get_int(&d, "seq_len", &c->seq_len, 0, 1, 1 << 20);
+    get_int(&d, "batch_size", &c->batch, 0, 1, 1 << 16);
+    get_bool(&d, "shuffle", &c->shuffle);
+    get_long(&t, "steps", &c->steps, 0, 1, 1e12);
+    double seed = (double)c->seed;
+    get_num(&t, "seed", &seed, 0, 0, 9007199254740992.0);
+    c->seed = (uint64_t)seed;
+    get_int(&t, "bptt", &c->bptt, 0, 0, 1 << 20);
+    get_int(&t, "threads", &c->threads, 0, 0, 1024);
+    get_num(&o, "learning_rate", &c->opt.lr, 0, 0, 10);
+    get_long(&o, "warmup_steps", &c->opt.warmup, 0, 0, 1e12);
+    get_num(&o, "min_lr_ratio", &c->opt.min_lr_ratio, 0, 0, 1);
+    get_num(&o, "adam_beta1", &c->opt.beta1, 0, 0, 0.999999);
+    get_num(&o, "adam_beta2", &c->opt.beta2, 0, 0, 0.999999999);
+    get_num(&o, "adam_eps", &c->opt.eps, 0, 0, 1);
+    get_num(&o, "weight_decay", &c->opt.weight_decay, 0, 0, 100);
+    get_num(&o, "grad_clip_norm", &c->opt.clip, 0, 0, 1e12);
+    get_path(&u, "dir", c->out_dir, 1, base);
+    get_long(&u, "eval_every", &c->eval_every, 0, 0, 1e12);
+    get_int(&u, "eval_windows", &c->eval_windows, 0, 0, 1 << 30);
+    get_long(&u, "checkpoint_every", &c->checkpoint_every, 0, 0, 1e12);
+    get_bool(&u, "export_bf16", &c->export_bf16);
+    c->opt.total_steps = c->steps;
+    if (err) rc = -1;
+    else if (!u.obj) rc = gs_fail("missing object \"output\" (with \"dir\")");
+    else rc = train_config_validate(c);
+done:
+    cJSON_Delete(root);
+    if (rc != 0) gs_fail_context("%s: ", path);
+    return rc;
+}
+
+int train_config_validate(const train_config *c) {
+    if (gpn_config_validate(&c->model) != 0) return -1;
+    if (c->seq_len < 1 || c->batch < 1) return gs_fail("seq_len and batch_size must be positive");
+    if (c->steps < 1) return gs_fail("steps must be positive");
+    if (c->bptt < 0) return gs_fail("bptt must be 0 (full window) or positive");
+    if (!c->train_dir[0]) return gs_fail("no training data directory (data.train)");
+    if (!c->out_dir[0]) return gs_fail("no output directory (output.dir)");
+    if (c->opt.beta1 < 0 || c->opt.beta1 >= 1 || c->opt.beta2 < 0 || c->opt.beta2 >= 1)
+        return gs_fail("adam betas must lie in [0, 1)");
+    return 0;
+}
+
+char *train_config_to_json(const train_config *c) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(root, "model");
+    cJSON_AddStringToObject(m, "arch", gpn_arch_name(c->model.arch));
+    cJSON_AddNumberToObject(m, "vocab_size", c->model.V);
+    cJSON_AddNumberToObject(m, "d_state", c->model.d);
+    cJSON_AddNumberToObject(m, "d_emb", c->model.e);
+    cJSON_AddNumberToObject(m, "d_ffn", c->model.f);
+    if (c->model.arch == GPN_ARCH_GPN_M) {
+        cJSON_AddNumberToObject(m, "n_heads", c->model.H);
+        cJSON_AddNumberToObject(m, "d_key", c->model.dk);
+        cJSON_AddNumberToObject(m, "d_val", c->model.dv);
+        cJSON_AddNumberToObject(m, "n_layers", c->model.n_layers);
+    }
+    cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
+    cJSON *d = cJSON_AddObjectToObject(root, "data");
+    cJSON_AddStringToObject(d, "train", c->train_dir);
+    if (c->eval_dir[0]) cJSON_AddStringToObject(d, "eval", c->eval_dir);
+    if (c->tokenizer[0]) cJSON_AddStringToObject(d, "tokenizer", c->tokenizer);
+    cJSON_AddNumberToObject(d, "seq_len", c->seq_len);
+    cJSON_AddNumberToObject(d, "batch_size", c->batch);
+    cJSON_AddBoolToObject(d, "shuffle", c->shuffle);
+    cJSON *t = cJSON_AddObjectToObject(root, "training");
+    cJSON_AddNumberToObject(t, "steps", (double)c->steps);
+    cJSON_AddNumberToObject(t, "seed", (double)c->seed);
+    cJSON_AddNumberToObject(t, "bptt", c->bptt);
+    cJSON_AddNumberToObject(t, "threads", c->threads);
+    cJSON *o = cJSON_AddObjectToObject(root, "optimizer");
+    cJSON_AddNumberToObject(o, "learning_rate", c->opt.lr);
+    cJSON_AddNumberToObject(o, "warmup_steps", (double)c->opt.warmup);
+    cJSON_AddNumberToObject(o, "min_lr_ratio", c->opt.min_lr_ratio);
+    cJSON_AddNumberToObject(o, "adam_beta1", c->opt.beta1);
+    cJSON_AddNumberToObject(o, "adam_beta2", c->opt.beta2);
+    cJSON_AddNumberToObject(o, "adam_eps", c->opt.eps);
+    cJSON_AddNumberToObject(o, "weight_decay", c->opt.weight_decay);
+    cJSON_AddNumberToObject(o, "grad_clip_norm", c->opt.clip);
+    cJSON *u = cJSON_AddObjectToObject(root, "output");
+    cJSON_AddStringToObject(u, "dir", c->out_dir);
+    cJSON_AddNumberToObject(u, "eval_every", (double)c->eval_every);
+    cJSON_AddNumberToObject(u, "eval_windows", c->eval_windows);
+    cJSON_AddNumberToObject(u, "checkpoint_every", (double)c->checkpoint_every);
+    cJSON_AddBoolToObject(u, "export_bf16", c->export_bf16);
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+/* ---- the trainer --------------------------------------------------------- */
+
+struct gpn_trainer {
+    train_config cfg;
+    gpn_model *model;
+    adamw *opt;
+    float *grads;
+    gpn_tape_f32 *tape, *eval_tape;
+    gpn_corpus *train, *eval;
+    gpn_tokenizer *tok; /* only for text / JSONL data */
+    int64_t n_windows, n_batches;
+    int32_t *tokens;
+    int64_t data_pos;  /* batches consumed (all runs) */
+    int64_t tokens_done;
+    double elapsed;
+    train_rng rng;
+    int64_t *perm;     /* window order of perm_epoch when shuffling */
+    int64_t perm_epoch;
+    FILE *log;
+    char path_model[TRAIN_PATH_MAX + 32], path_opt[TRAIN_PATH_MAX + 32], path_bf16[TRAIN_PATH_MAX + 32];
+    char path_log[TRAIN_PATH_MAX + 32];
+};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int mkdir_p(const char *path) {
+    char buf[TRAIN_PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return gs_fail("cannot create directory %s: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return gs_fail("cannot create directory %s: %s", buf, strerror(errno));
+    return 0;
+}
+
+static int write_atomic(const char *path, const char *text) {
+    char tmp[TRAIN_PATH_MAX + 64];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return gs_fail("cannot write %s: %s", tmp, strerror(errno));
+    int ok = fputs(text, f) >= 0;
+    ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0) { unlink(tmp); return gs_fail("cannot write %s: %s", path, strerror(errno)); }
+    return 0;
+}
+
+static uint64_t fnv1a(const void *data, size_t n) {
+    const uint8_t *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The trainer's own loops are single-threaded on purpose: OpenMP workers
+ * spinning next to OpenBLAS's pthreads starve the GEMMs on small machines
+ * (measured: 5x slower on 2 cores unless OMP_WAIT_POLICY=passive). */
+static void set_threads(int n) {
+    if (n > 0) openblas_set_num_threads(n);
+}
+
+/* window index of the i-th sequence of batch `pos` */
+static int64_t window_of(gpn_trainer *t, int64_t pos, int i) {
+    int64_t epoch = pos / t->n_batches, k = (pos % t->n_batches) * t->cfg.batch + i;
+    if (!t->cfg.shuffle) return k;
+    if (!t->perm || t->perm_epoch != epoch) {
+        if (!t->perm) t->perm = malloc((size_t)t->n_windows * sizeof *t->perm);
+        train_rng r;
+        train_rng_seed(&r, t->cfg.seed * 0x9E3779B97F4A7C15ull + 0x5EED + (uint64_t)epoch);
+        for (int64_t j = 0; j < t->n_windows; j++) t->perm[j] = j;
+        for (int64_t j = t->n_windows - 1; j > 0; j--) { /* Fisher-Yates */
+            int64_t x = (int64_t)(train_rng_uniform(&r) * (double)(j + 1));
+            int64_t tmp = t->perm[j];
+            t->perm[j] = t->perm[x];
+            t->perm[x] = tmp;
+        }
+        t->perm_epoch = epoch;
+    }
+    return t->perm[k];
+}
+
+static int load_batch(gpn_trainer *t, int64_t pos) {
+    int T = t->cfg.seq_len;
+    for (int i = 0; i < t->cfg.batch; i++)
+        if (corpus_window(t->train, window_of(t, pos, i), t->tokens + (long)i * T) != 0) return -1;
+    return 0;
+}
+
+/* loss.csv: keep the rows of steps <= step from `from` (a previous log) */
+static int open_log(gpn_trainer *t, const char *from, long step) {
+    static const char *header = "step,tokens,train_loss,lr,grad_norm,eval_loss,elapsed_s\n";
+    size_t cap = 1 << 16, len = 0;
+    char *kept = malloc(cap);
+    if (!kept) return gs_fail("out of memory");
+    len = (size_t)snprintf(kept, cap, "%s", header);
+    FILE *old = from ? fopen(from, "r") : NULL;
+    if (old) {
+        char line[1024];
+        while (fgets(line, sizeof line, old)) {
+            char *end;
+            long s = strtol(line, &end, 10);
+            if (end == line || *end != ',' || s < 1 || s > step) continue;
+            size_t n = strlen(line);
+            if (len + n + 1 > cap) {
+                cap = 2 * (len + n + 1);
+                char *k2 = realloc(kept, cap);
+                if (!k2) { free(kept); fclose(old); return gs_fail("out of memory"); }
+                kept = k2;
+            }
+            memcpy(kept + len, line, n + 1);
+            len += n;
+        }
+        fclose(old);
+    }
+    int rc = write_atomic(t->path_log, kept);
+    free(kept);
+    if (rc != 0) return -1;
+    t->log = fopen(t->path_log, "a");
+    if (!t->log) return gs_fail("cannot append to %s: %s", t->path_log, strerror(errno));
+    return 0;
+}
+
+static int tensor_i64(const st_file *f, const char *name, int64_t *out, int n) {
+    const st_tensor *x = safetensors_find(f, name);
+    if (!x || x->dtype != ST_I64 || x->numel != n) return gs_fail("missing or malformed tensor '%s' (I64[%d])", name, n);
+    memcpy(out, x->data, (size_t)n * 8);
+    return 0;
+}
+
+static int load_state(gpn_trainer *t, const char *resume) {
+    char path[TRAIN_PATH_MAX + 64];
+    struct stat st;
+    if (stat(resume, &st) == 0 && S_ISDIR(st.st_mode)) snprintf(path, sizeof path, "%s/optimizer.safetensors", resume);
+    else snprintf(path, sizeof path, "%s", resume);
+    st_file *f = safetensors_open(path);
+    if (!f) return gs_fail_context("resuming: ");
+    int rc = -1;
+    const gpn_config *c = &t->cfg.model;
+    const char *fmt = safetensors_meta(f, "format");
+    const st_tensor *p = safetensors_find(f, "params"), *m = safetensors_find(f, "adam_m"), *v = safetensors_find(f, "adam_v");
+    int64_t step = 0, pos = 0, tok = 0, rng[4];
+    if (!fmt || strcmp(fmt, OPT_FORMAT) != 0) { gs_fail("not a gpnscope training state (format '%s')", fmt ? fmt : "?"); goto out; }
+    const char *sizes = safetensors_meta(f, "model");
+    char want[256];
+    snprintf(want, sizeof want, "%s V=%d d=%d e=%d f=%d H=%d dk=%d dv=%d N=%d bias=%d", gpn_arch_name(c->arch), c->V, c->d,
+             c->e, c->f, c->H, c->dk, c->dv, c->n_layers, c->decoder_bias);
+    if (!sizes || strcmp(sizes, want) != 0) {
+        gs_fail("the checkpoint's model (%s) differs from the config's (%s)", sizes ? sizes : "?", want);
+        goto out;
+    }
+    size_t n = t->model->n_params;
+    if (!p || !m || !v || p->dtype != ST_F32 || m->dtype != ST_F32 || v->dtype != ST_F32 || (size_t)p->numel != n ||
+        (size_t)m->numel != n || (size_t)v->numel != n) {
+        gs_fail("tensors params/adam_m/adam_v must be F32[%zu]", n);
+        goto out;
+    }
+    if (tensor_i64(f, "step", &step, 1) || tensor_i64(f, "data_position", &pos, 1) || tensor_i64(f, "tokens", &tok, 1) ||
+        tensor_i64(f, "rng", rng, 4))
+        goto out;
+    const st_tensor *el = safetensors_find(f, "elapsed_s");
+    if (!el || el->dtype != ST_F64 || el->numel != 1) { gs_fail("missing tensor 'elapsed_s' (F64[1])"); goto out; }
+    if (step < 0 || pos < 0) { gs_fail("negative step or data position"); goto out; }
+    memcpy(t->model->block, p->data, n * 4);
+    memcpy(t->opt->m, m->data, n * 4);
+    memcpy(t->opt->v, v->data, n * 4);
+    const char *sum = safetensors_meta(f, "params_fnv1a64");
+    char got[32];
+    snprintf(got, sizeof got, "%016llx", (unsigned long long)fnv1a(t->model->block, n * 4));
+    if (!sum || strcmp(sum, got) != 0) { gs_fail("the stored weights fail their checksum (file damaged)"); goto out; }
+    t->opt->step = (long)step;
+    t->data_pos = pos;
+    t->tokens_done = tok;
+    memcpy(&t->elapsed, el->data, 8);
+    for (int i = 0; i < 4; i++) t->rng.s[i] = (uint64_t)rng[i];
+    rc = 0;
+out:
+    safetensors_close(f);
+    if (rc != 0) gs_fail_context("resuming from %s: ", path);
+    return rc;
+}
+
+gpn_trainer *gpn_trainer_new(const train_config *cfg, const char *resume) {
+    if (train_config_validate(cfg) != 0) return NULL;
+    gpn_trainer *t = calloc(1, sizeof *t);
+    if (!t) { gs_fail("out of memory"); return NULL; }
+    t->cfg = *cfg;
+    t->cfg.opt.total_steps = cfg->steps;
+    set_threads(cfg->threads);
+    const train_config *c = &t->cfg;
+    t->model = gpn_model_new(&c->model);
+    if (!t->model) goto fail;
+    t->opt = adamw_new(&c->model, &c->opt);
+    t->grads = calloc(t->model->n_params, sizeof *t->grads);
+    t->tokens = calloc((size_t)c->batch * c->seq_len, sizeof *t->tokens);
+    if (!t->opt || !t->grads || !t->tokens) { gs_fail("out of memory"); goto fail; }
+    train_rng_seed(&t->rng, c->seed);
+    train_init_params(&c->model, t->model->block, &t->rng);
+    t->perm_epoch = -1;
+    const char *paths[] = {c->train_dir, c->eval_dir, c->tokenizer};
+    const char *what[] = {"training data (data.train)", "held-out data (data.eval)", "tokenizer (data.tokenizer)"};
+    for (int i = 0; i < 3; i++) {
+        struct stat ps;
+        if (paths[i][0] && stat(paths[i], &ps) != 0) {
+            gs_fail("%s %s: %s", what[i], paths[i], strerror(errno));
+            goto fail;
+        }
+    }
+    if (c->tokenizer[0]) {
+        t->tok = tokenizer_load(c->tokenizer);
+        if (!t->tok) goto fail;
+        if (tokenizer_vocab_size(t->tok) != c->model.V) {
+            gs_fail("the tokenizer %s has %d pieces but the model's vocab_size is %d", c->tokenizer,
+                    tokenizer_vocab_size(t->tok), c->model.V);
+            goto fail;
+        }
+    }
+    corpus_options co;
+    corpus_options_default(&co);
+    co.seq_len = c->seq_len;
+    co.vocab_size = c->model.V;
+    t->train = corpus_open(c->train_dir, t->tok, &co);
+    if (!t->train) { gs_fail_context("training data: "); goto fail; }
+    t->n_windows = corpus_n_windows(t->train);
+    t->n_batches = t->n_windows / c->batch;
+    if (t->n_batches < 1) {
+        gs_fail("training data %s has %lld windows of %d tokens, fewer than one batch of %d", c->train_dir,
+                (long long)t->n_windows, c->seq_len, c->batch);
+        goto fail;
+    }
+    if (c->eval_dir[0]) {
+        co.windows = 0;
+        t->eval = corpus_open(c->eval_dir, t->tok, &co);
+        if (!t->eval) { gs_fail_context("held-out data: "); goto fail; }
+    }
+    t->tape = gpn_tape_new_f32(&c->model, c->batch, c->seq_len);
+    if (!t->tape) goto fail;
+    if (resume && load_state(t, resume) != 0) goto fail;
+    if (mkdir_p(c->out_dir) != 0) goto fail;
+    snprintf(t->path_model, sizeof t->path_model, "%s/model.safetensors", c->out_dir);
+    snprintf(t->path_opt, sizeof t->path_opt, "%s/optimizer.safetensors", c->out_dir);
+    struct stat ost;
+    if (!resume && stat(t->path_opt, &ost) == 0) {
+        gs_fail("%s already holds a training run (optimizer.safetensors): continue it with --resume %s, or "
+                "choose another output directory", c->out_dir, c->out_dir);
+        goto fail;
+    }
+    snprintf(t->path_bf16, sizeof t->path_bf16, "%s/model.bf16.safetensors", c->out_dir);
+    snprintf(t->path_log, sizeof t->path_log, "%s/loss.csv", c->out_dir);
+    char *json = train_config_to_json(c), cpath[TRAIN_PATH_MAX + 32];
+    snprintf(cpath, sizeof cpath, "%s/config.json", c->out_dir);
+    int rc = json ? write_atomic(cpath, json) : gs_fail("out of memory");
+    free(json);
+    if (rc != 0) goto fail;
+    if (resume) {
+        char from[TRAIN_PATH_MAX + 64];
+        struct stat st;
+        if (stat(resume, &st) == 0 && S_ISDIR(st.st_mode)) snprintf(from, sizeof from, "%s/loss.csv", resume);
+        else {
+            snprintf(from, sizeof from, "%s", resume);
+            char *sl = strrchr(from, '/');
+            snprintf(sl ? sl + 1 : from, sizeof from - (size_t)(sl ? sl + 1 - from : 0), "loss.csv");
+        }
+        if (open_log(t, from, t->opt->step) != 0) goto fail;
+    } else if (open_log(t, NULL, 0) != 0) {
+        goto fail;
+    }
+    return t;
+fail:
+    gpn_trainer_free(t);
+    return NULL;
+}
+
+void gpn_trainer_free(gpn_trainer *t) {
+    if (!t) return;
+    if (t->log) fclose(t->log);
+    gpn_tape_free_f32(t->tape);
+    gpn_tape_free_f32(t->eval_tape);
+    corpus_free(t->train);
+    corpus_free(t->eval);
+    tokenizer_free(t->tok);
+    adamw_free(t->opt);
+    gpn_model_free(t->model);
+    free(t->grads);
+    free(t->tokens);
+    free(t->perm);
+    free(t);
+}
+
+int gpn_trainer_evaluate(gpn_trainer *t, double *loss) {
+    if (!t->eval) return gs_fail("no held-out data (data.eval) to evaluate on");
+    int T = t->cfg.seq_len, B = t->cfg.batch;
+    int64_t n = corpus_n_windows(t->eval);
+    if (t->cfg.eval_windows > 0 && t->cfg.eval_windows < n) n = t->cfg.eval_windows;
+    double total = 0.0;
+    int32_t *tok = malloc((size_t)B * T * sizeof *tok);
+    if (!tok) return gs_fail("out of memory");
+    for (int64_t w0 = 0; w0 < n; w0 += B) {
+        int nb = (int)(n - w0 < B ? n - w0 : B);
+        gpn_tape_f32 *tp = t->tape;
+        if (nb < B) { /* the last, partial batch runs on its own (small) tape */
+            gpn_tape_free_f32(t->eval_tape);
+            t->eval_tape = tp = gpn_tape_new_f32(&t->cfg.model, nb, T);
+            if (!tp) { free(tok); return -1; }
+        }
+        double l;
+        for (int i = 0; i < nb; i++)
+            if (corpus_window(t->eval, w0 + i, tok + (long)i * T) != 0) { free(tok); return -1; }
+        if (gpn_tape_forward_f32(tp, t->model->block, tok, NULL, NULL, NULL, NULL, &l) != 0) { free(tok); return -1; }
+        total += l * nb;
+    }
+    gpn_tape_free_f32(t->eval_tape);
+    t->eval_tape = NULL;
+    free(tok);
+    *loss = total / (double)n;
+    return 0;
+}
+
+int gpn_trainer_step(gpn_trainer *t, train_report *r) {
+    const train_config *c = &t->cfg;
+    if (gpn_trainer_done(t)) return gs_fail("training is complete (%ld of %ld steps)", t->opt->step, c->steps);
+    double t0 = now_s();
+    if (load_batch(t, t->data_pos) != 0) return -1;
+    memset(t->grads, 0, t->model->n_params * sizeof *t->grads);
+    double loss;
+    if (gpn_tape_forward_f32(t->tape, t->model->block, t->tokens, NULL, NULL, NULL, t->grads, &loss) != 0) return -1;
+    if (!isfinite(loss))
+        return gs_fail("training diverged at step %ld (loss %g): lower optimizer.learning_rate or raise warmup_steps; "
+                       "the last checkpoint is intact", t->opt->step + 1, loss);
+    gpn_tape_backward_f32(t->tape, t->model->block, t->grads, c->bptt);
+    double lr, gnorm = adamw_step(t->opt, t->model->block, t->grads, &lr);
+    if (!isfinite(gnorm)) /* the weights in memory are now damaged; the checkpoint on disk is not */
+        return gs_fail("training diverged at step %ld (gradient norm %g): lower optimizer.learning_rate; "
+                       "the last checkpoint is intact", t->opt->step, gnorm);
+    t->data_pos++;
+    t->tokens_done += (int64_t)c->batch * c->seq_len;
+    t->elapsed += now_s() - t0;
+    long step = t->opt->step;
+    train_report rep = {step, c->steps, t->tokens_done, loss, lr, gnorm, NAN, 0, 0};
+    int last = step >= c->steps;
+    if (t->eval && ((c->eval_every > 0 && step % c->eval_every == 0) || last)) {
+        double t1 = now_s();
+        if (gpn_trainer_evaluate(t, &rep.eval_loss) != 0) return -1;
+        t->elapsed += now_s() - t1;
+    }
+    rep.elapsed = t->elapsed;
+    char ev[32] = "";
+    if (!isnan(rep.eval_loss)) snprintf(ev, sizeof ev, "%.6f", rep.eval_loss);
+    fprintf(t->log, "%ld,%lld,%.6f,%.6e,%.6f,%s,%.3f\n", step, (long long)t->tokens_done, loss, lr, gnorm, ev,
+            t->elapsed);
+    fflush(t->log);
+    if ((c->checkpoint_every > 0 && step % c->checkpoint_every == 0) || last) {
+        if (gpn_trainer_checkpoint(t) != 0) return -1;
+        rep.checkpointed = 1;
+    }
+    if (r) *r = rep;
+    return 0;
+}
+
+int gpn_trainer_done(const gpn_trainer *t) { return t->opt->step >= t->cfg.steps; }
+
+int gpn_trainer_checkpoint(gpn_trainer *t) {
+    const gpn_config *c = &t->cfg.model;
+    size_t n = t->model->n_params;
+    st_writer *w = st_writer_new();
+    if (!w) return -1;
+    int64_t shape1[1] = {(int64_t)n}, one[1] = {1}, four[1] = {4};
+    int64_t step = t->opt->step, pos = t->data_pos, tok = t->tokens_done, rng[4];
+    for (int i = 0; i < 4; i++) rng[i] = (int64_t)t->rng.s[i];
+    st_writer_add(w, "params", ST_F32, 1, shape1, t->model->block);
+    st_writer_add(w, "adam_m", ST_F32, 1, shape1, t->opt->m);
+    st_writer_add(w, "adam_v", ST_F32, 1, shape1, t->opt->v);
+    st_writer_add(w, "step", ST_I64, 1, one, &step);
+    st_writer_add(w, "data_position", ST_I64, 1, one, &pos);
+    st_writer_add(w, "tokens", ST_I64, 1, one, &tok);
+    st_writer_add(w, "rng", ST_I64, 1, four, rng);
+    st_writer_add(w, "elapsed_s", ST_F64, 1, one, &t->elapsed);
+    char buf[256];
+    st_writer_meta(w, "format", OPT_FORMAT);
+    snprintf(buf, sizeof buf, "%s V=%d d=%d e=%d f=%d H=%d dk=%d dv=%d N=%d bias=%d", gpn_arch_name(c->arch), c->V, c->d,
+             c->e, c->f, c->H, c->dk, c->dv, c->n_layers, c->decoder_bias);
+    st_writer_meta(w, "model", buf);
+    snprintf(buf, sizeof buf, "%016llx", (unsigned long long)fnv1a(t->model->block, n * 4));
+    st_writer_meta(w, "params_fnv1a64", buf);
+    int rc = st_writer_save(w, t->path_opt);
+    st_writer_free(w);
+    if (rc != 0) return gs_fail_context("checkpoint: ");
+    if (gpn_model_save(t->model, t->path_model, 0) != 0) return gs_fail_context("checkpoint: ");
+    if (t->cfg.export_bf16 && gpn_model_save(t->model, t->path_bf16, 1) != 0) return gs_fail_context("checkpoint: ");
+    return 0;
+}
+
+const gpn_model *gpn_trainer_model(const gpn_trainer *t) { return t->model; }
+const train_config *gpn_trainer_config(const gpn_trainer *t) { return &t->cfg; }
+long gpn_trainer_step_count(const gpn_trainer *t) { return t->opt->step; }
+int64_t gpn_trainer_train_tokens(const gpn_trainer *t) { return corpus_total_tokens(t->train); }
+size_t gpn_trainer_memory(const gpn_trainer *t) { return gpn_tape_bytes(&t->cfg.model, t->cfg.batch, t->cfg.seq_len); }
