@@ -140,7 +140,6 @@ static void write_memory(gpn_engine *e, int B) {
     fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
     read_query(e, &p->layers[0], 0, B);
     size_t mem = (size_t)hk * c->dv;
-#pragma omp parallel for schedule(static) if (B > 1)
     for (int b = 0; b < B; b++)
         memory_write_read(e->M + b * mem, e->k + (size_t)b * hk, e->v + (size_t)b * hv, e->alpha + (size_t)b * H,
                           e->beta + (size_t)b * H, e->mem_norm + (size_t)b * H, e->q + (size_t)b * hk,
@@ -156,7 +155,6 @@ static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, in
     size_t mem = (size_t)hk * c->dv;
     if (layer > 0) {
         read_query(e, lp, layer, B);
-#pragma omp parallel for schedule(static) if (B > 1)
         for (int b = 0; b < B; b++)
             memory_read(e->o + (size_t)b * hv, e->q + (size_t)b * hk, e->M + b * mem, H, c->dk, c->dv);
     }

@@ -1,12 +1,6 @@
-# engine extras: OpenMP spreads the per-sequence memory loops over the cores
-# (the GEMMs are threaded by OpenBLAS itself). Optional: without it the loops
-# run on one core.
-find_package(OpenMP COMPONENTS C)
-if(OpenMP_C_FOUND)
-  target_link_libraries(gs_engine PUBLIC OpenMP::OpenMP_C)
-else()
-  message(STATUS "gpnscope: OpenMP not found; memory loops run single-threaded")
-endif()
+# engine extras. No OpenMP: its worker threads spin next to OpenBLAS's on
+# small machines and made steps several times slower (measured while writing
+# the trainer); the per-sequence memory loops run on the calling thread.
 
 # trainer kernels: -O3 so GCC vectorizes the elementwise loops of unknown
 # length (GCC 12's -O2 cost model does not); AVX2/AVX-512 clones are picked
