@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The demo, end to end, on the shipped model (shortened: 2 windows of 256
+# tokens): record -> analyze -> plot -> notebook in one folder, with numbers
+# checked against the store rather than only the files' existence.
+set -euo pipefail
+src="$GPNSCOPE_SOURCE"; bin="$GPNSCOPE_BIN"
+model="$src/models/gpnm-small/model.safetensors"
+tok="$src/third_party/llama2-tokenizer.json"
+corpus="$src/data/corpus/heldout.jsonl"
+for f in "$model" "$tok" "$corpus"; do
+  [[ -f "$f" ]] || { echo "SKIPPED: $f is missing (scripts/setup.sh and scripts/demo.sh make it)"; exit 77; }
+done
+dir="$GPNSCOPE_BUILD/test-scratch/demo"; rm -rf "$dir"; mkdir -p "$dir"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+
+"$bin" demo --out "$dir/out" --windows 4 --seq-len 256 --batch 4 >"$dir/stdout" 2>"$dir/stderr" \
+  && ok "demo ran" || { bad "demo failed: $(tail -3 "$dir/stderr")"; echo "$pass passed, $fail failed"; exit 1; }
+db="$dir/out/study.db"
+ppl_sql="$(sqlite3 "$db" "select printf('%.2f', exp(avg(nll))) from tokens")"
+grep -q "held-out perplexity $ppl_sql over 1024 tokens" "$dir/stdout" && ok "printed perplexity $ppl_sql equals exp(mean NLL) in the store" \
+  || bad "perplexity line: $(grep perplexity "$dir/stdout") vs $ppl_sql"
+for s in "default-token direction" "content horizon" "fast and slow pools"; do
+  grep -q "$s: *\(present\|not shown\|not measured\)" "$dir/stdout" && ok "verdict printed: $s" || bad "no verdict for $s"
+done
+n_states="$(sqlite3 "$db" "select count(*) from states where kind = 'pred'")"
+[[ "$n_states" == 1024 ]] && ok "1024 predicted states recorded" || bad "states: $n_states"
+for a in geometry default_direction horizons retention probe findings; do
+  [[ "$(sqlite3 "$db" "select count(*) from analyses where name = '$a'")" -ge 1 ]] && ok "analysis $a stored" || bad "analysis $a missing"
+done
+pr="$(sqlite3 "$db" "select value from analysis_values where analysis = 'geometry' and key = 'participation_ratio'")"
+grep -rqF "$(printf '%.4g' "$pr" | cut -c1-4)" "$dir/out/figures/report.md" 2>/dev/null && ok "report carries the participation ratio ($pr)" \
+  || bad "participation ratio $pr not in report.md"
+ls "$dir/out/figures/"*.png >/dev/null 2>&1 && ok "figures rendered" || bad "no PNG figures"
+[[ -s "$dir/out/study.ipynb" ]] && ok "notebook written" || bad "no notebook"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
