@@ -29,6 +29,12 @@ if [[ -x "$root/scripts/fetch-tokenizer.sh" ]]; then
   "$root/scripts/fetch-tokenizer.sh"
 fi
 
+# The shipped model's English text (train / held-out), from the Debian
+# packages installed above (tools/prepare_corpus.py; nothing is committed).
+if [[ ! -s "$root/data/corpus/heldout.jsonl" ]]; then
+  /usr/bin/python3 "$root/tools/prepare_corpus.py" "$root/data/corpus"
+fi
+
 cmake_args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 [[ "${SANITIZE:-0}" == 1 ]] && cmake_args+=(-DGPNSCOPE_SANITIZE=ON -DCMAKE_C_COMPILER=gcc)
 cmake "${cmake_args[@]}" >/dev/null
