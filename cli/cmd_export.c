@@ -1,0 +1,213 @@
+/* gpnscope export-notebook FILE --out study.ipynb: a study as a Jupyter
+ * notebook; gpnscope export FILE --out DIR --format csv|npy: the data as
+ * CSV tables and .npy arrays. The work is in notebooks-export/;
+ * docs/notebooks.md describes both. */
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "notebooks-export/export.h"
+#include "notebooks-export/notebook.h"
+#include "store/store.h"
+
+static const char *notebook_help =
+    "usage: gpnscope export-notebook FILE --out study.ipynb [--run N]\n\n"
+    "Write a Jupyter notebook (nbformat 4) that studies a run of the store FILE: it explains\n"
+    "what each analysis measures, opens the store with Python's sqlite3 and pandas (loading the\n"
+    "gpnscope_vec extension when it is found, numpy otherwise), shows SQL queries with their\n"
+    "results, and redraws every figure with matplotlib from the stored results. The store is\n"
+    "named relative to the notebook when they share a top-level folder. Run it with Jupyter, or:\n"
+    "  jupyter nbconvert --to notebook --execute --inplace study.ipynb\n\n"
+    "  --out PATH   the notebook to write (its folder is created when missing)\n"
+    "  --run N      the run (default: the newest)\n\n"
+    "The vector extension is looked for beside the gpnscope executable (build/gpnscope_vec.so)\n"
+    "and in ../lib/gpnscope/; GPNSCOPE_VEC=PATH names it, GPNSCOPE_VEC= (empty) leaves it out.\n"
+    "Details: docs/notebooks.md.\n";
+
+static const char *export_help =
+    "usage: gpnscope export FILE --out DIR --format csv|npy [--run N]\n"
+    "                       [--what tokens,heads,states,analyses]\n\n"
+    "Write a run's data as files other tools read. csv: tokens.csv (with the token text),\n"
+    "heads.csv, states_KIND.csv, analyses.csv, analysis_scalars.csv, analysis_series.csv,\n"
+    "analysis_vectors.csv (RFC 4180). npy: states_KIND.npy (n_states, d) '<f4' with\n"
+    "states_KIND_window.npy and states_KIND_position.npy; alpha.npy, beta.npy, mem_norm.npy\n"
+    "(n_windows, T, H) with heads_window.npy; tokens_*.npy (n_windows, T); analysis vectors as\n"
+    ".npy; the other tables as CSV. Both write runs.csv and manifest.json (every file, its\n"
+    "shape or rows, what it holds). Files are written whole or not at all.\n\n"
+    "  --out DIR      the folder (created when missing; files of the same name are replaced)\n"
+    "  --format FMT   csv or npy\n"
+    "  --run N        the run (default: the newest)\n"
+    "  --what LIST    parts to export (default: all the run has; a part named here that the\n"
+    "                 run lacks is an error)\n\n"
+    "Details: docs/notebooks.md.\n";
+
+static int parse_run(const char *cmd, const char *s, int64_t *out) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v <= 0) {
+        fprintf(stderr, "gpnscope %s: --run wants a run id (a positive integer), got '%s'\n", cmd, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The run asked for, or the newest; 0 after printing the error. */
+static int64_t pick_run(const char *cmd, store *st, int64_t asked) {
+    if (asked > 0) {
+        store_run_info ri;
+        if (store_run_get(st, asked, &ri) != 0) {
+            fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
+            return 0;
+        }
+        return asked;
+    }
+    int64_t run = store_last_run(st, 0);
+    if (run < 0) fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
+    else if (run == 0) fprintf(stderr, "gpnscope %s: %s has no runs (record or import one first)\n", cmd, store_path(st));
+    return run > 0 ? run : 0;
+}
+
+/* The gpnscope_vec library: $GPNSCOPE_VEC, else beside this executable or in
+ * ../lib/gpnscope/ of it. NULL when not found; *why says so. */
+static char *find_vec_extension(char *why, size_t size) {
+    const char *env = getenv("GPNSCOPE_VEC");
+    if (env) {
+        if (!*env) { snprintf(why, size, "GPNSCOPE_VEC is empty"); return NULL; }
+        char *real = realpath(env, NULL);
+        if (!real) snprintf(why, size, "GPNSCOPE_VEC=%s does not exist", env);
+        return real;
+    }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) { snprintf(why, size, "the gpnscope executable's folder is unknown"); return NULL; }
+    exe[k] = 0;
+    char *dir = dirname(exe);
+    static const char *const where[] = {"%s/gpnscope_vec.so", "%s/../lib/gpnscope/gpnscope_vec.so",
+                                        "%s/../lib/gpnscope_vec.so"};
+    for (size_t i = 0; i < sizeof where / sizeof *where; i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, where[i], dir);
+        char *real = realpath(path, NULL);
+        if (real) return real;
+    }
+    snprintf(why, size, "no gpnscope_vec.so beside %s or in its ../lib/gpnscope", dir);
+    return NULL;
+}
+
+int cmd_export_notebook(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'}, {"run", required_argument, 0, 'r'}, {"help", no_argument, 0, 'h'}, {0}};
+    const char *out = NULL;
+    int64_t run = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:r:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'r':
+            if (parse_run("export-notebook", optarg, &run)) return 2;
+            break;
+        case 'h': fputs(notebook_help, stdout); return 0;
+        default: fputs(notebook_help, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || !out) {
+        fprintf(stderr, "gpnscope export-notebook: %s (see gpnscope export-notebook --help)\n",
+                optind >= argc ? "no store FILE given" : optind < argc - 1 ? "one store FILE only" : "--out is required");
+        return 2;
+    }
+    const char *path = argv[optind];
+    store *st = store_open(path, STORE_READ);
+    if (!st) { fprintf(stderr, "gpnscope export-notebook: %s\n", gs_error()); return 1; }
+    run = pick_run("export-notebook", st, run);
+    if (!run) { store_close(st); return 1; }
+    char why[4200] = "";
+    char *vec = find_vec_extension(why, sizeof why);
+    gs_notebook_opts o = {run, vec, GPNSCOPE_VERSION};
+    int rc = gs_notebook_write(st, out, &o);
+    store_close(st);
+    if (rc != 0) {
+        free(vec);
+        fprintf(stderr, "gpnscope export-notebook: %s\n", gs_error());
+        return 1;
+    }
+    printf("wrote %s: a study of run %lld of %s\n", out, (long long)run, path);
+    if (vec) printf("  the notebook loads the vector extension %s\n", vec);
+    else printf("  note: %s; the notebook computes its vector queries with numpy instead\n", why);
+    printf("  run it: jupyter nbconvert --to notebook --execute --inplace %s (or open it in Jupyter)\n", out);
+    free(vec);
+    return 0;
+}
+
+int cmd_export(int argc, char **argv) {
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},  {"format", required_argument, 0, 'f'},
+                                         {"run", required_argument, 0, 'r'},  {"what", required_argument, 0, 'w'},
+                                         {"help", no_argument, 0, 'h'},       {0}};
+    const char *out = NULL, *format = NULL;
+    int64_t run = 0;
+    gs_export_opts eo = {0};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:f:r:w:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'f': format = optarg; break;
+        case 'r':
+            if (parse_run("export", optarg, &run)) return 2;
+            break;
+        case 'w':
+            if (gs_export_parse_what(optarg, &eo.what) != 0) {
+                fprintf(stderr, "gpnscope export: --what: %s\n", gs_error());
+                return 2;
+            }
+            eo.strict = 1;
+            break;
+        case 'h': fputs(export_help, stdout); return 0;
+        default: fputs(export_help, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || !out || !format) {
+        fprintf(stderr, "gpnscope export: %s (see gpnscope export --help)\n",
+                optind >= argc       ? "no store FILE given"
+                : optind < argc - 1 ? "one store FILE only"
+                : !out              ? "--out DIR is required"
+                                    : "--format csv|npy is required");
+        return 2;
+    }
+    if (gs_export_parse_format(format, &eo.format) != 0) {
+        fprintf(stderr, "gpnscope export: --format: %s\n", gs_error());
+        return 2;
+    }
+    const char *path = argv[optind];
+    store *st = store_open(path, STORE_READ);
+    if (!st) { fprintf(stderr, "gpnscope export: %s\n", gs_error()); return 1; }
+    run = pick_run("export", st, run);
+    if (!run) { store_close(st); return 1; }
+    gs_export_result res;
+    int rc = gs_export_run(st, run, out, &eo, &res);
+    store_close(st);
+    if (rc != 0) {
+        fprintf(stderr, "gpnscope export: %s\n", gs_error());
+        gs_export_result_free(&res);
+        return 1;
+    }
+    printf("exported run %lld of %s to %s (%s):\n", (long long)run, path, out, format);
+    for (int i = 0; i < res.n_files; i++) printf("  %-44s %s\n", res.files[i].name, res.files[i].size);
+    printf("  %-44s the list of files\n", "manifest.json");
+    for (char *line = res.notes; *line;) {
+        char *e = strchr(line, '\n');
+        if (e) *e = 0;
+        fprintf(stderr, "note: %s\n", line);
+        if (!e) break;
+        line = e + 1;
+    }
+    gs_export_result_free(&res);
+    return 0;
+}

@@ -1,0 +1,591 @@
+#include "notebooks-export/export.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "notebooks-export/csv.h"
+#include "notebooks-export/npy_write.h"
+#include "notebooks-export/outfile.h"
+
+int gs_export_parse_what(const char *list, unsigned *what) {
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"tokens", GS_EXPORT_TOKENS},     {"heads", GS_EXPORT_HEADS}, {"states", GS_EXPORT_STATES},
+        {"analyses", GS_EXPORT_ANALYSES}, {"all", GS_EXPORT_ALL},
+    };
+    *what = 0;
+    const char *p = list;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int found = 0;
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len)) { *what |= names[i].bit; found = 1; }
+        if (!found && len)
+            return gs_fail("unknown part '%.*s' (choose from tokens, heads, states, analyses)", (int)len, p);
+        p = e ? e + 1 : NULL;
+    }
+    if (!*what) return gs_fail("no part named in '%s' (choose from tokens, heads, states, analyses)", list ? list : "");
+    return 0;
+}
+
+int gs_export_parse_format(const char *name, gs_export_format *out) {
+    if (name && !strcmp(name, "csv")) { *out = GS_EXPORT_CSV; return 0; }
+    if (name && !strcmp(name, "npy")) { *out = GS_EXPORT_NPY; return 0; }
+    return gs_fail("unknown format '%s' (choose csv or npy)", name ? name : "");
+}
+
+void gs_export_result_free(gs_export_result *res) {
+    free(res->files);
+    memset(res, 0, sizeof *res);
+}
+
+/* ---------- the context of one export ---------- */
+
+typedef struct {
+    store *st;
+    sqlite3 *db;
+    int64_t run;
+    const char *dir;
+    const gs_export_opts *o;
+    gs_export_result *res;
+    cJSON *files; /* the manifest's list */
+    int64_t block;
+} ctx;
+
+static void note(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(ctx *c, const char *fmt, ...) {
+    char *n = c->res->notes;
+    size_t len = strlen(n);
+    if (len + 2 >= sizeof c->res->notes) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n + len, sizeof c->res->notes - len - 1, fmt, ap);
+    va_end(ap);
+    len = strlen(n);
+    n[len] = '\n';
+    n[len + 1] = 0;
+}
+
+/* A part the run does not have: an error when it was asked for by name. */
+static int lacking(ctx *c, const char *what, const char *why) {
+    if (c->o->strict) return gs_fail("%s: run %lld has no %s%s", store_path(c->st), (long long)c->run, what, why);
+    note(c, "run %lld has no %s%s: not exported", (long long)c->run, what, why);
+    return 0;
+}
+
+static void path_of(const ctx *c, const char *name, char *out, size_t size) {
+    snprintf(out, size, "%s/%s", c->dir, name);
+}
+
+/* Record a finished file in the result and the manifest. shape: NULL for a
+ * CSV table (rows counts then), else ndim entries. */
+static int add_file(ctx *c, const char *name, const char *what, int64_t rows, int ndim, const int64_t *shape,
+                    const char *dtype) {
+    gs_export_file *f = realloc(c->res->files, (size_t)(c->res->n_files + 1) * sizeof *f);
+    if (!f) return gs_fail("out of memory");
+    c->res->files = f;
+    f += c->res->n_files++;
+    snprintf(f->name, sizeof f->name, "%s", name);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "file", name);
+    cJSON_AddStringToObject(j, "what", what);
+    if (shape) {
+        size_t k = (size_t)snprintf(f->size, sizeof f->size, "(");
+        cJSON *sh = cJSON_AddArrayToObject(j, "shape");
+        for (int i = 0; i < ndim; i++) {
+            if (k < sizeof f->size)
+                k += (size_t)snprintf(f->size + k, sizeof f->size - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)shape[i]));
+        }
+        if (k < sizeof f->size) snprintf(f->size + k, sizeof f->size - k, "%s) %s", ndim == 1 ? "," : "", dtype);
+        cJSON_AddStringToObject(j, "dtype", dtype);
+    } else {
+        snprintf(f->size, sizeof f->size, "%lld row%s", (long long)rows, rows == 1 ? "" : "s");
+        cJSON_AddNumberToObject(j, "rows", (double)rows);
+    }
+    cJSON_AddItemToArray(c->files, j);
+    return 0;
+}
+
+static sqlite3_stmt *prepare(ctx *c, const char *sql) {
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL) != SQLITE_OK) {
+        gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
+        sqlite3_finalize(s);
+        return NULL;
+    }
+    sqlite3_bind_int64(s, 1, c->run);
+    return s;
+}
+
+static int64_t count_rows(ctx *c, const char *sql) {
+    sqlite3_stmt *s = prepare(c, sql);
+    if (!s) return -1;
+    int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    if (n < 0) gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
+    sqlite3_finalize(s);
+    return n;
+}
+
+/* A query's rows as NAME.csv. Returns the rows, or -1. With skip_empty, a
+ * query without rows writes nothing and returns 0. */
+static int64_t query_csv(ctx *c, const char *name, const char *what, const char *sql, int skip_empty) {
+    char path[4096];
+    path_of(c, name, path, sizeof path);
+    sqlite3_stmt *s = prepare(c, sql);
+    if (!s) return -1;
+    gs_outfile out;
+    if (gs_outfile_open(&out, path) != 0) { sqlite3_finalize(s); return -1; }
+    int64_t rows = gs_csv_query(out.f, s);
+    sqlite3_finalize(s);
+    if (rows < 0) { gs_fail_context("%s: ", path); gs_outfile_abort(&out); return -1; }
+    if (rows == 0 && skip_empty) { gs_outfile_abort(&out); return 0; }
+    if (ferror(out.f)) { gs_outfile_write_failed(&out); gs_outfile_abort(&out); return -1; }
+    if (gs_outfile_commit(&out) != 0 || add_file(c, name, what, rows, 0, NULL, NULL) != 0) return -1;
+    return rows;
+}
+
+/* A file name made of safe characters only (a kind or a key may hold anything). */
+static void safe_name(char *out, size_t size, const char *in) {
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && k + 1 < size && k < 64; p++) {
+        int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+                 *p == '-' || (*p == '.' && k > 0);
+        out[k++] = ok ? (char)*p : '_';
+    }
+    if (!k && size > 1) out[k++] = '_';
+    out[k] = 0;
+}
+
+/* ---------- run ---------- */
+
+static int export_run_row(ctx *c) {
+    return query_csv(c, "runs.csv", "the run's row of the runs table (docs/schema.md)",
+                     "SELECT * FROM runs WHERE id = ?1", 0) < 0 ? -1 : 0;
+}
+
+/* ---------- tokens ---------- */
+
+static int tokens_csv(ctx *c) {
+    int64_t rows = query_csv(c, "tokens.csv",
+                             "one row per token: x_t, its text, the next token, the model's top-1 prediction, "
+                             "-ln p(x_t) and the entropy (nats) of the prediction made before reading it",
+                             "SELECT window, position, token_id, piece, next_token_id, next_piece, top1, top1_piece,"
+                             " nll, entropy FROM tokens_text WHERE run_id = ?1 ORDER BY window, position",
+                             1);
+    if (rows < 0) return -1;
+    return rows == 0 ? lacking(c, "token rows", "") : 0;
+}
+
+static int write_npy(ctx *c, const char *name, const char *what, const char *descr, int ndim, const int64_t *shape,
+                     const void *data) {
+    char path[4096];
+    path_of(c, name, path, sizeof path);
+    gs_npy_writer w;
+    if (gs_npy_begin(&w, path, descr, ndim, shape) != 0) return -1;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    if (gs_npy_write(&w, data, n) != 0) { gs_npy_abort(&w); return -1; }
+    if (gs_npy_end(&w) != 0) return -1;
+    return add_file(c, name, what, 0, ndim, shape, descr);
+}
+
+static int tokens_npy(ctx *c) {
+    int64_t n = count_rows(c, "SELECT count(*) FROM tokens WHERE run_id = ?1");
+    if (n < 0) return -1;
+    if (n == 0) return lacking(c, "token rows", "");
+    store_token_array t;
+    if (store_read_tokens(c->st, c->run, &t) != 0) return -1;
+    int64_t shape[2] = {t.n_windows, t.n_positions};
+    int rc = write_npy(c, "tokens_window.npy", "the window id of each row of the tokens_*.npy arrays", "<i4", 1, shape,
+                       t.window_ids);
+    if (!rc) rc = write_npy(c, "tokens_token_id.npy", "x_t at [window row, position]; -1 where no token", "<i4", 2,
+                            shape, t.token_id);
+    if (!rc) rc = write_npy(c, "tokens_next_token_id.npy", "x_{t+1} where known, else -1", "<i4", 2, shape,
+                            t.next_token_id);
+    if (!rc) rc = write_npy(c, "tokens_top1.npy", "the model's most likely token for position t; -1 where unknown",
+                            "<i4", 2, shape, t.top1);
+    if (!rc) rc = write_npy(c, "tokens_nll.npy", "-ln p(x_t) in nats; NaN where unknown", "<f4", 2, shape, t.nll);
+    if (!rc) rc = write_npy(c, "tokens_entropy.npy", "entropy of the prediction of x_t in nats; NaN where unknown",
+                            "<f4", 2, shape, t.entropy);
+    store_token_array_free(&t);
+    if (rc) return -1;
+    /* the text of the tokens, when the run has a vocabulary */
+    return query_csv(c, "vocabulary.csv", "token id -> piece text of the run's tokenizer",
+                     "SELECT v.token_id, v.piece FROM vocabulary v JOIN runs r ON r.tokenizer_id = v.tokenizer_id"
+                     " WHERE r.id = ?1 ORDER BY v.token_id",
+                     1) < 0
+               ? -1
+               : 0;
+}
+
+/* ---------- heads ---------- */
+
+static int heads_csv(ctx *c) {
+    int64_t rows = query_csv(c, "heads.csv",
+                             "one row per token per memory head: decay alpha, write strength beta, Frobenius norm "
+                             "of the head's memory after the step",
+                             "SELECT window, position, head, alpha, beta, mem_norm FROM head_steps WHERE run_id = ?1"
+                             " ORDER BY window, position, head",
+                             1);
+    if (rows < 0) return -1;
+    return rows == 0 ? lacking(c, "head steps", " (a GPN has no memory heads)") : 0;
+}
+
+/* alpha, beta and mem_norm as dense (n_windows, T, H) arrays, streamed
+ * from one ordered query: one window's block in memory at a time. */
+static int heads_npy(ctx *c) {
+    sqlite3_stmt *s = prepare(c, "SELECT count(*), count(DISTINCT window), ifnull(max(position), -1) + 1,"
+                                 " ifnull(max(head), -1) + 1, min(position), min(head)"
+                                 " FROM head_steps WHERE run_id = ?1");
+    if (!s) return -1;
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
+    }
+    int64_t rows = sqlite3_column_int64(s, 0), nw = sqlite3_column_int64(s, 1), T = sqlite3_column_int64(s, 2),
+            H = sqlite3_column_int64(s, 3), minp = sqlite3_column_int64(s, 4), minh = sqlite3_column_int64(s, 5);
+    sqlite3_finalize(s);
+    if (rows == 0) return lacking(c, "head steps", " (a GPN has no memory heads)");
+    if (minp < 0 || minh < 0)
+        return gs_fail("%s: run %lld has head steps at negative positions or heads: export them as csv instead",
+                       store_path(c->st), (long long)c->run);
+    /* a dense array much larger than the rows means a stray huge index */
+    if (T > (1 << 24) || H > (1 << 16) || (double)nw * (double)T * (double)H > 16.0 * (double)rows + (1 << 20))
+        return gs_fail("%s: run %lld's head steps span %lld windows x %lld positions x %lld heads for only %lld "
+                       "rows: too sparse for a dense array, export them as csv instead",
+                       store_path(c->st), (long long)c->run, (long long)nw, (long long)T, (long long)H,
+                       (long long)rows);
+    static const char *const names[3] = {"alpha.npy", "beta.npy", "mem_norm.npy"};
+    static const char *const what[3] = {
+        "decay alpha applied to each head at each step, [window row, position, head]; NaN where not recorded",
+        "write strength beta, [window row, position, head]; NaN where not recorded",
+        "Frobenius norm of each head's memory after the step, [window row, position, head]; NaN where not recorded"};
+    int64_t shape[3] = {nw, T, H};
+    gs_npy_writer w[3];
+    memset(w, 0, sizeof w);
+    int32_t *wins = malloc((size_t)nw * sizeof *wins);
+    float *block = malloc((size_t)(3 * T * H) * sizeof *block);
+    int rc = (wins && block) ? 0 : gs_fail("out of memory");
+    char path[4096];
+    for (int k = 0; k < 3 && !rc; k++) {
+        path_of(c, names[k], path, sizeof path);
+        rc = gs_npy_begin(&w[k], path, "<f4", 3, shape);
+    }
+    s = rc ? NULL : prepare(c, "SELECT window, position, head, alpha, beta, mem_norm FROM head_steps WHERE run_id = ?1"
+                               " ORDER BY window, position, head");
+    if (!rc && !s) rc = -1;
+    int64_t wi = -1, cur = 0;
+    int step = SQLITE_DONE;
+    while (!rc) {
+        step = sqlite3_step(s);
+        int more = step == SQLITE_ROW;
+        if (!more && step != SQLITE_DONE) { rc = gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db)); break; }
+        int64_t win = more ? sqlite3_column_int64(s, 0) : 0;
+        if (!more || wi < 0 || win != cur) { /* a window ends */
+            if (wi >= 0)
+                for (int k = 0; k < 3 && !rc; k++) rc = gs_npy_write(&w[k], block + k * T * H, T * H);
+            if (!more || rc) break;
+            if (++wi >= nw) { rc = gs_fail("%s: the head steps changed while being read", store_path(c->st)); break; }
+            cur = win;
+            wins[wi] = (int32_t)win;
+            for (int64_t i = 0; i < 3 * T * H; i++) block[i] = NAN;
+        }
+        int64_t p = sqlite3_column_int64(s, 1), h = sqlite3_column_int64(s, 2);
+        for (int k = 0; k < 3; k++)
+            if (sqlite3_column_type(s, 3 + k) != SQLITE_NULL)
+                block[k * T * H + p * H + h] = (float)sqlite3_column_double(s, 3 + k);
+    }
+    sqlite3_finalize(s);
+    if (!rc && wi + 1 != nw) rc = gs_fail("%s: the head steps changed while being read", store_path(c->st));
+    for (int k = 0; k < 3; k++) {
+        if (!rc) rc = gs_npy_end(&w[k]);
+        else gs_npy_abort(&w[k]);
+        if (!rc) rc = add_file(c, names[k], what[k], 0, 3, shape, "<f4");
+    }
+    if (!rc) rc = write_npy(c, "heads_window.npy", "the window id of each row of alpha.npy, beta.npy, mem_norm.npy",
+                            "<i4", 1, shape, wins);
+    free(wins);
+    free(block);
+    return rc;
+}
+
+/* ---------- states ---------- */
+
+/* The kinds of states the run has ("pred", "ground", ...), ascending;
+ * returns the count, -1 on error; *kinds holds n strings of 32 bytes. */
+static int kinds_of(ctx *c, char (**kinds)[32]) {
+    *kinds = NULL;
+    sqlite3_stmt *s = prepare(c, "SELECT DISTINCT kind FROM states WHERE run_id = ?1 ORDER BY kind");
+    if (!s) return -1;
+    int n = 0, rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        char(*k)[32] = realloc(*kinds, (size_t)(n + 1) * sizeof **kinds);
+        if (!k) { sqlite3_finalize(s); free(*kinds); *kinds = NULL; return gs_fail("out of memory"); }
+        *kinds = k;
+        const char *t = (const char *)sqlite3_column_text(s, 0);
+        snprintf(k[n++], 32, "%s", t ? t : "");
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) { free(*kinds); *kinds = NULL; return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db)); }
+    return n;
+}
+
+static int states_kind(ctx *c, const char *kind) {
+    char sk[80], name[3][160], path[4096];
+    safe_name(sk, sizeof sk, kind);
+    int64_t n = store_count_states(c->st, c->run, kind);
+    if (n < 0) return -1;
+    store_states *rd = store_states_open(c->st, c->run, kind, -1, -1);
+    if (!rd) return -1;
+    const int d = store_states_dim(rd);
+    const int64_t B = c->block;
+    float *rows = malloc((size_t)(B * (d > 0 ? d : 1)) * sizeof *rows);
+    int32_t *win = malloc((size_t)B * sizeof *win), *pos = malloc((size_t)B * sizeof *pos);
+    int rc = (rows && win && pos) ? 0 : gs_fail("out of memory");
+    int64_t done = 0;
+    if (c->o->format == GS_EXPORT_NPY) {
+        gs_npy_writer w[3];
+        memset(w, 0, sizeof w);
+        int64_t shape[2] = {n, d};
+        snprintf(name[0], sizeof name[0], "states_%s.npy", sk);
+        snprintf(name[1], sizeof name[1], "states_%s_window.npy", sk);
+        snprintf(name[2], sizeof name[2], "states_%s_position.npy", sk);
+        for (int k = 0; k < 3 && !rc; k++) {
+            path_of(c, name[k], path, sizeof path);
+            rc = gs_npy_begin(&w[k], path, k ? "<i4" : "<f4", k ? 1 : 2, shape);
+        }
+        while (!rc) {
+            int64_t got = store_states_read(rd, rows, win, pos, B);
+            if (got < 0) rc = -1;
+            if (got <= 0) break;
+            if (got > n - done) { rc = gs_fail("%s: the states changed while being read", store_path(c->st)); break; }
+            rc = gs_npy_write(&w[0], rows, got * d);
+            if (!rc) rc = gs_npy_write(&w[1], win, got);
+            if (!rc) rc = gs_npy_write(&w[2], pos, got);
+            done += got;
+        }
+        char what[3][200];
+        snprintf(what[0], sizeof what[0], "the '%s' state vectors, one row per state in (window, position) order "
+                                          "(float16 states widened)", kind);
+        snprintf(what[1], sizeof what[1], "the window of each row of states_%s.npy", sk);
+        snprintf(what[2], sizeof what[2], "the position of each row of states_%s.npy", sk);
+        for (int k = 0; k < 3; k++) {
+            if (!rc) rc = gs_npy_end(&w[k]);
+            else gs_npy_abort(&w[k]);
+            if (!rc) rc = add_file(c, name[k], what[k], 0, k ? 1 : 2, shape, k ? "<i4" : "<f4");
+        }
+    } else {
+        gs_outfile out;
+        snprintf(name[0], sizeof name[0], "states_%s.csv", sk);
+        path_of(c, name[0], path, sizeof path);
+        if (!rc) rc = gs_outfile_open(&out, path);
+        if (!rc) {
+            fputs("window,position", out.f);
+            for (int i = 0; i < d; i++) fprintf(out.f, ",s%d", i);
+            gs_csv_eol(out.f);
+            while (!ferror(out.f)) {
+                int64_t got = store_states_read(rd, rows, win, pos, B);
+                if (got < 0) rc = -1;
+                if (got <= 0) break;
+                for (int64_t r = 0; r < got; r++) {
+                    fprintf(out.f, "%d,%d", win[r], pos[r]);
+                    for (int i = 0; i < d; i++) {
+                        gs_csv_sep(out.f);
+                        gs_csv_float(out.f, rows[r * d + i]);
+                    }
+                    gs_csv_eol(out.f);
+                }
+                done += got;
+            }
+            if (!rc && ferror(out.f)) rc = gs_outfile_write_failed(&out);
+            if (rc) gs_outfile_abort(&out);
+            else rc = gs_outfile_commit(&out);
+            char what[200];
+            snprintf(what, sizeof what, "the '%s' state vectors: window, position, then its %d elements s0..s%d "
+                                        "(float16 states widened)", kind, d, d - 1);
+            if (!rc) rc = add_file(c, name[0], what, done, 0, NULL, NULL);
+        }
+    }
+    if (!rc && done != n) rc = gs_fail("%s: %lld '%s' states counted but %lld read", store_path(c->st), (long long)n,
+                                       kind, (long long)done);
+    store_states_close(rd);
+    free(rows);
+    free(win);
+    free(pos);
+    return rc;
+}
+
+static int export_states(ctx *c) {
+    char(*kinds)[32] = NULL;
+    int n = kinds_of(c, &kinds);
+    if (n < 0) return -1;
+    if (n == 0) return lacking(c, "states", " (recorded with --states none)");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) rc = states_kind(c, kinds[i]);
+    free(kinds);
+    return rc;
+}
+
+/* ---------- analyses ---------- */
+
+static int vectors_csv(ctx *c) {
+    char path[4096];
+    path_of(c, "analysis_vectors.csv", path, sizeof path);
+    sqlite3_stmt *s = prepare(c, "SELECT a.id, a.name, v.key, v.vector FROM analysis_vectors v"
+                                 " JOIN analyses a ON a.id = v.analysis_id WHERE a.run_id = ?1 ORDER BY a.id, v.key");
+    if (!s) return -1;
+    gs_outfile out;
+    if (gs_outfile_open(&out, path) != 0) { sqlite3_finalize(s); return -1; }
+    fputs("analysis_id,analysis,key,idx,value\r\n", out.f);
+    int64_t rows = 0;
+    int step, rc = 0;
+    char head[512];
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        const unsigned char *b = sqlite3_column_blob(s, 3);
+        int bytes = sqlite3_column_bytes(s, 3);
+        const char *key = (const char *)sqlite3_column_text(s, 2);
+        if (bytes % 4) {
+            rc = gs_fail("%s: analysis %lld's vector '%s' has %d bytes, not a float32 vector", store_path(c->st),
+                         (long long)sqlite3_column_int64(s, 0), key ? key : "", bytes);
+            break;
+        }
+        /* the row's first three fields, quoted as needed, once */
+        FILE *m = fmemopen(head, sizeof head, "w");
+        if (!m) { rc = gs_fail("out of memory"); break; }
+        gs_csv_int(m, sqlite3_column_int64(s, 0));
+        gs_csv_sep(m);
+        gs_csv_text(m, (const char *)sqlite3_column_text(s, 1));
+        gs_csv_sep(m);
+        gs_csv_text(m, key);
+        fclose(m);
+        for (int i = 0; i < bytes / 4; i++) {
+            float v;
+            memcpy(&v, b + 4 * i, 4); /* little-endian, as the store writes it */
+            fprintf(out.f, "%s,%d,", head, i);
+            gs_csv_float(out.f, v);
+            gs_csv_eol(out.f);
+            rows++;
+        }
+    }
+    if (!rc && step != SQLITE_DONE) rc = gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
+    sqlite3_finalize(s);
+    if (!rc && ferror(out.f)) rc = gs_outfile_write_failed(&out);
+    if (rc) { gs_outfile_abort(&out); return -1; }
+    if (gs_outfile_commit(&out) != 0) return -1;
+    return add_file(c, "analysis_vectors.csv", "every analysis vector, one row per element (idx from 0)", rows, 0,
+                    NULL, NULL);
+}
+
+static int vectors_npy(ctx *c) {
+    sqlite3_stmt *s = prepare(c, "SELECT a.id, a.name, v.key, v.vector FROM analysis_vectors v"
+                                 " JOIN analyses a ON a.id = v.analysis_id WHERE a.run_id = ?1 ORDER BY a.id, v.key");
+    if (!s) return -1;
+    int step, rc = 0;
+    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        const char *an = (const char *)sqlite3_column_text(s, 1), *key = (const char *)sqlite3_column_text(s, 2);
+        char san[80], skey[80], name[160], what[256];
+        safe_name(san, sizeof san, an ? an : "");
+        safe_name(skey, sizeof skey, key ? key : "");
+        snprintf(name, sizeof name, "analysis_%lld_%s_%s.npy", (long long)id, san, skey);
+        snprintf(what, sizeof what, "vector '%s' of analysis %lld (%s)", key ? key : "", (long long)id, an ? an : "");
+        int bytes = sqlite3_column_bytes(s, 3);
+        const void *b = sqlite3_column_blob(s, 3);
+        if (bytes % 4) {
+            rc = gs_fail("%s: analysis %lld's vector '%s' has %d bytes, not a float32 vector", store_path(c->st),
+                         (long long)id, key ? key : "", bytes);
+            break;
+        }
+        int64_t n = bytes / 4;
+        float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+        if (!v) { rc = gs_fail("out of memory"); break; }
+        if (n) memcpy(v, b, (size_t)bytes);
+        rc = write_npy(c, name, what, "<f4", 1, &n, v);
+        free(v);
+    }
+    if (!rc && step != SQLITE_DONE) rc = gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
+    sqlite3_finalize(s);
+    return rc;
+}
+
+static int export_analyses(ctx *c) {
+    int64_t n = count_rows(c, "SELECT count(*) FROM analyses WHERE run_id = ?1");
+    if (n < 0) return -1;
+    if (n == 0) return lacking(c, "analyses", " (run gpnscope analyze first)");
+    if (query_csv(c, "analyses.csv", "one row per analysis of the run: name, settings (JSON), when, code version",
+                  "SELECT id AS analysis_id, name, settings, settings_hash, created_at, code_version FROM analyses"
+                  " WHERE run_id = ?1 ORDER BY id",
+                  0) < 0)
+        return -1;
+    if (query_csv(c, "analysis_scalars.csv", "every analysis scalar: key, value and how it was computed",
+                  "SELECT a.id AS analysis_id, a.name AS analysis, s.key, s.value, s.note FROM analysis_scalars s"
+                  " JOIN analyses a ON a.id = s.analysis_id WHERE a.run_id = ?1 ORDER BY a.id, s.key",
+                  0) < 0)
+        return -1;
+    if (query_csv(c, "analysis_series.csv", "every analysis series (curves, lists): points in idx order",
+                  "SELECT a.id AS analysis_id, a.name AS analysis, s.series, s.idx, s.x, s.y, s.label"
+                  " FROM analysis_series s JOIN analyses a ON a.id = s.analysis_id WHERE a.run_id = ?1"
+                  " ORDER BY a.id, s.series, s.idx",
+                  0) < 0)
+        return -1;
+    return c->o->format == GS_EXPORT_NPY ? vectors_npy(c) : vectors_csv(c);
+}
+
+/* ---------- the whole export ---------- */
+
+static int write_manifest(ctx *c, const char *format) {
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "exported_by", "gpnscope export");
+    cJSON_AddStringToObject(m, "store", store_path(c->st));
+    cJSON_AddNumberToObject(m, "run", (double)c->run);
+    cJSON_AddStringToObject(m, "format", format);
+    cJSON_AddItemToObject(m, "files", c->files);
+    c->files = NULL;
+    char *text = cJSON_Print(m);
+    cJSON_Delete(m);
+    if (!text) return gs_fail("out of memory");
+    char path[4096];
+    path_of(c, "manifest.json", path, sizeof path);
+    gs_outfile out;
+    int rc = gs_outfile_open(&out, path);
+    if (!rc) {
+        fputs(text, out.f);
+        fputc('\n', out.f);
+        rc = gs_outfile_commit(&out);
+    }
+    free(text);
+    return rc;
+}
+
+int gs_export_run(store *st, int64_t run_id, const char *dir, const gs_export_opts *o, gs_export_result *res) {
+    memset(res, 0, sizeof *res);
+    gs_export_opts dflt = {0};
+    if (!o) o = &dflt;
+    if (!dir || !*dir) return gs_fail("export: no output folder given");
+    store_run_info info;
+    if (store_run_get(st, run_id, &info) != 0) return -1;
+    if (gs_make_dirs(dir) != 0) return -1;
+    ctx c = {st, store_db(st), run_id, dir, o, res, cJSON_CreateArray(), o->block_rows > 0 ? o->block_rows : 256};
+    if (!c.files) return gs_fail("out of memory");
+    /* one snapshot for every file, even while a recording writes */
+    if (sqlite3_exec(c.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        cJSON_Delete(c.files);
+        return gs_fail("%s: starting a read: %s", store_path(st), sqlite3_errmsg(c.db));
+    }
+    unsigned what = o->what ? o->what : GS_EXPORT_ALL;
+    int rc = export_run_row(&c);
+    if (!rc && (what & GS_EXPORT_TOKENS)) rc = o->format == GS_EXPORT_NPY ? tokens_npy(&c) : tokens_csv(&c);
+    if (!rc && (what & GS_EXPORT_HEADS)) rc = o->format == GS_EXPORT_NPY ? heads_npy(&c) : heads_csv(&c);
+    if (!rc && (what & GS_EXPORT_STATES)) rc = export_states(&c);
+    if (!rc && (what & GS_EXPORT_ANALYSES)) rc = export_analyses(&c);
+    sqlite3_exec(c.db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    if (!rc) rc = write_manifest(&c, o->format == GS_EXPORT_NPY ? "npy" : "csv");
+    cJSON_Delete(c.files);
+    return rc;
+}
