@@ -7,7 +7,20 @@ typedef struct {
     int (*run)(int argc, char **argv);
 } cli_command;
 
+int cmd_demo(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_shard(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_sql(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_ablate(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_export_notebook(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

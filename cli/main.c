@@ -7,8 +7,21 @@
 #include "cli/commands.h"
 
 static const cli_command commands[] = {
+    {"demo", "the whole pipeline on the shipped model: record, analyze, plot, notebook", cmd_demo},
     {"info", "describe a checkpoint: architecture, sizes, parameters, hash", cmd_info},
     {"convert", "convert a companion checkpoint.pkl to safetensors (safely)", cmd_convert},
+    {"record", "run a model over a corpus and record states, gates and decays into SQLite", cmd_record},
+    {"tokenize", "text on stdin -> LLaMA-2 token ids (or pieces), one line per line", cmd_tokenize},
+    {"shard", "tokenize a text/JSONL corpus into token shards (the companion's format)", cmd_shard},
+    {"eval", "perplexity of a model on a corpus (text, JSONL or token shards)", cmd_eval},
+    {"train", "train a GPN / GPN+M on token shards (BPTT, AdamW, resumable checkpoints)", cmd_train},
+    {"sql", "run SQL on a store, with the vector functions loaded", cmd_sql},
+    {"ablate", "causal interventions on a run: mean direction, heads, pools; perplexity change", cmd_ablate},
+    {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
+    {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
+    {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},
+    {"export-notebook", "write a Jupyter notebook that studies a run (SQL, pandas, matplotlib)", cmd_export_notebook},
+    {"export", "write a run's tokens, heads, states and results as CSV or .npy files", cmd_export},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,223 @@
+/* gs_plot_store: every figure for a run's analyses, rendered, then the
+ * report. The figures themselves are in plots/fig_*.c. */
+#include "plots/plots.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plots/gp.h"
+
+void gs_plot_opts_default(gs_plot_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->width = 1200;
+    o->height = 800;
+    o->formats = GS_PLOT_PNG;
+    o->render = 1;
+}
+
+static const char *const format_names[3] = {"png", "svg", "pdf"};
+
+int gs_plot_parse_formats(const char *list, unsigned *formats) {
+    *formats = 0;
+    const char *p = list ? list : "";
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int found = 0;
+        for (int k = 0; k < 3; k++)
+            if (len == strlen(format_names[k]) && !strncmp(p, format_names[k], len)) { *formats |= 1u << k; found = 1; }
+        if (!found) return gs_fail("unknown format '%.*s' (choose from png, svg, pdf)", (int)len, p);
+        p = e ? e + 1 : p + len;
+    }
+    if (!*formats) return gs_fail("no format named in '%s' (choose from png, svg, pdf)", list ? list : "");
+    return 0;
+}
+
+int64_t gs_plot_default_run(store *st) {
+    sqlite3_stmt *s = NULL;
+    sqlite3 *db = store_db(st);
+    if (sqlite3_prepare_v2(db, "SELECT ifnull(max(run_id), 0) FROM analyses", -1, &s, NULL) != SQLITE_OK)
+        return gs_fail("%s: finding a run with analyses: %s", store_path(st), sqlite3_errmsg(db));
+    int64_t run = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    if (run < 0) return gs_fail("%s: finding a run with analyses: %s", store_path(st), sqlite3_errmsg(db));
+    return run;
+}
+
+static int mkdirs(const char *dir) {
+    char buf[4096];
+    if ((size_t)snprintf(buf, sizeof buf, "%s", dir) >= sizeof buf) return gs_fail("%s: path too long", dir);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == 0) {
+            char keep = *p;
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return gs_fail("%s: cannot create the folder: %s", buf, strerror(errno));
+            *p = keep;
+            if (!keep) break;
+        }
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return gs_fail("%s: not a folder", dir);
+    if (access(dir, W_OK) != 0) return gs_fail("%s: cannot write there: %s", dir, strerror(errno));
+    return 0;
+}
+
+static void note(gs_plot_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(gs_plot_result *r, const char *fmt, ...) {
+    size_t len = strlen(r->notes);
+    if (len + 2 >= sizeof r->notes) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->notes + len, sizeof r->notes - len - 1, fmt, ap);
+    va_end(ap);
+    len = strlen(r->notes);
+    if (len + 1 < sizeof r->notes) { r->notes[len] = '\n'; r->notes[len + 1] = 0; }
+}
+
+/* "run 3 · model.safetensors" */
+static void run_label(store *st, int64_t run, char *out, size_t size) {
+    char path[1024] = "", vis[300];
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT m.path FROM runs r JOIN models m ON m.id = r.model_id WHERE r.id = ?1",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            snprintf(path, sizeof path, "%s", (const char *)sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (*base) snprintf(out, size, "run %lld · %s", (long long)run, gp_text_visible(vis, sizeof vis, base, (size_t)-1, 60));
+    else snprintf(out, size, "run %lld", (long long)run);
+}
+
+typedef int (*figure_fn)(const plot_ctx *, gs_plot_figure *);
+
+int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o, gs_plot_result *r) {
+    gs_plot_opts dflt;
+    if (!o) { gs_plot_opts_default(&dflt); o = &dflt; }
+    memset(r, 0, sizeof *r);
+    r->run_id = run;
+    if (o->width < 200 || o->width > 10000 || o->height < 150 || o->height > 10000)
+        return gs_fail("figure size %dx%d is out of range (200x150 to 10000x10000 pixels)", o->width, o->height);
+    if (o->font_size < 0 || o->font_size > 200) return gs_fail("font size %d is out of range (1 to 200 points)", o->font_size);
+    unsigned formats = o->formats ? o->formats : GS_PLOT_PNG;
+    store_run_info info;
+    if (store_run_get(st, run, &info) != 0) return -1;
+    sqlite3_stmt *s = NULL;
+    sqlite3 *db = store_db(st);
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT name FROM analyses WHERE run_id = ?1 ORDER BY name", -1, &s, NULL) != SQLITE_OK)
+        return gs_fail("%s: listing the analyses of run %lld: %s", store_path(st), (long long)run, sqlite3_errmsg(db));
+    sqlite3_bind_int64(s, 1, run);
+    char names[32][64];
+    int n_names = 0;
+    while (sqlite3_step(s) == SQLITE_ROW && n_names < 32)
+        snprintf(names[n_names++], sizeof names[0], "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    if (n_names == 0)
+        return gs_fail("%s: run %lld has no analyses to plot: run `gpnscope analyze %s --run %lld` first", store_path(st),
+                       (long long)run, store_path(st), (long long)run);
+    if (mkdirs(dir) != 0) return -1;
+
+    gs_plot_opts oo = *o;
+    oo.formats = formats;
+    plot_ctx c = {.st = st, .run = run, .dir = dir, .o = &oo};
+    c.font = o->font_size ? o->font_size : (int)lround(16.0 * o->width / 1200.0);
+    if (c.font < 12) c.font = 12;
+    for (int k = 0; k < 3; k++) if (formats & (1u << k)) { snprintf(c.first_fmt, sizeof c.first_fmt, "%s", format_names[k]); break; }
+    run_label(st, run, c.run_label, sizeof c.run_label);
+    {
+        const char *p = store_path(st), *b = strrchr(p, '/');
+        gp_text_visible(c.store_name, sizeof c.store_name, b ? b + 1 : p, (size_t)-1, 80);
+    }
+
+    /* ---- scripts and data ---- */
+    static const figure_fn figures[] = {fig_geometry, fig_horizons, fig_default_direction, fig_probe, fig_ablations};
+    int ablations_drawn = 0;
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
+        gs_plot_figure *fg = &r->fig[r->n_figures];
+        memset(fg, 0, sizeof *fg);
+        gs_clear_error();
+        int rc = figures[i](&c, fg);
+        if (rc < 0) {
+            gs_fail_context("%s: writing figure '%s' (%d figure%s written before it): ", dir,
+                            fg->name[0] ? fg->name : "?", r->n_figures, r->n_figures == 1 ? "" : "s");
+            return -1;
+        }
+        if (rc == 0) {
+            if (figures[i] == fig_ablations) ablations_drawn = 1;
+            r->n_figures++;
+        }
+    }
+    for (int i = 0; i < n_names; i++) {
+        const char *nm = names[i];
+        if (!strcmp(nm, "geometry") || !strcmp(nm, "default_direction") || !strcmp(nm, "horizons") ||
+            !strcmp(nm, "retention") || !strcmp(nm, "probe") || !strcmp(nm, "findings") /* in the report */)
+            continue;
+        if (!strncmp(nm, "ablation", 8) && ablations_drawn) continue;
+        char vis[128];
+        note(r, "analysis '%s' has no figure%s", gp_text_visible(vis, sizeof vis, nm, (size_t)-1, 60),
+             !strncmp(nm, "ablation", 8) ? " (no delta_ppl in it: see docs/plots.md, Ablations)" : "");
+    }
+
+    /* ---- rendering ---- */
+    char program[4096] = "";
+    if (o->render) {
+        const char *want = o->gnuplot ? o->gnuplot : "gnuplot";
+        if (gp_find_program(want, program, sizeof program) == 0) {
+            r->gnuplot_found = 1;
+        } else if (o->gnuplot) {
+            return gs_fail("%s: not found or not executable (the scripts are written in %s)", o->gnuplot, dir);
+        } else {
+            note(r, "gnuplot not found on PATH: scripts and data written, nothing rendered");
+        }
+    }
+    char first_error[GS_ERROR_MAX] = "";
+    if (r->gnuplot_found) {
+        for (int i = 0; i < r->n_figures; i++) {
+            gs_plot_figure *fg = &r->fig[i];
+            for (int k = 0; k < 3; k++) {
+                if (!(formats & (1u << k))) continue;
+                char tmp[96], tmp_path[4096], final[4096];
+                snprintf(tmp, sizeof tmp, ".%s.%s.tmp.%ld", fg->name, format_names[k], (long)getpid());
+                snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
+                snprintf(final, sizeof final, "%s/%s.%s", dir, fg->name, format_names[k]);
+                int ok = gp_render(program, dir, fg->name, format_names[k], tmp) == 0;
+                struct stat sb;
+                if (ok && (stat(tmp_path, &sb) != 0 || sb.st_size == 0)) {
+                    gs_fail("%s/%s.gp: gnuplot wrote no %s image", dir, fg->name, format_names[k]);
+                    ok = 0;
+                }
+                if (ok && rename(tmp_path, final) != 0) {
+                    gs_fail("%s: cannot rename into place: %s", final, strerror(errno));
+                    ok = 0;
+                }
+                if (!ok) {
+                    unlink(tmp_path);
+                    unlink(final); /* never leave an older image that looks like this one */
+                    if (!fg->error[0]) {
+                        snprintf(fg->error, sizeof fg->error, "%s", gs_error());
+                        r->n_failed++;
+                    }
+                    if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", gs_error());
+                    continue;
+                }
+                fg->rendered |= 1u << k;
+            }
+        }
+    }
+
+    /* ---- report ---- */
+    if (gp_write_report(&c, r) != 0) return -1;
+    if (r->n_failed)
+        return gs_fail("%d of %d figures did not render (first: %s); the rest and report.md (which marks them) are in %s",
+                       r->n_failed, r->n_figures, first_error, dir);
+    return 0;
+}

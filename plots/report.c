@@ -1,0 +1,515 @@
+/* report.md and report.html: the figures with their captions, then the
+ * summary table with our numbers (from the store's analysis results) beside
+ * the paper's (shared/docs/analyses.md). The paper's column is the same as
+ * in analyses/report.c, which plots/ may not include (docs/design.md). */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "plots/gp.h"
+
+#define MAX_ROWS 96
+
+typedef struct {
+    int section; /* a heading row */
+    char what[96], ours[640], paper[128];
+} row;
+
+typedef struct {
+    row r[MAX_ROWS];
+    int n;
+} table;
+
+static row *add(table *t, const char *what, const char *paper) {
+    if (t->n >= MAX_ROWS) return &t->r[MAX_ROWS - 1];
+    row *r = &t->r[t->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->what, sizeof r->what, "%s", what);
+    snprintf(r->paper, sizeof r->paper, "%s", paper);
+    return r;
+}
+static void section(table *t, const char *title) { add(t, title, "")->section = 1; }
+
+static const char *num(char *b, double v) { return gp_num(b, 32, v); }
+
+/* the value of series `name` at the x nearest to k on a log scale */
+static int nearest(store *st, int64_t aid, const char *name, double k, double *x_out, double *y_out) {
+    double *x = NULL, *y = NULL;
+    int64_t n = gp_series(st, aid, name, &x, &y);
+    int best = -1;
+    double bd = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!(x[i] > 0) || !isfinite(y[i])) continue;
+        double d = fabs(log(x[i]) - log(k));
+        if (best < 0 || d < bd) { best = (int)i; bd = d; }
+    }
+    if (best >= 0) { *x_out = x[best]; *y_out = y[best]; }
+    free(x);
+    free(y);
+    return best >= 0;
+}
+
+static void token_list(const plot_ctx *c, int64_t aid, char *out, size_t size) {
+    double *x = NULL, *y = NULL;
+    char **labels = NULL;
+    out[0] = 0;
+    int64_t n = gp_series(c->st, aid, "default_tokens", &x, &y);
+    int64_t nl = n > 0 ? gp_series_labels(c->st, aid, "default_tokens", &labels) : 0;
+    if (nl < 0) { gs_clear_error(); nl = 0; }
+    for (int64_t i = 0; i < n; i++) {
+        char piece[512], vis[256], one[300];
+        const char *text = NULL;
+        if (isfinite(x[i]) && store_token_piece(c->st, c->run, (int32_t)x[i], piece, sizeof piece) == 0) text = piece;
+        else { gs_clear_error(); text = i < nl ? labels[i] : NULL; }
+        if (text) snprintf(one, sizeof one, "\"%s\"", gp_text_visible(vis, sizeof vis, text, (size_t)-1, 24));
+        else snprintf(one, sizeof one, "#%.0f", x[i]);
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", i ? " " : "", one);
+    }
+    free(x);
+    free(y);
+    gp_free_labels(labels, nl);
+}
+
+static void pool_row(char *out, size_t size, double n, double lo, double hi) {
+    char a[32], b[32], d[32];
+    if (lo == hi)
+        snprintf(out, size, "%s head%s at %s tokens", num(a, n), n == 1 ? "" : "s", num(b, lo));
+    else
+        snprintf(out, size, "%s head%s at %s-%s tokens", num(a, n), n == 1 ? "" : "s", num(b, lo), num(d, hi));
+}
+
+static void summary(const plot_ctx *c, table *t) {
+    store *st = c->st;
+    char a[32], b[32], d[32];
+    int64_t g = gp_analysis(st, c->run, "geometry");
+    if (g > 0) {
+        section(t, "1. Geometry of the state");
+        row *r = add(t, "states", "16k states, 2048-token windows, d = 2496");
+        snprintf(r->ours, sizeof r->ours, "%s states in %s windows, d = %s", num(a, gp_scalar(st, g, "n_states")),
+                 num(b, gp_scalar(st, g, "n_windows")), num(d, gp_scalar(st, g, "d")));
+        r = add(t, "norm mean / std", "132 / 9");
+        snprintf(r->ours, sizeof r->ours, "%s / %s", num(a, gp_scalar(st, g, "norm_mean")), num(b, gp_scalar(st, g, "norm_std")));
+        r = add(t, "per-dim std", "min 1.05, max 11.3");
+        snprintf(r->ours, sizeof r->ours, "min %s, max %s", num(a, gp_scalar(st, g, "dim_std_min")),
+                 num(b, gp_scalar(st, g, "dim_std_max")));
+        r = add(t, "dead dims", "0");
+        snprintf(r->ours, sizeof r->ours, "%s (std < 1e-3 x median %s)", num(a, gp_scalar(st, g, "dead_dims")),
+                 num(b, gp_scalar(st, g, "median_std")));
+        r = add(t, "off-diagonal |corr| mean, max", "0.027, 0.61");
+        snprintf(r->ours, sizeof r->ours, "%s, %s", num(a, gp_scalar(st, g, "corr_mean_abs")),
+                 num(b, gp_scalar(st, g, "corr_max_abs")));
+        double n90 = gp_scalar(st, g, "components_90");
+        if (isfinite(n90)) {
+            r = add(t, "PCA components for 90% / 99%", "1131 and 2099 of 2496");
+            snprintf(r->ours, sizeof r->ours, "%s and %s of %s", num(a, n90), num(b, gp_scalar(st, g, "components_99")),
+                     num(d, gp_scalar(st, g, "d")));
+            r = add(t, "stable rank", "40");
+            snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "stable_rank")));
+        }
+        r = add(t, "participation ratio", "398");
+        snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "participation_ratio")));
+    }
+    int64_t dd = gp_analysis(st, c->run, "default_direction");
+    if (dd > 0) {
+        section(t, "2. The mean direction");
+        row *r = add(t, "||s_bar||", "107 (\"58% of the typical magnitude\")");
+        snprintf(r->ours, sizeof r->ours, "%s (ratio to mean ||s|| %s)", num(a, gp_scalar(st, dd, "mean_norm")),
+                 num(b, gp_scalar(st, dd, "norm_ratio")));
+        r = add(t, "cross-batch cosine (8 batches)", "0.988 +- 0.005");
+        double bm = gp_scalar(st, dd, "batch_cos_mean");
+        if (isfinite(bm)) snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, bm), num(b, gp_scalar(st, dd, "batch_cos_std")));
+        else snprintf(r->ours, sizeof r->ours, "n/a (fewer than 8 states)");
+        char toks[2048];
+        token_list(c, dd, toks, sizeof toks);
+        if (toks[0]) {
+            r = add(t, "default tokens (top 10)", "\",\" \" and\" \" the\" \" in\" \" to\" \" a\" ...");
+            snprintf(r->ours, sizeof r->ours, "%s", toks);
+        }
+        double sp = gp_scalar(st, dd, "spearman_unigram");
+        if (isfinite(sp)) {
+            r = add(t, "Spearman vs unigram counts", "+0.46");
+            snprintf(r->ours, sizeof r->ours, "%+.4f", sp);
+        }
+        double eo = gp_scalar(st, dd, "embedding_overlap");
+        if (isfinite(eo)) {
+            r = add(t, "embedding control", "0/10 overlap; cosine -0.62");
+            snprintf(r->ours, sizeof r->ours, "%s/10 overlap; cosine %+.4f", num(a, eo), gp_scalar(st, dd, "embedding_cos"));
+        }
+        r = add(t, "emergence cos(m_t, s_bar)", "0.98 at 10, 0.996 at 100");
+        snprintf(r->ours, sizeof r->ours, "%s at t=10, %s at t=100", num(a, gp_scalar(st, dd, "emergence_t10")),
+                 num(b, gp_scalar(st, dd, "emergence_t100")));
+        r = add(t, "cos(s_bar, top right singular vec)", "s_bar is the top PC");
+        snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, dd, "top_sv_cos")));
+    }
+    int64_t h = gp_analysis(st, c->run, "horizons");
+    if (h > 0) {
+        section(t, "3. Horizons");
+        double k1 = NAN, v1 = NAN, k2 = NAN, v2 = NAN;
+        nearest(st, h, "raw", 1, &k1, &v1);
+        nearest(st, h, "raw", 1500, &k2, &v2);
+        row *r = add(t, "raw lag cosine", "plateau near 0.65 out to k = 1500");
+        snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
+        nearest(st, h, "centered", 1, &k1, &v1);
+        nearest(st, h, "centered", 256, &k2, &v2);
+        r = add(t, "centered lag cosine", "0.31 at k = 1, about 0 by k = 256");
+        snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
+        double he = gp_scalar(st, h, "content_horizon_e"), h2 = gp_scalar(st, h, "content_horizon_002");
+        r = add(t, "content horizon (c_1/e)", "-");
+        if (isfinite(he)) snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_e_censored") > 0 ? ">= " : "", num(a, he));
+        else snprintf(r->ours, sizeof r->ours, "undefined (c_1 <= 0)");
+        r = add(t, "content horizon (< 0.02)", "-");
+        snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_002_censored") > 0 ? ">= " : "", num(a, h2));
+    }
+    int64_t rt = gp_analysis(st, c->run, "retention");
+    if (rt > 0) {
+        section(t, "3. Memory horizon (GPN+M)");
+        row *r = add(t, "heads", "15");
+        snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, rt, "heads")));
+        double fn = gp_scalar(st, rt, "fast_n");
+        if (isfinite(fn)) {
+            r = add(t, "fast pool", "6 heads at 1-3 tokens");
+            pool_row(r->ours, sizeof r->ours, fn, gp_scalar(st, rt, "fast_min"), gp_scalar(st, rt, "fast_max"));
+            r = add(t, "slow pool", "9 heads at 5-322 tokens");
+            pool_row(r->ours, sizeof r->ours, gp_scalar(st, rt, "slow_n"), gp_scalar(st, rt, "slow_min"),
+                     gp_scalar(st, rt, "slow_max"));
+        }
+        double sep = gp_scalar(st, rt, "separation");
+        r = add(t, "separation score", "-");
+        if (isfinite(sep)) snprintf(r->ours, sizeof r->ours, "%s (null p = %s)", num(a, sep), num(b, gp_scalar(st, rt, "separation_null_p")));
+        else snprintf(r->ours, sizeof r->ours, "n/a (needs 3 heads)");
+    }
+    int64_t p = gp_analysis(st, c->run, "probe");
+    if (p > 0) {
+        section(t, "4. Probe horizon (beyond the paper)");
+        row *r = add(t, "probe horizon", "not measured");
+        snprintf(r->ours, sizeof r->ours, "%s%s tokens", gp_scalar(st, p, "probe_horizon_censored") > 0 ? ">= " : "",
+                 num(a, gp_scalar(st, p, "probe_horizon")));
+    }
+    /* ablations (gpnscope ablate): the newest analysis per intervention */
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
+                           "ifnull(json_extract(settings, '$.scope'), '') FROM analyses a "
+                           "WHERE run_id = ?1 AND name LIKE 'ablation%' AND id = (SELECT max(id) FROM analyses b "
+                           "WHERE b.run_id = a.run_id AND b.name = a.name AND "
+                           "ifnull(json_extract(b.settings, '$.what'), '') = ifnull(json_extract(a.settings, '$.what'), '') AND "
+                           "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '')) "
+                           "ORDER BY id",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, c->run);
+        int first = 1;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t aid = sqlite3_column_int64(s, 0);
+            double dl = gp_scalar(st, aid, "delta_ppl");
+            if (!isfinite(dl)) continue;
+            if (first) section(t, "4. Causal ablations (beyond the paper)");
+            first = 0;
+            const char *what = (const char *)sqlite3_column_text(s, 1);
+            const char *scope = (const char *)sqlite3_column_text(s, 2);
+            char raw[200], vis[96];
+            snprintf(raw, sizeof raw, "perplexity change: %s%s%s%s", what ? what : "?", scope && *scope ? " (" : "",
+                     scope ? scope : "", scope && *scope ? ")" : "");
+            row *r = add(t, gp_text_visible(vis, sizeof vis, raw, (size_t)-1, 80), "not measured");
+            double lo = gp_scalar(st, aid, "delta_ppl_ci_low"), hi = gp_scalar(st, aid, "delta_ppl_ci_high");
+            double pb = gp_scalar(st, aid, "ppl_base"), pa = gp_scalar(st, aid, "ppl_ablated");
+            size_t len = (size_t)snprintf(r->ours, sizeof r->ours, "%+.4g", dl);
+            if (isfinite(lo) && isfinite(hi) && len < sizeof r->ours)
+                len += (size_t)snprintf(r->ours + len, sizeof r->ours - len, " (95%% interval %+.4g to %+.4g)", lo, hi);
+            if (isfinite(pb) && isfinite(pa) && len < sizeof r->ours)
+                snprintf(r->ours + len, sizeof r->ours - len, "; %.4g -> %.4g", pb, pa);
+        }
+        sqlite3_finalize(s);
+    }
+}
+
+/* ---------- escaping ---------- */
+
+static void md_text(FILE *f, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~': case '#':
+            fputc('\\', f); fputc(*s, f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void html_text(FILE *f, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* ---------- the verdicts (analysis "findings", written by gpnscope analyze) ---------- */
+
+static void findings(const plot_ctx *c, FILE *m, FILE *h) {
+    int64_t fid = gp_analysis(c->st, c->run, "findings");
+    if (fid <= 0) return;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(c->st),
+                           "SELECT key, value, ifnull(note, '') FROM analysis_scalars WHERE analysis_id = ?1 "
+                           "ORDER BY CASE key WHEN 'default_direction' THEN 1 WHEN 'content_horizon' THEN 2 "
+                           "WHEN 'memory_pools' THEN 3 ELSE 4 END, key",
+                           -1, &s, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(s, 1, fid);
+    int any = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (!any) {
+            fputs("## The paper's three structures in this run\n\n", m);
+            fputs("<h2>The paper's three structures in this run</h2>\n<ul>\n", h);
+        }
+        any = 1;
+        char key[128], note[1200];
+        gp_text_visible(key, sizeof key, (const char *)sqlite3_column_text(s, 0), (size_t)-1, 60);
+        gp_text_visible(note, sizeof note, (const char *)sqlite3_column_text(s, 2), (size_t)-1, 0);
+        fputs("- **", m);
+        md_text(m, key);
+        fputs("**: ", m);
+        md_text(m, note);
+        fputs("\n", m);
+        fputs("<li><b>", h);
+        html_text(h, key);
+        fputs("</b>: ", h);
+        html_text(h, note);
+        fputs("</li>\n", h);
+    }
+    sqlite3_finalize(s);
+    if (any) {
+        fputs("\n", m);
+        fputs("</ul>\n", h);
+    }
+}
+
+/* ---------- the run ---------- */
+
+static void run_line(const plot_ctx *c, char *out, size_t size) {
+    store_run_info info;
+    out[0] = 0;
+    if (store_run_get(c->st, c->run, &info) != 0) { gs_clear_error(); return; }
+    char model[1024] = "", corpus[1024] = "", vm[600], vc[600];
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(c->st),
+                           "SELECT m.path, c.path FROM runs r LEFT JOIN models m ON m.id = r.model_id "
+                           "LEFT JOIN corpora c ON c.id = r.corpus_id WHERE r.id = ?1",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, c->run);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            if (sqlite3_column_text(s, 0)) snprintf(model, sizeof model, "%s", (const char *)sqlite3_column_text(s, 0));
+            if (sqlite3_column_text(s, 1)) snprintf(corpus, sizeof corpus, "%s", (const char *)sqlite3_column_text(s, 1));
+        }
+        sqlite3_finalize(s);
+    }
+    snprintf(out, size, "%s run %lld (%s, %s): model %s%s%.12s%s, corpus %s; %lld windows of %d tokens, %s states, d = %d",
+             info.kind, (long long)info.id, info.status, info.device[0] ? info.device : "-",
+             model[0] ? gp_text_visible(vm, sizeof vm, model, (size_t)-1, 200) : "(unknown)",
+             info.model_sha256[0] ? " (sha256 " : "", info.model_sha256, info.model_sha256[0] ? "...)" : "",
+             corpus[0] ? gp_text_visible(vc, sizeof vc, corpus, (size_t)-1, 200) : "(unknown)",
+             (long long)info.windows_done, info.seq_len, info.states, info.d_state);
+}
+
+/* the format shown in the report: png, then svg; pdf only as a link */
+static const char *shown_format(unsigned formats) {
+    return (formats & GS_PLOT_PNG) ? "png" : (formats & GS_PLOT_SVG) ? "svg" : "pdf";
+}
+
+int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
+    static const char *const fmt_names[3] = {"png", "svg", "pdf"};
+    table *t = calloc(1, sizeof *t);
+    if (!t) return gs_fail("out of memory");
+    summary(c, t);
+    char run[4096];
+    run_line(c, run, sizeof run);
+    const char *show = shown_format(c->o->formats);
+    gp_file md = {0}, html = {0};
+    if (gp_file_open(&md, c->dir, "report.md") != 0 || gp_file_open(&html, c->dir, "report.html") != 0) {
+        gp_file_abort(&md);
+        free(t);
+        return -1;
+    }
+    FILE *m = md.f, *h = html.f;
+    char title[700];
+    snprintf(title, sizeof title, "Figures for %s", c->run_label);
+    fputs("# ", m);
+    md_text(m, title);
+    fputs("\n\n", m);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", h);
+    html_text(h, title);
+    fputs("</title>\n<style>\n"
+          "body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; line-height: 1.45; color: #222; }\n"
+          "img { max-width: 100%; border: 1px solid #ddd; }\n"
+          "figure { margin: 2em 0; }\n"
+          "figcaption { font-size: 0.95em; color: #333; margin-top: 0.4em; }\n"
+          "table { border-collapse: collapse; margin: 1em 0; }\n"
+          "td, th { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }\n"
+          "tr.section td { background: #f0f0f0; font-weight: bold; }\n"
+          ".warn { color: #a00; }\n"
+          "code { background: #f4f4f4; padding: 0 0.2em; }\n"
+          "</style>\n</head>\n<body>\n<h1>",
+          h);
+    html_text(h, title);
+    fputs("</h1>\n", h);
+
+    fputs("Store ", m);
+    md_text(m, c->store_name);
+    fputs("; ", m);
+    md_text(m, run);
+    fputs(".\n\nEach figure is a gnuplot script beside its data (`NAME.gp`, `NAME-*.dat`): edit it and run `gnuplot "
+          "NAME.gp` in this folder (`gnuplot -e \"fmt='svg'\" NAME.gp` for svg or pdf). docs/plots.md in the gpnscope "
+          "sources describes every figure.\n\n",
+          m);
+    fputs("<p>Store ", h);
+    html_text(h, c->store_name);
+    fputs("; ", h);
+    html_text(h, run);
+    fputs(".</p>\n<p>Each figure is a gnuplot script beside its data (<code>NAME.gp</code>, <code>NAME-*.dat</code>): "
+          "edit it and run <code>gnuplot NAME.gp</code> in this folder (<code>gnuplot -e \"fmt='svg'\" NAME.gp</code> "
+          "for svg or pdf). docs/plots.md in the gpnscope sources describes every figure.</p>\n",
+          h);
+    if (!res->gnuplot_found && c->o->render) {
+        fputs("**Not rendered**: gnuplot was not found. The scripts and data are here; install gnuplot and run "
+              "`gnuplot NAME.gp` in this folder for each figure.\n\n",
+              m);
+        fputs("<p class=\"warn\"><b>Not rendered</b>: gnuplot was not found. The scripts and data are here; install "
+              "gnuplot and run <code>gnuplot NAME.gp</code> in this folder for each figure.</p>\n",
+              h);
+    }
+
+    fputs("## Figures\n\n", m);
+    fputs("<h2>Figures</h2>\n", h);
+    for (int i = 0; i < res->n_figures; i++) {
+        const gs_plot_figure *fg = &res->fig[i];
+        fprintf(m, "### %d. ", i + 1);
+        md_text(m, fg->title);
+        fprintf(m, "\n\n![%s](%s.%s)\n\n", fg->name, fg->name, show);
+        md_text(m, fg->caption);
+        fputs("\n\nFrom the analyses: ", m);
+        md_text(m, fg->sources);
+        fprintf(m, ". Script: [%s.gp](%s.gp).", fg->name, fg->name);
+        fprintf(h, "<figure id=\"%s\">\n<h3>%d. ", fg->name, i + 1);
+        html_text(h, fg->title);
+        fprintf(h, "</h3>\n<img src=\"%s.%s\" alt=\"%s\">\n<figcaption>", fg->name, show, fg->name);
+        html_text(h, fg->caption);
+        fputs("<br>From the analyses: ", h);
+        html_text(h, fg->sources);
+        fprintf(h, ". Script: <a href=\"%s.gp\">%s.gp</a>.", fg->name, fg->name);
+        for (int k = 0; k < 3; k++) {
+            if (!(fg->rendered & (1u << k)) || !strcmp(fmt_names[k], show)) continue;
+            fprintf(m, " Also [%s.%s](%s.%s).", fg->name, fmt_names[k], fg->name, fmt_names[k]);
+            fprintf(h, " Also <a href=\"%s.%s\">%s.%s</a>.", fg->name, fmt_names[k], fg->name, fmt_names[k]);
+        }
+        if (fg->error[0]) {
+            fputs(" **Not rendered:** ", m);
+            md_text(m, fg->error);
+            fputs(" <span class=\"warn\"><b>Not rendered:</b> ", h);
+            html_text(h, fg->error);
+            fputs("</span>", h);
+        }
+        fputs("\n\n", m);
+        fputs("</figcaption>\n</figure>\n", h);
+    }
+    if (res->n_figures == 0) {
+        fputs("No figures: the run has no analyses that have one.\n\n", m);
+        fputs("<p>No figures: the run has no analyses that have one.</p>\n", h);
+    }
+
+    findings(c, m, h);
+    fputs("## Summary: ours beside the paper\n\n"
+          "The paper's figures are for its trained 1-layer GPN+M (130M parameters, d = 2496); definitions in "
+          "docs/analyses.md.\n\n| quantity | ours | paper |\n|---|---|---|\n",
+          m);
+    fputs("<h2>Summary: ours beside the paper</h2>\n<p>The paper's figures are for its trained 1-layer GPN+M (130M "
+          "parameters, d = 2496); definitions in docs/analyses.md.</p>\n<table>\n"
+          "<tr><th>quantity</th><th>ours</th><th>paper</th></tr>\n",
+          h);
+    for (int i = 0; i < t->n; i++) {
+        const row *r = &t->r[i];
+        if (r->section) {
+            fputs("| **", m);
+            md_text(m, r->what);
+            fputs("** | | |\n", m);
+            fputs("<tr class=\"section\"><td colspan=\"3\">", h);
+            html_text(h, r->what);
+            fputs("</td></tr>\n", h);
+            continue;
+        }
+        fputs("| ", m);
+        md_text(m, r->what);
+        fputs(" | ", m);
+        md_text(m, r->ours);
+        fputs(" | ", m);
+        md_text(m, r->paper);
+        fputs(" |\n", m);
+        fputs("<tr><td>", h);
+        html_text(h, r->what);
+        fputs("</td><td>", h);
+        html_text(h, r->ours);
+        fputs("</td><td>", h);
+        html_text(h, r->paper);
+        fputs("</td></tr>\n", h);
+    }
+    fputs("</table>\n", h);
+
+    /* which analyses, with which settings */
+    fputs("\n## Analyses drawn from\n\n", m);
+    fputs("<h2>Analyses drawn from</h2>\n<ul>\n", h);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(c->st),
+                           "SELECT id, name, settings, created_at, ifnull(code_version, '') FROM analyses "
+                           "WHERE run_id = ?1 AND id IN (SELECT max(id) FROM analyses WHERE run_id = ?1 GROUP BY name) "
+                           "ORDER BY id",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, c->run);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            char line[2048], vis[2100];
+            snprintf(line, sizeof line, "%s (analysis %lld, %s, gpnscope %s): settings %s",
+                     (const char *)sqlite3_column_text(s, 1), (long long)sqlite3_column_int64(s, 0),
+                     (const char *)sqlite3_column_text(s, 3), (const char *)sqlite3_column_text(s, 4),
+                     (const char *)sqlite3_column_text(s, 2));
+            gp_text_visible(vis, sizeof vis, line, (size_t)-1, 0);
+            fputs("- ", m);
+            md_text(m, vis);
+            fputs("\n", m);
+            fputs("<li>", h);
+            html_text(h, vis);
+            fputs("</li>\n", h);
+        }
+        sqlite3_finalize(s);
+    }
+    fputs("</ul>\n", h);
+    if (res->notes[0]) {
+        fputs("\nNotes:\n\n", m);
+        fputs("<p>Notes:</p>\n<ul>\n", h);
+        const char *p = res->notes;
+        while (*p) {
+            const char *e = strchr(p, '\n');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", (int)len, p);
+            fputs("- ", m);
+            md_text(m, line);
+            fputs("\n", m);
+            fputs("<li>", h);
+            html_text(h, line);
+            fputs("</li>\n", h);
+            p = e ? e + 1 : p + len;
+        }
+        fputs("</ul>\n", h);
+    }
+    fputs("</body>\n</html>\n", h);
+    free(t);
+    if (gp_file_commit(&md) != 0) { gp_file_abort(&html); return -1; }
+    return gp_file_commit(&html);
+}
