@@ -87,7 +87,9 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
     if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens");
     int B = (int)tt->shape[0], T = (int)tt->shape[1];
-    const int32_t *tokens = tt->data;
+    /* tensor data in a safetensors file need not be aligned: copy it */
+    int32_t *tokens = malloc((size_t)tt->numel * sizeof *tokens);
+    memcpy(tokens, tt->data, (size_t)tt->numel * sizeof *tokens);
     int is_m = m->cfg.arch == GPN_ARCH_GPN_M;
 
     /* 1. float32, whole batch at once */
@@ -150,6 +152,7 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
     run_out_free(&full);
     gpn_model_free(m);
     safetensors_close(ex);
+    free(tokens);
 }
 
 static void check_fixture(const char *name) {

@@ -59,7 +59,10 @@ int main(void) {
     st_file *ex = safetensors_open(fixture("reference/gpnm1.expect.safetensors"));
     CHECK(m && ex, "fixtures: %s", gs_error());
     if (!m || !ex) return test_summary();
-    tokens = safetensors_find(ex, "tokens")->data;
+    const st_tensor *tt = safetensors_find(ex, "tokens");
+    int32_t *tok_copy = malloc((size_t)tt->numel * sizeof *tok_copy); /* file data may be unaligned */
+    memcpy(tok_copy, tt->data, (size_t)tt->numel * sizeof *tok_copy);
+    tokens = tok_copy;
     const gpn_config *c = &m->cfg;
     int d = c->d, V = c->V;
 
@@ -157,5 +160,6 @@ int main(void) {
     free(nll0); free(sg0); free(lg0); free(nll1); free(sg1); free(lg1);
     safetensors_close(ex);
     gpn_model_free(m);
+    free(tok_copy);
     return test_summary();
 }
