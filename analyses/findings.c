@@ -42,11 +42,18 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     }
     double c1 = scalar(st, h, "c1"), h002 = scalar(st, h, "content_horizon_002"), he = scalar(st, h, "content_horizon_e");
     double censored = scalar(st, h, "content_horizon_002_censored");
-    double *x = NULL, *y = NULL;
+    /* the raw curve's far end, at the largest lag still averaged over >= 100
+     * pairs (the last lags of a window have only a handful) */
+    double *x = NULL, *y = NULL, *px = NULL, *pn = NULL;
     int64_t n = store_analysis_get_series(st, h, "raw", &x, &y);
-    double plateau = n > 0 ? y[n - 1] : NAN, last_lag = n > 0 ? x[n - 1] : NAN;
+    int64_t np = store_analysis_get_series(st, h, "raw_pairs", &px, &pn);
+    double plateau = NAN, last_lag = NAN;
+    for (int64_t i = 0; i < n; i++)
+        if (np != n || pn[i] >= 100) { plateau = y[i]; last_lag = x[i]; }
     free(x);
     free(y);
+    free(px);
+    free(pn);
     int decays = c1 >= 0.05 && censored == 0 && h002 >= 10 && h002 < 1000;
     f->verdict = decays ? FINDING_PRESENT : FINDING_ABSENT;
     char e_text[64];
