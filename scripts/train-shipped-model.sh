@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Reproduce the shipped model (docs/model.md): set up, tokenize the English
+# text from Debian packages into shards, train with configs/gpnm-small.json
+# (about an hour on 2 cores; resumable: run this again after an interruption),
+# evaluate on the held-out shards, and write models/gpnm-small-retrained/.
+#   STEPS=N   stop after N optimizer steps (the schedule stays the config's)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+"$root/scripts/setup.sh"
+bin="$build/gpnscope"
+tok="$root/third_party/llama2-tokenizer.json"
+for part in train heldout; do
+  [[ -s "$root/data/shards/$part/meta.json" ]] ||
+    "$bin" shard --tokenizer "$tok" --corpus "$root/data/corpus/$part.jsonl" --out "$root/data/shards/$part"
+done
+out="$root/data/train-gpnm-small"
+extra=()
+[[ -n "${STEPS:-}" ]] && extra+=(--run-steps "$STEPS")
+if [[ -s "$out/optimizer.safetensors" ]]; then
+  "$bin" train --config "$root/configs/gpnm-small.json" --resume "$out" "${extra[@]}"
+else
+  "$bin" train --config "$root/configs/gpnm-small.json" "${extra[@]}"
+fi
+dest="$root/models/gpnm-small-retrained"
+mkdir -p "$dest"
+cp "$out/model.bf16.safetensors" "$dest/model.safetensors"
+cp "$out/loss.csv" "$out/config.json" "$dest/"
+"$bin" eval --model "$dest/model.safetensors" --corpus "$root/data/shards/heldout" --seq-len 512 --batch 16
