@@ -92,11 +92,6 @@ void memory_write_read(float *M, const float *k, const float *v, const float *al
     }
 }
 
-void memory_write(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms, int H,
-                  int dk, int dv) {
-    memory_write_read(M, k, v, alpha, beta, norms, NULL, NULL, H, dk, dv);
-}
-
 void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv) {
     for (int h = 0; h < H; h++) {
         const float *Mh = M + (long)h * dk * dv, *qh = q + (long)h * dk;

@@ -23,10 +23,8 @@ void swiglu_forward(float *h, const float *u, int B, int f);
 /* per head of width dk: x = l2n(relu(x)) over B*H heads */
 void relu_l2norm_heads(float *x, int B, int H, int dk);
 /* delta-rule write of one sequence's memory M (H x dk x dv):
- * M_h <- alpha_h M_h + beta_h k_h (v_h - k_h M_h)^T; norms[h] = ||M_h||_F after */
-void memory_write(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms, int H,
-                  int dk, int dv);
-/* memory_write followed by o_h = q_h M_h on the updated memory, in the same
+ * M_h <- alpha_h M_h + beta_h k_h (v_h - k_h M_h)^T; norms[h] = ||M_h||_F after;
+ * then, when q is not NULL, o_h = q_h M_h on the updated memory in the same
  * pass over M (the memory is the largest thing a step touches) */
 void memory_write_read(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms,
                        const float *q, float *o, int H, int dk, int dv);
