@@ -122,6 +122,7 @@ static int install(probe_set *ps, store *st, int64_t run, const gpn_model *m, co
         return rc;
     }
     int heads[4096], n;
+    if (c->H > 4096) return gs_fail("head ablation supports at most 4096 heads (the model has %d)", c->H);
     if (c->arch != GPN_ARCH_GPN_M && (!strncmp(what, "heads:", 6) || !strncmp(what, "pool:", 5)))
         return gs_fail("--what %s: the model has no memory heads (GPN)", what);
     if (!strncmp(what, "heads:", 6)) n = parse_heads(what + 6, c->H, heads);
@@ -170,6 +171,7 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     if (!(m = run_model(st, &info, o->model_path))) goto done;
     int B = o->batch > 0 ? o->batch : (info.batch > 0 ? info.batch : 16);
     if (B > W) B = (int)W;
+    if (B > 4096) { gs_fail("--batch %d: at most 4096", B); goto done; }
     if (!(e = gpn_engine_new(m, B)) || !(ps = probe_set_new(e))) goto done;
     if (install(ps, st, run_id, m, o)) goto done;
 

@@ -137,16 +137,18 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         {"separator", required_argument, 0, 'e'}, {"device", required_argument, 0, 'D'},
         {"resume", no_argument, 0, 'r'},          {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    int ch;
+    int ch, li = -1;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         char *end = NULL;
         long long v = 0;
         if (strchr("LnkSsb", ch)) {
             errno = 0;
             v = strtoll(optarg, &end, 10);
-            if (errno || *end || v < 0) return gs_fail("--%s '%s': expected a non-negative integer", opts[0].name, optarg);
+            if (errno || *end || end == optarg || v < 0)
+                return gs_fail("--%s '%s': expected a non-negative integer", li >= 0 ? opts[li].name : "?", optarg);
         }
+        li = -1;
         switch (ch) {
         case 'm': o->model = optarg; break;
         case 't': o->tokenizer = optarg; break;
