@@ -8,6 +8,7 @@
 
 #include "analyses/report.h"
 #include "base/error.h"
+#include "base/text.h"
 
 void gs_analyze_opts_default(gs_analyze_opts *o) {
     memset(o, 0, sizeof *o);
@@ -135,14 +136,10 @@ void gs_store_source_close(gs_state_source *src) {
 
 static void note(gs_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(gs_analysis *a, const char *fmt, ...) {
-    size_t len = strlen(a->notes);
-    if (len + 2 >= sizeof a->notes) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(a->notes + len, sizeof a->notes - len - 1, fmt, ap);
+    gs_append_linev(a->notes, sizeof a->notes, fmt, ap);
     va_end(ap);
-    len = strlen(a->notes);
-    if (len + 1 < sizeof a->notes) { a->notes[len] = '\n'; a->notes[len + 1] = 0; }
 }
 
 void gs_analysis_free(gs_analysis *a) {

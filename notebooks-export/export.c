@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "notebooks-export/csv.h"
 #include "notebooks-export/npy_write.h"
 #include "notebooks-export/outfile.h"
@@ -59,16 +60,10 @@ typedef struct {
 
 static void note(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(ctx *c, const char *fmt, ...) {
-    char *n = c->res->notes;
-    size_t len = strlen(n);
-    if (len + 2 >= sizeof c->res->notes) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(n + len, sizeof c->res->notes - len - 1, fmt, ap);
+    gs_append_linev(c->res->notes, sizeof c->res->notes, fmt, ap);
     va_end(ap);
-    len = strlen(n);
-    n[len] = '\n';
-    n[len + 1] = 0;
 }
 
 /* A part the run does not have: an error when it was asked for by name. */

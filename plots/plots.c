@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "plots/gp.h"
 
 void gs_plot_opts_default(gs_plot_opts *o) {
@@ -71,14 +72,10 @@ static int mkdirs(const char *dir) {
 
 static void note(gs_plot_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(gs_plot_result *r, const char *fmt, ...) {
-    size_t len = strlen(r->notes);
-    if (len + 2 >= sizeof r->notes) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->notes + len, sizeof r->notes - len - 1, fmt, ap);
+    gs_append_linev(r->notes, sizeof r->notes, fmt, ap);
     va_end(ap);
-    len = strlen(r->notes);
-    if (len + 1 < sizeof r->notes) { r->notes[len] = '\n'; r->notes[len + 1] = 0; }
 }
 
 /* "run 3 · model.safetensors" */

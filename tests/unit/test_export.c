@@ -26,20 +26,6 @@
 #include "test_export_store.h"
 #include "testlib.h"
 
-static char *slurp(const char *path, long *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-    if (b) b[n] = 0;
-    fclose(f);
-    if (len) *len = n;
-    return b;
-}
-
 static void spit(const char *path, const char *text) {
     FILE *f = fopen(path, "wb");
     if (f) { fputs(text, f); fclose(f); }
@@ -144,14 +130,14 @@ static void test_npy(const char *dir) {
     CHECK(gs_npy_begin(&w, path, "<i4", 1, shape0) == 0 && gs_npy_end(&w) == 0, "empty array: %s", gs_error());
     /* too few elements: an error, and the earlier file stays */
     snprintf(path, sizeof path, "%s/m.npy", dir);
-    long before_len = 0, after_len = 0;
-    char *before = slurp(path, &before_len);
+    size_t before_len = 0, after_len = 0;
+    char *before = read_whole_file(path, &before_len);
     CHECK(gs_npy_begin(&w, path, "<f4", 2, shape2) == 0, "%s", gs_error());
     gs_npy_write(&w, data, 11);
     CHECK(gs_npy_end(&w) != 0 && strstr(gs_error(), "11 elements written, the shape holds 12"), "short: %s",
           gs_error());
-    char *after = slurp(path, &after_len);
-    CHECK(before && after && before_len == after_len && !memcmp(before, after, (size_t)before_len),
+    char *after = read_whole_file(path, &after_len);
+    CHECK(before && after && before_len == after_len && !memcmp(before, after, before_len),
           "a failed write leaves the old file");
     free(before);
     free(after);
@@ -164,13 +150,13 @@ static void test_npy(const char *dir) {
     CHECK(gs_outfile_open(&o, path) == 0, "%s", gs_error());
     fputs("new", o.f);
     gs_outfile_abort(&o);
-    char *t = slurp(path, NULL);
+    char *t = read_whole_file(path, NULL);
     CHECK(t && !strcmp(t, "old"), "abort keeps the old file");
     free(t);
     CHECK(gs_outfile_open(&o, path) == 0, "%s", gs_error());
     fputs("new", o.f);
     CHECK(gs_outfile_commit(&o) == 0, "%s", gs_error());
-    t = slurp(path, NULL);
+    t = read_whole_file(path, NULL);
     CHECK(t && !strcmp(t, "new"), "commit replaces");
     free(t);
     snprintf(path, sizeof path, "%s/no/such/folder/x.txt", dir);
@@ -210,7 +196,7 @@ static void test_export_csv(store *st, const char *dir) {
     gs_export_result_free(&res);
 
     snprintf(path, sizeof path, "%s/tokens.csv", out);
-    char *t = slurp(path, NULL);
+    char *t = read_whole_file(path, NULL);
     CHECK(t != NULL, "tokens.csv");
     if (t) {
         const char *head = "window,position,token_id,piece,next_token_id,next_piece,top1,top1_piece,nll,entropy\r\n";
@@ -231,7 +217,7 @@ static void test_export_csv(store *st, const char *dir) {
         free(t);
     }
     snprintf(path, sizeof path, "%s/heads.csv", out);
-    t = slurp(path, NULL);
+    t = read_whole_file(path, NULL);
     if (t) {
         char line[128], a[40], b[40], m[40];
         gs_fmt_double(a, sizeof a, (double)xs_alpha(0, 0, 1));
@@ -243,7 +229,7 @@ static void test_export_csv(store *st, const char *dir) {
         free(t);
     }
     snprintf(path, sizeof path, "%s/states_ground.csv", out);
-    t = slurp(path, NULL);
+    t = read_whole_file(path, NULL);
     if (t) {
         char line[256], v[3][40];
         for (int j = 0; j < 3; j++) gs_fmt_float(v[j], sizeof v[j], f16_to_f32(f32_to_f16(xs_state(1, 4, j))));
@@ -253,7 +239,7 @@ static void test_export_csv(store *st, const char *dir) {
         free(t);
     }
     snprintf(path, sizeof path, "%s/analysis_series.csv", out);
-    t = slurp(path, NULL);
+    t = read_whole_file(path, NULL);
     if (t) {
         CHECK(strstr(t, "1,geometry,curve,0,1,0.1,\"one, two\"\r\n") != NULL, "labelled series row");
         CHECK(strstr(t, "1,geometry,curve,1,2,,\r\n") != NULL, "NULL y and label");
@@ -261,7 +247,7 @@ static void test_export_csv(store *st, const char *dir) {
         free(t);
     }
     snprintf(path, sizeof path, "%s/analysis_vectors.csv", out);
-    t = slurp(path, NULL);
+    t = read_whole_file(path, NULL);
     if (t) {
         CHECK(strstr(t, "1,geometry,mean,0,1.5\r\n1,geometry,mean,1,-2\r\n1,geometry,mean,2,0.1\r\n") != NULL,
               "vector rows: %s", t);
@@ -269,7 +255,7 @@ static void test_export_csv(store *st, const char *dir) {
         free(t);
     }
     snprintf(path, sizeof path, "%s/manifest.json", out);
-    t = slurp(path, NULL);
+    t = read_whole_file(path, NULL);
     cJSON *m = t ? cJSON_Parse(t) : NULL;
     CHECK(m != NULL, "manifest.json parses");
     if (m) {

@@ -31,20 +31,6 @@ static const char *const hostile[] = {
 };
 #define N_HOSTILE (sizeof hostile / sizeof *hostile)
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-    if (b) b[n] = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return b;
-}
-
 static int exists(const char *dir, const char *name) {
     char p[4200];
     snprintf(p, sizeof p, "%s/%s", dir, name);
@@ -69,7 +55,7 @@ static int png_size(const char *path, unsigned *w, unsigned *h) {
 static int dat_row(const char *dir, const char *name, int row, double *v, int max) {
     char p[4200];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    char *s = slurp(p, NULL);
+    char *s = read_whole_file(p, NULL);
     if (!s) return -1;
     int r = 0, n = -1;
     for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
@@ -309,11 +295,11 @@ int main(void) {
             snprintf(path, sizeof path, "%s/%s.png", out, names[i]);
             CHECK(png_size(path, &w, &h) && w == 1000 && h == 700, "%s.png is %ux%u", names[i], w, h);
             snprintf(path, sizeof path, "%s/%s.svg", out, names[i]);
-            char *svg = slurp(path, NULL);
+            char *svg = read_whole_file(path, NULL);
             CHECK(svg && strstr(svg, "width=\"1000\" height=\"700\""), "%s.svg size", names[i]);
             free(svg);
             snprintf(path, sizeof path, "%s/%s.pdf", out, names[i]);
-            char *pdf = slurp(path, NULL);
+            char *pdf = read_whole_file(path, NULL);
             CHECK(pdf && !strncmp(pdf, "%PDF-", 5), "%s.pdf is a pdf", names[i]);
             free(pdf);
         }
@@ -326,7 +312,7 @@ int main(void) {
     snprintf(path, sizeof path, "ls -A '%s' | grep -c '^\\.' > '%s/dotfiles.txt'", out, dir);
     CHECK(system(path) >= 0, "ls");
     snprintf(path, sizeof path, "%s/dotfiles.txt", dir);
-    char *dots = slurp(path, NULL);
+    char *dots = read_whole_file(path, NULL);
     CHECK(dots && atoi(dots) == 0, "temporary files left: %s", dots ? dots : "?");
     free(dots);
 
@@ -364,7 +350,7 @@ int main(void) {
 
     /* the scripts: quoted, escaped text; no enhanced markup */
     snprintf(path, sizeof path, "%s/default_direction.gp", out);
-    char *gp = slurp(path, NULL);
+    char *gp = read_whole_file(path, NULL);
     CHECK(gp && strstr(gp, "set termoption noenhanced"), "noenhanced");
     CHECK(gp && strstr(gp, "'\"it''s\"'"), "a quote doubled");
     CHECK(gp && strstr(gp, "'\"100%% %%s %%d\"'"), "a percent doubled in a tic label");
@@ -372,7 +358,7 @@ int main(void) {
     CHECK(gp && !strstr(gp, "new\nline"), "no raw newline from a token");
     free(gp);
     snprintf(path, sizeof path, "%s/report.md", out);
-    char *md = slurp(path, NULL);
+    char *md = read_whole_file(path, NULL);
     CHECK(md && strstr(md, "| quantity | ours | paper |") && strstr(md, "1131 and 2099 of 2496"), "summary table");
     CHECK(md && strstr(md, "![state_geometry](state_geometry.png)"), "figures embedded");
     CHECK(md && strstr(md, "perplexity change: pool:slow") && strstr(md, "+3 (95% interval +2.8 to +3.3)"),
@@ -380,7 +366,7 @@ int main(void) {
     CHECK(md && !strstr(md, "<b>"), "markup escaped in the report");
     free(md);
     snprintf(path, sizeof path, "%s/report.html", out);
-    char *html = slurp(path, NULL);
+    char *html = read_whole_file(path, NULL);
     CHECK(html && strstr(html, "<img src=\"horizons.png\"") && !strstr(html, "<b>x</b>"), "html report");
     free(html);
 
@@ -408,7 +394,7 @@ int main(void) {
     CHECK(strstr(r.notes, "gnuplot not found"), "said: %s", r.notes);
     CHECK(exists(out3, "horizons.gp") && !exists(out3, "horizons.png"), "scripts, no images");
     snprintf(path, sizeof path, "%s/report.md", out3);
-    md = slurp(path, NULL);
+    md = read_whole_file(path, NULL);
     CHECK(md && strstr(md, "**Not rendered**"), "the report says so");
     free(md);
     if (saved) { setenv("PATH", saved, 1); free(saved); }
@@ -432,7 +418,7 @@ int main(void) {
     CHECK(strstr(r.fig[1].error, "Skipping data file"), "gnuplot's words kept: %s", r.fig[1].error);
     CHECK(access(stale, F_OK) != 0, "a stale image of a failed figure is removed");
     snprintf(path, sizeof path, "%s/report.md", out4);
-    md = slurp(path, NULL);
+    md = read_whole_file(path, NULL);
     CHECK(md && strstr(md, "**Not rendered:**"), "the report marks the failure");
     free(md);
     o.gnuplot = "/nonexistent/gnuplot";

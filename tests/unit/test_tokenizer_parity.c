@@ -12,19 +12,6 @@
 #include "testlib.h"
 #include "tests/tokenizer/textgen.h"
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) { free(p); p = NULL; }
-    fclose(f);
-    if (p) { p[n] = 0; *len = (size_t)n; }
-    return p;
-}
-
 static int write_file(const char *path, const char *data, size_t len) {
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
@@ -84,7 +71,7 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "node '%s' '%s' < '%s' > '%s'", helper, pkg, in_path, js_path);
     CHECK(system(cmd) == 0, "%s failed", cmd);
     size_t js_len = 0;
-    char *js = slurp(js_path, &js_len);
+    char *js = read_whole_file(js_path, &js_len);
     CHECK(js != NULL, "read %s", js_path);
     if (!js) return test_summary();
 
@@ -197,7 +184,7 @@ int main(void) {
         snprintf(cmd, sizeof cmd, "'%s' tokenize --tokenizer '%s' < '%s' > '%s'", bin, json, in_path, cli_path);
         CHECK(system(cmd) == 0, "%s failed", cmd);
         size_t cl = 0;
-        char *cli = slurp(cli_path, &cl);
+        char *cli = read_whole_file(cli_path, &cl);
         CHECK(cli && cl == js_len && memcmp(cli, js, cl) == 0, "gpnscope tokenize output differs from llama-tokenizer-js (%zu vs %zu bytes)",
               cl, js_len);
         free(cli);

@@ -54,6 +54,22 @@ static inline const char *scratch_dir(const char *test_name) {
     return buf;
 }
 
+/* The whole file, NUL-terminated (malloc'd; *len its size when len is not
+ * NULL), or NULL when it cannot be read. */
+static inline char *read_whole_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
+    if (b) b[n] = 0;
+    fclose(f);
+    if (b && len) *len = (size_t)n;
+    return b;
+}
+
 /* ||a - b|| / ||b|| in double */
 static inline double rel_err(const float *a, const float *b, long n) {
     double num = 0, den = 0;
