@@ -4,6 +4,8 @@
 # (about an hour on 2 cores; resumable: run this again after an interruption),
 # evaluate on the held-out shards, and write models/gpnm-small-retrained/.
 #   STEPS=N   stop after N optimizer steps (the schedule stays the config's)
+#   OUT=DIR   the training directory (default data/train-gpnm-small); a second
+#             directory reproduces the run beside an existing one
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -14,13 +16,13 @@ for part in train heldout; do
   [[ -s "$root/data/shards/$part/meta.json" ]] ||
     "$bin" shard --tokenizer "$tok" --corpus "$root/data/corpus/$part.jsonl" --out "$root/data/shards/$part"
 done
-out="$root/data/train-gpnm-small"
+out="${OUT:-$root/data/train-gpnm-small}"
 extra=()
 [[ -n "${STEPS:-}" ]] && extra+=(--run-steps "$STEPS")
 if [[ -s "$out/optimizer.safetensors" ]]; then
-  "$bin" train --config "$root/configs/gpnm-small.json" --resume "$out" "${extra[@]}"
+  "$bin" train --config "$root/configs/gpnm-small.json" --out "$out" --resume "$out" "${extra[@]}"
 else
-  "$bin" train --config "$root/configs/gpnm-small.json" "${extra[@]}"
+  "$bin" train --config "$root/configs/gpnm-small.json" --out "$out" "${extra[@]}"
 fi
 dest="$root/models/gpnm-small-retrained"
 mkdir -p "$dest"
