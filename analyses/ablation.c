@@ -172,7 +172,11 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     int B = o->batch > 0 ? o->batch : (info.batch > 0 ? info.batch : 16);
     if (B > W) B = (int)W;
     if (B > 4096) { gs_fail("--batch %d: at most 4096", B); goto done; }
-    if (!(e = gpn_engine_new(m, B)) || !(ps = probe_set_new(e))) goto done;
+    gpn_device dev;
+    if (gpn_device_parse(o->device, o->precision, &dev) || !(e = gpn_engine_new_on(m, B, &dev)) ||
+        !(ps = probe_set_new(e)))
+        goto done;
+    gpn_engine_set_outputs(e, 0, NULL); /* the NLL is all an ablation reads */
     if (install(ps, st, run_id, m, o)) goto done;
 
     char settings[512];

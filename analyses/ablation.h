@@ -31,6 +31,8 @@ typedef struct {
     int n_boot;              /* bootstrap resamples (default 1000) */
     uint64_t seed;
     const char *model_path;  /* NULL: the run's model file (its sha256 must match) */
+    const char *device;      /* NULL or "cpu": the CPU engine; "cuda", "cuda:N" */
+    const char *precision;   /* CUDA GEMM precision (NULL: auto) */
     const char *code_version;
 } gs_ablate_opts;
 

@@ -34,30 +34,9 @@ static double uniform(void) {
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
-/* Random weights on the scale of a trained model: N(0, 1/fan_in)-ish
- * matrices, unit norms, decays in a realistic range. */
-static gpn_model *random_model(const gpn_config *c) {
-    gpn_model *m = gpn_model_new(c);
-    if (!m) return NULL;
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
-    for (int i = 0; i < n; i++) {
-        float *p = m->block + specs[i].offset;
-        double scale = specs[i].ndim == 2 ? 1.7 / sqrt((double)specs[i].shape[0]) : 0.0;
-        for (size_t j = 0; j < specs[i].numel; j++) {
-            switch (specs[i].role) {
-            case GPN_ROLE_MATRIX: p[j] = (float)((uniform() - 0.5) * 2 * scale); break;
-            case GPN_ROLE_NORM: p[j] = 1.0f; break;
-            case GPN_ROLE_A_LOG: p[j] = (float)log(1 + 15 * uniform()); break;
-            case GPN_ROLE_DT_BIAS: p[j] = (float)(-4 - 2 * uniform()); break;
-            default: p[j] = 0.0f;
-            }
-        }
-    }
-    return m;
-}
+static gpn_model *random_model(const gpn_config *c) { return gpn_model_random(c, 0); }
 
-typedef struct { int k, n; } shape;
+typedef gpn_gemm_shape shape;
 
 /* Weights with real pages behind them: calloc'd memory may all map the one
  * zero page, which stays in cache and would flatter the bandwidth. */
@@ -67,26 +46,9 @@ static float *filled(size_t n) {
     return p;
 }
 
-/* The (k, n) of every GEMM in one step (M = batch), in engine order. */
-static int step_gemms(const gpn_config *c, shape *s) {
-    int n = 0, d = c->d, hk = c->H * c->dk, hv = c->H * c->dv;
-    if (c->arch == GPN_ARCH_GPN_M) {
-        s[n++] = (shape){d, hk}; s[n++] = (shape){d, hv}; s[n++] = (shape){d, c->H}; s[n++] = (shape){d, c->H};
-    }
-    for (int l = 0; l < c->n_layers; l++) {
-        if (c->arch == GPN_ARCH_GPN_M) { s[n++] = (shape){d, hk}; s[n++] = (shape){d, hv}; s[n++] = (shape){hv, d}; }
-        s[n++] = (shape){d, 2 * c->f}; s[n++] = (shape){c->f, d}; s[n++] = (shape){d, d};
-    }
-    s[n++] = (shape){d, c->e};    /* decode */
-    s[n++] = (shape){c->e, c->V}; /* logits */
-    s[n++] = (shape){d, d};       /* fuse gate */
-    s[n++] = (shape){c->e, d};    /* grounding projection */
-    return n;
-}
-
 static double gemm_seconds_per_step(const gpn_config *c, int B, int reps, double *flops) {
-    shape s[256];
-    int n = step_gemms(c, s);
+    shape s[GPN_MAX_STEP_GEMMS];
+    int n = gpn_step_gemms(c, s);
     size_t maxk = 0, maxn = 0, maxw = 0;
     for (int i = 0; i < n; i++) {
         if ((size_t)s[i].k > maxk) maxk = s[i].k;
@@ -114,8 +76,8 @@ static double gemm_seconds_per_step(const gpn_config *c, int B, int reps, double
 }
 
 static double gemv_seconds_per_step(const gpn_config *c, int reps, double *bytes) {
-    shape s[256];
-    int n = step_gemms(c, s);
+    shape s[GPN_MAX_STEP_GEMMS];
+    int n = gpn_step_gemms(c, s);
     if (n < 1) return 0;
     float **W = calloc((size_t)n, sizeof *W);
     float *x = calloc(65536, 4), *y = calloc(65536, 4);

@@ -12,7 +12,7 @@
 
 static const char *help =
     "usage: gpnscope ablate FILE --what WHAT [--run N] [--scope decode|carry] [--windows K]\n"
-    "                       [--batch B] [--model M] [--seed S] [--json]\n\n"
+    "                       [--batch B] [--model M] [--seed S] [--device D] [--json]\n\n"
     "Re-run a recorded run's model over its windows with an intervention, store the\n"
     "per-token NLL under it (table ablation_tokens, view ablation_effects) and report\n"
     "perplexity with and without, the change with a 95% bootstrap interval over\n"
@@ -32,6 +32,9 @@ static const char *help =
     "                  exactly the recorded NLL\n"
     "  --model FILE    the run's checkpoint, if it moved (its sha256 must match)\n"
     "  --seed S        bootstrap seed (default 1)\n"
+    "  --device D      cpu (default), cuda or cuda:N; on another device than the\n"
+    "                  recording's, --what none differs from the run by float rounding\n"
+    "  --precision P   CUDA GEMMs: auto, f32, tf32 or bf16 (docs/cuda.md)\n"
     "  --json          one JSON object (a list for each-head)\n";
 
 static void print_row(const gs_ablation *a, int header) {
@@ -78,6 +81,7 @@ int cmd_ablate(int argc, char **argv) {
         {"scope", required_argument, 0, 's'}, {"windows", required_argument, 0, 'n'},
         {"batch", required_argument, 0, 'b'}, {"model", required_argument, 0, 'm'},
         {"seed", required_argument, 0, 'S'},  {"json", no_argument, 0, 'j'},
+        {"device", required_argument, 0, 'D'}, {"precision", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     int ch;
     optind = 1;
@@ -88,6 +92,8 @@ int cmd_ablate(int argc, char **argv) {
         case 's': o.scope = optarg; break;
         case 'm': o.model_path = optarg; break;
         case 'j': json = 1; break;
+        case 'D': o.device = optarg; break;
+        case 'P': o.precision = optarg; break;
         case 'r': run = strtoll(optarg, &end, 10); break;
         case 'n': o.windows = strtoll(optarg, &end, 10); break;
         case 'b': o.batch = (int)strtol(optarg, &end, 10); break;

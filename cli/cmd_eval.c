@@ -18,7 +18,8 @@
 
 static const char *help =
     "usage: gpnscope eval --model M --corpus C [--tokenizer T] [--seq-len 2048]\n"
-    "                     [--windows N] [--skip M] [--sample N --seed S] [--batch B] [--json]\n\n"
+    "                     [--windows N] [--skip M] [--sample N --seed S] [--batch B]\n"
+    "                     [--device cpu|cuda[:N]] [--precision P] [--json]\n\n"
     "Perplexity of a GPN / GPN+M checkpoint on a corpus. Documents are tokenized,\n"
     "each begun with BOS and ended with EOS, concatenated and cut into\n"
     "non-overlapping windows of --seq-len tokens, exactly as the companion's\n"
@@ -44,6 +45,9 @@ static const char *help =
     "  --separator S      text: split files into documents on S (C escapes such as\n"
     "                     \\n are understood, e.g. '\\n\\n'); default one per file\n"
     "  --no-bos           do not begin documents with BOS (text and JSONL)\n"
+    "  --device DEV       cpu (default), cuda or cuda:N (docs/cuda.md)\n"
+    "  --precision P      CUDA GEMMs: auto (bf16 for a BF16 checkpoint, else f32), f32,\n"
+    "                     tf32 or bf16\n"
     "  --json             print one JSON object instead of a table\n"
     "See docs/corpora.md.\n";
 
@@ -96,13 +100,15 @@ int cmd_eval(int argc, char **argv) {
     int64_t batch = 8, v;
     int json = 0;
     char *separator = NULL;
-    enum { O_FORMAT = 256, O_SEQ, O_SKIP, O_WINDOWS, O_SAMPLE, O_SEED, O_BATCH, O_FIELD, O_SKIPBAD, O_SEP, O_NOBOS, O_JSON };
+    const char *device = "cpu", *precision = NULL;
+    enum { O_DEVICE = 300, O_PRECISION, O_FORMAT = 256, O_SEQ, O_SKIP, O_WINDOWS, O_SAMPLE, O_SEED, O_BATCH, O_FIELD, O_SKIPBAD, O_SEP, O_NOBOS, O_JSON };
     static const struct option opts[] = {
         {"model", required_argument, 0, 'm'},     {"corpus", required_argument, 0, 'c'},   {"tokenizer", required_argument, 0, 't'},
         {"format", required_argument, 0, O_FORMAT}, {"seq-len", required_argument, 0, O_SEQ}, {"skip", required_argument, 0, O_SKIP},
         {"windows", required_argument, 0, O_WINDOWS}, {"sample", required_argument, 0, O_SAMPLE}, {"seed", required_argument, 0, O_SEED},
         {"batch", required_argument, 0, O_BATCH}, {"field", required_argument, 0, O_FIELD}, {"skip-bad", no_argument, 0, O_SKIPBAD},
         {"separator", required_argument, 0, O_SEP}, {"no-bos", no_argument, 0, O_NOBOS}, {"json", no_argument, 0, O_JSON},
+        {"device", required_argument, 0, O_DEVICE}, {"precision", required_argument, 0, O_PRECISION},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int ch;
     optind = 1;
@@ -129,6 +135,8 @@ int cmd_eval(int argc, char **argv) {
         case O_SEP: separator = optarg; break;
         case O_NOBOS: o.add_bos = 0; break;
         case O_JSON: json = 1; break;
+        case O_DEVICE: device = optarg; break;
+        case O_PRECISION: precision = optarg; break;
         case 'h': fputs(help, stdout); return 0;
         default: fputs(help, stderr); return 2;
         }
@@ -143,6 +151,11 @@ int cmd_eval(int argc, char **argv) {
         return 2;
     }
     if (separator) { unescape(separator); o.separator = separator; }
+    gpn_device dev;
+    if (gpn_device_parse(device, precision, &dev)) {
+        fprintf(stderr, "gpnscope eval: %s\n", gs_error());
+        return 2;
+    }
 
     gpn_model *m = NULL;
     gpn_tokenizer *tok = NULL;
@@ -176,7 +189,7 @@ int cmd_eval(int argc, char **argv) {
     if (!chash) goto fail;
     corpus_eval_result r;
     double last_draw = -1;
-    int er = corpus_eval(m, c, (int)batch, isatty(2) ? progress_bar : NULL, &last_draw, &r);
+    int er = corpus_eval(m, c, (int)batch, &dev, isatty(2) ? progress_bar : NULL, &last_draw, &r);
     if (er < 0) goto fail;
     if (json) {
         cJSON *j = cJSON_CreateObject();

@@ -46,7 +46,9 @@ static const char *help =
     "  --dtype f32|f16     state BLOB dtype (default f32; f16 halves the size)\n"
     "  --field NAME        JSONL text field (default text)\n"
     "  --separator STR     text: split files into documents on STR (default: one per file)\n"
-    "  --device cpu|cuda   (default cpu)\n"
+    "  --device DEV        cpu | cuda | cuda:N (default cpu); docs/cuda.md\n"
+    "  --precision P       CUDA GEMMs: auto | f32 | tf32 | bf16 (default auto: bf16 for a\n"
+    "                      BF16 checkpoint, else f32); the run records it\n"
     "  --resume            continue the newest unfinished run in the store (same model\n"
     "                      and settings required); its rows will equal an uninterrupted run's\n"
     "  --quiet             no progress line\n";
@@ -55,7 +57,8 @@ static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 
 typedef struct {
-    const char *model, *tokenizer, *corpus, *db, *states, *positions, *dtype, *field, *separator, *device;
+    const char *model, *tokenizer, *corpus, *db, *states, *positions, *dtype, *field, *separator, *device, *precision;
+    gpn_device dev;
     int64_t seq_len, windows, skip, sample;
     uint64_t seed;
     int batch, resume, quiet;
@@ -109,6 +112,9 @@ static char *settings_json(const record_opts *o, const gpn_corpus *c) {
     cJSON_AddStringToObject(j, "states", o->states);
     cJSON_AddStringToObject(j, "positions", o->positions);
     cJSON_AddStringToObject(j, "dtype", o->dtype);
+    /* the device is part of the settings: a resumed run continues on the same one */
+    cJSON_AddStringToObject(j, "device", o->device);
+    if (o->precision) cJSON_AddStringToObject(j, "precision", o->precision);
     cJSON_AddStringToObject(j, "corpus_format", corpus_format_name(corpus_get_format(c)));
     if (o->field) cJSON_AddStringToObject(j, "field", o->field);
     if (o->separator) cJSON_AddStringToObject(j, "separator", o->separator);
@@ -135,7 +141,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         {"states", required_argument, 0, 'x'},    {"positions", required_argument, 0, 'p'},
         {"dtype", required_argument, 0, 'y'},     {"field", required_argument, 0, 'f'},
         {"separator", required_argument, 0, 'e'}, {"device", required_argument, 0, 'D'},
-        {"resume", no_argument, 0, 'r'},          {"quiet", no_argument, 0, 'q'},
+        {"precision", required_argument, 0, 'P'}, {"resume", no_argument, 0, 'r'},          {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
@@ -166,6 +172,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         case 'f': o->field = optarg; break;
         case 'e': o->separator = optarg; break;
         case 'D': o->device = optarg; break;
+        case 'P': o->precision = optarg; break;
         case 'r': o->resume = 1; break;
         case 'q': o->quiet = 1; break;
         case 'h': fputs(help, stdout); return 1;
@@ -176,9 +183,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
     if (!o->model || !o->corpus || !o->db) return gs_fail("--model, --corpus and --db are required (see --help)");
     if (o->seq_len < 2) return gs_fail("--seq-len %lld: at least 2", (long long)o->seq_len);
     if (o->batch < 1 || o->batch > 4096) return gs_fail("--batch %d: between 1 and 4096", o->batch);
-    if (strcmp(o->device, "cpu"))
-        return gs_fail("--device %s: this build has only the CPU engine (the CUDA engine is not built yet)", o->device);
-    return 0;
+    return gpn_device_parse(o->device, o->precision, &o->dev);
 }
 
 typedef struct {
@@ -270,8 +275,13 @@ static int record_group(const record_opts *o, const capture_plan *plan, resource
     }
     gpn_engine_reset(r->engine);
     int32_t step_tokens[4096];
+    unsigned char want_state[4096]; /* rows whose states this step keeps: only those leave a GPU */
+    gpn_engine_set_outputs(r->engine, plan->pred || plan->ground ? GPN_OUT_STATES : 0, want_state);
     for (int t = 0; t < T; t++) {
-        for (int b = 0; b < nb; b++) step_tokens[b] = tokens[(size_t)b * T + t];
+        for (int b = 0; b < nb; b++) {
+            step_tokens[b] = tokens[(size_t)b * T + t];
+            want_state[b] = keep[(size_t)b * T + t];
+        }
         if (gpn_engine_step(r->engine, step_tokens, nb)) return -1;
         gpn_step_out out = gpn_engine_out(r->engine);
         for (int b = 0; b < nb; b++) {
@@ -332,7 +342,7 @@ int cmd_record(int argc, char **argv) {
     if (run < 0) goto out;
     int64_t n_windows = corpus_n_windows(r.corpus);
     int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
-    if (!(r.engine = gpn_engine_new(r.model, B))) goto out;
+    if (!(r.engine = gpn_engine_new_on(r.model, B, &o.dev))) goto out;
     tokens = malloc((size_t)B * o.seq_len * sizeof *tokens);
     keep = malloc((size_t)B * o.seq_len);
     rows = malloc((size_t)B * sizeof *rows);

@@ -14,12 +14,14 @@ static double now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, corpus_eval_progress progress, void *ctx, corpus_eval_result *out) {
+int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_device *dev, corpus_eval_progress progress,
+                void *ctx, corpus_eval_result *out) {
     memset(out, 0, sizeof *out);
     if (batch < 1) return gs_fail("batch must be at least 1 (got %d)", batch);
     int64_t W = corpus_n_windows(c), T = corpus_seq_len(c);
     if (batch > W) batch = (int)W;
-    gpn_engine *e = gpn_engine_new(m, batch);
+    gpn_engine *e = gpn_engine_new_on(m, batch, dev);
+    if (e) gpn_engine_set_outputs(e, 0, NULL); /* the NLL is all an evaluation reads */
     if (!e) return -1;
     int32_t *win = malloc((size_t)batch * (size_t)T * sizeof *win);
     int32_t *step = malloc((size_t)batch * sizeof *step);

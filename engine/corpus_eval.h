@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "engine/corpus.h"
+#include "engine/engine.h"
 #include "engine/model.h"
 
 typedef struct {
@@ -22,6 +23,8 @@ typedef struct {
 typedef int (*corpus_eval_progress)(void *ctx, int64_t windows_done, int64_t windows_total, int64_t tokens_done, double seconds);
 
 /* Returns 0 (all windows), 1 (stopped by the callback), or -1 with gs_error(). */
-int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, corpus_eval_progress progress, void *ctx, corpus_eval_result *out);
+/* dev NULL: the CPU */
+int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_device *dev, corpus_eval_progress progress,
+                void *ctx, corpus_eval_result *out);
 
 #endif

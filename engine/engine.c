@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/cuda_engine.h"
 #include "engine/ops.h"
 
 struct gpn_engine {
@@ -20,6 +21,12 @@ struct gpn_engine {
     int32_t *tokens, *top1;
     gpn_hook_fn hook[GPN_HOOK_COUNT];
     void *hook_ctx[GPN_HOOK_COUNT];
+    /* CUDA: the device step and its host outputs (the CPU buffers above are
+     * then not allocated) */
+    gpn_cuda *cuda;
+    gpn_step_out cuda_out;
+    int outputs;
+    const unsigned char *rows;
 };
 
 static const char *hook_names[GPN_HOOK_COUNT] = {
@@ -34,13 +41,47 @@ const char *gpn_hook_base_name(gpn_hook_point p) { return p < GPN_HOOK_COUNT ? h
 
 int gpn_hook_is_per_layer(gpn_hook_point p) { return p >= GPN_HOOK_MEM_Q && p <= GPN_HOOK_PRED_GATE; }
 
-gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
+/* Per-sequence bookkeeping both devices keep on the host. */
+static gpn_engine *engine_alloc(const gpn_model *m, int max_batch) {
     if (max_batch < 1) { gs_fail("batch size must be at least 1 (got %d)", max_batch); return NULL; }
-    const gpn_config *c = &m->cfg;
     gpn_engine *e = calloc(1, sizeof *e);
     if (!e) { gs_fail("out of memory"); return NULL; }
     e->m = m;
     e->max_batch = max_batch;
+    e->outputs = GPN_OUT_ALL;
+    e->tokens = calloc((size_t)max_batch, sizeof *e->tokens);
+    e->top1 = calloc((size_t)max_batch, sizeof *e->top1);
+    e->pos = calloc((size_t)max_batch, sizeof *e->pos);
+    if (!e->tokens || !e->top1 || !e->pos) {
+        gpn_engine_free(e);
+        gs_fail("out of memory for an engine of batch %d", max_batch);
+        return NULL;
+    }
+    return e;
+}
+
+gpn_engine *gpn_engine_new_on(const gpn_model *m, int max_batch, const gpn_device *dev) {
+    if (!dev || dev->kind == GPN_DEVICE_CPU) return gpn_engine_new(m, max_batch);
+    gpn_engine *e = engine_alloc(m, max_batch);
+    if (!e) return NULL;
+    if (!(e->cuda = gpn_cuda_new(m, max_batch, dev->index, dev->precision))) {
+        gpn_engine_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+const char *gpn_engine_device_name(const gpn_engine *e) { return e->cuda ? gpn_cuda_name(e->cuda) : "cpu"; }
+
+void gpn_engine_set_outputs(gpn_engine *e, int what, const unsigned char *rows) {
+    e->outputs = what;
+    e->rows = rows;
+}
+
+gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
+    const gpn_config *c = &m->cfg;
+    gpn_engine *e = engine_alloc(m, max_batch);
+    if (!e) return NULL;
     long B = max_batch, d = c->d, H = c->H, hk = (long)c->H * c->dk, hv = (long)c->H * c->dv;
     long mem = H * c->dk * (long)c->dv;
     struct { float **p; long n; } bufs[] = {
@@ -56,10 +97,7 @@ gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
     size_t total = 0;
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) total += (size_t)((bufs[i].n + 15) & ~15L);
     e->arena = calloc(total ? total : 1, sizeof(float));
-    e->tokens = calloc((size_t)B, sizeof *e->tokens);
-    e->top1 = calloc((size_t)B, sizeof *e->top1);
-    e->pos = calloc((size_t)B, sizeof *e->pos);
-    if (!e->arena || !e->tokens || !e->top1 || !e->pos) {
+    if (!e->arena) {
         gpn_engine_free(e);
         gs_fail("out of memory for an engine of batch %d (%zu MB)", max_batch, total * 4 >> 20);
         return NULL;
@@ -74,6 +112,7 @@ gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
 
 void gpn_engine_free(gpn_engine *e) {
     if (!e) return;
+    gpn_cuda_free(e->cuda);
     free(e->arena);
     free(e->tokens);
     free(e->top1);
@@ -86,12 +125,16 @@ void gpn_engine_reset(gpn_engine *e) {
 }
 
 void gpn_engine_reset_seq(gpn_engine *e, int b) {
+    e->pos[b] = 0;
+    if (e->cuda) {
+        gpn_cuda_reset_seq(e->cuda, b);
+        return;
+    }
     const gpn_config *c = &e->m->cfg;
     size_t mem = (size_t)c->H * c->dk * c->dv;
     memset(e->s + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
     memset(e->prev + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
     if (mem) memset(e->M + (size_t)b * mem, 0, mem * sizeof(float));
-    e->pos[b] = 0;
 }
 
 void gpn_engine_set_hook(gpn_engine *e, gpn_hook_point p, gpn_hook_fn fn, void *ctx) {
@@ -161,7 +204,7 @@ static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, in
     fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
     matmul_forward(e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
     rmsnorm_forward(e->on, e->o, lp->read_out_norm_w, B, hv);
-    for (long i = 0; i < (long)B * hv; i++) e->on[i] *= silu_f(e->g[i]);
+    for (long i = 0; i < (long)B * hv; i++) e->on[i] *= gs_silu(e->g[i]);
     matmul_forward(e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
     fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
 }
@@ -179,7 +222,20 @@ static void run_layer(gpn_engine *e, const gpn_layer_params *lp, int layer, int 
     fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
     gate_forward(e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
     fire(e, GPN_HOOK_PRED_GATE, layer, e->pg, B, d);
-    for (long i = 0; i < (long)B * d; i++) e->c[i] = e->pg[i] * e->c[i] + e->ffn[i] + (has_mem ? e->mem[i] : 0.0f);
+    for (long i = 0; i < (long)B * d; i++) e->c[i] = gs_layer_update(e->pg[i], e->c[i], e->ffn[i], has_mem ? e->mem[i] : 0.0f);
+}
+
+static void cuda_fire(void *ctx, gpn_hook_point p, int layer, float *host, int B, int width) {
+    fire((gpn_engine *)ctx, p, layer, host, B, width);
+}
+
+static int cuda_step(gpn_engine *e, int B) {
+    unsigned mask = 0;
+    for (int p = 0; p < GPN_HOOK_COUNT; p++)
+        if (e->hook[p]) mask |= 1u << p;
+    if (gpn_cuda_step(e->cuda, e->tokens, B, mask, cuda_fire, e, e->outputs, e->rows, &e->cuda_out)) return -1;
+    for (int b = 0; b < B; b++) e->pos[b]++;
+    return 0;
 }
 
 int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
@@ -191,6 +247,7 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
             return gs_fail("token id %d (sequence %d) is outside the vocabulary 0..%d", tokens[b], b, c->V - 1);
         e->tokens[b] = tokens[b];
     }
+    if (e->cuda) return cuda_step(e, B);
     int d = c->d;
     long Bd = (long)B * d;
     memcpy(e->c, e->s, (size_t)Bd * sizeof(float));
@@ -232,7 +289,33 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     return 0;
 }
 
+int gpn_step_gemms(const gpn_config *c, gpn_gemm_shape *s) {
+    int n = 0, d = c->d, hk = c->H * c->dk, hv = c->H * c->dv, has_mem = c->arch == GPN_ARCH_GPN_M;
+    if (has_mem) {
+        s[n++] = (gpn_gemm_shape){d, hk}; /* keys, values, write strength, decay */
+        s[n++] = (gpn_gemm_shape){d, hv};
+        s[n++] = (gpn_gemm_shape){d, c->H};
+        s[n++] = (gpn_gemm_shape){d, c->H};
+    }
+    for (int l = 0; l < c->n_layers; l++) {
+        if (has_mem) {
+            s[n++] = (gpn_gemm_shape){d, hk}; /* query, read gate, read output */
+            s[n++] = (gpn_gemm_shape){d, hv};
+            s[n++] = (gpn_gemm_shape){hv, d};
+        }
+        s[n++] = (gpn_gemm_shape){d, 2 * c->f}; /* FFN in, out, predict gate */
+        s[n++] = (gpn_gemm_shape){c->f, d};
+        s[n++] = (gpn_gemm_shape){d, d};
+    }
+    s[n++] = (gpn_gemm_shape){d, c->e};    /* decode */
+    s[n++] = (gpn_gemm_shape){c->e, c->V}; /* logits */
+    s[n++] = (gpn_gemm_shape){d, d};       /* fuse gate */
+    s[n++] = (gpn_gemm_shape){c->e, d};    /* grounding projection */
+    return n;
+}
+
 gpn_step_out gpn_engine_out(const gpn_engine *e) {
+    if (e->cuda) return e->cuda_out;
     int has_mem = e->m->cfg.arch == GPN_ARCH_GPN_M;
     gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_ground, e->logits,
                       has_mem ? e->alpha : NULL, has_mem ? e->beta : NULL, has_mem ? e->mem_norm : NULL};

@@ -1,7 +1,9 @@
-/* The instrumented CPU inference engine: B sequences advance in lockstep, one
- * token each per step, exactly as docs/gpn-model.md states the step. Every
- * projection of a step is one SGEMM over the batch; the memory write and read
- * are per-sequence loops over heads. State and memory are float32. */
+/* The instrumented inference engine: B sequences advance in lockstep, one
+ * token each per step, exactly as docs/gpn-model.md states the step. On the
+ * CPU every projection of a step is one SGEMM over the batch and the memory
+ * write and read are per-sequence loops over heads; on CUDA (engine/cuda_*.cu,
+ * docs/cuda.md) the projections are cuBLAS GEMMs and the rest custom kernels,
+ * with the same hook points and outputs. State and memory are float32. */
 #ifndef GS_ENGINE_ENGINE_H
 #define GS_ENGINE_ENGINE_H
 
@@ -21,7 +23,31 @@ typedef struct {
     const float *alpha, *beta, *mem_norm; /* B x H (NULL for GPN) */
 } gpn_step_out;
 
+/* Where the engine runs and, on CUDA, in which precision its GEMMs run. */
+typedef enum { GPN_DEVICE_CPU = 0, GPN_DEVICE_CUDA = 1 } gpn_device_kind;
+typedef enum {
+    GPN_PREC_AUTO = 0, /* bf16 for a BF16/F16 checkpoint, else f32 (the CPU is always f32) */
+    GPN_PREC_F32,
+    GPN_PREC_TF32,     /* CUDA: float32 data, TF32 tensor-core GEMMs */
+    GPN_PREC_BF16      /* CUDA: BF16 weights and GEMM inputs, float32 accumulation and state */
+} gpn_precision;
+typedef struct {
+    gpn_device_kind kind;
+    int index;           /* CUDA device number */
+    gpn_precision precision;
+} gpn_device;
+
+/* Parse "cpu", "cuda" or "cuda:N", and "auto", "f32", "tf32", "bf16" (precision
+ * may be NULL: auto). Returns 0, or -1 with a message naming the bad value. */
+int gpn_device_parse(const char *device, const char *precision, gpn_device *out);
+
+/* A CPU engine. */
 gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch);
+/* An engine on the given device; NULL with gs_error() when it cannot run there
+ * (no CUDA in this build, no device, not enough device memory). */
+gpn_engine *gpn_engine_new_on(const gpn_model *m, int max_batch, const gpn_device *dev);
+/* "cpu" or e.g. "cuda:0 NVIDIA H200 (bf16)" */
+const char *gpn_engine_device_name(const gpn_engine *e);
 void gpn_engine_free(gpn_engine *e);
 /* Zero the state (s, prev, M) of every sequence / of sequence b. */
 void gpn_engine_reset(gpn_engine *e);
@@ -30,8 +56,22 @@ void gpn_engine_reset_seq(gpn_engine *e, int b);
  * gs_error() set (token id out of range, B too large). */
 int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B);
 gpn_step_out gpn_engine_out(const gpn_engine *e);
+/* What gpn_engine_out must hold after each step beyond nll, entropy, top1,
+ * alpha, beta and mem_norm (always there). The CPU engine always has
+ * everything; the CUDA engine copies only what is asked to the host, and only
+ * the rows b with rows[b] != 0 of the states (rows NULL: every row; the array
+ * is read at each step, so the caller may change it between steps). */
+#define GPN_OUT_STATES 1 /* s_pred, s_ground */
+#define GPN_OUT_LOGITS 2
+#define GPN_OUT_ALL (GPN_OUT_STATES | GPN_OUT_LOGITS)
+void gpn_engine_set_outputs(gpn_engine *e, int what, const unsigned char *rows);
 void gpn_engine_set_hook(gpn_engine *e, gpn_hook_point p, gpn_hook_fn fn, void *ctx);
 const gpn_model *gpn_engine_model(const gpn_engine *e);
+/* The (k, n) of every GEMM of one step, in the engine's order (M is the
+ * batch): what benchmarks measure a GEMM-only ceiling on. Returns the count. */
+typedef struct { int k, n; } gpn_gemm_shape;
+#define GPN_MAX_STEP_GEMMS (8 + 6 * GPN_MAX_LAYERS)
+int gpn_step_gemms(const gpn_config *c, gpn_gemm_shape *s);
 int gpn_engine_max_batch(const gpn_engine *e);
 
 #endif

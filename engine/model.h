@@ -81,6 +81,9 @@ typedef struct {
 gpn_model *gpn_model_load(const char *path);
 /* A model with the given config and zeroed parameters (tests, trainer). */
 gpn_model *gpn_model_new(const gpn_config *c);
+/* A model with random weights on a trained model's scale (benchmarks, device
+ * parity); the same seed gives the same weights. */
+gpn_model *gpn_model_random(const gpn_config *c, uint64_t seed);
 void gpn_model_free(gpn_model *m);
 /* Save as safetensors (F32 or BF16) with the config in __metadata__. */
 int gpn_model_save(const gpn_model *m, const char *path, int as_bf16);

@@ -7,3 +7,17 @@
 # at load time inside the file (target_clones)
 set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/train_kernels.c ${CMAKE_SOURCE_DIR}/engine/adamw.c
   PROPERTIES COMPILE_OPTIONS "-O3")
+
+# The CUDA engine: a plugin (gpnscope_cuda.so next to gpnscope) that
+# cuda_loader.c opens on first use, so CPU runs never load cuBLAS.
+target_link_libraries(gs_engine PUBLIC ${CMAKE_DL_LIBS})
+if(GPNSCOPE_WITH_CUDA)
+  file(GLOB cuda_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/*.cu)
+  add_library(gpnscope_cuda MODULE ${cuda_srcs})
+  target_include_directories(gpnscope_cuda PRIVATE ${CMAKE_SOURCE_DIR})
+  target_compile_options(gpnscope_cuda PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings;-Xcompiler=-Wall,-Wextra,-Werror,-Wno-format-truncation,-fvisibility=hidden>")
+  target_link_libraries(gpnscope_cuda PRIVATE gs_base CUDA::cublas CUDA::cudart)
+  set_target_properties(gpnscope_cuda PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  target_compile_definitions(gs_engine PRIVATE GPNSCOPE_CUDA_PLUGIN="$<TARGET_FILE:gpnscope_cuda>" PUBLIC GPNSCOPE_WITH_CUDA)
+  add_dependencies(gs_engine gpnscope_cuda)
+endif()

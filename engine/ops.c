@@ -10,7 +10,7 @@ void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n) {
         float *o = out + (long)b * n;
         double ss = 0.0;
         for (int i = 0; i < n; i++) ss += (double)xr[i] * xr[i];
-        float r = 1.0f / sqrtf((float)(ss / n) + GPN_RMS_EPS);
+        float r = gs_rms_scale((float)ss, n);
         for (int i = 0; i < n; i++) o[i] = xr[i] * r * w[i];
     }
 }
@@ -26,7 +26,7 @@ void matmul_forward(float *out, const float *in, const float *W, const float *bi
 }
 
 void sigmoid_inplace(float *x, long n) {
-    for (long i = 0; i < n; i++) x[i] = 1.0f / (1.0f + expf(-x[i]));
+    for (long i = 0; i < n; i++) x[i] = gs_sigmoid(x[i]);
 }
 
 void gate_forward(float *out, float *tmp, const float *x, const float *w, const float *K, const float *b, int B, int n) {
@@ -39,7 +39,7 @@ void swiglu_forward(float *h, const float *u, int B, int f) {
     for (int b = 0; b < B; b++) {
         const float *g = u + (long)b * 2 * f, *v = g + f;
         float *o = h + (long)b * f;
-        for (int j = 0; j < f; j++) o[j] = silu_f(g[j]) * v[j];
+        for (int j = 0; j < f; j++) o[j] = gs_swiglu(g[j], v[j]);
     }
 }
 
@@ -51,7 +51,7 @@ void relu_l2norm_heads(float *x, int B, int H, int dk) {
             if (h[i] < 0.0f) h[i] = 0.0f;
             ss += (double)h[i] * h[i];
         }
-        float inv = 1.0f / sqrtf((float)ss + GPN_L2_EPS);
+        float inv = gs_l2_scale((float)ss);
         for (int i = 0; i < dk; i++) h[i] *= inv;
     }
 }
@@ -110,8 +110,7 @@ void decay_forward(float *a, const float *A_log, const float *dt_bias, int B, in
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             float *x = a + (long)b * H + h;
-            float gamma = -expf(A_log[h]) * softplus_f(*x + dt_bias[h]);
-            *x = expf(gamma);
+            *x = gs_decay(*x, A_log[h], dt_bias[h]);
         }
 }
 

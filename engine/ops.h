@@ -5,10 +5,7 @@
 #ifndef GS_ENGINE_OPS_H
 #define GS_ENGINE_OPS_H
 
-#include <math.h>
-
-#define GPN_RMS_EPS 1e-6f
-#define GPN_L2_EPS 1e-12f
+#include "engine/kernel_math.h"
 
 /* out = x / sqrt(mean(x^2) + eps) * w  (out may equal x) */
 void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n);
@@ -34,8 +31,5 @@ void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv
 void decay_forward(float *a, const float *A_log, const float *dt_bias, int B, int H);
 /* per row of logits: nll of target, entropy (nats) and top-1 index */
 void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1);
-
-static inline float silu_f(float x) { return x / (1.0f + expf(-x)); }
-static inline float softplus_f(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 #endif

@@ -36,7 +36,8 @@ if [[ ! -s "$root/data/corpus/heldout.jsonl" ]]; then
 fi
 
 cmake_args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-[[ "${SANITIZE:-0}" == 1 ]] && cmake_args+=(-DGPNSCOPE_SANITIZE=ON -DCMAKE_C_COMPILER=gcc)
+# the sanitized build is CPU-only: ASan and the CUDA driver need special settings to share a process
+[[ "${SANITIZE:-0}" == 1 ]] && cmake_args+=(-DGPNSCOPE_SANITIZE=ON -DGPNSCOPE_CUDA=OFF -DCMAKE_C_COMPILER=gcc)
 cmake "${cmake_args[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" -- --no-print-directory
 echo "setup: built $build/gpnscope"

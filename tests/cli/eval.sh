@@ -94,9 +94,24 @@ err="$("$bin" eval --model "$model" --corpus "$dir/trunc.bin" --seq-len 2 2>&1 >
 [[ $rc -eq 1 && "$err" == *"not a multiple of 4"* ]] && ok "truncated shard" || bad "truncated shard: $rc $err"
 "$bin" eval --corpus "$dir/shards" >/dev/null 2>&1; check "missing --model exits 2" "$?" 2
 "$bin" eval --model "$model" --corpus "$dir/shards" --batch x >/dev/null 2>&1; check "bad --batch exits 2" "$?" 2
+# devices: a bad name or a CPU precision is a usage error; CUDA runs and agrees
+# with the CPU where a GPU is usable, and otherwise fails in one line saying why
+err="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 24 --device gpu 2>&1 >/dev/null)"; rc=$?
+[[ $rc -eq 2 && "$err" == *"--device gpu: expected cpu, cuda or cuda:N"* ]] && ok "bad --device" || bad "bad --device: $rc $err"
+err="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 24 --precision bf16 2>&1 >/dev/null)"; rc=$?
+[[ $rc -eq 2 && "$err" == *"needs --device cuda"* ]] && ok "bf16 needs cuda" || bad "--precision on cpu: $rc $err"
+out="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 24 --batch 2 --device cuda --json 2>"$dir/cuda.err")"; rc=$?
+if [[ $rc -eq 0 ]]; then
+  gppl="$(printf '%s' "$out" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["perplexity"])')"
+  "$py" -c "import sys; sys.exit(0 if abs($gppl/$ppl-1) < 1e-3 else 1)" && ok "cuda perplexity $gppl == cpu $ppl" || bad "cuda $gppl vs cpu $ppl"
+else
+  err="$(cat "$dir/cuda.err")"
+  [[ $rc -eq 1 && "$err" == "gpnscope eval: --device cuda: "*"CUDA"* && $(wc -l < "$dir/cuda.err") -eq 1 ]] &&
+    ok "no usable CUDA: one line ($err)" || bad "--device cuda without a GPU: $rc $err"
+fi
 help="$("$bin" eval --help)"
 set -e
-for o in --model --corpus --format --tokenizer --seq-len --skip --windows --sample --seed --batch --field --skip-bad --separator --no-bos --json; do
+for o in --model --corpus --format --tokenizer --seq-len --skip --windows --sample --seed --batch --field --skip-bad --separator --no-bos --device --precision --json; do
   [[ "$help" == *"$o"* ]] || bad "--help lacks $o"
 done
 ok "--help explains every option"

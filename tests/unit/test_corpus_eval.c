@@ -59,7 +59,7 @@ int main(void) {
         CHECK(corpus_window(c, b, win) == 0 && !memcmp(win, tokens + b * T, (size_t)T * sizeof *win), "window %d equals sequence %d", b, b);
     }
     corpus_eval_result r;
-    CHECK(corpus_eval(m, c, 2, NULL, NULL, &r) == 0, "corpus_eval: %s", gs_error());
+    CHECK(corpus_eval(m, c, 2, NULL, NULL, NULL, &r) == 0, "corpus_eval: %s", gs_error());
     printf("  perplexity %.6f, expected exp(mean nll) = %.6f\n", r.perplexity, want);
     CHECK(r.tokens == B * T && r.windows == B, "%lld tokens", (long long)r.tokens);
     CHECK(fabs(r.perplexity / want - 1) < 1e-4, "perplexity %.8f vs %.8f", r.perplexity, want);

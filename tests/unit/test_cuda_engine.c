@@ -1,0 +1,194 @@
+/* The CUDA engine against the CPU engine (the reference, itself checked
+ * against the companion's fixtures by test_parity): every output of every
+ * step on both reference fixtures and on the paper's 130M configuration with
+ * random weights, in f32, tf32 and bf16; hooks (a capture and a head
+ * ablation) give the same results on both devices; the row selection of
+ * states; a partial batch. Without a device it skips and says why, but a
+ * build with CUDA must at least load its plugin. */
+#include <stdint.h>
+
+#include "base/error.h"
+#include "engine/cuda_engine.h"
+#include "engine/engine.h"
+#include "engine/safetensors.h"
+#include "probes/probes.h"
+#include "testlib.h"
+
+typedef struct {
+    float *s_pred, *s_ground, *logits, *nll, *entropy, *alpha, *beta, *mem_norm;
+    int32_t *top1;
+    float *capture; /* L0.mem.q (GPN+M) or s_pred, captured by a probe */
+} trace;
+
+static void trace_free(trace *t) {
+    free(t->s_pred), free(t->s_ground), free(t->logits), free(t->nll), free(t->entropy);
+    free(t->alpha), free(t->beta), free(t->mem_norm), free(t->top1), free(t->capture);
+}
+
+/* Run B sequences of T tokens on a device, optionally ablating heads 0 and 2
+ * of every layer, recording every output laid out (B, T, ...). */
+static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens, int B, int T, int ablate, trace *r) {
+    const gpn_config *c = &m->cfg;
+    long BT = (long)B * T;
+    int H = c->H ? c->H : 1, cap_w = c->H ? c->H * c->dk : c->d;
+    memset(r, 0, sizeof *r);
+    r->s_pred = calloc(BT * c->d, 4), r->s_ground = calloc(BT * c->d, 4), r->logits = calloc(BT * c->V, 4);
+    r->nll = calloc(BT, 4), r->entropy = calloc(BT, 4), r->top1 = calloc(BT, 4);
+    r->alpha = calloc(BT * H, 4), r->beta = calloc(BT * H, 4), r->mem_norm = calloc(BT * H, 4);
+    r->capture = calloc(BT * cap_w, 4);
+    gpn_engine *e = gpn_engine_new_on(m, B, dev);
+    if (!e) return -1;
+    probe_set *ps = probe_set_new(e);
+    probe_capture *cap = probe_capture_add(ps, c->H ? "L0.mem.q" : "s_pred");
+    int heads[] = {0, 2};
+    if (!cap || (ablate && c->H > 2 && probe_zero_heads(ps, -1, heads, 2))) {
+        probe_set_free(ps), gpn_engine_free(e);
+        return -1;
+    }
+    gpn_engine_reset(e);
+    for (int t = 0; t < T; t++) {
+        int32_t tok[64];
+        for (int b = 0; b < B; b++) tok[b] = tokens[(long)b * T + t];
+        if (gpn_engine_step(e, tok, B)) {
+            probe_set_free(ps), gpn_engine_free(e);
+            return -1;
+        }
+        gpn_step_out o = gpn_engine_out(e);
+        for (int b = 0; b < B; b++) {
+            long row = (long)b * T + t;
+            memcpy(r->s_pred + row * c->d, o.s_pred + (long)b * c->d, (size_t)c->d * 4);
+            memcpy(r->s_ground + row * c->d, o.s_ground + (long)b * c->d, (size_t)c->d * 4);
+            memcpy(r->logits + row * c->V, o.logits + (long)b * c->V, (size_t)c->V * 4);
+            memcpy(r->capture + row * cap_w, cap->data + (long)b * cap_w, (size_t)cap_w * 4);
+            r->nll[row] = o.nll[b], r->entropy[row] = o.entropy[b], r->top1[row] = o.top1[b];
+            if (o.alpha) {
+                memcpy(r->alpha + row * c->H, o.alpha + (long)b * c->H, (size_t)c->H * 4);
+                memcpy(r->beta + row * c->H, o.beta + (long)b * c->H, (size_t)c->H * 4);
+                memcpy(r->mem_norm + row * c->H, o.mem_norm + (long)b * c->H, (size_t)c->H * 4);
+            }
+        }
+    }
+    probe_set_free(ps);
+    gpn_engine_free(e);
+    return 0;
+}
+
+static void compare(const char *what, const gpn_model *m, const trace *cpu, const trace *gpu, long BT, double tol) {
+    const gpn_config *c = &m->cfg;
+    struct { const char *name; const float *a, *b; long n; } t[] = {
+        {"s_pred", gpu->s_pred, cpu->s_pred, BT * c->d},   {"s_ground", gpu->s_ground, cpu->s_ground, BT * c->d},
+        {"logits", gpu->logits, cpu->logits, BT * c->V},   {"nll", gpu->nll, cpu->nll, BT},
+        {"entropy", gpu->entropy, cpu->entropy, BT},       {"capture", gpu->capture, cpu->capture, BT * (c->H ? c->H * c->dk : c->d)},
+        {"alpha", gpu->alpha, cpu->alpha, c->H ? BT * c->H : 0}, {"beta", gpu->beta, cpu->beta, c->H ? BT * c->H : 0},
+        {"mem_norm", gpu->mem_norm, cpu->mem_norm, c->H ? BT * c->H : 0},
+    };
+    double worst = 0;
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        if (!t[i].n) continue;
+        double err = rel_err(t[i].a, t[i].b, t[i].n);
+        if (err > worst) worst = err;
+        CHECK(err < tol, "%s: %s relative error %.3e >= %.0e", what, t[i].name, err, tol);
+    }
+    long agree = 0;
+    for (long i = 0; i < BT; i++) agree += gpu->top1[i] == cpu->top1[i];
+    printf("  %-40s worst rel err %.2e (tolerance %.0e), top-1 agrees %ld/%ld\n", what, worst, tol, agree, BT);
+    CHECK(agree >= BT * 9 / 10, "%s: top-1 agrees on only %ld of %ld tokens", what, agree, BT);
+}
+
+static const double tolerance[] = {[GPN_PREC_F32] = 1e-3, [GPN_PREC_TF32] = 1e-3, [GPN_PREC_BF16] = 2e-2};
+static const char *prec_name[] = {"auto", "f32", "tf32", "bf16"};
+
+static void parity(const char *label, const gpn_model *m, const int32_t *tokens, int B, int T) {
+    gpn_device cpu_dev = {GPN_DEVICE_CPU, 0, GPN_PREC_AUTO};
+    for (int ablate = 0; ablate <= 1; ablate++) {
+        trace cpu;
+        CHECK(run(m, &cpu_dev, tokens, B, T, ablate, &cpu) == 0, "%s: CPU run: %s", label, gs_error());
+        for (int p = GPN_PREC_F32; p <= GPN_PREC_BF16; p++) {
+            gpn_device dev = {GPN_DEVICE_CUDA, 0, (gpn_precision)p};
+            trace gpu;
+            char what[128];
+            snprintf(what, sizeof what, "%s %s%s", label, prec_name[p], ablate ? " heads 0,2 ablated" : "");
+            if (run(m, &dev, tokens, B, T, ablate, &gpu) == 0) compare(what, m, &cpu, &gpu, (long)B * T, tolerance[p]);
+            else CHECK(0, "%s: CUDA run: %s", what, gs_error());
+            trace_free(&gpu);
+        }
+        trace_free(&cpu);
+    }
+}
+
+/* Only the selected rows' states come back, and they are right; a step of
+ * fewer sequences than the engine holds leaves the others alone. */
+static void rows_and_partial_batch(const gpn_model *m) {
+    const gpn_config *c = &m->cfg;
+    gpn_device dev = {GPN_DEVICE_CUDA, 0, GPN_PREC_F32};
+    gpn_engine *cpu = gpn_engine_new(m, 3), *gpu = gpn_engine_new_on(m, 3, &dev);
+    CHECK(cpu && gpu, "engines: %s", gs_error());
+    if (!cpu || !gpu) { gpn_engine_free(cpu), gpn_engine_free(gpu); return; }
+    unsigned char rows[3] = {1, 0, 1};
+    gpn_engine_set_outputs(gpu, GPN_OUT_STATES, rows);
+    gpn_engine_reset(cpu), gpn_engine_reset(gpu);
+    int32_t tok[3] = {1, 2, 3};
+    double worst = 0;
+    for (int t = 0; t < 6; t++) {
+        int B = t == 2 ? 1 : 3; /* one partial step */
+        for (int b = 0; b < 3; b++) tok[b] = (tok[b] * 31 + 7 * t + b) % c->V;
+        CHECK(gpn_engine_step(cpu, tok, B) == 0 && gpn_engine_step(gpu, tok, B) == 0, "step: %s", gs_error());
+        gpn_step_out a = gpn_engine_out(cpu), g = gpn_engine_out(gpu);
+        for (int b = 0; b < B; b++) {
+            if (!rows[b]) continue;
+            double e = rel_err(g.s_pred + (long)b * c->d, a.s_pred + (long)b * c->d, c->d);
+            double e2 = rel_err(g.s_ground + (long)b * c->d, a.s_ground + (long)b * c->d, c->d);
+            if (e > worst) worst = e;
+            if (e2 > worst) worst = e2;
+        }
+        double en = rel_err(g.nll, a.nll, B);
+        CHECK(en < 1e-3, "step %d: nll rel err %.2e", t, en);
+    }
+    printf("  selected rows and a partial batch: worst state rel err %.2e\n", worst);
+    CHECK(worst < 1e-3, "selected rows: states differ (rel %.2e)", worst);
+    gpn_engine_free(cpu), gpn_engine_free(gpu);
+}
+
+static void fixture_parity(const char *name) {
+    char wname[64], ename[64];
+    snprintf(wname, sizeof wname, "reference/%s.weights.safetensors", name);
+    snprintf(ename, sizeof ename, "reference/%s.expect.safetensors", name);
+    gpn_model *m = gpn_model_load(fixture(wname));
+    st_file *ex = safetensors_open(fixture(ename));
+    CHECK(m && ex, "%s: %s", name, gs_error());
+    if (!m || !ex) { gpn_model_free(m), safetensors_close(ex); return; }
+    const st_tensor *tt = safetensors_find(ex, "tokens");
+    int B = (int)tt->shape[0], T = (int)tt->shape[1];
+    int32_t *tokens = malloc((size_t)tt->numel * sizeof *tokens);
+    memcpy(tokens, tt->data, (size_t)tt->numel * sizeof *tokens);
+    parity(name, m, tokens, B, T);
+    if (m->cfg.H) rows_and_partial_batch(m);
+    free(tokens);
+    safetensors_close(ex);
+    gpn_model_free(m);
+}
+
+int main(void) {
+    char why[768];
+    if (!gpn_cuda_usable(why, sizeof why)) {
+#ifdef GPNSCOPE_WITH_CUDA
+        /* the plugin was built: it must load, so only the device may be missing */
+        CHECK(strstr(why, "no usable CUDA device") != NULL, "the CUDA plugin did not load: %s", why);
+        if (test_summary()) return 1;
+#endif
+        return test_skip(why);
+    }
+    fixture_parity("gpnm1");
+    fixture_parity("gpn");
+    gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0};
+    gpn_model *m = gpn_model_random(&paper, 7);
+    CHECK(m != NULL, "random model: %s", gs_error());
+    if (m) {
+        int B = 2, T = 8;
+        int32_t tokens[16];
+        for (int i = 0; i < B * T; i++) tokens[i] = (i * 7919 + 13) % paper.V;
+        parity("paper 130M GPN+M (random weights)", m, tokens, B, T);
+        gpn_model_free(m);
+    }
+    return test_summary();
+}

@@ -1,0 +1,148 @@
+/* The CUDA kernels' per-element math (engine/kernel_math.h), run on the CPU:
+ * the column-wise memory write/read one GPU thread does per column must equal
+ * the CPU engine's row-wise memory_write_read; the mergeable log-sum-exp the
+ * logits kernel reduces with must give the CPU's nll, entropy and top-1 in
+ * any merge order (a GPU tree reduction is one such order); the scalar
+ * functions must match their float64 definitions. */
+#include <stdint.h>
+
+#include "engine/kernel_math.h"
+#include "engine/ops.h"
+#include "testlib.h"
+
+static uint64_t rng = 88172645463325252ull;
+static float uniform(void) { /* xorshift64*, in [-1, 1) */
+    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+    return (float)((rng * 2685821657736338717ull) >> 40) / (float)(1 << 23) - 1.0f;
+}
+
+static void fill(float *x, long n, float scale) {
+    for (long i = 0; i < n; i++) x[i] = scale * uniform();
+}
+
+/* keys/queries as the engine makes them: relu then l2n, so some are zero */
+static void relu_l2n(float *x, int H, int dk) { relu_l2norm_heads(x, 1, H, dk); }
+
+static void test_memory_columns(int H, int dk, int dv, int with_read) {
+    long mem = (long)H * dk * dv;
+    float *M0 = malloc(mem * 4), *Mrow = malloc(mem * 4), *Mcol = malloc(mem * 4);
+    float *k = malloc((size_t)H * dk * 4), *q = malloc((size_t)H * dk * 4), *v = malloc((size_t)H * dv * 4);
+    float alpha[16], beta[16], norm_row[16], norm_col[16];
+    float *o_row = calloc((size_t)H * dv, 4), *o_col = calloc((size_t)H * dv, 4);
+    fill(M0, mem, 0.5f);
+    fill(k, (long)H * dk, 1.0f);
+    fill(q, (long)H * dk, 1.0f);
+    fill(v, (long)H * dv, 2.0f);
+    relu_l2n(k, H, dk);
+    relu_l2n(q, H, dk);
+    for (int h = 0; h < H; h++) {
+        alpha[h] = 0.5f + 0.5f * (uniform() + 1.0f) / 2.0f;
+        beta[h] = (uniform() + 1.0f) / 2.0f;
+    }
+    memcpy(Mrow, M0, mem * 4);
+    memcpy(Mcol, M0, mem * 4);
+    memory_write_read(Mrow, k, v, alpha, beta, norm_row, with_read ? q : NULL, with_read ? o_row : NULL, H, dk, dv);
+    for (int h = 0; h < H; h++) {
+        double ss = 0.0;
+        for (int j = 0; j < dv; j++) {
+            float oj = 0.0f;
+            ss += gs_memory_column(Mcol + (long)h * dk * dv, k + h * dk, with_read ? q + h * dk : NULL, v[h * dv + j],
+                                   alpha[h], beta[h], dk, dv, j, &oj);
+            o_col[h * dv + j] = oj;
+        }
+        norm_col[h] = (float)sqrt(ss);
+    }
+    double e_m = rel_err(Mcol, Mrow, mem), e_n = rel_err(norm_col, norm_row, H);
+    CHECK(e_m < 1e-6, "H%d dk%d dv%d: column write differs from the row write (rel %.2e)", H, dk, dv, e_m);
+    CHECK(e_n < 1e-6, "H%d dk%d dv%d: column norms differ (rel %.2e)", H, dk, dv, e_n);
+    CHECK(rel_err(Mcol, M0, mem) > 1e-3, "the write changed nothing: the test would not see a wrong update");
+    if (with_read) {
+        double e_o = rel_err(o_col, o_row, (long)H * dv);
+        CHECK(e_o < 1e-6, "H%d dk%d dv%d: column read differs (rel %.2e)", H, dk, dv, e_o);
+        /* a later layer's read of the written memory */
+        float *o_read = malloc((size_t)H * dv * 4), *o_read_col = malloc((size_t)H * dv * 4);
+        memory_read(o_read, q, Mrow, H, dk, dv);
+        for (int h = 0; h < H; h++)
+            for (int j = 0; j < dv; j++)
+                o_read_col[h * dv + j] = gs_memory_read_column(Mrow + (long)h * dk * dv, q + h * dk, dk, dv, j);
+        double e_r = rel_err(o_read_col, o_read, (long)H * dv);
+        CHECK(e_r < 1e-6, "H%d dk%d dv%d: column read of layer > 0 differs (rel %.2e)", H, dk, dv, e_r);
+        free(o_read), free(o_read_col);
+    }
+    printf("  memory H%-2d dk%-3d dv%-3d read=%d: column form = row form\n", H, dk, dv, with_read);
+    free(M0), free(Mrow), free(Mcol), free(k), free(q), free(v), free(o_row), free(o_col);
+}
+
+/* Reduce a row of logits like the GPU: each of `threads` lanes pushes a
+ * strided slice, then lanes merge pairwise in a butterfly tree. */
+static gs_lse tree_lse(const float *z, int V, int threads) {
+    gs_lse lane[1024];
+    for (int t = 0; t < threads; t++) {
+        lane[t] = gs_lse_empty();
+        for (int i = t; i < V; i += threads) lane[t] = gs_lse_push(lane[t], z[i], i);
+    }
+    for (int stride = threads / 2; stride > 0; stride /= 2)
+        for (int t = 0; t < stride; t++) lane[t] = gs_lse_merge(lane[t], lane[t + stride]);
+    return lane[0];
+}
+
+static void test_logits(int V, float scale, int planted_tie) {
+    float *z = malloc((size_t)V * 4);
+    fill(z, V, scale);
+    int target = V / 3;
+    if (planted_tie) { /* the first index of the maximum wins, as on the CPU */
+        z[V - 5] = 4.0f * scale;
+        z[7] = 4.0f * scale;
+    }
+    float nll, ent;
+    int top;
+    logits_stats(z, &target, 1, V, &nll, &ent, &top);
+    int threads_list[] = {1, 32, 512};
+    for (int k = 0; k < 3; k++) {
+        gs_lse a = tree_lse(z, V, threads_list[k]);
+        float g_nll = gs_lse_logz(a) - z[target], g_ent = gs_lse_entropy(a);
+        CHECK(fabsf(g_nll - nll) <= 1e-4f * fmaxf(1.0f, fabsf(nll)), "V %d, %d lanes: nll %.6f vs CPU %.6f", V,
+              threads_list[k], g_nll, nll);
+        CHECK(fabsf(g_ent - ent) <= 1e-4f * fmaxf(1.0f, fabsf(ent)), "V %d, %d lanes: entropy %.6f vs CPU %.6f", V,
+              threads_list[k], g_ent, ent);
+        CHECK(a.best == top, "V %d, %d lanes: top-1 %d vs CPU %d", V, threads_list[k], a.best, top);
+    }
+    if (planted_tie) CHECK(top == 7, "CPU top-1 of a tie should be the first index, got %d", top);
+    printf("  logits V %-6d scale %-4g tie=%d: nll %.4f entropy %.4f top1 %d in every merge order\n", V, scale,
+           planted_tie, nll, ent, top);
+    free(z);
+}
+
+static void test_scalars(void) {
+    double worst = 0.0;
+    for (int i = -400; i <= 400; i++) {
+        float x = i * 0.1f;
+        double xd = x;
+        double sp = xd > 30 ? xd : log1p(exp(xd));
+        double want[] = {1 / (1 + exp(-xd)), xd / (1 + exp(-xd)), sp};
+        float got[] = {gs_sigmoid(x), gs_silu(x), gs_softplus(x)};
+        for (int k = 0; k < 3; k++) {
+            double e = fabs(got[k] - want[k]) / fmax(1e-30, fmax(fabs(want[k]), 1e-6));
+            if (e > worst) worst = e;
+        }
+        float A_log = 0.1f * (i % 25), dt = -2.0f + 0.01f * (i % 300);
+        double alpha = exp(-exp((double)A_log) * log1p(exp(xd + dt)));
+        double e = fabs(gs_decay(x, A_log, dt) - alpha);
+        CHECK(e < 1e-6 + 1e-5 * alpha, "decay(%g, %g, %g) = %g, want %g", x, A_log, dt, gs_decay(x, A_log, dt), alpha);
+    }
+    CHECK(worst < 1e-5, "sigmoid/silu/softplus: worst relative error %.2e", worst);
+    CHECK(fabsf(gs_rms_scale(4.0f * 3, 3) - 1.0f / sqrtf(4.0f + GPN_RMS_EPS)) < 1e-7f, "rms scale");
+    CHECK(gs_lse_merge(gs_lse_empty(), gs_lse_empty()).s == 0.0f, "empty merge stays empty");
+    printf("  scalars: worst relative error %.2e over [-40, 40]\n", worst);
+}
+
+int main(void) {
+    test_scalars();
+    test_memory_columns(3, 8, 16, 1);
+    test_memory_columns(8, 32, 64, 1);
+    test_memory_columns(2, 33, 17, 0);
+    test_logits(1000, 1.0f, 0);
+    test_logits(32000, 8.0f, 0);
+    test_logits(32000, 3.0f, 1);
+    return test_summary();
+}
