@@ -1,0 +1,52 @@
+/* Fuzz target: a folder of the companion's token shards, as `--corpus DIR`
+ * reads it. The input packs the files, separated by FUZZ_PART_SEP:
+ *   data_0000.bin | data_0000.index.json | meta.json | data_0001.bin | data_0001.index.json
+ * (a missing part is a missing file). The folder is opened without a
+ * tokenizer (vocabulary from meta.json), with the tiny tokenizer of fuzz.h,
+ * and data_0000.bin alone as a file; every window of an open corpus is read
+ * (a bad id is a one-line error). The window length (1..5) comes from the
+ * input's size. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/tokenizer_impl.h"
+#include "fuzz_corpus.h"
+
+static gpn_tokenizer *tok;
+
+static void open_read(const char *path, const gpn_tokenizer *t, int64_t seq_len) {
+    corpus_options o;
+    corpus_options_default(&o);
+    o.seq_len = seq_len;
+    gpn_corpus *c = corpus_open(path, t, &o);
+    if (!c) return;
+    FUZZ_ASSERT(corpus_get_format(c) == CORPUS_SHARDS, "shards detected as %s", corpus_format_name(corpus_get_format(c)));
+    fuzz_read_corpus(c);
+    corpus_free(c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!tok) {
+        char *json = fuzz_tiny_tokenizer_json(1, 0);
+        tok = tok_load_json("tiny.json", json, strlen(json));
+        free(json);
+        if (!tok) abort();
+    }
+    static const char *const names[] = {"data_0000.bin", "data_0000.index.json", "meta.json", "data_0001.bin",
+                                        "data_0001.index.json"};
+    fuzz_rmdir("shards");
+    if (mkdir(fuzz_path("shards"), 0700) != 0) abort();
+    for (int k = 0; k < 5; k++) {
+        const uint8_t *p;
+        size_t n;
+        char name[64];
+        snprintf(name, sizeof name, "shards/%s", names[k]);
+        if (fuzz_part(data, size, k, &p, &n)) fuzz_write(name, p, n);
+    }
+    int64_t seq_len = 1 + (int64_t)(size % 5);
+    open_read(fuzz_path("shards"), NULL, seq_len);
+    open_read(fuzz_path("shards"), tok, seq_len);
+    open_read(fuzz_path("shards/data_0000.bin"), NULL, seq_len);
+    return 0;
+}
