@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,13 +94,19 @@ static int64_t shard_docs(const corpus_shard *sh) {
         const cJSON *x;
         docs = 0;
         cJSON_ArrayForEach(x, j) {
-            if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble != (double)(int64_t)x->valuedouble) {
+            /* range first: casting a double beyond int64 is undefined */
+            if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 9.0e15) || x->valuedouble != floor(x->valuedouble)) {
                 gs_fail("%s: entry %lld is not a document length", ix, (long long)k);
                 docs = -2;
                 break;
             }
             sum += (int64_t)x->valuedouble;
             k++;
+            if (sum > sh->n) { /* stop before a hostile list overflows the sum */
+                gs_fail("%s: document lengths add up to more than the %lld tokens %s holds", ix, (long long)sh->n, sh->path);
+                docs = -2;
+                break;
+            }
         }
         if (docs == 0 && sum != sh->n) {
             gs_fail("%s: document lengths add up to %lld tokens but %s holds %lld", ix, (long long)sum, sh->path, (long long)sh->n);
@@ -162,11 +169,14 @@ int corpus_load_shards(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_opt
     if (!rc && meta) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, "vocab_size");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(meta, "total_tokens");
+        /* token ids are uint32 read into int32: a vocabulary is at most 2^31 pieces */
         if (!cJSON_IsObject(meta)) rc = gs_fail("%s: not a JSON object", meta_path);
-        else if (v && (!cJSON_IsNumber(v) || v->valuedouble < 1)) rc = gs_fail("%s: vocab_size is not a positive number", meta_path);
-        else if (t && cJSON_IsNumber(t) && (int64_t)t->valuedouble != c->total && S_ISDIR(st.st_mode))
-            rc = gs_fail("%s: total_tokens is %lld but the shards hold %lld tokens (a shard missing or truncated?)", meta_path,
-                         (long long)t->valuedouble, (long long)c->total);
+        else if (v && (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 2147483648.0) ||
+                       v->valuedouble != floor(v->valuedouble)))
+            rc = gs_fail("%s: vocab_size is not an integer from 1 to 2^31", meta_path);
+        else if (t && cJSON_IsNumber(t) && t->valuedouble != (double)c->total && S_ISDIR(st.st_mode))
+            rc = gs_fail("%s: total_tokens is %.16g but the shards hold %lld tokens (a shard missing or truncated?)", meta_path,
+                         t->valuedouble, (long long)c->total);
         if (!rc && v) meta_vocab = (int64_t)v->valuedouble;
         if (!rc && tok && meta_vocab && meta_vocab != tokenizer_vocab_size(tok))
             rc = gs_fail("%s: vocab_size %lld, but the tokenizer has %d pieces: the shards were made with another tokenizer", meta_path,

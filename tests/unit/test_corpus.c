@@ -352,10 +352,20 @@ int main(void) {
     expect_error("badindex", NULL, opts(5), "not a JSON array");
     put_s("badindex/data_0000.index.json", "[5, -3]");
     expect_error("badindex", NULL, opts(5), "not a document length");
+    /* found by fuzzing: numbers beyond int64 (an undefined cast) and lengths
+     * whose sum overflows */
+    put_s("badindex/data_0000.index.json", "[1e19, 5]");
+    expect_error("badindex", NULL, opts(5), "not a document length");
+    put_s("badindex/data_0000.index.json", "[9000000000000000, 9000000000000000, 9000000000000000]");
+    expect_error("badindex", NULL, opts(5), "add up to more than the 20 tokens");
 
     write_u32("badmeta/data_0000.bin", ids, 20);
     put_s("badmeta/meta.json", "{\"vocab_size\": 100, \"total_tokens\": 999}");
     expect_error("badmeta", NULL, opts(5), "total_tokens is 999");
+    put_s("badmeta/meta.json", "{\"vocab_size\": 100, \"total_tokens\": 1e300}");
+    expect_error("badmeta", NULL, opts(5), "total_tokens is 1e+300");
+    put_s("badmeta/meta.json", "{\"vocab_size\": 1e300}");
+    expect_error("badmeta", NULL, opts(5), "vocab_size is not an integer");
     put_s("badmeta/meta.json", "{\"vocab_size\": 32000}");
     expect_error("badmeta", t, opts(5), "another tokenizer");
     put_s("badmeta/meta.json", "{\"vocab_size\": \"many\"}");
