@@ -139,8 +139,10 @@ int gpn_config_validate(const gpn_config *c) {
     } else if (c->n_layers != 1) {
         return gs_fail("a GPN without memory has exactly one layer (got %d)", c->n_layers);
     }
-    /* keep every matrix index within int range for CBLAS */
-    if ((int64_t)c->V * c->e > INT32_MAX || (int64_t)c->d * c->d > INT32_MAX || (int64_t)c->d * 2 * c->f > INT32_MAX)
+    /* keep every matrix index within int range for CBLAS (and every size
+     * product gpn_tensor_specs computes in int) */
+    if ((int64_t)c->V * c->e > INT32_MAX || (int64_t)c->d * c->d > INT32_MAX || (int64_t)c->d * 2 * c->f > INT32_MAX ||
+        (int64_t)c->d * c->H * c->dk > INT32_MAX || (int64_t)c->d * c->H * c->dv > INT32_MAX)
         return gs_fail("sizes too large for 32-bit BLAS indices");
     return 0;
 }
@@ -173,6 +175,13 @@ static int64_t dim(const st_tensor *t, int i) { return t && i < t->ndim ? t->sha
  * recoverable from tensor shapes"). */
 static int infer_config(const st_file *f, gpn_config *c) {
     memset(c, 0, sizeof *c);
+    /* sizes are ints: a larger dimension (possible in a tensor of no data,
+     * shaped [0, 2^40]) is refused rather than truncated */
+    for (int i = 0; i < f->n_tensors; i++)
+        for (int k = 0; k < f->tensors[i].ndim; k++)
+            if (f->tensors[i].shape[k] > INT32_MAX)
+                return gs_fail("tensor '%s' has dimension %lld, more than a model can have", f->tensors[i].name,
+                               (long long)f->tensors[i].shape[k]);
     const st_tensor *emb = safetensors_find(f, "embedding"), *dn = safetensors_find(f, "decode_norm_w");
     if (!emb || emb->ndim != 2) return gs_fail("missing 2-D tensor 'embedding' (V, d_emb): not a GPN checkpoint");
     if (!dn || dn->ndim != 1) return gs_fail("missing 1-D tensor 'decode_norm_w' (d_state): not a GPN checkpoint");
@@ -249,10 +258,12 @@ gpn_model *gpn_model_load(const char *path) {
     gpn_model *m = NULL;
     gpn_config c;
     if (infer_config(f, &c) != 0 || check_metadata(f, &c) != 0 || gpn_config_validate(&c) != 0) goto fail;
-    m = gpn_model_new(&c);
-    if (!m) goto fail;
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(&c, specs);
+    /* Every tensor is checked before the parameters are allocated: the sizes
+     * come from a few shapes (one may be [f, 0], holding no data), so a file
+     * of a few hundred bytes could otherwise ask for gigabytes. Once all
+     * shapes match, the file itself holds every parameter. */
     for (int i = 0; i < n; i++) {
         const gpn_tensor_spec *s = &specs[i];
         const st_tensor *t = safetensors_find(f, s->name);
@@ -269,11 +280,18 @@ gpn_model *gpn_model_load(const char *path) {
             gs_fail("tensor '%s' has shape %s, expected %s for this configuration", s->name, got, want);
             goto fail;
         }
+    }
+    m = gpn_model_new(&c);
+    if (!m) goto fail;
+    for (int i = 0; i < n; i++) {
+        const gpn_tensor_spec *s = &specs[i];
+        const st_tensor *t = safetensors_find(f, s->name);
         if (st_tensor_to_f32(t, m->block + s->offset) != 0) goto fail;
         if (i == 0) snprintf(m->source_dtype, sizeof m->source_dtype, "%s", st_dtype_name(t->dtype));
     }
     /* tensors the architecture does not use are reported, not silently dropped */
     m->extra_tensors = calloc((size_t)f->n_tensors + 1, sizeof *m->extra_tensors);
+    if (!m->extra_tensors) { gs_fail("out of memory"); goto fail; }
     for (int i = 0; i < f->n_tensors; i++) {
         int used = 0;
         for (int k = 0; k < n && !used; k++) used = strcmp(specs[k].name, f->tensors[i].name) == 0;

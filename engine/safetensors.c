@@ -108,6 +108,8 @@ static int parse_tensor(const cJSON *item, st_tensor *t, uint64_t data_size, uin
 
 static int parse_metadata(st_file *f, const cJSON *meta) {
     if (!cJSON_IsObject(meta)) return gs_fail("__metadata__ is not a JSON object");
+    /* JSON allows a key twice; a second table would be written past the first's end */
+    if (f->meta_keys) return gs_fail("__metadata__ appears twice");
     int n = cJSON_GetArraySize(meta);
     f->meta_keys = calloc((size_t)n + 1, sizeof *f->meta_keys);
     f->meta_values = calloc((size_t)n + 1, sizeof *f->meta_values);

@@ -2,7 +2,9 @@
  * problem (never a crash; the ASan build runs this too). */
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "engine/model.h"
@@ -10,6 +12,17 @@
 #include "testlib.h"
 
 static const char *dir;
+
+static int under_asan(void) {
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#endif
+#endif
+    return 0;
+}
 
 static const char *write_file(const char *name, const void *data, size_t n) {
     static char path[4096];
@@ -78,8 +91,35 @@ int main(void) {
                 make("dup.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                                "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, -1),
                 "twice");
+    /* a heap overflow before: the second table was filled from the first's count */
+    expect_fail("__metadata__ twice", make("meta2.st", "{\"__metadata__\":{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\"},\"__metadata__\":{\"d\":\"4\"}}", 0, -1),
+                "__metadata__ appears twice");
     expect_fail("not a GPN", make("other.st", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, -1),
                 "embedding");
+    /* sizes are inferred from a few shapes, and a tensor shaped [f, 0] holds
+     * no data: found by fuzzing, this 200-byte file made gpn_model_load ask
+     * for 12 GB before it looked for the other tensors */
+    const char *zero = make("zero.st",
+                            "{\"embedding\":{\"dtype\":\"F32\",\"shape\":[1,1],\"data_offsets\":[0,4]},"
+                            "\"decode_norm_w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]},"
+                            "\"ffn_w2_k\":{\"dtype\":\"F32\",\"shape\":[1073741823,0],\"data_offsets\":[8,8]}}", 8, -1);
+    expect_fail("zero-size tensor, huge sizes", zero, "missing tensor 'decode_proj_k'");
+    if (!under_asan()) { /* the sanitizer's own reservations need more address space than the limit */
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct rlimit lim = {1u << 30, 1u << 30};
+            setrlimit(RLIMIT_AS, &lim);
+            gpn_model *m = gpn_model_load(zero);
+            _exit(!m && strstr(gs_error(), "missing tensor") ? 0 : 1);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "with 1 GB of address space the file is not refused for what it is");
+    }
+    expect_fail("dimension beyond int",
+                make("dim.st", "{\"embedding\":{\"dtype\":\"F32\",\"shape\":[1,1],\"data_offsets\":[0,4]},"
+                               "\"x\":{\"dtype\":\"F32\",\"shape\":[0,4294967296],\"data_offsets\":[4,4]}}", 4, -1),
+                "more than a model can have");
 
     /* model-level: start from the real fixture and damage one thing at a time */
     gpn_model *good = gpn_model_load(fixture("reference/gpnm1.weights.safetensors"));
