@@ -87,8 +87,11 @@ static double gemm_seconds(const gpn_config *c, int B, gpn_precision prec, doubl
         CHECK_CUDA(cudaDeviceSynchronize());
         double t0 = now();
         for (int i = 0; i < n; i++)
-            cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s[i].n, B, s[i].k, &one, W[i], type, s[i].n, in, type, s[i].k,
-                         &zero, out, CUDA_R_32F, s[i].n, compute, CUBLAS_GEMM_DEFAULT);
+            if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s[i].n, B, s[i].k, &one, W[i], type, s[i].n, in, type, s[i].k,
+                             &zero, out, CUDA_R_32F, s[i].n, compute, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+                fprintf(stderr, "bench_cuda_engine: cublasGemmEx failed for %d x %d x %d\n", B, s[i].k, s[i].n);
+                exit(1); /* a failed call would otherwise look like a very fast ceiling */
+            }
         CHECK_CUDA(cudaDeviceSynchronize());
         double t = now() - t0;
         if (r > 1 && t < best) best = t;

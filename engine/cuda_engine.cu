@@ -33,9 +33,13 @@ struct gpn_cuda {
     cudaStream_t stream;
     cublasHandle_t blas;
     int sticky_error; /* a failed reset, reported by the next step */
-    /* weights: the model's float32 block, and its BF16 copy in bf16 mode */
+    /* weights: the model's float32 block, and its BF16 copy in bf16 mode, each
+     * tensor starting on a 256-byte boundary (cuBLAS's vectorized tensor-core
+     * paths want aligned matrices; the host block packs them end to end) */
     float *w32;
     gs_bf16 *w16;
+    int n_tensors;
+    size_t host_off[GPN_MAX_TENSORS], dev_off[GPN_MAX_TENSORS], numel[GPN_MAX_TENSORS];
     /* carried state */
     float *s, *prev, *M;
     /* step scratch */
@@ -46,7 +50,6 @@ struct gpn_cuda {
     /* pinned host side */
     float *h_nll, *h_entropy, *h_alpha, *h_beta, *h_norm, *h_spred, *h_sground, *h_logits, *h_stage, *h_gathered;
     int *h_top1, *h_tokens, *h_rows;
-    size_t stage_floats;
     char name[160];
 };
 
@@ -64,9 +67,15 @@ static int cu_usable(char *why, size_t why_size) {
     return 1;
 }
 
-/* Device pointer of a host parameter pointer into the model's block. */
-static const float *dev32(const gpn_cuda *g, const float *host) { return g->w32 + (host - g->m->block); }
-static const gs_bf16 *dev16(const gpn_cuda *g, const float *host) { return g->w16 + (host - g->m->block); }
+/* Device offset of a host parameter pointer into the model's block. */
+static size_t dev_offset(const gpn_cuda *g, const float *host) {
+    size_t off = (size_t)(host - g->m->block);
+    for (int i = 0; i < g->n_tensors; i++)
+        if (off >= g->host_off[i] && off < g->host_off[i] + g->numel[i]) return g->dev_off[i] + (off - g->host_off[i]);
+    return 0; /* not reached: every pointer of gpn_params lies in one of the tensors */
+}
+static const float *dev32(const gpn_cuda *g, const float *host) { return g->w32 + dev_offset(g, host); }
+static const gs_bf16 *dev16(const gpn_cuda *g, const float *host) { return g->w16 + dev_offset(g, host); }
 
 static int dalloc(void **p, size_t bytes) {
     CK(cudaMalloc(p, bytes ? bytes : 1));
@@ -80,10 +89,19 @@ static int halloc(void **p, size_t bytes) {
     return 0;
 }
 
-static int upload_weights(gpn_cuda *g) {
-    size_t n = g->m->n_params;
+static int upload_weights(gpn_cuda *g, const gpn_tensor_spec *specs, int n_specs) {
+    g->n_tensors = n_specs;
+    size_t n = 0;
+    for (int i = 0; i < g->n_tensors; i++) {
+        g->host_off[i] = specs[i].offset;
+        g->numel[i] = specs[i].numel;
+        g->dev_off[i] = n;
+        n = (n + specs[i].numel + 127) & ~(size_t)127; /* 128 elements: 256 bytes in BF16, 512 in F32 */
+    }
     if (dalloc((void **)&g->w32, n * sizeof(float))) return -1;
-    CK(cudaMemcpy(g->w32, g->m->block, n * sizeof(float), cudaMemcpyHostToDevice));
+    for (int i = 0; i < g->n_tensors; i++)
+        CK(cudaMemcpy(g->w32 + g->dev_off[i], g->m->block + g->host_off[i], g->numel[i] * sizeof(float),
+                      cudaMemcpyHostToDevice));
     if (g->prec == GPN_PREC_BF16) {
         if (dalloc((void **)&g->w16, n * sizeof(gs_bf16))) return -1;
         k_to_bf16(g->stream, g->w16, g->w32, (long)n);
@@ -121,7 +139,6 @@ static int alloc_buffers(gpn_cuda *g) {
     size_t widths[] = {d, hk, hv};
     for (size_t i = 0; i < 3; i++)
         if (widths[i] > widest) widest = widths[i];
-    g->stage_floats = B * widest;
     struct { float **p; size_t n; } host[] = {
         {&g->h_nll, B},          {&g->h_entropy, B},       {&g->h_alpha, B * H}, {&g->h_beta, B * H},
         {&g->h_norm, B * H},     {&g->h_spred, B * d},     {&g->h_sground, B * d}, {&g->h_logits, B * V},
@@ -135,7 +152,7 @@ static int alloc_buffers(gpn_cuda *g) {
     return 0;
 }
 
-static int setup(gpn_cuda *g) {
+static int setup(gpn_cuda *g, const gpn_tensor_spec *specs, int n_specs) {
     char why[256];
     if (!cu_usable(why, sizeof why)) return gs_fail("--device cuda: %s", why);
     int n = 0;
@@ -146,19 +163,22 @@ static int setup(gpn_cuda *g) {
     CK(cudaGetDeviceProperties(&prop, g->device));
     static const char *prec_names[] = {"auto", "f32", "tf32", "bf16"};
     snprintf(g->name, sizeof g->name, "cuda:%d %s (%s)", g->device, prop.name, prec_names[g->prec]);
-    CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    /* a blocking stream: it waits for the legacy-stream cudaMemset/cudaMemcpy of set-up */
+    CK(cudaStreamCreate(&g->stream));
     CB(cublasCreate(&g->blas));
     CB(cublasSetStream(g->blas, g->stream));
-    if (upload_weights(g) || alloc_buffers(g)) {
+    if (upload_weights(g, specs, n_specs) || alloc_buffers(g)) {
         size_t free_b = 0, total_b = 0;
         cudaMemGetInfo(&free_b, &total_b);
         return gs_fail_context("%s, batch %d (%zu of %zu MB free on the device): ", g->name, g->max_batch,
                                free_b >> 20, total_b >> 20);
     }
+    CK(cudaDeviceSynchronize()); /* every upload and zeroing done before the first step */
     return 0;
 }
 
-static gpn_cuda *cu_create(const gpn_model *m, int max_batch, int device, gpn_precision precision) {
+static gpn_cuda *cu_create(const gpn_model *m, const gpn_tensor_spec *specs, int n_specs, int max_batch, int device,
+                           gpn_precision precision) {
     gpn_cuda *g = (gpn_cuda *)calloc(1, sizeof *g);
     if (!g) { gs_fail("out of memory"); return NULL; }
     g->m = m;
@@ -168,7 +188,19 @@ static gpn_cuda *cu_create(const gpn_model *m, int max_batch, int device, gpn_pr
     if (precision == GPN_PREC_AUTO)
         precision = (!strcmp(m->source_dtype, "BF16") || !strcmp(m->source_dtype, "F16")) ? GPN_PREC_BF16 : GPN_PREC_F32;
     g->prec = precision;
-    if (setup(g)) {
+    if (n_specs < 1 || n_specs > GPN_MAX_TENSORS) {
+        gs_fail("CUDA engine: %d tensors in the model's layout", n_specs);
+        free(g);
+        return NULL;
+    }
+    /* launch limits of the memory kernels: sequences on grid y, 2 dk floats of shared memory */
+    if (max_batch > 65535 || 2L * m->cfg.dk * (long)sizeof(float) > 48 * 1024) {
+        gs_fail("CUDA engine: batch %d or d_key %d beyond what its memory kernels launch (65535, 6144)", max_batch,
+                m->cfg.dk);
+        free(g);
+        return NULL;
+    }
+    if (setup(g, specs, n_specs)) {
         cu_destroy(g);
         return NULL;
     }
@@ -177,6 +209,7 @@ static gpn_cuda *cu_create(const gpn_model *m, int max_batch, int device, gpn_pr
 
 static void cu_destroy(gpn_cuda *g) {
     if (!g) return;
+    cudaSetDevice(g->device); /* another engine may have made another device current */
     float **dev[] = {&g->w32, &g->s, &g->prev, &g->M, &g->c, &g->xn, &g->xr, &g->tmp, &g->k, &g->v, &g->beta,
                      &g->alpha, &g->q, &g->o, &g->on, &g->g, &g->mem, &g->u, &g->h, &g->ffn, &g->pg, &g->sdec,
                      &g->z, &g->logits, &g->emb, &g->fg, &g->sg, &g->mem_norm, &g->nll, &g->entropy, &g->gathered};
@@ -201,6 +234,7 @@ static const char *cu_name(const gpn_cuda *g) { return g->name; }
 
 static void cu_reset_seq(gpn_cuda *g, int b) {
     const gpn_config *c = &g->cfg;
+    if (cudaSetDevice(g->device) != cudaSuccess) g->sticky_error = 1;
     size_t d = c->d, mem = (size_t)c->H * c->dk * c->dv;
     if (cudaMemsetAsync(g->s + b * d, 0, d * sizeof(float), g->stream) != cudaSuccess ||
         cudaMemsetAsync(g->prev + b * d, 0, d * sizeof(float), g->stream) != cudaSuccess ||
@@ -408,6 +442,7 @@ static int cu_step(gpn_cuda *g, const int32_t *tokens, int B, unsigned hook_mask
         g->sticky_error = 0;
         return gs_fail("CUDA: resetting a sequence's state failed on %s", g->name);
     }
+    CK(cudaSetDevice(g->device));
     hooks hk = {hook_mask, fire_fn, ctx};
     size_t Bd = (size_t)B * c->d;
     memcpy(g->h_tokens, tokens, B * sizeof(int));

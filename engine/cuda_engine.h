@@ -48,12 +48,20 @@ const char *gpn_cuda_name(const gpn_cuda *g);
 
 /* The plugin's table of the functions above; gpnscope_cuda.so exports
  * gpn_cuda_plugin() returning it. `abi` guards against a plugin from another
- * build: it must equal GPN_CUDA_ABI, computed from the shared struct sizes. */
-#define GPN_CUDA_ABI (20261129L * 1000 + sizeof(gpn_model) + sizeof(gpn_step_out) + sizeof(gpn_config))
+ * build: it must equal GPN_CUDA_ABI, made of a version bumped on every change
+ * to the table's functions and of the sizes of everything that crosses. */
+#define GPN_CUDA_API_VERSION 2
+#define GPN_CUDA_ABI                                                                                               \
+    ((long)GPN_CUDA_API_VERSION * 1000000007L +                                                                    \
+     (long)(sizeof(gpn_model) + 3 * sizeof(gpn_step_out) + 5 * sizeof(gpn_config) + 7 * sizeof(gpn_tensor_spec) + \
+            11 * sizeof(gpn_hook_event)) * 1009L +                                                                 \
+     (long)GPN_MAX_TENSORS * 31L + (long)GPN_HOOK_COUNT)
 typedef struct {
     long abi;
     int (*usable)(char *why, size_t why_size);
-    gpn_cuda *(*create)(const gpn_model *m, int max_batch, int device, gpn_precision precision);
+    /* the model's tensor layout comes from the loader: the plugin links none of engine/ */
+    gpn_cuda *(*create)(const gpn_model *m, const gpn_tensor_spec *specs, int n_specs, int max_batch, int device,
+                        gpn_precision precision);
     void (*destroy)(gpn_cuda *g);
     void (*reset_seq)(gpn_cuda *g, int b);
     int (*step)(gpn_cuda *g, const int32_t *tokens, int B, unsigned hook_mask, gpn_cuda_fire_fn fire, void *ctx,

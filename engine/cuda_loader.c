@@ -76,7 +76,9 @@ gpn_cuda *gpn_cuda_new(const gpn_model *m, int max_batch, int device, gpn_precis
         gs_fail("--device cuda: %s", load_error);
         return NULL;
     }
-    gpn_cuda *g = api->create(m, max_batch, device, precision);
+    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+    int n_specs = gpn_tensor_specs(&m->cfg, specs);
+    gpn_cuda *g = api->create(m, specs, n_specs, max_batch, device, precision);
     if (!g) gs_fail("%s", api->error());
     return g;
 }

@@ -80,10 +80,16 @@ GS_HD gs_lse gs_lse_merge(gs_lse a, gs_lse b) {
     gs_lse r;
     r.best = (a.m > b.m || (a.m == b.m && a.best < b.best)) ? a.best : b.best;
     r.m = fmaxf(a.m, b.m);
+    if (r.m == -INFINITY) { /* only -inf so far (a hook that bans tokens): no mass yet, no NaN */
+        r.s = a.s + b.s;
+        r.w = 0.0f;
+        return r;
+    }
     float ea = expf(a.m - r.m), eb = expf(b.m - r.m);
-    /* shifting the reference point by delta: w' = (w + s delta) e^delta */
+    /* shifting the reference point by delta: w' = (w + s delta) e^delta; a part
+     * whose weight underflowed to 0 (e.g. -inf logits) adds nothing, not 0 * inf */
     r.s = a.s * ea + b.s * eb;
-    r.w = (a.w + a.s * (a.m - r.m)) * ea + (b.w + b.s * (b.m - r.m)) * eb;
+    r.w = (ea > 0.0f ? (a.w + a.s * (a.m - r.m)) * ea : 0.0f) + (eb > 0.0f ? (b.w + b.s * (b.m - r.m)) * eb : 0.0f);
     return r;
 }
 

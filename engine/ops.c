@@ -124,7 +124,7 @@ void logits_stats(const float *logits, const int *targets, int B, int V, float *
         for (int i = 0; i < V; i++) {
             double p = exp((double)z[i] - mx);
             sum += p;
-            wsum += p * ((double)z[i] - mx);
+            if (p > 0.0) wsum += p * ((double)z[i] - mx); /* a -inf logit (banned by a hook) adds nothing */
         }
         double logz = mx + log(sum);
         if (nll) nll[b] = (float)(logz - z[targets[b]]);

@@ -1,10 +1,18 @@
 /* The CUDA engine against the CPU engine (the reference, itself checked
  * against the companion's fixtures by test_parity): every output of every
- * step on both reference fixtures and on the paper's 130M configuration with
- * random weights, in f32, tf32 and bf16; hooks (a capture and a head
- * ablation) give the same results on both devices; the row selection of
- * states; a partial batch. Without a device it skips and says why, but a
- * build with CUDA must at least load its plugin. */
+ * step on both reference fixtures, a random 2-layer GPN+M with a decoder bias
+ * and odd sizes, and the paper's 130M configuration with random weights, in
+ * f32, tf32 and bf16; without hooks (the fast path), with a capture, and with
+ * a head ablation through hooks; the row selection of states; a partial
+ * batch. Without a device it skips and says why, but a build with CUDA must
+ * at least load its plugin.
+ *
+ * Tolerances (relative error over each tensor): f32 1e-4 (only summation
+ * order differs); bf16 2e-2 (the issue's bound); tf32 5e-3, not the issue's
+ * 1e-3: TF32 keeps 10 mantissa bits, so each GEMM input is rounded by up to
+ * 2^-11 = 4.9e-4, and through a recurrence of several GEMMs per step the
+ * outputs of a correct engine exceed 1e-3 (a CPU emulation of TF32 rounding
+ * gave 2e-3 on the gpnm1 fixture). */
 #include <stdint.h>
 
 #include "base/error.h"
@@ -25,9 +33,12 @@ static void trace_free(trace *t) {
     free(t->alpha), free(t->beta), free(t->mem_norm), free(t->top1), free(t->capture);
 }
 
-/* Run B sequences of T tokens on a device, optionally ablating heads 0 and 2
- * of every layer, recording every output laid out (B, T, ...). */
-static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens, int B, int T, int ablate, trace *r) {
+enum { NO_HOOKS, CAPTURE, CAPTURE_AND_ABLATE };
+static const char *mode_name[] = {"", " capture hook", " heads 0,2 ablated"};
+
+/* Run B sequences of T tokens on a device (hooks per mode), recording every
+ * output laid out (B, T, ...). */
+static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens, int B, int T, int mode, trace *r) {
     const gpn_config *c = &m->cfg;
     long BT = (long)B * T;
     int H = c->H ? c->H : 1, cap_w = c->H ? c->H * c->dk : c->d;
@@ -39,9 +50,14 @@ static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens,
     gpn_engine *e = gpn_engine_new_on(m, B, dev);
     if (!e) return -1;
     probe_set *ps = probe_set_new(e);
-    probe_capture *cap = probe_capture_add(ps, c->H ? "L0.mem.q" : "s_pred");
+    probe_capture *cap = NULL;
+    const char *cap_name = c->H ? (c->n_layers > 1 ? "L1.mem.q" : "L0.mem.q") : "s_pred";
     int heads[] = {0, 2};
-    if (!cap || (ablate && c->H > 2 && probe_zero_heads(ps, -1, heads, 2))) {
+    if (mode != NO_HOOKS && !(cap = probe_capture_add(ps, cap_name))) {
+        probe_set_free(ps), gpn_engine_free(e);
+        return -1;
+    }
+    if (mode == CAPTURE_AND_ABLATE && c->H > 2 && probe_zero_heads(ps, -1, heads, 2)) {
         probe_set_free(ps), gpn_engine_free(e);
         return -1;
     }
@@ -59,7 +75,7 @@ static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens,
             memcpy(r->s_pred + row * c->d, o.s_pred + (long)b * c->d, (size_t)c->d * 4);
             memcpy(r->s_ground + row * c->d, o.s_ground + (long)b * c->d, (size_t)c->d * 4);
             memcpy(r->logits + row * c->V, o.logits + (long)b * c->V, (size_t)c->V * 4);
-            memcpy(r->capture + row * cap_w, cap->data + (long)b * cap_w, (size_t)cap_w * 4);
+            if (cap) memcpy(r->capture + row * cap_w, cap->data + (long)b * cap_w, (size_t)cap_w * 4);
             r->nll[row] = o.nll[b], r->entropy[row] = o.entropy[b], r->top1[row] = o.top1[b];
             if (o.alpha) {
                 memcpy(r->alpha + row * c->H, o.alpha + (long)b * c->H, (size_t)c->H * 4);
@@ -95,20 +111,20 @@ static void compare(const char *what, const gpn_model *m, const trace *cpu, cons
     CHECK(agree >= BT * 9 / 10, "%s: top-1 agrees on only %ld of %ld tokens", what, agree, BT);
 }
 
-static const double tolerance[] = {[GPN_PREC_F32] = 1e-3, [GPN_PREC_TF32] = 1e-3, [GPN_PREC_BF16] = 2e-2};
+static const double tolerance[] = {[GPN_PREC_F32] = 1e-4, [GPN_PREC_TF32] = 5e-3, [GPN_PREC_BF16] = 2e-2};
 static const char *prec_name[] = {"auto", "f32", "tf32", "bf16"};
 
 static void parity(const char *label, const gpn_model *m, const int32_t *tokens, int B, int T) {
     gpn_device cpu_dev = {GPN_DEVICE_CPU, 0, GPN_PREC_AUTO};
-    for (int ablate = 0; ablate <= 1; ablate++) {
+    for (int mode = NO_HOOKS; mode <= CAPTURE_AND_ABLATE; mode++) {
         trace cpu;
-        CHECK(run(m, &cpu_dev, tokens, B, T, ablate, &cpu) == 0, "%s: CPU run: %s", label, gs_error());
+        CHECK(run(m, &cpu_dev, tokens, B, T, mode, &cpu) == 0, "%s: CPU run: %s", label, gs_error());
         for (int p = GPN_PREC_F32; p <= GPN_PREC_BF16; p++) {
             gpn_device dev = {GPN_DEVICE_CUDA, 0, (gpn_precision)p};
             trace gpu;
             char what[128];
-            snprintf(what, sizeof what, "%s %s%s", label, prec_name[p], ablate ? " heads 0,2 ablated" : "");
-            if (run(m, &dev, tokens, B, T, ablate, &gpu) == 0) compare(what, m, &cpu, &gpu, (long)B * T, tolerance[p]);
+            snprintf(what, sizeof what, "%s %s%s", label, prec_name[p], mode_name[mode]);
+            if (run(m, &dev, tokens, B, T, mode, &gpu) == 0) compare(what, m, &cpu, &gpu, (long)B * T, tolerance[p]);
             else CHECK(0, "%s: CUDA run: %s", what, gs_error());
             trace_free(&gpu);
         }
@@ -180,6 +196,18 @@ int main(void) {
     }
     fixture_parity("gpnm1");
     fixture_parity("gpn");
+    /* later layers' reads and hooks, a decoder bias, sizes that are not multiples of 32 */
+    gpn_config two = {GPN_ARCH_GPN_M, 2, 300, 48, 200, 5, 20, 36, 600, 1};
+    gpn_model *m2 = gpn_model_random(&two, 3);
+    CHECK(m2 != NULL, "random 2-layer model: %s", gs_error());
+    if (m2) {
+        for (int i = 0; i < two.e; i++) m2->p.decode_bias[i] = 0.1f * sinf((float)i);
+        int32_t tokens[3 * 12];
+        for (int i = 0; i < 3 * 12; i++) tokens[i] = (i * 131 + 7) % two.V;
+        parity("random 2-layer GPN+M, decoder bias", m2, tokens, 3, 12);
+        rows_and_partial_batch(m2);
+        gpn_model_free(m2);
+    }
     gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0};
     gpn_model *m = gpn_model_random(&paper, 7);
     CHECK(m != NULL, "random model: %s", gs_error());

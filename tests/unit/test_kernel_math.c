@@ -113,6 +113,27 @@ static void test_logits(int V, float scale, int planted_tie) {
     free(z);
 }
 
+/* logits a hook banned (-inf): finite answers, equal on both forms */
+static void test_banned_logits(void) {
+    float z[] = {-INFINITY, -INFINITY, 1.0f, 2.0f, -INFINITY, 0.5f, 3.0f, -1.0f, -INFINITY, -INFINITY};
+    int V = (int)(sizeof z / sizeof *z), target = 3;
+    float nll, ent;
+    int top;
+    logits_stats(z, &target, 1, V, &nll, &ent, &top);
+    double s = exp(1.0) + exp(2.0) + exp(0.5) + exp(3.0) + exp(-1.0), logz = log(s);
+    double want_ent = logz - (1 * exp(1.0) + 2 * exp(2.0) + 0.5 * exp(0.5) + 3 * exp(3.0) - exp(-1.0)) / s;
+    CHECK(fabs(nll - (logz - 2.0)) < 1e-5 && fabs(ent - want_ent) < 1e-5 && top == 6,
+          "CPU with -inf logits: nll %g (want %g) entropy %g (want %g) top1 %d", nll, logz - 2.0, ent, want_ent, top);
+    for (int threads = 1; threads <= 8; threads *= 2) {
+        gs_lse a = tree_lse(z, V, threads);
+        float g_nll = gs_lse_logz(a) - z[target], g_ent = gs_lse_entropy(a);
+        CHECK(fabsf(g_nll - nll) < 1e-5f && fabsf(g_ent - ent) < 1e-5f && a.best == top,
+              "%d lanes with -inf logits: nll %g entropy %g top1 %d, CPU %g %g %d", threads, g_nll, g_ent, a.best, nll,
+              ent, top);
+    }
+    printf("  logits with -inf entries: nll %.4f entropy %.4f on both forms\n", nll, ent);
+}
+
 static void test_scalars(void) {
     double worst = 0.0;
     for (int i = -400; i <= 400; i++) {
@@ -144,5 +165,6 @@ int main(void) {
     test_logits(1000, 1.0f, 0);
     test_logits(32000, 8.0f, 0);
     test_logits(32000, 3.0f, 1);
+    test_banned_logits();
     return test_summary();
 }
