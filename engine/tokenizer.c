@@ -69,6 +69,7 @@ int32_t tok_lookup(const gpn_tokenizer *t, const char *s, size_t len) {
 }
 
 static int cmp_len_desc(const void *a, const void *b, void *ctx);
+static void sort_ids(int32_t *v, size_t n, int (*cmp)(const void *, const void *, void *), void *ctx);
 
 int tok_index(gpn_tokenizer *t) {
     uint32_t cap = 1;
@@ -105,11 +106,10 @@ int tok_index(gpn_tokenizer *t) {
         if (!t->user) return gs_fail("out of memory");
         for (int32_t id = 0; id < t->n; id++)
             if (t->type[id] == PIECE_USER) t->user[t->n_user++] = id;
-        /* longest first, so the first match is the longest (SentencePiece's prefix matcher) */
-        for (int i = 1; i < t->n_user; i++)
-            for (int j = i; j > 0 && cmp_len_desc(&t->user[j - 1], &t->user[j], t) > 0; j--) {
-                int32_t x = t->user[j]; t->user[j] = t->user[j - 1]; t->user[j - 1] = x;
-            }
+        /* longest first, so the first match is the longest (SentencePiece's
+         * prefix matcher); a stable merge sort: an insertion sort took 26 s
+         * on a hostile tokenizer.model of 60000 user-defined pieces */
+        sort_ids(t->user, (size_t)t->n_user, cmp_len_desc, t);
     }
     return 0;
 }
