@@ -2,7 +2,8 @@
 # gpnscope record: a recording killed (SIGKILL) at random moments leaves a
 # file that passes PRAGMA integrity_check, and --resume completes it so that
 # every row equals an uninterrupted recording's; readers can query while it
-# records; SIGINT stops cleanly; resuming with another model is refused.
+# records; SIGINT stops cleanly, and so does SIGTERM at random moments (one
+# line on stderr each time); resuming with another model is refused.
 set -euo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
@@ -101,6 +102,55 @@ elif [[ $rc -eq 0 ]]; then
 else
   bad "SIGINT exit status $rc: $(cat "$dir/int.err")"
 fi
+
+# SIGTERM (what `kill` and schedulers send) at random points, as the SIGKILLs
+# above: each stop is exit 130 with one line on stderr, a file that passes
+# integrity_check with the run marked interrupted, and --resume continues;
+# the finished run equals the uninterrupted one
+rm -f "$dir/term.db"*
+terms=0; term_ok=1
+term_done() { sqlite3 "$dir/term.db" "select windows_done from runs where id = 1" 2>/dev/null || echo 0; }
+for attempt in $(seq 1 12); do
+  if [[ "$(sqlite3 "$dir/term.db" "select count(*) from runs" 2>/dev/null || echo 0)" == 0 ]]; then extra=(); else extra=(--resume); fi
+  before="$(term_done)"; target=$(( ${before:-0} + 3 * (RANDOM % 20 + 1) ))
+  "$bin" record "${args[@]}" --db "$dir/term.db" "${extra[@]}" >/dev/null 2>"$dir/term.err" &
+  pid=$!
+  # a committed window means the handler is installed (it comes first)
+  for i in $(seq 1 1000); do
+    now="$(term_done)"
+    [[ "${now:-0}" -ge $target ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.005
+  done
+  kill -TERM "$pid" 2>/dev/null || true
+  set +e; wait "$pid"; rc=$?; set -e
+  if [[ $rc -eq 130 ]]; then
+    terms=$((terms+1))
+    if [[ $(wc -l <"$dir/term.err") -ne 1 ]] || ! grep -q "^gpnscope record: interrupted after .* resumable with --resume" "$dir/term.err"; then
+      term_ok=0; echo "SIGTERM $terms: stderr: $(cat "$dir/term.err")"
+    fi
+  elif [[ $rc -ne 0 ]]; then
+    term_ok=0; echo "SIGTERM attempt $attempt: exit $rc: $(cat "$dir/term.err")"
+  fi
+  ic="$(sqlite3 "$dir/term.db" "pragma integrity_check" 2>&1 || true)"
+  [[ "$ic" == ok ]] || { term_ok=0; echo "integrity_check after SIGTERM $terms: $ic"; }
+  status="$(sqlite3 "$dir/term.db" "select status from runs where id = 1" 2>/dev/null || true)"
+  [[ $rc -ne 130 || "$status" == interrupted ]] || { term_ok=0; echo "status after SIGTERM $terms: $status"; }
+  [[ "$status" == complete ]] && break
+done
+[[ "$(sqlite3 "$dir/term.db" "select status from runs where id = 1")" == complete ]] ||
+  "$bin" record "${args[@]}" --db "$dir/term.db" --resume >/dev/null
+[[ $terms -ge 2 && $term_ok -eq 1 ]] && ok "SIGTERM $terms times: each exit 130 with one line, integrity_check ok, status interrupted" ||
+  bad "SIGTERM: $terms stops, all well: $term_ok"
+rows_differ=0
+for t in tokens head_steps states; do
+  n="$(sqlite3 "$dir/term.db" "attach '$dir/full.db' as f;
+    select (select count(*) from (select * from main.$t except select * from f.$t)) +
+           (select count(*) from (select * from f.$t except select * from main.$t))")"
+  [[ "$n" == 0 ]] || rows_differ=1
+done
+[[ $rows_differ -eq 0 && "$(sqlite3 "$dir/term.db" "select status from runs where id = 1")" == complete ]] &&
+  ok "after the SIGTERMs the run completed with every row equal" || bad "after the SIGTERMs: rows differ or not complete"
 
 # another model: same shapes, one weight changed -> refused by hash
 cp "$model" "$dir/other.safetensors"
