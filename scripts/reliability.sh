@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Write docs/reliability.md: what gpnscope was fed and put through, and what
+# happened. Runs every libFuzzer target (scripts/fuzz.sh), the fault and
+# hostile-input tests of the suite (from an existing build), and the command
+# line under valgrind (scripts/valgrind-e2e.sh), then writes the tables.
+#
+#   scripts/reliability.sh [--runs N] [--seconds S]   (passed to scripts/fuzz.sh; default --seconds 60)
+#   BUILD_DIR   the ordinary build whose tests and gpnscope are used (default build;
+#               scripts/setup.sh makes it)
+#   OUT         the file to write (default docs/reliability.md)
+#   JOBS        as for scripts/fuzz.sh
+# Exits 1 when anything failed (the document is written either way).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+out="${OUT:-$root/docs/reliability.md}"
+fuzz_args=("$@")
+(( ${#fuzz_args[@]} )) || fuzz_args=(--seconds 60)
+[[ -x "$build/gpnscope" ]] || { echo "reliability.sh: $build/gpnscope not built: run scripts/setup.sh" >&2; exit 1; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+began=$SECONDS
+
+echo "== fuzzing: scripts/fuzz.sh ${fuzz_args[*]}"
+FUZZ_SUMMARY="$tmp/fuzz.tsv" "$root/scripts/fuzz.sh" "${fuzz_args[@]}" || failed=1
+
+# run_test NAME: one ctest test of the ordinary build, verbose; its output in $tmp/NAME.log
+run_test() {
+  local rc=0
+  (cd "$build" && ctest -R "^$1\$" -V >"$tmp/$1.log" 2>&1) || rc=$?
+  grep -q "Test #.*$1" "$tmp/$1.log" || { echo "reliability.sh: no test $1 in $build" >&2; return 2; }
+  if grep -q "Test.*$1 .*\*\*\*Skipped\|Not Run" "$tmp/$1.log"; then echo skipped; return 0; fi
+  (( rc == 0 )) && echo pass || echo FAIL
+}
+# grab NAME REGEX: the first match of REGEX in the test's output (ctest's "N: " prefix removed)
+grab() { sed 's/^[0-9]*: //' "$tmp/$1.log" | grep -m1 -oE "$2" || true; }
+checks() { grab "$1" '[0-9]+ passed, [0-9]+ failed'; }
+
+echo "== fault and hostile-input tests ($build)"
+rows=()
+row() { rows+=("| $1 | $2 | $3 | $4 |"); [[ "$4" != FAIL ]] || failed=1; }
+
+r="$(run_test cli_record_resume)"
+row "recording killed (SIGKILL) at random points, then resumed" \
+    "\`tests/cli/record_resume.sh\`: a 900-window recording killed whenever a random number of windows had been committed; \`PRAGMA integrity_check\` after every kill; \`--resume\` to the end; every row compared with an uninterrupted recording" \
+    "$(grab cli_record_resume 'killed [0-9]+ times, resumed [0-9]+ times'); $(checks cli_record_resume)" "$r"
+sigint="$(grab cli_record_resume 'gpnscope record: interrupted after [0-9]+ of [0-9]+ windows[^)]*resume')"
+row "SIGINT during a recording" "the same test: SIGINT once the first window is committed" \
+    "$([[ -n "$sigint" ]] && echo "exit 130, status interrupted, resumed; one line: \`$sigint\`" || echo "the run ended before the signal (nothing to check)")" "$r"
+row "recording stopped by SIGTERM at random points, then resumed" \
+    "the same test: SIGTERM whenever a random number of windows had been committed, resumed each time" \
+    "stopped $(grab cli_record_resume 'SIGTERM [0-9]+ times' | tr -dc 0-9) times, each exit 130 with one line on stderr, \`integrity_check\` ok, run marked interrupted; every row equal to the uninterrupted recording's" "$r"
+r="$(run_test cli_record_disk_full)"
+row "disk full: file-size limit" \
+    "\`tests/cli/record_disk_full.sh\`: \`ulimit -f 512\` (SIGXFSZ ignored, so writes fail with EFBIG) under a 4 MB recording; then \`--resume\` without the limit" \
+    "$(grab cli_record_disk_full 'file-size limit: run marked failed [0-9]+ of 300 windows' | sed 's/file-size limit: //'); one line: \`$(grab cli_record_disk_full 'limit.db: committing a batch: [^)]*\)')\`" "$r"
+tmpfs="$(grab cli_record_disk_full 'full tmpfs: run marked failed [0-9]+ of 300 windows' | sed 's/full tmpfs: //')"
+if [[ -n "$tmpfs" ]]; then
+  row "disk full: a full file system" "the same test: a 600 KB tmpfs in a private mount namespace (\`unshare -rm\`): ENOSPC" \
+      "$tmpfs; one line: \`$(grab cli_record_disk_full 'tmpfs.db: committing a batch: [^)]*\)')\`" "$r"
+else
+  row "disk full: a full file system" "the same test, when a tmpfs can be mounted (\`unshare -rm\`)" "not available on this machine" "skipped"
+fi
+row "both disk-full cases, afterwards" "the same test" "\`integrity_check\` ok, run marked failed, resumed to complete with every row equal to an uninterrupted recording; $(checks cli_record_disk_full)" "$r"
+r="$(run_test test_store)"
+row "disk full inside the store" "\`tests/unit/test_store.c\`: SQLite's \`max_page_count\` reached in the middle of a batch (SQLITE_FULL)" "committed windows intact, failed batch gone, \`integrity_check\` ok; $(checks test_store) (whole store test)" "$r"
+r="$(run_test test_store_wal)"
+row "a reader while a writer records" "\`tests/unit/test_store_wal.c\`: a reader process queries throughout a writer's 40 batches (WAL)" "no error, never half a batch; $(checks test_store_wal)" "$r"
+r="$(run_test test_checkpoint_hostile)"
+row "hostile checkpoints" "\`tests/unit/test_checkpoint_hostile.c\`: $(sed 's/^[0-9]*: //' "$tmp/test_checkpoint_hostile.log" | grep -c ' -> ') crafted files (truncated, lying lengths, overlapping or out-of-range tensors, bad dtypes and shapes, metadata twice, huge sizes from empty tensors, ...)" \
+    "each a one-line error naming the file; $(checks test_checkpoint_hostile)" "$r"
+r="$(run_test test_tokenizer)"
+row "hostile tokenizer files" "\`tests/unit/test_tokenizer.c\`: broken and mutated tokenizer.json and tokenizer.model files" "one-line errors; $(checks test_tokenizer)" "$r"
+r="$(run_test test_corpus)"
+row "hostile corpora" "\`tests/unit/test_corpus.c\`: bad JSONL lines, shards of odd sizes, lying index and meta files, $(grab test_corpus 'mutated index/meta/JSONL: [0-9]+ opened, [0-9]+ refused')" "one-line errors; $(checks test_corpus)" "$r"
+r="$(run_test test_store_npy)"
+row "hostile .npy files (reader)" "\`tests/unit/test_store_npy.c\`" "$(checks test_store_npy)" "$r"
+r="$(run_test cli_import_hostile)"
+row "hostile .npy files (gpnscope import)" "\`tests/cli/import_hostile.sh\`: truncated, trailing bytes, Fortran order, big-endian, object arrays, lying shapes, mismatched companions, ..." \
+    "$(sed 's/^[0-9]*: //' "$tmp/cli_import_hostile.log" | grep -c '^ok: ') refusals, each exit 1 with one line and the store unchanged" "$r"
+r="$(run_test cli_convert)"
+row "hostile pickles (gpnscope convert)" "\`tests/cli/convert.sh\`: pickles that reference os.system, eval and other globals" "refused, nothing runs; $(checks cli_convert)" "$r"
+
+echo "== the command line under valgrind"
+BUILD_DIR="$build" VALGRIND_SUMMARY="$tmp/valgrind.tsv" "$root/scripts/valgrind-e2e.sh" || failed=1
+
+# ---- the document ----
+describe() { # the first sentence of a fuzz target's header comment
+  sed -n '1,/\*\//p' "$root/tests/fuzz/fuzz_$1.c" | sed 's/^\/\* Fuzz target: //; s/^ \* //; s/\*\/$//' | tr '\n' ' ' |
+    sed 's/  */ /g; s/\. .*/./'
+}
+{
+  echo "# Reliability"
+  echo
+  echo "gpnscope reads files from anywhere (checkpoints, tokenizers, corpora, pickles,"
+  echo "stores) and runs for hours; it must never crash, corrupt a store or run"
+  echo "foreign code, whatever it is given. This page is what was tried and what"
+  echo "happened. It is written by \`scripts/reliability.sh ${fuzz_args[*]}\` (this run took"
+  echo "$(( (SECONDS - began + 59) / 60 )) minutes); rerun it to check."
+  echo
+  echo "Run of $(date -u +%Y-%m-%d) on \`$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)\`, $(nproc) cores, $(clang --version | head -1 | sed 's/ (.*//')."
+  echo
+  echo "## Fuzzing"
+  echo
+  echo "Each target (\`tests/fuzz/fuzz_*.c\`) feeds libFuzzer's inputs to the real"
+  echo "library API, built with clang, AddressSanitizer and UndefinedBehaviorSanitizer"
+  echo "(leaks, out-of-bounds accesses, integer overflow, out-of-range float casts,"
+  echo "a single allocation above 2 GB, an input taking over 25 s: each is a crash),"
+  echo "and checks invariants that must hold for any input (round trips, ids inside"
+  echo "the vocabulary, ...). Seeds come from \`fuzz_make_seeds\` (valid files made"
+  echo "by the library's writers); \`tests/fuzz/dict/\` holds token dictionaries."
+  echo "\`scripts/fuzz.sh\` runs them for as long as asked; CI runs 20000 inputs each."
+  echo
+  echo "| target | input | inputs run | seconds | result | regression inputs |"
+  echo "|---|---|---:|---:|---|---:|"
+  total=0
+  while IFS=$'\t' read -r t n s res; do
+    reg=0
+    [[ -d "$root/tests/fuzz/regressions/$t" ]] && reg="$(ls "$root/tests/fuzz/regressions/$t" | wc -l)"
+    echo "| $t | $(describe "$t") | $n | $s | $res | $reg |"
+    total=$((total + n))
+  done <"$tmp/fuzz.tsv"
+  echo
+  echo "$total inputs in all. The ordinary and the ASan+UBSan suites replay every"
+  echo "seed and every regression input (ctest \`fuzz_<target>\`)."
+  echo
+  echo "## Bugs found and fixed"
+  echo
+  sed -n '/^| input/,$p' "$root/tests/fuzz/regressions/README.md"
+  echo
+  echo "## Faults and hostile inputs"
+  echo
+  echo "| input or fault | what was tried | how much, what happened | result |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "## The command line under valgrind"
+  echo
+  echo "\`scripts/valgrind-e2e.sh\`: the ordinary build under memcheck (\`--leak-check=full\`;"
+  echo "any invalid access, use of uninitialised memory, bad free, or definite or"
+  echo "indirect leak fails the step) on the reference fixture: a 6-window recording"
+  echo "and what follows it."
+  echo
+  echo "| step | seconds | result |"
+  echo "|---|---:|---|"
+  while IFS=$'\t' read -r step s res; do echo "| $step | $s | $res |"; done <"$tmp/valgrind.tsv"
+  echo
+  echo "## Not covered, or only partly"
+  echo
+  echo "- Pickles are read by Python (\`tools/convert_checkpoint.py\`, a restricted"
+  echo "  unpickler), so libFuzzer does not reach them; the hostile pickles above do."
+  echo "- Foreign SQLite files given as a store are left to SQLite's own checks"
+  echo "  (\`store_open\` refuses what is not a gpnscope store); they are not fuzzed."
+  echo "- Out-of-range float-to-integer casts are caught by clang's UBSan (the fuzz"
+  echo "  build); gcc's \`-fsanitize=undefined\`, used by the ASan suite, leaves that"
+  echo "  check out, so there those regression inputs run without it (test_corpus"
+  echo "  checks their one-line errors)."
+  echo "- A tokenizer with very many user-defined pieces loads fast, but encoding"
+  echo "  still compares each text position with every such piece (LLaMA-2 has"
+  echo "  none): a hostile tokenizer.model can make encoding slow, not wrong."
+  echo "- A path naming a FIFO instead of a file makes a reader wait for a writer."
+} >"$out"
+echo "wrote $out"
+exit $failed
