@@ -64,8 +64,13 @@ export GPNSCOPE_SOURCE="$root" GPNSCOPE_FIXTURES="$root/tests/fixtures"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 "$build/tests/fuzz_make_seeds" "$build/fuzz-seeds" >"$build/fuzz-seeds.log" 2>&1 ||
   { cat "$build/fuzz-seeds.log"; echo "fuzz.sh: making the seeds failed" >&2; exit 1; }
-# scratch files of the targets on a RAM disk when there is one
-if [[ -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
+# the targets' scratch files, on a RAM disk when there is one, in a folder
+# removed at the end (a target that crashes leaves its own behind)
+scratch_parent=/tmp
+[[ -d /dev/shm && -w /dev/shm ]] && scratch_parent=/dev/shm
+TMPDIR="$(mktemp -d "$scratch_parent/gpnscope-fuzz-run.XXXXXX")"
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 
 limits=()
 [[ -n "$runs" ]] && limits+=("-runs=$runs")
