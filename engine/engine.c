@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "engine/cuda_engine.h"
 #include "engine/ops.h"
+#include "engine/parallel.h"
 
 struct gpn_engine {
     const gpn_model *m;
@@ -162,6 +163,42 @@ static void read_query(gpn_engine *e, const gpn_layer_params *lp, int layer, int
     fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
 }
 
+/* The per-sequence memory loops and the logits statistics, split over the
+ * engine's worker threads by sequence (engine/parallel.h), in parts of at
+ * least ~256 KB of memory or logits: below that, waking a thread costs more
+ * than it saves. */
+#define PARALLEL_GRAIN_FLOATS 65536L
+static long grain(long floats_per_item) {
+    long g = PARALLEL_GRAIN_FLOATS / (floats_per_item > 0 ? floats_per_item : 1);
+    return g > 0 ? g : 1;
+}
+
+typedef struct {
+    gpn_engine *e;
+    int write; /* 1: write + layer-0 read; 0: a later layer's read */
+} memory_job;
+
+static void memory_range(void *ctx, long b0, long b1) {
+    const memory_job *job = ctx;
+    gpn_engine *e = job->e;
+    const gpn_config *c = &e->m->cfg;
+    int H = c->H, hk = H * c->dk, hv = H * c->dv;
+    size_t mem = (size_t)hk * c->dv;
+    for (long b = b0; b < b1; b++) {
+        if (job->write)
+            memory_write_read(e->M + b * mem, e->k + b * hk, e->v + b * hv, e->alpha + b * H, e->beta + b * H,
+                              e->mem_norm + b * H, e->q + b * hk, e->o + b * hv, H, c->dk, c->dv);
+        else
+            memory_read(e->o + b * hv, e->q + b * hk, e->M + b * mem, H, c->dk, c->dv);
+    }
+}
+
+static void logits_range(void *ctx, long b0, long b1) {
+    gpn_engine *e = ctx;
+    int V = e->m->cfg.V;
+    logits_stats(e->logits + b0 * V, e->tokens + b0, (int)(b1 - b0), V, e->nll + b0, e->entropy + b0, e->top1 + b0);
+}
+
 /* Step 1 of gpn-model.md: one delta-rule write per token into each sequence's
  * memory. Layer 0 reads from state s, which is known before the write, so its
  * read is done in the same pass over M as the write (e->c must equal s). */
@@ -182,11 +219,8 @@ static void write_memory(gpn_engine *e, int B) {
     fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
     fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
     read_query(e, &p->layers[0], 0, B);
-    size_t mem = (size_t)hk * c->dv;
-    for (int b = 0; b < B; b++)
-        memory_write_read(e->M + b * mem, e->k + (size_t)b * hk, e->v + (size_t)b * hv, e->alpha + (size_t)b * H,
-                          e->beta + (size_t)b * H, e->mem_norm + (size_t)b * H, e->q + (size_t)b * hk,
-                          e->o + (size_t)b * hv, H, c->dk, c->dv);
+    memory_job job = {e, 1};
+    gs_parallel_for(B, grain((long)hk * c->dv), memory_range, &job);
     fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
 }
 
@@ -194,12 +228,11 @@ static void write_memory(gpn_engine *e, int B) {
  * r = rms(c). Layer 0's query and raw read o were made during the write. */
 static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
     const gpn_config *c = &e->m->cfg;
-    int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
-    size_t mem = (size_t)hk * c->dv;
+    int d = c->d, hv = c->H * c->dv;
     if (layer > 0) {
         read_query(e, lp, layer, B);
-        for (int b = 0; b < B; b++)
-            memory_read(e->o + (size_t)b * hv, e->q + (size_t)b * hk, e->M + b * mem, H, c->dk, c->dv);
+        memory_job job = {e, 0};
+        gs_parallel_for(B, grain((long)c->H * c->dk * c->dv), memory_range, &job);
     }
     fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
     matmul_forward(e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
@@ -271,7 +304,7 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
                     e->logits, c->V);
     fire(e, GPN_HOOK_LOGITS, 0, e->logits, B, c->V);
-    logits_stats(e->logits, e->tokens, B, c->V, e->nll, e->entropy, e->top1);
+    gs_parallel_for(B, grain(c->V), logits_range, e);
     fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);
 
     /* ground: s = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */

@@ -5,8 +5,9 @@
 # trainer kernels: -O3 so GCC vectorizes the elementwise loops of unknown
 # length (GCC 12's -O2 cost model does not); AVX2/AVX-512 clones are picked
 # at load time inside the file (target_clones)
+# (and the engine's forward ops: the memory write/read loops, ops.c)
 set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/train_kernels.c ${CMAKE_SOURCE_DIR}/engine/adamw.c
-  PROPERTIES COMPILE_OPTIONS "-O3")
+  ${CMAKE_SOURCE_DIR}/engine/ops.c PROPERTIES COMPILE_OPTIONS "-O3")
 
 # The CUDA engine: a plugin (gpnscope_cuda.so next to gpnscope) that
 # cuda_loader.c opens on first use, so CPU runs never load cuBLAS.

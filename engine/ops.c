@@ -56,38 +56,44 @@ void relu_l2norm_heads(float *x, int B, int H, int dk) {
     }
 }
 
+/* Every inner loop runs along a row of M (j over dv) with no reduction across
+ * j, so GCC vectorizes it (this file is built at -O3, module.cmake): the
+ * squared norm is kept per column and summed once per head. */
 void memory_write_read(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms,
                        const float *q, float *o, int H, int dk, int dv) {
-    float delta[dv > 0 ? dv : 1];
+    float delta[dv > 0 ? dv : 1], sq[dv > 0 ? dv : 1];
     for (int h = 0; h < H; h++) {
         float *Mh = M + (long)h * dk * dv;
         const float *kh = k + (long)h * dk, *vh = v + (long)h * dv;
+        float *restrict dl = delta, *restrict sqc = sq;
         /* delta = beta (v - k M), with M before the decay (companion: pred_v from the old M) */
-        for (int j = 0; j < dv; j++) delta[j] = 0.0f;
+        for (int j = 0; j < dv; j++) dl[j] = 0.0f;
         for (int i = 0; i < dk; i++) {
             float ki = kh[i];
             if (ki == 0.0f) continue; /* relu keys are sparse */
-            const float *row = Mh + (long)i * dv;
-            for (int j = 0; j < dv; j++) delta[j] += ki * row[j];
+            const float *restrict row = Mh + (long)i * dv;
+            for (int j = 0; j < dv; j++) dl[j] += ki * row[j];
         }
-        for (int j = 0; j < dv; j++) delta[j] = beta[h] * (vh[j] - delta[j]);
-        float *oh = o ? o + (long)h * dv : NULL;
+        float bh = beta[h], a = alpha[h];
+        for (int j = 0; j < dv; j++) dl[j] = bh * (vh[j] - dl[j]);
+        float *restrict oh = o ? o + (long)h * dv : NULL;
         const float *qh = q ? q + (long)h * dk : NULL;
         if (oh)
             for (int j = 0; j < dv; j++) oh[j] = 0.0f;
-        double ss = 0.0;
+        for (int j = 0; j < dv; j++) sqc[j] = 0.0f;
         for (int i = 0; i < dk; i++) {
-            float *row = Mh + (long)i * dv;
-            float ki = kh[i], a = alpha[h], qi = qh ? qh[i] : 0.0f;
-            float rs = 0.0f;
+            float *restrict row = Mh + (long)i * dv;
+            float ki = kh[i], qi = qh ? qh[i] : 0.0f;
             for (int j = 0; j < dv; j++) {
-                row[j] = a * row[j] + ki * delta[j];
-                rs += row[j] * row[j];
+                float m = a * row[j] + ki * dl[j];
+                row[j] = m;
+                sqc[j] += m * m;
             }
-            ss += rs;
             if (qi != 0.0f)
                 for (int j = 0; j < dv; j++) oh[j] += qi * row[j];
         }
+        double ss = 0.0;
+        for (int j = 0; j < dv; j++) ss += sqc[j];
         if (norms) norms[h] = (float)sqrt(ss);
     }
 }

@@ -1,0 +1,17 @@
+/* A small pool of sleeping worker threads for the engine's per-sequence loops
+ * (the memory write/read and the logits statistics), which OpenBLAS does not
+ * parallelize for us. Workers wait on a condition variable between calls, so
+ * nothing spins next to OpenBLAS's own threads (OpenMP's spinning workers made
+ * steps slower, see module.cmake). Threads: $GPNSCOPE_THREADS, else the number
+ * of online CPUs (at most 16). */
+#ifndef GS_ENGINE_PARALLEL_H
+#define GS_ENGINE_PARALLEL_H
+
+/* fn(ctx, begin, end) over [0, n) in chunks of `grain` items, which the
+ * caller and up to n / grain - 1 workers take in turn until none are left;
+ * returns when all are done. Calls from different threads are serialized. */
+typedef void (*gs_range_fn)(void *ctx, long begin, long end);
+void gs_parallel_for(long n, long grain, gs_range_fn fn, void *ctx);
+int gs_parallel_threads(void);
+
+#endif
