@@ -124,7 +124,7 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
     printf("%6s %12s %12s %10s %12s %8s\n", "batch", "engine tok/s", "GEMM tok/s", "GEMM GF/s", "engine/GEMM", "goal");
     for (int i = 0; i < nb; i++) {
         int B = batches[i];
-        int steps = quick ? 2 : (B <= 16 ? 10 : 4);
+        int steps = quick ? 2 : (B <= 16 ? 10 : 8); /* best of: the shared machine is noisy */
         double flops, tg = gemm_seconds_per_step(c, B, steps, &flops);
         double te = engine_seconds_per_step(m, B, steps);
         printf("%6d %12.1f %12.1f %10.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te, B >= 64 ? ">=0.80" : "");

@@ -153,16 +153,6 @@ static inline void fire(gpn_engine *e, gpn_hook_point p, int layer, float *data,
     e->hook[p](e->hook_ctx[p], &ev);
 }
 
-/* Layer i's read query from state c (normed input kept in xr for the gate). */
-static void read_query(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &e->m->cfg;
-    int hk = c->H * c->dk;
-    rmsnorm_forward(e->xr, e->c, lp->read_norm_w, B, c->d);
-    matmul_forward(e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
-    relu_l2norm_heads(e->q, B, c->H, c->dk);
-    fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
-}
-
 /* The per-sequence memory loops and the logits statistics, split over the
  * engine's worker threads by sequence (engine/parallel.h), in parts of at
  * least ~256 KB of memory or logits: below that, waking a thread costs more
@@ -173,6 +163,53 @@ static long grain(long floats_per_item) {
     return g > 0 ? g : 1;
 }
 
+/* Row-wise ops of a step over the worker threads too (each is a few ms at
+ * the paper's size and batch 256; below the grain they stay on the caller). */
+typedef enum { ROWS_RMSNORM, ROWS_SIGMOID, ROWS_SWIGLU, ROWS_TIMES_SILU } rows_kind;
+typedef struct {
+    rows_kind kind;
+    float *out;
+    const float *x, *w;
+    int n;
+} rows_job;
+
+static void rows_range(void *ctx, long b0, long b1) {
+    const rows_job *j = ctx;
+    long n = j->n, r = b1 - b0;
+    switch (j->kind) {
+    case ROWS_RMSNORM: rmsnorm_forward(j->out + b0 * n, j->x + b0 * n, j->w, (int)r, j->n); break;
+    case ROWS_SIGMOID: sigmoid_inplace(j->out + b0 * n, r * n); break;
+    case ROWS_SWIGLU: swiglu_forward(j->out + b0 * n, j->x + b0 * 2 * n, (int)r, j->n); break;
+    case ROWS_TIMES_SILU:
+        for (long i = b0 * n; i < b1 * n; i++) j->out[i] *= gs_silu(j->x[i]);
+        break;
+    }
+}
+
+/* out = op(x) for B rows of n (ROWS_SWIGLU: x rows of 2n) */
+static void rows(rows_kind kind, float *out, const float *x, const float *w, int B, int n) {
+    rows_job j = {kind, out, x, w, n};
+    gs_parallel_for(B, grain(kind == ROWS_SWIGLU ? 2L * n : n), rows_range, &j);
+}
+
+/* gate: out = sig(rms(x, w) @ K + b); tmp holds B*n floats */
+static void gate(float *out, float *tmp, const float *x, const float *w, const float *K, const float *b, int B, int n) {
+    rows(ROWS_RMSNORM, tmp, x, w, B, n);
+    matmul_forward(out, tmp, K, b, B, n, n);
+    rows(ROWS_SIGMOID, out, NULL, NULL, B, n);
+}
+
+/* Layer i's read query from state c (normed input kept in xr for the gate). */
+static void read_query(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
+    const gpn_config *c = &e->m->cfg;
+    int hk = c->H * c->dk;
+    rows(ROWS_RMSNORM, e->xr, e->c, lp->read_norm_w, B, c->d);
+    matmul_forward(e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
+    relu_l2norm_heads(e->q, B, c->H, c->dk);
+    fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
+}
+
+/* the memory loops, one sequence per item */
 typedef struct {
     gpn_engine *e;
     int write; /* 1: write + layer-0 read; 0: a later layer's read */
@@ -206,10 +243,10 @@ static void write_memory(gpn_engine *e, int B) {
     const gpn_config *c = &e->m->cfg;
     const gpn_params *p = &e->m->p;
     int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
-    rmsnorm_forward(e->xn, e->prev, p->write_norm_w, B, d); /* a = rms(prev) */
+    rows(ROWS_RMSNORM, e->xn, e->prev, p->write_norm_w, B, d); /* a = rms(prev) */
     matmul_forward(e->k, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
     relu_l2norm_heads(e->k, B, H, c->dk);
-    rmsnorm_forward(e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s) */
+    rows(ROWS_RMSNORM, e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s) */
     matmul_forward(e->v, e->xn, p->write_W_v_k, NULL, B, d, hv);
     matmul_forward(e->beta, e->xn, p->write_W_beta_k, NULL, B, d, H);
     sigmoid_inplace(e->beta, (long)B * H);
@@ -236,8 +273,8 @@ static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, in
     }
     fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
     matmul_forward(e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
-    rmsnorm_forward(e->on, e->o, lp->read_out_norm_w, B, hv);
-    for (long i = 0; i < (long)B * hv; i++) e->on[i] *= gs_silu(e->g[i]);
+    rows(ROWS_RMSNORM, e->on, e->o, lp->read_out_norm_w, B, hv);
+    rows(ROWS_TIMES_SILU, e->on, e->g, NULL, B, hv);
     matmul_forward(e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
     fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
 }
@@ -248,12 +285,12 @@ static void run_layer(gpn_engine *e, const gpn_layer_params *lp, int layer, int 
     int d = c->d, f = c->f;
     int has_mem = c->arch == GPN_ARCH_GPN_M;
     if (has_mem) read_memory(e, lp, layer, B);
-    rmsnorm_forward(e->xn, e->c, lp->ffn_norm_w, B, d);
+    rows(ROWS_RMSNORM, e->xn, e->c, lp->ffn_norm_w, B, d);
     matmul_forward(e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
-    swiglu_forward(e->h, e->u, B, f);
+    rows(ROWS_SWIGLU, e->h, e->u, NULL, B, f);
     matmul_forward(e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
     fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
-    gate_forward(e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
+    gate(e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
     fire(e, GPN_HOOK_PRED_GATE, layer, e->pg, B, d);
     for (long i = 0; i < (long)B * d; i++) e->c[i] = gs_layer_update(e->pg[i], e->c[i], e->ffn[i], has_mem ? e->mem[i] : 0.0f);
 }
@@ -296,7 +333,7 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
         fire(e, GPN_HOOK_S_DECODE, 0, e->s_decode, B, d);
         to_decode = e->s_decode;
     }
-    rmsnorm_forward(e->xn, to_decode, p->decode_norm_w, B, d);
+    rows(ROWS_RMSNORM, e->xn, to_decode, p->decode_norm_w, B, d);
     matmul_forward(e->z, e->xn, p->decode_proj_k, c->decoder_bias ? p->decode_bias : NULL, B, d, c->e);
     if (B == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, c->V, c->e, 1.0f, p->embedding, c->e, e->z, 1, 0.0f, e->logits, 1);
@@ -308,10 +345,10 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);
 
     /* ground: s = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */
-    gate_forward(e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
+    gate(e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
     fire(e, GPN_HOOK_FUSE_GATE, 0, e->fg, B, d);
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * c->e, p->embedding + (size_t)e->tokens[b] * c->e, (size_t)c->e * sizeof(float));
-    rmsnorm_forward(e->emb, e->emb, p->fuse_norm_w, B, c->e);
+    rows(ROWS_RMSNORM, e->emb, e->emb, p->fuse_norm_w, B, c->e);
     matmul_forward(e->s_ground, e->emb, p->fuse_proj_k, NULL, B, c->e, d);
     for (long i = 0; i < Bd; i++) e->s_ground[i] += e->fg[i] * e->s_pred[i];
     fire(e, GPN_HOOK_S_GROUND, 0, e->s_ground, B, d);

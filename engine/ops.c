@@ -29,12 +29,6 @@ void sigmoid_inplace(float *x, long n) {
     for (long i = 0; i < n; i++) x[i] = gs_sigmoid(x[i]);
 }
 
-void gate_forward(float *out, float *tmp, const float *x, const float *w, const float *K, const float *b, int B, int n) {
-    rmsnorm_forward(tmp, x, w, B, n);
-    matmul_forward(out, tmp, K, b, B, n, n);
-    sigmoid_inplace(out, (long)B * n);
-}
-
 void swiglu_forward(float *h, const float *u, int B, int f) {
     for (int b = 0; b < B; b++) {
         const float *g = u + (long)b * 2 * f, *v = g + f;

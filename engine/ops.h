@@ -13,8 +13,6 @@ void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n);
 void matmul_forward(float *out, const float *in, const float *W, const float *bias, int B, int k, int n);
 /* out = sig(out) elementwise over B*n values */
 void sigmoid_inplace(float *x, long n);
-/* gate: out = sig(rms(x, w) @ K + b); tmp holds B*n floats */
-void gate_forward(float *out, float *tmp, const float *x, const float *w, const float *K, const float *b, int B, int n);
 /* h[b, j] = silu(u[b, j]) * u[b, f + j] for u of width 2f */
 void swiglu_forward(float *h, const float *u, int B, int f);
 /* per head of width dk: x = l2n(relu(x)) over B*H heads */
