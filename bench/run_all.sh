@@ -10,7 +10,7 @@ out="${OUT:-$root/bench-results.txt}"
 cd "$root"
 {
   echo "# gpnscope benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -m)"
-  for b in engine store_ceiling tokenize analyze train; do
+  for b in engine cuda_engine store_ceiling tokenize analyze train; do
     [[ -x "$build/bench/bench_$b" ]] || { echo "(bench_$b not built)"; continue; }
     echo; echo "## bench_$b"
     "$build/bench/bench_$b" 2>&1
