@@ -5,9 +5,12 @@
 # trainer kernels: -O3 so GCC vectorizes the elementwise loops of unknown
 # length (GCC 12's -O2 cost model does not); AVX2/AVX-512 clones are picked
 # at load time inside the file (target_clones)
-# (and the engine's forward ops: the memory write/read loops, ops.c)
 set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/train_kernels.c ${CMAKE_SOURCE_DIR}/engine/adamw.c
-  ${CMAKE_SOURCE_DIR}/engine/ops.c PROPERTIES COMPILE_OPTIONS "-O3")
+  PROPERTIES COMPILE_OPTIONS "-O3")
+# and the engine's forward ops (the memory write/read loops, the logits' exp);
+# -fno-trapping-math lets GCC turn the selects of exp_nonpositive into blends
+# (nothing here uses floating-point traps)
+set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/ops.c PROPERTIES COMPILE_OPTIONS "-O3;-fno-trapping-math")
 
 # The CUDA engine: a plugin (gpnscope_cuda.so next to gpnscope) that
 # cuda_loader.c opens on first use, so CPU runs never load cuBLAS.
