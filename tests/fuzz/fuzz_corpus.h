@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "engine/corpus.h"
+#include "engine/tokenizer_impl.h"
 #include "fuzz.h"
 
 /* Unigram counts are only asked for vocabularies up to this size (the
@@ -71,6 +72,18 @@ static inline void fuzz_export_roundtrip(gpn_corpus *c, const gpn_tokenizer *tok
     FUZZ_ASSERT(!strcmp(corpus_hash(c), corpus_hash(back)), "export changed the token stream");
     corpus_free(back);
     fuzz_rmdir("export");
+}
+
+/* The tiny tokenizer the corpus targets read text with, built on first use. */
+static inline gpn_tokenizer *fuzz_corpus_tokenizer(void) {
+    static gpn_tokenizer *tok;
+    if (!tok) {
+        char *json = fuzz_tiny_tokenizer_json(1, 0);
+        tok = tok_load_json("tiny.json", json, strlen(json));
+        free(json);
+        if (!tok) abort();
+    }
+    return tok;
 }
 
 #endif

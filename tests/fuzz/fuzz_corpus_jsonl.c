@@ -33,12 +33,7 @@ static gpn_corpus *open_as(const char *path, corpus_format format, int skip_bad,
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!tok) {
-        char *json = fuzz_tiny_tokenizer_json(1, 0);
-        tok = tok_load_json("tiny.json", json, strlen(json));
-        free(json);
-        if (!tok) abort();
-    }
+    tok = fuzz_corpus_tokenizer();
     const char *path = fuzz_write("c.jsonl", data, size);
     int64_t seq_len = 1 + (int64_t)(size % 5);
     gpn_corpus *strict = open_as(path, CORPUS_JSONL, 0, seq_len, 0);

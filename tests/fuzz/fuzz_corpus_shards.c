@@ -27,12 +27,7 @@ static void open_read(const char *path, const gpn_tokenizer *t, int64_t seq_len)
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (!tok) {
-        char *json = fuzz_tiny_tokenizer_json(1, 0);
-        tok = tok_load_json("tiny.json", json, strlen(json));
-        free(json);
-        if (!tok) abort();
-    }
+    tok = fuzz_corpus_tokenizer();
     static const char *const names[] = {"data_0000.bin", "data_0000.index.json", "meta.json", "data_0001.bin",
                                         "data_0001.index.json"};
     fuzz_rmdir("shards");

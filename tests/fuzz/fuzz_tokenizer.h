@@ -94,4 +94,16 @@ static inline void fuzz_decode_bytes(const gpn_tokenizer *t, const uint8_t *data
     free(ids);
 }
 
+/* What both tokenizer readers' targets do with a tokenizer that loaded: encode
+ * fixed samples and the input itself, decode the input's bytes as ids, free. */
+static inline void fuzz_exercise_tokenizer(gpn_tokenizer *t, const uint8_t *data, size_t size) {
+    static const char *const samples[] = {"", "hello world", "  a  b\tc\n", "\xC3\xA9\xFF\xE2\x96\x81<sep><s>ab",
+                                          "\xF0\x9F\x98\x80 \x80\xC0"};
+    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++)
+        fuzz_encode_decode(t, (const uint8_t *)samples[i], strlen(samples[i]), 0);
+    fuzz_encode_decode(t, data, size < 512 ? size : 512, 0);
+    fuzz_decode_bytes(t, data, size < 256 ? size : 256);
+    tokenizer_free(t);
+}
+
 #endif

@@ -18,11 +18,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gpn_tokenizer *t = tok_load_spm("fuzz.model", copy, size);
     free(copy);
     if (!t) return 0;
-    static const char *const samples[] = {"", "hello world", "  a  b\tc\n", "\xC3\xA9\xFF\xE2\x96\x81<sep><s>ab", "\xF0\x9F\x98\x80 \x80\xC0"};
-    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++)
-        fuzz_encode_decode(t, (const uint8_t *)samples[i], strlen(samples[i]), 0);
-    fuzz_encode_decode(t, data, size < 512 ? size : 512, 0);
-    fuzz_decode_bytes(t, data, size < 256 ? size : 256);
-    tokenizer_free(t);
+    fuzz_exercise_tokenizer(t, data, size);
     return 0;
 }

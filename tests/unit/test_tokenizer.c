@@ -13,6 +13,7 @@
 #include "base/hash.h"
 #include "engine/tokenizer.h"
 #include "testlib.h"
+#include "pb_writer.h"
 
 /* ------------------------------------------------------------ the vocabulary */
 
@@ -99,18 +100,6 @@ static void write_json(const char *path, int byte_fallback, const char *normaliz
 
 /* ------------------------------------------------------------ protobuf out */
 
-typedef struct { unsigned char *p; size_t n, cap; } pbw;
-static void pb_raw(pbw *w, const void *s, size_t n) {
-    if (w->n + n > w->cap) { w->cap = (w->n + n) * 2 + 64; w->p = realloc(w->p, w->cap); }
-    memcpy(w->p + w->n, s, n);
-    w->n += n;
-}
-static void pb_varint(pbw *w, uint64_t v) {
-    do { unsigned char c = (unsigned char)(v & 0x7F); v >>= 7; if (v) c |= 0x80; pb_raw(w, &c, 1); } while (v);
-}
-static void pb_int(pbw *w, int field, int64_t v) { pb_varint(w, (uint64_t)field << 3); pb_varint(w, (uint64_t)v); }
-static void pb_bytes(pbw *w, int field, const void *s, size_t n) { pb_varint(w, (uint64_t)field << 3 | 2); pb_varint(w, n); pb_raw(w, s, n); }
-static void pb_float(pbw *w, int field, float x) { pb_varint(w, (uint64_t)field << 3 | 5); pb_raw(w, &x, 4); }
 
 typedef struct { int model_type, byte_fallback, remove_extra_ws, charsmap, user_piece; } spm_opts;
 
