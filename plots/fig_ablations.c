@@ -42,19 +42,22 @@ static int single_head(const char *what) {
     return h;
 }
 
+int gp_prepare_ablations(sqlite3 *db, sqlite3_stmt **s) {
+    return sqlite3_prepare_v2(db,
+                              "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
+                              "ifnull(json_extract(settings, '$.scope'), '') FROM analyses a "
+                              "WHERE run_id = ?1 AND name LIKE 'ablation%' AND id = (SELECT max(id) FROM analyses b "
+                              "WHERE b.run_id = a.run_id AND b.name = a.name AND "
+                              "ifnull(json_extract(b.settings, '$.what'), '') = ifnull(json_extract(a.settings, '$.what'), '') AND "
+                              "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '')) "
+                              "ORDER BY id",
+                              -1, s, NULL);
+}
+
 int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
     sqlite3 *db = store_db(c->st);
     sqlite3_stmt *s = NULL;
-    /* the newest analysis per intervention (what, scope) */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
-                           "ifnull(json_extract(settings, '$.scope'), '') FROM analyses a "
-                           "WHERE run_id = ?1 AND name LIKE 'ablation%' AND id = (SELECT max(id) FROM analyses b "
-                           "WHERE b.run_id = a.run_id AND b.name = a.name AND "
-                           "ifnull(json_extract(b.settings, '$.what'), '') = ifnull(json_extract(a.settings, '$.what'), '') AND "
-                           "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '')) "
-                           "ORDER BY id",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (gp_prepare_ablations(db, &s) != SQLITE_OK)
         return gs_fail("%s: listing ablations: %s", store_path(c->st), sqlite3_errmsg(db));
     sqlite3_bind_int64(s, 1, c->run);
     intervention *iv = calloc(MAX_IV, sizeof *iv);

@@ -9,6 +9,7 @@
 #ifndef GS_PLOTS_GP_H
 #define GS_PLOTS_GP_H
 
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -106,6 +107,10 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig);
 int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig);
 int fig_probe(const plot_ctx *c, gs_plot_figure *fig);
 int fig_ablations(const plot_ctx *c, gs_plot_figure *fig);
+/* The newest analysis per intervention (what, scope) of run ?1: rows of
+ * (id, what, scope) in id order, for the ablation figure and the report.
+ * Returns sqlite3_prepare_v2's code. */
+int gp_prepare_ablations(sqlite3 *db, sqlite3_stmt **s);
 
 /* Runs `gnuplot -e "fmt='FMT'; out='OUT'" NAME.gp` in dir with stderr
  * captured; anything on stderr (a warning) or a non-zero exit is an error

@@ -190,15 +190,7 @@ static void summary(const plot_ctx *c, table *t) {
     }
     /* ablations (gpnscope ablate): the newest analysis per intervention */
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
-                           "ifnull(json_extract(settings, '$.scope'), '') FROM analyses a "
-                           "WHERE run_id = ?1 AND name LIKE 'ablation%' AND id = (SELECT max(id) FROM analyses b "
-                           "WHERE b.run_id = a.run_id AND b.name = a.name AND "
-                           "ifnull(json_extract(b.settings, '$.what'), '') = ifnull(json_extract(a.settings, '$.what'), '') AND "
-                           "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '')) "
-                           "ORDER BY id",
-                           -1, &s, NULL) == SQLITE_OK) {
+    if (gp_prepare_ablations(store_db(st), &s) == SQLITE_OK) {
         sqlite3_bind_int64(s, 1, c->run);
         int first = 1;
         while (sqlite3_step(s) == SQLITE_ROW) {
