@@ -19,24 +19,15 @@ void gs_analyze_opts_default(gs_analyze_opts *o) {
 }
 
 int gs_analyze_parse_parts(const char *list, unsigned *parts) {
-    static const struct { const char *name; unsigned bit; } names[] = {
+    static const gs_flag_name names[] = {
         {"geometry", GS_AN_GEOMETRY}, {"default", GS_AN_DEFAULT},   {"horizon", GS_AN_HORIZON},
         {"horizons", GS_AN_HORIZON},  {"retention", GS_AN_RETENTION}, {"probe", GS_AN_PROBE},
         {"all", GS_AN_ALL},
     };
-    *parts = 0;
-    const char *p = list;
-    while (p && *p) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        int found = 0;
-        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len)) { *parts |= names[i].bit; found = 1; }
-        if (!found)
-            return gs_fail("unknown analysis '%.*s' (choose from geometry, default, horizon, retention, probe)",
-                           (int)len, p);
-        p = e ? e + 1 : NULL;
-    }
+    const char *bad;
+    int len;
+    if (gs_parse_flag_list(list, names, sizeof names / sizeof *names, 0, parts, &bad, &len))
+        return gs_fail("unknown analysis '%.*s' (choose from geometry, default, horizon, retention, probe)", len, bad);
     if (!*parts) return gs_fail("no analysis named in '%s'", list ? list : "");
     return 0;
 }

@@ -19,3 +19,26 @@ void gs_append_line(char *buf, size_t size, const char *fmt, ...) {
     gs_append_linev(buf, size, fmt, ap);
     va_end(ap);
 }
+
+int gs_parse_flag_list(const char *list, const gs_flag_name *names, size_t n_names, int skip_empty, unsigned *bits,
+                       const char **bad, int *bad_len) {
+    *bits = 0;
+    const char *p = list;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int found = 0;
+        for (size_t i = 0; i < n_names; i++)
+            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len)) {
+                *bits |= names[i].bit;
+                found = 1;
+            }
+        if (!found && !(skip_empty && len == 0)) {
+            *bad = p;
+            *bad_len = (int)len;
+            return -1;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}

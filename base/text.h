@@ -1,4 +1,4 @@
-/* Small text helpers shared by modules that collect notes for the user. */
+/* Small text helpers shared by modules: notes for the user, option lists. */
 #ifndef GS_BASE_TEXT_H
 #define GS_BASE_TEXT_H
 
@@ -9,5 +9,15 @@
  * in buf[size]; a line that does not fit is dropped or cut, never overflows. */
 void gs_append_line(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void gs_append_linev(char *buf, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
+/* A comma-separated list of names ("geometry,probe") as the OR of their bits.
+ * Returns 0, or -1 with the first unknown item in bad[bad_len] (the caller
+ * words the error); an empty item is skipped when skip_empty, else unknown. */
+typedef struct {
+    const char *name;
+    unsigned bit;
+} gs_flag_name;
+int gs_parse_flag_list(const char *list, const gs_flag_name *names, size_t n_names, int skip_empty, unsigned *bits,
+                       const char **bad, int *bad_len);
 
 #endif

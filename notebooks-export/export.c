@@ -14,22 +14,14 @@
 #include "notebooks-export/outfile.h"
 
 int gs_export_parse_what(const char *list, unsigned *what) {
-    static const struct { const char *name; unsigned bit; } names[] = {
+    static const gs_flag_name names[] = {
         {"tokens", GS_EXPORT_TOKENS},     {"heads", GS_EXPORT_HEADS}, {"states", GS_EXPORT_STATES},
         {"analyses", GS_EXPORT_ANALYSES}, {"all", GS_EXPORT_ALL},
     };
-    *what = 0;
-    const char *p = list;
-    while (p && *p) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        int found = 0;
-        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len)) { *what |= names[i].bit; found = 1; }
-        if (!found && len)
-            return gs_fail("unknown part '%.*s' (choose from tokens, heads, states, analyses)", (int)len, p);
-        p = e ? e + 1 : NULL;
-    }
+    const char *bad;
+    int len;
+    if (gs_parse_flag_list(list, names, sizeof names / sizeof *names, 1, what, &bad, &len))
+        return gs_fail("unknown part '%.*s' (choose from tokens, heads, states, analyses)", len, bad);
     if (!*what) return gs_fail("no part named in '%s' (choose from tokens, heads, states, analyses)", list ? list : "");
     return 0;
 }

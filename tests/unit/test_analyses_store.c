@@ -31,7 +31,21 @@ static gpn_model *save_model(const char *path, gs_rng *rng) {
     return gpn_model_load(path);
 }
 
+/* --analyses LIST as analyze reads it */
+static void test_parse_parts(void) {
+    unsigned parts = 0;
+    CHECK(gs_analyze_parse_parts("geometry,probe", &parts) == 0 && parts == (GS_AN_GEOMETRY | GS_AN_PROBE), "list");
+    CHECK(gs_analyze_parse_parts("horizons", &parts) == 0 && parts == GS_AN_HORIZON, "alias horizons");
+    CHECK(gs_analyze_parse_parts("all", &parts) == 0 && parts == GS_AN_ALL, "all");
+    CHECK(gs_analyze_parse_parts("geometry,bogus", &parts) != 0 && strstr(gs_error(), "unknown analysis 'bogus'"),
+          "%s", gs_error());
+    CHECK(gs_analyze_parse_parts("geometry,,probe", &parts) != 0 && strstr(gs_error(), "unknown analysis ''"),
+          "an empty item is unknown: %s", gs_error());
+    CHECK(gs_analyze_parse_parts("", &parts) != 0 && strstr(gs_error(), "no analysis named"), "%s", gs_error());
+}
+
 int main(void) {
+    test_parse_parts();
     const char *dir = scratch_dir("test_analyses_store");
     char db[4200], mpath[4200];
     snprintf(db, sizeof db, "%s/study.db", dir);
