@@ -12,6 +12,5 @@
  * returns when all are done. Calls from different threads are serialized. */
 typedef void (*gs_range_fn)(void *ctx, long begin, long end);
 void gs_parallel_for(long n, long grain, gs_range_fn fn, void *ctx);
-int gs_parallel_threads(void);
 
 #endif
