@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
+#include "engine/target_clones.h"
 
 double adamw_schedule(const adamw_config *c, long count) {
     if (count < 0) count = 0;
@@ -46,14 +47,9 @@ void adamw_free(adamw *o) {
     free(o);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define HOT __attribute__((target_clones("default", "avx2", "avx512f")))
-#else
-#define HOT
-#endif
 
 /* sum of squares in 8 double lanes (vectorizable without reassociating) */
-HOT double adamw_global_norm(const float *g, size_t n) {
+GS_HOT double adamw_global_norm(const float *g, size_t n) {
     double lane[8] = {0};
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -65,7 +61,7 @@ HOT double adamw_global_norm(const float *g, size_t n) {
 }
 
 /* the per-element update in float (vectorized); scalars in double */
-HOT static void update(float *p, float *m, float *v, const float *g, const uint8_t *decay, size_t n, float b1, float b2,
+GS_HOT static void update(float *p, float *m, float *v, const float *g, const uint8_t *decay, size_t n, float b1, float b2,
                        float c1, float c2, float eps, float lr, float lr_wd) {
     for (size_t i = 0; i < n; i++) {
         float mi = b1 * m[i] + (1.0f - b1) * g[i];

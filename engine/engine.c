@@ -8,16 +8,18 @@
 #include "engine/cuda_engine.h"
 #include "engine/ops.h"
 #include "engine/parallel.h"
+#include "engine/parallel_gemm.h"
 
 struct gpn_engine {
     const gpn_model *m;
     int max_batch;
     float *arena; /* every buffer below points into this one allocation */
-    /* carried state */
-    float *s, *prev, *M;
+    /* carried state: s, M, and the keys of the next write with their k M,
+     * which the last step made from its s (the next step's prev; write_memory) */
+    float *s, *M, *k, *pred;
     int64_t *pos;
     /* step scratch */
-    float *c, *xn, *xr, *tmp_d, *k, *v, *beta, *alpha, *q, *o, *on, *g, *mem, *u, *h, *ffn, *pg;
+    float *c, *xn, *xr, *tmp_d, *k_next, *v, *beta, *alpha, *q, *o, *on, *g, *mem, *u, *h, *ffn, *pg;
     float *s_pred, *s_decode, *z, *logits, *emb, *fg, *s_ground, *mem_norm, *nll, *entropy;
     int32_t *tokens, *top1;
     gpn_hook_fn hook[GPN_HOOK_COUNT];
@@ -28,6 +30,7 @@ struct gpn_engine {
     gpn_step_out cuda_out;
     int outputs;
     const unsigned char *rows;
+    int own_gemms; /* this step's GEMMs split over the pool (parallel_gemm.h) */
 };
 
 static const char *hook_names[GPN_HOOK_COUNT] = {
@@ -41,6 +44,17 @@ static const char *hook_names[GPN_HOOK_COUNT] = {
 const char *gpn_hook_base_name(gpn_hook_point p) { return p < GPN_HOOK_COUNT ? hook_names[p] : "?"; }
 
 int gpn_hook_is_per_layer(gpn_hook_point p) { return p >= GPN_HOOK_MEM_Q && p <= GPN_HOOK_PRED_GATE; }
+
+/* After a reset (s = prev = 0, M = 0) the next step's keys are those of a
+ * zero state, relu-l2n(0 W_k + b_k), and k M is 0. */
+static void reset_carried_keys(gpn_engine *e, int b) {
+    const gpn_config *c = &e->m->cfg;
+    if (c->arch != GPN_ARCH_GPN_M) return;
+    int hk = c->H * c->dk, hv = c->H * c->dv;
+    memcpy(e->k + (size_t)b * hk, e->m->p.write_W_k_b, (size_t)hk * sizeof(float));
+    relu_l2norm_heads(e->k + (size_t)b * hk, 1, c->H, c->dk);
+    memset(e->pred + (size_t)b * hv, 0, (size_t)hv * sizeof(float));
+}
 
 /* Per-sequence bookkeeping both devices keep on the host. */
 static gpn_engine *engine_alloc(const gpn_model *m, int max_batch) {
@@ -86,8 +100,8 @@ gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
     long B = max_batch, d = c->d, H = c->H, hk = (long)c->H * c->dk, hv = (long)c->H * c->dv;
     long mem = H * c->dk * (long)c->dv;
     struct { float **p; long n; } bufs[] = {
-        {&e->s, B * d},       {&e->prev, B * d},  {&e->M, B * mem},       {&e->c, B * d},
-        {&e->xn, B * d},      {&e->xr, B * d},      {&e->tmp_d, B * d}, {&e->k, B * hk},        {&e->v, B * hv},
+        {&e->s, B * d},       {&e->M, B * mem},     {&e->k, B * hk},    {&e->pred, B * hv},     {&e->c, B * d},
+        {&e->xn, B * d},      {&e->xr, B * d},      {&e->tmp_d, B * d}, {&e->k_next, B * hk},   {&e->v, B * hv},
         {&e->beta, B * H},    {&e->alpha, B * H}, {&e->q, B * hk},        {&e->o, B * hv},
         {&e->on, B * hv},     {&e->g, B * hv},    {&e->mem, B * d},       {&e->u, B * 2 * c->f},
         {&e->h, B * c->f},    {&e->ffn, B * d},   {&e->pg, B * d},        {&e->s_pred, B * d},
@@ -108,6 +122,7 @@ gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
         *bufs[i].p = e->arena + off;
         off += (size_t)((bufs[i].n + 15) & ~15L);
     }
+    for (int b = 0; b < max_batch; b++) reset_carried_keys(e, b); /* the state starts at zero */
     return e;
 }
 
@@ -134,8 +149,8 @@ void gpn_engine_reset_seq(gpn_engine *e, int b) {
     const gpn_config *c = &e->m->cfg;
     size_t mem = (size_t)c->H * c->dk * c->dv;
     memset(e->s + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
-    memset(e->prev + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
     if (mem) memset(e->M + (size_t)b * mem, 0, mem * sizeof(float));
+    reset_carried_keys(e, b);
 }
 
 void gpn_engine_set_hook(gpn_engine *e, gpn_hook_point p, gpn_hook_fn fn, void *ctx) {
@@ -165,12 +180,12 @@ static long grain(long floats_per_item) {
 
 /* Row-wise ops of a step over the worker threads too (each is a few ms at
  * the paper's size and batch 256; below the grain they stay on the caller). */
-typedef enum { ROWS_RMSNORM, ROWS_SIGMOID, ROWS_SWIGLU, ROWS_TIMES_SILU } rows_kind;
+typedef enum { ROWS_RMSNORM, ROWS_SIGMOID, ROWS_SWIGLU, ROWS_TIMES_SILU, ROWS_RELU_L2N_HEADS } rows_kind;
 typedef struct {
     rows_kind kind;
     float *out;
     const float *x, *w;
-    int n;
+    int n, heads;
 } rows_job;
 
 static void rows_range(void *ctx, long b0, long b1) {
@@ -183,19 +198,37 @@ static void rows_range(void *ctx, long b0, long b1) {
     case ROWS_TIMES_SILU:
         for (long i = b0 * n; i < b1 * n; i++) j->out[i] *= gs_silu(j->x[i]);
         break;
+    case ROWS_RELU_L2N_HEADS: relu_l2norm_heads(j->out + b0 * n, (int)r, j->heads, n / j->heads); break;
     }
 }
 
 /* out = op(x) for B rows of n (ROWS_SWIGLU: x rows of 2n) */
 static void rows(rows_kind kind, float *out, const float *x, const float *w, int B, int n) {
-    rows_job j = {kind, out, x, w, n};
+    rows_job j = {kind, out, x, w, n, 1};
     gs_parallel_for(B, grain(kind == ROWS_SWIGLU ? 2L * n : n), rows_range, &j);
 }
 
+/* x = l2n(relu(x)) per head, for B rows of H heads of dk */
+static void relu_l2n_rows(float *x, int B, int H, int dk) {
+    rows_job j = {ROWS_RELU_L2N_HEADS, x, NULL, NULL, H * dk, H};
+    gs_parallel_for(B, grain((long)H * dk), rows_range, &j);
+}
+
+/* out[B x n] = in[B x k] @ W (+ bias): at batch 1 OpenBLAS's own GEMV, which
+ * streams the weights on all its threads; above, on the pool */
+static void project(const gpn_engine *e, float *out, const float *in, const float *W, const float *bias, int B, int k,
+                    int n) {
+    if (e->own_gemms)
+        gs_gemm_parallel(out, in, W, 0, bias, B, k, n);
+    else
+        matmul_forward(out, in, W, bias, B, k, n);
+}
+
 /* gate: out = sig(rms(x, w) @ K + b); tmp holds B*n floats */
-static void gate(float *out, float *tmp, const float *x, const float *w, const float *K, const float *b, int B, int n) {
+static void gate(const gpn_engine *e, float *out, float *tmp, const float *x, const float *w, const float *K,
+                 const float *b, int B, int n) {
     rows(ROWS_RMSNORM, tmp, x, w, B, n);
-    matmul_forward(out, tmp, K, b, B, n, n);
+    project(e, out, tmp, K, b, B, n, n);
     rows(ROWS_SIGMOID, out, NULL, NULL, B, n);
 }
 
@@ -204,15 +237,16 @@ static void read_query(gpn_engine *e, const gpn_layer_params *lp, int layer, int
     const gpn_config *c = &e->m->cfg;
     int hk = c->H * c->dk;
     rows(ROWS_RMSNORM, e->xr, e->c, lp->read_norm_w, B, c->d);
-    matmul_forward(e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
-    relu_l2norm_heads(e->q, B, c->H, c->dk);
+    project(e, e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
+    relu_l2n_rows(e->q, B, c->H, c->dk);
     fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
 }
 
 /* the memory loops, one sequence per item */
 typedef struct {
     gpn_engine *e;
-    int write; /* 1: write + layer-0 read; 0: a later layer's read */
+    int write;      /* 1: write + layer-0 read; 0: a later layer's read */
+    int keys_moved; /* a hook may have changed this step's keys: pred is not k M */
 } memory_job;
 
 static void memory_range(void *ctx, long b0, long b1) {
@@ -222,11 +256,16 @@ static void memory_range(void *ctx, long b0, long b1) {
     int H = c->H, hk = H * c->dk, hv = H * c->dv;
     size_t mem = (size_t)hk * c->dv;
     for (long b = b0; b < b1; b++) {
-        if (job->write)
-            memory_write_read(e->M + b * mem, e->k + b * hk, e->v + b * hv, e->alpha + b * H, e->beta + b * H,
-                              e->mem_norm + b * H, e->q + b * hk, e->o + b * hv, H, c->dk, c->dv);
-        else
+        if (!job->write) {
             memory_read(e->o + b * hv, e->q + b * hk, e->M + b * mem, H, c->dk, c->dv);
+            continue;
+        }
+        memory_pass p = {.M = e->M + b * mem, .k = e->k + b * hk, .v = e->v + b * hv, .alpha = e->alpha + b * H,
+                         .beta = e->beta + b * H, .pred = job->keys_moved ? NULL : e->pred + b * hv,
+                         .q = e->q + b * hk, .o = e->o + b * hv, .k_next = e->k_next + b * hk,
+                         .pred_next = e->pred + b * hv, .norms = e->mem_norm + b * H};
+        memory_write_read(&p, H, c->dk, c->dv);
+        memcpy(e->k + b * hk, e->k_next + b * hk, (size_t)hk * sizeof(float)); /* the next step's keys */
     }
 }
 
@@ -237,26 +276,29 @@ static void logits_range(void *ctx, long b0, long b1) {
 }
 
 /* Step 1 of gpn-model.md: one delta-rule write per token into each sequence's
- * memory. Layer 0 reads from state s, which is known before the write, so its
- * read is done in the same pass over M as the write (e->c must equal s). */
+ * memory. Its keys come from rms(prev), and prev is the last step's s: the
+ * last step made them, with k M, from the same rms(s) that gives this step's
+ * values (reset_carried_keys for a fresh sequence). This step makes the next
+ * step's, so the write is one pass over M (memory_write_read). Layer 0 reads
+ * from state s, which is known before the write, so its read is done in the
+ * same pass (e->c must equal s). */
 static void write_memory(gpn_engine *e, int B) {
     const gpn_config *c = &e->m->cfg;
     const gpn_params *p = &e->m->p;
     int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
-    rows(ROWS_RMSNORM, e->xn, e->prev, p->write_norm_w, B, d); /* a = rms(prev) */
-    matmul_forward(e->k, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
-    relu_l2norm_heads(e->k, B, H, c->dk);
-    rows(ROWS_RMSNORM, e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s) */
-    matmul_forward(e->v, e->xn, p->write_W_v_k, NULL, B, d, hv);
-    matmul_forward(e->beta, e->xn, p->write_W_beta_k, NULL, B, d, H);
+    rows(ROWS_RMSNORM, e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s), the next step's a */
+    project(e, e->v, e->xn, p->write_W_v_k, NULL, B, d, hv);
+    project(e, e->beta, e->xn, p->write_W_beta_k, NULL, B, d, H);
     sigmoid_inplace(e->beta, (long)B * H);
-    matmul_forward(e->alpha, e->xn, p->write_W_a_k, NULL, B, d, H);
+    project(e, e->alpha, e->xn, p->write_W_a_k, NULL, B, d, H);
     decay_forward(e->alpha, p->write_A_log, p->write_dt_bias, B, H);
+    project(e, e->k_next, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
+    relu_l2n_rows(e->k_next, B, H, c->dk);
     fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
     fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
     fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
     read_query(e, &p->layers[0], 0, B);
-    memory_job job = {e, 1};
+    memory_job job = {e, 1, e->hook[GPN_HOOK_MEM_K] != NULL};
     gs_parallel_for(B, grain((long)hk * c->dv), memory_range, &job);
     fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
 }
@@ -268,14 +310,14 @@ static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, in
     int d = c->d, hv = c->H * c->dv;
     if (layer > 0) {
         read_query(e, lp, layer, B);
-        memory_job job = {e, 0};
+        memory_job job = {e, 0, 0};
         gs_parallel_for(B, grain((long)c->H * c->dk * c->dv), memory_range, &job);
     }
     fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
-    matmul_forward(e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
+    project(e, e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
     rows(ROWS_RMSNORM, e->on, e->o, lp->read_out_norm_w, B, hv);
     rows(ROWS_TIMES_SILU, e->on, e->g, NULL, B, hv);
-    matmul_forward(e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
+    project(e, e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
     fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
 }
 
@@ -286,11 +328,11 @@ static void run_layer(gpn_engine *e, const gpn_layer_params *lp, int layer, int 
     int has_mem = c->arch == GPN_ARCH_GPN_M;
     if (has_mem) read_memory(e, lp, layer, B);
     rows(ROWS_RMSNORM, e->xn, e->c, lp->ffn_norm_w, B, d);
-    matmul_forward(e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
+    project(e, e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
     rows(ROWS_SWIGLU, e->h, e->u, NULL, B, f);
-    matmul_forward(e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
+    project(e, e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
     fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
-    gate(e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
+    gate(e, e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
     fire(e, GPN_HOOK_PRED_GATE, layer, e->pg, B, d);
     for (long i = 0; i < (long)B * d; i++) e->c[i] = gs_layer_update(e->pg[i], e->c[i], e->ffn[i], has_mem ? e->mem[i] : 0.0f);
 }
@@ -308,16 +350,10 @@ static int cuda_step(gpn_engine *e, int B) {
     return 0;
 }
 
-int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
+/* One step on the CPU for tokens already in e->tokens. */
+static void cpu_step(gpn_engine *e, int B) {
     const gpn_config *c = &e->m->cfg;
     const gpn_params *p = &e->m->p;
-    if (B < 1 || B > e->max_batch) return gs_fail("batch of %d sequences, engine built for 1..%d", B, e->max_batch);
-    for (int b = 0; b < B; b++) {
-        if (tokens[b] < 0 || tokens[b] >= c->V)
-            return gs_fail("token id %d (sequence %d) is outside the vocabulary 0..%d", tokens[b], b, c->V - 1);
-        e->tokens[b] = tokens[b];
-    }
-    if (e->cuda) return cuda_step(e, B);
     int d = c->d;
     long Bd = (long)B * d;
     memcpy(e->c, e->s, (size_t)Bd * sizeof(float));
@@ -334,8 +370,10 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
         to_decode = e->s_decode;
     }
     rows(ROWS_RMSNORM, e->xn, to_decode, p->decode_norm_w, B, d);
-    matmul_forward(e->z, e->xn, p->decode_proj_k, c->decoder_bias ? p->decode_bias : NULL, B, d, c->e);
-    if (B == 1)
+    project(e, e->z, e->xn, p->decode_proj_k, c->decoder_bias ? p->decode_bias : NULL, B, d, c->e);
+    if (e->own_gemms)
+        gs_gemm_parallel(e->logits, e->z, p->embedding, 1, NULL, B, c->e, c->V);
+    else if (B == 1)
         cblas_sgemv(CblasRowMajor, CblasNoTrans, c->V, c->e, 1.0f, p->embedding, c->e, e->z, 1, 0.0f, e->logits, 1);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
@@ -345,16 +383,31 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);
 
     /* ground: s = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */
-    gate(e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
+    gate(e, e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
     fire(e, GPN_HOOK_FUSE_GATE, 0, e->fg, B, d);
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * c->e, p->embedding + (size_t)e->tokens[b] * c->e, (size_t)c->e * sizeof(float));
     rows(ROWS_RMSNORM, e->emb, e->emb, p->fuse_norm_w, B, c->e);
-    matmul_forward(e->s_ground, e->emb, p->fuse_proj_k, NULL, B, c->e, d);
+    project(e, e->s_ground, e->emb, p->fuse_proj_k, NULL, B, c->e, d);
     for (long i = 0; i < Bd; i++) e->s_ground[i] += e->fg[i] * e->s_pred[i];
     fire(e, GPN_HOOK_S_GROUND, 0, e->s_ground, B, d);
 
-    memcpy(e->prev, e->s, (size_t)Bd * sizeof(float));
     memcpy(e->s, e->s_ground, (size_t)Bd * sizeof(float));
+}
+
+int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
+    const gpn_config *c = &e->m->cfg;
+    if (B < 1 || B > e->max_batch) return gs_fail("batch of %d sequences, engine built for 1..%d", B, e->max_batch);
+    for (int b = 0; b < B; b++) {
+        if (tokens[b] < 0 || tokens[b] >= c->V)
+            return gs_fail("token id %d (sequence %d) is outside the vocabulary 0..%d", tokens[b], b, c->V - 1);
+        e->tokens[b] = tokens[b];
+    }
+    if (e->cuda) return cuda_step(e, B);
+    int blas_threads = B > 1 ? gs_gemm_threads_begin() : 0;
+    e->own_gemms = blas_threads > 0;
+    cpu_step(e, B);
+    gs_gemm_threads_end(blas_threads);
+    e->own_gemms = 0;
     for (int b = 0; b < B; b++) e->pos[b]++;
     return 0;
 }

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "engine/target_clones.h"
+
 void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n) {
     for (int b = 0; b < B; b++) {
         const float *xr = x + (long)b * n;
@@ -53,32 +55,40 @@ void relu_l2norm_heads(float *x, int B, int H, int dk) {
 
 /* Every inner loop runs along a row of M (j over dv) with no reduction across
  * j, so GCC vectorizes it (this file is built at -O3, module.cmake): the
- * squared norm is kept per column and summed once per head. */
-void memory_write_read(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms,
-                       const float *q, float *o, int H, int dk, int dv) {
+ * squared norm is kept per column and summed once per head. Rows whose key,
+ * query or next key is zero (relu makes them sparse) skip that product. */
+GS_HOT void memory_write_read(const memory_pass *p, int H, int dk, int dv) {
     float delta[dv > 0 ? dv : 1], sq[dv > 0 ? dv : 1];
     for (int h = 0; h < H; h++) {
-        float *Mh = M + (long)h * dk * dv;
-        const float *kh = k + (long)h * dk, *vh = v + (long)h * dv;
+        float *Mh = p->M + (long)h * dk * dv;
+        const float *kh = p->k + (long)h * dk, *vh = p->v + (long)h * dv;
         float *restrict dl = delta, *restrict sqc = sq;
         /* delta = beta (v - k M), with M before the decay (companion: pred_v from the old M) */
-        for (int j = 0; j < dv; j++) dl[j] = 0.0f;
-        for (int i = 0; i < dk; i++) {
-            float ki = kh[i];
-            if (ki == 0.0f) continue; /* relu keys are sparse */
-            const float *restrict row = Mh + (long)i * dv;
-            for (int j = 0; j < dv; j++) dl[j] += ki * row[j];
+        if (p->pred) {
+            for (int j = 0; j < dv; j++) dl[j] = p->pred[(long)h * dv + j];
+        } else {
+            for (int j = 0; j < dv; j++) dl[j] = 0.0f;
+            for (int i = 0; i < dk; i++) {
+                float ki = kh[i];
+                if (ki == 0.0f) continue;
+                const float *restrict row = Mh + (long)i * dv;
+                for (int j = 0; j < dv; j++) dl[j] += ki * row[j];
+            }
         }
-        float bh = beta[h], a = alpha[h];
+        float bh = p->beta[h], a = p->alpha[h];
         for (int j = 0; j < dv; j++) dl[j] = bh * (vh[j] - dl[j]);
-        float *restrict oh = o ? o + (long)h * dv : NULL;
-        const float *qh = q ? q + (long)h * dk : NULL;
+        /* pred was read whole above, so pred_next may overwrite it now */
+        float *restrict oh = p->q ? p->o + (long)h * dv : NULL;
+        float *nh = p->k_next ? p->pred_next + (long)h * dv : NULL; /* not restrict: may be pred */
+        const float *qh = p->q ? p->q + (long)h * dk : NULL, *knh = p->k_next ? p->k_next + (long)h * dk : NULL;
         if (oh)
             for (int j = 0; j < dv; j++) oh[j] = 0.0f;
+        if (nh)
+            for (int j = 0; j < dv; j++) nh[j] = 0.0f;
         for (int j = 0; j < dv; j++) sqc[j] = 0.0f;
         for (int i = 0; i < dk; i++) {
             float *restrict row = Mh + (long)i * dv;
-            float ki = kh[i], qi = qh ? qh[i] : 0.0f;
+            float ki = kh[i], qi = qh ? qh[i] : 0.0f, kni = knh ? knh[i] : 0.0f;
             for (int j = 0; j < dv; j++) {
                 float m = a * row[j] + ki * dl[j];
                 row[j] = m;
@@ -86,14 +96,16 @@ void memory_write_read(float *M, const float *k, const float *v, const float *al
             }
             if (qi != 0.0f)
                 for (int j = 0; j < dv; j++) oh[j] += qi * row[j];
+            if (kni != 0.0f)
+                for (int j = 0; j < dv; j++) nh[j] += kni * row[j];
         }
         double ss = 0.0;
         for (int j = 0; j < dv; j++) ss += sqc[j];
-        if (norms) norms[h] = (float)sqrt(ss);
+        if (p->norms) p->norms[h] = (float)sqrt(ss);
     }
 }
 
-void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv) {
+GS_HOT void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv) {
     for (int h = 0; h < H; h++) {
         const float *Mh = M + (long)h * dk * dv, *qh = q + (long)h * dk;
         float *oh = o + (long)h * dv;
@@ -132,28 +144,70 @@ static inline float exp_nonpositive(float x) {
     return x <= -87.0f ? 0.0f : y;
 }
 
-void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1) {
+/* Three vectorized passes over each row (this file is built at -O3 with
+ * -fno-trapping-math, so the selects become blends): the maximum, in GCC
+ * vector types because GCC does not vectorize a float max reduction written
+ * as a loop (NaN rules); then e^(z - max); then the sums in double lanes. The
+ * clamp at -87 makes a -inf logit add 0 * -87 to the entropy sum, not
+ * 0 * -inf. */
+typedef float f32x8 __attribute__((vector_size(32)));
+typedef int32_t i32x8 __attribute__((vector_size(32)));
+static float row_max(const float *z, int V) {
+    float mx = -INFINITY;
+    int i = 0;
+    if (V >= 8) {
+        f32x8 m;
+        memcpy(&m, z, sizeof m);
+        for (i = 8; i + 8 <= V; i += 8) {
+            f32x8 x;
+            memcpy(&x, z + i, sizeof x);
+            i32x8 gt = x > m;
+            m = (f32x8)((gt & (i32x8)x) | (~gt & (i32x8)m));
+        }
+        for (int l = 0; l < 8; l++) mx = m[l] > mx ? m[l] : mx;
+    }
+    for (; i < V; i++) mx = z[i] > mx ? z[i] : mx;
+    return mx;
+}
+
+typedef float f32x4 __attribute__((vector_size(16)));
+typedef int32_t i32x4 __attribute__((vector_size(16)));
+typedef double f64x4 __attribute__((vector_size(32)));
+
+/* sum of p and of p * max(x, -87) in double, four lanes at a time */
+static void sums(const float *p, const float *z, float mx, int V, double *sum, double *wsum) {
+    f64x4 s = {0, 0, 0, 0}, w = {0, 0, 0, 0};
+    int i = 0;
+    for (; i + 4 <= V; i += 4) {
+        f32x4 pv, x;
+        memcpy(&pv, p + i, sizeof pv);
+        memcpy(&x, z + i, sizeof x);
+        x -= mx;
+        i32x4 low = x < -87.0f;
+        x = (f32x4)((low & (i32x4)(f32x4){-87.0f, -87.0f, -87.0f, -87.0f}) | (~low & (i32x4)x));
+        s += __builtin_convertvector(pv, f64x4);
+        w += __builtin_convertvector(pv * x, f64x4);
+    }
+    double ss = s[0] + s[1] + s[2] + s[3], ws = w[0] + w[1] + w[2] + w[3];
+    for (; i < V; i++) {
+        float x = z[i] - mx;
+        ss += p[i];
+        ws += (double)(p[i] * (x > -87.0f ? x : -87.0f));
+    }
+    *sum = ss;
+    *wsum = ws;
+}
+
+GS_HOT void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1) {
     float p[V > 0 ? V : 1];
     for (int b = 0; b < B; b++) {
         const float *z = logits + (long)b * V;
-        int best = 0;
-        for (int i = 1; i < V; i++)
-            if (z[i] > z[best]) best = i;
-        float mx = z[best];
+        float mx = row_max(z, V);
+        int best = 0; /* the first index of the maximum, as a scan with > finds */
+        while (best < V - 1 && !(z[best] == mx)) best++;
         for (int i = 0; i < V; i++) p[i] = exp_nonpositive(z[i] - mx);
-        /* sums in double, four chains so the adds overlap */
-        double s[4] = {0, 0, 0, 0}, w[4] = {0, 0, 0, 0};
-        int i = 0;
-        for (; i + 4 <= V; i += 4)
-            for (int l = 0; l < 4; l++) {
-                s[l] += p[i + l];
-                if (p[i + l] > 0.0f) w[l] += (double)p[i + l] * (z[i + l] - mx); /* a -inf logit adds nothing */
-            }
-        for (; i < V; i++) {
-            s[0] += p[i];
-            if (p[i] > 0.0f) w[0] += (double)p[i] * (z[i] - mx);
-        }
-        double sum = s[0] + s[1] + s[2] + s[3], wsum = w[0] + w[1] + w[2] + w[3];
+        double sum, wsum;
+        sums(p, z, mx, V, &sum, &wsum);
         double logz = mx + log(sum);
         if (nll) nll[b] = (float)(logz - z[targets[b]]);
         if (entropy) entropy[b] = (float)(log(sum) - wsum / sum);

@@ -17,12 +17,24 @@ void sigmoid_inplace(float *x, long n);
 void swiglu_forward(float *h, const float *u, int B, int f);
 /* per head of width dk: x = l2n(relu(x)) over B*H heads */
 void relu_l2norm_heads(float *x, int B, int H, int dk);
-/* delta-rule write of one sequence's memory M (H x dk x dv):
- * M_h <- alpha_h M_h + beta_h k_h (v_h - k_h M_h)^T; norms[h] = ||M_h||_F after;
- * then, when q is not NULL, o_h = q_h M_h on the updated memory in the same
- * pass over M (the memory is the largest thing a step touches) */
-void memory_write_read(float *M, const float *k, const float *v, const float *alpha, const float *beta, float *norms,
-                       const float *q, float *o, int H, int dk, int dv);
+/* One sequence's delta-rule step on its memory M (H x dk x dv), in one pass
+ * over M (the largest thing a step touches):
+ *   M_h <- alpha_h M_h + beta_h k_h (v_h - k_h M_h)^T,  norms[h] = ||M_h||_F after;
+ * then, on the updated M, the read o_h = q_h M_h (when q is set) and the next
+ * step's prediction pred_next_h = k_next_h M_h (when k_next is set). The next
+ * step's keys are known now (they come from this step's state, docs/engine.md),
+ * so carrying pred_next saves that step a pass over M to find k M. */
+typedef struct {
+    float *M;
+    const float *k, *v, *alpha, *beta;
+    const float *pred;      /* k M before the write, carried from the last step; NULL: found here (one more pass) */
+    const float *q;         /* NULL: no read */
+    float *o;
+    const float *k_next;    /* NULL: no pred_next */
+    float *pred_next;       /* may be the same array as pred */
+    float *norms;           /* NULL: not wanted */
+} memory_pass;
+void memory_write_read(const memory_pass *p, int H, int dk, int dv);
 /* o_h = q_h M_h for each head (o: H*dv) */
 void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv);
 /* decay alpha_h = exp(-exp(A_log_h) * softplus(a_h + dt_bias_h)), in place on a (B x H) */

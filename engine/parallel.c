@@ -71,7 +71,7 @@ static void start(void) {
     }
 }
 
-static int threads_started(void) {
+int gs_parallel_threads(void) {
     pthread_once(&pool.once, start);
     return pool.n_threads;
 }
@@ -79,7 +79,7 @@ static int threads_started(void) {
 void gs_parallel_for(long n, long grain, gs_range_fn fn, void *ctx) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
-    int threads = threads_started();
+    int threads = gs_parallel_threads();
     long by_grain = n / grain;
     int parts = by_grain < threads ? (int)(by_grain > 0 ? by_grain : 1) : threads;
     if (parts == 1) {

@@ -12,5 +12,7 @@
  * returns when all are done. Calls from different threads are serialized. */
 typedef void (*gs_range_fn)(void *ctx, long begin, long end);
 void gs_parallel_for(long n, long grain, gs_range_fn fn, void *ctx);
+/* the caller and the workers: how many take part at most */
+int gs_parallel_threads(void);
 
 #endif

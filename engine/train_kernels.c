@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/target_clones.h"
 #include "engine/train_ops.h"
 #include "engine/train_window.h"
 
@@ -14,13 +15,6 @@
 #define FN__(name, sfx) FN_(name, sfx)
 #define FN(name) FN__(name, SFX)
 
-/* x86-64: hot loops get AVX2 / AVX-512 clones picked at load time (the
- * build itself targets baseline x86-64) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define HOT __attribute__((target_clones("default", "avx2", "avx512f")))
-#else
-#define HOT
-#endif
 
 /* exp for float that the compiler can vectorize: 2^n * e^r, |r| <= ln2/2,
  * Cephes' minimax polynomial (about 1 ulp); inputs clamped to [-87, 88]. */
@@ -42,7 +36,7 @@ static inline float fast_expf(float x) {
 }
 
 /* nll of a row of logits; with scale != 0, z becomes scale * (softmax(z) - onehot) */
-HOT static double xent_row_f32(float *z, int target, int V, float scale) {
+GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
     enum { L = 16 };
     float lane[L], zt = z[target];
     int i = 0;

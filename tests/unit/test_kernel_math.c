@@ -41,7 +41,9 @@ static void test_memory_columns(int H, int dk, int dv, int with_read) {
     }
     memcpy(Mrow, M0, mem * 4);
     memcpy(Mcol, M0, mem * 4);
-    memory_write_read(Mrow, k, v, alpha, beta, norm_row, with_read ? q : NULL, with_read ? o_row : NULL, H, dk, dv);
+    memory_pass mp = {.M = Mrow, .k = k, .v = v, .alpha = alpha, .beta = beta, .q = with_read ? q : NULL,
+                      .o = with_read ? o_row : NULL, .norms = norm_row};
+    memory_write_read(&mp, H, dk, dv);
     for (int h = 0; h < H; h++) {
         double ss = 0.0;
         for (int j = 0; j < dv; j++) {
@@ -71,6 +73,60 @@ static void test_memory_columns(int H, int dk, int dv, int with_read) {
     }
     printf("  memory H%-2d dk%-3d dv%-3d read=%d: column form = row form\n", H, dk, dv, with_read);
     free(M0), free(Mrow), free(Mcol), free(k), free(q), free(v), free(o_row), free(o_col);
+}
+
+/* The CPU engine carries k M from one step to the next (pred_next, found in
+ * the write pass with the next step's keys): three steps so must give exactly
+ * the memory, norms and reads of three steps that find k M afresh, pred_next
+ * written over pred in place as the engine does. */
+static void test_carried_prediction(int H, int dk, int dv) {
+    long mem = (long)H * dk * dv, hk = (long)H * dk, hv = (long)H * dv;
+    float *M0 = malloc(mem * 4), *Ma = malloc(mem * 4), *Mb = malloc(mem * 4);
+    float *keys = malloc(4 * hk * 4), *q = malloc(hk * 4), *v = malloc(hv * 4), *pred = malloc(hv * 4);
+    float *oa = malloc(hv * 4), *ob = malloc(hv * 4), alpha[16], beta[16], na[16], nb[16];
+    fill(M0, mem, 0.5f);
+    for (int t = 0; t < 4; t++) {
+        fill(keys + t * hk, hk, 1.0f);
+        relu_l2n(keys + t * hk, H, dk);
+    }
+    memcpy(Ma, M0, mem * 4);
+    memcpy(Mb, M0, mem * 4);
+    /* the carried path starts from k M of the first keys, as the last step would have left it:
+     * alpha 1 and beta 0 leave M as it is, and k_next = the first keys gives their k M */
+    {
+        float *zero_v = calloc(hv, 4), one[16], zero[16];
+        for (int h = 0; h < H; h++) one[h] = 1.0f, zero[h] = 0.0f;
+        float *scratch = malloc(mem * 4);
+        memcpy(scratch, M0, mem * 4);
+        memory_pass probe = {.M = scratch, .k = keys, .v = zero_v, .alpha = one, .beta = zero,
+                             .k_next = keys, .pred_next = pred};
+        memory_write_read(&probe, H, dk, dv);
+        CHECK(rel_err(scratch, M0, mem) == 0.0, "alpha 1, beta 0 changed the memory");
+        free(zero_v), free(scratch);
+    }
+    int differ = 0;
+    for (int t = 0; t < 3; t++) {
+        fill(v, hv, 2.0f);
+        fill(q, hk, 1.0f);
+        relu_l2n(q, H, dk);
+        for (int h = 0; h < H; h++) {
+            alpha[h] = 0.5f + 0.25f * (uniform() + 1.0f);
+            beta[h] = (uniform() + 1.0f) / 2.0f;
+        }
+        memory_pass afresh = {.M = Ma, .k = keys + t * hk, .v = v, .alpha = alpha, .beta = beta, .q = q, .o = oa,
+                              .norms = na};
+        memory_pass carried = {.M = Mb, .k = keys + t * hk, .v = v, .alpha = alpha, .beta = beta, .pred = pred,
+                               .q = q, .o = ob, .k_next = keys + (t + 1) * hk, .pred_next = pred, .norms = nb};
+        memory_write_read(&afresh, H, dk, dv);
+        memory_write_read(&carried, H, dk, dv);
+        differ += memcmp(Ma, Mb, mem * 4) != 0;
+        differ += memcmp(oa, ob, hv * 4) != 0;
+        differ += memcmp(na, nb, H * 4) != 0;
+    }
+    CHECK(differ == 0, "H%d dk%d dv%d: carrying k M changed %d results of 9", H, dk, dv, differ);
+    CHECK(rel_err(Ma, M0, mem) > 1e-3, "the writes changed nothing: the test would not see a wrong update");
+    printf("  memory H%-2d dk%-3d dv%-3d: k M carried between steps = found afresh, bit for bit\n", H, dk, dv);
+    free(M0), free(Ma), free(Mb), free(keys), free(q), free(v), free(pred), free(oa), free(ob);
 }
 
 /* Reduce a row of logits like the GPU: each of `threads` lanes pushes a
@@ -162,6 +218,9 @@ int main(void) {
     test_memory_columns(3, 8, 16, 1);
     test_memory_columns(8, 32, 64, 1);
     test_memory_columns(2, 33, 17, 0);
+    test_carried_prediction(3, 8, 16);
+    test_carried_prediction(15, 128, 256);
+    test_carried_prediction(2, 33, 17);
     test_logits(1000, 1.0f, 0);
     test_logits(32000, 8.0f, 0);
     test_logits(32000, 3.0f, 1);

@@ -46,9 +46,37 @@ static void run(gpn_model *m, void (*setup)(probe_set *, void *), void *arg, flo
 static int calls;
 static void setup_noop(probe_set *ps, void *arg) {
     (void)arg;
-    const char *names[] = {"s_pred", "s_decode", "s_ground", "mem.alpha", "L0.mem_read", "*.ffn_out", "logits", "nll"};
+    const char *names[] = {"s_pred", "s_decode", "s_ground", "mem.alpha", "L0.mem_read", "*.ffn_out", "logits", "nll",
+                           "mem.k"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         CHECK(probe_add(ps, names[i], noop_fn, &calls) == 0, "add %s: %s", names[i], gs_error());
+}
+/* reverse the entries of every head's key (still relu'd and unit length) */
+static void reverse_keys(void *ctx, const gpn_hook_event *ev) {
+    int dk = *(const int *)ctx;
+    for (long h = 0; h < (long)ev->B * ev->width / dk; h++)
+        for (int i = 0, j = dk - 1; i < j; i++, j--) {
+            float t = ev->data[h * dk + i];
+            ev->data[h * dk + i] = ev->data[h * dk + j];
+            ev->data[h * dk + j] = t;
+        }
+}
+static void setup_reverse_keys(probe_set *ps, void *arg) {
+    CHECK(probe_add(ps, "mem.k", reverse_keys, arg) == 0, "%s", gs_error());
+}
+/* the same within each head's columns of W_k and b_k (d rows of H*dk) */
+static void reverse_key_weights(gpn_model *m) {
+    const gpn_config *c = &m->cfg;
+    int hk = c->H * c->dk;
+    for (int r = 0; r <= c->d; r++) {
+        float *row = r < c->d ? m->p.write_W_k_k + (size_t)r * hk : m->p.write_W_k_b;
+        for (int h = 0; h < c->H; h++)
+            for (int i = 0, j = c->dk - 1; i < j; i++, j--) {
+                float t = row[h * c->dk + i];
+                row[h * c->dk + i] = row[h * c->dk + j];
+                row[h * c->dk + j] = t;
+            }
+    }
 }
 static void setup_heads(probe_set *ps, void *arg) { CHECK(probe_zero_heads(ps, -1, arg, 1) == 0, "%s", gs_error()); }
 static void setup_sub_decode(probe_set *ps, void *arg) { CHECK(probe_subtract(ps, "s_decode", arg) == 0, "%s", gs_error()); }
@@ -88,7 +116,24 @@ int main(void) {
     /* hooks that change nothing change nothing (bit for bit) */
     run(m, setup_noop, NULL, nll1, sg1, NULL);
     CHECK(!memcmp(nll0, nll1, BT * 4) && !memcmp(sg0, sg1, BT * d * 4), "no-op hooks changed the run");
-    CHECK(calls == NSTEP * 8, "handlers ran %d times, expected %d", calls, NSTEP * 8);
+    CHECK(calls == NSTEP * 9, "handlers ran %d times, expected %d", calls, NSTEP * 9);
+
+    /* a hook's keys are the keys the write uses, for k M too (the engine
+     * otherwise carries k M over from the last step, made with the keys
+     * before any hook): reversing every head's keys at every step is the
+     * model with W_k and b_k reversed within each head */
+    {
+        int dk = c->dk;
+        run(m, setup_reverse_keys, &dk, nll1, sg1, NULL);
+        reverse_key_weights(m);
+        float *nll2 = malloc(BT * 4), *sg2 = malloc(BT * d * 4);
+        run(m, NULL, NULL, nll2, sg2, NULL);
+        reverse_key_weights(m);
+        double e_s = rel_err(sg1, sg2, BT * d), e_n = rel_err(nll1, nll2, BT), moved = rel_err(sg0, sg2, BT * d);
+        CHECK(e_s < 1e-5 && e_n < 1e-5, "keys reversed by a hook != reversed key weights: state %.2e, nll %.2e", e_s, e_n);
+        CHECK(moved > 1e-3, "reversing the keys changed the states by only %.2e: the check would see nothing", moved);
+        free(nll2), free(sg2);
+    }
 
     /* capture equals the engine's own output */
     {

@@ -1,0 +1,26 @@
+/* The step's projections on the engine's own worker threads (parallel.h):
+ * out = in @ W split by output columns into a few parts, each part one
+ * single-threaded OpenBLAS SGEMM, taken in turn like every other loop of the
+ * step. One set of threads then does all of a step's work: OpenBLAS's own
+ * workers, which spin (sched_yield) for a while after each GEMM, no longer
+ * take the cores from the memory loops and row-wise ops between GEMMs (that
+ * spinning was ~10% of a step's samples at batch 64, docs/performance.md).
+ *
+ * Between gs_gemm_threads_begin() and _end() OpenBLAS runs one thread per call
+ * (a process-wide setting: another thread's BLAS call made meanwhile also
+ * runs on one thread; it is not wrong, only slower). */
+#ifndef GS_ENGINE_PARALLEL_GEMM_H
+#define GS_ENGINE_PARALLEL_GEMM_H
+
+/* Takes over the GEMMs when the pool has more than one thread; returns the
+ * OpenBLAS thread count to hand back to _end (0: nothing was changed). */
+int gs_gemm_threads_begin(void);
+void gs_gemm_threads_end(int token);
+
+/* out[B x n] = in[B x k] @ W (+ bias[n] when not NULL), W stored k x n
+ * (w_rows_are_columns = 0) or n x k (1: out = in @ W^T, e.g. the tied
+ * embedding), over the pool. */
+void gs_gemm_parallel(float *out, const float *in, const float *W, int w_rows_are_columns, const float *bias, int B,
+                      int k, int n);
+
+#endif
