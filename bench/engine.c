@@ -5,7 +5,11 @@
  * ceiling. At batch 1 it also times the weights streamed once through
  * cblas_sgemv: the weight-streaming ceiling. Ratios: engine tok/s / GEMM tok/s
  * (goal >= 0.8 at batch >= 64) and engine time / GEMV time at batch 1 (goal
- * <= 1.5). Not a test: numbers depend on the machine.
+ * <= 1.5), for the paper's configuration: at the fixtures' toy sizes (d = 40)
+ * GEMMs are a small part of a step's work and the weights fit in cache, so
+ * neither ceiling bounds the engine there; their rows carry no goal (nor do
+ * those of any model under 10M parameters). Not a test: numbers depend on
+ * the machine.
  *
  * usage: bench_engine [--quick] [MODEL.safetensors ...]
  *        bench_engine --engine-only B   (the engine alone at batch B, for perf)
@@ -117,7 +121,7 @@ static double engine_seconds_per_step(const gpn_model *m, int B, int steps) {
     return best;
 }
 
-static void bench_model(const char *label, const gpn_model *m, const int *batches, int nb, int quick) {
+static void bench_model(const char *label, const gpn_model *m, const int *batches, int nb, int quick, int goals) {
     const gpn_config *c = &m->cfg;
     printf("\n%s: %s N=%d d=%d e=%d f=%d H=%d dk=%d dv=%d V=%d (%.1f M params)\n", label, gpn_arch_name(c->arch),
            c->n_layers, c->d, c->e, c->f, c->H, c->dk, c->dv, c->V, m->n_params / 1e6);
@@ -127,11 +131,12 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
         int steps = quick ? 2 : (B <= 16 ? 10 : 8); /* best of: the shared machine is noisy */
         double flops, tg = gemm_seconds_per_step(c, B, steps, &flops);
         double te = engine_seconds_per_step(m, B, steps);
-        printf("%6d %12.1f %12.1f %10.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te, B >= 64 ? ">=0.80" : "");
+        printf("%6d %12.1f %12.1f %10.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
+               goals && B >= 64 ? ">=0.80" : "");
         if (B == 1) {
             double bytes, tv = gemv_seconds_per_step(c, steps, &bytes);
-            printf("%6s batch 1: engine %.2f ms/token, weights streamed once by SGEMV %.2f ms (%.1f GB/s): ratio %.2f (goal <= 1.5)\n",
-                   "", te * 1e3, tv * 1e3, bytes / tv / 1e9, te / tv);
+            printf("%6s batch 1: engine %.2f ms/token, weights streamed once by SGEMV %.2f ms (%.1f GB/s): ratio %.2f%s\n",
+                   "", te * 1e3, tv * 1e3, bytes / tv / 1e9, te / tv, goals ? " (goal <= 1.5)" : "");
         }
     }
 }
@@ -160,18 +165,18 @@ int main(int argc, char **argv) {
         gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0};
         gpn_model *m = random_model(&paper);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
-        bench_model("paper 130M GPN+M (random weights)", m, batches, quick ? 2 : 4, quick);
+        bench_model("paper 130M GPN+M (random weights)", m, batches, quick ? 2 : 4, quick, 1);
         gpn_model_free(m);
         const char *fx[] = {"tests/fixtures/reference/gpnm1.weights.safetensors", "tests/fixtures/reference/gpn.weights.safetensors"};
         for (int i = 0; i < 2; i++) {
             gpn_model *f = gpn_model_load(fx[i]);
-            if (f) { bench_model(fx[i], f, batches, 4, quick); gpn_model_free(f); }
+            if (f) { bench_model(fx[i], f, batches, 4, quick, 0); gpn_model_free(f); }
         }
     }
     for (int i = 0; i < np; i++) {
         gpn_model *m = gpn_model_load(paths[i]);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
-        bench_model(paths[i], m, batches, 4, quick);
+        bench_model(paths[i], m, batches, 4, quick, m->n_params >= 10e6); /* goals for models of real size */
         gpn_model_free(m);
     }
     return 0;
