@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "store/paper_figures.h"
+
 int gs_nearest_lag(const int *lags, int n, double k) {
     int best = -1;
     double bd = 0;
@@ -19,6 +21,9 @@ static void row(FILE *f, const char *what, const char *ours, const char *paper) 
     else
         fprintf(f, "  %-38s %-34s %s\n", what, ours, paper);
 }
+
+/* a row whose label and paper column are the paper's (store/paper_figures.h) */
+static void paper_row(FILE *f, gs_paper_quantity q, const char *ours) { row(f, gs_paper(q)->label, ours, gs_paper(q)->paper); }
 
 static void section(FILE *f, const char *title) {
     fprintf(f, "\n%s\n", title);
@@ -44,55 +49,55 @@ void gs_report_print(FILE *f, const gs_report *r) {
     if (g) {
         section(f, "1. Geometry of the state");
         snprintf(a, sizeof a, "%lld states in %lld windows, d = %d", (long long)g->n, (long long)g->n_windows, g->d);
-        row(f, "states", a, "16k states, 2048-token windows, d = 2496");
+        paper_row(f, GS_PAPER_STATES, a);
         snprintf(a, sizeof a, "%.4g / %.4g", g->norm_mean, g->norm_std);
-        row(f, "norm mean / std", a, "132 / 9");
+        paper_row(f, GS_PAPER_NORM, a);
         snprintf(a, sizeof a, "min %.4g, max %.4g", g->dim_std_sorted[g->d - 1], g->dim_std_sorted[0]);
-        row(f, "per-dim std", a, "min 1.05, max 11.3");
+        paper_row(f, GS_PAPER_DIM_STD, a);
         snprintf(a, sizeof a, "%d (std < 1e-3 x median %.3g)", g->n_dead, g->median_std);
-        row(f, "dead dims", a, "0");
+        paper_row(f, GS_PAPER_DEAD_DIMS, a);
         snprintf(a, sizeof a, "%.4g, %.4g", g->corr_mean_abs, g->corr_max_abs);
-        row(f, "off-diagonal |corr| mean, max", a, "0.027, 0.61");
+        paper_row(f, GS_PAPER_CORRELATION, a);
         if (g->has_spectrum) {
             snprintf(a, sizeof a, "%d and %d of %d", g->n90, g->n99, g->d);
-            row(f, "PCA components for 90% / 99%", a, "1131 and 2099 of 2496");
+            paper_row(f, GS_PAPER_PCA, a);
             snprintf(a, sizeof a, "%.4g", g->stable_rank);
-            row(f, "stable rank", a, "40");
+            paper_row(f, GS_PAPER_STABLE_RANK, a);
         }
         snprintf(a, sizeof a, "%.4g", g->participation_ratio);
-        row(f, "participation ratio", a, "398");
+        paper_row(f, GS_PAPER_PARTICIPATION, a);
     }
     const gs_default_dir *dd = r->default_dir;
     if (dd) {
         section(f, "2. The mean direction");
         snprintf(a, sizeof a, "%.4g (ratio to mean ||s|| %.3f)", dd->mean_norm, dd->norm_ratio);
-        row(f, "||s_bar||", a, "107 (\"58% of the typical magnitude\")");
+        paper_row(f, GS_PAPER_MEAN_NORM, a);
         if (dd->stability_valid)
             snprintf(a, sizeof a, "%.4f +- %.4f (%s)", dd->stab_mean, dd->stab_std,
                      dd->batches_by_window ? "by window" : "rows in order: too few windows");
         else
             snprintf(a, sizeof a, "n/a (fewer states than %d batches)", dd->n_batches);
-        snprintf(b, sizeof b, "cross-batch cosine (%d batches)", dd->n_batches);
-        row(f, b, a, "0.988 +- 0.005");
+        snprintf(b, sizeof b, "%s (%d batches)", gs_paper(GS_PAPER_BATCH_COSINE)->label, dd->n_batches);
+        row(f, b, a, gs_paper(GS_PAPER_BATCH_COSINE)->paper);
         if (dd->has_decode) {
             tokens_text(a, sizeof a, dd->top, GS_TOPK, r);
-            row(f, "default tokens (top 10)", a, "\",\" \" and\" \" the\" \" in\" \" to\" \" a\" ...");
+            paper_row(f, GS_PAPER_DEFAULT_TOKENS, a);
             if (dd->has_unigram) {
                 if (dd->spearman_defined) snprintf(a, sizeof a, "%+.4f", dd->spearman);
                 else snprintf(a, sizeof a, "undefined (constant counts)");
-                row(f, "Spearman vs unigram counts", a, "+0.46");
+                paper_row(f, GS_PAPER_SPEARMAN, a);
             }
             snprintf(a, sizeof a, "%d/%d overlap; cosine %+.4f", dd->emb_overlap, GS_TOPK, dd->emb_cos);
-            row(f, "embedding control", a, "0/10 overlap; cosine -0.62");
+            paper_row(f, GS_PAPER_EMBEDDING_CONTROL, a);
         }
         if (dd->has_t10) snprintf(b, sizeof b, "%.4f", dd->emerg_t10); else snprintf(b, sizeof b, "n/a");
         snprintf(a, sizeof a, "%s at t=10, ", b);
         if (dd->has_t100) snprintf(b, sizeof b, "%.4f", dd->emerg_t100); else snprintf(b, sizeof b, "n/a");
         strncat(a, b, sizeof a - strlen(a) - 1);
         strncat(a, " at t=100", sizeof a - strlen(a) - 1);
-        row(f, "emergence cos(m_t, s_bar)", a, "0.98 at 10, 0.996 at 100");
+        paper_row(f, GS_PAPER_EMERGENCE, a);
         snprintf(a, sizeof a, "%.6f", dd->top_sv_cos);
-        row(f, "cos(s_bar, top right singular vec)", a, "s_bar is the top PC");
+        paper_row(f, GS_PAPER_TOP_PC, a);
     }
     const gs_horizons *h = r->horizons;
     if (h && h->n_lags > 0) {
@@ -100,21 +105,21 @@ void gs_report_print(FILE *f, const gs_report *r) {
         int i1500 = gs_nearest_lag(h->lags, h->n_lags, 1500);
         int i1 = gs_nearest_lag(h->lags, h->n_lags, h->c1_lag);
         snprintf(a, sizeof a, "%.4f at k=%d, %.4f at k=%d", h->raw[i1], h->c1_lag, h->raw[i1500], h->lags[i1500]);
-        row(f, "raw lag cosine", a, "plateau near 0.65 out to k = 1500");
+        paper_row(f, GS_PAPER_RAW_LAG, a);
         int i256 = gs_nearest_lag(h->lags, h->n_lags, 256);
         snprintf(a, sizeof a, "%.4f at k=%d, %.4f at k=%d", h->c1, h->c1_lag, h->centered[i256], h->lags[i256]);
-        row(f, "centered lag cosine", a, "0.31 at k = 1, about 0 by k = 256");
+        paper_row(f, GS_PAPER_CENTERED_LAG, a);
         if (h->h_e_valid) snprintf(a, sizeof a, "%s%.4g", h->h_e_censored ? ">= " : "", h->h_e);
         else snprintf(a, sizeof a, "undefined (c_1 <= 0)");
-        row(f, "content horizon (c_1/e)", a, "-");
+        paper_row(f, GS_PAPER_HORIZON_E, a);
         snprintf(a, sizeof a, "%s%.4g", h->h_002_censored ? ">= " : "", h->h_002);
-        row(f, "content horizon (< 0.02)", a, "-");
+        paper_row(f, GS_PAPER_HORIZON_002, a);
     }
     const gs_retention *rt = r->retention;
     if (rt) {
         section(f, "3. Memory horizon (GPN+M)");
         snprintf(a, sizeof a, "%d", rt->H);
-        row(f, "heads", a, "15");
+        paper_row(f, GS_PAPER_HEADS, a);
         for (int h2 = 0; h2 < rt->H; h2++) {
             snprintf(b, sizeof b, "head %d half-life (pool %s)", h2,
                      rt->pools_valid ? (rt->pool[h2] ? "slow" : "fast") : "-");
@@ -125,13 +130,13 @@ void gs_report_print(FILE *f, const gs_report *r) {
         if (rt->pools_valid) {
             snprintf(a, sizeof a, "%d head%s at %.3g-%.3g tokens", rt->pool_n[0], rt->pool_n[0] == 1 ? "" : "s",
                      rt->pool_min[0], rt->pool_max[0]);
-            row(f, "fast pool", a, "6 heads at 1-3 tokens");
+            paper_row(f, GS_PAPER_FAST_POOL, a);
             snprintf(a, sizeof a, "%d head%s at %.3g-%.3g tokens", rt->pool_n[1], rt->pool_n[1] == 1 ? "" : "s",
                      rt->pool_min[1], rt->pool_max[1]);
-            row(f, "slow pool", a, "9 heads at 5-322 tokens");
+            paper_row(f, GS_PAPER_SLOW_POOL, a);
             if (rt->score_valid) snprintf(a, sizeof a, "%.3g (null p = %.3g)", rt->separation, rt->null_p);
             else snprintf(a, sizeof a, "n/a (needs 3 heads)");
-            row(f, "separation score", a, "-");
+            paper_row(f, GS_PAPER_SEPARATION, a);
         }
     }
     const gs_probe *p = r->probe;
@@ -144,7 +149,7 @@ void gs_report_print(FILE *f, const gs_report *r) {
             row(f, b, a, "");
         }
         snprintf(a, sizeof a, "%s%d", p->censored ? ">= " : "", p->horizon);
-        row(f, "probe horizon", a, "not measured");
+        paper_row(f, GS_PAPER_PROBE_HORIZON, a);
         fprintf(f, "  rule: %s\n", p->rule);
     }
 }

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "plots/gp.h"
+#include "store/paper_figures.h"
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -194,11 +195,11 @@ int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
              "states, sorted descending; dead coordinates (std below 1e-3 x the median): %s. (b) Pearson "
              "correlations between %d randomly sampled coordinates (colour range +-%.2g, the 99th percentile of the "
              "off-diagonal |r|, so rarer larger values saturate; mean off-diagonal |r| %s, max %s). (c) Cumulative share of variance explained by the principal components of the centered "
-             "covariance; 90%% is reached at %s and 99%% at %s components (paper: 1131 and 2099 of 2496).",
+             "covariance; 90%% is reached at %s and 99%% at %s components (paper: %s).",
              c->run_label, gp_num(b1, sizeof b1, n_states), gp_num(b2, sizeof b2, d),
              gp_num(b3, sizeof b3, gp_scalar(c->st, aid, "dead_dims")), m, cb,
              gp_num((char[32]){0}, 32, cmean), gp_num((char[32]){0}, 32, cmax), gp_num((char[32]){0}, 32, n90),
-             gp_num((char[32]){0}, 32, n99));
+             gp_num((char[32]){0}, 32, n99), gs_paper(GS_PAPER_PCA)->paper);
     rc = 0;
 done:
     gp_file_abort(&a);

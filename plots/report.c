@@ -1,7 +1,6 @@
 /* report.md and report.html: the figures with their captions, then the
  * summary table with our numbers (from the store's analysis results) beside
- * the paper's (shared/docs/analyses.md). The paper's column is the same as
- * in analyses/report.c, which plots/ may not include (docs/design.md). */
+ * the paper's (store/paper_figures.h, shared with analyses/report.c). */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 
 #include "base/error.h"
 #include "plots/gp.h"
+#include "store/paper_figures.h"
 
 #define MAX_ROWS 96
 
@@ -31,6 +31,8 @@ static row *add(table *t, const char *what, const char *paper) {
     return r;
 }
 static void section(table *t, const char *title) { add(t, title, "")->section = 1; }
+/* a row whose label and paper column are the paper's (store/paper_figures.h) */
+static row *add_paper(table *t, gs_paper_quantity q) { return add(t, gs_paper(q)->label, gs_paper(q)->paper); }
 
 static const char *num(char *b, double v) { return gp_num(b, 32, v); }
 
@@ -87,61 +89,62 @@ static void summary(const plot_ctx *c, table *t) {
     int64_t g = gp_analysis(st, c->run, "geometry");
     if (g > 0) {
         section(t, "1. Geometry of the state");
-        row *r = add(t, "states", "16k states, 2048-token windows, d = 2496");
+        row *r = add_paper(t, GS_PAPER_STATES);
         snprintf(r->ours, sizeof r->ours, "%s states in %s windows, d = %s", num(a, gp_scalar(st, g, "n_states")),
                  num(b, gp_scalar(st, g, "n_windows")), num(d, gp_scalar(st, g, "d")));
-        r = add(t, "norm mean / std", "132 / 9");
+        r = add_paper(t, GS_PAPER_NORM);
         snprintf(r->ours, sizeof r->ours, "%s / %s", num(a, gp_scalar(st, g, "norm_mean")), num(b, gp_scalar(st, g, "norm_std")));
-        r = add(t, "per-dim std", "min 1.05, max 11.3");
+        r = add_paper(t, GS_PAPER_DIM_STD);
         snprintf(r->ours, sizeof r->ours, "min %s, max %s", num(a, gp_scalar(st, g, "dim_std_min")),
                  num(b, gp_scalar(st, g, "dim_std_max")));
-        r = add(t, "dead dims", "0");
+        r = add_paper(t, GS_PAPER_DEAD_DIMS);
         snprintf(r->ours, sizeof r->ours, "%s (std < 1e-3 x median %s)", num(a, gp_scalar(st, g, "dead_dims")),
                  num(b, gp_scalar(st, g, "median_std")));
-        r = add(t, "off-diagonal |corr| mean, max", "0.027, 0.61");
+        r = add_paper(t, GS_PAPER_CORRELATION);
         snprintf(r->ours, sizeof r->ours, "%s, %s", num(a, gp_scalar(st, g, "corr_mean_abs")),
                  num(b, gp_scalar(st, g, "corr_max_abs")));
         double n90 = gp_scalar(st, g, "components_90");
         if (isfinite(n90)) {
-            r = add(t, "PCA components for 90% / 99%", "1131 and 2099 of 2496");
+            r = add_paper(t, GS_PAPER_PCA);
             snprintf(r->ours, sizeof r->ours, "%s and %s of %s", num(a, n90), num(b, gp_scalar(st, g, "components_99")),
                      num(d, gp_scalar(st, g, "d")));
-            r = add(t, "stable rank", "40");
+            r = add_paper(t, GS_PAPER_STABLE_RANK);
             snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "stable_rank")));
         }
-        r = add(t, "participation ratio", "398");
+        r = add_paper(t, GS_PAPER_PARTICIPATION);
         snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "participation_ratio")));
     }
     int64_t dd = gp_analysis(st, c->run, "default_direction");
     if (dd > 0) {
         section(t, "2. The mean direction");
-        row *r = add(t, "||s_bar||", "107 (\"58% of the typical magnitude\")");
+        row *r = add_paper(t, GS_PAPER_MEAN_NORM);
         snprintf(r->ours, sizeof r->ours, "%s (ratio to mean ||s|| %s)", num(a, gp_scalar(st, dd, "mean_norm")),
                  num(b, gp_scalar(st, dd, "norm_ratio")));
-        r = add(t, "cross-batch cosine (8 batches)", "0.988 +- 0.005");
+        r = add_paper(t, GS_PAPER_BATCH_COSINE);
+        strncat(r->what, " (8 batches)", sizeof r->what - strlen(r->what) - 1);
         double bm = gp_scalar(st, dd, "batch_cos_mean");
         if (isfinite(bm)) snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, bm), num(b, gp_scalar(st, dd, "batch_cos_std")));
         else snprintf(r->ours, sizeof r->ours, "n/a (fewer than 8 states)");
         char toks[2048];
         token_list(c, dd, toks, sizeof toks);
         if (toks[0]) {
-            r = add(t, "default tokens (top 10)", "\",\" \" and\" \" the\" \" in\" \" to\" \" a\" ...");
+            r = add_paper(t, GS_PAPER_DEFAULT_TOKENS);
             snprintf(r->ours, sizeof r->ours, "%s", toks);
         }
         double sp = gp_scalar(st, dd, "spearman_unigram");
         if (isfinite(sp)) {
-            r = add(t, "Spearman vs unigram counts", "+0.46");
+            r = add_paper(t, GS_PAPER_SPEARMAN);
             snprintf(r->ours, sizeof r->ours, "%+.4f", sp);
         }
         double eo = gp_scalar(st, dd, "embedding_overlap");
         if (isfinite(eo)) {
-            r = add(t, "embedding control", "0/10 overlap; cosine -0.62");
+            r = add_paper(t, GS_PAPER_EMBEDDING_CONTROL);
             snprintf(r->ours, sizeof r->ours, "%s/10 overlap; cosine %+.4f", num(a, eo), gp_scalar(st, dd, "embedding_cos"));
         }
-        r = add(t, "emergence cos(m_t, s_bar)", "0.98 at 10, 0.996 at 100");
+        r = add_paper(t, GS_PAPER_EMERGENCE);
         snprintf(r->ours, sizeof r->ours, "%s at t=10, %s at t=100", num(a, gp_scalar(st, dd, "emergence_t10")),
                  num(b, gp_scalar(st, dd, "emergence_t100")));
-        r = add(t, "cos(s_bar, top right singular vec)", "s_bar is the top PC");
+        r = add_paper(t, GS_PAPER_TOP_PC);
         snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, dd, "top_sv_cos")));
     }
     int64_t h = gp_analysis(st, c->run, "horizons");
@@ -150,41 +153,41 @@ static void summary(const plot_ctx *c, table *t) {
         double k1 = NAN, v1 = NAN, k2 = NAN, v2 = NAN;
         nearest(st, h, "raw", 1, &k1, &v1);
         nearest(st, h, "raw", 1500, &k2, &v2);
-        row *r = add(t, "raw lag cosine", "plateau near 0.65 out to k = 1500");
+        row *r = add_paper(t, GS_PAPER_RAW_LAG);
         snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
         nearest(st, h, "centered", 1, &k1, &v1);
         nearest(st, h, "centered", 256, &k2, &v2);
-        r = add(t, "centered lag cosine", "0.31 at k = 1, about 0 by k = 256");
+        r = add_paper(t, GS_PAPER_CENTERED_LAG);
         snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
         double he = gp_scalar(st, h, "content_horizon_e"), h2 = gp_scalar(st, h, "content_horizon_002");
-        r = add(t, "content horizon (c_1/e)", "-");
+        r = add_paper(t, GS_PAPER_HORIZON_E);
         if (isfinite(he)) snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_e_censored") > 0 ? ">= " : "", num(a, he));
         else snprintf(r->ours, sizeof r->ours, "undefined (c_1 <= 0)");
-        r = add(t, "content horizon (< 0.02)", "-");
+        r = add_paper(t, GS_PAPER_HORIZON_002);
         snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_002_censored") > 0 ? ">= " : "", num(a, h2));
     }
     int64_t rt = gp_analysis(st, c->run, "retention");
     if (rt > 0) {
         section(t, "3. Memory horizon (GPN+M)");
-        row *r = add(t, "heads", "15");
+        row *r = add_paper(t, GS_PAPER_HEADS);
         snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, rt, "heads")));
         double fn = gp_scalar(st, rt, "fast_n");
         if (isfinite(fn)) {
-            r = add(t, "fast pool", "6 heads at 1-3 tokens");
+            r = add_paper(t, GS_PAPER_FAST_POOL);
             pool_row(r->ours, sizeof r->ours, fn, gp_scalar(st, rt, "fast_min"), gp_scalar(st, rt, "fast_max"));
-            r = add(t, "slow pool", "9 heads at 5-322 tokens");
+            r = add_paper(t, GS_PAPER_SLOW_POOL);
             pool_row(r->ours, sizeof r->ours, gp_scalar(st, rt, "slow_n"), gp_scalar(st, rt, "slow_min"),
                      gp_scalar(st, rt, "slow_max"));
         }
         double sep = gp_scalar(st, rt, "separation");
-        r = add(t, "separation score", "-");
+        r = add_paper(t, GS_PAPER_SEPARATION);
         if (isfinite(sep)) snprintf(r->ours, sizeof r->ours, "%s (null p = %s)", num(a, sep), num(b, gp_scalar(st, rt, "separation_null_p")));
         else snprintf(r->ours, sizeof r->ours, "n/a (needs 3 heads)");
     }
     int64_t p = gp_analysis(st, c->run, "probe");
     if (p > 0) {
         section(t, "4. Probe horizon (beyond the paper)");
-        row *r = add(t, "probe horizon", "not measured");
+        row *r = add_paper(t, GS_PAPER_PROBE_HORIZON);
         snprintf(r->ours, sizeof r->ours, "%s%s tokens", gp_scalar(st, p, "probe_horizon_censored") > 0 ? ">= " : "",
                  num(a, gp_scalar(st, p, "probe_horizon")));
     }
