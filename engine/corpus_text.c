@@ -86,6 +86,68 @@ static int load_text_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_
     return rc;
 }
 
+/* What a JSON text holds, by its escapes: U+0000 ("\u0000") and U+0001
+ * ("\u0001" or a raw 0x01 byte). Only strings hold backslashes, so one scan of
+ * the line skipping each escape whole ("\\u0000" is a backslash, then text)
+ * finds them. */
+static void scan_escapes(const char *s, size_t n, int *nul, int *one) {
+    *nul = *one = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == 1) *one = 1;
+        if (s[i] != '\\' || i + 1 >= n) continue;
+        if (s[i + 1] == 'u' && i + 5 < n && s[i + 2] == '0' && s[i + 3] == '0' && s[i + 4] == '0' &&
+            (s[i + 5] == '0' || s[i + 5] == '1')) {
+            *(s[i + 5] == '0' ? nul : one) = 1;
+            i += 5;
+        } else {
+            i++;
+        }
+    }
+}
+
+/* The field's text into *text (malloc'd) and *len. cJSON ends a string at its
+ * first NUL, so a JSON "\u0000" would silently cut the document there; where
+ * the line holds one, it is parsed again with every "\u0000" made "\u0001",
+ * and the field's U+0001s are made NULs again (the tokenizer takes the NUL as
+ * the byte it is, as a text file's NULs). A line that also holds U+0001 of
+ * its own cannot be told apart: returns 1 with *problem saying so. Returns 0,
+ * or -1 (out of memory, gs_error set). */
+static int field_text(const char *line, size_t n, const cJSON *v, const char *field, char **text, size_t *len,
+                      char *problem, size_t problem_size) {
+    int nul, one;
+    scan_escapes(line, n, &nul, &one);
+    if (nul && one) {
+        snprintf(problem, problem_size, "holds both U+0000 and U+0001, which cannot be read apart here");
+        return 1;
+    }
+    char *copy = NULL;
+    cJSON *obj = NULL;
+    if (nul) {
+        if (!(copy = malloc(n + 1))) return gs_fail("out of memory");
+        memcpy(copy, line, n);
+        copy[n] = 0;
+        for (size_t i = 0; i + 1 < n; i++) {
+            if (copy[i] != '\\') continue;
+            if (copy[i + 1] == 'u' && i + 5 < n && !memcmp(copy + i + 2, "0000", 4)) copy[i + 5] = '1';
+            i++;
+        }
+        obj = cJSON_ParseWithLength(copy, n);
+        v = obj ? cJSON_GetObjectItemCaseSensitive(obj, field) : NULL;
+    }
+    int rc = 0;
+    if (!cJSON_IsString(v)) {
+        rc = gs_fail("out of memory"); /* the same line parsed the first time */
+    } else {
+        *len = strlen(v->valuestring);
+        if (!(*text = malloc(*len + 1))) rc = gs_fail("out of memory");
+        else
+            for (size_t i = 0; i <= *len; i++) (*text)[i] = nul && v->valuestring[i] == 1 ? 0 : v->valuestring[i];
+    }
+    cJSON_Delete(obj);
+    free(copy);
+    return rc;
+}
+
 static int load_jsonl_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_options *o, const char *path) {
     size_t len;
     char *data = read_file(path, &len);
@@ -112,13 +174,21 @@ static int load_jsonl_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus
         else if (!(v = cJSON_GetObjectItemCaseSensitive(obj, field)))
             snprintf(problem, sizeof problem, "no \"%.100s\" field (--field names another)", field);
         else if (!cJSON_IsString(v)) snprintf(problem, sizeof problem, "field \"%.100s\" is not a string", field);
+        size_t text_len = 0;
+        char *text = NULL;
+        if (!problem[0] && field_text(s, (size_t)(stop - s), v, field, &text, &text_len, problem, sizeof problem) < 0) {
+            cJSON_Delete(obj);
+            rc = -1;
+            break;
+        }
         if (problem[0]) {
             if (o->skip_bad) c->n_bad++;
             else rc = gs_fail("%s:%zu: %s (--skip-bad skips bad lines)", path, lineno, problem);
         } else {
-            rc = add_doc(c, tok, o, v->valuestring, strlen(v->valuestring));
+            rc = add_doc(c, tok, o, text, text_len);
             if (rc) gs_fail_context("%s:%zu: ", path, lineno);
         }
+        free(text);
         cJSON_Delete(obj);
     }
     free(data);

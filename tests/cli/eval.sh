@@ -77,6 +77,10 @@ T=(--tokenizer "$dir/tok.json")
 a="$("$bin" eval --model "$model" "${T[@]}" --corpus "$dir/docs.txt" --separator '\n\n' --seq-len 8 --json | "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["tokens"], d["perplexity"])')"
 b="$("$bin" eval --model "$model" "${T[@]}" --corpus "$dir/docs.jsonl" --skip-bad --seq-len 8 --json | "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["tokens"], d["perplexity"], d["skipped_bad_lines"])')"
 check "text (--separator) and JSONL (--skip-bad) agree" "$b" "$a 1"
+# a pipe as the corpus (process substitution, e.g. <(zcat corpus.jsonl.gz)):
+# read to its end like a file; its name says nothing, so --format says JSONL
+p="$("$bin" eval --model "$model" "${T[@]}" --corpus <(cat "$dir/docs.jsonl") --format jsonl --skip-bad --seq-len 8 --json | "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["tokens"], d["perplexity"], d["skipped_bad_lines"])')"
+check "a pipe as the JSONL corpus reads like the file" "$p" "$b"
 c="$("$bin" eval --model "$model" "${T[@]}" --corpus "$dir/docs.jsonl" --skip-bad --seq-len 8 --sample 3 --seed 7 --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["windows"])')"
 check "--sample 3" "$c" 3
 

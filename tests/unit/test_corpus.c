@@ -173,6 +173,19 @@ int main(void) {
     CHECK(c && corpus_total_tokens(c) == 2 * 3, "jsonl --field: %s", gs_error());
     corpus_free(c);
 
+    /* U+0000 in JSONL ("\u0000") is a NUL byte of the document, as in a text
+     * file, not its end; "\\u0000" is a backslash and text */
+    put_s("nul.jsonl", "{\"text\": \"one\\u0000one\", \"id\": \"\\u0000\"}\n{\"text\": \"on\\\\u0000e\"}\n");
+    free(s.v); s = (stream){0};
+    add_doc(&s, t, "one\0one", 7, 1);
+    add_doc(&s, t, "on\\u0000e", 9, 1);
+    c = open_with("nul.jsonl", t, opts(3));
+    CHECK(c && corpus_n_docs(c) == 2, "jsonl with U+0000: %s", gs_error());
+    if (c) check_windows(c, &s, "jsonl with U+0000");
+    corpus_free(c);
+    put_s("nul1.jsonl", "{\"text\": \"one\\u0000 \\u0001\"}\n");
+    expect_error("nul1.jsonl", t, opts(2), "nul1.jsonl:1: holds both U+0000 and U+0001");
+
     /* bad JSONL lines: file and line in a one-line error, or skipped and counted */
     static const struct { const char *line, *needle; } bad[] = {
         {"{\"text\": \"one\"", "not valid JSON"},
