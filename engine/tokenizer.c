@@ -68,7 +68,7 @@ int32_t tok_lookup(const gpn_tokenizer *t, const char *s, size_t len) {
     }
 }
 
-static int cmp_len_desc(const void *a, const void *b, void *ctx);
+static int cmp_u32_desc(const void *a, const void *b);
 static void sort_ids(int32_t *v, size_t n, int (*cmp)(const void *, const void *, void *), void *ctx);
 
 int tok_index(gpn_tokenizer *t) {
@@ -99,25 +99,32 @@ int tok_index(gpn_tokenizer *t) {
     }
     t->space_id = t->escape_ws ? tok_symbol_lookup(t, SPACE_ESC, 3) : t->ascii[' '];
     t->fffd_id = tok_symbol_lookup(t, FFFD, 3);
+    /* user-defined pieces are matched longest first (SentencePiece's prefix
+     * matcher) by looking the text up in the piece hash at each length a
+     * user piece has: a step per distinct length, not per piece (a hostile
+     * tokenizer.model may hold tens of thousands) */
     int nu = 0;
     for (int32_t id = 0; id < t->n; id++) nu += t->type[id] == PIECE_USER;
     if (nu) {
-        t->user = malloc((size_t)nu * sizeof *t->user);
-        if (!t->user) return gs_fail("out of memory");
+        t->user_lens = malloc((size_t)nu * sizeof *t->user_lens);
+        if (!t->user_lens) return gs_fail("out of memory");
         for (int32_t id = 0; id < t->n; id++)
-            if (t->type[id] == PIECE_USER) t->user[t->n_user++] = id;
-        /* longest first, so the first match is the longest (SentencePiece's
-         * prefix matcher); a stable merge sort: an insertion sort took 26 s
-         * on a hostile tokenizer.model of 60000 user-defined pieces */
-        sort_ids(t->user, (size_t)t->n_user, cmp_len_desc, t);
+            if (t->type[id] == PIECE_USER && t->len[id] > 0) {
+                t->user_lens[t->n_user_lens++] = t->len[id];
+                t->user_first[(unsigned char)tok_piece_str(t, id)[0]] = 1;
+            }
+        qsort(t->user_lens, (size_t)t->n_user_lens, sizeof *t->user_lens, cmp_u32_desc);
+        int k = 0;
+        for (int i = 0; i < t->n_user_lens; i++)
+            if (k == 0 || t->user_lens[k - 1] != t->user_lens[i]) t->user_lens[k++] = t->user_lens[i];
+        t->n_user_lens = k;
     }
     return 0;
 }
 
-static int cmp_len_desc(const void *a, const void *b, void *ctx) {
-    const gpn_tokenizer *t = ctx;
-    uint32_t la = t->len[*(const int32_t *)a], lb = t->len[*(const int32_t *)b];
-    return la < lb ? 1 : la > lb ? -1 : 0;
+static int cmp_u32_desc(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
 }
 
 static int pairs_reserve(gpn_tokenizer *t, uint32_t more) {
@@ -247,7 +254,7 @@ int tok_finish(gpn_tokenizer *t) {
 void tokenizer_free(gpn_tokenizer *t) {
     if (!t) return;
     free(t->path); free(t->text); free(t->off); free(t->len); free(t->score); free(t->type);
-    free(t->slots); free(t->pairs); free(t->user);
+    free(t->slots); free(t->pairs); free(t->user_lens);
     free(t);
 }
 

@@ -36,8 +36,11 @@ struct gpn_tokenizer {
     int32_t byte_id[256];
     int32_t unk, bos, eos, pad;
     int32_t space_id, fffd_id; /* pieces of the escaped space and of U+FFFD as symbols */
-    int32_t *user;      /* USER_DEFINED pieces, longest first (matched whole, never merged) */
-    int n_user;
+    /* USER_DEFINED pieces (matched whole, longest first, never merged): the
+     * distinct lengths they have, longest first, and the bytes they begin with */
+    uint32_t *user_lens;
+    int n_user_lens;
+    uint8_t user_first[256];
     int dummy_prefix, escape_ws, remove_extra_ws, byte_fallback, fuse_unk;
     int invalid_mode;
     /* No piece has a (escaped) space after another character, so no merge
