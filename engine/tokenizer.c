@@ -68,7 +68,7 @@ int32_t tok_lookup(const gpn_tokenizer *t, const char *s, size_t len) {
     }
 }
 
-static int cmp_u32_desc(const void *a, const void *b);
+static int user_insert(gpn_tokenizer *t, int32_t id);
 static void sort_ids(int32_t *v, size_t n, int (*cmp)(const void *, const void *, void *), void *ctx);
 
 int tok_index(gpn_tokenizer *t) {
@@ -100,31 +100,56 @@ int tok_index(gpn_tokenizer *t) {
     t->space_id = t->escape_ws ? tok_symbol_lookup(t, SPACE_ESC, 3) : t->ascii[' '];
     t->fffd_id = tok_symbol_lookup(t, FFFD, 3);
     /* user-defined pieces are matched longest first (SentencePiece's prefix
-     * matcher) by looking the text up in the piece hash at each length a
-     * user piece has: a step per distinct length, not per piece (a hostile
-     * tokenizer.model may hold tens of thousands) */
-    int nu = 0;
-    for (int32_t id = 0; id < t->n; id++) nu += t->type[id] == PIECE_USER;
-    if (nu) {
-        t->user_lens = malloc((size_t)nu * sizeof *t->user_lens);
-        if (!t->user_lens) return gs_fail("out of memory");
-        for (int32_t id = 0; id < t->n; id++)
-            if (t->type[id] == PIECE_USER && t->len[id] > 0) {
-                t->user_lens[t->n_user_lens++] = t->len[id];
-                t->user_first[(unsigned char)tok_piece_str(t, id)[0]] = 1;
-            }
-        qsort(t->user_lens, (size_t)t->n_user_lens, sizeof *t->user_lens, cmp_u32_desc);
-        int k = 0;
-        for (int i = 0; i < t->n_user_lens; i++)
-            if (k == 0 || t->user_lens[k - 1] != t->user_lens[i]) t->user_lens[k++] = t->user_lens[i];
-        t->n_user_lens = k;
-    }
+     * matcher) by walking a byte trie of them from each position: as many
+     * steps as the match is long, however many pieces there are */
+    for (int32_t id = 0; id < t->n; id++)
+        if (t->type[id] == PIECE_USER && user_insert(t, id)) return -1;
     return 0;
 }
 
-static int cmp_u32_desc(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
+/* the child of node p for byte c, or -1 */
+static int32_t user_child(const gpn_tokenizer *t, int32_t p, unsigned char c) {
+    for (int32_t k = t->user[p].child; k >= 0; k = t->user[k].sibling)
+        if (t->user[k].byte == c) return k;
+    return -1;
+}
+
+static int user_insert(gpn_tokenizer *t, int32_t id) {
+    if (!t->user) {
+        t->cap_user = 64;
+        if (!(t->user = malloc((size_t)t->cap_user * sizeof *t->user))) return gs_fail("out of memory");
+        t->user[0] = (struct user_node){-1, -1, -1, 0};
+        t->n_user = 1;
+    }
+    const unsigned char *s = (const unsigned char *)tok_piece_str(t, id);
+    int32_t p = 0;
+    for (uint32_t i = 0; i < t->len[id]; i++) {
+        int32_t k = user_child(t, p, s[i]);
+        if (k < 0) {
+            if (t->n_user == t->cap_user) {
+                if (t->cap_user > INT32_MAX / 2) return gs_fail("too many user-defined piece bytes");
+                struct user_node *q = realloc(t->user, (size_t)t->cap_user * 2 * sizeof *q);
+                if (!q) return gs_fail("out of memory for the user-defined pieces");
+                t->user = q;
+                t->cap_user *= 2;
+            }
+            k = t->n_user++;
+            t->user[k] = (struct user_node){-1, t->user[p].child, -1, s[i]};
+            t->user[p].child = k;
+        }
+        p = k;
+    }
+    t->user[p].id = id;
+    return 0;
+}
+
+int32_t tok_user_match(const gpn_tokenizer *t, const unsigned char *s, size_t n) {
+    int32_t best = -1, p = 0;
+    for (size_t i = 0; i < n && p >= 0; i++) {
+        p = user_child(t, p, s[i]);
+        if (p >= 0 && t->user[p].id >= 0) best = t->user[p].id;
+    }
+    return best;
 }
 
 static int pairs_reserve(gpn_tokenizer *t, uint32_t more) {
@@ -254,7 +279,7 @@ int tok_finish(gpn_tokenizer *t) {
 void tokenizer_free(gpn_tokenizer *t) {
     if (!t) return;
     free(t->path); free(t->text); free(t->off); free(t->len); free(t->score); free(t->type);
-    free(t->slots); free(t->pairs); free(t->user_lens);
+    free(t->slots); free(t->pairs); free(t->user);
     free(t);
 }
 

@@ -104,14 +104,8 @@ static size_t split_symbols(const gpn_tokenizer *t, const unsigned char *in, siz
     int prev_space = 0;
     while (i < len) {
         unsigned c = in[i];
-        if (t->n_user_lens && t->user_first[c]) {
-            int32_t id = -1;
-            for (int l = 0; l < t->n_user_lens && id < 0; l++) {
-                uint32_t n_l = t->user_lens[l];
-                if (n_l > len - i) continue;
-                int32_t hit = tok_lookup(t, (const char *)in + i, n_l);
-                if (hit >= 0 && t->type[hit] == PIECE_USER) id = hit;
-            }
+        if (t->n_user) {
+            int32_t id = tok_user_match(t, in + i, len - i);
             if (id >= 0) {
                 EMIT(in + i, t->len[id], id, 1);
                 i += t->len[id];
@@ -203,7 +197,7 @@ int tokenizer_encode(const gpn_tokenizer *t, const char *text, size_t len, int32
     *n_out = 0;
     if (len > TOK_MAX_TEXT) return gs_fail("text of %zu bytes is too long to encode in one call (limit %u)", len, TOK_MAX_TEXT);
     const unsigned char *in = (const unsigned char *)text;
-    int segmented = t->word_split && t->n_user_lens == 0 && t->space_id >= 0 && t->escape_ws;
+    int segmented = t->word_split && t->n_user == 0 && t->space_id >= 0 && t->escape_ws;
     size_t seg_max = segmented && len > TOK_SEGMENT ? 2 * TOK_SEGMENT : len;
     /* each input byte becomes at most 3 normalized bytes (space -> U+2581,
      * invalid byte -> U+FFFD) and one symbol; each symbol at most 4 ids */

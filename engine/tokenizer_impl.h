@@ -36,11 +36,11 @@ struct gpn_tokenizer {
     int32_t byte_id[256];
     int32_t unk, bos, eos, pad;
     int32_t space_id, fffd_id; /* pieces of the escaped space and of U+FFFD as symbols */
-    /* USER_DEFINED pieces (matched whole, longest first, never merged): the
-     * distinct lengths they have, longest first, and the bytes they begin with */
-    uint32_t *user_lens;
-    int n_user_lens;
-    uint8_t user_first[256];
+    /* USER_DEFINED pieces (matched whole, longest first, never merged), in a
+     * byte trie: node 0 is the root; children are a list (first child, next
+     * sibling); id is the piece a node ends, or -1 */
+    struct user_node { int32_t child, sibling, id; uint8_t byte; } *user;
+    int32_t n_user, cap_user;
     int dummy_prefix, escape_ws, remove_extra_ws, byte_fallback, fuse_unk;
     int invalid_mode;
     /* No piece has a (escaped) space after another character, so no merge
@@ -56,6 +56,8 @@ gpn_tokenizer *tok_alloc(int32_t n_pieces);
 int tok_set_piece(gpn_tokenizer *t, int32_t id, const char *s, size_t len, float score, int type);
 int tok_index(gpn_tokenizer *t);
 int32_t tok_lookup(const gpn_tokenizer *t, const char *s, size_t len);
+/* The longest user-defined piece that s[0..n) begins with, or -1. */
+int32_t tok_user_match(const gpn_tokenizer *t, const unsigned char *s, size_t n);
 /* Add merge (left, right) -> the piece left+right, with a rank. */
 int tok_add_merge(gpn_tokenizer *t, int32_t left, int32_t right, int32_t rank);
 /* SentencePiece BPE: every split of a mergeable piece into two pieces is a
