@@ -86,38 +86,54 @@ static int load_text_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_
     return rc;
 }
 
-/* What a JSON text holds, by its escapes: U+0000 ("\u0000") and U+0001
- * ("\u0001" or a raw 0x01 byte). Only strings hold backslashes, so one scan of
- * the line skipping each escape whole ("\\u0000" is a backslash, then text)
- * finds them. */
-static void scan_escapes(const char *s, size_t n, int *nul, int *one) {
-    *nul = *one = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == 1) *one = 1;
-        if (s[i] != '\\' || i + 1 >= n) continue;
-        if (s[i + 1] == 'u' && i + 5 < n && s[i + 2] == '0' && s[i + 3] == '0' && s[i + 4] == '0' &&
-            (s[i + 5] == '0' || s[i + 5] == '1')) {
-            *(s[i + 5] == '0' ? nul : one) = 1;
+/* Whether the JSON text holds the escape \uXXXX for code point cp (hex in
+ * either case). Only strings hold backslashes, so one scan of the line that
+ * skips each escape whole ("\\u0000" is a backslash, then text) finds them. */
+static int has_escape(const char *s, size_t n, unsigned cp) {
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (s[i] != '\\') continue;
+        if (s[i + 1] == 'u' && i + 5 < n) {
+            char hex[5] = {s[i + 2], s[i + 3], s[i + 4], s[i + 5], 0};
+            char *end;
+            if (strtoul(hex, &end, 16) == cp && end == hex + 4) return 1;
             i += 5;
         } else {
             i++;
         }
     }
+    return 0;
+}
+
+/* A private-use code point the line holds neither raw nor escaped, to stand
+ * for U+0000 (0 when the line holds all 6400 of them). */
+static unsigned free_marker(const char *s, size_t n, char utf8[3]) {
+    for (unsigned cp = 0xE000; cp <= 0xF8FF; cp++) {
+        utf8[0] = (char)(0xE0 | cp >> 12);
+        utf8[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        utf8[2] = (char)(0x80 | (cp & 0x3F));
+        if (!find(s, n, utf8, 3) && !has_escape(s, n, cp)) return cp;
+    }
+    return 0;
 }
 
 /* The field's text into *text (malloc'd) and *len. cJSON ends a string at its
  * first NUL, so a JSON "\u0000" would silently cut the document there; where
- * the line holds one, it is parsed again with every "\u0000" made "\u0001",
- * and the field's U+0001s are made NULs again (the tokenizer takes the NUL as
- * the byte it is, as a text file's NULs). A line that also holds U+0001 of
- * its own cannot be told apart: returns 1 with *problem saying so. Returns 0,
- * or -1 (out of memory, gs_error set). */
+ * the line holds one, it is parsed again with every "\u0000" made the escape
+ * of a private-use code point the line does not hold, which is then made a NUL
+ * again (the tokenizer takes the NUL as the byte it is, as a text file's
+ * NULs). Returns 0; 1 with *problem set when the line cannot be read so; -1
+ * when out of memory (gs_error set). */
 static int field_text(const char *line, size_t n, const cJSON *v, const char *field, char **text, size_t *len,
                       char *problem, size_t problem_size) {
-    int nul, one;
-    scan_escapes(line, n, &nul, &one);
-    if (nul && one) {
-        snprintf(problem, problem_size, "holds both U+0000 and U+0001, which cannot be read apart here");
+    char mark[3];
+    unsigned cp = 0;
+    if (memchr(line, 0, n)) {
+        snprintf(problem, problem_size, "holds a raw NUL byte (JSON writes it \\u0000)");
+        return 1;
+    }
+    int nul = has_escape(line, n, 0);
+    if (nul && !(cp = free_marker(line, n, mark))) {
+        snprintf(problem, problem_size, "holds U+0000 and every private-use character: it cannot be read here");
         return 1;
     }
     char *copy = NULL;
@@ -126,22 +142,39 @@ static int field_text(const char *line, size_t n, const cJSON *v, const char *fi
         if (!(copy = malloc(n + 1))) return gs_fail("out of memory");
         memcpy(copy, line, n);
         copy[n] = 0;
+        char hex[5];
+        snprintf(hex, sizeof hex, "%04X", cp);
         for (size_t i = 0; i + 1 < n; i++) {
             if (copy[i] != '\\') continue;
-            if (copy[i + 1] == 'u' && i + 5 < n && !memcmp(copy + i + 2, "0000", 4)) copy[i + 5] = '1';
-            i++;
+            if (copy[i + 1] == 'u' && i + 5 < n && !memcmp(copy + i + 2, "0000", 4)) memcpy(copy + i + 2, hex, 4);
+            i += copy[i + 1] == 'u' ? 5 : 1;
         }
         obj = cJSON_ParseWithLength(copy, n);
         v = obj ? cJSON_GetObjectItemCaseSensitive(obj, field) : NULL;
+        if (!cJSON_IsString(v)) { /* the first parse found it: the key held a \u0000 that cJSON cut off */
+            snprintf(problem, problem_size, "a key holds U+0000: the field \"%.100s\" cannot be told from it", field);
+            cJSON_Delete(obj);
+            free(copy);
+            return 1;
+        }
     }
+    size_t m = strlen(v->valuestring);
     int rc = 0;
-    if (!cJSON_IsString(v)) {
-        rc = gs_fail("out of memory"); /* the same line parsed the first time */
+    if (!(*text = malloc(m + 1))) {
+        rc = gs_fail("out of memory");
     } else {
-        *len = strlen(v->valuestring);
-        if (!(*text = malloc(*len + 1))) rc = gs_fail("out of memory");
-        else
-            for (size_t i = 0; i <= *len; i++) (*text)[i] = nul && v->valuestring[i] == 1 ? 0 : v->valuestring[i];
+        const char *src = v->valuestring;
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+            if (nul && i + 3 <= m && !memcmp(src + i, mark, 3)) {
+                (*text)[k++] = 0;
+                i += 2;
+            } else {
+                (*text)[k++] = src[i];
+            }
+        }
+        (*text)[k] = 0;
+        *len = k;
     }
     cJSON_Delete(obj);
     free(copy);

@@ -183,8 +183,26 @@ int main(void) {
     CHECK(c && corpus_n_docs(c) == 2, "jsonl with U+0000: %s", gs_error());
     if (c) check_windows(c, &s, "jsonl with U+0000");
     corpus_free(c);
-    put_s("nul1.jsonl", "{\"text\": \"one\\u0000 \\u0001\"}\n");
-    expect_error("nul1.jsonl", t, opts(2), "nul1.jsonl:1: holds both U+0000 and U+0001");
+    /* with U+0001 and the first private-use characters on the line too */
+    put_s("nul1.jsonl", "{\"text\": \"one\\u0000 \\u0001\\ue000\xEE\x80\x81\\u0000\"}\n");
+    free(s.v); s = (stream){0};
+    add_doc(&s, t, "one\0 \x01\xEE\x80\x80\xEE\x80\x81\0", 13, 1);
+    c = open_with("nul1.jsonl", t, opts(2));
+    CHECK(c && corpus_n_docs(c) == 1, "jsonl with U+0000, U+0001, U+E000, U+E001: %s", gs_error());
+    if (c) check_windows(c, &s, "jsonl with U+0000 among others");
+    corpus_free(c);
+    /* U+0000 where it cannot be read: in a key (cJSON would cut "text\u0000"
+     * to "text"), or raw (not JSON) */
+    put_s("nulkey.jsonl", "{\"text\\u0000\": \"one\"}\n");
+    expect_error("nulkey.jsonl", t, opts(2), "nulkey.jsonl:1: a key holds U+0000");
+    put("nulraw.jsonl", "{\"text\": \"o\0ne\"}\n", 17);
+    expect_error("nulraw.jsonl", t, opts(2), "nulraw.jsonl:1: holds a raw NUL byte");
+    o = opts(2);
+    o.skip_bad = 1;
+    put_s("nulskip.jsonl", "{\"text\\u0000\": \"one\"}\n{\"text\": \"one one\"}\n");
+    c = open_with("nulskip.jsonl", t, o);
+    CHECK(c && corpus_n_bad(c) == 1 && corpus_n_docs(c) == 1, "--skip-bad skips a key with U+0000: %s", gs_error());
+    corpus_free(c);
 
     /* bad JSONL lines: file and line in a one-line error, or skipped and counted */
     static const struct { const char *line, *needle; } bad[] = {
