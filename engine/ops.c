@@ -149,24 +149,35 @@ static inline float exp_nonpositive(float x) {
  * vector types because GCC does not vectorize a float max reduction written
  * as a loop (NaN rules); then e^(z - max); then the sums in double lanes. The
  * clamp at -87 makes a -inf logit add 0 * -87 to the entropy sum, not
- * 0 * -inf. */
+ * 0 * -inf. A row with a NaN has no distribution: its nll and entropy are
+ * NaN, its top-1 the largest of the other logits. */
 typedef float f32x8 __attribute__((vector_size(32)));
 typedef int32_t i32x8 __attribute__((vector_size(32)));
-static float row_max(const float *z, int V) {
+
+/* the largest logit that is not NaN (-inf when none); *nan: whether any is */
+static float row_max(const float *z, int V, int *nan) {
     float mx = -INFINITY;
-    int i = 0;
+    int any_nan = 0, i = 0;
     if (V >= 8) {
-        f32x8 m;
-        memcpy(&m, z, sizeof m);
-        for (i = 8; i + 8 <= V; i += 8) {
+        f32x8 m = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+        i32x8 unordered = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (; i + 8 <= V; i += 8) {
             f32x8 x;
             memcpy(&x, z + i, sizeof x);
-            i32x8 gt = x > m;
+            i32x8 gt = x > m; /* false for a NaN x: it never enters m */
+            unordered |= x != x;
             m = (f32x8)((gt & (i32x8)x) | (~gt & (i32x8)m));
         }
-        for (int l = 0; l < 8; l++) mx = m[l] > mx ? m[l] : mx;
+        for (int l = 0; l < 8; l++) {
+            mx = m[l] > mx ? m[l] : mx;
+            any_nan |= unordered[l] != 0;
+        }
     }
-    for (; i < V; i++) mx = z[i] > mx ? z[i] : mx;
+    for (; i < V; i++) {
+        mx = z[i] > mx ? z[i] : mx;
+        any_nan |= z[i] != z[i];
+    }
+    *nan = any_nan;
     return mx;
 }
 
@@ -185,14 +196,15 @@ static void sums(const float *p, const float *z, float mx, int V, double *sum, d
         x -= mx;
         i32x4 low = x < -87.0f;
         x = (f32x4)((low & (i32x4)(f32x4){-87.0f, -87.0f, -87.0f, -87.0f}) | (~low & (i32x4)x));
-        s += __builtin_convertvector(pv, f64x4);
-        w += __builtin_convertvector(pv * x, f64x4);
+        f64x4 pd = __builtin_convertvector(pv, f64x4);
+        s += pd;
+        w += pd * __builtin_convertvector(x, f64x4);
     }
     double ss = s[0] + s[1] + s[2] + s[3], ws = w[0] + w[1] + w[2] + w[3];
     for (; i < V; i++) {
         float x = z[i] - mx;
         ss += p[i];
-        ws += (double)(p[i] * (x > -87.0f ? x : -87.0f));
+        ws += (double)p[i] * (x > -87.0f ? x : -87.0f);
     }
     *sum = ss;
     *wsum = ws;
@@ -202,15 +214,17 @@ GS_HOT void logits_stats(const float *logits, const int *targets, int B, int V, 
     float p[V > 0 ? V : 1];
     for (int b = 0; b < B; b++) {
         const float *z = logits + (long)b * V;
-        float mx = row_max(z, V);
+        int nan;
+        float mx = row_max(z, V, &nan);
         int best = 0; /* the first index of the maximum, as a scan with > finds */
-        while (best < V - 1 && !(z[best] == mx)) best++;
+        while (best < V && !(z[best] == mx)) best++;
+        if (best == V) best = 0; /* every logit NaN */
         for (int i = 0; i < V; i++) p[i] = exp_nonpositive(z[i] - mx);
         double sum, wsum;
         sums(p, z, mx, V, &sum, &wsum);
         double logz = mx + log(sum);
-        if (nll) nll[b] = (float)(logz - z[targets[b]]);
-        if (entropy) entropy[b] = (float)(log(sum) - wsum / sum);
+        if (nll) nll[b] = nan ? NAN : (float)(logz - z[targets[b]]);
+        if (entropy) entropy[b] = nan ? NAN : (float)(log(sum) - wsum / sum);
         if (top1) top1[b] = best;
     }
 }

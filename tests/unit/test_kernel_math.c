@@ -190,6 +190,30 @@ static void test_banned_logits(void) {
     printf("  logits with -inf entries: nll %.4f entropy %.4f on both forms\n", nll, ent);
 }
 
+/* A NaN logit leaves no distribution: nll and entropy NaN; top-1 the
+ * largest of the other logits (wherever the NaN is, in either lane of the
+ * vectorized maximum), 0 when all are NaN. */
+static void test_nan_logits(void) {
+    float z[19];
+    struct { int nan_at, max_at, V; } cases[] = {{3, 11, 16}, {0, 8, 16}, {9, 1, 19}, {12, 18, 19}, {2, 5, 7}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int V = cases[c].V, target = 1, top = -1;
+        for (int i = 0; i < V; i++) z[i] = (float)(i % 5) * 0.25f;
+        z[cases[c].max_at] = 5.0f;
+        z[cases[c].nan_at] = NAN;
+        float nll = 0, ent = 0;
+        logits_stats(z, &target, 1, V, &nll, &ent, &top);
+        CHECK(isnan(nll) && isnan(ent) && top == cases[c].max_at, "V %d NaN at %d, max at %d: nll %g entropy %g top1 %d",
+              V, cases[c].nan_at, cases[c].max_at, nll, ent, top);
+    }
+    for (int i = 0; i < 19; i++) z[i] = NAN;
+    int target = 0, top = -1;
+    float nll = 0, ent = 0;
+    logits_stats(z, &target, 1, 19, &nll, &ent, &top);
+    CHECK(isnan(nll) && isnan(ent) && top == 0, "all NaN: nll %g entropy %g top1 %d", nll, ent, top);
+    printf("  logits with a NaN: nll and entropy NaN, top-1 the largest other logit\n");
+}
+
 static void test_scalars(void) {
     double worst = 0.0;
     for (int i = -400; i <= 400; i++) {
@@ -225,5 +249,6 @@ int main(void) {
     test_logits(32000, 8.0f, 0);
     test_logits(32000, 3.0f, 1);
     test_banned_logits();
+    test_nan_logits();
     return test_summary();
 }
