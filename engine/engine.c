@@ -403,10 +403,10 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
         e->tokens[b] = tokens[b];
     }
     if (e->cuda) return cuda_step(e, B);
-    int blas_threads = B > 1 ? gs_gemm_threads_begin() : 0;
-    e->own_gemms = blas_threads > 0;
+    int restore = 0;
+    e->own_gemms = B > 1 && gs_gemm_threads_begin(&restore);
     cpu_step(e, B);
-    gs_gemm_threads_end(blas_threads);
+    gs_gemm_threads_end(restore);
     e->own_gemms = 0;
     for (int b = 0; b < B; b++) e->pos[b]++;
     return 0;

@@ -49,7 +49,8 @@ gpn_engine *gpn_engine_new_on(const gpn_model *m, int max_batch, const gpn_devic
 /* "cpu" or e.g. "cuda:0 NVIDIA H200 (bf16)" */
 const char *gpn_engine_device_name(const gpn_engine *e);
 void gpn_engine_free(gpn_engine *e);
-/* Zero the state (s, prev, M) of every sequence / of sequence b. */
+/* Reset every sequence / sequence b to the zero state: s = prev = 0, M = 0
+ * (the next write's keys become those of a zero prev, docs/engine.md). */
 void gpn_engine_reset(gpn_engine *e);
 void gpn_engine_reset_seq(gpn_engine *e, int b);
 /* Advance the first B sequences by one token each. Returns 0, or -1 with

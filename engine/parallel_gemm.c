@@ -5,15 +5,19 @@
 
 #include "engine/parallel.h"
 
-int gs_gemm_threads_begin(void) {
+int gs_gemm_threads_begin(int *restore) {
+    *restore = 0;
+    if (gs_parallel_threads() < 2) return 0;
     int blas = openblas_get_num_threads();
-    if (gs_parallel_threads() < 2 || blas < 2) return 0;
-    openblas_set_num_threads(1);
-    return blas;
+    if (blas > 1) {
+        openblas_set_num_threads(1);
+        *restore = blas;
+    }
+    return 1;
 }
 
-void gs_gemm_threads_end(int token) {
-    if (token > 1) openblas_set_num_threads(token);
+void gs_gemm_threads_end(int restore) {
+    if (restore > 1) openblas_set_num_threads(restore);
 }
 
 typedef struct {
@@ -46,6 +50,7 @@ static void gemm_parts(void *ctx, long p0, long p1) {
  * per thread the whole GEMM stays on the caller: waking a worker costs more. */
 void gs_gemm_parallel(float *out, const float *in, const float *W, int w_rows_are_columns, const float *bias, int B,
                       int k, int n) {
+    if (n <= 0 || B <= 0) return;
     int threads = gs_parallel_threads();
     int per_thread = 1;
     while (per_thread < 4 && n / (threads * per_thread * 2) >= 1024) per_thread *= 2;

@@ -12,10 +12,12 @@
 #ifndef GS_ENGINE_PARALLEL_GEMM_H
 #define GS_ENGINE_PARALLEL_GEMM_H
 
-/* Takes over the GEMMs when the pool has more than one thread; returns the
- * OpenBLAS thread count to hand back to _end (0: nothing was changed). */
-int gs_gemm_threads_begin(void);
-void gs_gemm_threads_end(int token);
+/* Returns 1 when the pool takes over the GEMMs (it has more than one thread:
+ * $GPNSCOPE_THREADS, whatever OpenBLAS's own count), 0 when they stay with
+ * OpenBLAS; *restore: what to hand to _end (the OpenBLAS thread count to set
+ * back, 0 for nothing). */
+int gs_gemm_threads_begin(int *restore);
+void gs_gemm_threads_end(int restore);
 
 /* out[B x n] = in[B x k] @ W (+ bias[n] when not NULL), W stored k x n
  * (w_rows_are_columns = 0) or n x k (1: out = in @ W^T, e.g. the tied

@@ -34,7 +34,7 @@ static int pb_varint(pb *b, uint64_t *v) {
 /* Read the next field: its number, wire type, and (for wire type 2) the
  * payload; scalar values land in *v. */
 static int pb_field(pb *b, uint32_t *field, int *wire, uint64_t *v, pb *sub) {
-    uint64_t key;
+    uint64_t key = 0; /* set by pb_varint; GCC -O3 cannot see that */
     if (pb_varint(b, &key)) return -1;
     *field = (uint32_t)(key >> 3);
     *wire = (int)(key & 7);
@@ -55,7 +55,7 @@ static int pb_field(pb *b, uint32_t *field, int *wire, uint64_t *v, pb *sub) {
         return 0;
     }
     case 2: {
-        uint64_t n;
+        uint64_t n = 0;
         if (pb_varint(b, &n)) return -1;
         if (n > (uint64_t)(b->end - b->p)) return gs_fail("field %u claims %llu bytes, only %zu left", *field, (unsigned long long)n, (size_t)(b->end - b->p));
         sub->p = b->p;
