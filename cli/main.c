@@ -31,6 +31,15 @@ static void usage(FILE *out) {
             GPNSCOPE_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
+    fputs("\nenvironment:\n"
+          "  GPNSCOPE_THREADS      threads of the CPU engine (default: the number of CPUs); above batch 1\n"
+          "                        they do the GEMMs too, OpenBLAS set to one thread meanwhile\n"
+          "  OPENBLAS_NUM_THREADS  OpenBLAS's threads: the engine's batch-1 GEMVs, the analyses, training\n"
+          "  GPNSCOPE_TOKENIZER    tokenizer.json or tokenizer.model for text and JSONL corpora\n"
+          "  GPNSCOPE_CUDA_PLUGIN  gpnscope_cuda.so for --device cuda (default: beside gpnscope)\n"
+          "  GPNSCOPE_VEC          the vector SQL extension a notebook loads (export-notebook; empty: none)\n"
+          "  GPNSCOPE_PYTHON, GPNSCOPE_TOOLS   for convert (see gpnscope convert --help)\n",
+          out);
     fprintf(out, "\nDocumentation: README.md and docs/ in the source tree.\n");
 }
 
