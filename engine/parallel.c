@@ -13,14 +13,16 @@ static struct {
     pthread_mutex_t m;
     pthread_cond_t go, done;
     int n_threads;        /* including the caller */
+    int stop;             /* set at exit: workers return */
+    pthread_t tid[MAX_THREADS];
     unsigned long generation;
     int parts, pending;
     long n, grain;
     gs_range_fn fn;
     void *ctx;
     atomic_long next; /* the first item no one has taken yet */
-} pool = {PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, 1, 0, 0, 0, 0, 0, NULL, NULL, 0};
+} pool = {.once = PTHREAD_ONCE_INIT, .call = PTHREAD_MUTEX_INITIALIZER, .m = PTHREAD_MUTEX_INITIALIZER,
+          .go = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER, .n_threads = 1};
 
 /* Take `grain` items at a time until none are left: a thread slowed down (by
  * OpenBLAS's idle worker spinning on its core, say) simply takes fewer. */
@@ -37,7 +39,11 @@ static void *worker(void *arg) {
     unsigned long seen = 0;
     for (;;) {
         pthread_mutex_lock(&pool.m);
-        while (pool.generation == seen) pthread_cond_wait(&pool.go, &pool.m);
+        while (pool.generation == seen && !pool.stop) pthread_cond_wait(&pool.go, &pool.m);
+        if (pool.stop) {
+            pthread_mutex_unlock(&pool.m);
+            return NULL;
+        }
         seen = pool.generation;
         int parts = pool.parts;
         long n = pool.n, grain = pool.grain;
@@ -53,6 +59,20 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* At exit the workers are woken, return and are joined, so that nothing of
+ * theirs is left for a leak checker (valgrind's "possibly lost"); a call in
+ * progress is finished first (stop waits for `call`). */
+static void stop_workers(void) {
+    pthread_mutex_lock(&pool.call);
+    pthread_mutex_lock(&pool.m);
+    pool.stop = 1;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.m);
+    for (int i = 1; i < pool.n_threads; i++) pthread_join(pool.tid[i], NULL);
+    pool.n_threads = 1;
+    pthread_mutex_unlock(&pool.call);
+}
+
 static void start(void) {
     const char *env = getenv("GPNSCOPE_THREADS");
     long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
@@ -60,15 +80,10 @@ static void start(void) {
     if (n > MAX_THREADS) n = MAX_THREADS;
     pool.n_threads = 1;
     for (long i = 1; i < n; i++) {
-        pthread_t t;
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        int ok = pthread_create(&t, &a, worker, (void *)i) == 0;
-        pthread_attr_destroy(&a);
-        if (!ok) break; /* fewer threads is still correct */
+        if (pthread_create(&pool.tid[i], NULL, worker, (void *)i) != 0) break; /* fewer threads is still correct */
         pool.n_threads++;
     }
+    if (pool.n_threads > 1) atexit(stop_workers);
 }
 
 int gs_parallel_threads(void) {
@@ -87,6 +102,11 @@ void gs_parallel_for(long n, long grain, gs_range_fn fn, void *ctx) {
         return;
     }
     pthread_mutex_lock(&pool.call);
+    if (pool.stop) { /* the process is exiting and the workers are gone */
+        pthread_mutex_unlock(&pool.call);
+        fn(ctx, 0, n);
+        return;
+    }
     pthread_mutex_lock(&pool.m);
     pool.parts = parts;
     pool.pending = parts - 1;

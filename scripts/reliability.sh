@@ -138,9 +138,10 @@ describe() { # the first sentence of a fuzz target's header comment
   echo "## The command line under valgrind"
   echo
   echo "\`scripts/valgrind-e2e.sh\`: the ordinary build under memcheck (\`--leak-check=full\`;"
-  echo "any invalid access, use of uninitialised memory, bad free, or definite or"
-  echo "indirect leak fails the step) on the reference fixture: a 6-window recording"
-  echo "and what follows it."
+  echo "any invalid access, use of uninitialised memory, bad free, or definite,"
+  echo "indirect or possible leak fails the step; the engine's worker threads are"
+  echo "joined at exit) on the reference fixture: a 6-window recording and what"
+  echo "follows it."
   echo
   echo "| step | seconds | result |"
   echo "|---|---:|---|"
