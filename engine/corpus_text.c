@@ -86,23 +86,26 @@ static int load_text_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_
     return rc;
 }
 
-/* Whether the JSON text holds the escape \uXXXX for code point cp (hex in
- * either case). Only strings hold backslashes, so one scan of the line that
- * skips each escape whole ("\\u0000" is a backslash, then text) finds them. */
-static int has_escape(const char *s, size_t n, unsigned cp) {
-    for (size_t i = 0; i + 1 < n; i++) {
+/* Where the JSON text s[0..n) holds the escape \uXXXX of code point cp (hex
+ * in either case), from offset `from` on; n when nowhere. Only strings hold
+ * backslashes, so one scan that skips each escape whole ("\\u0000" is a
+ * backslash, then text) finds them. */
+static size_t next_escape(const char *s, size_t n, size_t from, unsigned cp) {
+    for (size_t i = from; i + 1 < n; i++) {
         if (s[i] != '\\') continue;
         if (s[i + 1] == 'u' && i + 5 < n) {
             char hex[5] = {s[i + 2], s[i + 3], s[i + 4], s[i + 5], 0};
             char *end;
-            if (strtoul(hex, &end, 16) == cp && end == hex + 4) return 1;
+            if (strtoul(hex, &end, 16) == cp && end == hex + 4) return i;
             i += 5;
         } else {
             i++;
         }
     }
-    return 0;
+    return n;
 }
+
+static int has_escape(const char *s, size_t n, unsigned cp) { return next_escape(s, n, 0, cp) < n; }
 
 /* A private-use code point the line holds neither raw nor escaped, to stand
  * for U+0000 (0 when the line holds all 6400 of them). */
@@ -144,11 +147,8 @@ static int field_text(const char *line, size_t n, const cJSON *v, const char *fi
         copy[n] = 0;
         char hex[5];
         snprintf(hex, sizeof hex, "%04X", cp);
-        for (size_t i = 0; i + 1 < n; i++) {
-            if (copy[i] != '\\') continue;
-            if (copy[i + 1] == 'u' && i + 5 < n && !memcmp(copy + i + 2, "0000", 4)) memcpy(copy + i + 2, hex, 4);
-            i += copy[i + 1] == 'u' ? 5 : 1;
-        }
+        for (size_t i = next_escape(copy, n, 0, 0); i < n; i = next_escape(copy, n, i + 6, 0))
+            memcpy(copy + i + 2, hex, 4);
         obj = cJSON_ParseWithLength(copy, n);
         v = obj ? cJSON_GetObjectItemCaseSensitive(obj, field) : NULL;
         if (!cJSON_IsString(v)) { /* the first parse found it: the key held a \u0000 that cJSON cut off */
