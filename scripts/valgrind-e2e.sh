@@ -24,15 +24,12 @@ tok="$root/third_party/llama2-tokenizer.json"
 export OPENBLAS_NUM_THREADS=1
 
 # 12 windows of 24 tokens of the fixture's 97-token vocabulary
-"$py" - "$dir/shards" <<'PY'
-import json, random, struct, sys
-out, n = sys.argv[1], 12 * 24
-random.seed(7)
-open(out + "/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[random.randrange(3, 97) for _ in range(n)]))
-json.dump([n], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": n, "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
+"$py" "$root/tests/cli/random_shards.py" "$dir/shards" $((12 * 24)) 7
 # traces "recorded elsewhere" for import: states (2, 8, 5) <f4 and tokens (2, 8) <i4
+"$py" - "$dir/shards" <<'PY'
+import random, struct, sys
+out = sys.argv[1]
+random.seed(7)
 def npy(path, descr, shape, fmt, values):
     head = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
     head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"

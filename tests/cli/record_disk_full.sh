@@ -21,15 +21,7 @@ ok() { echo "ok: $1"; pass=$((pass+1)); }
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 
 # 300 windows of 24 tokens: random ids of the fixture's 97-token vocabulary
-"$py" - "$dir/shards" <<'PY'
-import json, random, struct, sys
-out, n = sys.argv[1], 300 * 24
-random.seed(5)
-open(out + "/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[random.randrange(3, 97) for _ in range(n)]))
-json.dump([n], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": n, "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-PY
+"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/shards" $((300 * 24)) 5
 args=(--model "$model" --corpus "$dir/shards" --seq-len 24 --batch 3 --states pred,ground --quiet)
 "$bin" record "${args[@]}" --db "$dir/full.db" >/dev/null && ok "uninterrupted recording" || bad "uninterrupted recording"
 

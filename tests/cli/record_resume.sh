@@ -6,7 +6,6 @@
 # line on stderr each time); resuming with another model is refused.
 set -euo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/record_resume"; rm -rf "$dir"; mkdir -p "$dir/shards"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
@@ -15,39 +14,35 @@ ok() { echo "ok: $1"; pass=$((pass+1)); }
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 
 # 900 windows of 24 tokens: random ids of the fixture's 97-token vocabulary
-"$py" - "$dir/shards" <<'PY'
-import json, sys
-import numpy as np
-out = sys.argv[1]
-ids = np.random.default_rng(5).integers(3, 97, size=900 * 24).astype(np.uint32)
-ids.tofile(out + "/data_0000.bin")
-json.dump([int(ids.size)], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(ids.size), "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-PY
+"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/shards" $((900 * 24)) 5
 args=(--model "$model" --corpus "$dir/shards" --seq-len 24 --batch 3 --states pred,ground --positions sample:7 --dtype f16 --quiet)
 
 "$bin" record "${args[@]}" --db "$dir/full.db" >/dev/null && ok "uninterrupted recording" || bad "uninterrupted recording"
 
-# kill at random moments, check integrity, resume, until complete. The
-# moment is chosen by progress, not by a timer (a quiet machine records the
-# whole corpus in well under a second): each attempt waits until a random
-# number of further windows is committed, then SIGKILLs the recorder.
-kills=0; resumes=0; readers_ok=1
-done_windows() { sqlite3 "$dir/part.db" "select windows_done from runs where id = 1" 2>/dev/null || echo 0; }
-for attempt in $(seq 1 40); do
-  # --resume once a run exists (a kill during start-up may come before it)
-  if [[ "$(sqlite3 "$dir/part.db" "select count(*) from runs" 2>/dev/null || echo 0)" == 0 ]]; then extra=(); else extra=(--resume); fi
-  before="$(done_windows)"; before="${before:-0}"
-  target=$(( before + 3 * (RANDOM % 20 + 1) ))
-  "$bin" record "${args[@]}" --db "$dir/part.db" "${extra[@]}" >"$dir/rec.out" 2>"$dir/rec.err" &
+# record_into DB ERR: start a recording into DB (with --resume once a run
+# exists: a stop during start-up may come before it), stderr to ERR, its pid in
+# $pid, and return once a random number (3 to 60) of further windows is
+# committed, or the recorder ended. The moment is chosen by progress, not by a
+# timer (a quiet machine records the whole corpus in well under a second).
+windows_done() { sqlite3 "$1" "select windows_done from runs where id = 1" 2>/dev/null || echo 0; }
+record_into() {
+  local db="$1" err="$2" extra=() before target now
+  [[ "$(sqlite3 "$db" "select count(*) from runs" 2>/dev/null || echo 0)" == 0 ]] || extra=(--resume)
+  before="$(windows_done "$db")"; target=$(( ${before:-0} + 3 * (RANDOM % 20 + 1) ))
+  "$bin" record "${args[@]}" --db "$db" "${extra[@]}" >/dev/null 2>"$err" &
   pid=$!
   for i in $(seq 1 1000); do
-    now="$(done_windows)"
+    now="$(windows_done "$db")"
     [[ "${now:-0}" -ge $target ]] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.005
   done
+}
+
+# kill (SIGKILL) at random moments, check integrity, resume, until complete
+kills=0; resumes=0; readers_ok=1
+for attempt in $(seq 1 40); do
+  record_into "$dir/part.db" "$dir/rec.err"
   # a reader in another process while the writer runs (once the store
   # exists: a file caught in the instant of its creation is rightly "not a
   # gpnscope store" yet)
@@ -109,19 +104,9 @@ fi
 # the finished run equals the uninterrupted one
 rm -f "$dir/term.db"*
 terms=0; term_ok=1
-term_done() { sqlite3 "$dir/term.db" "select windows_done from runs where id = 1" 2>/dev/null || echo 0; }
 for attempt in $(seq 1 12); do
-  if [[ "$(sqlite3 "$dir/term.db" "select count(*) from runs" 2>/dev/null || echo 0)" == 0 ]]; then extra=(); else extra=(--resume); fi
-  before="$(term_done)"; target=$(( ${before:-0} + 3 * (RANDOM % 20 + 1) ))
-  "$bin" record "${args[@]}" --db "$dir/term.db" "${extra[@]}" >/dev/null 2>"$dir/term.err" &
-  pid=$!
   # a committed window means the handler is installed (it comes first)
-  for i in $(seq 1 1000); do
-    now="$(term_done)"
-    [[ "${now:-0}" -ge $target ]] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.005
-  done
+  record_into "$dir/term.db" "$dir/term.err"
   kill -TERM "$pid" 2>/dev/null || true
   set +e; wait "$pid"; rc=$?; set -e
   if [[ $rc -eq 130 ]]; then
