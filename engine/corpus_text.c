@@ -119,62 +119,64 @@ static unsigned free_marker(const char *s, size_t n, char utf8[3]) {
     return 0;
 }
 
-/* The field's text into *text (malloc'd) and *len. cJSON ends a string at its
- * first NUL, so a JSON "\u0000" would silently cut the document there; where
- * the line holds one, it is parsed again with every "\u0000" made the escape
- * of a private-use code point the line does not hold, which is then made a NUL
- * again (the tokenizer takes the NUL as the byte it is, as a text file's
- * NULs). Returns 0; 1 with *problem set when the line cannot be read so; -1
- * when out of memory (gs_error set). */
-static int field_text(const char *line, size_t n, const cJSON *v, const char *field, char **text, size_t *len,
-                      char *problem, size_t problem_size) {
-    char mark[3];
-    unsigned cp = 0;
+/* The field's text and length into *text and *len: v's own string, or (when
+ * the line holds a \u0000) a copy that *owned holds for the caller to free.
+ * cJSON ends a string at its first NUL, so a JSON "\u0000" would silently cut
+ * the document there; where the line holds one, it is parsed again with every
+ * "\u0000" made the escape of a private-use code point the line does not
+ * hold, which is then made a NUL again (the tokenizer takes the NUL as the
+ * byte it is, as a text file's NULs). Returns 0; 1 with *problem set when the
+ * line cannot be read so; -1 when out of memory (gs_error set). */
+static int field_text(const char *line, size_t n, const cJSON *v, const char *field, const char **text, size_t *len,
+                      char **owned, char *problem, size_t problem_size) {
+    *owned = NULL;
     if (memchr(line, 0, n)) {
         snprintf(problem, problem_size, "holds a raw NUL byte (JSON writes it \\u0000)");
         return 1;
     }
-    int nul = has_escape(line, n, 0);
-    if (nul && !(cp = free_marker(line, n, mark))) {
+    if (!has_escape(line, n, 0)) { /* the common case: cJSON's string is the whole text */
+        *text = v->valuestring;
+        *len = strlen(v->valuestring);
+        return 0;
+    }
+    char mark[3];
+    unsigned cp = free_marker(line, n, mark);
+    if (!cp) {
         snprintf(problem, problem_size, "holds U+0000 and every private-use character: it cannot be read here");
         return 1;
     }
-    char *copy = NULL;
-    cJSON *obj = NULL;
-    if (nul) {
-        if (!(copy = malloc(n + 1))) return gs_fail("out of memory");
-        memcpy(copy, line, n);
-        copy[n] = 0;
-        char hex[5];
-        snprintf(hex, sizeof hex, "%04X", cp);
-        for (size_t i = next_escape(copy, n, 0, 0); i < n; i = next_escape(copy, n, i + 6, 0))
-            memcpy(copy + i + 2, hex, 4);
-        obj = cJSON_ParseWithLength(copy, n);
-        v = obj ? cJSON_GetObjectItemCaseSensitive(obj, field) : NULL;
-        if (!cJSON_IsString(v)) { /* the first parse found it: the key held a \u0000 that cJSON cut off */
-            snprintf(problem, problem_size, "a key holds U+0000: the field \"%.100s\" cannot be told from it", field);
-            cJSON_Delete(obj);
-            free(copy);
-            return 1;
-        }
-    }
-    size_t m = strlen(v->valuestring);
+    char *copy = malloc(n + 1);
+    if (!copy) return gs_fail("out of memory");
+    memcpy(copy, line, n);
+    copy[n] = 0;
+    char hex[5];
+    snprintf(hex, sizeof hex, "%04X", cp);
+    for (size_t i = next_escape(copy, n, 0, 0); i < n; i = next_escape(copy, n, i + 6, 0)) memcpy(copy + i + 2, hex, 4);
+    cJSON *obj = cJSON_ParseWithLength(copy, n);
+    const cJSON *w = obj ? cJSON_GetObjectItemCaseSensitive(obj, field) : NULL;
     int rc = 0;
-    if (!(*text = malloc(m + 1))) {
-        rc = gs_fail("out of memory");
+    if (!cJSON_IsString(w)) { /* the first parse found it: the key held a \u0000 that cJSON cut off */
+        snprintf(problem, problem_size, "a key holds U+0000: the field \"%.100s\" cannot be told from it", field);
+        rc = 1;
     } else {
-        const char *src = v->valuestring;
-        size_t k = 0;
-        for (size_t i = 0; i < m; i++) {
-            if (nul && i + 3 <= m && !memcmp(src + i, mark, 3)) {
-                (*text)[k++] = 0;
-                i += 2;
-            } else {
-                (*text)[k++] = src[i];
+        const char *src = w->valuestring;
+        size_t m = strlen(src), k = 0;
+        char *t = malloc(m + 1);
+        if (!t) {
+            rc = gs_fail("out of memory");
+        } else {
+            for (size_t i = 0; i < m; i++) {
+                if (i + 3 <= m && !memcmp(src + i, mark, 3)) {
+                    t[k++] = 0;
+                    i += 2;
+                } else {
+                    t[k++] = src[i];
+                }
             }
+            t[k] = 0;
+            *text = *owned = t;
+            *len = k;
         }
-        (*text)[k] = 0;
-        *len = k;
     }
     cJSON_Delete(obj);
     free(copy);
@@ -208,8 +210,10 @@ static int load_jsonl_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus
             snprintf(problem, sizeof problem, "no \"%.100s\" field (--field names another)", field);
         else if (!cJSON_IsString(v)) snprintf(problem, sizeof problem, "field \"%.100s\" is not a string", field);
         size_t text_len = 0;
-        char *text = NULL;
-        if (!problem[0] && field_text(s, (size_t)(stop - s), v, field, &text, &text_len, problem, sizeof problem) < 0) {
+        const char *text = NULL;
+        char *owned = NULL;
+        if (!problem[0] &&
+            field_text(s, (size_t)(stop - s), v, field, &text, &text_len, &owned, problem, sizeof problem) < 0) {
             cJSON_Delete(obj);
             rc = -1;
             break;
@@ -221,7 +225,7 @@ static int load_jsonl_file(gpn_corpus *c, const gpn_tokenizer *tok, const corpus
             rc = add_doc(c, tok, o, text, text_len);
             if (rc) gs_fail_context("%s:%zu: ", path, lineno);
         }
-        free(text);
+        free(owned);
         cJSON_Delete(obj);
     }
     free(data);
