@@ -308,7 +308,9 @@ fail:
     return NULL;
 }
 
-int gpn_model_save(const gpn_model *m, const char *path, int as_bf16) {
+int gpn_model_save(const gpn_model *m, const char *path, int as_bf16) { return gpn_model_save_meta(m, path, as_bf16, NULL); }
+
+int gpn_model_save_meta(const gpn_model *m, const char *path, int as_bf16, const char *const *extra_meta) {
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(&m->cfg, specs);
     st_writer *w = st_writer_new();
@@ -331,6 +333,7 @@ int gpn_model_save(const gpn_model *m, const char *path, int as_bf16) {
     if (c->arch == GPN_ARCH_GPN_M) { META("n_heads", c->H); META("d_key", c->dk); META("d_val", c->dv); META("n_layers", c->n_layers); }
 #undef META
     st_writer_meta(w, "use_decoder_bias", c->decoder_bias ? "true" : "false");
+    for (int i = 0; extra_meta && extra_meta[i]; i += 2) st_writer_meta(w, extra_meta[i], extra_meta[i + 1]);
     int rc = st_writer_save(w, path);
     st_writer_free(w);
     free(half);

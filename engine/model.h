@@ -87,5 +87,7 @@ gpn_model *gpn_model_random(const gpn_config *c, uint64_t seed);
 void gpn_model_free(gpn_model *m);
 /* Save as safetensors (F32 or BF16) with the config in __metadata__. */
 int gpn_model_save(const gpn_model *m, const char *path, int as_bf16);
+/* The same with more __metadata__: key, value, key, value, ..., NULL. */
+int gpn_model_save_meta(const gpn_model *m, const char *path, int as_bf16, const char *const *extra_meta);
 
 #endif

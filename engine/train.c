@@ -299,6 +299,11 @@ struct gpn_trainer {
     train_rng rng;
     int64_t *perm;     /* window order of perm_epoch when shuffling */
     int64_t perm_epoch;
+    /* The decay parameters (write_A_log, write_dt_bias) as initialised from the
+     * seed: kept so the log shows how far training moved them and the
+     * checkpoint carries them (the retention analysis compares against them). */
+    size_t decay_off[2], decay_n;
+    float *decay_init;
     FILE *log;
     char path_model[TRAIN_PATH_MAX + 32], path_opt[TRAIN_PATH_MAX + 32], path_bf16[TRAIN_PATH_MAX + 32];
     char path_log[TRAIN_PATH_MAX + 32];
@@ -369,6 +374,67 @@ static int64_t window_of(gpn_trainer *t, int64_t pos, int i) {
     return t->perm[k];
 }
 
+static int keep_decay_init(gpn_trainer *t) {
+    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+    int n = gpn_tensor_specs(&t->cfg.model, specs), k = 0;
+    for (int i = 0; i < n; i++)
+        if (specs[i].role == GPN_ROLE_A_LOG || specs[i].role == GPN_ROLE_DT_BIAS) {
+            if (k == 2 || (k == 1 && specs[i].numel != t->decay_n)) return gs_fail("unexpected decay parameter layout");
+            t->decay_off[specs[i].role == GPN_ROLE_A_LOG ? 0 : 1] = specs[i].offset;
+            t->decay_n = specs[i].numel;
+            k++;
+        }
+    if (k == 0) return 0; /* GPN: no memory, no decays */
+    if (k != 2) return gs_fail("unexpected decay parameter layout");
+    t->decay_init = malloc(2 * t->decay_n * sizeof *t->decay_init);
+    if (!t->decay_init) return gs_fail("out of memory");
+    for (int j = 0; j < 2; j++)
+        memcpy(t->decay_init + j * t->decay_n, t->model->block + t->decay_off[j], t->decay_n * sizeof(float));
+    return 0;
+}
+
+/* ",mean,max|change|" of A_log and of dt_bias against their initial values */
+static void decay_stats(const gpn_trainer *t, char *out, size_t cap) {
+    if (!t->decay_init) { snprintf(out, cap, ",,,,"); return; }
+    size_t len = 0;
+    for (int j = 0; j < 2; j++) {
+        const float *now = t->model->block + t->decay_off[j], *init = t->decay_init + j * t->decay_n;
+        double sum = 0, moved = 0;
+        for (size_t h = 0; h < t->decay_n; h++) {
+            sum += now[h];
+            double d = fabs((double)now[h] - init[h]);
+            if (d > moved) moved = d;
+        }
+        len += (size_t)snprintf(out + len, cap - len, ",%.6f,%.6f", sum / (double)t->decay_n, moved);
+    }
+}
+
+/* The initial decay parameters as checkpoint metadata: comma lists, %.9g (exact for float32). */
+static char *float_list(const float *x, size_t n) {
+    char *s = malloc(n * 18 + 1);
+    if (!s) return NULL;
+    size_t len = 0;
+    s[0] = 0;
+    for (size_t i = 0; i < n; i++) len += (size_t)sprintf(s + len, "%s%.9g", i ? "," : "", x[i]);
+    return s;
+}
+
+static int save_model(const gpn_trainer *t, const char *path, int bf16) {
+    if (!t->decay_init) return gpn_model_save(t->model, path, bf16);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)t->cfg.seed);
+    char *a = float_list(t->decay_init, t->decay_n), *dt = float_list(t->decay_init + t->decay_n, t->decay_n);
+    int rc;
+    if (!a || !dt) rc = gs_fail("out of memory");
+    else {
+        const char *meta[] = {"train_seed", seed, "init_write_A_log", a, "init_write_dt_bias", dt, NULL};
+        rc = gpn_model_save_meta(t->model, path, bf16, meta);
+    }
+    free(a);
+    free(dt);
+    return rc;
+}
+
 static int load_batch(gpn_trainer *t, int64_t pos) {
     int T = t->cfg.seq_len;
     for (int i = 0; i < t->cfg.batch; i++)
@@ -378,7 +444,9 @@ static int load_batch(gpn_trainer *t, int64_t pos) {
 
 /* loss.csv: keep the rows of steps <= step from `from` (a previous log) */
 static int open_log(gpn_trainer *t, const char *from, long step) {
-    static const char *header = "step,tokens,train_loss,lr,grad_norm,eval_loss,elapsed_s\n";
+    static const char *header =
+        "step,tokens,train_loss,lr,grad_norm,eval_loss,elapsed_s,A_log_mean,A_log_max_change,dt_bias_mean,"
+        "dt_bias_max_change\n";
     size_t cap = 1 << 16, len = 0;
     char *kept = malloc(cap);
     if (!kept) return gs_fail("out of memory");
@@ -485,6 +553,7 @@ gpn_trainer *gpn_trainer_new(const train_config *cfg, const char *resume) {
     if (!t->opt || !t->grads || !t->tokens) { gs_fail("out of memory"); goto fail; }
     train_rng_seed(&t->rng, c->seed);
     train_init_params(&c->model, t->model->block, &t->rng);
+    if (keep_decay_init(t) != 0) goto fail;
     t->perm_epoch = -1;
     const char *paths[] = {c->train_dir, c->eval_dir, c->tokenizer};
     const char *what[] = {"training data (data.train)", "held-out data (data.eval)", "tokenizer (data.tokenizer)"};
@@ -573,6 +642,7 @@ void gpn_trainer_free(gpn_trainer *t) {
     free(t->grads);
     free(t->tokens);
     free(t->perm);
+    free(t->decay_init);
     free(t);
 }
 
@@ -635,8 +705,10 @@ int gpn_trainer_step(gpn_trainer *t, train_report *r) {
     rep.elapsed = t->elapsed;
     char ev[32] = "";
     if (!isnan(rep.eval_loss)) snprintf(ev, sizeof ev, "%.6f", rep.eval_loss);
-    fprintf(t->log, "%ld,%lld,%.6f,%.6e,%.6f,%s,%.3f\n", step, (long long)t->tokens_done, loss, lr, gnorm, ev,
-            t->elapsed);
+    char decay[128];
+    decay_stats(t, decay, sizeof decay);
+    fprintf(t->log, "%ld,%lld,%.6f,%.6e,%.6f,%s,%.3f%s\n", step, (long long)t->tokens_done, loss, lr, gnorm, ev,
+            t->elapsed, decay);
     fflush(t->log);
     if ((c->checkpoint_every > 0 && step % c->checkpoint_every == 0) || last) {
         if (gpn_trainer_checkpoint(t) != 0) return -1;
@@ -674,8 +746,8 @@ int gpn_trainer_checkpoint(gpn_trainer *t) {
     int rc = st_writer_save(w, t->path_opt);
     st_writer_free(w);
     if (rc != 0) return gs_fail_context("checkpoint: ");
-    if (gpn_model_save(t->model, t->path_model, 0) != 0) return gs_fail_context("checkpoint: ");
-    if (t->cfg.export_bf16 && gpn_model_save(t->model, t->path_bf16, 1) != 0) return gs_fail_context("checkpoint: ");
+    if (save_model(t, t->path_model, 0) != 0) return gs_fail_context("checkpoint: ");
+    if (t->cfg.export_bf16 && save_model(t, t->path_bf16, 1) != 0) return gs_fail_context("checkpoint: ");
     return 0;
 }
 

@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include <math.h>
+
 #include "engine/model.h"
+#include "engine/safetensors.h"
 #include "testlib.h"
 
 static char bin[4096], dir[4096];
@@ -77,6 +80,44 @@ static gpn_model *load(const char *d) {
     return gpn_model_load(p);
 }
 
+/* The last row's decay columns: how far A_log / dt_bias moved from the
+ * initial values the checkpoint's metadata records (the init of seed 5). */
+static void check_decay_log_and_meta(const char *log) {
+    const char *last = log + strlen(log) - 1;
+    while (last > log && last[-1] != '\n') last--;
+    double col[11];
+    const char *p = last;
+    for (int i = 0; i < 11; i++) {
+        char *end;
+        col[i] = strtod(p, &end);
+        CHECK(end != p || i == 5, "loss.csv column %d of the last row is not a number: %s", i, last);
+        p = *end == ',' ? end + 1 : end;
+    }
+    gpn_model *m = load("straight");
+    CHECK(m != NULL, "load: %s", gs_error());
+    if (!m) return;
+    char p8[8400];
+    snprintf(p8, sizeof p8, "%s/straight/model.safetensors", dir);
+    st_file *f = safetensors_open(p8);
+    const char *a = f ? safetensors_meta(f, "init_write_A_log") : NULL, *seed = f ? safetensors_meta(f, "train_seed") : NULL;
+    CHECK(a && seed && !strcmp(seed, "5"), "checkpoint metadata lacks the initial A_log / seed");
+    double moved = 0, mean = 0;
+    for (int h = 0; h < m->cfg.H && a; h++) {
+        char *end;
+        double init = strtod(a, &end);
+        CHECK(end != a, "init_write_A_log is not a list of %d numbers", m->cfg.H);
+        double d = fabs(m->p.write_A_log[h] - init);
+        if (d > moved) moved = d;
+        mean += m->p.write_A_log[h] / m->cfg.H;
+        a = *end == ',' ? end + 1 : end;
+    }
+    CHECK(moved > 0 && fabs(moved - col[8]) < 1e-5 && fabs(mean - col[7]) < 1e-5,
+          "A_log moved %g (log: %g), mean %g (log: %g)", moved, col[8], mean, col[7]);
+    CHECK(col[10] > 0, "dt_bias never moved in 6 steps at lr 0.01");
+    safetensors_close(f);
+    gpn_model_free(m);
+}
+
 int main(void) {
     const char *b = getenv("GPNSCOPE_BIN");
     if (!b || access(b, X_OK) != 0) return test_skip("GPNSCOPE_BIN not set or not executable");
@@ -123,8 +164,11 @@ int main(void) {
               file_size("straight", "config.json"),
           "outputs written");
     char *log = slurp("straight", "loss.csv");
-    CHECK(count_lines(log) == 7 && !strncmp(log, "step,tokens,train_loss,lr,grad_norm,eval_loss,elapsed_s", 50),
+    CHECK(count_lines(log) == 7 &&
+              !strncmp(log, "step,tokens,train_loss,lr,grad_norm,eval_loss,elapsed_s,A_log_mean,A_log_max_change,"
+                            "dt_bias_mean,dt_bias_max_change\n", 104),
           "loss.csv: header + 6 rows:\n%s", log);
+    check_decay_log_and_meta(log);
     free(log);
 
     CHECK(run(cmd, err, sizeof err) == 1 && count_lines(err) == 1 && strstr(err, "--resume"),
