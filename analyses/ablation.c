@@ -123,8 +123,10 @@ static int install(probe_set *ps, store *st, int64_t run, const gpn_model *m, co
     }
     int heads[4096], n;
     if (c->H > 4096) return gs_fail("head ablation supports at most 4096 heads (the model has %d)", c->H);
-    if (c->arch != GPN_ARCH_GPN_M && (!strncmp(what, "heads:", 6) || !strncmp(what, "pool:", 5)))
-        return gs_fail("--what %s: the model has no memory heads (GPN)", what);
+    const gs_family *fam = gs_family_of(c);
+    const gs_site *reads = fam ? gs_site_of_point(fam, GPN_HOOK_MEM_HEADS) : NULL;
+    if ((!reads || !gs_site_present(reads, c)) && (!strncmp(what, "heads:", 6) || !strncmp(what, "pool:", 5)))
+        return gs_fail("--what %s: the model has no memory heads (%s)", what, fam ? fam->title : "?");
     if (!strncmp(what, "heads:", 6)) n = parse_heads(what + 6, c->H, heads);
     else if (!strcmp(what, "pool:fast") || !strcmp(what, "pool:slow")) n = pool_heads(st, run, what + 5, heads, c->H);
     else return gs_fail("--what %s: none, mean-direction:subtract|project, heads:LIST, pool:fast|slow or each-head", what);

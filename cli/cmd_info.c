@@ -8,13 +8,16 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "engine/arch/family.h"
 #include "engine/model.h"
 
 static const char *help =
     "usage: gpnscope info MODEL.safetensors [--json]\n\n"
     "Describe a GPN / GPN+M checkpoint: the architecture and sizes inferred from its\n"
     "tensor shapes, parameter counts by group, the stored dtype, tensors present in\n"
-    "the file that the architecture does not use, and the file's SHA-256.\n\n"
+    "the file that the architecture does not use, the file's SHA-256, and the\n"
+    "model's sites: the names `record --sites`, `ablate` and the probes take\n"
+    "(docs/hooks.md), with their kind and width.\n\n"
     "  --json   print one JSON object instead of a table\n";
 
 int cmd_info(int argc, char **argv) {
@@ -31,6 +34,7 @@ int cmd_info(int argc, char **argv) {
     gpn_model *m = gpn_model_load(argv[optind]);
     if (!m) { fprintf(stderr, "gpnscope info: %s\n", gs_error()); return 1; }
     const gpn_config *c = &m->cfg;
+    const gs_family *fam = gs_family_of(c);
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(c, specs);
     /* parameters by group, in order of first appearance */
@@ -61,6 +65,19 @@ int cmd_info(int argc, char **argv) {
         for (int i = 0; i < ng; i++) cJSON_AddNumberToObject(g, groups[i], (double)counts[i]);
         cJSON_AddStringToObject(o, "dtype", m->source_dtype);
         cJSON_AddStringToObject(o, "sha256", m->hash);
+        cJSON *sites = cJSON_AddArrayToObject(o, "sites");
+        for (int i = 0; fam && i < fam->n_sites; i++) {
+            const gs_site *st = &fam->sites[i];
+            if (!gs_site_present(st, c)) continue;
+            cJSON *so = cJSON_CreateObject();
+            cJSON_AddStringToObject(so, "name", st->name);
+            if (st->alias) cJSON_AddStringToObject(so, "alias", st->alias);
+            cJSON_AddStringToObject(so, "kind", gs_site_kind_name(st->kind));
+            cJSON_AddBoolToObject(so, "per_layer", st->per_layer);
+            cJSON_AddNumberToObject(so, "width", gs_site_width(st, c));
+            cJSON_AddStringToObject(so, "what", st->what);
+            cJSON_AddItemToArray(sites, so);
+        }
         cJSON *x = cJSON_AddArrayToObject(o, "extra_tensors");
         for (int i = 0; i < m->n_extra; i++) cJSON_AddItemToArray(x, cJSON_CreateString(m->extra_tensors[i]));
         char *s = cJSON_Print(o);
@@ -69,11 +86,10 @@ int cmd_info(int argc, char **argv) {
         cJSON_Delete(o);
     } else {
         printf("model        %s\n", m->path);
-        printf("architecture %s (%s), %d layer%s%s\n", gpn_arch_name(c->arch),
-               c->arch == GPN_ARCH_GPN_M ? "GPN+M, shared matrix memory" : "GPN, no memory", c->n_layers,
+        printf("architecture %s (%s), %d layer%s%s\n", gpn_arch_name(c->arch), fam ? fam->title : "?", c->n_layers,
                c->n_layers == 1 ? "" : "s", c->decoder_bias ? ", decoder bias" : "");
         printf("sizes        V=%d d_state=%d d_emb=%d d_ffn=%d", c->V, c->d, c->e, c->f);
-        if (c->arch == GPN_ARCH_GPN_M) printf(" heads=%d d_key=%d d_val=%d", c->H, c->dk, c->dv);
+        if (c->H) printf(" heads=%d d_key=%d d_val=%d", c->H, c->dk, c->dv);
         printf("\nparameters   %zu (%.2f M), stored as %s, computed in float32\n", m->n_params, m->n_params / 1e6, m->source_dtype);
         for (int i = 0; i < ng; i++) printf("  %-14s %12zu\n", groups[i], counts[i]);
         printf("sha256       %s\n", m->hash);
@@ -81,6 +97,14 @@ int cmd_info(int argc, char **argv) {
             printf("unused       %d tensor%s in the file not used by %s:", m->n_extra, m->n_extra == 1 ? "" : "s", gpn_arch_name(c->arch));
             for (int i = 0; i < m->n_extra; i++) printf(" %s", m->extra_tensors[i]);
             printf("\n");
+        }
+        printf("sites        (per-layer sites: blocks.{i}.NAME for i < %d; old name in the third column)\n", c->n_layers);
+        for (int i = 0; fam && i < fam->n_sites; i++) {
+            const gs_site *st = &fam->sites[i];
+            if (!gs_site_present(st, c)) continue;
+            char kind[48];
+            snprintf(kind, sizeof kind, "%s[%d]", gs_site_kind_name(st->kind), gs_site_width(st, c));
+            printf("  %-24s %-22s %-16s %s\n", st->name, kind, st->alias ? st->alias : "", st->what);
         }
     }
     gpn_model_free(m);

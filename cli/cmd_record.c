@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "engine/arch/family.h"
 #include "engine/corpus.h"
 #include "engine/engine.h"
 #include "engine/tokenizer.h"
@@ -208,7 +209,7 @@ static int64_t register_run(const record_opts *o, resources *r, const char *sett
     const gpn_model *m = r->model;
     const gpn_config *c = &m->cfg;
     if (store_begin(st)) return -1;
-    store_model sm = {.path = o->model, .sha256 = m->hash, .arch = c->arch == GPN_ARCH_GPN_M ? "gpn+m" : "gpn",
+    store_model sm = {.path = o->model, .sha256 = m->hash, .arch = gs_family_of(c)->store_name,
                       .n_layers = c->n_layers, .d_state = c->d, .d_emb = c->e, .d_ffn = c->f, .n_heads = c->H,
                       .d_key = c->dk, .d_val = c->dv, .vocab_size = c->V, .n_params = (int64_t)m->n_params,
                       .dtype = m->source_dtype};

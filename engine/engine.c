@@ -33,17 +33,6 @@ struct gpn_engine {
     int own_gemms; /* this step's GEMMs split over the pool (parallel_gemm.h) */
 };
 
-static const char *hook_names[GPN_HOOK_COUNT] = {
-    [GPN_HOOK_MEM_K] = "mem.k",          [GPN_HOOK_MEM_ALPHA] = "mem.alpha", [GPN_HOOK_MEM_BETA] = "mem.beta",
-    [GPN_HOOK_MEM_NORM] = "mem.norm",    [GPN_HOOK_MEM_Q] = "mem.q",         [GPN_HOOK_MEM_HEADS] = "mem.heads",
-    [GPN_HOOK_MEM_READ] = "mem_read",    [GPN_HOOK_FFN_OUT] = "ffn_out",     [GPN_HOOK_PRED_GATE] = "pred_gate",
-    [GPN_HOOK_S_PRED] = "s_pred",        [GPN_HOOK_S_DECODE] = "s_decode",   [GPN_HOOK_LOGITS] = "logits",
-    [GPN_HOOK_NLL] = "nll",              [GPN_HOOK_FUSE_GATE] = "fuse_gate", [GPN_HOOK_S_GROUND] = "s_ground",
-};
-
-const char *gpn_hook_base_name(gpn_hook_point p) { return p < GPN_HOOK_COUNT ? hook_names[p] : "?"; }
-
-int gpn_hook_is_per_layer(gpn_hook_point p) { return p >= GPN_HOOK_MEM_Q && p <= GPN_HOOK_PRED_GATE; }
 
 /* After a reset (s = prev = 0, M = 0) the next step's keys are those of a
  * zero state, relu-l2n(0 W_k + b_k), and k M is 0. */

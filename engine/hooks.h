@@ -4,7 +4,10 @@
  * whole batch (B rows of `width` floats); the function may read it and may
  * change it in place, and the step continues from the changed values. That is
  * both capture and intervention. The engine knows nothing of what hooks do;
- * probes/ builds named capture sets and interventions on top of this. */
+ * probes/ builds named capture sets and interventions on top of this. The
+ * public names, widths and kinds of these points are the family's sites
+ * (engine/arch/gpn/gpn_sites.c); the names in the comments below are the
+ * older ones, kept as aliases. */
 #ifndef GS_ENGINE_HOOKS_H
 #define GS_ENGINE_HOOKS_H
 
@@ -43,7 +46,5 @@ typedef struct {
 
 typedef void (*gpn_hook_fn)(void *ctx, const gpn_hook_event *ev);
 
-const char *gpn_hook_base_name(gpn_hook_point p); /* "mem_read" for "L{i}.mem_read" */
-int gpn_hook_is_per_layer(gpn_hook_point p);
 
 #endif

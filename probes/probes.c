@@ -28,62 +28,95 @@ struct probe_set {
 };
 
 int probe_width(const gpn_config *c, gpn_hook_point p) {
-    switch (p) {
-    case GPN_HOOK_MEM_K: case GPN_HOOK_MEM_Q: return c->H * c->dk;
-    case GPN_HOOK_MEM_ALPHA: case GPN_HOOK_MEM_BETA: case GPN_HOOK_MEM_NORM: return c->H;
-    case GPN_HOOK_MEM_HEADS: return c->H * c->dv;
-    case GPN_HOOK_LOGITS: return c->V;
-    case GPN_HOOK_NLL: return 1;
-    default: return c->d;
-    }
+    const gs_family *f = gs_family_of(c);
+    const gs_site *site = f ? gs_site_of_point(f, p) : NULL;
+    return site ? gs_site_width(site, c) : 0;
 }
 
-static int is_memory_point(gpn_hook_point p) {
-    return p == GPN_HOOK_MEM_K || p == GPN_HOOK_MEM_ALPHA || p == GPN_HOOK_MEM_BETA || p == GPN_HOOK_MEM_NORM ||
-           p == GPN_HOOK_MEM_Q || p == GPN_HOOK_MEM_HEADS || p == GPN_HOOK_MEM_READ;
+/* Does `name` match `pattern`, where "{i}" stands for a layer number (or "*":
+ * every layer, layer = -1)? */
+static int match_pattern(const char *pattern, const char *name, int *layer) {
+    const char *at = pattern ? strstr(pattern, "{i}") : NULL;
+    if (!pattern) return 0;
+    if (!at) return !strcmp(pattern, name) && (*layer = 0, 1);
+    size_t pre = (size_t)(at - pattern);
+    if (strncmp(pattern, name, pre)) return 0;
+    const char *rest = name + pre;
+    if (*rest == '*') {
+        *layer = -1;
+        rest++;
+    } else {
+        if (*rest < '0' || *rest > '9') return 0;
+        char *end;
+        long l = strtol(rest, &end, 10);
+        if (l > 1000000) return 0;
+        *layer = (int)l;
+        rest = end;
+    }
+    return !strcmp(rest, at + 3);
+}
+
+int probe_parse_site(const gpn_config *c, const char *name, const gs_site **site, int *layer) {
+    const gs_family *f = gs_family_of(c);
+    if (!f) return gs_fail("hook name '%s': unknown architecture", name);
+    for (int i = 0; i < f->n_sites; i++) {
+        const gs_site *s = &f->sites[i];
+        int l = 0, hit = match_pattern(s->name, name, &l) || match_pattern(s->alias, name, &l);
+        if (!hit && s->alias && !strncmp(s->alias, "L{i}.", 5) && !strncmp(name, "*.", 2))
+            hit = !strcmp(s->alias + 5, name + 2) && (l = -1, 1); /* the old "*.ffn_out" */
+        if (!hit && s->per_layer) {
+            /* a bare per-layer name ("mem_read", "hook_mlp_out"): only for a one-layer model */
+            const char *pats[] = {s->name, s->alias};
+            for (int k = 0; k < 2 && !hit; k++) {
+                const char *dot = pats[k] ? strstr(pats[k], "{i}.") : NULL;
+                if (dot && !strcmp(dot + 4, name)) {
+                    if (c->n_layers != 1) {
+                        char want[96];
+                        gs_site_format(s, 0, want, sizeof want);
+                        return gs_fail("hook name '%s' is per layer: use %.*s{i}.%s (e.g. %s, or * for every layer)",
+                                       name, (int)(dot - pats[k]), pats[k], name, want);
+                    }
+                    hit = 1;
+                }
+            }
+        }
+        if (!hit) continue;
+        if (!gs_site_present(s, c)) return gs_fail("hook name '%s': this model has no memory (%s)", name, f->title);
+        if (l >= c->n_layers) return gs_fail("hook name '%s': the model has %d layer(s)", name, c->n_layers);
+        *site = s;
+        *layer = l;
+        return 0;
+    }
+    /* a per-layer prefix on a site that is not per layer ("L0.s_pred", "blocks.0.state.pred") */
+    for (int i = 0; i < f->n_sites; i++) {
+        const gs_site *s = &f->sites[i];
+        if (s->per_layer) continue;
+        const char *tail = strchr(name, '.');
+        if ((!strncmp(name, "blocks.", 7) && (tail = strchr(name + 7, '.'))) || (name[0] == 'L' && tail))
+            if (!strcmp(tail + 1, s->name) || (s->alias && !strcmp(tail + 1, s->alias)))
+                return gs_fail("hook name '%s': '%s' is not per layer; use '%s'", name, tail + 1, s->name);
+    }
+    return gs_fail("unknown hook name '%s' (gpnscope info MODEL lists the model's sites)", name);
 }
 
 int probe_parse_name(const gpn_config *c, const char *name, gpn_hook_point *point, int *layer) {
-    const char *base = name;
-    *layer = 0;
-    int layered = 0;
-    if (name[0] == 'L' && name[1] >= '0' && name[1] <= '9') {
-        char *end;
-        long l = strtol(name + 1, &end, 10);
-        if (*end != '.') return gs_fail("hook name '%s': expected L{i}.NAME", name);
-        if (l >= c->n_layers) return gs_fail("hook name '%s': the model has %d layer(s)", name, c->n_layers);
-        *layer = (int)l;
-        base = end + 1;
-        layered = 1;
-    } else if (!strncmp(name, "*.", 2)) {
-        *layer = -1;
-        base = name + 2;
-        layered = 1;
-    }
-    for (int p = 0; p < GPN_HOOK_COUNT; p++) {
-        if (strcmp(base, gpn_hook_base_name((gpn_hook_point)p))) continue;
-        if (gpn_hook_is_per_layer((gpn_hook_point)p) != layered) {
-            if (layered) return gs_fail("hook name '%s': '%s' is not per layer; use '%s'", name, base, base);
-            /* a one-layer model may say "mem_read" for "L0.mem_read" */
-            if (c->n_layers != 1) return gs_fail("hook name '%s' is per layer: use L{i}.%s (or *.%s)", name, base, base);
-        }
-        if (is_memory_point((gpn_hook_point)p) && c->arch != GPN_ARCH_GPN_M)
-            return gs_fail("hook name '%s': this model has no memory (GPN)", name);
-        *point = (gpn_hook_point)p;
-        return 0;
-    }
-    return gs_fail("unknown hook name '%s' (gpnscope hooks MODEL lists them)", name);
+    const gs_site *s;
+    if (probe_parse_site(c, name, &s, layer) != 0) return -1;
+    *point = s->point;
+    return 0;
 }
 
 int probe_list_names(const gpn_config *c, char *buf, size_t size) {
+    const gs_family *f = gs_family_of(c);
     size_t used = 0;
     buf[0] = 0;
-    for (int p = 0; p < GPN_HOOK_COUNT; p++) {
-        if (is_memory_point((gpn_hook_point)p) && c->arch != GPN_ARCH_GPN_M) continue;
-        int layers = gpn_hook_is_per_layer((gpn_hook_point)p) ? c->n_layers : 0;
-        for (int l = 0; l < (layers ? layers : 1); l++) {
-            int w = layers ? snprintf(buf + used, size - used, "L%d.%s\n", l, gpn_hook_base_name((gpn_hook_point)p))
-                           : snprintf(buf + used, size - used, "%s\n", gpn_hook_base_name((gpn_hook_point)p));
+    for (int i = 0; f && i < f->n_sites; i++) {
+        const gs_site *s = &f->sites[i];
+        if (!gs_site_present(s, c)) continue;
+        for (int l = 0; l < (s->per_layer ? c->n_layers : 1); l++) {
+            char name[96];
+            gs_site_format(s, l, name, sizeof name);
+            int w = snprintf(buf + used, size - used, "%s\n", name);
             if (w < 0 || (size_t)w >= size - used) return gs_fail("hook list does not fit");
             used += (size_t)w;
         }
@@ -183,7 +216,10 @@ static void zero_heads_fn(void *ctx, const gpn_hook_event *ev) {
 
 int probe_zero_heads(probe_set *s, int layer, const int *heads, int n_heads) {
     const gpn_config *c = &gpn_engine_model(s->e)->cfg;
-    if (c->arch != GPN_ARCH_GPN_M) return gs_fail("head ablation: this model has no memory heads (GPN)");
+    const gs_family *f = gs_family_of(c);
+    const gs_site *reads = f ? gs_site_of_point(f, GPN_HOOK_MEM_HEADS) : NULL;
+    if (!reads || !gs_site_present(reads, c))
+        return gs_fail("head ablation: this model has no memory heads (%s)", f ? f->title : "?");
     if (layer >= c->n_layers) return gs_fail("head ablation: layer %d, the model has %d", layer, c->n_layers);
     heads_ctx *h = set_alloc(s, sizeof *h);
     if (!h || !(h->zero = set_alloc(s, (size_t)c->H))) return -1;

@@ -6,15 +6,20 @@
 #ifndef GS_PROBES_PROBES_H
 #define GS_PROBES_PROBES_H
 
+#include "engine/arch/family.h"
 #include "engine/engine.h"
 
 typedef struct probe_set probe_set;
 typedef void (*probe_fn)(void *ctx, const gpn_hook_event *ev);
 
-/* Parse "s_pred", "mem.alpha", "L1.ffn_out" (per-layer names need "L{i}.",
- * with i < n_layers; "*." matches every layer, layer = -1). */
+/* Parse a site name of the model's family (engine/arch/family.h,
+ * docs/hooks.md): "state.pred", "mem.alpha", "blocks.1.hook_mlp_out", or an
+ * alias ("s_pred", "L1.ffn_out"). Per-layer names need a layer i < n_layers;
+ * "*" in its place matches every layer (layer = -1); a one-layer model may
+ * leave the layer out ("mem_read"). */
+int probe_parse_site(const gpn_config *c, const char *name, const gs_site **site, int *layer);
 int probe_parse_name(const gpn_config *c, const char *name, gpn_hook_point *point, int *layer);
-/* Every valid hook name of a model, written one per line into buf. */
+/* Every site of a model by its name (layers spelled out), one per line into buf. */
 int probe_list_names(const gpn_config *c, char *buf, size_t size);
 /* Width of a hook point's rows for a model. */
 int probe_width(const gpn_config *c, gpn_hook_point p);

@@ -103,7 +103,24 @@ int main(void) {
     CHECK(probe_parse_name(c, "L0.s_pred", &p, &layer) != 0, "s_pred is not per layer");
     CHECK(probe_parse_name(c, "bogus", &p, &layer) != 0 && strstr(gs_error(), "unknown hook"), "unknown: %s", gs_error());
     char list[4096];
-    CHECK(probe_list_names(c, list, sizeof list) == 0 && strstr(list, "L0.mem.heads\n") && strstr(list, "mem.alpha\n"), "list");
+    CHECK(probe_list_names(c, list, sizeof list) == 0 && strstr(list, "blocks.0.mem.heads\n") &&
+              strstr(list, "mem.alpha\n") && strstr(list, "state.pred\n") && !strstr(list, "s_pred"),
+          "list:\n%s", list);
+    /* the site names and their aliases name the same point */
+    const struct { const char *a, *b; } same[] = {{"s_pred", "state.pred"},           {"s_ground", "state.ground"},
+                                                   {"L0.ffn_out", "blocks.0.hook_mlp_out"}, {"L0.mem_read", "blocks.0.hook_mem_out"},
+                                                   {"*.mem.heads", "blocks.*.mem.heads"},   {"hook_mlp_out", "L0.ffn_out"}};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        gpn_hook_point pa, pb;
+        int la, lb;
+        CHECK(probe_parse_name(c, same[i].a, &pa, &la) == 0 && probe_parse_name(c, same[i].b, &pb, &lb) == 0 && pa == pb &&
+                  la == lb,
+              "%s and %s: %s", same[i].a, same[i].b, gs_error());
+    }
+    CHECK(probe_parse_name(c, "blocks.0.state.pred", &p, &layer) != 0 && strstr(gs_error(), "not per layer"),
+          "blocks.0.state.pred: %s", gs_error());
+    CHECK(probe_parse_name(c, "blocks.1.hook_mlp_out", &p, &layer) != 0 && strstr(gs_error(), "1 layer"),
+          "blocks.1 of 1: %s", gs_error());
     gpn_model *plain = gpn_model_load(fixture("reference/gpn.weights.safetensors"));
     CHECK(plain && probe_parse_name(&plain->cfg, "mem.alpha", &p, &layer) != 0 && strstr(gs_error(), "no memory"), "gpn mem");
     gpn_model_free(plain);

@@ -236,11 +236,14 @@ static char *csv_numbers(const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) return strdup("");
     char *out = calloc(1, 1 << 16), line[512];
-    while (fgets(line, sizeof line, f)) {
-        char *last = strrchr(line, ',');
-        if (last) *last = 0;
+    while (fgets(line, sizeof line, f)) { /* every column but the 7th, elapsed_s (wall time differs) */
+        char *c = line;
+        for (int k = 0; k < 6 && c; k++) c = strchr(c + 1, ',');
+        char *after = c ? strchr(c + 1, ',') : NULL;
+        if (c) *c = 0;
         strcat(out, line);
-        strcat(out, "\n");
+        if (after) strcat(out, after);
+        else strcat(out, "\n");
     }
     fclose(f);
     return out;

@@ -1,0 +1,67 @@
+/* The family table: every architecture gpnscope knows, one row each, and
+ * the site helpers every layer above the engine uses. Adding a family is a
+ * folder engine/arch/<family>/ and one line here (docs/architecture.md). */
+#include "engine/arch/family.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/arch/gpn/gpn_family.h"
+
+static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m};
+#define N_FAMILIES ((int)(sizeof families / sizeof *families))
+
+const gs_family *gs_family_of(const gpn_config *c) {
+    for (int i = 0; i < N_FAMILIES; i++)
+        if (families[i]->arch == c->arch) return families[i];
+    return NULL;
+}
+
+const gs_family *gs_family_by_name(const char *name) {
+    for (int i = 0; name && i < N_FAMILIES; i++)
+        if (!strcmp(families[i]->name, name)) return families[i];
+    return NULL;
+}
+
+int gs_site_present(const gs_site *s, const gpn_config *c) { return !s->needs_memory || c->H > 0; }
+
+int gs_site_width(const gs_site *s, const gpn_config *c) {
+    if (!gs_site_present(s, c)) return 0;
+    switch (s->width) {
+    case GS_DIM_ONE: return 1;
+    case GS_DIM_STATE: return c->d;
+    case GS_DIM_VOCAB: return c->V;
+    case GS_DIM_HEADS: return c->H;
+    case GS_DIM_HEADS_KEY: return c->H * c->dk;
+    case GS_DIM_HEADS_VAL: return c->H * c->dv;
+    }
+    return 0;
+}
+
+const gs_site *gs_site_of_point(const gs_family *f, gpn_hook_point p) {
+    for (int i = 0; i < f->n_sites; i++)
+        if (f->sites[i].point == p) return &f->sites[i];
+    return NULL;
+}
+
+const gs_site *gs_site_of_role(const gs_family *f, const gpn_config *c, gs_site_role role) {
+    for (int i = 0; i < f->n_sites; i++)
+        if (f->sites[i].role == role && gs_site_present(&f->sites[i], c)) return &f->sites[i];
+    return NULL;
+}
+
+void gs_site_format(const gs_site *s, int layer, char *out, size_t size) {
+    const char *at = s->per_layer ? strstr(s->name, "{i}") : NULL;
+    if (!at) { snprintf(out, size, "%s", s->name); return; }
+    snprintf(out, size, "%.*s%d%s", (int)(at - s->name), s->name, layer, at + 3);
+}
+
+const char *gs_site_kind_name(gs_site_kind k) {
+    switch (k) {
+    case GS_SITE_VECTOR: return "vector";
+    case GS_SITE_HEAD_SCALAR: return "per-head scalar";
+    case GS_SITE_HEAD_VECTOR: return "per-head vector";
+    case GS_SITE_SCALAR: return "scalar";
+    }
+    return "?";
+}

@@ -1,0 +1,73 @@
+/* Architecture knowledge as data (llama.cpp's src/llama-arch.h is the model):
+ * one row per model family, holding its name, how its tensors are laid out,
+ * and its sites: the public names of what a step computes (TransformerLens
+ * names where one exists, plain names elsewhere; docs/hooks.md). Everything
+ * outside engine/arch/ asks this table instead of testing the architecture.
+ *
+ * A site names one tensor of a step: B rows of `width` floats. Per-layer
+ * sites are written "blocks.{i}.NAME"; a site may also answer to an older
+ * name (its alias, e.g. "s_pred" or "L{i}.mem_read"). */
+#ifndef GS_ENGINE_ARCH_FAMILY_H
+#define GS_ENGINE_ARCH_FAMILY_H
+
+#include "engine/hooks.h"
+#include "engine/model.h"
+
+typedef enum {
+    GS_SITE_VECTOR,      /* one vector per token (a state, a residual stream) */
+    GS_SITE_HEAD_SCALAR, /* one number per head (a decay rate, a write strength) */
+    GS_SITE_HEAD_VECTOR, /* one vector per head, concatenated (keys, queries, per-head reads) */
+    GS_SITE_SCALAR,      /* one number per token (the NLL) */
+} gs_site_kind;
+
+/* What an analysis may take a site for by default. */
+typedef enum {
+    GS_ROLE_NONE = 0,
+    GS_ROLE_STATE,  /* "the state" of the family: geometry, default direction, horizons */
+    GS_ROLE_DECAY,  /* per-head decay rates in (0, 1): retention, pools */
+    GS_ROLE_LOGITS,
+    GS_ROLE_NLL,
+} gs_site_role;
+
+/* How a site's width follows from the config. */
+typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEADS_KEY, GS_DIM_HEADS_VAL } gs_dim;
+
+typedef struct {
+    const char *name;  /* "state.pred", "blocks.{i}.hook_mlp_out" */
+    const char *alias; /* an older name ("s_pred", "L{i}.ffn_out"), or NULL */
+    gpn_hook_point point;
+    gs_site_kind kind;
+    int per_layer;
+    gs_dim width;
+    gs_site_role role;
+    int needs_memory;  /* only where the model has memory heads */
+    const char *what;  /* one line for `gpnscope info` and docs/hooks.md */
+} gs_site;
+
+typedef struct {
+    const char *name;       /* "gpn_m": the checkpoint's arch metadata */
+    const char *store_name; /* "gpn+m": the store's models.arch */
+    const char *title;      /* "GPN+M, shared matrix memory" */
+    gpn_arch arch;
+    const gs_site *sites;
+    int n_sites;
+} gs_family;
+
+/* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
+const gs_family *gs_family_of(const gpn_config *c);
+const gs_family *gs_family_by_name(const char *name);
+
+/* A site's width in floats for a config; 0 where the model lacks it. */
+int gs_site_width(const gs_site *s, const gpn_config *c);
+/* Whether the model has the site (memory sites need memory heads). */
+int gs_site_present(const gs_site *s, const gpn_config *c);
+/* The site of a hook point in a family (NULL if none). */
+const gs_site *gs_site_of_point(const gs_family *f, gpn_hook_point p);
+/* The first present site of a role (NULL if none): e.g. the state site. */
+const gs_site *gs_site_of_role(const gs_family *f, const gpn_config *c, gs_site_role role);
+/* A site's name for layer i ("blocks.{i}.X" -> "blocks.0.X"); layer is
+ * ignored for sites that are not per layer. */
+void gs_site_format(const gs_site *s, int layer, char *out, size_t size);
+const char *gs_site_kind_name(gs_site_kind k);
+
+#endif
