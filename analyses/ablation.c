@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "probes/probes.h"
+#include "probes/runner.h"
 
 const char *const gs_ablation_bucket_names[ABLATION_BUCKETS] = {"1-16", "17-128", "129-512", "513+"};
 static const int bucket_lo[ABLATION_BUCKETS] = {1, 17, 129, 513};
@@ -147,6 +148,54 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The runner's view of an ablation: windows are the run's recorded tokens;
+ * after each step keep the NLL under the intervention, after each batch
+ * store it and add it up against the run's own NLL. */
+typedef struct {
+    store *st;
+    int64_t an;
+    const store_token_array *tk;
+    int T;
+    float *nll; /* B x T */
+    double *sums;
+    int64_t *counts;
+    double *bucket_sum;
+    gs_ablation *out;
+} ablate_sink;
+
+static int recorded_window(void *ctx, int64_t w, int32_t *tokens) {
+    const store_token_array *tk = ctx;
+    memcpy(tokens, tk->token_id + w * tk->n_positions, (size_t)tk->n_positions * sizeof *tokens);
+    return 0;
+}
+
+static int keep_nll(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+    (void)w0, (void)tokens;
+    ablate_sink *a = ctx;
+    const float *nll = gpn_engine_out(e).nll;
+    for (int b = 0; b < nb; b++) a->nll[(size_t)b * a->T + t] = nll[b];
+    return 0;
+}
+
+static int store_batch(void *ctx, int64_t w0, int nb) {
+    ablate_sink *a = ctx;
+    int T = a->T;
+    for (int b = 0; b < nb; b++) {
+        int64_t w = w0 + b;
+        if (store_put_ablation_nll(a->st, a->an, a->tk->window_ids[w], a->nll + (size_t)b * T, T)) return -1;
+        for (int t = 0; t < T; t++) {
+            double base = a->tk->nll[w * T + t], abl = a->nll[(size_t)b * T + t];
+            if (isnan(base)) continue;
+            a->sums[2 * w] += base;
+            a->sums[2 * w + 1] += abl;
+            a->counts[w]++;
+            a->bucket_sum[bucket_of(t)] += abl - base;
+            a->out->bucket_tokens[bucket_of(t)]++;
+        }
+    }
+    return 0;
+}
+
 int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->what, sizeof out->what, "%s", o->what);
@@ -192,30 +241,10 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     counts = calloc((size_t)W, sizeof *counts);
     double bucket_sum[ABLATION_BUCKETS] = {0};
     if (!nll || !sums || !counts) { gs_fail("out of memory"); goto rollback; }
-    for (int64_t w0 = 0; w0 < W; w0 += B) {
-        int nb = W - w0 < B ? (int)(W - w0) : B;
-        gpn_engine_reset(e);
-        int32_t tok[4096];
-        for (int t = 0; t < T; t++) {
-            for (int b = 0; b < nb; b++) tok[b] = tk.token_id[(w0 + b) * T + t];
-            if (gpn_engine_step(e, tok, nb)) goto rollback;
-            gpn_step_out so = gpn_engine_out(e);
-            for (int b = 0; b < nb; b++) nll[(size_t)b * T + t] = so.nll[b];
-        }
-        for (int b = 0; b < nb; b++) {
-            int64_t w = w0 + b;
-            if (store_put_ablation_nll(st, an, tk.window_ids[w], nll + (size_t)b * T, T)) goto rollback;
-            for (int t = 0; t < T; t++) {
-                double base = tk.nll[w * T + t], abl = nll[(size_t)b * T + t];
-                if (isnan(base)) continue;
-                sums[2 * w] += base;
-                sums[2 * w + 1] += abl;
-                counts[w]++;
-                bucket_sum[bucket_of(t)] += abl - base;
-                out->bucket_tokens[bucket_of(t)]++;
-            }
-        }
-    }
+    ablate_sink as = {st, an, &tk, T, nll, sums, counts, bucket_sum, out};
+    runner_sink sink = {.ctx = &as, .after_step = keep_nll, .end = store_batch};
+    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = recorded_window, .window_ctx = &tk};
+    if (runner_run(&ro, &sink, 1, NULL)) goto rollback;
     /* totals and a bootstrap over windows (resampled with replacement) */
     pick = malloc((size_t)W * sizeof *pick);
     int n_boot = o->n_boot > 0 ? o->n_boot : 1000;

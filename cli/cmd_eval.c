@@ -12,7 +12,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "engine/corpus.h"
-#include "engine/corpus_eval.h"
+#include "probes/corpus_eval.h"
 #include "engine/model.h"
 #include "engine/tokenizer.h"
 

@@ -19,6 +19,7 @@
 #include "engine/corpus.h"
 #include "engine/engine.h"
 #include "engine/tokenizer.h"
+#include "probes/runner.h"
 #include "store/store.h"
 
 static const char *help =
@@ -264,44 +265,74 @@ fail:
     return -1;
 }
 
-/* Record windows [w0, w0 + nb) in lockstep inside the caller's transaction. */
-static int record_group(const record_opts *o, const capture_plan *plan, resources *r, int64_t run, int64_t w0, int nb,
-                        int32_t *tokens, unsigned char *keep, store_token_row *rows) {
-    const gpn_config *c = &r->model->cfg;
-    int T = (int)o->seq_len;
-    store_dtype dt = strcmp(o->dtype, "f16") ? STORE_F32 : STORE_F16;
+/* The recorder as a sink of the runner (probes/runner.h): each batch of
+ * windows is one transaction; a window's row is written last, in the batch
+ * that completes it, so an interrupted run resumes at a batch boundary. */
+typedef struct {
+    const record_opts *o;
+    const capture_plan *plan;
+    resources *r;
+    int64_t run;
+    store_dtype dt;
+    unsigned char *keep;        /* B x T: positions whose states are kept */
+    unsigned char want[4096];   /* this step's rows whose states are kept: only those leave a GPU */
+    store_token_row *rows;
+} recorder;
+
+static int rec_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
+    (void)tokens;
+    recorder *k = ctx;
+    int T = (int)k->o->seq_len;
+    for (int b = 0; b < nb; b++) choose_positions(k->plan, k->o->seed, w0 + b, T, k->keep + (size_t)b * T);
+    return store_begin(k->r->st);
+}
+
+static int rec_before_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t) {
+    (void)e, (void)w0;
+    recorder *k = ctx;
+    for (int b = 0; b < nb; b++) k->want[b] = k->keep[(size_t)b * k->o->seq_len + t];
+    return 0;
+}
+
+static int rec_after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+    recorder *k = ctx;
+    const gpn_config *c = &k->r->model->cfg;
+    int T = (int)k->o->seq_len;
+    gpn_step_out out = gpn_engine_out(e);
     for (int b = 0; b < nb; b++) {
-        if (corpus_window(r->corpus, w0 + b, tokens + (size_t)b * T)) return -1;
-        choose_positions(plan, o->seed, w0 + b, T, keep + (size_t)b * T);
-    }
-    gpn_engine_reset(r->engine);
-    int32_t step_tokens[4096];
-    unsigned char want_state[4096]; /* rows whose states this step keeps: only those leave a GPU */
-    gpn_engine_set_outputs(r->engine, plan->pred || plan->ground ? GPN_OUT_STATES : 0, want_state);
-    for (int t = 0; t < T; t++) {
-        for (int b = 0; b < nb; b++) {
-            step_tokens[b] = tokens[(size_t)b * T + t];
-            want_state[b] = keep[(size_t)b * T + t];
-        }
-        if (gpn_engine_step(r->engine, step_tokens, nb)) return -1;
-        gpn_step_out out = gpn_engine_out(r->engine);
-        for (int b = 0; b < nb; b++) {
-            int32_t w = (int32_t)(w0 + b);
-            int32_t next = t + 1 < T ? tokens[(size_t)b * T + t + 1] : -1;
-            rows[b] = (store_token_row){w, t, step_tokens[b], next, out.top1[b], out.nll[b], out.entropy[b]};
-            if (out.alpha && store_put_head_steps(r->st, run, w, t, c->H, out.alpha + (size_t)b * c->H,
-                                                  out.beta + (size_t)b * c->H, out.mem_norm + (size_t)b * c->H))
-                return -1;
-            if (!keep[(size_t)b * T + t]) continue;
-            if (plan->pred && store_put_state(r->st, run, w, t, "pred", dt, out.s_pred + (size_t)b * c->d, c->d)) return -1;
-            if (plan->ground && store_put_state(r->st, run, w, t, "ground", dt, out.s_ground + (size_t)b * c->d, c->d))
-                return -1;
-        }
-        if (store_put_tokens(r->st, run, rows, nb)) return -1;
-    }
-    for (int b = 0; b < nb; b++)
-        if (store_window_done(r->st, run, (int32_t)(w0 + b), corpus_window_index(r->corpus, w0 + b) * o->seq_len, T))
+        int32_t w = (int32_t)(w0 + b);
+        int32_t next = t + 1 < T ? tokens[(size_t)b * T + t + 1] : -1;
+        k->rows[b] = (store_token_row){w, t, tokens[(size_t)b * T + t], next, out.top1[b], out.nll[b], out.entropy[b]};
+        if (out.alpha && store_put_head_steps(k->r->st, k->run, w, t, c->H, out.alpha + (size_t)b * c->H,
+                                              out.beta + (size_t)b * c->H, out.mem_norm + (size_t)b * c->H))
             return -1;
+        if (!k->want[b]) continue;
+        if (k->plan->pred && store_put_state(k->r->st, k->run, w, t, "pred", k->dt, out.s_pred + (size_t)b * c->d, c->d))
+            return -1;
+        if (k->plan->ground && store_put_state(k->r->st, k->run, w, t, "ground", k->dt, out.s_ground + (size_t)b * c->d, c->d))
+            return -1;
+    }
+    return store_put_tokens(k->r->st, k->run, k->rows, nb);
+}
+
+static int rec_end(void *ctx, int64_t w0, int nb) {
+    recorder *k = ctx;
+    int64_t T = k->o->seq_len;
+    for (int b = 0; b < nb; b++)
+        if (store_window_done(k->r->st, k->run, (int32_t)(w0 + b), corpus_window_index(k->r->corpus, w0 + b) * T, (int)T))
+            return -1;
+    return store_run_progress(k->r->st, k->run, w0 + nb, (w0 + nb) * T) || store_commit(k->r->st);
+}
+
+typedef struct {
+    progress *pg;
+    int64_t first, T;
+} rec_progress;
+
+static int show_progress(void *ctx, int64_t done, int64_t total) {
+    (void)total;
+    rec_progress *p = ctx;
+    progress_update(p->pg, (done - p->first) * p->T);
     return 0;
 }
 
@@ -316,7 +347,6 @@ int cmd_record(int argc, char **argv) {
     resources r = {0};
     int rc = 1;
     char *settings = NULL;
-    int32_t *tokens = NULL;
     unsigned char *keep = NULL;
     store_token_row *rows = NULL;
     if (!(r.model = gpn_model_load(o.model))) goto out;
@@ -344,10 +374,9 @@ int cmd_record(int argc, char **argv) {
     int64_t n_windows = corpus_n_windows(r.corpus);
     int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
     if (!(r.engine = gpn_engine_new_on(r.model, B, &o.dev))) goto out;
-    tokens = malloc((size_t)B * o.seq_len * sizeof *tokens);
     keep = malloc((size_t)B * o.seq_len);
     rows = malloc((size_t)B * sizeof *rows);
-    if (!tokens || !keep || !rows) { gs_fail("out of memory"); goto out; }
+    if (!keep || !rows) { gs_fail("out of memory"); goto out; }
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -356,21 +385,24 @@ int cmd_record(int argc, char **argv) {
     progress pg;
     progress_start(&pg, "record", "tok", (n_windows - first) * o.seq_len);
     if (o.quiet) pg.enabled = 0;
+    recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows};
+    gpn_engine_set_outputs(r.engine, plan.pred || plan.ground ? GPN_OUT_STATES : 0, rec.want);
+    runner_sink sink = {&rec, rec_begin, rec_before_step, rec_after_step, rec_end};
+    rec_progress rp = {&pg, first, o.seq_len};
+    runner_opts ro = {.engine = r.engine, .T = (int)o.seq_len, .first = first, .total = n_windows,
+                      .window = runner_corpus_window, .window_ctx = r.corpus, .progress = show_progress,
+                      .progress_ctx = &rp, .stop = &stop_requested};
     int64_t w = first;
-    for (; w < n_windows && !stop_requested; w += B) {
-        int nb = n_windows - w < B ? (int)(n_windows - w) : B;
-        if (store_begin(r.st) || record_group(&o, &plan, &r, run, w, nb, tokens, keep, rows) ||
-            store_run_progress(r.st, run, w + nb, (w + nb) * o.seq_len) || store_commit(r.st)) {
-            char msg[GS_ERROR_MAX];
-            snprintf(msg, sizeof msg, "%s", gs_error());
-            store_rollback(r.st);
-            store_finish_run(r.st, run, "failed", msg);
-            gs_fail("%s", msg);
-            goto out;
-        }
-        progress_update(&pg, (w + nb - first) * o.seq_len);
+    int run_rc = runner_run(&ro, &sink, 1, &w);
+    if (run_rc < 0) {
+        char msg[GS_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", gs_error());
+        store_rollback(r.st);
+        store_finish_run(r.st, run, "failed", msg);
+        gs_fail("%s", msg);
+        goto out;
     }
-    progress_end(&pg, (w < n_windows ? w - first : n_windows - first) * o.seq_len);
+    progress_end(&pg, (w - first) * o.seq_len);
     if (w < n_windows) {
         store_finish_run(r.st, run, "interrupted", "stopped by a signal; continue with --resume");
         fprintf(stderr, "gpnscope record: interrupted after %lld of %lld windows; run %lld is resumable with --resume\n",
@@ -385,7 +417,6 @@ int cmd_record(int argc, char **argv) {
 out:
     if (rc == 1) fprintf(stderr, "gpnscope record: %s\n", gs_error());
     free(settings);
-    free(tokens);
     free(keep);
     free(rows);
     release(&r);

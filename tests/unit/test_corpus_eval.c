@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "engine/corpus.h"
-#include "engine/corpus_eval.h"
+#include "probes/corpus_eval.h"
 #include "engine/model.h"
 #include "engine/safetensors.h"
 #include "testlib.h"

@@ -2,9 +2,9 @@
  * one sequence started from the zero state (as the companion evaluates), B
  * windows per engine step. Mean NLL is over every token of every window
  * (docs/gpn-model.md: step t predicts x_t), perplexity = exp(mean NLL).
- * Used by `gpnscope eval` and by training for validation loss. */
-#ifndef GS_ENGINE_CORPUS_EVAL_H
-#define GS_ENGINE_CORPUS_EVAL_H
+ * Used by `gpnscope eval`; one sink of the runner (probes/runner.h). */
+#ifndef GS_PROBES_CORPUS_EVAL_H
+#define GS_PROBES_CORPUS_EVAL_H
 
 #include <stdint.h>
 

@@ -1,0 +1,66 @@
+#include "probes/corpus_eval.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/error.h"
+#include "engine/engine.h"
+#include "probes/runner.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+typedef struct {
+    double sum;
+    const gpn_corpus *c;
+    corpus_eval_progress progress;
+    void *ctx;
+    double t0;
+    int64_t T;
+} eval_sink;
+
+static int add_nll(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+    (void)w0, (void)t, (void)tokens;
+    eval_sink *s = ctx;
+    const float *nll = gpn_engine_out(e).nll;
+    for (int b = 0; b < nb; b++) s->sum += nll[b];
+    return 0;
+}
+
+static int report(void *ctx, int64_t done, int64_t total) {
+    eval_sink *s = ctx;
+    return s->progress && s->progress(s->ctx, done, total, done * s->T, now() - s->t0);
+}
+
+int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_device *dev, corpus_eval_progress progress,
+                void *ctx, corpus_eval_result *out) {
+    memset(out, 0, sizeof *out);
+    if (batch < 1) return gs_fail("batch must be at least 1 (got %d)", batch);
+    int64_t W = corpus_n_windows(c), T = corpus_seq_len(c);
+    if (batch > W) batch = (int)W;
+    gpn_engine *e = gpn_engine_new_on(m, batch, dev);
+    if (!e) return -1;
+    gpn_engine_set_outputs(e, 0, NULL); /* the NLL is all an evaluation reads */
+    eval_sink s = {0, c, progress, ctx, now(), T};
+    runner_sink sink = {.ctx = &s, .after_step = add_nll};
+    runner_opts ro = {.engine = e, .T = (int)T, .first = 0, .total = W, .window = runner_corpus_window,
+                      .window_ctx = (void *)c, .progress = report, .progress_ctx = &s};
+    int64_t done = 0;
+    int rc = runner_run(&ro, &sink, 1, &done);
+    out->windows = done;
+    out->tokens = done * T;
+    out->seconds = now() - s.t0;
+    out->sum_nll = s.sum;
+    if (out->tokens) {
+        out->mean_nll = s.sum / (double)out->tokens;
+        out->perplexity = exp(out->mean_nll);
+        out->tokens_per_s = out->seconds > 0 ? (double)out->tokens / out->seconds : 0;
+    }
+    gpn_engine_free(e);
+    return rc;
+}

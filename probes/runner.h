@@ -1,0 +1,51 @@
+/* Windows in lockstep, the one loop behind record, eval, ablate and the demo:
+ * B windows at a time (B = the engine's batch), each from the zero state,
+ * one token per step for T steps. Sinks see each batch's tokens, may set up
+ * each step (what the engine must output), read the engine after each step,
+ * and close each batch (a store commits there). Between batches a progress
+ * callback may stop the run, and so may a stop flag (a signal handler's). */
+#ifndef GS_PROBES_RUNNER_H
+#define GS_PROBES_RUNNER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+/* The T tokens of window w (0-based within the run's selection). */
+typedef int (*runner_window_fn)(void *ctx, int64_t w, int32_t *tokens);
+
+/* Every callback may be NULL. tokens: the batch, nb rows of T. A non-zero
+ * return stops the run with that error (gs_error() set). */
+typedef struct {
+    void *ctx;
+    int (*begin)(void *ctx, int64_t w0, int nb, const int32_t *tokens);
+    int (*before_step)(void *ctx, gpn_engine *e, int64_t w0, int nb, int t);
+    int (*after_step)(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens);
+    int (*end)(void *ctx, int64_t w0, int nb);
+} runner_sink;
+
+/* After each batch: windows done so far (of the whole selection) and the
+ * total; a non-zero return stops the run after that batch. */
+typedef int (*runner_progress_fn)(void *ctx, int64_t windows_done, int64_t windows_total);
+
+typedef struct {
+    gpn_engine *engine;
+    int T;
+    int64_t first, total;       /* run windows [first, total) */
+    runner_window_fn window;
+    void *window_ctx;
+    runner_progress_fn progress;
+    void *progress_ctx;
+    const volatile sig_atomic_t *stop; /* checked between batches */
+} runner_opts;
+
+/* Returns 0 when every window ran, 1 when stopped by the progress callback
+ * or the stop flag, -1 with gs_error(). *done (may be NULL): the end of the
+ * last complete batch, so [first, *done) ran completely. */
+int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int64_t *done);
+
+/* A window source over a corpus (ctx: the gpn_corpus). */
+int runner_corpus_window(void *ctx, int64_t w, int32_t *tokens);
+
+#endif
