@@ -19,6 +19,7 @@
 #include "engine/corpus.h"
 #include "engine/engine.h"
 #include "engine/tokenizer.h"
+#include "probes/probes.h"
 #include "probes/runner.h"
 #include "store/store.h"
 
@@ -42,7 +43,13 @@ static const char *help =
     "  --sample N          of the selected windows keep N chosen at random (with --seed)\n"
     "  --seed S            seed for --sample and sample:K positions (default 1)\n"
     "  --batch B           windows run in lockstep (default 16); results do not depend on it\n"
-    "  --states LIST       pred,ground | pred | ground | none (default pred)\n"
+    "  --sites LIST        the sites to record, comma-separated (gpnscope info MODEL lists\n"
+    "                      them; docs/hooks.md): vector sites go to states (state.pred as\n"
+    "                      'pred', state.ground as 'ground', others by name), mem.alpha,\n"
+    "                      mem.beta, mem.norm to head_steps; blocks.*.NAME means every layer\n"
+    "                      (default: state.pred and, with memory, mem.alpha,mem.beta,mem.norm)\n"
+    "  --states LIST       the older spelling: pred,ground | pred | ground | none (default\n"
+    "                      pred), with the memory's per-head rows\n"
     "  --positions RULE    all | stride:K (positions 0, K, 2K, ...) | sample:K (K random\n"
     "                      positions per window) (default all)\n"
     "  --dtype f32|f16     state BLOB dtype (default f32; f16 halves the size)\n"
@@ -59,24 +66,90 @@ static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 
 typedef struct {
-    const char *model, *tokenizer, *corpus, *db, *states, *positions, *dtype, *field, *separator, *device, *precision;
+    const char *model, *tokenizer, *corpus, *db, *states, *sites, *positions, *dtype, *field, *separator, *device,
+        *precision;
     gpn_device dev;
     int64_t seq_len, windows, skip, sample;
     uint64_t seed;
-    int batch, resume, quiet;
+    int batch, resume, quiet, states_given;
+    const char *recorded; /* the vector sites' kinds (capture_plan.kinds) */
 } record_opts;
 
+/* One recorded vector site: its rows go to the states table under `kind`
+ * ("pred" and "ground" for the two states, as stores have always called
+ * them; the site's own name for any other). Sites the backend keeps after a
+ * step are read from it; the rest are captured through probes/. */
 typedef struct {
-    int pred, ground;
+    char kind[64];
+    const gs_site *site;
+    int layer, width;
+    probe_capture *cap;
+} vector_site;
+
+#define MAX_RECORDED_SITES 64
+typedef struct {
+    vector_site vec[MAX_RECORDED_SITES];
+    int n_vec;
+    int head[3]; /* mem.alpha, mem.beta, mem.norm into head_steps */
+    int any_head;
+    char kinds[512]; /* the vector sites' kinds, comma-separated (runs.states) */
     int stride, sample_k; /* positions: stride K (1 = all) or K random per window */
 } capture_plan;
 
+static const gpn_hook_point head_points[3] = {GPN_HOOK_MEM_ALPHA, GPN_HOOK_MEM_BETA, GPN_HOOK_MEM_NORM};
+
+/* What to record: --sites, or the older --states (pred, ground, both or
+ * none) with the memory's per-head rows where the model has memory. */
+static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
+    const gs_site *site;
+    int layer;
+    if (probe_parse_site(c, name, &site, &layer)) return gs_fail_context("--sites: ");
+    if (site->kind == GS_SITE_SCALAR) return 0; /* the NLL: always in the tokens table */
+    if (site->kind == GS_SITE_HEAD_SCALAR) {
+        for (int i = 0; i < 3; i++)
+            if (site->point == head_points[i]) p->head[i] = p->any_head = 1;
+        if (!p->any_head) return gs_fail("--sites %s: per-head scalars other than mem.alpha, mem.beta, mem.norm cannot be stored yet", name);
+        return 0;
+    }
+    for (int l = layer < 0 ? 0 : layer; l < (layer < 0 ? c->n_layers : layer + 1); l++) {
+        if (p->n_vec == MAX_RECORDED_SITES) return gs_fail("--sites: at most %d vector sites", MAX_RECORDED_SITES);
+        vector_site *v = &p->vec[p->n_vec];
+        memset(v, 0, sizeof *v);
+        v->site = site;
+        v->layer = l;
+        v->width = gs_site_width(site, c);
+        if (site->point == GPN_HOOK_S_PRED) snprintf(v->kind, sizeof v->kind, "pred");
+        else if (site->point == GPN_HOOK_S_GROUND) snprintf(v->kind, sizeof v->kind, "ground");
+        else gs_site_format(site, l, v->kind, sizeof v->kind);
+        for (int i = 0; i < p->n_vec; i++)
+            if (!strcmp(p->vec[i].kind, v->kind)) return gs_fail("--sites: %s is named twice", v->kind);
+        snprintf(p->kinds + strlen(p->kinds), sizeof p->kinds - strlen(p->kinds), "%s%s", p->n_vec ? "," : "", v->kind);
+        p->n_vec++;
+    }
+    return 0;
+}
+
+static int plan_sites(const record_opts *o, const gpn_config *c, capture_plan *p) {
+    char list[1024];
+    if (o->sites) snprintf(list, sizeof list, "%s", o->sites);
+    else {
+        const char *st = !strcmp(o->states, "pred,ground") || !strcmp(o->states, "ground,pred") ? "state.pred,state.ground"
+                         : !strcmp(o->states, "pred")   ? "state.pred"
+                         : !strcmp(o->states, "ground") ? "state.ground"
+                         : !strcmp(o->states, "none")   ? ""
+                                                        : NULL;
+        if (!st) return gs_fail("--states '%s': use pred,ground, pred, ground or none", o->states);
+        snprintf(list, sizeof list, "%s%s%s", st, *st && c->H ? "," : "", c->H ? "mem.alpha,mem.beta,mem.norm" : "");
+    }
+    for (char *save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
+        if (add_site(p, c, name)) return -1;
+    if (!p->kinds[0]) snprintf(p->kinds, sizeof p->kinds, "none");
+    return 0;
+}
+
 static int parse_plan(const record_opts *o, capture_plan *p) {
     memset(p, 0, sizeof *p);
-    if (!strcmp(o->states, "pred,ground") || !strcmp(o->states, "ground,pred")) p->pred = p->ground = 1;
-    else if (!strcmp(o->states, "pred")) p->pred = 1;
-    else if (!strcmp(o->states, "ground")) p->ground = 1;
-    else if (strcmp(o->states, "none")) return gs_fail("--states '%s': use pred,ground, pred, ground or none", o->states);
+    if (o->sites && o->states_given) return gs_fail("--sites and --states: give one (--states is the older spelling)");
     char *end;
     if (!strcmp(o->positions, "all")) p->stride = 1;
     else if (!strncmp(o->positions, "stride:", 7) && (p->stride = (int)strtol(o->positions + 7, &end, 10)) > 0 && !*end) {}
@@ -112,6 +185,8 @@ static char *settings_json(const record_opts *o, const gpn_corpus *c) {
     cJSON_AddNumberToObject(j, "sample", (double)o->sample);
     cJSON_AddNumberToObject(j, "seed", (double)o->seed);
     cJSON_AddStringToObject(j, "states", o->states);
+    /* only when given, so a run recorded before --sites existed still resumes */
+    if (o->sites) cJSON_AddStringToObject(j, "sites", o->sites);
     cJSON_AddStringToObject(j, "positions", o->positions);
     cJSON_AddStringToObject(j, "dtype", o->dtype);
     /* the device is part of the settings: a resumed run continues on the same one */
@@ -141,6 +216,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         {"skip", required_argument, 0, 'k'},      {"sample", required_argument, 0, 'S'},
         {"seed", required_argument, 0, 's'},      {"batch", required_argument, 0, 'b'},
         {"states", required_argument, 0, 'x'},    {"positions", required_argument, 0, 'p'},
+        {"sites", required_argument, 0, 'X'},
         {"dtype", required_argument, 0, 'y'},     {"field", required_argument, 0, 'f'},
         {"separator", required_argument, 0, 'e'}, {"device", required_argument, 0, 'D'},
         {"precision", required_argument, 0, 'P'}, {"resume", no_argument, 0, 'r'},          {"quiet", no_argument, 0, 'q'},
@@ -168,7 +244,8 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         case 'S': o->sample = v; break;
         case 's': o->seed = (uint64_t)v; break;
         case 'b': o->batch = (int)v; break;
-        case 'x': o->states = optarg; break;
+        case 'x': o->states = optarg; o->states_given = 1; break;
+        case 'X': o->sites = optarg; break;
         case 'p': o->positions = optarg; break;
         case 'y': o->dtype = optarg; break;
         case 'f': o->field = optarg; break;
@@ -194,9 +271,11 @@ typedef struct {
     gpn_corpus *corpus;
     store *st;
     gpn_engine *engine;
+    probe_set *probes;
 } resources;
 
 static void release(resources *r) {
+    probe_set_free(r->probes);
     gpn_engine_free(r->engine);
     store_close(r->st);
     corpus_free(r->corpus);
@@ -253,7 +332,7 @@ static int64_t register_run(const record_opts *o, resources *r, const char *sett
         free(counts);
         store_run sr = {.model_id = model_id, .tokenizer_id = tok_id, .corpus_id = corpus_id, .kind = "record",
                         .settings_json = settings, .seq_len = (int)o->seq_len, .batch = o->batch,
-                        .n_windows = corpus_n_windows(r->corpus), .states = o->states, .positions = o->positions,
+                        .n_windows = corpus_n_windows(r->corpus), .states = o->recorded, .positions = o->positions,
                         .state_dtype = o->dtype, .device = o->device, .d_state = c->d, .n_heads = c->H,
                         .code_version = GPNSCOPE_VERSION};
         if ((run = store_begin_run(st, &sr)) < 0) goto fail;
@@ -279,6 +358,10 @@ typedef struct {
     store_token_row *rows;
 } recorder;
 
+static const float *site_rows(gpn_engine *e, const vector_site *v) {
+    return v->cap ? v->cap->data : gpn_engine_site(e, v->site->point);
+}
+
 static int rec_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
     (void)tokens;
     recorder *k = ctx;
@@ -299,18 +382,25 @@ static int rec_after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, c
     const gpn_config *c = &k->r->model->cfg;
     int T = (int)k->o->seq_len;
     gpn_step_out out = gpn_engine_out(e);
+    const capture_plan *p = k->plan;
+    const float *head[3] = {NULL, NULL, NULL}, *vec[MAX_RECORDED_SITES];
+    for (int i = 0; i < 3; i++)
+        if (p->head[i] && !(head[i] = gpn_engine_site(e, head_points[i]))) return gs_fail("the engine kept no per-head rows");
+    for (int i = 0; i < p->n_vec; i++)
+        if (!(vec[i] = site_rows(e, &p->vec[i]))) return gs_fail("the engine kept no rows of %s", p->vec[i].kind);
     for (int b = 0; b < nb; b++) {
         int32_t w = (int32_t)(w0 + b);
         int32_t next = t + 1 < T ? tokens[(size_t)b * T + t + 1] : -1;
         k->rows[b] = (store_token_row){w, t, tokens[(size_t)b * T + t], next, out.top1[b], out.nll[b], out.entropy[b]};
-        if (out.alpha && store_put_head_steps(k->r->st, k->run, w, t, c->H, out.alpha + (size_t)b * c->H,
-                                              out.beta + (size_t)b * c->H, out.mem_norm + (size_t)b * c->H))
+        size_t hb = (size_t)b * c->H;
+        if (p->any_head && store_put_head_steps(k->r->st, k->run, w, t, c->H, head[0] ? head[0] + hb : NULL,
+                                                head[1] ? head[1] + hb : NULL, head[2] ? head[2] + hb : NULL))
             return -1;
         if (!k->want[b]) continue;
-        if (k->plan->pred && store_put_state(k->r->st, k->run, w, t, "pred", k->dt, out.s_pred + (size_t)b * c->d, c->d))
-            return -1;
-        if (k->plan->ground && store_put_state(k->r->st, k->run, w, t, "ground", k->dt, out.s_ground + (size_t)b * c->d, c->d))
-            return -1;
+        for (int i = 0; i < p->n_vec; i++) {
+            const vector_site *v = &p->vec[i];
+            if (store_put_state(k->r->st, k->run, w, t, v->kind, k->dt, vec[i] + (size_t)b * v->width, v->width)) return -1;
+        }
     }
     return store_put_tokens(k->r->st, k->run, k->rows, nb);
 }
@@ -322,6 +412,26 @@ static int rec_end(void *ctx, int64_t w0, int nb) {
         if (store_window_done(k->r->st, k->run, (int32_t)(w0 + b), corpus_window_index(k->r->corpus, w0 + b) * T, (int)T))
             return -1;
     return store_run_progress(k->r->st, k->run, w0 + nb, (w0 + nb) * T) || store_commit(k->r->st);
+}
+
+/* Sites the backend keeps (gs_site.kept) are read from it after each step,
+ * asking a CUDA backend to copy only the kept rows; every other site is a
+ * capture through probes/. */
+static int plan_captures(capture_plan *p, resources *r, const unsigned char *rows) {
+    int outputs = 0;
+    for (int i = 0; i < p->n_vec; i++) {
+        vector_site *v = &p->vec[i];
+        if (v->site->kept && !v->site->per_layer) {
+            outputs |= v->site->point == GPN_HOOK_LOGITS ? GPN_OUT_LOGITS : GPN_OUT_STATES;
+            continue;
+        }
+        if (!r->probes && !(r->probes = probe_set_new(r->engine))) return -1;
+        char name[64];
+        gs_site_format(v->site, v->layer, name, sizeof name);
+        if (!(v->cap = probe_capture_add(r->probes, name))) return -1;
+    }
+    gpn_engine_set_outputs(r->engine, outputs, rows);
+    return 0;
 }
 
 typedef struct {
@@ -350,6 +460,12 @@ int cmd_record(int argc, char **argv) {
     unsigned char *keep = NULL;
     store_token_row *rows = NULL;
     if (!(r.model = gpn_model_load(o.model))) goto out;
+    if (plan_sites(&o, &r.model->cfg, &plan)) {
+        fprintf(stderr, "gpnscope record: %s\n", gs_error());
+        rc = 2;
+        goto out;
+    }
+    o.recorded = plan.kinds;
     if (o.tokenizer && !(r.tok = tokenizer_load(o.tokenizer))) goto out;
     if (r.tok && tokenizer_vocab_size(r.tok) != r.model->cfg.V) {
         gs_fail("tokenizer %s has %d pieces but model %s has vocabulary %d", o.tokenizer, tokenizer_vocab_size(r.tok),
@@ -386,7 +502,7 @@ int cmd_record(int argc, char **argv) {
     progress_start(&pg, "record", "tok", (n_windows - first) * o.seq_len);
     if (o.quiet) pg.enabled = 0;
     recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows};
-    gpn_engine_set_outputs(r.engine, plan.pred || plan.ground ? GPN_OUT_STATES : 0, rec.want);
+    if (plan_captures(&plan, &r, rec.want)) goto out;
     runner_sink sink = {&rec, rec_begin, rec_before_step, rec_after_step, rec_end};
     rec_progress rp = {&pg, first, o.seq_len};
     runner_opts ro = {.engine = r.engine, .T = (int)o.seq_len, .first = first, .total = n_windows,

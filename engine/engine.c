@@ -1,128 +1,60 @@
+/* The engine every caller sees: what all backends share (tokens, positions,
+ * hooks, the batch) and dispatch through the backend's function table. The
+ * family table (engine/arch/) says which backend runs a model on a device. */
 #include "engine/engine.h"
 
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/cuda_engine.h"
-#include "engine/ops.h"
-#include "engine/parallel.h"
-#include "engine/parallel_gemm.h"
+#include "engine/arch/family.h"
+#include "engine/backend.h"
 
 struct gpn_engine {
     const gpn_model *m;
     int max_batch;
-    float *arena; /* every buffer below points into this one allocation */
-    /* carried state: s, M, and the keys of the next write with their k M,
-     * which the last step made from its s (the next step's prev; write_memory) */
-    float *s, *M, *k, *pred;
-    int64_t *pos;
-    /* step scratch */
-    float *c, *xn, *xr, *tmp_d, *k_next, *v, *beta, *alpha, *q, *o, *on, *g, *mem, *u, *h, *ffn, *pg;
-    float *s_pred, *s_decode, *z, *logits, *emb, *fg, *s_ground, *mem_norm, *nll, *entropy;
-    int32_t *tokens, *top1;
-    gpn_hook_fn hook[GPN_HOOK_COUNT];
-    void *hook_ctx[GPN_HOOK_COUNT];
-    /* CUDA: the device step and its host outputs (the CPU buffers above are
-     * then not allocated) */
-    gpn_cuda *cuda;
-    gpn_step_out cuda_out;
-    int outputs;
-    const unsigned char *rows;
-    int own_gemms; /* this step's GEMMs split over the pool (parallel_gemm.h) */
+    gs_engine_host host;
+    gs_backend be;
 };
 
+gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) { return gpn_engine_new_on(m, max_batch, NULL); }
 
-/* After a reset (s = prev = 0, M = 0) the next step's keys are those of a
- * zero state, relu-l2n(0 W_k + b_k), and k M is 0. */
-static void reset_carried_keys(gpn_engine *e, int b) {
-    const gpn_config *c = &e->m->cfg;
-    if (c->arch != GPN_ARCH_GPN_M) return;
-    int hk = c->H * c->dk, hv = c->H * c->dv;
-    memcpy(e->k + (size_t)b * hk, e->m->p.write_W_k_b, (size_t)hk * sizeof(float));
-    relu_l2norm_heads(e->k + (size_t)b * hk, 1, c->H, c->dk);
-    memset(e->pred + (size_t)b * hv, 0, (size_t)hv * sizeof(float));
-}
-
-/* Per-sequence bookkeeping both devices keep on the host. */
-static gpn_engine *engine_alloc(const gpn_model *m, int max_batch) {
+gpn_engine *gpn_engine_new_on(const gpn_model *m, int max_batch, const gpn_device *dev) {
     if (max_batch < 1) { gs_fail("batch size must be at least 1 (got %d)", max_batch); return NULL; }
+    const gs_family *f = gs_family_of(&m->cfg);
+    if (!f) { gs_fail("no engine for architecture %d", (int)m->cfg.arch); return NULL; }
+    int cuda = dev && dev->kind == GPN_DEVICE_CUDA;
+    if (cuda && !f->new_cuda) { gs_fail("%s has no CUDA engine yet: use --device cpu", f->title); return NULL; }
     gpn_engine *e = calloc(1, sizeof *e);
     if (!e) { gs_fail("out of memory"); return NULL; }
     e->m = m;
     e->max_batch = max_batch;
-    e->outputs = GPN_OUT_ALL;
-    e->tokens = calloc((size_t)max_batch, sizeof *e->tokens);
-    e->top1 = calloc((size_t)max_batch, sizeof *e->top1);
-    e->pos = calloc((size_t)max_batch, sizeof *e->pos);
-    if (!e->tokens || !e->top1 || !e->pos) {
-        gpn_engine_free(e);
+    e->host.tokens = calloc((size_t)max_batch, sizeof *e->host.tokens);
+    e->host.pos = calloc((size_t)max_batch, sizeof *e->host.pos);
+    if (!e->host.tokens || !e->host.pos) {
         gs_fail("out of memory for an engine of batch %d", max_batch);
-        return NULL;
-    }
-    return e;
-}
-
-gpn_engine *gpn_engine_new_on(const gpn_model *m, int max_batch, const gpn_device *dev) {
-    if (!dev || dev->kind == GPN_DEVICE_CPU) return gpn_engine_new(m, max_batch);
-    gpn_engine *e = engine_alloc(m, max_batch);
-    if (!e) return NULL;
-    if (!(e->cuda = gpn_cuda_new(m, max_batch, dev->index, dev->precision))) {
         gpn_engine_free(e);
         return NULL;
     }
-    return e;
-}
-
-const char *gpn_engine_device_name(const gpn_engine *e) { return e->cuda ? gpn_cuda_name(e->cuda) : "cpu"; }
-
-void gpn_engine_set_outputs(gpn_engine *e, int what, const unsigned char *rows) {
-    e->outputs = what;
-    e->rows = rows;
-}
-
-gpn_engine *gpn_engine_new(const gpn_model *m, int max_batch) {
-    const gpn_config *c = &m->cfg;
-    gpn_engine *e = engine_alloc(m, max_batch);
-    if (!e) return NULL;
-    long B = max_batch, d = c->d, H = c->H, hk = (long)c->H * c->dk, hv = (long)c->H * c->dv;
-    long mem = H * c->dk * (long)c->dv;
-    struct { float **p; long n; } bufs[] = {
-        {&e->s, B * d},       {&e->M, B * mem},     {&e->k, B * hk},    {&e->pred, B * hv},     {&e->c, B * d},
-        {&e->xn, B * d},      {&e->xr, B * d},      {&e->tmp_d, B * d}, {&e->k_next, B * hk},   {&e->v, B * hv},
-        {&e->beta, B * H},    {&e->alpha, B * H}, {&e->q, B * hk},        {&e->o, B * hv},
-        {&e->on, B * hv},     {&e->g, B * hv},    {&e->mem, B * d},       {&e->u, B * 2 * c->f},
-        {&e->h, B * c->f},    {&e->ffn, B * d},   {&e->pg, B * d},        {&e->s_pred, B * d},
-        {&e->s_decode, B * d}, {&e->z, B * c->e}, {&e->logits, B * c->V}, {&e->emb, B * c->e},
-        {&e->fg, B * d},      {&e->s_ground, B * d}, {&e->mem_norm, B * H}, {&e->nll, B},
-        {&e->entropy, B},
-    };
-    size_t total = 0;
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) total += (size_t)((bufs[i].n + 15) & ~15L);
-    e->arena = calloc(total ? total : 1, sizeof(float));
-    if (!e->arena) {
+    if ((cuda ? f->new_cuda(m, max_batch, dev, &e->host, &e->be) : f->new_cpu(m, max_batch, &e->host, &e->be)) != 0) {
         gpn_engine_free(e);
-        gs_fail("out of memory for an engine of batch %d (%zu MB)", max_batch, total * 4 >> 20);
         return NULL;
     }
-    size_t off = 0;
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) {
-        *bufs[i].p = e->arena + off;
-        off += (size_t)((bufs[i].n + 15) & ~15L);
-    }
-    for (int b = 0; b < max_batch; b++) reset_carried_keys(e, b); /* the state starts at zero */
     return e;
 }
 
 void gpn_engine_free(gpn_engine *e) {
     if (!e) return;
-    gpn_cuda_free(e->cuda);
-    free(e->arena);
-    free(e->tokens);
-    free(e->top1);
-    free(e->pos);
+    if (e->be.i) e->be.i->free(e->be.impl);
+    free(e->host.tokens);
+    free(e->host.pos);
     free(e);
+}
+
+const char *gpn_engine_device_name(const gpn_engine *e) { return e->be.i->name(e->be.impl); }
+
+void gpn_engine_set_outputs(gpn_engine *e, int what, const unsigned char *rows) {
+    if (e->be.i->set_outputs) e->be.i->set_outputs(e->be.impl, what, rows);
 }
 
 void gpn_engine_reset(gpn_engine *e) {
@@ -130,258 +62,18 @@ void gpn_engine_reset(gpn_engine *e) {
 }
 
 void gpn_engine_reset_seq(gpn_engine *e, int b) {
-    e->pos[b] = 0;
-    if (e->cuda) {
-        gpn_cuda_reset_seq(e->cuda, b);
-        return;
-    }
-    const gpn_config *c = &e->m->cfg;
-    size_t mem = (size_t)c->H * c->dk * c->dv;
-    memset(e->s + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
-    if (mem) memset(e->M + (size_t)b * mem, 0, mem * sizeof(float));
-    reset_carried_keys(e, b);
+    e->host.pos[b] = 0;
+    e->be.i->reset_seq(e->be.impl, b);
 }
 
 void gpn_engine_set_hook(gpn_engine *e, gpn_hook_point p, gpn_hook_fn fn, void *ctx) {
     if (p >= GPN_HOOK_COUNT) return;
-    e->hook[p] = fn;
-    e->hook_ctx[p] = ctx;
+    e->host.hook[p] = fn;
+    e->host.hook_ctx[p] = ctx;
 }
 
 const gpn_model *gpn_engine_model(const gpn_engine *e) { return e->m; }
 int gpn_engine_max_batch(const gpn_engine *e) { return e->max_batch; }
-
-static inline void fire(gpn_engine *e, gpn_hook_point p, int layer, float *data, int B, int width) {
-    if (!e->hook[p]) return;
-    gpn_hook_event ev = {p, layer, B, width, data, e->tokens, e->pos};
-    e->hook[p](e->hook_ctx[p], &ev);
-}
-
-/* The per-sequence memory loops and the logits statistics, split over the
- * engine's worker threads by sequence (engine/parallel.h), in parts of at
- * least ~256 KB of memory or logits: below that, waking a thread costs more
- * than it saves. */
-#define PARALLEL_GRAIN_FLOATS 65536L
-static long grain(long floats_per_item) {
-    long g = PARALLEL_GRAIN_FLOATS / (floats_per_item > 0 ? floats_per_item : 1);
-    return g > 0 ? g : 1;
-}
-
-/* Row-wise ops of a step over the worker threads too (each is a few ms at
- * the paper's size and batch 256; below the grain they stay on the caller). */
-typedef enum { ROWS_RMSNORM, ROWS_SIGMOID, ROWS_SWIGLU, ROWS_TIMES_SILU, ROWS_RELU_L2N_HEADS } rows_kind;
-typedef struct {
-    rows_kind kind;
-    float *out;
-    const float *x, *w;
-    int n, heads;
-} rows_job;
-
-static void rows_range(void *ctx, long b0, long b1) {
-    const rows_job *j = ctx;
-    long n = j->n, r = b1 - b0;
-    switch (j->kind) {
-    case ROWS_RMSNORM: rmsnorm_forward(j->out + b0 * n, j->x + b0 * n, j->w, (int)r, j->n); break;
-    case ROWS_SIGMOID: sigmoid_inplace(j->out + b0 * n, r * n); break;
-    case ROWS_SWIGLU: swiglu_forward(j->out + b0 * n, j->x + b0 * 2 * n, (int)r, j->n); break;
-    case ROWS_TIMES_SILU:
-        for (long i = b0 * n; i < b1 * n; i++) j->out[i] *= gs_silu(j->x[i]);
-        break;
-    case ROWS_RELU_L2N_HEADS: relu_l2norm_heads(j->out + b0 * n, (int)r, j->heads, n / j->heads); break;
-    }
-}
-
-/* out = op(x) for B rows of n (ROWS_SWIGLU: x rows of 2n) */
-static void rows(rows_kind kind, float *out, const float *x, const float *w, int B, int n) {
-    rows_job j = {kind, out, x, w, n, 1};
-    gs_parallel_for(B, grain(kind == ROWS_SWIGLU ? 2L * n : n), rows_range, &j);
-}
-
-/* x = l2n(relu(x)) per head, for B rows of H heads of dk */
-static void relu_l2n_rows(float *x, int B, int H, int dk) {
-    rows_job j = {ROWS_RELU_L2N_HEADS, x, NULL, NULL, H * dk, H};
-    gs_parallel_for(B, grain((long)H * dk), rows_range, &j);
-}
-
-/* out[B x n] = in[B x k] @ W (+ bias): at batch 1 OpenBLAS's own GEMV, which
- * streams the weights on all its threads; above, on the pool */
-static void project(const gpn_engine *e, float *out, const float *in, const float *W, const float *bias, int B, int k,
-                    int n) {
-    if (e->own_gemms)
-        gs_gemm_parallel(out, in, W, 0, bias, B, k, n);
-    else
-        matmul_forward(out, in, W, bias, B, k, n);
-}
-
-/* gate: out = sig(rms(x, w) @ K + b); tmp holds B*n floats */
-static void gate(const gpn_engine *e, float *out, float *tmp, const float *x, const float *w, const float *K,
-                 const float *b, int B, int n) {
-    rows(ROWS_RMSNORM, tmp, x, w, B, n);
-    project(e, out, tmp, K, b, B, n, n);
-    rows(ROWS_SIGMOID, out, NULL, NULL, B, n);
-}
-
-/* Layer i's read query from state c (normed input kept in xr for the gate). */
-static void read_query(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &e->m->cfg;
-    int hk = c->H * c->dk;
-    rows(ROWS_RMSNORM, e->xr, e->c, lp->read_norm_w, B, c->d);
-    project(e, e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
-    relu_l2n_rows(e->q, B, c->H, c->dk);
-    fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
-}
-
-/* the memory loops, one sequence per item */
-typedef struct {
-    gpn_engine *e;
-    int write;      /* 1: write + layer-0 read; 0: a later layer's read */
-    int keys_moved; /* a hook may have changed this step's keys: pred is not k M */
-} memory_job;
-
-static void memory_range(void *ctx, long b0, long b1) {
-    const memory_job *job = ctx;
-    gpn_engine *e = job->e;
-    const gpn_config *c = &e->m->cfg;
-    int H = c->H, hk = H * c->dk, hv = H * c->dv;
-    size_t mem = (size_t)hk * c->dv;
-    for (long b = b0; b < b1; b++) {
-        if (!job->write) {
-            memory_read(e->o + b * hv, e->q + b * hk, e->M + b * mem, H, c->dk, c->dv);
-            continue;
-        }
-        memory_pass p = {.M = e->M + b * mem, .k = e->k + b * hk, .v = e->v + b * hv, .alpha = e->alpha + b * H,
-                         .beta = e->beta + b * H, .pred = job->keys_moved ? NULL : e->pred + b * hv,
-                         .q = e->q + b * hk, .o = e->o + b * hv, .k_next = e->k_next + b * hk,
-                         .pred_next = e->pred + b * hv, .norms = e->mem_norm + b * H};
-        memory_write_read(&p, H, c->dk, c->dv);
-        memcpy(e->k + b * hk, e->k_next + b * hk, (size_t)hk * sizeof(float)); /* the next step's keys */
-    }
-}
-
-static void logits_range(void *ctx, long b0, long b1) {
-    gpn_engine *e = ctx;
-    int V = e->m->cfg.V;
-    logits_stats(e->logits + b0 * V, e->tokens + b0, (int)(b1 - b0), V, e->nll + b0, e->entropy + b0, e->top1 + b0);
-}
-
-/* Step 1 of gpn-model.md: one delta-rule write per token into each sequence's
- * memory. Its keys come from rms(prev), and prev is the last step's s: the
- * last step made them, with k M, from the same rms(s) that gives this step's
- * values (reset_carried_keys for a fresh sequence). This step makes the next
- * step's, so the write is one pass over M (memory_write_read). Layer 0 reads
- * from state s, which is known before the write, so its read is done in the
- * same pass (e->c must equal s). */
-static void write_memory(gpn_engine *e, int B) {
-    const gpn_config *c = &e->m->cfg;
-    const gpn_params *p = &e->m->p;
-    int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
-    rows(ROWS_RMSNORM, e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s), the next step's a */
-    project(e, e->v, e->xn, p->write_W_v_k, NULL, B, d, hv);
-    project(e, e->beta, e->xn, p->write_W_beta_k, NULL, B, d, H);
-    sigmoid_inplace(e->beta, (long)B * H);
-    project(e, e->alpha, e->xn, p->write_W_a_k, NULL, B, d, H);
-    decay_forward(e->alpha, p->write_A_log, p->write_dt_bias, B, H);
-    project(e, e->k_next, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
-    relu_l2n_rows(e->k_next, B, H, c->dk);
-    fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
-    fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
-    fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
-    read_query(e, &p->layers[0], 0, B);
-    memory_job job = {e, 1, e->hook[GPN_HOOK_MEM_K] != NULL};
-    gs_parallel_for(B, grain((long)hk * c->dv), memory_range, &job);
-    fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
-}
-
-/* The memory read of layer i from state c: (silu(r Wg) * rms(o)) Wo, with
- * r = rms(c). Layer 0's query and raw read o were made during the write. */
-static void read_memory(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &e->m->cfg;
-    int d = c->d, hv = c->H * c->dv;
-    if (layer > 0) {
-        read_query(e, lp, layer, B);
-        memory_job job = {e, 0, 0};
-        gs_parallel_for(B, grain((long)c->H * c->dk * c->dv), memory_range, &job);
-    }
-    fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
-    project(e, e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
-    rows(ROWS_RMSNORM, e->on, e->o, lp->read_out_norm_w, B, hv);
-    rows(ROWS_TIMES_SILU, e->on, e->g, NULL, B, hv);
-    project(e, e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
-    fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
-}
-
-/* One layer: c <- gate(c; pg) * c + ffn(c) + mem(c), all from the same c. */
-static void run_layer(gpn_engine *e, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &e->m->cfg;
-    int d = c->d, f = c->f;
-    int has_mem = c->arch == GPN_ARCH_GPN_M;
-    if (has_mem) read_memory(e, lp, layer, B);
-    rows(ROWS_RMSNORM, e->xn, e->c, lp->ffn_norm_w, B, d);
-    project(e, e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
-    rows(ROWS_SWIGLU, e->h, e->u, NULL, B, f);
-    project(e, e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
-    fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
-    gate(e, e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
-    fire(e, GPN_HOOK_PRED_GATE, layer, e->pg, B, d);
-    for (long i = 0; i < (long)B * d; i++) e->c[i] = gs_layer_update(e->pg[i], e->c[i], e->ffn[i], has_mem ? e->mem[i] : 0.0f);
-}
-
-static void cuda_fire(void *ctx, gpn_hook_point p, int layer, float *host, int B, int width) {
-    fire((gpn_engine *)ctx, p, layer, host, B, width);
-}
-
-static int cuda_step(gpn_engine *e, int B) {
-    unsigned mask = 0;
-    for (int p = 0; p < GPN_HOOK_COUNT; p++)
-        if (e->hook[p]) mask |= 1u << p;
-    if (gpn_cuda_step(e->cuda, e->tokens, B, mask, cuda_fire, e, e->outputs, e->rows, &e->cuda_out)) return -1;
-    for (int b = 0; b < B; b++) e->pos[b]++;
-    return 0;
-}
-
-/* One step on the CPU for tokens already in e->tokens. */
-static void cpu_step(gpn_engine *e, int B) {
-    const gpn_config *c = &e->m->cfg;
-    const gpn_params *p = &e->m->p;
-    int d = c->d;
-    long Bd = (long)B * d;
-    memcpy(e->c, e->s, (size_t)Bd * sizeof(float));
-    if (c->arch == GPN_ARCH_GPN_M) write_memory(e, B);
-    for (int i = 0; i < c->n_layers; i++) run_layer(e, &p->layers[i], i, B);
-    memcpy(e->s_pred, e->c, (size_t)Bd * sizeof(float));
-    fire(e, GPN_HOOK_S_PRED, 0, e->s_pred, B, d);
-
-    /* decode: logits = (rms(s, w) @ P + bias) @ E^T; a decode-only hook sees a copy */
-    const float *to_decode = e->s_pred;
-    if (e->hook[GPN_HOOK_S_DECODE]) {
-        memcpy(e->s_decode, e->s_pred, (size_t)Bd * sizeof(float));
-        fire(e, GPN_HOOK_S_DECODE, 0, e->s_decode, B, d);
-        to_decode = e->s_decode;
-    }
-    rows(ROWS_RMSNORM, e->xn, to_decode, p->decode_norm_w, B, d);
-    project(e, e->z, e->xn, p->decode_proj_k, c->decoder_bias ? p->decode_bias : NULL, B, d, c->e);
-    if (e->own_gemms)
-        gs_gemm_parallel(e->logits, e->z, p->embedding, 1, NULL, B, c->e, c->V);
-    else if (B == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, c->V, c->e, 1.0f, p->embedding, c->e, e->z, 1, 0.0f, e->logits, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
-                    e->logits, c->V);
-    fire(e, GPN_HOOK_LOGITS, 0, e->logits, B, c->V);
-    gs_parallel_for(B, grain(c->V), logits_range, e);
-    fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);
-
-    /* ground: s = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */
-    gate(e, e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
-    fire(e, GPN_HOOK_FUSE_GATE, 0, e->fg, B, d);
-    for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * c->e, p->embedding + (size_t)e->tokens[b] * c->e, (size_t)c->e * sizeof(float));
-    rows(ROWS_RMSNORM, e->emb, e->emb, p->fuse_norm_w, B, c->e);
-    project(e, e->s_ground, e->emb, p->fuse_proj_k, NULL, B, c->e, d);
-    for (long i = 0; i < Bd; i++) e->s_ground[i] += e->fg[i] * e->s_pred[i];
-    fire(e, GPN_HOOK_S_GROUND, 0, e->s_ground, B, d);
-
-    memcpy(e->s, e->s_ground, (size_t)Bd * sizeof(float));
-}
 
 int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     const gpn_config *c = &e->m->cfg;
@@ -389,47 +81,13 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     for (int b = 0; b < B; b++) {
         if (tokens[b] < 0 || tokens[b] >= c->V)
             return gs_fail("token id %d (sequence %d) is outside the vocabulary 0..%d", tokens[b], b, c->V - 1);
-        e->tokens[b] = tokens[b];
+        e->host.tokens[b] = tokens[b];
     }
-    if (e->cuda) return cuda_step(e, B);
-    int restore = 0;
-    e->own_gemms = B > 1 && gs_gemm_threads_begin(&restore);
-    cpu_step(e, B);
-    gs_gemm_threads_end(restore);
-    e->own_gemms = 0;
-    for (int b = 0; b < B; b++) e->pos[b]++;
+    if (e->be.i->step(e->be.impl, B)) return -1;
+    for (int b = 0; b < B; b++) e->host.pos[b]++;
     return 0;
 }
 
-int gpn_step_gemms(const gpn_config *c, gpn_gemm_shape *s) {
-    int n = 0, d = c->d, hk = c->H * c->dk, hv = c->H * c->dv, has_mem = c->arch == GPN_ARCH_GPN_M;
-    if (has_mem) {
-        s[n++] = (gpn_gemm_shape){d, hk}; /* keys, values, write strength, decay */
-        s[n++] = (gpn_gemm_shape){d, hv};
-        s[n++] = (gpn_gemm_shape){d, c->H};
-        s[n++] = (gpn_gemm_shape){d, c->H};
-    }
-    for (int l = 0; l < c->n_layers; l++) {
-        if (has_mem) {
-            s[n++] = (gpn_gemm_shape){d, hk}; /* query, read gate, read output */
-            s[n++] = (gpn_gemm_shape){d, hv};
-            s[n++] = (gpn_gemm_shape){hv, d};
-        }
-        s[n++] = (gpn_gemm_shape){d, 2 * c->f}; /* FFN in, out, predict gate */
-        s[n++] = (gpn_gemm_shape){c->f, d};
-        s[n++] = (gpn_gemm_shape){d, d};
-    }
-    s[n++] = (gpn_gemm_shape){d, c->e};    /* decode */
-    s[n++] = (gpn_gemm_shape){c->e, c->V}; /* logits */
-    s[n++] = (gpn_gemm_shape){d, d};       /* fuse gate */
-    s[n++] = (gpn_gemm_shape){c->e, d};    /* grounding projection */
-    return n;
-}
+gpn_step_out gpn_engine_out(const gpn_engine *e) { return e->be.i->out(e->be.impl); }
 
-gpn_step_out gpn_engine_out(const gpn_engine *e) {
-    if (e->cuda) return e->cuda_out;
-    int has_mem = e->m->cfg.arch == GPN_ARCH_GPN_M;
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_ground, e->logits,
-                      has_mem ? e->alpha : NULL, has_mem ? e->beta : NULL, has_mem ? e->mem_norm : NULL};
-    return o;
-}
+const float *gpn_engine_site(const gpn_engine *e, gpn_hook_point p) { return e->be.i->site(e->be.impl, p); }

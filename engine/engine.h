@@ -1,9 +1,11 @@
 /* The instrumented inference engine: B sequences advance in lockstep, one
- * token each per step, exactly as docs/gpn-model.md states the step. On the
- * CPU every projection of a step is one SGEMM over the batch and the memory
- * write and read are per-sequence loops over heads; on CUDA (engine/cuda_*.cu,
- * docs/cuda.md) the projections are cuBLAS GEMMs and the rest custom kernels,
- * with the same hook points and outputs. State and memory are float32. */
+ * token each per step, as the model's family computes its step. The family
+ * table (engine/arch/family.h) gives each model a backend per device behind
+ * one function table (engine/backend.h). For GPN / GPN+M (docs/gpn-model.md)
+ * the CPU backend runs every projection as one SGEMM over the batch and the
+ * memory write and read as per-sequence loops over heads; the CUDA backend
+ * (engine/cuda_*.cu, docs/cuda.md) runs cuBLAS GEMMs and custom kernels, with
+ * the same hook points and outputs. State and memory are float32. */
 #ifndef GS_ENGINE_ENGINE_H
 #define GS_ENGINE_ENGINE_H
 
@@ -57,6 +59,10 @@ void gpn_engine_reset_seq(gpn_engine *e, int b);
  * gs_error() set (token id out of range, B too large). */
 int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B);
 gpn_step_out gpn_engine_out(const gpn_engine *e);
+/* The B rows of a site (engine/arch/family.h: not per layer) after the last
+ * step, or NULL where the backend did not keep it: read those through a hook
+ * (probes/). On CUDA only what gpn_engine_set_outputs asked for is kept. */
+const float *gpn_engine_site(const gpn_engine *e, gpn_hook_point p);
 /* What gpn_engine_out must hold after each step beyond nll, entropy, top1,
  * alpha, beta and mem_norm (always there). The CPU engine always has
  * everything; the CUDA engine copies only what is asked to the host, and only

@@ -10,6 +10,7 @@
 #ifndef GS_ENGINE_ARCH_FAMILY_H
 #define GS_ENGINE_ARCH_FAMILY_H
 
+#include "engine/backend.h"
 #include "engine/hooks.h"
 #include "engine/model.h"
 
@@ -41,6 +42,7 @@ typedef struct {
     gs_dim width;
     gs_site_role role;
     int needs_memory;  /* only where the model has memory heads */
+    int kept;          /* every backend keeps it after a step (gpn_engine_site); else capture it by hook */
     const char *what;  /* one line for `gpnscope info` and docs/hooks.md */
 } gs_site;
 
@@ -51,6 +53,10 @@ typedef struct {
     gpn_arch arch;
     const gs_site *sites;
     int n_sites;
+    /* a backend for a model (0, or -1 with gs_error()); new_cuda NULL: no CUDA engine */
+    int (*new_cpu)(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+    int (*new_cuda)(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
+                    gs_backend *out);
 } gs_family;
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */

@@ -6,4 +6,9 @@
 
 extern const gs_family gs_family_gpn, gs_family_gpn_m;
 
+/* The backends (gpn_cpu.c, gpn_cuda_backend.c). */
+int gpn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+int gpn_cuda_backend_new(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
+                         gs_backend *out);
+
 #endif

@@ -6,39 +6,40 @@
 
 static const gs_site gpn_sites[] = {
     /* the memory write, once per step */
-    {"mem.k", NULL, GPN_HOOK_MEM_K, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 1,
+    {"mem.k", NULL, GPN_HOOK_MEM_K, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 1, 0,
      "write keys k_h = l2n(relu(rms(prev) W_k + b_k)), before the write"},
-    {"mem.alpha", NULL, GPN_HOOK_MEM_ALPHA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_DECAY, 1,
+    {"mem.alpha", NULL, GPN_HOOK_MEM_ALPHA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_DECAY, 1, 1,
      "per-head decay rate alpha_h = exp(-exp(A_log) softplus(a + dt_bias))"},
-    {"mem.beta", NULL, GPN_HOOK_MEM_BETA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_NONE, 1,
+    {"mem.beta", NULL, GPN_HOOK_MEM_BETA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_NONE, 1, 1,
      "per-head write strength beta_h"},
-    {"mem.norm", NULL, GPN_HOOK_MEM_NORM, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_NONE, 1,
+    {"mem.norm", NULL, GPN_HOOK_MEM_NORM, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_NONE, 1, 1,
      "||M_h||_F after the write"},
     /* each layer */
-    {"blocks.{i}.mem.q", "L{i}.mem.q", GPN_HOOK_MEM_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 1,
+    {"blocks.{i}.mem.q", "L{i}.mem.q", GPN_HOOK_MEM_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 1, 0,
      "read queries"},
     {"blocks.{i}.mem.heads", "L{i}.mem.heads", GPN_HOOK_MEM_HEADS, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL,
-     GS_ROLE_NONE, 1, "per-head reads q_h M_h before the output norm (zero a head here to ablate it)"},
-    {"blocks.{i}.hook_mem_out", "L{i}.mem_read", GPN_HOOK_MEM_READ, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 1,
+     GS_ROLE_NONE, 1, 0, "per-head reads q_h M_h before the output norm (zero a head here to ablate it)"},
+    {"blocks.{i}.hook_mem_out", "L{i}.mem_read", GPN_HOOK_MEM_READ, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 1, 0,
      "the memory read's contribution to the state"},
-    {"blocks.{i}.hook_mlp_out", "L{i}.ffn_out", GPN_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0,
+    {"blocks.{i}.hook_mlp_out", "L{i}.ffn_out", GPN_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the FFN's contribution to the state"},
-    {"blocks.{i}.pred_gate", "L{i}.pred_gate", GPN_HOOK_PRED_GATE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0,
+    {"blocks.{i}.pred_gate", "L{i}.pred_gate", GPN_HOOK_PRED_GATE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the predict gate"},
     /* after the layers */
-    {"state.pred", "s_pred", GPN_HOOK_S_PRED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_STATE, 0,
+    {"state.pred", "s_pred", GPN_HOOK_S_PRED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_STATE, 0, 1,
      "the predicted state s^p_t: decoded, and carried to grounding"},
-    {"state.decode", "s_decode", GPN_HOOK_S_DECODE, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0,
+    {"state.decode", "s_decode", GPN_HOOK_S_DECODE, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "a copy of the predicted state that is only decoded (edit here to change the logits alone)"},
-    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0,
+    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
      "decode(s^p_t) E^T, the distribution for x_t"},
-    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, "-log p(x_t)"},
-    {"state.fuse_gate", "fuse_gate", GPN_HOOK_FUSE_GATE, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0,
+    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t)"},
+    {"state.fuse_gate", "fuse_gate", GPN_HOOK_FUSE_GATE, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the fuse gate"},
-    {"state.ground", "s_ground", GPN_HOOK_S_GROUND, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0,
+    {"state.ground", "s_ground", GPN_HOOK_S_GROUND, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
      "the grounded state after fusing x_t, carried to the next step"},
 };
 
-const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, gpn_sites, ARRAY_LEN(gpn_sites)};
-const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, gpn_sites,
-                                   ARRAY_LEN(gpn_sites)};
+const gs_family gs_family_gpn = {"gpn",     "gpn",     "GPN, no memory",   GPN_ARCH_GPN,
+                                 gpn_sites, ARRAY_LEN(gpn_sites), gpn_cpu_new, gpn_cuda_backend_new};
+const gs_family gs_family_gpn_m = {"gpn_m",   "gpn+m",   "GPN+M, shared matrix memory", GPN_ARCH_GPN_M,
+                                   gpn_sites, ARRAY_LEN(gpn_sites), gpn_cpu_new,           gpn_cuda_backend_new};

@@ -1,0 +1,76 @@
+/* The CUDA backend of GPN / GPN+M (engine/backend.h): a thin adapter over the
+ * device step (engine/cuda_engine.h, a plugin opened on first use). */
+#include <stdlib.h>
+
+#include "base/error.h"
+#include "engine/arch/gpn/gpn_family.h"
+#include "engine/backend.h"
+#include "engine/cuda_engine.h"
+
+typedef struct {
+    gpn_cuda *g;
+    const gs_engine_host *host;
+    gpn_step_out out; /* pinned host buffers of the last step */
+    int outputs;
+    const unsigned char *rows;
+} gpn_cuda_backend;
+
+static void fire(void *ctx, gpn_hook_point p, int layer, float *host, int B, int width) {
+    gs_fire(((const gpn_cuda_backend *)ctx)->host, p, layer, host, B, width);
+}
+
+static int cuda_step(void *impl, int B) {
+    gpn_cuda_backend *c = impl;
+    unsigned mask = 0;
+    for (int p = 0; p < GPN_HOOK_COUNT; p++)
+        if (c->host->hook[p]) mask |= 1u << p;
+    return gpn_cuda_step(c->g, c->host->tokens, B, mask, fire, c, c->outputs, c->rows, &c->out);
+}
+
+static void cuda_free(void *impl) {
+    gpn_cuda_backend *c = impl;
+    if (!c) return;
+    gpn_cuda_free(c->g);
+    free(c);
+}
+
+static void cuda_reset_seq(void *impl, int b) { gpn_cuda_reset_seq(((gpn_cuda_backend *)impl)->g, b); }
+static gpn_step_out cuda_out(const void *impl) { return ((const gpn_cuda_backend *)impl)->out; }
+static const char *cuda_name(const void *impl) { return gpn_cuda_name(((const gpn_cuda_backend *)impl)->g); }
+
+static const float *cuda_site(const void *impl, gpn_hook_point p) {
+    const gpn_step_out *o = &((const gpn_cuda_backend *)impl)->out;
+    switch (p) {
+    case GPN_HOOK_S_PRED: return o->s_pred;
+    case GPN_HOOK_S_GROUND: return o->s_ground;
+    case GPN_HOOK_LOGITS: return o->logits;
+    case GPN_HOOK_NLL: return o->nll;
+    case GPN_HOOK_MEM_ALPHA: return o->alpha;
+    case GPN_HOOK_MEM_BETA: return o->beta;
+    case GPN_HOOK_MEM_NORM: return o->mem_norm;
+    default: return NULL;
+    }
+}
+
+static void cuda_set_outputs(void *impl, int what, const unsigned char *rows) {
+    gpn_cuda_backend *c = impl;
+    c->outputs = what;
+    c->rows = rows;
+}
+
+static const gs_backend_i gpn_cuda_i = {cuda_name, cuda_free, cuda_reset_seq, cuda_step,
+                                        cuda_out,  cuda_site, cuda_set_outputs};
+
+int gpn_cuda_backend_new(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
+                         gs_backend *out) {
+    gpn_cuda_backend *c = calloc(1, sizeof *c);
+    if (!c) return gs_fail("out of memory");
+    c->host = host;
+    c->outputs = GPN_OUT_ALL;
+    if (!(c->g = gpn_cuda_new(m, max_batch, dev->index, dev->precision))) {
+        free(c);
+        return -1;
+    }
+    *out = (gs_backend){&gpn_cuda_i, c};
+    return 0;
+}
