@@ -7,12 +7,32 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "engine/arch/family.h"
 #include "engine/safetensors.h"
 
-const char *gpn_arch_name(gpn_arch a) { return a == GPN_ARCH_GPN_M ? "gpn_m" : "gpn"; }
+const char *gpn_arch_name(gpn_arch a) {
+    gpn_config c = {.arch = a};
+    const gs_family *f = gs_family_of(&c);
+    return f ? f->name : "?";
+}
 
-static void add_spec(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
-                     int64_t r, int64_t c) {
+/* Architecture knowledge comes from the model's family (engine/arch/family.h). */
+int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_family_of(c)->tensor_specs(c, s); }
+
+void gpn_params_bind(const gpn_config *c, float *block, gpn_params *p) {
+    const gs_family *f = gs_family_of(c);
+    memset(p, 0, sizeof *p);
+    if (f->bind) f->bind(c, block, p);
+}
+
+int gpn_config_validate(const gpn_config *c) {
+    const gs_family *f = gs_family_of(c);
+    if (!f) return gs_fail("unknown architecture %d", (int)c->arch);
+    return f->validate(c);
+}
+
+void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+                 int64_t r, int64_t c) {
     gpn_tensor_spec *t = &s[(*n)++];
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name);
@@ -26,125 +46,10 @@ static void add_spec(gpn_tensor_spec *s, int *n, size_t *off, const char *name, 
     *off += t->numel;
 }
 
-int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    static const char *layer_groups[GPN_MAX_LAYERS] = {0};
-    static char layer_names[GPN_MAX_LAYERS][16];
-    int n = 0;
-    size_t off = 0;
-    int d = c->d, e = c->e, f = c->f, H = c->H, dk = c->dk, dv = c->dv;
-    add_spec(s, &n, &off, "embedding", "embedding", GPN_ROLE_MATRIX, c->V, e);
-    add_spec(s, &n, &off, "decode_norm_w", "decode", GPN_ROLE_NORM, d, 0);
-    add_spec(s, &n, &off, "decode_proj_k", "decode", GPN_ROLE_MATRIX, d, e);
-    if (c->decoder_bias) add_spec(s, &n, &off, "decode_bias", "decode", GPN_ROLE_BIAS, e, 0);
-    add_spec(s, &n, &off, "fuse_norm_w", "fuse", GPN_ROLE_NORM, e, 0);
-    add_spec(s, &n, &off, "fuse_proj_k", "fuse", GPN_ROLE_MATRIX, e, d);
-    add_spec(s, &n, &off, "fg_norm_w", "fuse", GPN_ROLE_NORM, d, 0);
-    add_spec(s, &n, &off, "fg_gate_k", "fuse", GPN_ROLE_MATRIX, d, d);
-    add_spec(s, &n, &off, "fg_gate_b", "fuse", GPN_ROLE_BIAS, d, 0);
-    if (c->arch == GPN_ARCH_GPN) {
-        add_spec(s, &n, &off, "ffn_norm_w", "ffn+gate", GPN_ROLE_NORM, d, 0);
-        add_spec(s, &n, &off, "ffn_w1_k", "ffn+gate", GPN_ROLE_MATRIX, d, 2 * f);
-        add_spec(s, &n, &off, "ffn_w2_k", "ffn+gate", GPN_ROLE_MATRIX, f, d);
-        add_spec(s, &n, &off, "pg_norm_w", "ffn+gate", GPN_ROLE_NORM, d, 0);
-        add_spec(s, &n, &off, "pg_gate_k", "ffn+gate", GPN_ROLE_MATRIX, d, d);
-        add_spec(s, &n, &off, "pg_gate_b", "ffn+gate", GPN_ROLE_BIAS, d, 0);
-        return n;
-    }
-    const char *w = "memory write";
-    add_spec(s, &n, &off, "write_norm_w", w, GPN_ROLE_NORM, d, 0);
-    add_spec(s, &n, &off, "write_W_k_k", w, GPN_ROLE_MATRIX, d, H * dk);
-    add_spec(s, &n, &off, "write_W_k_b", w, GPN_ROLE_BIAS, H * dk, 0);
-    add_spec(s, &n, &off, "write_W_v_k", w, GPN_ROLE_MATRIX, d, H * dv);
-    add_spec(s, &n, &off, "write_W_beta_k", w, GPN_ROLE_MATRIX, d, H);
-    add_spec(s, &n, &off, "write_A_log", w, GPN_ROLE_A_LOG, H, 0);
-    add_spec(s, &n, &off, "write_dt_bias", w, GPN_ROLE_DT_BIAS, H, 0);
-    add_spec(s, &n, &off, "write_W_a_k", w, GPN_ROLE_MATRIX, d, H);
-    for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
-        if (!layer_groups[i]) {
-            snprintf(layer_names[i], sizeof layer_names[i], "layer %d", i);
-            layer_groups[i] = layer_names[i];
-        }
-        const char *g = layer_groups[i];
-        char name[48];
-#define L(suffix, role, r, cc) (snprintf(name, sizeof name, "L%d_%s", i, suffix), add_spec(s, &n, &off, name, g, role, r, cc))
-        L("ffn_norm_w", GPN_ROLE_NORM, d, 0);
-        L("ffn_w1_k", GPN_ROLE_MATRIX, d, 2 * f);
-        L("ffn_w2_k", GPN_ROLE_MATRIX, f, d);
-        L("pg_norm_w", GPN_ROLE_NORM, d, 0);
-        L("pg_gate_k", GPN_ROLE_MATRIX, d, d);
-        L("pg_gate_b", GPN_ROLE_BIAS, d, 0);
-        L("read_norm_w", GPN_ROLE_NORM, d, 0);
-        L("read_W_q_k", GPN_ROLE_MATRIX, d, H * dk);
-        L("read_W_q_b", GPN_ROLE_BIAS, H * dk, 0);
-        L("read_W_gate_k", GPN_ROLE_MATRIX, d, H * dv);
-        L("read_out_norm_w", GPN_ROLE_NORM, H * dv, 0);
-        L("read_W_o_k", GPN_ROLE_MATRIX, H * dv, d);
-#undef L
-    }
-    return n;
-}
-
 size_t gpn_param_count(const gpn_config *c) {
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(c, specs);
     return specs[n - 1].offset + specs[n - 1].numel;
-}
-
-void gpn_params_bind(const gpn_config *c, float *block, gpn_params *p) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
-    memset(p, 0, sizeof *p);
-    for (int i = 0; i < n; i++) {
-        const char *nm = specs[i].name;
-        float *ptr = block + specs[i].offset;
-        int layer = 0;
-        const char *suffix = nm;
-        if (c->arch == GPN_ARCH_GPN_M && nm[0] == 'L' && sscanf(nm, "L%d_", &layer) == 1) suffix = strchr(nm, '_') + 1;
-        gpn_layer_params *lp = &p->layers[layer];
-        static const struct { const char *name; size_t off; } top[] = {
-#define T(n, f) {n, offsetof(gpn_params, f)}
-            T("embedding", embedding), T("decode_norm_w", decode_norm_w), T("decode_proj_k", decode_proj_k),
-            T("decode_bias", decode_bias), T("fuse_norm_w", fuse_norm_w), T("fuse_proj_k", fuse_proj_k),
-            T("fg_norm_w", fg_norm_w), T("fg_gate_k", fg_gate_k), T("fg_gate_b", fg_gate_b),
-            T("write_norm_w", write_norm_w), T("write_W_k_k", write_W_k_k), T("write_W_k_b", write_W_k_b),
-            T("write_W_v_k", write_W_v_k), T("write_W_beta_k", write_W_beta_k), T("write_A_log", write_A_log),
-            T("write_dt_bias", write_dt_bias), T("write_W_a_k", write_W_a_k),
-#undef T
-        };
-        static const struct { const char *name; size_t off; } per_layer[] = {
-#define T(n, f) {n, offsetof(gpn_layer_params, f)}
-            T("ffn_norm_w", ffn_norm_w), T("ffn_w1_k", ffn_w1), T("ffn_w2_k", ffn_w2), T("pg_norm_w", pg_norm_w),
-            T("pg_gate_k", pg_gate_k), T("pg_gate_b", pg_gate_b), T("read_norm_w", read_norm_w),
-            T("read_W_q_k", read_W_q_k), T("read_W_q_b", read_W_q_b), T("read_W_gate_k", read_W_gate_k),
-            T("read_out_norm_w", read_out_norm_w), T("read_W_o_k", read_W_o_k),
-#undef T
-        };
-        int bound = 0;
-        if (suffix == nm)
-            for (size_t k = 0; k < sizeof top / sizeof *top && !bound; k++)
-                if (strcmp(top[k].name, nm) == 0) { *(float **)((char *)p + top[k].off) = ptr; bound = 1; }
-        for (size_t k = 0; k < sizeof per_layer / sizeof *per_layer && !bound; k++)
-            if (strcmp(per_layer[k].name, suffix) == 0) { *(float **)((char *)lp + per_layer[k].off) = ptr; bound = 1; }
-    }
-}
-
-int gpn_config_validate(const gpn_config *c) {
-    if (c->V < 1 || c->d < 1 || c->e < 1 || c->f < 1)
-        return gs_fail("invalid sizes (V=%d, d=%d, e=%d, f=%d): all must be positive", c->V, c->d, c->e, c->f);
-    if (c->arch == GPN_ARCH_GPN_M) {
-        if (c->H < 1 || c->dk < 1 || c->dv < 1)
-            return gs_fail("invalid memory sizes (H=%d, dk=%d, dv=%d): all must be positive", c->H, c->dk, c->dv);
-        if (c->n_layers < 1 || c->n_layers > GPN_MAX_LAYERS)
-            return gs_fail("%d layers: between 1 and %d supported", c->n_layers, GPN_MAX_LAYERS);
-    } else if (c->n_layers != 1) {
-        return gs_fail("a GPN without memory has exactly one layer (got %d)", c->n_layers);
-    }
-    /* keep every matrix index within int range for CBLAS (and every size
-     * product gpn_tensor_specs computes in int) */
-    if ((int64_t)c->V * c->e > INT32_MAX || (int64_t)c->d * c->d > INT32_MAX || (int64_t)c->d * 2 * c->f > INT32_MAX ||
-        (int64_t)c->d * c->H * c->dk > INT32_MAX || (int64_t)c->d * c->H * c->dv > INT32_MAX)
-        return gs_fail("sizes too large for 32-bit BLAS indices");
-    return 0;
 }
 
 gpn_model *gpn_model_new(const gpn_config *c) {
@@ -169,95 +74,22 @@ void gpn_model_free(gpn_model *m) {
     free(m);
 }
 
-static int64_t dim(const st_tensor *t, int i) { return t && i < t->ndim ? t->shape[i] : -1; }
-
-/* Infer the configuration from tensor shapes (gpn-model.md, "Every size is
- * recoverable from tensor shapes"). */
-static int infer_config(const st_file *f, gpn_config *c) {
-    memset(c, 0, sizeof *c);
-    /* sizes are ints: a larger dimension (possible in a tensor of no data,
-     * shaped [0, 2^40]) is refused rather than truncated */
-    for (int i = 0; i < f->n_tensors; i++)
-        for (int k = 0; k < f->tensors[i].ndim; k++)
-            if (f->tensors[i].shape[k] > INT32_MAX)
-                return gs_fail("tensor '%s' has dimension %lld, more than a model can have", f->tensors[i].name,
-                               (long long)f->tensors[i].shape[k]);
-    const st_tensor *emb = safetensors_find(f, "embedding"), *dn = safetensors_find(f, "decode_norm_w");
-    if (!emb || emb->ndim != 2) return gs_fail("missing 2-D tensor 'embedding' (V, d_emb): not a GPN checkpoint");
-    if (!dn || dn->ndim != 1) return gs_fail("missing 1-D tensor 'decode_norm_w' (d_state): not a GPN checkpoint");
-    c->V = (int)emb->shape[0];
-    c->e = (int)emb->shape[1];
-    c->d = (int)dn->shape[0];
-    c->decoder_bias = safetensors_find(f, "decode_bias") != NULL;
-    const st_tensor *alog = safetensors_find(f, "write_A_log");
-    if (!alog) {
-        c->arch = GPN_ARCH_GPN;
-        c->n_layers = 1;
-        const st_tensor *w2 = safetensors_find(f, "ffn_w2_k");
-        if (!w2) return gs_fail("missing tensor 'ffn_w2_k' (GPN) and 'write_A_log' (GPN+M): cannot tell the architecture");
-        c->f = (int)dim(w2, 0);
-        return 0;
-    }
-    c->arch = GPN_ARCH_GPN_M;
-    c->H = (int)dim(alog, 0);
-    const st_tensor *wk = safetensors_find(f, "write_W_k_k"), *wv = safetensors_find(f, "write_W_v_k");
-    if (!wk || wk->ndim != 2) return gs_fail("missing 2-D tensor 'write_W_k_k'");
-    if (!wv || wv->ndim != 2) return gs_fail("missing 2-D tensor 'write_W_v_k'");
-    if (c->H < 1 || wk->shape[1] % c->H || wv->shape[1] % c->H)
-        return gs_fail("write_W_k_k (%lld cols) and write_W_v_k (%lld cols) are not multiples of n_heads=%d",
-                       (long long)wk->shape[1], (long long)wv->shape[1], c->H);
-    c->dk = (int)(wk->shape[1] / c->H);
-    c->dv = (int)(wv->shape[1] / c->H);
-    char name[48];
-    while (c->n_layers < GPN_MAX_LAYERS) {
-        snprintf(name, sizeof name, "L%d_ffn_w2_k", c->n_layers);
-        if (!safetensors_find(f, name)) break;
-        c->n_layers++;
-    }
-    if (c->n_layers == 0) return gs_fail("GPN+M checkpoint without layers: missing tensor 'L0_ffn_w2_k'");
-    c->f = (int)dim(safetensors_find(f, "L0_ffn_w2_k"), 0);
-    return 0;
-}
-
-/* __metadata__ may confirm the inferred config, never contradict it. */
-static int check_metadata(const st_file *f, const gpn_config *c) {
-    const char *arch = safetensors_meta(f, "arch");
-    if (arch) {
-        int is_m = strcmp(arch, "gpn_m") == 0 || strcmp(arch, "sot_m") == 0;
-        int is_plain = strcmp(arch, "gpn") == 0 || strcmp(arch, "sot") == 0;
-        if (!is_m && !is_plain) return gs_fail("__metadata__ arch '%s' is unknown (expected gpn or gpn_m)", arch);
-        if (is_m != (c->arch == GPN_ARCH_GPN_M))
-            return gs_fail("__metadata__ says arch=%s but the tensors are those of %s", arch, gpn_arch_name(c->arch));
-    }
-    const struct { const char *key; int value; } keys[] = {
-        {"vocab_size", c->V}, {"d_state", c->d}, {"d_emb", c->e}, {"d_ffn", c->f}, {"n_heads", c->H},
-        {"d_key", c->dk}, {"d_val", c->dv}, {"n_layers", c->n_layers},
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const char *v = safetensors_meta(f, keys[i].key);
-        if (!v) continue;
-        char *end;
-        long x = strtol(v, &end, 10);
-        if (*v == 0 || *end != 0) return gs_fail("__metadata__ %s='%s' is not an integer", keys[i].key, v);
-        if (c->arch == GPN_ARCH_GPN && (keys[i].value == 0 || strcmp(keys[i].key, "n_layers") == 0) && x == keys[i].value) continue;
-        if (x != keys[i].value)
-            return gs_fail("__metadata__ says %s=%ld but the tensor shapes give %d", keys[i].key, x, keys[i].value);
-    }
-    const char *bias = safetensors_meta(f, "use_decoder_bias");
-    if (bias) {
-        int b = strcmp(bias, "true") == 0 || strcmp(bias, "True") == 0 || strcmp(bias, "1") == 0;
-        if (b != c->decoder_bias)
-            return gs_fail("__metadata__ says use_decoder_bias=%s but decode_bias is %s", bias, c->decoder_bias ? "present" : "absent");
-    }
-    return 0;
-}
-
 gpn_model *gpn_model_load(const char *path) {
     st_file *f = safetensors_open(path);
     if (!f) return NULL;
     gpn_model *m = NULL;
     gpn_config c;
-    if (infer_config(f, &c) != 0 || check_metadata(f, &c) != 0 || gpn_config_validate(&c) != 0) goto fail;
+    /* sizes are ints: a larger dimension (possible in a tensor of no data,
+     * shaped [0, 2^40]) is refused rather than truncated */
+    for (int i = 0; i < f->n_tensors; i++)
+        for (int k = 0; k < f->tensors[i].ndim; k++)
+            if (f->tensors[i].shape[k] > INT32_MAX) {
+                gs_fail("tensor '%s' has dimension %lld, more than a model can have", f->tensors[i].name,
+                        (long long)f->tensors[i].shape[k]);
+                goto fail;
+            }
+    const gs_family *fam = gs_family_of_file(f);
+    if (!fam || fam->infer(f, &c) != 0 || fam->check_metadata(f, &c) != 0 || gpn_config_validate(&c) != 0) goto fail;
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(&c, specs);
     /* Every tensor is checked before the parameters are allocated: the sizes
@@ -325,14 +157,7 @@ int gpn_model_save_meta(const gpn_model *m, const char *path, int as_bf16, const
         const void *data = as_bf16 ? (const void *)(half + specs[i].offset) : (const void *)(m->block + specs[i].offset);
         st_writer_add(w, specs[i].name, as_bf16 ? ST_BF16 : ST_F32, specs[i].ndim, specs[i].shape, data);
     }
-    const gpn_config *c = &m->cfg;
-    char buf[32];
-    st_writer_meta(w, "arch", gpn_arch_name(c->arch));
-#define META(k, v) (snprintf(buf, sizeof buf, "%d", v), st_writer_meta(w, k, buf))
-    META("vocab_size", c->V); META("d_state", c->d); META("d_emb", c->e); META("d_ffn", c->f);
-    if (c->arch == GPN_ARCH_GPN_M) { META("n_heads", c->H); META("d_key", c->dk); META("d_val", c->dv); META("n_layers", c->n_layers); }
-#undef META
-    st_writer_meta(w, "use_decoder_bias", c->decoder_bias ? "true" : "false");
+    gs_family_of(&m->cfg)->write_metadata(&m->cfg, w);
     for (int i = 0; extra_meta && extra_meta[i]; i += 2) st_writer_meta(w, extra_meta[i], extra_meta[i + 1]);
     int rc = st_writer_save(w, path);
     st_writer_free(w);

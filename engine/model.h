@@ -57,6 +57,10 @@ typedef struct {
 
 #define GPN_MAX_TENSORS (16 + 12 * GPN_MAX_LAYERS)
 
+/* Append a tensor spec (1-D when c == 0) at offset *off, for a family's tensor_specs. */
+void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+                 int64_t r, int64_t c);
+
 /* Every tensor the architecture needs, in a fixed order; returns the count. */
 int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *specs);
 size_t gpn_param_count(const gpn_config *c);

@@ -4,6 +4,8 @@
 #include "engine/arch/family.h"
 
 #include <stdio.h>
+
+#include "base/error.h"
 #include <string.h>
 
 #include "engine/arch/gpn/gpn_family.h"
@@ -14,6 +16,18 @@ static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m};
 const gs_family *gs_family_of(const gpn_config *c) {
     for (int i = 0; i < N_FAMILIES; i++)
         if (families[i]->arch == c->arch) return families[i];
+    return NULL;
+}
+
+const gs_family *gs_family_of_file(const st_file *f) {
+    for (int i = 0; i < N_FAMILIES; i++)
+        if (families[i]->recognise(f)) return families[i];
+    char names[512] = "";
+    for (int i = 0; i < N_FAMILIES; i++)
+        if (i == 0 || strcmp(families[i]->signature, families[i - 1]->signature))
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s needs %s", i ? "; " : "",
+                     families[i]->name, families[i]->signature);
+    gs_fail("the tensors are those of no architecture gpnscope knows (%s)", names);
     return NULL;
 }
 

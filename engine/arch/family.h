@@ -13,6 +13,7 @@
 #include "engine/backend.h"
 #include "engine/hooks.h"
 #include "engine/model.h"
+#include "engine/safetensors.h"
 
 typedef enum {
     GS_SITE_VECTOR,      /* one vector per token (a state, a residual stream) */
@@ -53,6 +54,19 @@ typedef struct {
     gpn_arch arch;
     const gs_site *sites;
     int n_sites;
+    /* checkpoints: whether a file's tensors are this family's (by their
+     * names), the config from their shapes, metadata that may confirm and
+     * never contradict it, its checks, the tensors it needs, the named
+     * pointers (GPN's gpn_params; NULL: the backend finds its own), and the
+     * metadata a saved model carries */
+    int (*recognise)(const st_file *f);
+    const char *signature; /* what recognise looks for, for the error that no family matched */
+    int (*infer)(const st_file *f, gpn_config *c);
+    int (*check_metadata)(const st_file *f, const gpn_config *c);
+    int (*validate)(const gpn_config *c);
+    int (*tensor_specs)(const gpn_config *c, gpn_tensor_spec *specs);
+    void (*bind)(const gpn_config *c, float *block, gpn_params *p);
+    void (*write_metadata)(const gpn_config *c, st_writer *w);
     /* a backend for a model (0, or -1 with gs_error()); new_cuda NULL: no CUDA engine */
     int (*new_cpu)(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
     int (*new_cuda)(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
@@ -62,6 +76,9 @@ typedef struct {
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
 const gs_family *gs_family_of(const gpn_config *c);
 const gs_family *gs_family_by_name(const char *name);
+/* The family whose tensors a checkpoint holds; NULL with gs_error() naming
+ * the families tried. */
+const gs_family *gs_family_of_file(const st_file *f);
 
 /* A site's width in floats for a config; 0 where the model lacks it. */
 int gs_site_width(const gs_site *s, const gpn_config *c);

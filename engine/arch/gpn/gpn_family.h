@@ -6,6 +6,15 @@
 
 extern const gs_family gs_family_gpn, gs_family_gpn_m;
 
+/* Checkpoints (gpn_model.c). */
+int gpn_family_recognise(const st_file *f);
+int gpn_family_infer(const st_file *f, gpn_config *c);
+int gpn_family_check_metadata(const st_file *f, const gpn_config *c);
+int gpn_family_validate(const gpn_config *c);
+int gpn_family_tensor_specs(const gpn_config *c, gpn_tensor_spec *s);
+void gpn_family_bind(const gpn_config *c, float *block, gpn_params *p);
+void gpn_family_write_metadata(const gpn_config *c, st_writer *w);
+
 /* The backends (gpn_cpu.c, gpn_cuda_backend.c). */
 int gpn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 int gpn_cuda_backend_new(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
