@@ -103,8 +103,11 @@ gs_state_source *gs_store_source_open(store *st, int64_t run_id, const char *kin
     if (d <= 0) {
         store_states_close(s->rd);
         free(s);
-        gs_fail("run %lld has no '%s' states: record it with states kept (not --states none)", (long long)run_id,
-                kind ? kind : "pred");
+        store_run_info info;
+        const char *has = store_run_get(st, run_id, &info) == 0 ? info.states : "?";
+        gs_fail("run %lld has no '%s' states (it recorded: %s): record the site with record --sites, or analyze "
+                "another with --site",
+                (long long)run_id, kind ? kind : "pred", has);
         return NULL;
     }
     s->src.d = d;

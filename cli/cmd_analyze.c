@@ -15,7 +15,7 @@
 static const char *help =
     "usage: gpnscope analyze FILE [--run N] [--only geometry,default,horizon,retention,probe]\n"
     "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
-    "                        [--max-lag K] [--probe-max-lag K] [--kind pred|ground] [--json]\n\n"
+    "                        [--max-lag K] [--probe-max-lag K] [--site NAME] [--json]\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
     "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
     "and pools (GPN+M), and the probe horizon. Every result is written to the store, keyed by\n"
@@ -30,7 +30,9 @@ static const char *help =
     "  --model MODEL       the model for the decode and the probe (default: the run's)\n"
     "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
     "  --probe-max-lag K   largest probe lag (256)\n"
-    "  --kind KIND         which recorded states: pred (default) or ground\n"
+    "  --site NAME         which recorded vector site the state analyses read: state.pred\n"
+    "                      (default), state.ground, or any site recorded with record --sites\n"
+    "                      (docs/hooks.md); --kind pred|ground is the older spelling\n"
     "  --json              print one JSON object instead of the table\n";
 
 static int parse_i64(const char *s, long long lo, long long *out) {
@@ -141,7 +143,7 @@ int cmd_analyze(int argc, char **argv) {
         {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
         {"seed", required_argument, 0, 's'},       {"model", required_argument, 0, 'm'},
         {"max-lag", required_argument, 0, 'L'},    {"probe-max-lag", required_argument, 0, 'P'},
-        {"kind", required_argument, 0, 'K'},       {"json", no_argument, 0, 'j'},
+        {"kind", required_argument, 0, 'K'},       {"site", required_argument, 0, 'Z'},       {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
@@ -162,6 +164,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'L': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.horizon_max_lag = (int)v; break;
         case 'P': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.probe_max_lag = (int)v; break;
         case 'K': o.kind = optarg; break;
+        case 'Z': o.kind = store_kind_of_site(optarg); break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return 0;
         default: fputs(help, stderr); return 2;

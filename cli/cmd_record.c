@@ -118,9 +118,9 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
         v->site = site;
         v->layer = l;
         v->width = gs_site_width(site, c);
-        if (site->point == GPN_HOOK_S_PRED) snprintf(v->kind, sizeof v->kind, "pred");
-        else if (site->point == GPN_HOOK_S_GROUND) snprintf(v->kind, sizeof v->kind, "ground");
-        else gs_site_format(site, l, v->kind, sizeof v->kind);
+        char name[64];
+        gs_site_format(site, l, name, sizeof name);
+        snprintf(v->kind, sizeof v->kind, "%s", store_kind_of_site(name));
         for (int i = 0; i < p->n_vec; i++)
             if (!strcmp(p->vec[i].kind, v->kind)) return gs_fail("--sites: %s is named twice", v->kind);
         snprintf(p->kinds + strlen(p->kinds), sizeof p->kinds - strlen(p->kinds), "%s%s", p->n_vec ? "," : "", v->kind);

@@ -24,7 +24,7 @@ gpn_engine *gpn_engine_new_on(const gpn_model *m, int max_batch, const gpn_devic
     const gs_family *f = gs_family_of(&m->cfg);
     if (!f) { gs_fail("no engine for architecture %d", (int)m->cfg.arch); return NULL; }
     int cuda = dev && dev->kind == GPN_DEVICE_CUDA;
-    if (cuda && !f->new_cuda) { gs_fail("%s has no CUDA engine yet: use --device cpu", f->title); return NULL; }
+    if (cuda && !f->new_cuda) { gs_fail("the %s family has no CUDA engine yet: use --device cpu", f->name); return NULL; }
     gpn_engine *e = calloc(1, sizeof *e);
     if (!e) { gs_fail("out of memory"); return NULL; }
     e->m = m;

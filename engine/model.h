@@ -14,7 +14,8 @@
 
 #define GPN_MAX_LAYERS 64
 
-typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1 } gpn_arch;
+/* One id per row of the family table (engine/arch/families.c). */
+typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2 } gpn_arch;
 
 typedef struct {
     gpn_arch arch;

@@ -133,8 +133,12 @@ int store_put_head_steps(store *st, int64_t run_id, int32_t window, int32_t posi
                          const float *alpha, const float *beta, const float *mem_norm);
 
 typedef enum { STORE_F32 = 0, STORE_F16 = 1 } store_dtype;
-/* A state vector of d floats, stored little-endian in dtype. kind: "pred" or
- * "ground" (any short name is accepted, for future hook points). */
+/* The states.kind under which a vector site is stored: "pred" and "ground"
+ * for state.pred and state.ground (what stores have always called them),
+ * the site's own name (layer spelled out) for any other. */
+const char *store_kind_of_site(const char *site);
+/* A state vector of d floats, stored little-endian in dtype, under kind
+ * (store_kind_of_site; at most 32 bytes). */
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind,
                     store_dtype dtype, const float *v, int d);
 
@@ -153,7 +157,7 @@ int store_put_unigram_counts(store *st, int64_t corpus_id, const int64_t *counts
 typedef struct {
     int64_t id, model_id, tokenizer_id, corpus_id; /* 0: none */
     char kind[16], status[16];
-    char states[32], positions[32], state_dtype[8], device[16];
+    char states[512], positions[32], state_dtype[8], device[16]; /* states: the recorded vector sites' kinds */
     int seq_len, batch, d_state, n_heads;
     int64_t n_windows, windows_done, tokens_done;
     char model_sha256[65], tokenizer_sha256[65], corpus_sha256[65];

@@ -245,6 +245,12 @@ fail:
     return end_failed(st);
 }
 
+const char *store_kind_of_site(const char *site) {
+    if (!strcmp(site, "state.pred")) return "pred";
+    if (!strcmp(site, "state.ground")) return "ground";
+    return site;
+}
+
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind, store_dtype dtype,
                     const float *v, int d) {
     if (need_writable(st)) return -1;

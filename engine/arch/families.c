@@ -8,9 +8,10 @@
 #include "base/error.h"
 #include <string.h>
 
+#include "engine/arch/elman/elman.h"
 #include "engine/arch/gpn/gpn_family.h"
 
-static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m};
+static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m, &gs_family_elman};
 #define N_FAMILIES ((int)(sizeof families / sizeof *families))
 
 const gs_family *gs_family_of(const gpn_config *c) {

@@ -1,0 +1,16 @@
+/* A toy family: the Elman RNN, s_t = tanh(W s_{t-1} + U E[x_t] + b), decoded
+ * through the tied embedding, logits_t = E s_{t-1} (the state before x_t
+ * predicts x_t, as in GPN). W and U are stored [out, in] (PyTorch's layout).
+ * It is the smallest complete family: the proof that one folder and one row
+ * of the family table (engine/arch/families.c) add an architecture
+ * (docs/architecture.md, "Adding a family"). */
+#ifndef GS_ENGINE_ARCH_ELMAN_H
+#define GS_ENGINE_ARCH_ELMAN_H
+
+#include "engine/arch/family.h"
+
+extern const gs_family gs_family_elman;
+
+int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+
+#endif

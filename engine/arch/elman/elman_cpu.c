@@ -1,0 +1,110 @@
+/* The Elman CPU backend: per step, logits = S E^T and the NLL statistics,
+ * then S <- tanh(S W^T + E[x] U^T + b), over the batch with CBLAS. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/elman/elman.h"
+#include "engine/ops.h"
+
+typedef struct {
+    const gpn_model *m;
+    const gs_engine_host *host;
+    const float *E, *W, *U, *b;
+    float *arena, *s, *s_pred, *x, *s_next, *logits, *nll, *entropy;
+    int32_t *top1;
+} elman_cpu;
+
+static const float *tensor(const gpn_model *m, const char *name) {
+    gpn_tensor_spec specs[8];
+    int n = gpn_tensor_specs(&m->cfg, specs);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(specs[i].name, name)) return m->block + specs[i].offset;
+    return NULL;
+}
+
+static void cpu_free(void *impl) {
+    elman_cpu *e = impl;
+    if (!e) return;
+    free(e->arena);
+    free(e->top1);
+    free(e);
+}
+
+static void cpu_reset_seq(void *impl, int b) {
+    elman_cpu *e = impl;
+    memset(e->s + (size_t)b * e->m->cfg.d, 0, (size_t)e->m->cfg.d * sizeof(float));
+}
+
+static int cpu_step(void *impl, int B) {
+    elman_cpu *e = impl;
+    const gs_engine_host *h = e->host;
+    int d = e->m->cfg.d, V = e->m->cfg.V;
+    memcpy(e->s_pred, e->s, (size_t)B * d * sizeof(float));
+    gs_fire(h, GPN_HOOK_S_PRED, 0, e->s_pred, B, d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, V, d, 1.0f, e->s_pred, d, e->E, d, 0.0f, e->logits, V);
+    gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, V);
+    logits_stats(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
+    gs_fire(h, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    for (int b = 0; b < B; b++) {
+        memcpy(e->x + (size_t)b * d, e->E + (size_t)h->tokens[b] * d, (size_t)d * sizeof(float));
+        memcpy(e->s_next + (size_t)b * d, e->b, (size_t)d * sizeof(float));
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, d, d, 1.0f, e->s_pred, d, e->W, d, 1.0f, e->s_next, d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, d, d, 1.0f, e->x, d, e->U, d, 1.0f, e->s_next, d);
+    for (long i = 0; i < (long)B * d; i++) e->s_next[i] = tanhf(e->s_next[i]);
+    gs_fire(h, GPN_HOOK_S_GROUND, 0, e->s_next, B, d);
+    memcpy(e->s, e->s_next, (size_t)B * d * sizeof(float));
+    return 0;
+}
+
+static gpn_step_out cpu_out(const void *impl) {
+    const elman_cpu *e = impl;
+    return (gpn_step_out){e->nll, e->entropy, e->top1, e->s_pred, e->s_next, e->logits, NULL, NULL, NULL};
+}
+
+static const float *cpu_site(const void *impl, gpn_hook_point p) {
+    const elman_cpu *e = impl;
+    switch (p) {
+    case GPN_HOOK_S_PRED: return e->s_pred;
+    case GPN_HOOK_S_GROUND: return e->s_next;
+    case GPN_HOOK_LOGITS: return e->logits;
+    case GPN_HOOK_NLL: return e->nll;
+    default: return NULL;
+    }
+}
+
+static const char *cpu_name(const void *impl) {
+    (void)impl;
+    return "cpu";
+}
+
+static const gs_backend_i elman_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+
+int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    int d = m->cfg.d, V = m->cfg.V;
+    size_t B = (size_t)max_batch, floats = B * (4 * (size_t)d + (size_t)V + 2);
+    elman_cpu *e = calloc(1, sizeof *e);
+    if (!e || !(e->arena = calloc(floats, sizeof(float))) || !(e->top1 = calloc(B, sizeof *e->top1))) {
+        cpu_free(e);
+        return gs_fail("out of memory for an Elman engine of batch %d", max_batch);
+    }
+    e->m = m;
+    e->host = host;
+    e->E = tensor(m, "embedding");
+    e->W = tensor(m, "elman.W");
+    e->U = tensor(m, "elman.U");
+    e->b = tensor(m, "elman.b");
+    float *p = e->arena;
+    e->s = p, p += B * d;
+    e->s_pred = p, p += B * d;
+    e->x = p, p += B * d;
+    e->s_next = p, p += B * d;
+    e->logits = p, p += B * V;
+    e->nll = p, p += B;
+    e->entropy = p;
+    *out = (gs_backend){&elman_cpu_i, e};
+    return 0;
+}

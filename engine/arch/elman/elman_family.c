@@ -1,0 +1,67 @@
+/* The Elman row of the family table: its tensors, config, sites. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/elman/elman.h"
+
+static int recognise(const st_file *f) { return safetensors_find(f, "elman.W") != NULL; }
+
+static int infer(const st_file *f, gpn_config *c) {
+    memset(c, 0, sizeof *c);
+    const st_tensor *e = safetensors_find(f, "embedding");
+    if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor 'embedding' (V, d)");
+    c->arch = GPN_ARCH_ELMAN;
+    c->n_layers = 1;
+    c->V = (int)e->shape[0];
+    c->d = c->e = (int)e->shape[1]; /* the decode is tied: the embedding is d wide */
+    return 0;
+}
+
+static int check_metadata(const st_file *f, const gpn_config *c) {
+    const char *arch = safetensors_meta(f, "arch");
+    if (arch && strcmp(arch, "elman"))
+        return gs_fail("__metadata__ says arch=%s but the tensors are those of elman", arch);
+    const char *d = safetensors_meta(f, "d_state");
+    if (d && atoi(d) != c->d) return gs_fail("__metadata__ says d_state=%s but the tensor shapes give %d", d, c->d);
+    return 0;
+}
+
+static int validate(const gpn_config *c) {
+    if (c->V < 1 || c->d < 1) return gs_fail("invalid sizes (V=%d, d=%d): both must be positive", c->V, c->d);
+    if ((int64_t)c->V * c->d > INT32_MAX) return gs_fail("sizes too large for 32-bit BLAS indices");
+    return 0;
+}
+
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
+    int n = 0;
+    size_t off = 0;
+    gs_spec_add(s, &n, &off, "embedding", "embedding", GPN_ROLE_MATRIX, c->V, c->d);
+    gs_spec_add(s, &n, &off, "elman.W", "recurrence", GPN_ROLE_MATRIX, c->d, c->d);
+    gs_spec_add(s, &n, &off, "elman.U", "recurrence", GPN_ROLE_MATRIX, c->d, c->d);
+    gs_spec_add(s, &n, &off, "elman.b", "recurrence", GPN_ROLE_BIAS, c->d, 0);
+    return n;
+}
+
+static void write_metadata(const gpn_config *c, st_writer *w) {
+    char buf[32];
+    st_writer_meta(w, "arch", "elman");
+    snprintf(buf, sizeof buf, "%d", c->d);
+    st_writer_meta(w, "d_state", buf);
+}
+
+static const gs_site sites[] = {
+    {"state.pred", "s_pred", GPN_HOOK_S_PRED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_STATE, 0, 1,
+     "the state s_{t-1} before x_t: decoded into the prediction of x_t, and carried"},
+    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1, "E s_{t-1}"},
+    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t)"},
+    {"state.next", "s_ground", GPN_HOOK_S_GROUND, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+     "s_t = tanh(W s_{t-1} + U E[x_t] + b), carried to the next step"},
+};
+
+const gs_family gs_family_elman = {
+    "elman", "elman", "Elman RNN, a toy family", GPN_ARCH_ELMAN, sites, (int)(sizeof sites / sizeof *sites),
+    recognise, "tensor 'elman.W'", infer, check_metadata, validate, tensor_specs, NULL, write_metadata,
+    elman_cpu_new, NULL,
+};

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The seam (docs/architecture.md, "Adding a family"): the toy Elman family,
+# one folder (engine/arch/elman/) and one row of the family table, runs
+# through everything a GPN runs through. Its forward pass equals a float64
+# numpy reference written from its definition (tests/reference/elman_reference.py,
+# < 1e-4, batch invariance, BF16 weights within rounding); gpnscope info
+# lists its sites; record goes through the runner; analyze runs geometry and
+# the horizons on its state site, with numbers equal to a numpy recomputation
+# from the recorded rows; asking it for what it lacks is a one-line error.
+set -euo pipefail
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+bin="$GPNSCOPE_BIN"
+dir="$GPNSCOPE_BUILD/test-scratch/family_elman"; rm -rf "$dir"; mkdir -p "$dir/shards"
+ref="$GPNSCOPE_SOURCE/tests/reference/elman_reference.py"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+
+"$py" "$ref" make "$dir/e1" 53 24 3 40 7
+"$py" "$ref" make "$dir/e2" 97 16 1 4 9
+if "$GPNSCOPE_BUILD/tests/test_parity" "$dir/e1.weights.safetensors" "$dir/e1.expect.safetensors" >"$dir/parity.txt"; then
+  ok "forward pass equals the float64 reference: $(grep -c 'rel err' "$dir/parity.txt") tensors < 1e-4"
+else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+
+model="$dir/e2.weights.safetensors"
+info="$("$bin" info "$model")"
+for s in state.pred state.next logits nll; do
+  [[ "$info" == *"$s"* ]] && ok "info lists $s" || bad "info lacks $s"
+done
+[[ "$info" == *"Elman"* && "$info" != *"mem.alpha"* ]] && ok "info: the Elman family, no memory sites" || bad "info: $info"
+
+"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" $((40 * 64)) 4
+"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --batch 7 --db "$dir/s.db" --sites state.pred,state.next --quiet >/dev/null &&
+  ok "recorded through the runner" || bad "record"
+[[ "$(sqlite3 "$dir/s.db" "select count(*) from tokens")" == 2560 && "$(sqlite3 "$dir/s.db" "select count(*) from head_steps")" == 0 &&
+   "$(sqlite3 "$dir/s.db" "select arch || ' ' || states from runs join models m on m.id = model_id")" == "elman pred,state.next" ]] &&
+  ok "2560 token rows, no head rows, states pred and state.next" || bad "store rows"
+"$bin" analyze "$dir/s.db" --only geometry,horizon >"$dir/analyze.txt" && ok "analyze geometry,horizon" || bad "analyze: $(cat "$dir/analyze.txt")"
+
+sqlite3 -json "$dir/s.db" "select window, position, hex(vector) as v from states where kind = 'pred'" >"$dir/states.json"
+sqlite3 -json "$dir/s.db" "select s.key, s.value from analysis_scalars s join analyses a on a.id = s.analysis_id
+  union all select series || ':' || x, y from analysis_series s join analyses a on a.id = s.analysis_id
+  where a.name = 'horizons' and series in ('raw', 'centered') and x <= 3" >"$dir/results.json"
+"$py" - "$dir/states.json" "$dir/results.json" <<'PY' && ok "norm mean and the raw / centered lag cosines at k = 1..3 equal numpy's" || bad "analyze's numbers differ from numpy's"
+import json, sys
+import numpy as np
+rows = json.load(open(sys.argv[1]))
+got = {r["key"]: r["value"] for r in json.load(open(sys.argv[2]))}
+W = {}
+for r in rows:
+    W.setdefault(r["window"], {})[r["position"]] = np.frombuffer(bytes.fromhex(r["v"]), "<f4").astype(np.float64)
+S = np.array([v for w in sorted(W) for _, v in sorted(W[w].items())])
+norms = np.linalg.norm(S, axis=1)
+assert abs(norms.mean() - got["norm_mean"]) < 1e-9 * max(1, norms.mean()), (norms.mean(), got["norm_mean"])
+def lag_cos(k, centered):
+    cs = []
+    for w in W.values():
+        X = np.array([w[t] for t in sorted(w)])
+        if centered:
+            X = X - X.mean(axis=0)
+        a, b = X[:-k], X[k:]
+        na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+        keep = (na > 0) & (nb > 0)
+        cs.extend((a[keep] * b[keep]).sum(1) / (na[keep] * nb[keep]))
+    return np.mean(cs)
+for k in (1, 2, 3):
+    for name, centered in (("raw", False), ("centered", True)):
+        want, have = lag_cos(k, centered), got["%s:%d.0" % (name, k)]
+        assert abs(want - have) < 1e-6, (name, k, want, have)
+print("numpy agrees")
+PY
+
+"$bin" analyze "$dir/s.db" --only geometry --site state.next --json >"$dir/next.json" &&
+  "$py" -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["geometry"]["n_states"] == 2560, o["geometry"]' "$dir/next.json" &&
+  ok "analyze --site state.next reads the other recorded site" || bad "analyze --site state.next: $(head -c 300 "$dir/next.json")"
+set +e
+"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --db "$dir/bad.db" --sites mem.alpha --quiet >/dev/null 2>"$dir/err"; rc=$?
+set -e
+[[ $rc -eq 2 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "unknown hook name 'mem.alpha'" "$dir/err" &&
+  ok "the Elman family has no mem.alpha: $(cat "$dir/err")" || bad "mem.alpha on Elman: exit $rc, $(cat "$dir/err")"
+set +e
+"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --db "$dir/bad.db" --device cuda --quiet >/dev/null 2>"$dir/err"; rc=$?
+set -e
+[[ $rc -ne 0 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "no CUDA engine" "$dir/err" &&
+  ok "no CUDA backend: one line: $(cat "$dir/err")" || bad "cuda on Elman: exit $rc, $(cat "$dir/err")"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
