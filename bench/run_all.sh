@@ -15,4 +15,6 @@ cd "$root"
     echo; echo "## bench_$b"
     "$build/bench/bench_$b" 2>&1
   done
+  echo; echo "## bench_record_vs_eval"
+  BUILD_DIR="$build" "$root/bench/record_vs_eval.sh" 2>&1
 } | tee "$out"
