@@ -95,9 +95,10 @@ char *store_run_settings(store *st, int64_t run_id) {
     return out;
 }
 
-int64_t store_last_run(store *st, int unfinished_only) {
-    sqlite3_stmt *s = st_prepare(st, unfinished_only ? "SELECT max(id) FROM runs WHERE status <> 'complete'"
-                                                     : "SELECT max(id) FROM runs");
+int64_t store_last_run(store *st, int which) {
+    sqlite3_stmt *s = st_prepare(st, which == STORE_RUN_UNFINISHED ? "SELECT max(id) FROM runs WHERE status <> 'complete'"
+                                     : which == STORE_RUN_COMPLETE ? "SELECT max(id) FROM runs WHERE status = 'complete'"
+                                                                   : "SELECT max(id) FROM runs");
     if (!s) return -1;
     int64_t id = -1;
     if (sqlite3_step(s) == SQLITE_ROW) id = sqlite3_column_int64(s, 0); /* NULL reads as 0 */
