@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/inputs.h"
 #include "base/text.h"
 #include "plots/gp.h"
 
@@ -186,6 +187,14 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
                 snprintf(tmp, sizeof tmp, ".%s.%s.tmp.%ld", fg->name, format_names[k], (long)getpid());
                 snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
                 snprintf(final, sizeof final, "%s/%s.%s", dir, fg->name, format_names[k]);
+                if (gs_output_check(final)) { /* an input of this command: neither rendered over nor removed */
+                    if (!fg->error[0]) {
+                        snprintf(fg->error, sizeof fg->error, "%s", gs_error());
+                        r->n_failed++;
+                    }
+                    if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", gs_error());
+                    continue;
+                }
                 int ok = gp_render(program, dir, fg->name, format_names[k], tmp) == 0;
                 struct stat sb;
                 if (ok && (stat(tmp_path, &sb) != 0 || sb.st_size == 0)) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/inputs.h"
 #include "base/text.h"
 #include "store/store_internal.h"
 #include "store/vec_sql.h"
@@ -193,6 +194,12 @@ store *store_open(const char *path, int flags) {
     } else if (S_ISDIR(sb.st_mode)) {
         gs_fail("%s is a directory, not a gpnscope store", path);
         return NULL;
+    }
+    /* the store (and its -wal and -shm) is an input no output may replace */
+    char side[4200];
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s%s", path, i == 0 ? "" : i == 1 ? "-wal" : "-shm");
+        if (gs_input_add(side)) return NULL;
     }
     store *st = calloc(1, sizeof *st);
     if (!st || !(st->path = strdup(path))) { free(st); gs_fail("%s: out of memory", path); return NULL; }
