@@ -103,8 +103,14 @@ gs_state_source *gs_store_source_open(store *st, int64_t run_id, const char *kin
     if (d <= 0) {
         store_states_close(s->rd);
         free(s);
-        gs_fail("run %lld has no '%s' states: record it with states kept (not --states none)", (long long)run_id,
-                kind ? kind : "pred");
+        const char *want = kind ? kind : "pred", *other = strcmp(want, "ground") ? "ground" : "pred";
+        /* a run that kept the other kind only: name the option that reads it */
+        if (store_count_states(st, run_id, other) > 0)
+            gs_fail("run %lld has no '%s' states but has '%s' ones: analyse those with --kind %s, or record with "
+                    "--states %s", (long long)run_id, want, other, other, want);
+        else
+            gs_fail("run %lld has no '%s' states: record it with states kept (--states %s or pred,ground, not none)",
+                    (long long)run_id, want, want);
         return NULL;
     }
     s->src.d = d;

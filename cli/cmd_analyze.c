@@ -148,6 +148,7 @@ int cmd_analyze(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         switch (ch) {
         case 'r': if (parse_i64(optarg, 1, &run)) goto bad; break;
@@ -167,7 +168,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'K': o.kind = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("analyze", opts, argv);
         }
     }
     if (optind != argc - 1) { fputs(help, stderr); return 2; }

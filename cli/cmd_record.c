@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/progress.h"
 #include "engine/corpus.h"
 #include "engine/engine.h"
@@ -37,7 +38,7 @@ static const char *help =
     "  --corpus PATH       text file or folder, .jsonl file, or folder of data_XXXX.bin shards\n"
     "  --db FILE           the store\n"
     "  --seq-len L         tokens per window (default 2048)\n"
-    "  --windows N         record N windows (default: all)\n"
+    "  --windows N         record N windows (default, or 0: all)\n"
     "  --skip M            skip the first M windows (default 0)\n"
     "  --sample N          of the selected windows keep N chosen at random (with --seed)\n"
     "  --seed S            seed for --sample and sample:K positions (default 1)\n"
@@ -147,6 +148,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         char *end = NULL;
         long long v = 0;
@@ -178,7 +180,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         case 'r': o->resume = 1; break;
         case 'q': o->quiet = 1; break;
         case 'h': fputs(help, stdout); return 1;
-        default: fputs(help, stderr); return 2;
+        default: cli_bad_option("record", opts, argv); return 3; /* printed */
         }
     }
     if (optind != argc) return gs_fail("unexpected argument '%s' (see --help)", argv[optind]);
@@ -332,6 +334,7 @@ int cmd_record(int argc, char **argv) {
     record_opts o;
     int prc = parse_args(argc, argv, &o);
     if (prc == 1) return 0;
+    if (prc == 3) return 2;
     if (prc) { fprintf(stderr, "gpnscope record: %s\n", prc == 2 ? "bad usage" : gs_error()); return 2; }
     capture_plan plan;
     if (parse_plan(&o, &plan)) { fprintf(stderr, "gpnscope record: %s\n", gs_error()); return 2; }
