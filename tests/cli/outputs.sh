@@ -36,7 +36,7 @@ cp x.db k.db # the store of the kill and temporary-file checks, whatever happens
 
 # ---- export-notebook ----
 refused "export-notebook --out the store" x.db "$bin" export-notebook x.db --out x.db
-grep -q "is the input" err.txt || bad "the message says the output is the input: $(cat err.txt)"
+grep -q "is an input" err.txt || bad "the message says the output is the input: $(cat err.txt)"
 ln x.db hard.db
 refused "export-notebook --out a hard link of the store" x.db "$bin" export-notebook x.db --out hard.db
 ln -s x.db soft.db
