@@ -11,12 +11,12 @@
 #define GS_BASE_INPUTS_H
 
 /* Remember the file at path as an input (a path that does not exist is
- * skipped: there is nothing to protect). 0, or -1 when the list is full. */
+ * skipped: there is nothing to protect). 0, or -1 when out of memory. */
 int gs_input_add(const char *path);
 /* 0 when writing path cannot replace an input (it does not exist, or is
  * another file); -1 with gs_error() naming both when it is an input. */
 int gs_output_check(const char *path);
-/* Forget every input (tests). */
+/* Forget every input (tests; frees the list). */
 void gs_inputs_clear(void);
 
 #endif

@@ -199,7 +199,7 @@ store *store_open(const char *path, int flags) {
     char side[4200];
     for (int i = 0; i < 3; i++) {
         snprintf(side, sizeof side, "%s%s", path, i == 0 ? "" : i == 1 ? "-wal" : "-shm");
-        if (gs_input_add(side)) return NULL;
+        if (gs_input_add(side)) return NULL; /* out of memory */
     }
     store *st = calloc(1, sizeof *st);
     if (!st || !(st->path = strdup(path))) { free(st); gs_fail("%s: out of memory", path); return NULL; }
