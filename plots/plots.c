@@ -119,9 +119,10 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     while (sqlite3_step(s) == SQLITE_ROW && n_names < 32)
         snprintf(names[n_names++], sizeof names[0], "%s", (const char *)sqlite3_column_text(s, 0));
     sqlite3_finalize(s);
+    char q[4200];
     if (n_names == 0)
         return gs_fail("%s: run %lld has no analyses to plot: run `gpnscope analyze %s --run %lld` first", store_path(st),
-                       (long long)run, store_path(st), (long long)run);
+                       (long long)run, gs_shell_quote(store_path(st), q, sizeof q), (long long)run);
     if (mkdirs(dir) != 0) return -1;
 
     gs_plot_opts oo = *o;

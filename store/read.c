@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "base/text.h"
 #include "store/store_internal.h"
 
 static void copy_col(sqlite3_stmt *s, int col, char *dst, size_t size) {
@@ -27,8 +28,10 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(s);
-        if (rc == SQLITE_DONE) return gs_fail("%s: there is no run %lld (gpnscope sql %s 'SELECT * FROM runs' lists them)",
-                                              st->path, (long long)run_id, st->path);
+        char q[4200];
+        if (rc == SQLITE_DONE)
+            return gs_fail("%s: there is no run %lld (`gpnscope sql %s 'SELECT * FROM runs'` lists them)", st->path,
+                           (long long)run_id, gs_shell_quote(st->path, q, sizeof q));
         return st_fail(st, "reading a run");
     }
     memset(out, 0, sizeof *out);

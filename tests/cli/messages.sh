@@ -114,6 +114,15 @@ expect 1 "with --kind ground" "$bin" analyze g.db
 
 # ---- plot's hint, pasted as printed ----
 cp plain.db "my run's store.db"
+# pasted: the `gpnscope ...` command err.txt names, to run as printed
+pasted() { sed -n 's/.*`gpnscope \([^`]*\)`.*/\1/p' err.txt; }
+expect 1 "there is no run 7" "$bin" export "my run's store.db" --run 7 --out e --format csv
+cmd="$(pasted)"
+eval "\"\$bin\" $cmd" > out.txt 2> err2.txt && grep -q "^id" out.txt && ok "the 'no run 7' hint, pasted (gpnscope $cmd), lists the runs" ||
+  bad "pasting '$cmd': $(cat err2.txt)"
+expect 1 "has no analyses to plot" "$bin" plot "my run's store.db" --run 1 --out figs --no-render
+cmd="$(pasted)"
+[[ "$cmd" == *"'my run'\''s store.db'"* ]] && ok "plot --run's hint quotes the path: gpnscope $cmd" || bad "plot --run hint: $cmd"
 expect 1 "no analysed runs" "$bin" plot "my run's store.db" --out figs --no-render
 cmd="$(sed -n 's/.*`gpnscope \(.*\)`.*/\1/p' err.txt)"
 eval "\"\$bin\" $cmd" > /dev/null 2> err.txt && "$bin" plot "my run's store.db" --out figs --no-render > /dev/null 2>> err.txt &&
