@@ -71,8 +71,8 @@ r="$(run_test cli_readonly)"
 row "a foreign -wal beside a store (copied without its -wal, an old -wal of another copy put back)" \
     "\`tests/cli/readonly.sh\`: \`sql\`, \`plot\`, \`export\` (csv, npy) and \`export-notebook\` on a fresh pair each; the bytes of the store and of the -wal compared, \`integrity_check\` of the file alone; the same with an ordinary leftover -wal" \
     "the store's bytes unchanged and \`integrity_check\` ok after every reader (a read-only connection; a read-write one folds the foreign pages in and leaves a malformed file); $(checks cli_readonly)" "$r"
-row "a store in a read-only folder" "the same test: a read-only bind mount (\`unshare -rm\`); a store without a -wal, and one whose -wal holds changes" \
-    "read without a -wal (immutable); with one, one line: \`$(grab cli_readonly 'gpnscope sql: rof/pending.db has a -wal[^`]*`[^`]*`' | sed 's/`//g')\`" "$r"
+row "a store in a read-only folder" "the same test: a read-only bind mount (\`unshare -rm\`); a store without a -wal, one whose -wal holds changes, and one with its -wal and -shm" \
+    "read without a -wal (immutable) and with both (the -shm read-only); with a -wal alone, one line: \`$(grab cli_readonly 'gpnscope sql: rof/pending.db has a -wal[^`]*`[^`]*`' | sed 's/`//g')\`" "$r"
 row "a store of an older schema (0) opened by a reader" "the same test: a path with a space and a quote" \
     "refused, the file unchanged; the command it names, pasted as printed, migrates it" "$r"
 r="$(run_test cli_sql)"

@@ -132,27 +132,30 @@ static int check_identity(store *st) {
                    "choose another file", st->path, app, n_tables);
 }
 
-/* Size of the -wal file beside the store: -1 when there is none. */
-static long long wal_size(const char *path) {
-    char wal[4200];
+/* Size of the file path + suffix: -1 when there is none. */
+static long long side_size(const char *path, const char *suffix) {
+    char side[4200];
     struct stat sb;
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    return stat(wal, &sb) == 0 ? (long long)sb.st_size : -1;
+    snprintf(side, sizeof side, "%s%s", path, suffix);
+    return stat(side, &sb) == 0 ? (long long)sb.st_size : -1;
 }
 
 /* A read-only connection to a WAL-mode store needs the -shm file (SQLite's
  * index of the -wal), which it creates when missing. In a folder the reader
- * may not write (a shared dataset, a read-only mount) it cannot: then, when
- * the -wal holds nothing (none, or an empty one a reader left), no change is
- * pending and the main file alone is the whole store, so it is opened as
- * immutable. A -wal with frames in it needs recovery by a writer first,
- * which cannot happen in that folder: say so. Returns 1 (reopen immutable),
- * 0 (read as it is) or -1 (error set). */
+ * may not write (a shared dataset, a read-only mount) it cannot. No -shm
+ * means no connection has the store open (every one keeps it), so when the
+ * -wal holds nothing either (none, or an empty one a reader left) the main
+ * file alone is the whole store, and it is opened as immutable. A -wal with
+ * frames in it needs recovery by a writer first, which cannot happen in that
+ * folder: say so. An -shm that exists but cannot be opened is left to the
+ * ordinary error (its owner may be recording). Returns 1 (reopen
+ * immutable), 0 (read as it is) or -1 (error set). */
 static int needs_immutable(store *st) {
     if (sqlite3_exec(st->db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL) == SQLITE_OK) return 0;
     int code = sqlite3_extended_errcode(st->db) & 0xff;
     if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) return 0;
-    long long wal = wal_size(st->path);
+    if (side_size(st->path, "-shm") >= 0) return 0;
+    long long wal = side_size(st->path, "-wal");
     if (wal <= 0) return 1;
     return gs_fail("%s has a -wal file of %lld bytes (changes not yet in the main file) and its folder cannot be "
                    "written, so it cannot be read: copy the file and its -wal to a writable folder and recover the "

@@ -93,12 +93,16 @@ done
 mkdir -p rof
 cp base.db rof/clean.db
 cp live/l.db rof/pending.db; cp live/l.db-wal rof/pending.db-wal
+# the same with the -shm a reader made beside it: SQLite reads it read-only
+mkdir -p shm; cp live/l.db shm/s.db; cp live/l.db-wal shm/s.db-wal
+"$bin" sql shm/s.db "select 1" > /dev/null 2>&1; cp shm/s.db shm/s.db-wal shm/s.db-shm rof/
 if unshare -rm true 2>/dev/null; then
   unshare -rm bash -c '
     mount --bind rof rof && mount -o remount,bind,ro rof || exit 99
     "$1" sql rof/clean.db "select count(*) from runs" --csv > ro_clean.out 2> ro_clean.err; echo $? > ro_clean.rc
     "$1" export rof/clean.db --out ro_csv --format csv > /dev/null 2> ro_export.err; echo $? > ro_export.rc
-    "$1" sql rof/pending.db "select 1" > /dev/null 2> ro_pending.err; echo $? > ro_pending.rc' _ "$bin"
+    "$1" sql rof/pending.db "select 1" > /dev/null 2> ro_pending.err; echo $? > ro_pending.rc
+    "$1" sql rof/s.db "select message from runs" --csv > ro_shm.out 2> ro_shm.err; echo $? > ro_shm.rc' _ "$bin"
   if [[ $? -eq 99 ]]; then echo "note: no read-only bind mount here; skipped the read-only folder"
   else
     [[ "$(cat ro_clean.rc)" == 0 && "$(tail -1 ro_clean.out)" == 1 ]] && ok "a read-only folder: a store without a -wal is read" ||
@@ -107,6 +111,9 @@ if unshare -rm true 2>/dev/null; then
     if [[ "$(cat ro_pending.rc)" == 1 && $(wc -l < ro_pending.err) -eq 1 ]] && grep -q "cannot be read: .*gpnscope sql --write" ro_pending.err; then
       ok "a read-only folder, a -wal with changes: $(cat ro_pending.err)"
     else bad "read-only folder, pending -wal: exit $(cat ro_pending.rc): $(cat ro_pending.err)"; fi
+    [[ "$(cat ro_shm.rc)" == 0 && "$(tail -1 ro_shm.out)" == "in the wal" ]] &&
+      ok "a read-only folder with the -wal and its -shm: read, changes in the -wal included" ||
+      bad "read-only folder with -shm: exit $(cat ro_shm.rc): $(cat ro_shm.err) $(cat ro_shm.out)"
     [[ ! -e rof/clean.db-shm && "$(sum rof/pending.db)" == "$lsum" ]] && ok "a read-only folder: nothing written" || bad "files appeared or changed in the read-only folder"
   fi
 else
