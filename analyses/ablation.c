@@ -196,6 +196,25 @@ static int store_batch(void *ctx, int64_t w0, int nb) {
     return 0;
 }
 
+/* -1 with the error set when a token of the run is not an id of a vocabulary
+ * of V pieces (an import of another tokenizer's ids, say). */
+static int out_of_vocabulary(store *st, int64_t run_id, int V) {
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT window, position, token_id FROM tokens WHERE run_id = ?1 AND"
+                           " (typeof(token_id) <> 'integer' OR token_id < 0 OR token_id >= ?2) LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+        return gs_fail("%s: checking the run's token ids: %s", store_path(st), sqlite3_errmsg(store_db(st)));
+    sqlite3_bind_int64(s, 1, run_id);
+    sqlite3_bind_int(s, 2, V);
+    int rc = 0;
+    if (sqlite3_step(s) == SQLITE_ROW)
+        rc = gs_fail("run %lld: window %lld, position %lld holds token id %s, outside the model's vocabulary (0 to %d): "
+                     "the run's tokens are not this model's (check the tokenizer it was recorded or imported with)",
+                     (long long)run_id, (long long)sqlite3_column_int64(s, 0), (long long)sqlite3_column_int64(s, 1),
+                     (const char *)sqlite3_column_text(s, 2), V - 1);
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->what, sizeof out->what, "%s", o->what);
@@ -217,9 +236,17 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     int64_t W = tk.n_windows;
     if (o->windows > 0 && o->windows < W) W = o->windows;
     if (W < 1 || T < 1) { gs_fail("run %lld has no recorded tokens", (long long)run_id); goto done; }
-    for (int64_t w = 0; w < W * T; w++)
-        if (tk.token_id[w] < 0) { gs_fail("run %lld: window %d is incomplete", (long long)run_id, tk.window_ids[w / T]); goto done; }
     if (!(m = run_model(st, &info, o->model_path))) goto done;
+    /* ids outside the model's vocabulary first: read as int32 they could
+     * look like the -1 of a missing token */
+    if (out_of_vocabulary(st, run_id, m->cfg.V)) goto done;
+    for (int64_t w = 0; w < W * T; w++)
+        if (tk.token_id[w] < 0) {
+            gs_fail("run %lld: window %d has no token at position %lld (the window is incomplete): ablate fewer "
+                    "--windows, or finish the recording with --resume", (long long)run_id, tk.window_ids[w / T],
+                    (long long)(w % T));
+            goto done;
+        }
     int B = o->batch > 0 ? o->batch : (info.batch > 0 ? info.batch : 16);
     if (B > W) B = (int)W;
     if (B > 4096) { gs_fail("--batch %d: at most 4096", B); goto done; }

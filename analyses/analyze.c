@@ -103,11 +103,16 @@ gs_state_source *gs_store_source_open(store *st, int64_t run_id, const char *kin
     if (d <= 0) {
         store_states_close(s->rd);
         free(s);
+        const char *want = kind ? kind : "pred", *other = strcmp(want, "ground") ? "ground" : "pred";
         store_run_info info;
         const char *has = store_run_get(st, run_id, &info) == 0 ? info.states : "?";
-        gs_fail("run %lld has no '%s' states (it recorded: %s): record the site with record --sites, or analyze "
-                "another with --site",
-                (long long)run_id, kind ? kind : "pred", has);
+        /* a run that kept the other state only: name the option that reads it */
+        if (store_count_states(st, run_id, other) > 0)
+            gs_fail("run %lld has no '%s' states but has '%s' ones (it recorded: %s): analyse those with --kind %s "
+                    "(or --site), or record with --states %s", (long long)run_id, want, other, has, other, want);
+        else
+            gs_fail("run %lld has no '%s' states (it recorded: %s): record the site with record --sites (or --states "
+                    "%s), or analyze another with --site", (long long)run_id, want, has, want);
         return NULL;
     }
     s->src.d = d;

@@ -42,3 +42,29 @@ int gs_parse_flag_list(const char *list, const gs_flag_name *names, size_t n_nam
     }
     return 0;
 }
+
+const char *gs_shell_quote(const char *s, char *buf, size_t size) {
+    if (!size) return buf;
+    if (!s) s = "";
+    int plain = *s != 0;
+    for (const char *p = s; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-", *p) != NULL;
+    if (plain && strlen(s) < size) {
+        memcpy(buf, s, strlen(s) + 1);
+        return buf;
+    }
+    if (size < 3) { buf[0] = 0; return buf; }
+    size_t o = 0;
+    buf[o++] = '\'';
+    for (const char *p = s; *p; p++) {
+        const char *piece = *p == '\'' ? "'\\''" : NULL;
+        size_t n = piece ? 4 : 1;
+        if (o + n + 2 > size) break; /* room for the closing quote and the NUL */
+        if (piece) memcpy(buf + o, piece, n);
+        else buf[o] = *p;
+        o += n;
+    }
+    buf[o++] = '\'';
+    buf[o] = 0;
+    return buf;
+}

@@ -20,4 +20,11 @@ typedef struct {
 int gs_parse_flag_list(const char *list, const gs_flag_name *names, size_t n_names, int skip_empty, unsigned *bits,
                        const char **bad, int *bad_len);
 
+/* s as one word for a POSIX shell, into buf[size]: unchanged when it holds
+ * only characters no shell treats specially, else in single quotes (a quote
+ * inside becomes '\''), so a printed hint can be pasted as it is. A quoted
+ * form that does not fit is cut short and still closed.
+ * Returns buf. */
+const char *gs_shell_quote(const char *s, char *buf, size_t size);
+
 #endif

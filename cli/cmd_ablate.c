@@ -1,5 +1,6 @@
 /* gpnscope ablate: causal interventions on a recorded run (analyses/ablation.h). */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "analyses/ablation.h"
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 
 static const char *help =
     "usage: gpnscope ablate FILE --what WHAT [--run N] [--scope decode|carry] [--windows K]\n"
@@ -24,12 +26,13 @@ static const char *help =
     "                  pool:fast | pool:slow     the heads of that retention pool\n"
     "                  each-head                 every head alone, one after another\n"
     "                  (mean-direction and pools need `gpnscope analyze` first)\n"
-    "  --run N         the run (default: the newest)\n"
+    "  --run N         the run (default: the newest complete run; an unfinished one only\n"
+    "                  when named, and not while it is being recorded)\n"
     "  --scope S       mean-direction only: decode (only the decoded state, default) or\n"
     "                  carry (the state carried to the next token too)\n"
-    "  --windows K     the run's first K windows (default: all)\n"
-    "  --batch B       default: the run's recording batch, so that --what none gives\n"
-    "                  exactly the recorded NLL\n"
+    "  --windows K     the run's first K windows, 1 to the run's count (default: all)\n"
+    "  --batch B       1 to 4096; default: the run's recording batch, so that --what none\n"
+    "                  gives exactly the recorded NLL\n"
     "  --model FILE    the run's checkpoint, if it moved (its sha256 must match)\n"
     "  --seed S        bootstrap seed (default 1)\n"
     "  --device D      cpu (default), cuda or cuda:N; on another device than the\n"
@@ -84,9 +87,10 @@ int cmd_ablate(int argc, char **argv) {
         {"device", required_argument, 0, 'D'}, {"precision", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     int ch;
+    long long v;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end = NULL;
         switch (ch) {
         case 'w': o.what = optarg; break;
         case 's': o.scope = optarg; break;
@@ -94,19 +98,32 @@ int cmd_ablate(int argc, char **argv) {
         case 'j': json = 1; break;
         case 'D': o.device = optarg; break;
         case 'P': o.precision = optarg; break;
-        case 'r': run = strtoll(optarg, &end, 10); break;
-        case 'n': o.windows = strtoll(optarg, &end, 10); break;
-        case 'b': o.batch = (int)strtol(optarg, &end, 10); break;
-        case 'S': o.seed = strtoull(optarg, &end, 10); break;
+        case 'r':
+            if (cli_int_option("ablate", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
+            break;
+        case 'n':
+            /* the upper bound is the run's own count, checked once it is known */
+            if (cli_int_option("ablate", "windows", optarg, 1, INT64_MAX, "a number of windows >= 1 (leave it out for all)", &v))
+                return 2;
+            o.windows = v;
+            break;
+        case 'b':
+            if (cli_int_option("ablate", "batch", optarg, 1, 4096, "a batch between 1 and 4096", &v)) return 2;
+            o.batch = (int)v;
+            break;
+        case 'S':
+            if (cli_int_option("ablate", "seed", optarg, 0, INT64_MAX, "a non-negative integer", &v)) return 2;
+            o.seed = (uint64_t)v;
+            break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
-        }
-        if (end && (*end || end == optarg)) {
-            fprintf(stderr, "gpnscope ablate: '%s' is not a number\n", optarg);
-            return 2;
+        default: return cli_bad_option("ablate", opts, argv);
         }
     }
-    if (optind != argc - 1 || !o.what) { fputs(help, stderr); return 2; }
+    if (optind != argc - 1 || !o.what) {
+        fprintf(stderr, "gpnscope ablate: %s (see gpnscope ablate --help)\n",
+                optind >= argc ? "no store FILE given" : optind < argc - 1 ? "one store FILE only" : "--what is required");
+        return 2;
+    }
     const char *path = argv[optind];
     if (strcmp(o.scope, "decode") && strcmp(o.scope, "carry")) {
         fprintf(stderr, "gpnscope ablate: --scope %s: decode or carry\n", o.scope);
@@ -114,13 +131,28 @@ int cmd_ablate(int argc, char **argv) {
     }
     store *st = store_open(path, STORE_WRITE);
     if (!st) { fprintf(stderr, "gpnscope ablate: %s\n", gs_error()); return 1; }
-    if (run <= 0) run = store_last_run(st, 0);
-    if (run <= 0) { fprintf(stderr, "gpnscope ablate: %s has no runs\n", path); store_close(st); return 1; }
+    store_lock *lock = NULL;
+    if (cli_pick_run("ablate", st, &run, &lock) != 0) { store_close(st); return 1; }
+    store_run_info ri;
+    if (store_run_get(st, run, &ri) != 0) {
+        fprintf(stderr, "gpnscope ablate: %s\n", gs_error());
+        store_close(st);
+        store_lock_release(lock);
+        return 1;
+    }
+    if (o.windows > 0 && ri.windows_done > 0 && o.windows > ri.windows_done) {
+        fprintf(stderr, "gpnscope ablate: --windows %lld: run %lld has %lld recorded windows (leave --windows out for all)\n",
+                (long long)o.windows, run, (long long)ri.windows_done);
+        store_close(st);
+        store_lock_release(lock);
+        return 2;
+    }
     int rc = 0, each = !strcmp(o.what, "each-head");
     int n = 1;
     if (each && (n = gs_ablation_heads(st, run)) < 0) {
         fprintf(stderr, "gpnscope ablate: %s\n", gs_error());
         store_close(st);
+        store_lock_release(lock);
         return 1;
     }
     cJSON *list = json ? cJSON_CreateArray() : NULL;
@@ -148,5 +180,6 @@ int cmd_ablate(int argc, char **argv) {
     }
     cJSON_Delete(list);
     store_close(st);
+    store_lock_release(lock);
     return rc;
 }

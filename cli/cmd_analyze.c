@@ -11,6 +11,8 @@
 #include "analyses/findings.h"
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "store/lock.h"
 
 static const char *help =
     "usage: gpnscope analyze FILE [--run N] [--only geometry,default,horizon,retention,probe]\n"
@@ -21,7 +23,8 @@ static const char *help =
     "and pools (GPN+M), and the probe horizon. Every result is written to the store, keyed by\n"
     "run, analysis and settings (the same settings replace, other settings add); a summary\n"
     "table puts the paper's figure beside ours. Definitions: docs/analyses.md.\n\n"
-    "  --run N             the run (default: the newest)\n"
+    "  --run N             the run (default: the newest complete run; an unfinished run\n"
+    "                      is analysed only when named, and not while it is being recorded)\n"
     "  --only LIST         analyses to run, comma-separated (default: all that apply;\n"
     "                      named ones that cannot run are errors)\n"
     "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
@@ -147,6 +150,7 @@ int cmd_analyze(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         switch (ch) {
         case 'r': if (parse_i64(optarg, 1, &run)) goto bad; break;
@@ -167,31 +171,30 @@ int cmd_analyze(int argc, char **argv) {
         case 'Z': o.kind = store_kind_of_site(optarg); break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("analyze", opts, argv);
         }
     }
     if (optind != argc - 1) { fputs(help, stderr); return 2; }
     const char *path = argv[optind];
     store *st = store_open(path, STORE_WRITE);
     if (!st) { fprintf(stderr, "gpnscope analyze: %s\n", gs_error()); return 1; }
-    if (run == 0) {
-        run = store_last_run(st, 0);
-        if (run <= 0) {
-            fprintf(stderr, "gpnscope analyze: %s has no runs: record or import one first\n", path);
-            store_close(st);
-            return 1;
-        }
+    store_lock *lock = NULL;
+    if (cli_pick_run("analyze", st, &run, &lock) != 0) {
+        store_close(st);
+        return 1;
     }
     gs_analysis a;
     if (gs_analyze_store(st, run, &o, &a) != 0) {
         fprintf(stderr, "gpnscope analyze: %s: run %lld: %s\n", path, run, gs_error());
         store_close(st);
+        store_lock_release(lock);
         return 1;
     }
     if (gs_analysis_write(st, &a, &o, GPNSCOPE_VERSION) != 0) {
         fprintf(stderr, "gpnscope analyze: writing results to %s: %s\n", path, gs_error());
         gs_analysis_free(&a);
         store_close(st);
+        store_lock_release(lock);
         return 1;
     }
     /* the verdicts on the paper's three structures, from what is now stored */
@@ -201,6 +204,7 @@ int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "gpnscope analyze: writing findings to %s: %s\n", path, gs_error());
         gs_analysis_free(&a);
         store_close(st);
+        store_lock_release(lock);
         return 1;
     }
     if (json) {
@@ -230,6 +234,7 @@ int cmd_analyze(int argc, char **argv) {
     }
     gs_analysis_free(&a);
     store_close(st);
+    store_lock_release(lock);
     return 0;
 bad:
     fprintf(stderr, "gpnscope analyze: bad value '%s' for --%s\n%s", optarg, li >= 0 ? opts[li].name : "?", help);

@@ -16,6 +16,7 @@
 #include "analyses/findings.h"
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/progress.h"
 #include "store/store.h"
 
@@ -111,6 +112,7 @@ int cmd_demo(int argc, char **argv) {
         {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
         case 'o': out = optarg; break;
@@ -121,7 +123,7 @@ int cmd_demo(int argc, char **argv) {
         case 'L': seq_len = optarg; break;
         case 'b': batch = optarg; break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("demo", opts, argv);
         }
     }
     if (optind != argc) { fprintf(stderr, "gpnscope demo: unexpected argument '%s'\n", argv[optind]); return 2; }

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "engine/corpus.h"
 #include "probes/corpus_eval.h"
 #include "engine/model.h"
@@ -112,6 +113,7 @@ int cmd_eval(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
         case 'm': model_path = optarg; break;
@@ -138,7 +140,7 @@ int cmd_eval(int argc, char **argv) {
         case O_DEVICE: device = optarg; break;
         case O_PRECISION: precision = optarg; break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("eval", opts, argv);
         }
     }
     if (optind != argc || !model_path || !corpus_path) {

@@ -2,8 +2,10 @@
  * notebook; gpnscope export FILE --out DIR --format csv|npy: the data as
  * CSV tables and .npy arrays. The work is in notebooks-export/;
  * docs/notebooks.md describes both. */
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <sqlite3.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,21 +13,28 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/inputs.h"
+#include "base/text.h"
+#include "base/tmpfiles.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "notebooks-export/export.h"
 #include "notebooks-export/notebook.h"
 #include "store/store.h"
 
 static const char *notebook_help =
-    "usage: gpnscope export-notebook FILE --out study.ipynb [--run N]\n\n"
+    "usage: gpnscope export-notebook FILE --out study.ipynb [--run N] [--force]\n\n"
     "Write a Jupyter notebook (nbformat 4) that studies a run of the store FILE: it explains\n"
     "what each analysis measures, opens the store with Python's sqlite3 and pandas (loading the\n"
     "gpnscope_vec extension when it is found, numpy otherwise), shows SQL queries with their\n"
     "results, and redraws every figure with matplotlib from the stored results. The store is\n"
     "named relative to the notebook when they share a top-level folder. Run it with Jupyter, or:\n"
     "  jupyter nbconvert --to notebook --execute --inplace study.ipynb\n\n"
-    "  --out PATH   the notebook to write (its folder is created when missing)\n"
-    "  --run N      the run (default: the newest)\n\n"
+    "  --out PATH   the notebook to write (its folder is created when missing); an existing\n"
+    "               file there is replaced (atomically) when it is a notebook, else only with\n"
+    "               --force, and never when it is the store itself\n"
+    "  --run N      the run (default: the newest)\n"
+    "  --force      replace an existing --out file that is not a notebook\n\n"
     "The vector extension is looked for beside the gpnscope executable (build/gpnscope_vec.so)\n"
     "and in ../lib/gpnscope/; GPNSCOPE_VEC=PATH names it, GPNSCOPE_VEC= (empty) leaves it out.\n"
     "Details: docs/notebooks.md.\n";
@@ -40,7 +49,8 @@ static const char *export_help =
     "(n_windows, T, H) with heads_window.npy; tokens_*.npy (n_windows, T); analysis vectors as\n"
     ".npy; the other tables as CSV. Both write runs.csv and manifest.json (every file, its\n"
     "shape or rows, what it holds). Files are written whole or not at all.\n\n"
-    "  --out DIR      the folder (created when missing; files of the same name are replaced)\n"
+    "  --out DIR      the folder (created when missing; files of the same name are replaced,\n"
+    "                 each atomically, but never the store itself)\n"
     "  --format FMT   csv or npy\n"
     "  --run N        the run (default: the newest)\n"
     "  --what LIST    parts to export (default: all the run has; a part named here that the\n"
@@ -101,21 +111,50 @@ static char *find_vec_extension(char *why, size_t size) {
     return NULL;
 }
 
+/* May --out be replaced without --force? Yes when nothing is there, or when
+ * it is a notebook (a JSON object with an nbformat number): re-exporting a
+ * study replaces its notebook, a typo never replaces some other file. */
+static int replaceable_notebook(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 1; /* nothing to replace (or unreadable: the write says why) */
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 65536 > cap) {
+            char *nb = cap < ((size_t)256 << 20) ? realloc(buf, cap = cap ? 2 * cap : 1 << 20) : NULL;
+            if (!nb) { free(buf); fclose(f); return 0; } /* over 256 MB: not one of ours */
+            buf = nb;
+        }
+        size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (k == 0) break;
+    }
+    fclose(f);
+    cJSON *j = cJSON_ParseWithLength(buf, n);
+    free(buf);
+    int ok = j && cJSON_IsObject(j) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "nbformat"));
+    cJSON_Delete(j);
+    return ok;
+}
+
 int cmd_export_notebook(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'}, {"run", required_argument, 0, 'r'}, {"help", no_argument, 0, 'h'}, {0}};
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'}, {"run", required_argument, 0, 'r'},
+                                         {"force", no_argument, 0, 'f'},    {"help", no_argument, 0, 'h'},
+                                         {0}};
     const char *out = NULL;
     int64_t run = 0;
-    int c;
+    int c, force = 0;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "o:r:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'r':
             if (parse_run("export-notebook", optarg, &run)) return 2;
             break;
+        case 'f': force = 1; break;
         case 'h': fputs(notebook_help, stdout); return 0;
-        default: fputs(notebook_help, stderr); return 2;
+        default: return cli_bad_option("export-notebook", opts, argv);
         }
     }
     if (optind != argc - 1 || !out) {
@@ -126,12 +165,29 @@ int cmd_export_notebook(int argc, char **argv) {
     const char *path = argv[optind];
     store *st = store_open(path, STORE_READ);
     if (!st) { fprintf(stderr, "gpnscope export-notebook: %s\n", gs_error()); return 1; }
+    /* the store is an input (store_open says so): gs_outfile refuses to replace it */
+    if (gs_output_check(out) != 0) {
+        fprintf(stderr, "gpnscope export-notebook: %s\n", gs_error());
+        store_close(st);
+        return 1;
+    }
+    if (!force && !replaceable_notebook(out)) {
+        char q[4200];
+        fprintf(stderr, "gpnscope export-notebook: %s exists and is not a notebook: choose another --out, or add "
+                "--force to replace it (e.g. gpnscope export-notebook ... --out %s --force)\n", out,
+                gs_shell_quote(out, q, sizeof q));
+        store_close(st);
+        return 1;
+    }
     run = pick_run("export-notebook", st, run);
     if (!run) { store_close(st); return 1; }
     char why[4200] = "";
     char *vec = find_vec_extension(why, sizeof why);
     gs_notebook_opts o = {run, vec, GPNSCOPE_VERSION};
+    /* one snapshot of the store for the whole notebook, even while a recording writes */
+    sqlite3_exec(store_db(st), "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL);
     int rc = gs_notebook_write(st, out, &o);
+    sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
     store_close(st);
     if (rc != 0) {
         free(vec);
@@ -155,6 +211,7 @@ int cmd_export(int argc, char **argv) {
     gs_export_opts eo = {0};
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "o:f:r:w:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -170,7 +227,7 @@ int cmd_export(int argc, char **argv) {
             eo.strict = 1;
             break;
         case 'h': fputs(export_help, stdout); return 0;
-        default: fputs(export_help, stderr); return 2;
+        default: return cli_bad_option("export", opts, argv);
         }
     }
     if (optind != argc - 1 || !out || !format) {
@@ -190,6 +247,7 @@ int cmd_export(int argc, char **argv) {
     if (!st) { fprintf(stderr, "gpnscope export: %s\n", gs_error()); return 1; }
     run = pick_run("export", st, run);
     if (!run) { store_close(st); return 1; }
+    gs_remove_stale_tmp(out); /* what a killed export left */
     gs_export_result res;
     int rc = gs_export_run(st, run, out, &eo, &res);
     store_close(st);

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "store/npy.h"
 #include "store/store.h"
 
@@ -88,6 +89,7 @@ int cmd_import(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
         case 'd': db = optarg; break;
@@ -99,7 +101,7 @@ int cmd_import(int argc, char **argv) {
         case 'k': kind = optarg; break;
         case 'D': dtype = optarg; break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("import", opts, argv);
         }
     }
     if (optind != argc || !db || !states.path) { fputs(help, stderr); return 2; }

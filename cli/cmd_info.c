@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "engine/arch/family.h"
 #include "engine/model.h"
 
@@ -25,10 +26,11 @@ int cmd_info(int argc, char **argv) {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (ch == 'j') json = 1;
         else if (ch == 'h') { fputs(help, stdout); return 0; }
-        else { fputs(help, stderr); return 2; }
+        else return cli_bad_option("info", opts, argv);
     }
     if (optind != argc - 1) { fputs(help, stderr); return 2; }
     gpn_model *m = gpn_model_load(argv[optind]);

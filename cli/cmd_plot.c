@@ -2,12 +2,16 @@
  * gnuplot scripts with their data, rendered when gnuplot is installed, and
  * report.md / report.html. The work is in plots/ (docs/plots.md). */
 #include <getopt.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
+#include "base/tmpfiles.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "plots/plots.h"
 
 static const char *help =
@@ -23,7 +27,8 @@ static const char *help =
     "gnuplot prints is treated as a failure. Without gnuplot the scripts, data and report are\n"
     "still written, and the command says nothing was rendered. Figures: docs/plots.md.\n\n"
     "  --out DIR        the folder to write (created if missing; files there with the same names\n"
-    "                   are replaced, each atomically)\n"
+    "                   are replaced, each atomically, but never the store itself; temporary\n"
+    "                   files a killed plot left there are removed)\n"
     "  --run N          the run (default: the newest run that has analyses)\n"
     "  --format LIST    png, svg, pdf, comma-separated (png); `gnuplot NAME.gp` renders the first\n"
     "  --size WxH       image size in pixels (1200x800); pdf pages are W/150 x H/150 inches\n"
@@ -55,6 +60,7 @@ int cmd_plot(int argc, char **argv) {
         {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "ho:", opts, &li)) != -1) {
         switch (ch) {
         case 'o': out = optarg; break;
@@ -81,7 +87,7 @@ int cmd_plot(int argc, char **argv) {
         case 'g': o.gnuplot = optarg; break;
         case 'n': o.render = 0; break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("plot", opts, argv);
         }
     }
     if (optind != argc - 1) {
@@ -98,14 +104,22 @@ int cmd_plot(int argc, char **argv) {
     if (run == 0) {
         run = gs_plot_default_run(st);
         if (run <= 0) {
-            if (run == 0) fprintf(stderr, "gpnscope plot: %s has no analysed runs: run `gpnscope analyze %s` first\n", path, path);
+            char q[4200];
+            if (run == 0)
+                fprintf(stderr, "gpnscope plot: %s has no analysed runs: run `gpnscope analyze %s` first\n", path,
+                        gs_shell_quote(path, q, sizeof q));
             else fprintf(stderr, "gpnscope plot: %s\n", gs_error());
             store_close(st);
             return 1;
         }
     }
+    /* what a killed plot left (temporary images and scripts of a dead pid) */
+    gs_remove_stale_tmp(out);
     gs_plot_result r;
+    /* one snapshot of the store for every figure, even while a recording writes */
+    sqlite3_exec(store_db(st), "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL);
     int rc = gs_plot_store(st, run, out, &o, &r);
+    sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
     store_close(st);
     if (rc != 0 && r.n_figures == 0 && !r.n_failed) {
         fprintf(stderr, "gpnscope plot: %s\n", gs_error());

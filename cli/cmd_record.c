@@ -13,7 +13,9 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/progress.h"
 #include "engine/arch/family.h"
 #include "engine/corpus.h"
@@ -21,6 +23,7 @@
 #include "engine/tokenizer.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
+#include "store/lock.h"
 #include "store/store.h"
 
 static const char *help =
@@ -38,7 +41,7 @@ static const char *help =
     "  --corpus PATH       text file or folder, .jsonl file, or folder of data_XXXX.bin shards\n"
     "  --db FILE           the store\n"
     "  --seq-len L         tokens per window (default 2048)\n"
-    "  --windows N         record N windows (default: all)\n"
+    "  --windows N         record N windows (default, or 0: all)\n"
     "  --skip M            skip the first M windows (default 0)\n"
     "  --sample N          of the selected windows keep N chosen at random (with --seed)\n"
     "  --seed S            seed for --sample and sample:K positions (default 1)\n"
@@ -223,6 +226,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         char *end = NULL;
         long long v = 0;
@@ -255,7 +259,7 @@ static int parse_args(int argc, char **argv, record_opts *o) {
         case 'r': o->resume = 1; break;
         case 'q': o->quiet = 1; break;
         case 'h': fputs(help, stdout); return 1;
-        default: fputs(help, stderr); return 2;
+        default: cli_bad_option("record", opts, argv); return 3; /* printed */
         }
     }
     if (optind != argc) return gs_fail("unexpected argument '%s' (see --help)", argv[optind]);
@@ -272,12 +276,14 @@ typedef struct {
     store *st;
     gpn_engine *engine;
     probe_set *probes;
+    store_lock *lock; /* the run's recording lock, held until the end */
 } resources;
 
 static void release(resources *r) {
     probe_set_free(r->probes);
     gpn_engine_free(r->engine);
     store_close(r->st);
+    store_lock_release(r->lock);
     corpus_free(r->corpus);
     tokenizer_free(r->tok);
     gpn_model_free(r->model);
@@ -288,6 +294,10 @@ static int64_t register_run(const record_opts *o, resources *r, const char *sett
     store *st = r->st;
     const gpn_model *m = r->model;
     const gpn_config *c = &m->cfg;
+    /* one process per run: the run to resume is locked before the batch
+     * (whose write lock a stopped recorder may hold) and checked inside it */
+    int64_t to_resume = o->resume ? store_last_run(st, 1) : 0;
+    if (to_resume < 0 || (to_resume > 0 && !(r->lock = store_lock_run(o->db, to_resume, "gpnscope record")))) return -1;
     if (store_begin(st)) return -1;
     store_model sm = {.path = o->model, .sha256 = m->hash, .arch = gs_family_of(c)->store_name,
                       .n_layers = c->n_layers, .d_state = c->d, .d_emb = c->e, .d_ffn = c->f, .n_heads = c->H,
@@ -315,8 +325,22 @@ static int64_t register_run(const record_opts *o, resources *r, const char *sett
     if (o->resume) {
         run = store_last_run(st, 1);
         if (run == 0) { gs_fail("%s: --resume: no unfinished run in this store", o->db); goto fail; }
+        if (run != to_resume) {
+            gs_fail("%s: --resume: the newest unfinished run changed while starting (run %lld, now %lld): try again",
+                    o->db, (long long)to_resume, (long long)run);
+            goto fail;
+        }
         store_run_info info;
         if (store_run_get(st, run, &info)) goto fail;
+        const char *thash = r->tok ? tokenizer_hash(r->tok) : "";
+        if (strcmp(info.tokenizer_sha256, thash)) {
+            gs_fail("%s: --resume: run %lld was recorded %s%.12s%s, but this recording %s%.12s%s: resume with the "
+                    "run's tokenizer, or record a new run without --resume", o->db, (long long)run,
+                    info.tokenizer_sha256[0] ? "with tokenizer sha256 " : "without a tokenizer", info.tokenizer_sha256,
+                    info.tokenizer_sha256[0] ? "..." : "", thash[0] ? "has tokenizer sha256 " : "has no tokenizer",
+                    thash, thash[0] ? "..." : "");
+            goto fail;
+        }
         if (strcmp(info.corpus_sha256, chash)) {
             gs_fail("%s: --resume: run %lld recorded a different corpus (sha256 %.12s..., this one %.12s...)", o->db,
                     (long long)run, info.corpus_sha256, chash);
@@ -336,6 +360,8 @@ static int64_t register_run(const record_opts *o, resources *r, const char *sett
                         .state_dtype = o->dtype, .device = o->device, .d_state = c->d, .n_heads = c->H,
                         .code_version = GPNSCOPE_VERSION};
         if ((run = store_begin_run(st, &sr)) < 0) goto fail;
+        /* locked before the run is committed, so no --resume can see it unlocked */
+        if (!(r->lock = store_lock_run(o->db, run, "gpnscope record"))) goto fail;
     }
     if (store_commit(st)) return -1;
     return run;
@@ -450,12 +476,14 @@ int cmd_record(int argc, char **argv) {
     record_opts o;
     int prc = parse_args(argc, argv, &o);
     if (prc == 1) return 0;
+    if (prc == 3) return 2;
     if (prc) { fprintf(stderr, "gpnscope record: %s\n", prc == 2 ? "bad usage" : gs_error()); return 2; }
     capture_plan plan;
     if (parse_plan(&o, &plan)) { fprintf(stderr, "gpnscope record: %s\n", gs_error()); return 2; }
 
     resources r = {0};
     int rc = 1;
+    int64_t run = -1;
     char *settings = NULL;
     unsigned char *keep = NULL;
     store_token_row *rows = NULL;
@@ -483,13 +511,15 @@ int cmd_record(int argc, char **argv) {
     if (o.field) co.field = o.field;
     if (o.separator) co.separator = o.separator;
     if (!(r.corpus = corpus_open(o.corpus, r.tok, &co))) goto out;
-    if (!(r.st = store_open(o.db, STORE_WRITE | STORE_CREATE))) goto out;
-    settings = settings_json(&o, r.corpus);
-    int64_t first = 0, run = register_run(&o, &r, settings, &first);
-    if (run < 0) goto out;
     int64_t n_windows = corpus_n_windows(r.corpus);
     int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
+    /* the engine (the device) first: a device that cannot start leaves no run behind */
     if (!(r.engine = gpn_engine_new_on(r.model, B, &o.dev))) goto out;
+    if (!(r.st = store_open(o.db, STORE_WRITE | STORE_CREATE))) goto out;
+    settings = settings_json(&o, r.corpus);
+    int64_t first = 0;
+    run = register_run(&o, &r, settings, &first);
+    if (run < 0) goto out;
     keep = malloc((size_t)B * o.seq_len);
     rows = malloc((size_t)B * sizeof *rows);
     if (!keep || !rows) { gs_fail("out of memory"); goto out; }
@@ -531,7 +561,21 @@ int cmd_record(int argc, char **argv) {
            (long long)o.seq_len);
     rc = 0;
 out:
-    if (rc == 1) fprintf(stderr, "gpnscope record: %s\n", gs_error());
+    if (rc == 1) {
+        char msg[GS_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", gs_error());
+        /* a run that failed before or between batches is not left 'running' */
+        store_run_info ri;
+        if (run > 0 && r.st && store_run_get(r.st, run, &ri) == 0 && !strcmp(ri.status, "running"))
+            store_finish_run(r.st, run, "failed", msg);
+        int resumable = run > 0 && r.st && store_run_get(r.st, run, &ri) == 0 && strcmp(ri.status, "complete");
+        char q[4200];
+        if (resumable)
+            fprintf(stderr, "gpnscope record: %s; run %lld keeps its %lld windows: continue it with the same command "
+                    "and --resume (gpnscope record ... --db %s --resume)\n", msg, (long long)run,
+                    (long long)ri.windows_done, gs_shell_quote(o.db, q, sizeof q));
+        else fprintf(stderr, "gpnscope record: %s\n", msg);
+    }
     free(settings);
     free(keep);
     free(rows);

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "engine/corpus.h"
 #include "engine/tokenizer.h"
 
@@ -39,6 +40,7 @@ int cmd_shard(int argc, char **argv) {
         {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
         case 't': tok_path = optarg; break;
@@ -54,7 +56,7 @@ int cmd_shard(int argc, char **argv) {
             break;
         }
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("shard", opts, argv);
         }
     }
     if (!tok_path || !corpus_path || !out || optind != argc) { fputs(help, stderr); return 2; }

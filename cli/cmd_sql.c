@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "store/store.h"
 
 static const char *help =
@@ -223,6 +224,7 @@ int cmd_sql(int argc, char **argv) {
                                          {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (ch == 'c' || ch == 'j') {
             int m = ch == 'c' ? OUT_CSV : OUT_JSON;
@@ -233,7 +235,7 @@ int cmd_sql(int argc, char **argv) {
             mode = m;
         } else if (ch == 'w') write = 1;
         else if (ch == 'h') { fputs(help, stdout); return 0; }
-        else { fputs(help, stderr); return 2; }
+        else return cli_bad_option("sql", opts, argv);
     }
     if (optind != argc - 2) { fputs(help, stderr); return 2; }
     const char *path = argv[optind], *query = argv[optind + 1];

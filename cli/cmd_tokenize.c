@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "engine/tokenizer.h"
 
 static const char *help =
@@ -80,6 +81,7 @@ int cmd_tokenize(int argc, char **argv) {
                                          {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {
         case 't': tok_path = optarg; break;
@@ -91,7 +93,7 @@ int cmd_tokenize(int argc, char **argv) {
             else { fprintf(stderr, "gpnscope tokenize: --invalid-utf8 takes 'replace' or 'bytes', not '%s'\n", optarg); return 2; }
             break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("tokenize", opts, argv);
         }
     }
     if (optind != argc || (pieces && decode)) { fputs(help, stderr); return 2; }

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/progress.h"
 #include "engine/train.h"
 
@@ -63,6 +64,7 @@ int cmd_train(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int ch;
     optind = 1;
+    opterr = 0;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
         switch (ch) {
@@ -75,7 +77,7 @@ int cmd_train(int argc, char **argv) {
         case 't': bad = parse_long(optarg, 0, &threads); break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        default: fputs(help, stderr); return 2;
+        default: return cli_bad_option("train", opts, argv);
         }
         if (bad) {
             fprintf(stderr, "gpnscope train: --%s needs a non-negative integer, got '%s'\n",

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/inputs.h"
 
 int gs_outfile_open(gs_outfile *o, const char *path) {
     memset(o, 0, sizeof *o);
     if (!path || !*path) return gs_fail("no output file name given");
+    if (gs_output_check(path)) return -1;
     size_t n = strlen(path);
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
@@ -66,6 +68,10 @@ int gs_outfile_commit(gs_outfile *o) {
         int rc = write_error(o->path, e);
         gs_outfile_abort(o);
         return rc;
+    }
+    if (gs_output_check(o->path)) { /* checked again: the name may lead elsewhere by now */
+        gs_outfile_abort(o);
+        return -1;
     }
     if (rename(o->tmp, o->path) != 0) {
         e = errno;

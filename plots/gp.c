@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/inputs.h"
 
 /* ---------- text ---------- */
 
@@ -119,6 +120,7 @@ int gp_file_open(gp_file *a, const char *dir, const char *name) {
     if ((size_t)snprintf(a->final, sizeof a->final, "%s/%s", dir, name) >= sizeof a->final ||
         (size_t)snprintf(a->tmp, sizeof a->tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid()) >= sizeof a->tmp)
         return gs_fail("%s/%s: path too long", dir, name);
+    if (gs_output_check(a->final)) return -1;
     a->f = fopen(a->tmp, "w");
     if (!a->f) return gs_fail("%s: cannot write: %s", a->tmp, strerror(errno));
     return 0;
@@ -134,6 +136,10 @@ int gp_file_commit(gp_file *a) {
     if (bad) {
         unlink(a->tmp);
         return gs_fail("%s: writing failed: %s (is the disk full?)", a->final, strerror(err));
+    }
+    if (gs_output_check(a->final)) {
+        unlink(a->tmp);
+        return -1;
     }
     if (rename(a->tmp, a->final) != 0) {
         err = errno;

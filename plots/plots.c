@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/inputs.h"
 #include "base/text.h"
 #include "plots/gp.h"
 
@@ -118,9 +119,10 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     while (sqlite3_step(s) == SQLITE_ROW && n_names < 32)
         snprintf(names[n_names++], sizeof names[0], "%s", (const char *)sqlite3_column_text(s, 0));
     sqlite3_finalize(s);
+    char q[4200];
     if (n_names == 0)
         return gs_fail("%s: run %lld has no analyses to plot: run `gpnscope analyze %s --run %lld` first", store_path(st),
-                       (long long)run, store_path(st), (long long)run);
+                       (long long)run, gs_shell_quote(store_path(st), q, sizeof q), (long long)run);
     if (mkdirs(dir) != 0) return -1;
 
     gs_plot_opts oo = *o;
@@ -186,6 +188,14 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
                 snprintf(tmp, sizeof tmp, ".%s.%s.tmp.%ld", fg->name, format_names[k], (long)getpid());
                 snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
                 snprintf(final, sizeof final, "%s/%s.%s", dir, fg->name, format_names[k]);
+                if (gs_output_check(final)) { /* an input of this command: neither rendered over nor removed */
+                    if (!fg->error[0]) {
+                        snprintf(fg->error, sizeof fg->error, "%s", gs_error());
+                        r->n_failed++;
+                    }
+                    if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", gs_error());
+                    continue;
+                }
                 int ok = gp_render(program, dir, fg->name, format_names[k], tmp) == 0;
                 struct stat sb;
                 if (ok && (stat(tmp_path, &sb) != 0 || sb.st_size == 0)) {

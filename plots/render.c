@@ -6,7 +6,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -57,6 +59,7 @@ int gp_render(const char *program, const char *dir, const char *name, const char
     snprintf(expr, sizeof expr, "fmt='%s'; out='%s'", fmt, out); /* both ours: plain names */
     int pipefd[2];
     if (pipe(pipefd) != 0) return gs_fail("cannot run %s: pipe: %s", program, strerror(errno));
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(pipefd[0]);
@@ -64,6 +67,12 @@ int gp_render(const char *program, const char *dir, const char *name, const char
         return gs_fail("cannot run %s: fork: %s", program, strerror(errno));
     }
     if (pid == 0) {
+        /* gnuplot must not outlive us: killed with us (even by SIGKILL,
+         * which runs no handler) through the parent-death signal, and in its
+         * own process group, so a signal meant for it cannot reach the
+         * terminal's other jobs; if we died before prctl, leave now */
+        setpgid(0, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(125);
         close(pipefd[0]);
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) { dup2(null, 0); dup2(null, 1); }
@@ -76,6 +85,7 @@ int gp_render(const char *program, const char *dir, const char *name, const char
         dprintf(2, "cannot run %s: %s\n", program, strerror(errno));
         _exit(127);
     }
+    setpgid(pid, pid); /* also here: whichever of the two runs first */
     close(pipefd[1]);
     char msg[GS_ERROR_MAX - 128];
     size_t got = 0;

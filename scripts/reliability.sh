@@ -67,6 +67,30 @@ r="$(run_test test_store)"
 row "disk full inside the store" "\`tests/unit/test_store.c\`: SQLite's \`max_page_count\` reached in the middle of a batch (SQLITE_FULL)" "committed windows intact, failed batch gone, \`integrity_check\` ok; $(checks test_store) (whole store test)" "$r"
 r="$(run_test test_store_wal)"
 row "a reader while a writer records" "\`tests/unit/test_store_wal.c\`: a reader process queries throughout a writer's 40 batches (WAL)" "no error, never half a batch; $(checks test_store_wal)" "$r"
+r="$(run_test cli_readonly)"
+row "a foreign -wal beside a store (copied without its -wal, an old -wal of another copy put back)" \
+    "\`tests/cli/readonly.sh\`: \`sql\`, \`plot\`, \`export\` (csv, npy) and \`export-notebook\` on a fresh pair each; the bytes of the store and of the -wal compared, \`integrity_check\` of the file alone; the same with an ordinary leftover -wal" \
+    "the store's bytes unchanged and \`integrity_check\` ok after every reader (a read-only connection; a read-write one folds the foreign pages in and leaves a malformed file); $(checks cli_readonly)" "$r"
+row "a store in a read-only folder" "the same test: a read-only bind mount (\`unshare -rm\`); a store without a -wal, one whose -wal holds changes, and one with its -wal and -shm" \
+    "read without a -wal (immutable) and with both (the -shm read-only); with a -wal alone, one line: \`$(grab cli_readonly 'gpnscope sql: rof/pending.db has a -wal[^`]*`[^`]*`' | sed 's/`//g')\`" "$r"
+row "a store of an older schema (0) opened by a reader" "the same test: a path with a space and a quote" \
+    "refused, the file unchanged; the command it names, pasted as printed, migrates it" "$r"
+r="$(run_test cli_sql)"
+row "\`sql\` without \`--write\` told to write" "\`tests/cli/sql.sh\`: \`PRAGMA query_only=0; DELETE FROM runs\`, \`PRAGMA journal_mode=DELETE\`, \`PRAGMA user_version=7\`, \`VACUUM\`, \`PRAGMA wal_checkpoint(TRUNCATE)\`" \
+    "each refused or a no-op (the connection is read-only in SQLite, not by a pragma); the file's bytes unchanged; $(checks cli_sql)" "$r"
+r="$(run_test cli_outputs)"
+row "an output over an input" "\`tests/cli/outputs.sh\`: \`export-notebook STORE --out STORE\` (and a hard link, a symbolic link); \`export\` and \`plot\` into a folder where the store is named like an output; an existing file that is not a notebook" \
+    "each exit 1 with one line (\`$(grab cli_outputs 'gpnscope export-notebook: hard.db is the input[^;]*')\`...), the store unchanged; a non-notebook is replaced only with \`--force\`" "$r"
+row "\`plot\` killed (SIGKILL) while gnuplot renders" "the same test: a gnuplot that writes half an image and waits" \
+    "gnuplot, in its own process group, is killed with plot (parent-death signal); the next plot removes the dead one's temporary files, export those of dead writers (a live writer's kept); $(checks cli_outputs)" "$r"
+r="$(run_test cli_record_lock)"
+row "two recorders on one run" "\`tests/cli/record_lock.sh\`: \`record --resume\` while the run is recorded (the first paused with SIGSTOP after its first window); then a killed recorder's lock" \
+    "refused in one line: \`$(grab cli_record_lock 'gpnscope record: a.db: run 2 is in use by another process \(gpnscope record, pid [0-9]+' )...\`; the first completes the run; a dead recorder's lock is taken over" "$r"
+row "a recording whose device cannot start" "the same test: \`--device cuda:99\`" \
+    "exit 1 with one line, no run left \`running\`; \`analyze\` takes the newest complete run, an unfinished one only with \`--run\` (with a note), and refuses one being recorded; $(checks cli_record_lock)" "$r"
+r="$(run_test cli_messages)"
+row "options out of range, unknown options, misleading hints" "\`tests/cli/messages.sh\`: \`ablate --windows -1/0/13/100000\`, \`--batch 0/100000\`, \`--run -1\`; an unknown option to every command; resuming with another tokenizer; token ids outside the vocabulary; a full tmpfs during \`ablate\`; a ground-only run; a hint with a path to quote" \
+    "each one line naming the option or the cause and what to do; pasted hints work; $(checks cli_messages)" "$r"
 r="$(run_test test_checkpoint_hostile)"
 row "hostile checkpoints" "\`tests/unit/test_checkpoint_hostile.c\`: $(sed 's/^[0-9]*: //' "$tmp/test_checkpoint_hostile.log" | grep -c ' -> ') crafted files (truncated, lying lengths, overlapping or out-of-range tensors, bad dtypes and shapes, metadata twice, huge sizes from empty tensors, ...)" \
     "each a one-line error naming the file; $(checks test_checkpoint_hostile)" "$r"

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "base/text.h"
 #include "store/store_internal.h"
 
 static void copy_col(sqlite3_stmt *s, int col, char *dst, size_t size) {
@@ -27,8 +28,10 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     int rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(s);
-        if (rc == SQLITE_DONE) return gs_fail("%s: there is no run %lld (gpnscope sql %s 'SELECT * FROM runs' lists them)",
-                                              st->path, (long long)run_id, st->path);
+        char q[4200];
+        if (rc == SQLITE_DONE)
+            return gs_fail("%s: there is no run %lld (`gpnscope sql %s 'SELECT * FROM runs'` lists them)", st->path,
+                           (long long)run_id, gs_shell_quote(st->path, q, sizeof q));
         return st_fail(st, "reading a run");
     }
     memset(out, 0, sizeof *out);
@@ -95,9 +98,10 @@ char *store_run_settings(store *st, int64_t run_id) {
     return out;
 }
 
-int64_t store_last_run(store *st, int unfinished_only) {
-    sqlite3_stmt *s = st_prepare(st, unfinished_only ? "SELECT max(id) FROM runs WHERE status <> 'complete'"
-                                                     : "SELECT max(id) FROM runs");
+int64_t store_last_run(store *st, int which) {
+    sqlite3_stmt *s = st_prepare(st, which == STORE_RUN_UNFINISHED ? "SELECT max(id) FROM runs WHERE status <> 'complete'"
+                                     : which == STORE_RUN_COMPLETE ? "SELECT max(id) FROM runs WHERE status = 'complete'"
+                                                                   : "SELECT max(id) FROM runs");
     if (!s) return -1;
     int64_t id = -1;
     if (sqlite3_step(s) == SQLITE_ROW) id = sqlite3_column_int64(s, 0); /* NULL reads as 0 */

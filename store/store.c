@@ -8,13 +8,15 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/inputs.h"
+#include "base/text.h"
 #include "store/store_internal.h"
 #include "store/vec_sql.h"
 
 /* What to do about an SQLite failure, by primary result code. */
 static const char *hint(int code) {
     switch (code & 0xff) {
-    case SQLITE_FULL: return " (the disk is full: free space, then resume)";
+    case SQLITE_FULL: return " (the disk is full: free space, then run the command again)";
     case SQLITE_READONLY: return " (the file or its folder is read-only: use a writable copy)";
     case SQLITE_BUSY:
     case SQLITE_LOCKED: return " (another process holds a lock on it: wait for it to finish)";
@@ -113,10 +115,13 @@ static int check_identity(store *st) {
         if (version > STORE_SCHEMA_VERSION)
             return gs_fail("%s has store schema version %d, newer than this gpnscope understands (%d): use a newer gpnscope",
                            st->path, version, STORE_SCHEMA_VERSION);
-        if (version < STORE_SCHEMA_VERSION && !st->writable)
-            return gs_fail("%s has store schema version %d, older than this gpnscope's (%d): open it once for writing "
-                           "(e.g. gpnscope sql --write FILE 'SELECT 1') to migrate it",
-                           st->path, version, STORE_SCHEMA_VERSION);
+        if (version < STORE_SCHEMA_VERSION && !st->writable) {
+            /* readers never migrate: name the command that does */
+            char q[4200];
+            return gs_fail("%s has store schema version %d, older than this gpnscope's (%d): migrate it once with "
+                           "`gpnscope sql --write %s 'SELECT 1'`",
+                           st->path, version, STORE_SCHEMA_VERSION, gs_shell_quote(st->path, q, sizeof q));
+        }
         return 0;
     }
     if (app == 0 && version == 0 && n_tables == 0) {
@@ -127,18 +132,34 @@ static int check_identity(store *st) {
                    "choose another file", st->path, app, n_tables);
 }
 
-/* A WAL-mode store in a folder the reader may not write (a shared dataset, a
- * read-only mount) cannot be read normally: SQLite must create the -shm file.
- * When no -wal file exists no writer is active there, so the file can be
- * opened as immutable instead. */
+/* Size of the file path + suffix: -1 when there is none. */
+static long long side_size(const char *path, const char *suffix) {
+    char side[4200];
+    struct stat sb;
+    snprintf(side, sizeof side, "%s%s", path, suffix);
+    return stat(side, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* A read-only connection to a WAL-mode store needs the -shm file (SQLite's
+ * index of the -wal), which it creates when missing. In a folder the reader
+ * may not write (a shared dataset, a read-only mount) it cannot. No -shm
+ * means no connection has the store open (every one keeps it), so when the
+ * -wal holds nothing either (none, or an empty one a reader left) the main
+ * file alone is the whole store, and it is opened as immutable. A -wal with
+ * frames in it needs recovery by a writer first, which cannot happen in that
+ * folder: say so. An -shm that exists but cannot be opened is left to the
+ * ordinary error (its owner may be recording). Returns 1 (reopen
+ * immutable), 0 (read as it is) or -1 (error set). */
 static int needs_immutable(store *st) {
     if (sqlite3_exec(st->db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL) == SQLITE_OK) return 0;
     int code = sqlite3_extended_errcode(st->db) & 0xff;
     if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) return 0;
-    char wal[4200];
-    struct stat sb;
-    snprintf(wal, sizeof wal, "%s-wal", st->path);
-    return stat(wal, &sb) != 0;
+    if (side_size(st->path, "-shm") >= 0) return 0;
+    long long wal = side_size(st->path, "-wal");
+    if (wal <= 0) return 1;
+    return gs_fail("%s has a -wal file of %lld bytes (changes not yet in the main file) and its folder cannot be "
+                   "written, so it cannot be read: copy the file and its -wal to a writable folder and recover the "
+                   "copy with `gpnscope sql --write COPY 'SELECT 1'`", st->path, wal);
 }
 
 static int reopen_immutable(store *st) {
@@ -177,14 +198,23 @@ store *store_open(const char *path, int flags) {
         gs_fail("%s is a directory, not a gpnscope store", path);
         return NULL;
     }
+    /* the store (and its -wal and -shm) is an input no output may replace */
+    char side[4200];
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s%s", path, i == 0 ? "" : i == 1 ? "-wal" : "-shm");
+        if (gs_input_add(side)) return NULL; /* out of memory */
+    }
     store *st = calloc(1, sizeof *st);
     if (!st || !(st->path = strdup(path))) { free(st); gs_fail("%s: out of memory", path); return NULL; }
     st->writable = writable;
-    /* Readers open read-write too (never creating) and are kept read-only by
-     * PRAGMA query_only: a read-only connection cannot remove the -wal and
-     * -shm files when it closes, and would leave them behind. SQLite falls
-     * back to a read-only connection by itself when the file is not writable. */
-    int oflags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    /* A reader opens the file read-only, so that nothing it does changes a
+     * byte of it: a read-write connection folds whatever -wal lies beside the
+     * file into it when it closes (even a -wal left from another copy of the
+     * store, which corrupts it), and PRAGMA query_only, the old guard, is
+     * undone by the next query's own PRAGMA. The cost: SQLite leaves the -wal
+     * and -shm files a reader needed (empty ones when there were none), as
+     * `sqlite3 -readonly` does; the next writer removes them. */
+    int oflags = writable ? SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) : SQLITE_OPEN_READONLY;
     if (sqlite3_open_v2(path, &st->db, oflags, NULL) != SQLITE_OK) {
         if (st->db) st_fail(st, "opening");
         else gs_fail("%s: cannot open (out of memory)", path);
@@ -200,7 +230,10 @@ store *store_open(const char *path, int flags) {
         store_close(st);
         return NULL;
     }
-    if (!writable && needs_immutable(st) && reopen_immutable(st)) { store_close(st); return NULL; }
+    if (!writable) {
+        int im = needs_immutable(st);
+        if (im < 0 || (im > 0 && reopen_immutable(st))) { store_close(st); return NULL; }
+    }
     if (check_identity(st)) { store_close(st); return NULL; }
     if (writable) {
         sqlite3_stmt *s = NULL;
@@ -220,9 +253,6 @@ store *store_open(const char *path, int flags) {
             store_close(st);
             return NULL;
         }
-    } else if (st_exec(st, "PRAGMA query_only = 1", "configuring")) {
-        store_close(st);
-        return NULL;
     }
     if (store_register_vec_functions(st->db) != SQLITE_OK) {
         st_fail(st, "registering the vector functions");

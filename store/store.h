@@ -169,9 +169,13 @@ int64_t store_list_runs(store *st, int64_t **ids);
 int store_run_get(store *st, int64_t run_id, store_run_info *out);
 /* The run's settings JSON (malloc'd; free it). */
 char *store_run_settings(store *st, int64_t run_id);
-/* The newest run, or the newest that is not complete if unfinished_only;
- * 0 if there is none. */
-int64_t store_last_run(store *st, int unfinished_only);
+/* The newest run of those `which` selects; 0 if there is none. */
+enum {
+    STORE_RUN_ANY = 0,        /* any status */
+    STORE_RUN_UNFINISHED = 1, /* not complete (running, interrupted, failed): what --resume continues */
+    STORE_RUN_COMPLETE = 2,   /* complete: what analyses pick by default */
+};
+int64_t store_last_run(store *st, int which);
 
 int64_t store_count_states(store *st, int64_t run_id, const char *kind);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpnscope sql: table, CSV and JSON output (BLOBs summarised), several
-# statements, read-only by default, and one-line errors for files that are
-# missing or not stores (which it never creates).
+# statements, read-only by default (a read-only connection: no query can
+# write without --write), and one-line errors for files that are missing or
+# not stores (which it never creates).
 set -uo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
@@ -77,5 +78,16 @@ check "--write worked" "$("$bin" sql s.db "SELECT count(*) FROM big_norms" --csv
 "$bin" sql s.db "SELECT 1" --csv --json > /dev/null 2>&1; [[ $? -eq 2 ]] || bad "--csv with --json is a usage error"
 "$bin" sql s.db > /dev/null 2>&1; [[ $? -eq 2 ]] || bad "a missing query is a usage error"
 "$bin" sql --help | grep -q -- "--write" || bad "--help"
-ls s.db-wal s.db-shm > /dev/null 2>&1 && bad "reading left -wal/-shm files behind"
+
+# without --write the connection is read-only in SQLite itself, not by a
+# PRAGMA the query could undo (issue #17.2); no query changes a byte
+sum0="$(sha256sum < s.db)"
+expect_error "query_only undone by the query" "attempt to write a readonly database" s.db "PRAGMA query_only=0; DELETE FROM runs"
+check "the runs are still there" "$("$bin" sql s.db "SELECT count(*) FROM runs" --csv | tail -1)" "1"
+"$bin" sql s.db "PRAGMA journal_mode=DELETE" > /dev/null 2>&1
+check "journal_mode is still wal" "$(sqlite3 s.db "PRAGMA journal_mode")" "wal"
+expect_error "PRAGMA user_version" "attempt to write a readonly database" s.db "PRAGMA user_version=7"
+expect_error "a VACUUM" "readonly" s.db "VACUUM"
+"$bin" sql s.db "PRAGMA wal_checkpoint(TRUNCATE)" > /dev/null 2>&1
+check "nothing the queries did changed the file" "$(sha256sum < s.db)" "$sum0"
 [[ $fail -eq 0 ]] || exit 1

@@ -1,0 +1,30 @@
+/* What the commands share about their options and the run they work on:
+ * one-line messages for a bad option, and the choice of run. */
+#ifndef GS_CLI_OPTIONS_H
+#define GS_CLI_OPTIONS_H
+
+#include <getopt.h>
+
+#include "store/lock.h"
+#include "store/store.h"
+
+/* Call on getopt_long's '?' or ':': prints one line naming the option that
+ * is unknown or lacks its value ("gpnscope CMD: unknown option '--x' (see
+ * gpnscope CMD --help)") and returns 2, the usage exit status. Set opterr =
+ * 0 before parsing so that getopt prints nothing itself. */
+int cli_bad_option(const char *cmd, const struct option *opts, char **argv);
+
+/* An integer option's value in [lo, hi]: 0, or prints "gpnscope CMD: --NAME
+ * wants WHAT, got 'TEXT'" and returns 2. */
+int cli_int_option(const char *cmd, const char *name, const char *text, long long lo, long long hi, const char *what,
+                   long long *out);
+
+/* The run a command that changes the store works on (analyze, ablate):
+ * *run > 0 names it; 0 picks the newest complete run. An unfinished run
+ * (running, interrupted, failed) is taken only when named, and then it is
+ * locked (*lock; store_lock_release it at the end) so that no recorder
+ * resumes it meanwhile; one being recorded is refused. Prints one line and
+ * returns -1 on failure, with a note on stderr when the run is unfinished. */
+int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock);
+
+#endif
