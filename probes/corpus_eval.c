@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
+#include "engine/arch/family.h"
 #include "probes/runner.h"
 
 static double now(void) {
@@ -22,11 +23,13 @@ typedef struct {
     void *ctx;
     double t0;
     int64_t T;
+    int first; /* the family predicts the first token (gs_family.predicts_first_token) */
 } eval_sink;
 
 static int add_nll(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
-    (void)w0, (void)t, (void)tokens;
+    (void)w0, (void)tokens;
     eval_sink *s = ctx;
+    if (t == 0 && !s->first) return 0; /* no prediction of a window's first token */
     const float *nll = gpn_engine_out(e).nll;
     for (int b = 0; b < nb; b++) s->sum += nll[b];
     return 0;
@@ -46,14 +49,15 @@ int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_de
     gpn_engine *e = gpn_engine_new_on(m, batch, dev);
     if (!e) return -1;
     gpn_engine_set_outputs(e, 0, NULL); /* the NLL is all an evaluation reads */
-    eval_sink s = {0, c, progress, ctx, now(), T};
+    const gs_family *f = gs_family_of(&m->cfg);
+    eval_sink s = {0, c, progress, ctx, now(), T, f ? f->predicts_first_token : 1};
     runner_sink sink = {.ctx = &s, .after_step = add_nll};
     runner_opts ro = {.engine = e, .T = (int)T, .first = 0, .total = W, .window = runner_corpus_window,
                       .window_ctx = (void *)c, .progress = report, .progress_ctx = &s};
     int64_t done = 0;
     int rc = runner_run(&ro, &sink, 1, &done);
     out->windows = done;
-    out->tokens = done * T;
+    out->tokens = done * (s.first ? T : T - 1);
     out->seconds = now() - s.t0;
     out->sum_nll = s.sum;
     if (out->tokens) {

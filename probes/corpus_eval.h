@@ -1,7 +1,9 @@
 /* Perplexity of a model over a corpus's selected windows: each window is
  * one sequence started from the zero state (as the companion evaluates), B
  * windows per engine step. Mean NLL is over every token of every window
- * (docs/gpn-model.md: step t predicts x_t), perplexity = exp(mean NLL).
+ * (docs/gpn-model.md: step t predicts x_t), or every token but each
+ * window's first for a family with no prediction of it (a transformer's),
+ * perplexity = exp(mean NLL).
  * Used by `gpnscope eval`; one sink of the runner (probes/runner.h). */
 #ifndef GS_PROBES_CORPUS_EVAL_H
 #define GS_PROBES_CORPUS_EVAL_H

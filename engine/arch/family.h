@@ -52,6 +52,10 @@ typedef struct {
     const char *store_name; /* "gpn+m": the store's models.arch */
     const char *title;      /* "GPN+M, shared matrix memory" */
     gpn_arch arch;
+    /* 1: the step at position 0 predicts x_0 (GPN decodes its zero state);
+     * 0: there is no prediction of the first token (a transformer's first
+     * logits follow x_0): its NLL is NaN and evaluations count T - 1 tokens */
+    int predicts_first_token;
     const gs_site *sites;
     int n_sites;
     /* checkpoints: whether a file's tensors are this family's (by their

@@ -43,7 +43,7 @@ static const gs_site gpn_sites[] = {
     gpn_family_recognise, "tensors 'embedding' and 'decode_norm_w' (GPN and GPN+M)", gpn_family_infer, gpn_family_check_metadata, gpn_family_validate, gpn_family_tensor_specs,     \
         gpn_family_bind, gpn_family_write_metadata
 
-const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, gpn_sites, ARRAY_LEN(gpn_sites),
+const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, 1, gpn_sites, ARRAY_LEN(gpn_sites),
                                  GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new};
-const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, gpn_sites,
+const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, 1, gpn_sites,
                                    ARRAY_LEN(gpn_sites), GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new};
