@@ -135,7 +135,19 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
 static int plan_sites(const record_opts *o, const gpn_config *c, capture_plan *p) {
     char list[1024];
     if (o->sites) snprintf(list, sizeof list, "%s", o->sites);
-    else {
+    else if (!o->states_given) { /* the family's state (its last layer's, if per layer) and its per-head rows */
+        const gs_family *f = gs_family_of(c);
+        const gs_site *state = gs_site_of_role(f, c, GS_ROLE_STATE);
+        list[0] = 0;
+        if (state) gs_site_format(state, c->n_layers - 1, list, sizeof list);
+        for (int i = 0; i < f->n_sites; i++) {
+            const gs_site *s = &f->sites[i];
+            int stored = 0;
+            for (int k = 0; k < 3; k++) stored |= s->point == head_points[k];
+            if (s->kind == GS_SITE_HEAD_SCALAR && !s->per_layer && stored && gs_site_present(s, c))
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? "," : "", s->name);
+        }
+    } else {
         const char *st = !strcmp(o->states, "pred,ground") || !strcmp(o->states, "ground,pred") ? "state.pred,state.ground"
                          : !strcmp(o->states, "pred")   ? "state.pred"
                          : !strcmp(o->states, "ground") ? "state.ground"
