@@ -62,14 +62,15 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     }
     double c1 = scalar(st, h, "c1"), h002 = scalar(st, h, "content_horizon_002"), he = scalar(st, h, "content_horizon_e");
     double censored = scalar(st, h, "content_horizon_002_censored");
-    /* the raw curve's far end, at the largest lag still averaged over >= 100
-     * pairs (the last lags of a window have only a handful) */
+    /* the raw curve's far end, at the largest lag still averaged over
+     * min_pairs pairs (the last lags of a window have only a handful) */
     double *x = NULL, *y = NULL, *px = NULL, *pn = NULL;
     int64_t n = store_analysis_get_series(st, h, "raw", &x, &y);
     int64_t np = store_analysis_get_series(st, h, "raw_pairs", &px, &pn);
-    double plateau = NAN, last_lag = NAN;
+    double plateau = NAN, last_lag = NAN, mp = scalar(st, h, "min_pairs");
+    if (isnan(mp)) mp = 100; /* stores written before min_pairs was stored */
     for (int64_t i = 0; i < n; i++)
-        if (np != n || pn[i] >= 100) { plateau = y[i]; last_lag = x[i]; }
+        if ((np != n || pn[i] >= mp) && !isnan(y[i])) { plateau = y[i]; last_lag = x[i]; }
     free(x);
     free(y);
     free(px);
