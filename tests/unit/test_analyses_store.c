@@ -215,6 +215,13 @@ int main(void) {
         if (f) { size_t k = fread(text, 1, sizeof text - 1, f); text[k] = 0; fclose(f); }
         CHECK(WIFEXITED(st1) && WEXITSTATUS(st1) == 0 && strstr(text, "\"geometry\"") && strstr(text, "\"retention\""),
               "analyze --json: %s", text);
+        /* the 1/e time under its name, the old key "half_life" as an alias with the same numbers (one version) */
+        const char *ef = strstr(text, "\"e_fold_time\":["), *hl = strstr(text, "\"half_life\":[");
+        const char *efe = ef ? strchr(ef, ']') : NULL, *hle = hl ? strchr(hl, ']') : NULL;
+        CHECK(ef && hl && efe && hle && efe - ef - 14 == hle - hl - 12 && !strncmp(ef + 14, hl + 12, (size_t)(efe - ef - 14)),
+              "e_fold_time and its alias half_life agree");
+        CHECK(strstr(text, "\"from_start\":{") && strstr(text, "\"null_p\":{\"normal\"") && strstr(text, "\"t3\""),
+              "both estimators and every null family in the JSON");
         snprintf(cmd, sizeof cmd, "'%s' analyze '%s' --only retention > '%s' 2>&1", bin, db, out);
         int st2 = system(cmd);
         f = fopen(out, "r");
