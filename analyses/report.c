@@ -127,6 +127,10 @@ void gs_report_print(FILE *f, const gs_report *r) {
         if (i256 >= 0) snprintf(a, sizeof a, "%.4f at k=%d, %.4f at k=%d", h->c1, h->c1_lag, h->centered[i256], h->lags[i256]);
         else snprintf(a, sizeof a, "%.4f at k=%d", h->c1, h->c1_lag);
         paper_row(f, GS_PAPER_CENTERED_LAG, a);
+        int lr = gs_horizons_nearest_enough(h, h->n_raw, 1e9), lc = gs_horizons_nearest_enough(h, h->n_centered, 1e9);
+        snprintf(a, sizeof a, "raw to k=%d, centered to k=%d (>= %d pairs)", lr >= 0 ? h->lags[lr] : 0,
+                 lc >= 0 ? h->lags[lc] : 0, GS_HORIZON_MIN_PAIRS);
+        row(f, "lags read", a, "");
         if (h->h_e_valid) snprintf(a, sizeof a, "%s%.4g", h->h_e_censored ? ">= " : "", h->h_e);
         else snprintf(a, sizeof a, "undefined (c_1 <= 0)");
         paper_row(f, GS_PAPER_HORIZON_E, a);

@@ -180,6 +180,13 @@ static void summary(const plot_ctx *c, table *t) {
         nearest(st, h, "centered", 256, &k2, &v2);
         r = add_paper(t, GS_PAPER_CENTERED_LAG);
         snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
+        double kr = NAN, vr = NAN, kc = NAN, vc = NAN;
+        nearest(st, h, "raw", 1e9, &kr, &vr);
+        nearest(st, h, "centered", 1e9, &kc, &vc);
+        double mp = gp_scalar(st, h, "min_pairs");
+        r = add(t, "lags read", "");
+        snprintf(r->ours, sizeof r->ours, "raw to k=%s, centered to k=%s (>= %s pairs)", num(a, kr), num(b, kc),
+                 num(d, isfinite(mp) ? mp : 100));
         double he = gp_scalar(st, h, "content_horizon_e"), h2 = gp_scalar(st, h, "content_horizon_002");
         r = add_paper(t, GS_PAPER_HORIZON_E);
         if (isfinite(he)) snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_e_censored") > 0 ? ">= " : "", num(a, he));
