@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "analyses/report.h"
+#include "analyses/retention_store.h"
+#include "analyses/train_counts.h"
 #include "base/error.h"
 #include "base/text.h"
 
@@ -265,6 +267,20 @@ static int read_tokens(store *st, int64_t run, owned_tokens *o) {
     return 0;
 }
 
+/* the path of the run's tokenizer or corpus (table: tokenizers / corpora), or NULL (buf = "") */
+static const char *run_text(store *st, int64_t run, const char *table, const char *col, char *buf, size_t size) {
+    char sql[160];
+    sqlite3_stmt *s = NULL;
+    buf[0] = 0;
+    snprintf(sql, sizeof sql, "SELECT t.path FROM runs r JOIN %s t ON t.id = r.%s WHERE r.id = ?1", table, col);
+    if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_int64(s, 1, run);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    return buf[0] ? buf : NULL;
+}
+
 int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a) {
     memset(a, 0, sizeof *a);
     gs_analyze_opts dflt;
@@ -317,8 +333,24 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
             }
             free(counts);
         }
-        int rc = gs_default_dir_run(src, &a->geometry, a->model, uni, uni ? V : 0, NULL, &a->default_dir);
+        gs_default_opts dopt;
+        gs_default_opts_default(&dopt);
+        dopt.seed = o->seed;
+        double *train = NULL;
+        if (a->model && o->train_corpus) {
+            char tok[4096];
+            if (gs_train_unigram_counts(o->train_corpus, run_text(st, run_id, "tokenizers", "tokenizer_id", tok, sizeof tok),
+                                        V, &train) != 0) {
+                free(uni);
+                goto fail;
+            }
+            dopt.train_unigram = train;
+            dopt.train_unigram_len = V;
+        }
+        run_text(st, run_id, "corpora", "corpus_id", a->recorded_corpus, sizeof a->recorded_corpus);
+        int rc = gs_default_dir_run(src, &a->geometry, a->model, uni, uni ? V : 0, &dopt, &a->default_dir);
         free(uni);
+        free(train);
         if (rc != 0) { gs_fail_context("default direction: "); goto fail; }
         a->done |= GS_AN_DEFAULT;
     }
@@ -339,10 +371,9 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
         else if (rc != 0)
             gs_fail_context("retention: reading the decays: ");
         if (rc == 0) {
-            gs_retention_opts ro;
-            gs_retention_opts_default(&ro);
-            ro.seed = o->seed;
-            rc = gs_retention_run(alpha, beta, ws, nw, H, &ro, &a->retention);
+            gs_retention_opts_default(&a->retention_opts);
+            a->retention_opts.seed = o->seed;
+            rc = gs_retention_run(alpha, beta, ws, nw, H, &a->retention_opts, &a->retention);
             if (rc != 0) gs_fail_context("retention: ");
         }
         free(alpha); free(beta); free(ws);
@@ -388,9 +419,9 @@ fail:
 /* ---------- writing results ---------- */
 
 static char *settings(const gs_analyze_opts *o, const char *extra) {
-    char *buf = malloc(512);
+    char *buf = malloc(1024);
     if (!buf) return NULL;
-    snprintf(buf, 512, "{\"kind\":\"%s\",\"max_states\":%lld,\"skip_positions\":%d,\"seed\":%llu%s%s}",
+    snprintf(buf, 1024, "{\"kind\":\"%s\",\"max_states\":%lld,\"skip_positions\":%d,\"seed\":%llu%s%s}",
              o->kind ? o->kind : "pred", (long long)o->max_states, o->skip_positions, (unsigned long long)o->seed,
              extra ? "," : "", extra ? extra : "");
     return buf;
@@ -479,7 +510,12 @@ static int write_geometry(store *st, const gs_analysis *a, const gs_analyze_opts
 
 static int write_default(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
     const gs_default_dir *r = &a->default_dir;
-    char *set = settings(o, "\"batches\":8");
+    char tc[512], dex[600];
+    snprintf(tc, sizeof tc, "%s", o->train_corpus ? o->train_corpus : "");
+    for (char *c = tc; *c; c++)
+        if (*c == '\\' || *c == '"' || (unsigned char)*c < 0x20) *c = '_'; /* keep the settings valid JSON */
+    snprintf(dex, sizeof dex, "\"batches\":8,\"train_corpus\":\"%s\"", tc);
+    char *set = settings(o, dex);
     writer w;
     int rc = begin(&w, st, a->run_id, "default_direction", set, cv);
     free(set);
@@ -493,6 +529,13 @@ static int write_default(store *st, const gs_analysis *a, const gs_analyze_opts 
         ser(&w, "batch_cosines", x, r->batch_cos, NULL, r->n_pairs);
         free(x);
     }
+    if (r->random_valid) {
+        sc(&w, "batch_cos_random_mean", r->rand_mean, "8 random batches of rows (seeded), not of windows");
+        sc(&w, "batch_cos_random_std", r->rand_std, NULL);
+    }
+    sc(&w, "pc1_cos", r->pc1_cos, "|cos(s_bar, the centered PC1)|: top eigenvector of the covariance");
+    sc(&w, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1,
+       "||s_bar||^2 / top centered eigenvalue: above 1 the uncentered top singular vector leans to s_bar by construction");
     if (r->has_t10) sc(&w, "emergence_t10", r->emerg_t10, NULL);
     if (r->has_t100) sc(&w, "emergence_t100", r->emerg_t100, NULL);
     sc(&w, "top_sv_cos", r->top_sv_cos, "cos(s_bar, first right singular vector)");
@@ -502,7 +545,12 @@ static int write_default(store *st, const gs_analysis *a, const gs_analyze_opts 
     if (r->has_decode) {
         sc(&w, "embedding_overlap", r->emb_overlap, "of the top 10");
         sc(&w, "embedding_cos", r->emb_cos, "cos(logits_emb, logits_bar)");
-        if (r->has_unigram && r->spearman_defined) sc(&w, "spearman_unigram", r->spearman, "average ranks for ties");
+        char cn[700];
+        snprintf(cn, sizeof cn, "recorded corpus %s (not the training corpus); average ranks for ties",
+                 a->recorded_corpus[0] ? a->recorded_corpus : "(path unknown)");
+        if (r->has_unigram && r->spearman_defined) sc(&w, "spearman_unigram", r->spearman, cn);
+        snprintf(cn, sizeof cn, "training corpus %s; average ranks for ties", o->train_corpus ? o->train_corpus : "?");
+        if (r->has_train_unigram && r->spearman_train_defined) sc(&w, "spearman_unigram_train", r->spearman_train, cn);
         for (int which = 0; which < 2 && w.rc == 0; which++) {
             const int *top = which ? r->top_emb : r->top;
             const float *lg = which ? r->logits_emb : r->logits_bar;
@@ -541,6 +589,7 @@ static int write_horizons(store *st, const gs_analysis *a, const gs_analyze_opts
     ser(&w, "raw_pairs", x, nr, NULL, h->n_lags);
     ser(&w, "centered_pairs", x, nc, NULL, h->n_lags);
     free(x); free(nr); free(nc);
+    sc(&w, "min_pairs", GS_HORIZON_MIN_PAIRS, "summaries, figures and the notebook read a curve only at lags with this many pairs");
     sc(&w, "c1", h->c1, "centered lag cosine at k = 1");
     if (h->h_e_valid) {
         sc(&w, "content_horizon_e", h->h_e, h->h_e_censored ? "right-censored: a lower bound" : "c_k <= c_1/e, log-k interpolation");
@@ -553,49 +602,14 @@ static int write_horizons(store *st, const gs_analysis *a, const gs_analyze_opts
 }
 
 static int write_retention(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
-    const gs_retention *r = &a->retention;
-    char extra[64];
-    snprintf(extra, sizeof extra, "\"null_draws\":2000");
+    char extra[96];
+    snprintf(extra, sizeof extra, "\"null_draws\":%d,\"boot\":%d", a->retention_opts.null_draws, a->retention_opts.boot);
     char *set = settings(o, extra);
     writer w;
     int rc = begin(&w, st, a->run_id, "retention", set, cv);
     free(set);
     if (rc != 0) return -1;
-    const int H = r->H;
-    double *x = iota(H, 0), *y = malloc(sizeof(double) * (H + r->n_lags + 1)), *lx = ints(r->lags, r->n_lags);
-    if (!x || !y || !lx) { free(x); free(y); free(lx); store_rollback(st); return gs_fail("out of memory"); }
-    ser(&w, "half_life", x, r->half_life, NULL, H);
-    for (int h = 0; h < H; h++) y[h] = r->censored[h];
-    ser(&w, "censored", x, y, NULL, H);
-    ser(&w, "extrapolated", x, r->extrapolated, NULL, H);
-    ser(&w, "mean_alpha", x, r->mean_alpha, NULL, H);
-    if (r->has_beta) ser(&w, "mean_beta", x, r->mean_beta, NULL, H);
-    if (r->pools_valid) {
-        for (int h = 0; h < H; h++) y[h] = r->pool[h];
-        ser(&w, "pool", x, y, NULL, H);
-    }
-    for (int h = 0; h < H && w.rc == 0; h++) {
-        char name[32];
-        snprintf(name, sizeof name, "R_head%d", h);
-        for (int i = 0; i < r->n_lags; i++) y[i] = r->R[(int64_t)i * H + h];
-        ser(&w, name, lx, y, NULL, r->n_lags);
-    }
-    free(x); free(y); free(lx);
-    sc(&w, "heads", H, NULL);
-    if (r->pools_valid) {
-        sc(&w, "fast_n", r->pool_n[0], NULL);
-        sc(&w, "fast_min", r->pool_min[0], NULL);
-        sc(&w, "fast_max", r->pool_max[0], NULL);
-        sc(&w, "slow_n", r->pool_n[1], NULL);
-        sc(&w, "slow_min", r->pool_min[1], NULL);
-        sc(&w, "slow_max", r->pool_max[1], NULL);
-        sc(&w, "gap_log", r->gap, "mean log half-life, slow - fast");
-    }
-    if (r->score_valid) {
-        sc(&w, "within_std_log", r->within_std, "pooled within-pool std, floored at 0.01");
-        sc(&w, "separation", r->separation, "gap / pooled within-pool std");
-        sc(&w, "separation_null_p", r->null_p, "share of one-normal samples scoring as high");
-    }
+    w.rc = gs_retention_write(st, w.id, &a->retention, &a->retention_opts);
     return end(&w);
 }
 

@@ -43,6 +43,8 @@ typedef struct {
     const char *kind;       /* "pred" */
     int horizon_max_lag;    /* 0: longest window */
     int probe_max_lag;      /* 256 */
+    const char *train_corpus; /* the model's training corpus (shards, or JSONL/text with the run's
+                               * tokenizer): the like-for-like Spearman; NULL: not measured */
 } gs_analyze_opts;
 
 void gs_analyze_opts_default(gs_analyze_opts *o);
@@ -57,7 +59,9 @@ typedef struct {
     gs_default_dir default_dir;
     gs_horizons horizons;
     gs_retention retention;
+    gs_retention_opts retention_opts; /* what retention ran with */
     gs_probe probe;
+    char recorded_corpus[512]; /* the path of the run's corpus (its unigram counts), "" when unknown */
     char notes[1024];       /* what was skipped and why, one line per note */
 } gs_analysis;
 

@@ -9,7 +9,12 @@
 #include "base/error.h"
 #include "engine/ops.h"
 
-void gs_default_opts_default(gs_default_opts *o) { o->n_batches = 8; }
+void gs_default_opts_default(gs_default_opts *o) {
+    o->n_batches = 8;
+    o->seed = 1;
+    o->train_unigram = NULL;
+    o->train_unigram_len = 0;
+}
 
 void gs_default_dir_free(gs_default_dir *r) {
     free(r->batch_cos); free(r->logits_bar); free(r->logits_emb); free(r->emergence); free(r->emergence_n);
@@ -29,8 +34,17 @@ int gs_decode_logits(const gpn_model *m, const double *s, float *logits) {
     return 0;
 }
 
+static int spearman_of(const gs_default_dir *r, const double *counts, double *rho, int *defined) {
+    double *lb = malloc((size_t)r->V * sizeof *lb);
+    if (!lb) return gs_fail("out of memory");
+    for (int v = 0; v < r->V; v++) lb[v] = r->logits_bar[v];
+    int rc = gs_spearman(lb, counts, r->V, rho, defined);
+    free(lb);
+    return rc;
+}
+
 static int decode_part(const gs_geometry *g, const gpn_model *m, const double *unigram, int64_t unigram_len,
-                       gs_default_dir *r) {
+                       const gs_default_opts *o, gs_default_dir *r) {
     const gpn_config *c = &m->cfg;
     if (c->d != g->d)
         return gs_fail("the model has d_state = %d but the states have %d dimensions: analyze with the model that "
@@ -38,6 +52,9 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
                        c->d, g->d);
     if (unigram && unigram_len != c->V)
         return gs_fail("unigram counts cover %lld tokens but the model's vocabulary has %d", (long long)unigram_len, c->V);
+    if (o->train_unigram && o->train_unigram_len != c->V)
+        return gs_fail("the training corpus's unigram counts cover %lld tokens but the model's vocabulary has %d",
+                       (long long)o->train_unigram_len, c->V);
     const int V = c->V, e = c->e;
     r->V = V;
     r->logits_bar = malloc((size_t)V * sizeof(float));
@@ -67,13 +84,12 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
     r->emb_cos = gs_cosine_f(r->logits_emb, r->logits_bar, V);
     r->has_decode = 1;
     if (unigram) {
-        double *lb = malloc((size_t)V * sizeof *lb);
-        if (!lb) return gs_fail("out of memory");
-        for (int v = 0; v < V; v++) lb[v] = r->logits_bar[v];
-        int rc = gs_spearman(lb, unigram, V, &r->spearman, &r->spearman_defined);
-        free(lb);
-        if (rc != 0) return -1;
+        if (spearman_of(r, unigram, &r->spearman, &r->spearman_defined) != 0) return -1;
         r->has_unigram = 1;
+    }
+    if (o->train_unigram) {
+        if (spearman_of(r, o->train_unigram, &r->spearman_train, &r->spearman_train_defined) != 0) return -1;
+        r->has_train_unigram = 1;
     }
     return 0;
 }
@@ -95,15 +111,18 @@ int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_mod
     r->mean_norm = g->mean_norm;
     r->norm_ratio = g->norm_mean > 0 ? g->mean_norm / g->norm_mean : 0.0;
     r->top_sv_cos = g->top_sv ? gs_cosine(g->mean, g->top_sv, d) : 0.0;
+    r->pc1_cos = g->pc1 ? fabs(gs_cosine(g->mean, g->pc1, d)) : NAN;
+    r->mean_norm2_over_lambda1 = g->pc1_lambda > 0 ? g->mean_norm * g->mean_norm / g->pc1_lambda : NAN;
 
     /* ---- one pass: batch sums and the emergence curve ---- */
     const int nb = o->n_batches > 1 ? o->n_batches : 8;
     r->n_batches = nb;
     r->batches_by_window = g->n_windows >= nb;
     double *bsum = calloc((size_t)nb * d, sizeof *bsum), *run = malloc((size_t)d * sizeof *run);
-    int64_t *bcount = calloc((size_t)nb, sizeof *bcount);
+    double *rsum = calloc((size_t)nb * d, sizeof *rsum);
+    int64_t *bcount = calloc((size_t)nb, sizeof *bcount), *rcount = calloc((size_t)nb, sizeof *rcount);
     gs_window_reader *wr = NULL;
-    if (!bsum || !run || !bcount) { gs_fail("out of memory"); goto fail; }
+    if (!bsum || !run || !bcount || !rsum || !rcount) { gs_fail("out of memory"); goto fail; }
     wr = gs_window_reader_new(src);
     if (!wr) goto fail;
     int64_t win_i = 0, row_i = 0, cap = 0;
@@ -131,9 +150,13 @@ int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_mod
             int b = r->batches_by_window ? (int)(win_i * nb / g->n_windows) : (int)(row_i * nb / g->n);
             if (b >= nb) b = nb - 1;
             double *bs = bsum + (int64_t)b * d;
+            int rb = (int)(gs_hash2(o->seed, (uint64_t)row_i) % (uint64_t)nb); /* a random batch of rows */
+            double *rs = rsum + (int64_t)rb * d;
+            rcount[rb]++;
             double dot = 0, nn = 0;
             for (int j = 0; j < d; j++) {
                 bs[j] += s[j];
+                rs[j] += s[j];
                 run[j] += s[j];
                 dot += run[j] * g->mean[j];
                 nn += run[j] * run[j];
@@ -159,6 +182,23 @@ int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_mod
     if (cap >= 10 && r->emergence_n[9]) { r->has_t10 = 1; r->emerg_t10 = r->emergence[9]; }
     if (cap >= 100 && r->emergence_n[99]) { r->has_t100 = 1; r->emerg_t100 = r->emergence[99]; }
 
+    /* ---- the same over random batches of rows ---- */
+    {
+        int rfull = 1;
+        for (int b = 0; b < nb; b++) rfull &= rcount[b] > 0;
+        if (rfull) {
+            double s = 0, v = 0, c[64 * 63 / 2];
+            int np = 0;
+            for (int a = 0; a < nb && nb <= 64; a++)
+                for (int b = a + 1; b < nb; b++) s += c[np++] = gs_cosine(rsum + (int64_t)a * d, rsum + (int64_t)b * d, d);
+            if (np > 0) {
+                r->rand_mean = s / np;
+                for (int i = 0; i < np; i++) v += (c[i] - r->rand_mean) * (c[i] - r->rand_mean);
+                r->rand_std = np > 1 ? sqrt(v / (np - 1)) : 0.0;
+                r->random_valid = 1;
+            }
+        }
+    }
     /* ---- stability: cosines between every pair of batch means ---- */
     int full = 1;
     for (int b = 0; b < nb; b++) full &= bcount[b] > 0;
@@ -182,12 +222,14 @@ int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_mod
     free(bsum); bsum = NULL;
     free(run); run = NULL;
     free(bcount); bcount = NULL;
+    free(rsum); rsum = NULL;
+    free(rcount); rcount = NULL;
 
-    if (m && decode_part(g, m, unigram, unigram_len, r) != 0) goto fail;
+    if (m && decode_part(g, m, unigram, unigram_len, o, r) != 0) goto fail;
     return 0;
 fail:
     gs_window_reader_free(wr);
-    free(bsum); free(run); free(bcount);
+    free(bsum); free(run); free(bcount); free(rsum); free(rcount);
     gs_default_dir_free(r);
     return -1;
 }

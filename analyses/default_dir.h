@@ -17,6 +17,11 @@
 
 typedef struct {
     int n_batches; /* 8 */
+    uint64_t seed; /* the random batches of rows (1) */
+    /* unigram counts of the model's training corpus (V values), when known: the paper's Spearman is
+     * against these; NULL: not measured */
+    const double *train_unigram;
+    int64_t train_unigram_len;
 } gs_default_opts;
 
 void gs_default_opts_default(gs_default_opts *o);
@@ -33,12 +38,18 @@ typedef struct {
     int n_pairs;
     double *batch_cos;      /* n_pairs, (0,1), (0,2), ... */
     double stab_mean, stab_std;  /* std over the pairs, with n_pairs - 1 */
+    /* the same over 8 batches of rows assigned at random (seeded): no window is split off from the
+     * rest, so this shows how much of the spread above is between windows */
+    int random_valid;
+    double rand_mean, rand_std;
     /* default tokens through the model's decode (has_decode = 0 without a model) */
     int has_decode, V;
     float *logits_bar;      /* V */
     int top[GS_TOPK];
     int has_unigram, spearman_defined;
-    double spearman;        /* logits_bar vs unigram counts, average ranks for ties */
+    double spearman;        /* logits_bar vs the recorded corpus's unigram counts, average ranks for ties */
+    int has_train_unigram, spearman_train_defined;
+    double spearman_train;  /* the same against the training corpus's counts (the paper's comparison) */
     float *logits_emb;      /* V: E e_bar */
     int top_emb[GS_TOPK];
     int emb_overlap;        /* |top ∩ top_emb| */
@@ -49,8 +60,10 @@ typedef struct {
     int64_t *emergence_n;   /* windows contributing to each entry */
     int has_t10, has_t100;
     double emerg_t10, emerg_t100;
-    /* alignment with the first right singular vector of the uncentered states */
+    /* alignment with the first right singular vector of the uncentered states (the paper's test) */
     double top_sv_cos;
+    /* and with the centered PC1; ||s_bar||^2 / lambda_1 > 1 makes the uncentered test pass almost by construction */
+    double pc1_cos, mean_norm2_over_lambda1;
 } gs_default_dir;
 
 /* m may be NULL (no decode); unigram (V counts) may be NULL. */

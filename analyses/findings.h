@@ -11,8 +11,11 @@
  * 2. content horizon: centered content at lag 1 (c_1 >= 0.05) that decays to
  *    below 0.02 inside the window, at a lag of tens to hundreds of tokens
  *    (10 <= k < 1000): the paper's "tens of tokens".
- * 3. fast and slow memory pools (GPN+M): the 2-means split of log half-lives
- *    scores higher than 95% of splits of one normal pool (null p < 0.05). */
+ * 3. fast and slow memory pools (GPN+M): the three-way pool verdict of
+ *    analyses/pools.h (the 2-means split of log 1/e times against four
+ *    one-pool null families, with the Monte Carlo error), under both
+ *    retention estimators; the finding is the weaker of the two (present only
+ *    when present under the paper's estimator and gpnscope's). */
 #ifndef GS_ANALYSES_FINDINGS_H
 #define GS_ANALYSES_FINDINGS_H
 
@@ -20,12 +23,15 @@
 
 #include "store/store.h"
 
-typedef enum { FINDING_NOT_MEASURED = -1, FINDING_ABSENT = 0, FINDING_PRESENT = 1 } finding_verdict;
+typedef enum { FINDING_NOT_MEASURED = -1, FINDING_ABSENT = 0, FINDING_PRESENT = 1, FINDING_MARGINAL = 2 } finding_verdict;
 
 typedef struct {
     finding_verdict verdict;
-    char text[512]; /* one sentence with the numbers */
+    char text[1024]; /* one sentence with the numbers */
 } finding;
+
+/* "present", "marginal", "not shown", "not measured" */
+const char *gs_finding_word(finding_verdict v);
 
 typedef struct {
     finding default_direction, content_horizon, memory_pools;
@@ -34,8 +40,8 @@ typedef struct {
 /* Judge a run from its stored analyses (gpnscope analyze first). */
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);
 /* Store them as analysis "findings": scalars default_direction,
- * content_horizon and memory_pools (1 present, 0 absent; not measured ones
- * are left out) with the sentence as the scalar's note. */
+ * content_horizon and memory_pools (1 present, 0.5 marginal, 0 not shown;
+ * not measured ones are left out) with the sentence as the scalar's note. */
 int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const char *code_version);
 void gs_findings_print(FILE *out, const gs_findings *f);
 

@@ -19,7 +19,7 @@ void gs_geometry_opts_default(gs_geometry_opts *o) {
 
 void gs_geometry_free(gs_geometry *g) {
     free(g->mean); free(g->dim_std); free(g->dim_std_sorted); free(g->dim_order);
-    free(g->sample_dims); free(g->corr_sample); free(g->eigvals); free(g->cum_explained); free(g->top_sv);
+    free(g->sample_dims); free(g->corr_sample); free(g->eigvals); free(g->cum_explained); free(g->top_sv); free(g->pc1);
     memset(g, 0, sizeof *g);
 }
 
@@ -83,6 +83,7 @@ int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *opts, gs_geome
     g->dim_std_sorted = malloc((size_t)d * sizeof(double));
     g->dim_order = malloc((size_t)d * sizeof(int));
     g->top_sv = malloc((size_t)d * sizeof(double));
+    g->pc1 = malloc((size_t)d * sizeof(double));
     if (!g->mean || !g->dim_std || !g->dim_std_sorted || !g->dim_order || !g->top_sv) { gs_fail("out of memory"); goto fail; }
     double *C = acc.S; /* finished in place: one d x d matrix */
     if (gs_cov_acc_finish(&acc, g->mean, C) != 0) goto fail;
@@ -201,6 +202,10 @@ int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *opts, gs_geome
         g->top_sv_sigma2 = val * (double)(n - 1) / (double)n;
         if (cblas_ddot(d, g->top_sv, 1, g->mean, 1) < 0) cblas_dscal(d, -1.0, g->top_sv, 1);
     }
+    /* ---- the centered PC1 (before the spectrum destroys C) ---- */
+    if (!g->pc1) { gs_fail("out of memory"); goto fail; }
+    if (gs_top_eigvec(C, NULL, g->mean_norm > 0 ? g->mean : NULL, d, g->pc1, &g->pc1_lambda, NULL) != 0) goto fail;
+    if (cblas_ddot(d, g->pc1, 1, g->mean, 1) < 0) cblas_dscal(d, -1.0, g->pc1, 1);
 
     /* ---- the spectrum (destroys C) ---- */
     if (opts->spectrum) {

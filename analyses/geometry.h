@@ -51,6 +51,11 @@ typedef struct {
     double *top_sv;              /* d: unit first right singular vector of S (sign: top_sv . s_bar >= 0) */
     double top_sv_sigma2;        /* its eigenvalue of S^T S / n */
     int top_sv_fallback;         /* 1 when LAPACK answered (power iteration did not converge) */
+    /* the centered PC1: top eigenvector of the covariance (sign: pc1 . s_bar >= 0). The uncentered top
+     * singular vector above is pulled towards s_bar whenever ||s_bar||^2 exceeds pc1_lambda, so the
+     * paper's "s_bar is the top PC" needs both to be read. */
+    double *pc1;                 /* d, unit */
+    double pc1_lambda;           /* its eigenvalue (the largest of the covariance) */
 } gs_geometry;
 
 /* 0, or -1 with gs_error() (fewer than 2 states, identical states, a

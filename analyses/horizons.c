@@ -13,6 +13,17 @@ void gs_horizon_opts_default(gs_horizon_opts *o) {
     o->per_decade = 16;
 }
 
+int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, double k) {
+    int best = -1;
+    double bd = 0;
+    for (int i = 0; i < h->n_lags; i++) {
+        if (n_pairs[i] < GS_HORIZON_MIN_PAIRS) continue;
+        double dd = fabs(log((double)h->lags[i]) - log(k));
+        if (best < 0 || dd < bd) { best = i; bd = dd; }
+    }
+    return best;
+}
+
 void gs_horizons_free(gs_horizons *h) {
     free(h->lags); free(h->raw); free(h->centered); free(h->n_raw); free(h->n_centered);
     memset(h, 0, sizeof *h);
@@ -171,9 +182,10 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
     free(u); free(valid); free(row_of); free(mean);
     u = NULL; valid = NULL; row_of = NULL; mean = NULL;
 
+    /* undefined is not zero: a lag without pairs has no value */
     for (int i = 0; i < L; i++) {
-        if (h->n_raw[i]) h->raw[i] /= (double)h->n_raw[i];
-        if (h->n_centered[i]) h->centered[i] /= (double)h->n_centered[i];
+        h->raw[i] = h->n_raw[i] ? h->raw[i] / (double)h->n_raw[i] : NAN;
+        h->centered[i] = h->n_centered[i] ? h->centered[i] / (double)h->n_centered[i] : NAN;
     }
     /* c_1: the first lag with pairs (lag 1 unless states were kept at a stride) */
     int first = -1;

@@ -11,13 +11,21 @@
  *   h_0.02 = smallest k with c_k < 0.02.
  * Not reached on the grid: right-censored, the value is the last lag (a lower
  * bound). c_1 <= 0 leaves h_e undefined (valid = 0). c_1 is the value at
- * the first lag that has pairs: lag 1, unless states were kept at a stride. */
+ * the first lag that has pairs: lag 1, unless states were kept at a stride.
+ *
+ * A lag that no pair reaches has no value (NaN here, no value in the store;
+ * its pair count, 0, is kept). Summaries, figures and the notebook read a
+ * curve only out to the last lag with at least GS_HORIZON_MIN_PAIRS pairs: at
+ * the far end of a window the few pairs left come from the same handful of
+ * positions (at k = T - 1 one pair per window), too few for a mean. */
 #ifndef GS_ANALYSES_HORIZONS_H
 #define GS_ANALYSES_HORIZONS_H
 
 #include <stdint.h>
 
 #include "analyses/states.h"
+
+#define GS_HORIZON_MIN_PAIRS 100
 
 typedef struct {
     int max_lag;     /* 0: the longest window's span (at least T - 1) */
@@ -29,7 +37,7 @@ void gs_horizon_opts_default(gs_horizon_opts *o);
 typedef struct {
     int n_lags;
     int *lags;
-    double *raw, *centered;           /* n_lags */
+    double *raw, *centered;           /* n_lags; NaN where no pair reaches the lag */
     int64_t *n_raw, *n_centered;      /* pairs behind each value */
     int64_t n_zero_states;            /* states left out of the raw curve for a zero norm */
     double c1;                        /* centered curve at k = 1 (the first lag with pairs) */
@@ -39,6 +47,9 @@ typedef struct {
 } gs_horizons;
 
 int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h);
+/* The grid index nearest to k on a log scale among the lags with at least
+ * GS_HORIZON_MIN_PAIRS pairs (n_pairs: n_raw or n_centered), or -1. */
+int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, double k);
 void gs_horizons_free(gs_horizons *h);
 
 /* The crossing rule above on any curve: smallest k where y falls to <= thr

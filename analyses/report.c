@@ -77,15 +77,25 @@ void gs_report_print(FILE *f, const gs_report *r) {
                      dd->batches_by_window ? "by window" : "rows in order: too few windows");
         else
             snprintf(a, sizeof a, "n/a (fewer states than %d batches)", dd->n_batches);
-        snprintf(b, sizeof b, "%s (%d batches)", gs_paper(GS_PAPER_BATCH_COSINE)->label, dd->n_batches);
+        snprintf(b, sizeof b, "%s (%d)", gs_paper(GS_PAPER_BATCH_COSINE)->label, dd->n_batches);
         row(f, b, a, gs_paper(GS_PAPER_BATCH_COSINE)->paper);
+        if (dd->random_valid) {
+            snprintf(a, sizeof a, "%.4f +- %.4f", dd->rand_mean, dd->rand_std);
+            snprintf(b, sizeof b, "cross-batch cosine, random rows (%d)", dd->n_batches);
+            row(f, b, a, "");
+        }
         if (dd->has_decode) {
             tokens_text(a, sizeof a, dd->top, GS_TOPK, r);
             paper_row(f, GS_PAPER_DEFAULT_TOKENS, a);
+            /* like for like: the paper's row holds the training corpus's number only */
+            if (dd->has_train_unigram && dd->spearman_train_defined) snprintf(a, sizeof a, "%+.4f", dd->spearman_train);
+            else if (dd->has_train_unigram) snprintf(a, sizeof a, "undefined (constant counts)");
+            else snprintf(a, sizeof a, "not measured (analyze --train-corpus)");
+            paper_row(f, GS_PAPER_SPEARMAN, a);
             if (dd->has_unigram) {
                 if (dd->spearman_defined) snprintf(a, sizeof a, "%+.4f", dd->spearman);
                 else snprintf(a, sizeof a, "undefined (constant counts)");
-                paper_row(f, GS_PAPER_SPEARMAN, a);
+                row(f, "Spearman vs recorded-text unigrams", a, "");
             }
             snprintf(a, sizeof a, "%d/%d overlap; cosine %+.4f", dd->emb_overlap, GS_TOPK, dd->emb_cos);
             paper_row(f, GS_PAPER_EMBEDDING_CONTROL, a);
@@ -98,17 +108,29 @@ void gs_report_print(FILE *f, const gs_report *r) {
         paper_row(f, GS_PAPER_EMERGENCE, a);
         snprintf(a, sizeof a, "%.6f", dd->top_sv_cos);
         paper_row(f, GS_PAPER_TOP_PC, a);
+        if (dd->pc1_cos == dd->pc1_cos) {
+            snprintf(a, sizeof a, "%.4f (||s_bar||^2 / lambda_1 = %.3g)", dd->pc1_cos, dd->mean_norm2_over_lambda1);
+            row(f, "|cos(s_bar, centered PC1)|", a, "");
+        }
     }
     const gs_horizons *h = r->horizons;
     if (h && h->n_lags > 0) {
         section(f, "3. Horizons");
-        int i1500 = gs_nearest_lag(h->lags, h->n_lags, 1500);
-        int i1 = gs_nearest_lag(h->lags, h->n_lags, h->c1_lag);
-        snprintf(a, sizeof a, "%.4f at k=%d, %.4f at k=%d", h->raw[i1], h->c1_lag, h->raw[i1500], h->lags[i1500]);
+        /* read out to the last lag with enough pairs (GS_HORIZON_MIN_PAIRS) */
+        int r1 = gs_horizons_nearest_enough(h, h->n_raw, h->c1_lag), r1500 = gs_horizons_nearest_enough(h, h->n_raw, 1500);
+        if (r1 >= 0 && r1500 >= 0)
+            snprintf(a, sizeof a, "%.4f at k=%d, %.4f at k=%d", h->raw[r1], h->lags[r1], h->raw[r1500], h->lags[r1500]);
+        else
+            snprintf(a, sizeof a, "n/a (no lag with %d pairs)", GS_HORIZON_MIN_PAIRS);
         paper_row(f, GS_PAPER_RAW_LAG, a);
-        int i256 = gs_nearest_lag(h->lags, h->n_lags, 256);
-        snprintf(a, sizeof a, "%.4f at k=%d, %.4f at k=%d", h->c1, h->c1_lag, h->centered[i256], h->lags[i256]);
+        int i256 = gs_horizons_nearest_enough(h, h->n_centered, 256);
+        if (i256 >= 0) snprintf(a, sizeof a, "%.4f at k=%d, %.4f at k=%d", h->c1, h->c1_lag, h->centered[i256], h->lags[i256]);
+        else snprintf(a, sizeof a, "%.4f at k=%d", h->c1, h->c1_lag);
         paper_row(f, GS_PAPER_CENTERED_LAG, a);
+        int lr = gs_horizons_nearest_enough(h, h->n_raw, 1e9), lc = gs_horizons_nearest_enough(h, h->n_centered, 1e9);
+        snprintf(a, sizeof a, "raw to k=%d, centered to k=%d (>= %d pairs)", lr >= 0 ? h->lags[lr] : 0,
+                 lc >= 0 ? h->lags[lc] : 0, GS_HORIZON_MIN_PAIRS);
+        row(f, "lags read", a, "");
         if (h->h_e_valid) snprintf(a, sizeof a, "%s%.4g", h->h_e_censored ? ">= " : "", h->h_e);
         else snprintf(a, sizeof a, "undefined (c_1 <= 0)");
         paper_row(f, GS_PAPER_HORIZON_E, a);
@@ -120,23 +142,47 @@ void gs_report_print(FILE *f, const gs_report *r) {
         section(f, "3. Memory horizon (GPN+M)");
         snprintf(a, sizeof a, "%d", rt->H);
         paper_row(f, GS_PAPER_HEADS, a);
+        const gs_retention_est *ea = &rt->est[GS_RET_ALL_STARTS], *es = &rt->est[GS_RET_FROM_START];
         for (int h2 = 0; h2 < rt->H; h2++) {
-            snprintf(b, sizeof b, "head %d half-life (pool %s)", h2,
-                     rt->pools_valid ? (rt->pool[h2] ? "slow" : "fast") : "-");
-            snprintf(a, sizeof a, "%s%.4g; mean beta %.3f", rt->censored[h2] ? "censored, extrapolated " : "",
-                     rt->half_life[h2], rt->mean_beta[h2]);
+            snprintf(b, sizeof b, "head %d 1/e time (pool %s)", h2,
+                     ea->pools.valid ? (ea->pools.pool[h2] ? "slow" : "fast") : "-");
+            snprintf(a, sizeof a, "%s%.4g; from the start %s%.4g; mean beta %.3f",
+                     ea->censored[h2] ? "censored, extrapolated " : "", ea->e_fold_time[h2],
+                     es->censored[h2] ? "censored " : "", es->e_fold_time[h2], rt->mean_beta[h2]);
             row(f, b, a, "");
         }
-        if (rt->pools_valid) {
-            snprintf(a, sizeof a, "%d head%s at %.3g-%.3g tokens", rt->pool_n[0], rt->pool_n[0] == 1 ? "" : "s",
-                     rt->pool_min[0], rt->pool_max[0]);
-            paper_row(f, GS_PAPER_FAST_POOL, a);
-            snprintf(a, sizeof a, "%d head%s at %.3g-%.3g tokens", rt->pool_n[1], rt->pool_n[1] == 1 ? "" : "s",
-                     rt->pool_min[1], rt->pool_max[1]);
-            paper_row(f, GS_PAPER_SLOW_POOL, a);
-            if (rt->score_valid) snprintf(a, sizeof a, "%.3g (null p = %.3g)", rt->separation, rt->null_p);
-            else snprintf(a, sizeof a, "n/a (needs 3 heads)");
-            paper_row(f, GS_PAPER_SEPARATION, a);
+        /* the paper's rows hold the paper's estimator; gpnscope's has rows of its own */
+        for (int e = GS_RET_FROM_START; e >= 0; e--) {
+            const gs_pools *pp = &rt->est[e].pools;
+            if (!pp->valid) continue;
+            const char *tag = e == GS_RET_FROM_START ? "" : " (all starts)";
+            snprintf(a, sizeof a, "%d head%s at %.3g-%.3g tokens", pp->pool_n[0], pp->pool_n[0] == 1 ? "" : "s",
+                     pp->pool_min[0], pp->pool_max[0]);
+            snprintf(b, sizeof b, "%s%s", gs_paper(GS_PAPER_FAST_POOL)->label, tag);
+            row(f, b, a, e == GS_RET_FROM_START ? gs_paper(GS_PAPER_FAST_POOL)->paper : "");
+            snprintf(a, sizeof a, "%d head%s at %.3g-%.3g tokens", pp->pool_n[1], pp->pool_n[1] == 1 ? "" : "s",
+                     pp->pool_min[1], pp->pool_max[1]);
+            snprintf(b, sizeof b, "%s%s", gs_paper(GS_PAPER_SLOW_POOL)->label, tag);
+            row(f, b, a, e == GS_RET_FROM_START ? gs_paper(GS_PAPER_SLOW_POOL)->paper : "");
+            snprintf(b, sizeof b, "%s%s", gs_paper(GS_PAPER_SEPARATION)->label, tag);
+            if (!pp->score_valid) { row(f, b, "n/a (needs 3 heads)", ""); continue; }
+            if (pp->boot_n > 0)
+                snprintf(a, sizeof a, "%.3g (95%% bootstrap %.3g-%.3g; same split in %.0f%%)", pp->separation,
+                         pp->boot_lo, pp->boot_hi, 100 * pp->boot_same_split);
+            else
+                snprintf(a, sizeof a, "%.3g", pp->separation);
+            row(f, b, a, "");
+            if (pp->null_draws > 0) {
+                size_t len = 0;
+                a[0] = 0;
+                for (int fam = 0; fam < GS_NULL_COUNT && len < sizeof a; fam++)
+                    len += (size_t)snprintf(a + len, sizeof a - len, "%s%s %.3f+-%.3f", fam ? ", " : "",
+                                            gs_null_family_name((gs_null_family)fam), pp->null_p[fam], pp->null_se[fam]);
+                snprintf(b, sizeof b, "  null p +- MC SE%s", tag);
+                row(f, b, a, "");
+                snprintf(b, sizeof b, "  pool verdict%s", tag);
+                row(f, b, gs_pool_verdict_name(pp->verdict), "");
+            }
         }
     }
     const gs_probe *p = r->probe;

@@ -1,40 +1,59 @@
 /* Memory horizon of a GPN+M (analyses.md section 3): per-head retention
- *   R_h(k) = mean over t of prod_{tau=t+1..t+k} alpha_tau^h
- * over every t of every window with t + k inside the window (all pairs weigh
- * the same), from prefix sums of log alpha. alpha is the decay the engine
- * records per step and head ("mem.alpha"); a decay that underflowed to 0 is
- * taken as 1e-30 so the logs stay finite.
+ * under two estimators, alpha being the decay the engine records per step and
+ * head ("mem.alpha"; a decay that underflowed to 0 is taken as 1e-30 so the
+ * logs stay finite):
  *
- * Half-life k_h: the smallest integer k with R_h(k) <= 1/e, interpolated
- * between k-1 and k linearly in log R (R(0) = 1), which is exact for a
- * constant decay (k_h = -1/ln alpha). Not reached by the longest window:
- * right-censored, and k_h is the extrapolation 1/(-mean log alpha_h)
- * (capped at GS_HALF_LIFE_CAP for a head that never decays).
+ *   all starts (gpnscope's):  R_h(k) = mean over every t of every window with
+ *       t + k inside it of prod_{tau=t+1..t+k} alpha_tau (all pairs weigh the
+ *       same), from prefix sums of log alpha;
+ *   from the start (the paper's caption: "the product of decays from the
+ *       start of the sequence"):  R_h(k) = mean over windows of
+ *       prod_{tau=1..k} alpha_tau, what is left at step k of a write at
+ *       step 0.
+ * They agree for a stationary decay and differ when the decays change along
+ * the window. A lag that no pair (window) reaches has no value: NaN here, no
+ * value in the store, never 0.
  *
- * Pools: exact 1-D 2-means on log k_h (sort, try every cut, least total
- * squared error). Separation score = (mean of the slow pool - mean of the fast
- * pool) / s_w in log units, with s_w^2 = (SSE_fast + SSE_slow) / (H - 2), the
- * pooled within-pool variance: a one-head pool contributes no squared error
- * and no degree of freedom, so s_w is then the other pool's spread. s_w is
- * floored at GS_POOL_STD_FLOOR (pools of identical heads would divide by 0).
- * Needs H >= 3. null_p: the share of H-head samples from one normal
- * distribution whose 2-means split scores at least as high (Monte Carlo,
- * seeded), so a split of noise is told from a real one. */
+ * 1/e time k_h (the paper and earlier gpnscope called it "half-life"; a
+ * half-life proper is ln 2 times it): the smallest integer k with R_h(k) <=
+ * 1/e, interpolated between k-1 and k linearly in log R (R(0) = 1), exact
+ * for a constant decay (k_h = -1/ln alpha). Not reached by the longest
+ * window: right-censored, and k_h is the extrapolation 1/(-mean log alpha_h)
+ * (capped at GS_E_FOLD_CAP for a head that never decays).
+ *
+ * Pools, score, null p's and the three-way verdict: analyses/pools.h, under
+ * each estimator. The bootstrap resamples whole windows with replacement and
+ * recomputes every head's 1/e time, the split and its score. */
 #ifndef GS_ANALYSES_RETENTION_H
 #define GS_ANALYSES_RETENTION_H
 
 #include <stdint.h>
 
-#define GS_HALF_LIFE_CAP 1e9
-#define GS_POOL_STD_FLOOR 0.01
+#include "analyses/pools.h"
+
+#define GS_E_FOLD_CAP 1e9
+
+typedef enum { GS_RET_ALL_STARTS = 0, GS_RET_FROM_START = 1, GS_RET_COUNT } gs_ret_estimator;
+
+/* "all starts" / "from the start"; keys: "" / "_from_start" (suffixes of the stored names) */
+const char *gs_ret_estimator_name(gs_ret_estimator e);
+const char *gs_ret_estimator_suffix(gs_ret_estimator e);
 
 typedef struct {
     int per_decade;  /* density of the lag grid for the stored curves (16) */
-    int null_draws;  /* Monte Carlo samples for null_p (2000) */
+    int null_draws;  /* Monte Carlo samples per null family (GS_POOL_NULL_DRAWS); 0: no null p */
+    int boot;        /* bootstrap resamples of the windows (200); 0: none */
     uint64_t seed;
 } gs_retention_opts;
 
 void gs_retention_opts_default(gs_retention_opts *o);
+
+typedef struct {
+    double *R;             /* n_lags x H (row = lag); NaN where no pair reaches the lag */
+    double *e_fold_time;   /* H: interpolated, or the extrapolation when censored */
+    int *censored;         /* H */
+    gs_pools pools;
+} gs_retention_est;
 
 typedef struct {
     int H, n_windows;
@@ -42,20 +61,12 @@ typedef struct {
     int max_lag;            /* longest window - 1 */
     int n_lags;
     int *lags;
-    double *R;              /* n_lags x H (row = lag) */
-    double *half_life;      /* H: interpolated, or the extrapolation when censored */
-    int *censored;          /* H */
+    int64_t *n_pairs;       /* n_lags: pairs behind the all-starts value */
+    int64_t *n_starts;      /* n_lags: windows behind the from-start value */
+    gs_retention_est est[GS_RET_COUNT];
     double *extrapolated;   /* H: 1 / (-mean log alpha) */
     double *mean_log_alpha, *mean_alpha, *mean_beta;  /* H (mean_beta 0 without beta) */
     int has_beta;
-    /* pools: 0 = fast, 1 = slow */
-    int pools_valid;        /* H >= 2 */
-    int score_valid;        /* H >= 3 */
-    int *pool;              /* H */
-    int pool_n[2];
-    double pool_min[2], pool_max[2];  /* half-life range */
-    double pool_mean_log[2];
-    double gap, within_std, separation, null_p;
 } gs_retention;
 
 /* alpha, beta: n_rows x H (beta may be NULL), the rows of window w are
@@ -64,10 +75,5 @@ typedef struct {
 int gs_retention_run(const float *alpha, const float *beta, const int64_t *win_start, int n_windows, int H,
                      const gs_retention_opts *o, gs_retention *r);
 void gs_retention_free(gs_retention *r);
-
-/* Exact 2-means split of x[0..n) (n >= 2) in one dimension: pool[i] = 0 for
- * the lower group. Returns the separation score (floored std; 0 when n < 3)
- * and fills the pools' means and squared errors when asked. */
-double gs_two_means(const double *x, int n, int *pool, double mean[2], double sse[2], double *within_std);
 
 #endif

@@ -17,7 +17,8 @@
 static const char *help =
     "usage: gpnscope analyze FILE [--run N] [--only geometry,default,horizon,retention,probe]\n"
     "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
-    "                        [--max-lag K] [--probe-max-lag K] [--site NAME] [--json]\n\n"
+    "                        [--max-lag K] [--probe-max-lag K] [--site NAME]\n"
+    "                        [--train-corpus PATH] [--json]\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
     "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
     "and pools (GPN+M), and the probe horizon. Every result is written to the store, keyed by\n"
@@ -29,13 +30,17 @@ static const char *help =
     "                      named ones that cannot run are errors)\n"
     "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
     "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
-    "  --seed S            heatmap sample, probe split, pool null draws (1)\n"
+    "  --seed S            heatmap sample, probe split, random batches, pool null\n"
+    "                      draws and window bootstrap (1)\n"
     "  --model MODEL       the model for the decode and the probe (default: the run's)\n"
     "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
     "  --probe-max-lag K   largest probe lag (256)\n"
     "  --site NAME         which recorded vector site the state analyses read: state.pred\n"
     "                      (default), state.ground, or any site recorded with record --sites\n"
     "                      (docs/hooks.md); --kind pred|ground is the older spelling\n"
+    "  --train-corpus PATH the model's training corpus (shards, or JSONL/text tokenized with\n"
+    "                      the run's tokenizer): the Spearman of the default tokens against\n"
+    "                      its unigram counts, the paper's comparison (default: not measured)\n"
     "  --json              print one JSON object instead of the table\n";
 
 static int parse_i64(const char *s, long long lo, long long *out) {
@@ -83,11 +88,16 @@ static cJSON *json_result(const gs_analysis *a) {
             cJSON_AddItemToObject(j, "embedding_tokens", cJSON_CreateIntArray(r->top_emb, GS_TOPK));
             cJSON_AddNumberToObject(j, "embedding_overlap", r->emb_overlap);
             cJSON_AddNumberToObject(j, "embedding_cos", r->emb_cos);
+            /* spearman_unigram: against the recorded corpus; _train: against the training corpus */
             if (r->has_unigram && r->spearman_defined) cJSON_AddNumberToObject(j, "spearman_unigram", r->spearman);
+            if (r->has_train_unigram && r->spearman_train_defined)
+                cJSON_AddNumberToObject(j, "spearman_unigram_train", r->spearman_train);
         }
         if (r->has_t10) cJSON_AddNumberToObject(j, "emergence_t10", r->emerg_t10);
         if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
         cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
+        if (r->pc1_cos == r->pc1_cos) cJSON_AddNumberToObject(j, "pc1_cos", r->pc1_cos);
+        if (r->random_valid) cJSON_AddNumberToObject(j, "batch_cos_random_mean", r->rand_mean);
     }
     if (a->done & GS_AN_HORIZON) {
         const gs_horizons *h = &a->horizons;
@@ -105,17 +115,40 @@ static cJSON *json_result(const gs_analysis *a) {
     if (a->done & GS_AN_RETENTION) {
         const gs_retention *r = &a->retention;
         cJSON *j = cJSON_AddObjectToObject(o, "retention");
-        cJSON_AddItemToObject(j, "half_life", cJSON_CreateDoubleArray(r->half_life, r->H));
-        cJSON_AddItemToObject(j, "censored", cJSON_CreateIntArray(r->censored, r->H));
+        for (int e = 0; e < GS_RET_COUNT; e++) {
+            const gs_retention_est *es = &r->est[e];
+            const gs_pools *p = &es->pools;
+            /* the all-starts estimator at the top level (as before); the paper's in "from_start" */
+            cJSON *k = e == GS_RET_ALL_STARTS ? j : cJSON_AddObjectToObject(j, "from_start");
+            cJSON_AddStringToObject(k, "estimator", gs_ret_estimator_name((gs_ret_estimator)e));
+            cJSON_AddItemToObject(k, "e_fold_time", cJSON_CreateDoubleArray(es->e_fold_time, r->H));
+            /* "half_life": the old name of e_fold_time (the 1/e time, not a half-life); kept for one version */
+            if (e == GS_RET_ALL_STARTS) cJSON_AddItemToObject(k, "half_life", cJSON_CreateDoubleArray(es->e_fold_time, r->H));
+            cJSON_AddItemToObject(k, "censored", cJSON_CreateIntArray(es->censored, r->H));
+            if (p->valid) {
+                cJSON_AddItemToObject(k, "pool", cJSON_CreateIntArray(p->pool, r->H));
+                cJSON_AddItemToObject(k, "pool_n", cJSON_CreateIntArray(p->pool_n, 2));
+            }
+            if (p->score_valid) {
+                cJSON_AddNumberToObject(k, "separation", p->separation);
+                if (p->null_draws > 0) {
+                    cJSON_AddNumberToObject(k, "separation_null_p", p->null_p[GS_NULL_NORMAL]);
+                    cJSON *np = cJSON_AddObjectToObject(k, "null_p"), *se = cJSON_AddObjectToObject(k, "null_p_se");
+                    for (int f = 0; f < GS_NULL_COUNT; f++) {
+                        cJSON_AddNumberToObject(np, gs_null_family_name((gs_null_family)f), p->null_p[f]);
+                        cJSON_AddNumberToObject(se, gs_null_family_name((gs_null_family)f), p->null_se[f]);
+                    }
+                    cJSON_AddNumberToObject(k, "null_draws", p->null_draws);
+                    cJSON_AddStringToObject(k, "pool_verdict", gs_pool_verdict_name(p->verdict));
+                }
+                if (p->boot_n > 0) {
+                    double ci[3] = {p->boot_lo, p->boot_median, p->boot_hi};
+                    cJSON_AddItemToObject(k, "separation_bootstrap", cJSON_CreateDoubleArray(ci, 3));
+                    cJSON_AddNumberToObject(k, "split_stability", p->boot_same_split);
+                }
+            }
+        }
         cJSON_AddItemToObject(j, "mean_beta", cJSON_CreateDoubleArray(r->mean_beta, r->H));
-        if (r->pools_valid) {
-            cJSON_AddItemToObject(j, "pool", cJSON_CreateIntArray(r->pool, r->H));
-            cJSON_AddItemToObject(j, "pool_n", cJSON_CreateIntArray(r->pool_n, 2));
-        }
-        if (r->score_valid) {
-            cJSON_AddNumberToObject(j, "separation", r->separation);
-            cJSON_AddNumberToObject(j, "separation_null_p", r->null_p);
-        }
     }
     if (a->done & GS_AN_PROBE) {
         const gs_probe *p = &a->probe;
@@ -147,6 +180,7 @@ int cmd_analyze(int argc, char **argv) {
         {"seed", required_argument, 0, 's'},       {"model", required_argument, 0, 'm'},
         {"max-lag", required_argument, 0, 'L'},    {"probe-max-lag", required_argument, 0, 'P'},
         {"kind", required_argument, 0, 'K'},       {"site", required_argument, 0, 'Z'},       {"json", no_argument, 0, 'j'},
+        {"train-corpus", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ch, li = -1;
     optind = 1;
@@ -169,6 +203,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'P': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.probe_max_lag = (int)v; break;
         case 'K': o.kind = optarg; break;
         case 'Z': o.kind = store_kind_of_site(optarg); break;
+        case 'T': o.train_corpus = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return 0;
         default: return cli_bad_option("analyze", opts, argv);
@@ -215,9 +250,7 @@ int cmd_analyze(int argc, char **argv) {
             const char *names[] = {"default_direction", "content_horizon", "memory_pools"};
             for (int i = 0; i < 3; i++) {
                 cJSON *x = cJSON_AddObjectToObject(f, names[i]);
-                cJSON_AddStringToObject(x, "verdict", all[i]->verdict == FINDING_PRESENT  ? "present"
-                                                      : all[i]->verdict == FINDING_ABSENT ? "not shown"
-                                                                                          : "not measured");
+                cJSON_AddStringToObject(x, "verdict", gs_finding_word(all[i]->verdict));
                 cJSON_AddStringToObject(x, "text", all[i]->text);
             }
         }

@@ -1,7 +1,7 @@
 /* horizons: the paper's two panels (section 3 of docs/analyses.md): (a) the
  * raw and centered lag cosine on a log lag axis with the content horizons
  * marked (`horizons`), (b) each memory head's retention curve with its
- * half-life marked, coloured by pool (`retention`, GPN+M only). Either
+ * 1/e time marked, coloured by pool (`retention`, GPN+M only). Either
  * panel alone when the run has only one of the two analyses. */
 #include <math.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@ typedef struct {
     int64_t aid, n;
     double *lag, *raw, *cen, *rawp, *cenp;
     double c1, he, he_cens, h2, h2_cens;
+    double min_pairs, last_enough; /* the last lag drawn */
 } lagcos;
 
 typedef struct {
@@ -23,7 +24,12 @@ typedef struct {
     double *R;     /* H x n_lags */
     double *half, *cens, *extra, *pool, *alpha, *beta; /* H each (NaN where absent) */
     double fast_n, fast_min, fast_max, slow_n, slow_min, slow_max, sep, sep_p;
+    double sep_p_t3, verdict, sep_start, verdict_start; /* pool_verdict: 1 present, 0.5 marginal, 0 not shown */
 } retention;
+
+static const char *verdict_word(double v) {
+    return !isfinite(v) ? "not judged" : v >= 1 ? "present" : v > 0 ? "marginal" : "not shown";
+}
 
 static void lagcos_free(lagcos *l) { free(l->lag); free(l->raw); free(l->cen); free(l->rawp); free(l->cenp); }
 static void retention_free(retention *r) {
@@ -56,6 +62,12 @@ static int load_lagcos(const plot_ctx *c, lagcos *l) {
     free(x2); free(x3); free(x4);
     if (!ok) { lagcos_free(l); return -1; }
     l->n = n;
+    /* undefined is not zero, and a few pairs are not a mean: draw a lag only
+     * with the pairs the analysis asks for (its min_pairs; 100 before it said) */
+    double mp = gp_scalar(c->st, l->aid, "min_pairs");
+    l->min_pairs = isfinite(mp) ? mp : 100;
+    for (int64_t i = 0; i < n; i++)
+        if (l->rawp[i] >= l->min_pairs || l->cenp[i] >= l->min_pairs) l->last_enough = l->lag[i];
     l->c1 = gp_scalar(c->st, l->aid, "c1");
     l->he = gp_scalar(c->st, l->aid, "content_horizon_e");
     l->he_cens = gp_scalar(c->st, l->aid, "content_horizon_e_censored");
@@ -89,7 +101,12 @@ static int load_retention(const plot_ctx *c, retention *r) {
     double heads = gp_scalar(c->st, r->aid, "heads");
     if (!(heads >= 1 && heads <= 4096)) { r->aid = 0; return 0; }
     const int H = r->H = (int)heads;
-    if (head_values(c, r->aid, "half_life", H, &r->half) || head_values(c, r->aid, "censored", H, &r->cens) ||
+    /* e_fold_time: the 1/e time; stores written before it was renamed call it half_life */
+    int64_t ne = gp_series(c->st, r->aid, "e_fold_time", &r->half, &r->cens);
+    free(r->half); free(r->cens);
+    r->half = r->cens = NULL;
+    if (ne < 0) goto fail;
+    if (head_values(c, r->aid, ne > 0 ? "e_fold_time" : "half_life", H, &r->half) || head_values(c, r->aid, "censored", H, &r->cens) ||
         head_values(c, r->aid, "extrapolated", H, &r->extra) || head_values(c, r->aid, "pool", H, &r->pool) ||
         head_values(c, r->aid, "mean_alpha", H, &r->alpha) || head_values(c, r->aid, "mean_beta", H, &r->beta))
         goto fail;
@@ -122,20 +139,24 @@ static int load_retention(const plot_ctx *c, retention *r) {
     r->slow_max = gp_scalar(c->st, r->aid, "slow_max");
     r->sep = gp_scalar(c->st, r->aid, "separation");
     r->sep_p = gp_scalar(c->st, r->aid, "separation_null_p");
+    r->sep_p_t3 = gp_scalar(c->st, r->aid, "separation_null_p_t3");
+    r->verdict = gp_scalar(c->st, r->aid, "pool_verdict");
+    r->sep_start = gp_scalar(c->st, r->aid, "separation_from_start");
+    r->verdict_start = gp_scalar(c->st, r->aid, "pool_verdict_from_start");
     return 0;
 fail:
     retention_free(r);
     return -1;
 }
 
-/* "fast pool: 1 head, half-life 1.89" / "slow pool: 9 heads, half-life 5.1-322" (tokens) */
+/* "fast pool: 1 head, 1/e time 1.89" / "slow pool: 9 heads, 1/e time 5.1-322" (tokens) */
 static void pool_text(char *buf, size_t size, const char *which, double n, double lo, double hi) {
     int k = isfinite(n) ? (int)n : 0;
     char a[32], b[32];
     if (k == 1 || (isfinite(lo) && isfinite(hi) && lo == hi))
-        snprintf(buf, size, "%s pool: %d head%s, half-life %s", which, k, k == 1 ? "" : "s", gp_tokens(a, sizeof a, lo));
+        snprintf(buf, size, "%s pool: %d head%s, 1/e time %s", which, k, k == 1 ? "" : "s", gp_tokens(a, sizeof a, lo));
     else
-        snprintf(buf, size, "%s pool: %d heads, half-life %s-%s", which, k, gp_tokens(a, sizeof a, lo),
+        snprintf(buf, size, "%s pool: %d heads, 1/e time %s-%s", which, k, gp_tokens(a, sizeof a, lo),
                  gp_tokens(b, sizeof b, hi));
 }
 
@@ -155,6 +176,7 @@ static void panel_lagcos(FILE *f, const lagcos *l, int rows) {
     gp_pad(&lo, &hi, 0);
     double kmin = 1;
     gp_minmax(l->lag, l->n, &kmin, &kmax);
+    if (l->last_enough > kmin) kmax = l->last_enough;
     if (!(kmin > 0)) kmin = 1;
     if (!(kmax > kmin)) kmax = kmin * 2;
     char he[64], h2[64], b[32];
@@ -178,8 +200,11 @@ static void panel_lagcos(FILE *f, const lagcos *l, int rows) {
             fprintf(f, "set arrow %d from first %.17g, graph 0 to first %.17g, first %.17g nohead dt 2 lw 1.5 lc rgb %s\n",
                     i + 2, ks[i], ks[i], ys[i], i ? "C_VERMILION" : "C_GREEN");
     fprintf(f,
-            "plot 'horizons-lag.dat' using 1:2 with linespoints pt 7 ps 0.7 lw 2.5 lc rgb C_BLUE title 'raw', \\\n"
-            "     '' using 1:3 with linespoints pt 5 ps 0.7 lw 2.5 lc rgb C_ORANGE title 'centered (window mean removed)'");
+            "# a lag is drawn only with at least MIN_PAIRS pairs (the data keep every lag and its count)\n"
+            "MIN_PAIRS = %.17g\n"
+            "plot 'horizons-lag.dat' using 1:($4 >= MIN_PAIRS ? $2 : NaN) with linespoints pt 7 ps 0.7 lw 2.5 lc rgb C_BLUE title 'raw', \\\n"
+            "     '' using 1:($5 >= MIN_PAIRS ? $3 : NaN) with linespoints pt 5 ps 0.7 lw 2.5 lc rgb C_ORANGE title 'centered (window mean removed)'",
+            l->min_pairs);
     if (isfinite(l->he) && isfinite(ys[0]) && !(l->he_cens > 0))
         fprintf(f, ", \\\n     'horizons-marks.dat' index 0 using 1:2 with points pt 9 ps 2 lc rgb C_GREEN "
                    "title 'falls to c_1/e at k = %s'", he);
@@ -235,7 +260,7 @@ static void panel_retention(FILE *f, const retention *r, double kmax_hint, doubl
         fprintf(f, ", \\\n     NaN with linespoints lw 2.5 pt 7 ps 1.5 lc rgb C_GREY title '%d head%s (no pools)'", H,
                 H == 1 ? "" : "s");
     }
-    /* half-lives inside the window: a dot on the 1/e line; censored ones: an open circle at its end */
+    /* 1/e times inside the window: a dot on the 1/e line; censored ones: an open circle at its end */
     int in_pool[3] = {0, 0, 0}, any_cens = 0; /* a clause with no point would make gnuplot warn */
     for (int h = 0; h < H; h++) {
         if (!(r->cens[h] > 0) && isfinite(r->half[h]) && r->half[h] <= kmax) in_pool[r->pools ? (int)r->pool[h] + 1 : 0] = 1;
@@ -252,7 +277,7 @@ static void panel_retention(FILE *f, const retention *r, double kmax_hint, doubl
     }
     if (any_cens)
         fprintf(f, ", \\\n     'horizons-heads.dat' using ($3 > 0 || $2 > %.17g ? %.17g : NaN):(exp(-1))"
-                   " with points pt 6 ps 2 lw 2 lc rgb C_GREY title 'half-life beyond the window (censored)'",
+                   " with points pt 6 ps 2 lw 2 lc rgb C_GREY title '1/e time beyond the window (censored)'",
                 kmax, kmax);
     fprintf(f, "\n");
 }
@@ -309,9 +334,9 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig) {
         for (int h = 0; h < r.H; h++) { head[h] = h; pool[h] = r.pools ? r.pool[h] : -1; }
         const double *hc[] = {head, r.half, r.cens, r.extra, pool, r.alpha, r.beta};
         int w = gp_write_columns(c, "horizons-heads.dat",
-                                 "per head (retention: half_life, censored, extrapolated, pool (0 fast, 1 slow, -1 none), "
+                                 "per head (retention: e_fold_time, censored, extrapolated, pool (0 fast, 1 slow, -1 none), "
                                  "mean_alpha, mean_beta)",
-                                 "head half_life censored extrapolated pool mean_alpha mean_beta", 7, r.H, hc);
+                                 "head e_fold_time censored extrapolated pool mean_alpha mean_beta", 7, r.H, hc);
         free(head);
         free(pool);
         if (w != 0) goto done;
@@ -342,7 +367,7 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig) {
     gp_epilogue(f);
     if (gp_file_commit(&a) != 0) goto done;
 
-    char he[64], h2[64], t1[160], t2[160], b1[32], b2[32];
+    char he[64], h2[64], t1[160], t2[160], b1[32], b2[32], b3[32], b4[32];
     size_t len = 0;
     fig->caption[0] = 0;
     if (has_l) {
@@ -353,9 +378,10 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig) {
                                 "removing each window's mean state, on a log lag axis. The content horizon (the lag "
                                 "where the centered curve falls to c_1/e, c_1 = %s) is %s tokens; it falls below 0.02 "
                                 "at %s tokens%s. Paper: raw plateau near 0.65 out to k = 1500; centered 0.31 at k = 1, "
-                                "about 0 by k = 256. ",
+                                "about 0 by k = 256. Drawn out to k = %s, the last lag with at least %s pairs. ",
                                 gp_num(b1, sizeof b1, l.c1), he, h2,
-                                l.he_cens > 0 || l.h2_cens > 0 ? " (\">=\": not reached inside the window, a lower bound)" : "");
+                                l.he_cens > 0 || l.h2_cens > 0 ? " (\">=\": not reached inside the window, a lower bound)" : "",
+                                gp_num(b2, sizeof b2, l.last_enough), gp_num(b3, sizeof b3, l.min_pairs));
     }
     if (has_r && len < sizeof fig->caption) {
         if (r.pools) {
@@ -367,10 +393,14 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig) {
         }
         snprintf(fig->caption + len, sizeof fig->caption - len,
                  "(b) Retention R_h(k), the mean product of head h's decays over k steps, for each of the %d memory "
-                 "heads; a dot marks the half-life in tokens (R = 1/e), coloured by pool (2-means on log half-life): %s; %s; "
-                 "separation score %s (null p %s). Paper: 15 heads, fast pool 6 heads at 1-3 tokens, slow pool 9 "
-                 "heads at 5-322 tokens.",
-                 r.H, t1, t2, gp_num(b1, sizeof b1, r.sep), gp_num(b2, sizeof b2, r.sep_p));
+                 "heads, averaged over every start position (gpnscope's estimator); a dot marks the 1/e time in tokens (R = "
+                 "1/e; the paper calls it a half-life, which would be ln 2 times as long), coloured by pool (2-means on "
+                 "log 1/e time): %s; %s; separation score %s (null p %s under a normal null, %s under Student t3): "
+                 "pools %s. With the paper's estimator (the product of decays from the start of the window): "
+                 "separation %s, pools %s. Paper: 15 heads, fast pool 6 heads at 1-3 tokens, slow pool 9 heads at "
+                 "5-322 tokens.",
+                 r.H, t1, t2, gp_num(b1, sizeof b1, r.sep), gp_num(b2, sizeof b2, r.sep_p), gp_num(b3, sizeof b3, r.sep_p_t3),
+                 verdict_word(r.verdict), gp_num(b4, sizeof b4, r.sep_start), verdict_word(r.verdict_start));
     }
     rc = 0;
 done:

@@ -36,20 +36,26 @@ static row *add_paper(table *t, gs_paper_quantity q) { return add(t, gs_paper(q)
 
 static const char *num(char *b, double v) { return gp_num(b, 32, v); }
 
-/* the value of series `name` at the x nearest to k on a log scale */
+/* the value of series `name` at the x nearest to k on a log scale, among
+ * the lags whose pair count (series `name`_pairs, when stored) reaches the
+ * analysis' min_pairs: a lag with a handful of pairs is not a mean */
 static int nearest(store *st, int64_t aid, const char *name, double k, double *x_out, double *y_out) {
-    double *x = NULL, *y = NULL;
-    int64_t n = gp_series(st, aid, name, &x, &y);
+    double *x = NULL, *y = NULL, *px = NULL, *pn = NULL;
+    char pname[64];
+    snprintf(pname, sizeof pname, "%s_pairs", name);
+    int64_t n = gp_series(st, aid, name, &x, &y), np = gp_series(st, aid, pname, &px, &pn);
+    double mp = gp_scalar(st, aid, "min_pairs");
+    if (!isfinite(mp)) mp = 100;
     int best = -1;
     double bd = 0;
     for (int64_t i = 0; i < n; i++) {
         if (!(x[i] > 0) || !isfinite(y[i])) continue;
+        if (np == n && !(pn[i] >= mp)) continue;
         double d = fabs(log(x[i]) - log(k));
         if (best < 0 || d < bd) { best = (int)i; bd = d; }
     }
     if (best >= 0) { *x_out = x[best]; *y_out = y[best]; }
-    free(x);
-    free(y);
+    free(x); free(y); free(px); free(pn);
     return best >= 0;
 }
 
@@ -121,19 +127,28 @@ static void summary(const plot_ctx *c, table *t) {
         snprintf(r->ours, sizeof r->ours, "%s (ratio to mean ||s|| %s)", num(a, gp_scalar(st, dd, "mean_norm")),
                  num(b, gp_scalar(st, dd, "norm_ratio")));
         r = add_paper(t, GS_PAPER_BATCH_COSINE);
-        strncat(r->what, " (8 batches)", sizeof r->what - strlen(r->what) - 1);
+        strncat(r->what, " (8)", sizeof r->what - strlen(r->what) - 1);
         double bm = gp_scalar(st, dd, "batch_cos_mean");
         if (isfinite(bm)) snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, bm), num(b, gp_scalar(st, dd, "batch_cos_std")));
         else snprintf(r->ours, sizeof r->ours, "n/a (fewer than 8 states)");
+        double br = gp_scalar(st, dd, "batch_cos_random_mean");
+        if (isfinite(br)) {
+            r = add(t, "cross-batch cosine, random rows (8)", "");
+            snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, br), num(b, gp_scalar(st, dd, "batch_cos_random_std")));
+        }
         char toks[2048];
         token_list(c, dd, toks, sizeof toks);
         if (toks[0]) {
             r = add_paper(t, GS_PAPER_DEFAULT_TOKENS);
             snprintf(r->ours, sizeof r->ours, "%s", toks);
         }
-        double sp = gp_scalar(st, dd, "spearman_unigram");
+        /* like for like: the paper's +0.46 is against its training corpus; the recorded text gets a row of its own */
+        double spt = gp_scalar(st, dd, "spearman_unigram_train"), sp = gp_scalar(st, dd, "spearman_unigram");
+        r = add_paper(t, GS_PAPER_SPEARMAN);
+        if (isfinite(spt)) snprintf(r->ours, sizeof r->ours, "%+.4f", spt);
+        else snprintf(r->ours, sizeof r->ours, "not measured (analyze --train-corpus)");
         if (isfinite(sp)) {
-            r = add_paper(t, GS_PAPER_SPEARMAN);
+            r = add(t, "Spearman vs recorded-text unigrams", "");
             snprintf(r->ours, sizeof r->ours, "%+.4f", sp);
         }
         double eo = gp_scalar(st, dd, "embedding_overlap");
@@ -146,6 +161,12 @@ static void summary(const plot_ctx *c, table *t) {
                  num(b, gp_scalar(st, dd, "emergence_t100")));
         r = add_paper(t, GS_PAPER_TOP_PC);
         snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, dd, "top_sv_cos")));
+        double pc1 = gp_scalar(st, dd, "pc1_cos");
+        if (isfinite(pc1)) {
+            r = add(t, "|cos(s_bar, centered PC1)|", "");
+            snprintf(r->ours, sizeof r->ours, "%s (||s_bar||^2 / lambda_1 = %s)", num(a, pc1),
+                     num(b, gp_scalar(st, dd, "mean_norm2_over_lambda1")));
+        }
     }
     int64_t h = gp_analysis(st, c->run, "horizons");
     if (h > 0) {
@@ -159,6 +180,13 @@ static void summary(const plot_ctx *c, table *t) {
         nearest(st, h, "centered", 256, &k2, &v2);
         r = add_paper(t, GS_PAPER_CENTERED_LAG);
         snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
+        double kr = NAN, vr = NAN, kc = NAN, vc = NAN;
+        nearest(st, h, "raw", 1e9, &kr, &vr);
+        nearest(st, h, "centered", 1e9, &kc, &vc);
+        double mp = gp_scalar(st, h, "min_pairs");
+        r = add(t, "lags read", "");
+        snprintf(r->ours, sizeof r->ours, "raw to k=%s, centered to k=%s (>= %s pairs)", num(a, kr), num(b, kc),
+                 num(d, isfinite(mp) ? mp : 100));
         double he = gp_scalar(st, h, "content_horizon_e"), h2 = gp_scalar(st, h, "content_horizon_002");
         r = add_paper(t, GS_PAPER_HORIZON_E);
         if (isfinite(he)) snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_e_censored") > 0 ? ">= " : "", num(a, he));
@@ -171,18 +199,41 @@ static void summary(const plot_ctx *c, table *t) {
         section(t, "3. Memory horizon (GPN+M)");
         row *r = add_paper(t, GS_PAPER_HEADS);
         snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, rt, "heads")));
-        double fn = gp_scalar(st, rt, "fast_n");
-        if (isfinite(fn)) {
-            r = add_paper(t, GS_PAPER_FAST_POOL);
-            pool_row(r->ours, sizeof r->ours, fn, gp_scalar(st, rt, "fast_min"), gp_scalar(st, rt, "fast_max"));
-            r = add_paper(t, GS_PAPER_SLOW_POOL);
-            pool_row(r->ours, sizeof r->ours, gp_scalar(st, rt, "slow_n"), gp_scalar(st, rt, "slow_min"),
-                     gp_scalar(st, rt, "slow_max"));
+        /* the paper's rows hold the paper's estimator (from the start); gpnscope's all-starts one has its own */
+        for (int e = 1; e >= 0; e--) {
+            const char *sfx = e ? "_from_start" : "", *tag = e ? "" : " (all starts)";
+            char k[96], what[96];
+#define SC(name) (snprintf(k, sizeof k, "%s%s", name, sfx), gp_scalar(st, rt, k))
+            double fn = SC("fast_n");
+            if (!isfinite(fn)) continue;
+            snprintf(what, sizeof what, "%s%s", gs_paper(GS_PAPER_FAST_POOL)->label, tag);
+            r = add(t, what, e ? gs_paper(GS_PAPER_FAST_POOL)->paper : "");
+            pool_row(r->ours, sizeof r->ours, fn, SC("fast_min"), SC("fast_max"));
+            snprintf(what, sizeof what, "%s%s", gs_paper(GS_PAPER_SLOW_POOL)->label, tag);
+            r = add(t, what, e ? gs_paper(GS_PAPER_SLOW_POOL)->paper : "");
+            pool_row(r->ours, sizeof r->ours, SC("slow_n"), SC("slow_min"), SC("slow_max"));
+            double sep = SC("separation"), lo = SC("separation_boot_lo"), hi = SC("separation_boot_hi");
+            snprintf(what, sizeof what, "%s%s", gs_paper(GS_PAPER_SEPARATION)->label, tag);
+            r = add(t, what, "");
+            if (!isfinite(sep)) { snprintf(r->ours, sizeof r->ours, "n/a (needs 3 heads)"); continue; }
+            if (isfinite(lo))
+                snprintf(r->ours, sizeof r->ours, "%s (95%% bootstrap over windows %s-%s)", num(a, sep), num(b, lo), num(d, hi));
+            else snprintf(r->ours, sizeof r->ours, "%s", num(a, sep));
+            double pn = SC("separation_null_p_normal");
+            if (isfinite(pn)) {
+                snprintf(what, sizeof what, "null p +- MC SE%s", tag);
+                r = add(t, what, "");
+                snprintf(r->ours, sizeof r->ours, "normal %.3f+-%.3f, uniform %.3f+-%.3f, Laplace %.3f+-%.3f, t3 %.3f+-%.3f",
+                         pn, SC("separation_null_se_normal"), SC("separation_null_p_uniform"),
+                         SC("separation_null_se_uniform"), SC("separation_null_p_laplace"),
+                         SC("separation_null_se_laplace"), SC("separation_null_p_t3"), SC("separation_null_se_t3"));
+                double v = SC("pool_verdict");
+                snprintf(what, sizeof what, "pool verdict%s", tag);
+                r = add(t, what, "");
+                snprintf(r->ours, sizeof r->ours, "%s", !isfinite(v) ? "-" : v >= 1 ? "present" : v > 0 ? "marginal" : "not shown");
+            }
+#undef SC
         }
-        double sep = gp_scalar(st, rt, "separation");
-        r = add_paper(t, GS_PAPER_SEPARATION);
-        if (isfinite(sep)) snprintf(r->ours, sizeof r->ours, "%s (null p = %s)", num(a, sep), num(b, gp_scalar(st, rt, "separation_null_p")));
-        else snprintf(r->ours, sizeof r->ours, "n/a (needs 3 heads)");
     }
     int64_t p = gp_analysis(st, c->run, "probe");
     if (p > 0) {

@@ -70,8 +70,9 @@ def main(d):
                     else:
                         raw[li] += c
                         nraw[li] += 1
-    raw = np.where(nraw > 0, raw / np.maximum(nraw, 1), 0.0)
-    cen = np.where(ncen > 0, cen / np.maximum(ncen, 1), 0.0)
+    # a lag without pairs has no value (docs/analyses.md): NaN, not 0
+    raw = np.where(nraw > 0, raw / np.maximum(nraw, 1), np.nan)
+    cen = np.where(ncen > 0, cen / np.maximum(ncen, 1), np.nan)
     out("raw", raw)
     out("centered", cen)
     out("npairs.i64", np.concatenate([nraw, ncen]), dtype="<i8")

@@ -117,7 +117,7 @@ checks = [('geometry', 'dim_std_sorted', 'figs/state_geometry-std.dat', 1),
           ('horizons', 'centered', 'figs/horizons-lag.dat', 2),
           ('horizons', 'centered_pairs', 'figs/horizons-lag.dat', 4),
           ('retention', 'R_head1', 'figs/horizons-retention.dat', 2),
-          ('retention', 'half_life', 'figs/horizons-heads.dat', 1),
+          ('retention', 'e_fold_time', 'figs/horizons-heads.dat', 1),
           ('default_direction', 'emergence', 'figs/default_direction-emergence.dat', 1),
           ('probe', 'accuracy', 'figs/probe_horizon.dat', 1),
           ('probe', 'baseline', 'figs/probe_horizon.dat', 2)]

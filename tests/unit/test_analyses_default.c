@@ -164,6 +164,43 @@ int main(void) {
     gs_default_dir_free(&r);
     CHECK(gs_default_dir_run(owned_source(&o), &g, m, down, V, NULL, &r) == 0 && fabs(r.spearman + 1) < 1e-15, "-1");
     gs_default_dir_free(&r);
+    /* the training corpus's counts are a second, separate Spearman: here +1 beside the recorded text's -1 */
+    {
+        gs_default_opts dop;
+        gs_default_opts_default(&dop);
+        dop.train_unigram = up;
+        dop.train_unigram_len = V;
+        CHECK(gs_default_dir_run(owned_source(&o), &g, m, down, V, &dop, &r) == 0 && r.has_train_unigram &&
+                  fabs(r.spearman_train - 1) < 1e-15 && fabs(r.spearman + 1) < 1e-15,
+              "training corpus +1, recorded -1: %g %g", r.spearman_train, r.spearman);
+        gs_default_dir_free(&r);
+        dop.train_unigram_len = V - 1;
+        CHECK(gs_default_dir_run(owned_source(&o), &g, m, NULL, 0, &dop, &r) == -1 && strstr(gs_error(), "training"),
+              "training counts of the wrong size: %s", gs_error());
+    }
+    /* The per-window shift lies on axis 1, orthogonal to s_bar: it is the centered PC1, so the centered test
+     * fails (|cos| ~ 0) while the uncentered one passes, as it must when ||s_bar||^2 exceeds lambda_1. Random
+     * batches of rows average the shift away; consecutive windows keep it. */
+    CHECK(gs_default_dir_run(owned_source(&o), &g, NULL, NULL, 0, NULL, &r) == 0, "%s", gs_error());
+    {
+        CHECK(r.pc1_cos < 0.05 && r.top_sv_cos > 0.999 && r.mean_norm2_over_lambda1 > 3,
+              "centered PC1 |cos| %g, uncentered %g, ||s_bar||^2 / lambda_1 %g", r.pc1_cos, r.top_sv_cos,
+              r.mean_norm2_over_lambda1);
+        double bs[8][D] = {{0}}, c = 0, c2 = 0, cs[28];
+        int np = 0;
+        for (int64_t i = 0; i < o.s.n; i++) {
+            int b = (int)(gs_hash2(1, (uint64_t)i) % 8);
+            for (int j = 0; j < D; j++) bs[b][j] += o.x[i * D + j];
+        }
+        for (int a2 = 0; a2 < 8; a2++)
+            for (int b = a2 + 1; b < 8; b++) c += cs[np++] = cosd(bs[a2], bs[b], D);
+        c /= np;
+        for (int i = 0; i < np; i++) c2 += (cs[i] - c) * (cs[i] - c);
+        CHECK(r.random_valid && fabs(r.rand_mean - c) < 1e-12 && fabs(r.rand_std - sqrt(c2 / (np - 1))) < 1e-12,
+              "random batches %g +- %g vs %g", r.rand_mean, r.rand_std, c);
+        CHECK(r.rand_mean > r.stab_mean, "random rows %g above consecutive windows %g", r.rand_mean, r.stab_mean);
+        gs_default_dir_free(&r);
+    }
     /* no model, no counts: the rest still measured */
     CHECK(gs_default_dir_run(owned_source(&o), &g, NULL, NULL, 0, NULL, &r) == 0 && !r.has_decode && r.stability_valid,
           "%s", gs_error());

@@ -1,7 +1,9 @@
 /* Horizons on planted data: centered content following an AR(1) process with
  * known rho gives a centered curve close to rho^k and the matching horizon
  * numbers; a constant offset gives the raw plateau |m|^2 / (|m|^2 + d s^2);
- * windows with gaps match pairs by position (against brute force). */
+ * windows with gaps match pairs by position (against brute force); a lag
+ * that no pair reaches (the model's zero state at position 0) has no value,
+ * its count 0, and the summaries read only lags with enough pairs. */
 #include <math.h>
 
 #include "analyses/horizons.h"
@@ -177,7 +179,44 @@ static void test_stride(void) {
     owned_free(&o);
 }
 
+/* Every window starts at the zero state, as the model's do: at lag T - 1 the
+ * only pair of each window is (0, T - 1), so the raw curve has no pair there.
+ * Its value must be undefined (NaN, stored as NULL), never 0, with the count
+ * kept; the centered curve still has one pair per window there, too few to
+ * be read by the summaries. */
+static void test_no_pairs(void) {
+    enum { NW = 12, T = 64, D = 5 };
+    owned_states o;
+    owned_alloc(&o, NW, T, D);
+    gs_rng rng = {31};
+    for (int w = 0; w < NW; w++)
+        for (int t = 1; t < T; t++)
+            for (int j = 0; j < D; j++) o.x[((int64_t)w * T + t) * D + j] = (float)(3.0 + gs_rng_normal(&rng));
+    gs_horizons h;
+    int rc = gs_horizons_run(owned_source(&o), NULL, &h);
+    CHECK(rc == 0, "%s", gs_error());
+    if (rc == 0) {
+        int last = h.n_lags - 1;
+        CHECK(h.lags[last] == T - 1, "last lag %d", h.lags[last]);
+        CHECK(h.n_raw[last] == 0 && isnan(h.raw[last]), "no pair at k = T - 1: count %lld, value %g (not 0)",
+              (long long)h.n_raw[last], h.raw[last]);
+        CHECK(h.n_centered[last] == NW && isfinite(h.centered[last]), "centered: one pair per window");
+        CHECK(h.n_zero_states == NW, "the zero states are counted");
+        int ok = 1;
+        for (int i = 0; i < last; i++) ok &= h.n_raw[i] == (int64_t)NW * (T - 1 - h.lags[i]) && isfinite(h.raw[i]);
+        CHECK(ok, "every other lag has its pairs, without the zero state");
+        /* the summaries: the nearest lag with >= GS_HORIZON_MIN_PAIRS pairs */
+        int i = gs_horizons_nearest_enough(&h, h.n_raw, 1500);
+        CHECK(i >= 0 && h.n_raw[i] >= GS_HORIZON_MIN_PAIRS && (i == last || h.n_raw[i + 1] < GS_HORIZON_MIN_PAIRS),
+              "the far end read at k = %d (%lld pairs)", i >= 0 ? h.lags[i] : -1, i >= 0 ? (long long)h.n_raw[i] : 0LL);
+        CHECK(gs_horizons_nearest_enough(&h, h.n_centered, 1500) < last, "the centered end is not read from 12 pairs");
+        gs_horizons_free(&h);
+    }
+    owned_free(&o);
+}
+
 int main(void) {
+    test_no_pairs();
     test_ar1();
     test_gaps();
     test_stride();

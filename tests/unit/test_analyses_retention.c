@@ -1,10 +1,14 @@
 /* Retention on planted decays: a constant alpha per head gives R_h(k) =
- * alpha^k and the half-life -1/ln(alpha) (exactly, with interpolation in
- * log R), a head slower than the window is right-censored with the
- * extrapolation; two planted pools are recovered with a high separation score
- * and a single pool gives a low one; mean beta per head; bad decays. */
+ * alpha^k under both estimators and the 1/e time -1/ln(alpha) (exactly, with
+ * interpolation in log R), a head slower than the window is right-censored
+ * with the extrapolation; a non-stationary decay separates the paper's
+ * from-the-start estimator from the all-starts one, each against its closed
+ * form; two planted pools are "present" and one planted pool "not shown"
+ * under every null family and for every seed 1..10, the demo's heads
+ * "marginal" for every seed; mean beta per head; bad decays. */
 #include <math.h>
 
+#include "analyses/pools.h"
 #include "analyses/retention.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
@@ -41,19 +45,22 @@ static void test_constant(void) {
         double af = (float)alpha[h]; /* the decay as stored */
         double want = -1 / log(af);
         if (h < H - 1) {
-            CHECK(!r.censored[h] && fabs(r.half_life[h] - want) / want < 1e-6, "head %d: half-life %.9g, want %.9g", h,
-                  r.half_life[h], want);
+            for (int e = 0; e < GS_RET_COUNT; e++)
+                CHECK(!r.est[e].censored[h] && fabs(r.est[e].e_fold_time[h] - want) / want < 1e-6,
+                      "head %d estimator %d: 1/e time %.9g, want %.9g", h, e, r.est[e].e_fold_time[h], want);
         } else {
-            CHECK(r.censored[h] && fabs(r.half_life[h] - want) / want < 1e-6 && r.half_life[h] > T,
-                  "head %d: censored, extrapolated %.9g, want %.9g", h, r.half_life[h], want);
+            for (int e = 0; e < GS_RET_COUNT; e++)
+                CHECK(r.est[e].censored[h] && fabs(r.est[e].e_fold_time[h] - want) / want < 1e-6 && r.est[e].e_fold_time[h] > T,
+                      "head %d: censored, extrapolated %.9g, want %.9g", h, r.est[e].e_fold_time[h], want);
         }
         CHECK(fabs(r.extrapolated[h] - want) / want < 1e-6, "extrapolation head %d", h);
         double cw = 0;
-        for (int li = 0; li < r.n_lags; li++) {
-            double e = fabs(r.R[(int64_t)li * H + h] - pow(af, r.lags[li]));
-            if (e > cw) cw = e;
-        }
-        CHECK(cw < 1e-9, "head %d: R(k) = alpha^k (worst %g)", h, cw);
+        for (int e = 0; e < GS_RET_COUNT; e++)
+            for (int li = 0; li < r.n_lags; li++) {
+                double d = fabs(r.est[e].R[(int64_t)li * H + h] - pow(af, r.lags[li]));
+                if (d > cw) cw = d;
+            }
+        CHECK(cw < 1e-9, "head %d: R(k) = alpha^k under both estimators (worst %g)", h, cw);
         CHECK(fabs(r.mean_beta[h] - 0.1 * h) < 1e-6 && r.has_beta, "mean beta head %d: %g", h, r.mean_beta[h]);
         CHECK(fabs(r.mean_alpha[h] - af) < 1e-9, "mean alpha");
     }
@@ -92,21 +99,38 @@ static void test_varying(void) {
                 }
             double R = s / c;
             for (int li = 0; li < r.n_lags; li++)
-                if (r.lags[li] == k) CHECK(fabs(r.R[li * H + h] - R) < 1e-12, "R_%d(%d)", h, k);
+                if (r.lags[li] == k) CHECK(fabs(r.est[0].R[li * H + h] - R) < 1e-12, "R_%d(%d)", h, k);
             if (R <= exp(-1)) hl = (k - 1) + (log(prev) + 1) / (log(prev) - log(R));
             prev = R;
         }
-        CHECK(hl > 0 && fabs(r.half_life[h] - hl) < 1e-9, "head %d half-life %g vs brute force %g", h, r.half_life[h], hl);
+        CHECK(hl > 0 && fabs(r.est[0].e_fold_time[h] - hl) < 1e-9, "head %d 1/e time %g vs brute force %g", h,
+              r.est[0].e_fold_time[h], hl);
         CHECK(isfinite(r.mean_log_alpha[h]), "finite mean log alpha");
     }
     gs_retention_free(&r);
 }
 
+/* H heads with the given 1/e times (constant decays), NW windows of T */
+static int run_heads(const double *k, int H, uint64_t seed, gs_retention *r) {
+    enum { NW = 4, T = 512 };
+    double alpha[32];
+    for (int h = 0; h < H; h++) alpha[h] = exp(-1 / k[h]);
+    int64_t ws[NW + 1];
+    float *a = planted(alpha, H, NW, T, 0, NULL, ws);
+    gs_retention_opts o;
+    gs_retention_opts_default(&o);
+    o.seed = seed;
+    o.boot = 20;
+    int rc = gs_retention_run(a, NULL, ws, NW, H, &o, r);
+    free(a);
+    return rc;
+}
+
 static void test_pools(void) {
-    enum { H = 15, NW = 4, T = 1024 };
+    enum { H = 15 };
     gs_rng rng = {99};
-    /* fast pool: 6 heads at half-lives 1.5-3; slow pool: 9 heads at 20-60 */
-    double hl[H], alpha[H];
+    /* fast pool: 6 heads at 1/e times 1.5-3; slow pool: 9 heads at 20-60 */
+    double hl[H];
     for (int h = 0; h < 6; h++) hl[h] = 1.5 * pow(2.0, h / 5.0);
     for (int h = 6; h < H; h++) hl[h] = 20 * pow(3.0, (h - 6) / 8.0);
     /* interleave so pool order is not head order */
@@ -114,37 +138,151 @@ static void test_pools(void) {
         int j = (int)(gs_rng_uniform(&rng) * H);
         double t = hl[i]; hl[i] = hl[j]; hl[j] = t;
     }
-    for (int h = 0; h < H; h++) alpha[h] = exp(-1 / hl[h]);
-    int64_t ws[NW + 1];
-    float *a = planted(alpha, H, NW, T, 0, NULL, ws);
-    gs_retention r;
-    int rc = gs_retention_run(a, NULL, ws, NW, H, NULL, &r);
-    CHECK(rc == 0, "%s", gs_error());
-    if (rc == 0) {
-        int ok = 1;
-        for (int h = 0; h < H; h++) ok &= r.pool[h] == (hl[h] > 10);
-        CHECK(ok, "planted pools recovered");
-        CHECK(r.pool_n[0] == 6 && r.pool_n[1] == 9, "pool sizes %d/%d", r.pool_n[0], r.pool_n[1]);
-        CHECK(fabs(r.pool_min[0] - 1.5) < 1e-3 && fabs(r.pool_max[1] - 60) < 1e-2, "ranges %g-%g, %g-%g",
-              r.pool_min[0], r.pool_max[0], r.pool_min[1], r.pool_max[1]);
-        CHECK(r.score_valid && r.separation > 5 && r.null_p < 0.01, "two pools: score %g, null p %g", r.separation,
-              r.null_p);
-        gs_retention_free(&r);
-    }
-    free(a);
-
-    /* one pool: log half-lives at evenly spaced normal quantiles (mean log 10, sd 0.5) */
+    /* one pool: log 1/e times at evenly spaced normal quantiles (mean log 10, sd 0.5) */
     static const double q15[H] = {-1.834, -1.282, -0.967, -0.728, -0.524, -0.341, -0.168, 0.0,
                                   0.168,  0.341,  0.524,  0.728,  0.967,  1.282,  1.834};
-    for (int h = 0; h < H; h++) alpha[h] = exp(-1 / (10 * exp(0.5 * q15[h])));
-    a = planted(alpha, H, NW, T, 0, NULL, ws);
-    rc = gs_retention_run(a, NULL, ws, NW, H, NULL, &r);
-    CHECK(rc == 0, "%s", gs_error());
-    if (rc == 0) {
-        CHECK(r.separation < 4 && r.null_p > 0.1, "one pool: score %g, null p %g", r.separation, r.null_p);
+    double one[H];
+    for (int h = 0; h < H; h++) one[h] = 10 * exp(0.5 * q15[h]);
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        gs_retention r;
+        int rc = run_heads(hl, H, seed, &r);
+        CHECK(rc == 0, "%s", gs_error());
+        if (rc != 0) return;
+        for (int e = 0; e < GS_RET_COUNT; e++) {
+            const gs_pools *p = &r.est[e].pools;
+            int ok = 1;
+            for (int h = 0; h < H; h++) ok &= p->pool[h] == (hl[h] > 10);
+            if (seed == 1) {
+                CHECK(ok, "planted pools recovered");
+                CHECK(p->pool_n[0] == 6 && p->pool_n[1] == 9, "pool sizes %d/%d", p->pool_n[0], p->pool_n[1]);
+                CHECK(fabs(p->pool_min[0] - 1.5) < 1e-3 && fabs(p->pool_max[1] - 60) < 1e-2, "ranges %g-%g, %g-%g",
+                      p->pool_min[0], p->pool_max[0], p->pool_min[1], p->pool_max[1]);
+                CHECK(p->null_draws == GS_POOL_NULL_DRAWS, "draws %d", p->null_draws);
+                /* stationary decays: resampling windows changes nothing */
+                CHECK(p->boot_n == 20 && p->boot_same_split == 1 && fabs(p->boot_lo - p->separation) < 1e-9, "bootstrap");
+            }
+            int all = 1;
+            for (int f = 0; f < GS_NULL_COUNT; f++) {
+                all &= p->null_p[f] + GS_POOL_Z * p->null_se[f] < GS_POOL_ALPHA && p->null_se[f] < 0.002;
+                CHECK(p->null_se[f] < 0.002, "SE %g", p->null_se[f]);
+            }
+            CHECK(all && p->verdict == GS_POOLS_PRESENT, "two pools, seed %llu, estimator %d: %s (score %g, p %g %g %g %g)",
+                  (unsigned long long)seed, e, gs_pool_verdict_name(p->verdict), p->separation, p->null_p[0],
+                  p->null_p[1], p->null_p[2], p->null_p[3]);
+        }
+        gs_retention_free(&r);
+        rc = run_heads(one, H, seed, &r);
+        CHECK(rc == 0, "%s", gs_error());
+        if (rc != 0) return;
+        for (int e = 0; e < GS_RET_COUNT; e++) {
+            const gs_pools *p = &r.est[e].pools;
+            int all = 1;
+            for (int f = 0; f < GS_NULL_COUNT; f++) all &= p->null_p[f] - GS_POOL_Z * p->null_se[f] >= GS_POOL_ALPHA;
+            CHECK(all && p->verdict == GS_POOLS_NOT_SHOWN, "one pool, seed %llu: %s (score %g, p %g %g %g %g)",
+                  (unsigned long long)seed, gs_pool_verdict_name(p->verdict), p->separation, p->null_p[0],
+                  p->null_p[1], p->null_p[2], p->null_p[3]);
+        }
         gs_retention_free(&r);
     }
-    free(a);
+}
+
+/* The demo's 8 all-starts 1/e times (docs/model.md), planted as constant
+ * decays: the normal null rejects one pool, the other three do not, so the
+ * verdict is marginal, and stays so for every seed 1..10 */
+static void test_demo_like(void) {
+    static const double k[8] = {10.93, 238.2, 20.45, 8.498, 875.6, 662.5, 9.183, 2.91};
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        gs_retention r;
+        int rc = run_heads(k, 8, seed, &r);
+        CHECK(rc == 0, "%s", gs_error());
+        if (rc != 0) return;
+        const gs_pools *p = &r.est[GS_RET_ALL_STARTS].pools;
+        CHECK(p->verdict == GS_POOLS_MARGINAL && p->null_p[GS_NULL_NORMAL] + GS_POOL_Z * p->null_se[GS_NULL_NORMAL] < 0.05 &&
+                  p->null_p[GS_NULL_T3] - GS_POOL_Z * p->null_se[GS_NULL_T3] >= 0.05,
+              "demo-like heads, seed %llu: %s (score %g, p normal %g, t3 %g)", (unsigned long long)seed,
+              gs_pool_verdict_name(p->verdict), p->separation, p->null_p[GS_NULL_NORMAL], p->null_p[GS_NULL_T3]);
+        gs_retention_free(&r);
+    }
+}
+
+/* The verdict rule itself, and the null families against closed forms */
+static void test_rule(void) {
+    double se[4] = {0.001, 0.001, 0.001, 0.001};
+    CHECK(gs_pool_verdict_rule((double[]){0.01, 0.02, 0.03, 0.045}, se, 4) == GS_POOLS_PRESENT, "all reject");
+    CHECK(gs_pool_verdict_rule((double[]){0.01, 0.02, 0.03, 0.047}, se, 4) == GS_POOLS_MARGINAL, "one within 4 SE");
+    CHECK(gs_pool_verdict_rule((double[]){0.04, 0.08, 0.08, 0.11}, se, 4) == GS_POOLS_MARGINAL, "families disagree");
+    CHECK(gs_pool_verdict_rule((double[]){0.055, 0.08, 0.08, 0.11}, se, 4) == GS_POOLS_NOT_SHOWN, "all clear");
+    /* H = 3: the split is always 1 + 2 or 2 + 1 and the null is a fixed
+     * distribution; its scores are finite and sorted */
+    for (int f = 0; f < GS_NULL_COUNT; f++) {
+        double *s = gs_pool_null_scores((gs_null_family)f, 8, 4096, 7);
+        CHECK(s != NULL, "%s", gs_error());
+        if (!s) continue;
+        int ok = 1;
+        for (int i = 1; i < 4096; i++) ok &= isfinite(s[i]) && s[i] >= s[i - 1] && s[i] > 0;
+        CHECK(ok, "family %s: sorted finite scores", gs_null_family_name((gs_null_family)f));
+        free(s);
+    }
+    /* the normal is the most lenient null: a flat (uniform) pool splits cleanly in two halves and heavy tails
+     * (t3) give outlying one-head pools, both scoring higher than a normal pool */
+    double q[3];
+    gs_null_family fam[3] = {GS_NULL_UNIFORM, GS_NULL_NORMAL, GS_NULL_T3};
+    for (int i = 0; i < 3; i++) {
+        double *s = gs_pool_null_scores(fam[i], 15, 20000, 3);
+        q[i] = s ? s[19000] : NAN;
+        free(s);
+    }
+    CHECK(q[1] < q[0] && q[1] < q[2], "null 95th percentiles: normal %g below uniform %g and t3 %g", q[1], q[0], q[2]);
+}
+
+/* A decay that changes along the window: alpha = a for the first S steps,
+ * b after. From the start, R(k) = a^k for k < S and a^(S-1) b^(k-S+1) after;
+ * over all starts it is the mean over t of the product over (t, t+k]. */
+static void test_estimators(void) {
+    enum { H = 1, NW = 3, T = 200, S = 20 };
+    const double A = 0.99, B = 0.6;
+    float a[NW * T];
+    int64_t ws[NW + 1] = {0, T, 2 * T, 3 * T};
+    for (int w = 0; w < NW; w++)
+        for (int t = 0; t < T; t++) a[w * T + t] = (float)(t < S ? A : B);
+    gs_retention r;
+    CHECK(gs_retention_run(a, NULL, ws, NW, H, NULL, &r) == 0, "%s", gs_error());
+    double fa = (float)A, fb = (float)B, worst[2] = {0, 0};
+    for (int li = 0; li < r.n_lags; li++) {
+        int k = r.lags[li];
+        /* from the start: steps 1..k */
+        double want_s = k < S ? pow(fa, k) : pow(fa, S - 1) * pow(fb, k - S + 1), sum = 0;
+        for (int t = 0; t + k < T; t++) {
+            double p = 1;
+            for (int tau = t + 1; tau <= t + k; tau++) p *= tau < S ? fa : fb;
+            sum += p;
+        }
+        double want_a = sum / (T - k);
+        double ds = fabs(r.est[GS_RET_FROM_START].R[li] - want_s) / want_s;
+        double da = fabs(r.est[GS_RET_ALL_STARTS].R[li] - want_a) / want_a;
+        if (ds > worst[0]) worst[0] = ds;
+        if (da > worst[1]) worst[1] = da;
+        CHECK(r.n_starts[li] == NW && r.n_pairs[li] == (int64_t)NW * (T - k), "counts at k = %d", k);
+    }
+    CHECK(worst[0] < 1e-9 && worst[1] < 1e-9, "closed forms: from the start %g, all starts %g", worst[0], worst[1]);
+    /* from the start the slow first steps dominate: R(k) = 0.99^k falls to 1/e only after the switch, at
+     * k = S - 1 + (1 + (S - 1) ln 0.99) / -ln 0.6; most starts see the fast decay at once */
+    double ks = S - 1 + (1 + (S - 1) * log(fa)) / -log(fb);
+    CHECK(fabs(r.est[GS_RET_FROM_START].e_fold_time[0] - ks) < 1e-6, "from-start 1/e time %g, want %g",
+          r.est[GS_RET_FROM_START].e_fold_time[0], ks);
+    CHECK(r.est[GS_RET_ALL_STARTS].e_fold_time[0] < 3 && ks > 20, "all starts %g vs from the start %g",
+          r.est[GS_RET_ALL_STARTS].e_fold_time[0], ks);
+    gs_retention_free(&r);
+    /* a lag no window reaches has no value: windows of 5 and 3 steps, lags to 4 */
+    float b[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+    int64_t ws2[3] = {0, 5, 8};
+    CHECK(gs_retention_run(b, NULL, ws2, 2, 1, NULL, &r) == 0, "%s", gs_error());
+    for (int li = 0; li < r.n_lags; li++) {
+        int k = r.lags[li];
+        CHECK(r.n_starts[li] == (k < 3) + (k < 5) && r.n_pairs[li] == (k < 3 ? 3 - k : 0) + (5 - k), "counts k = %d", k);
+        CHECK(isfinite(r.est[0].R[li]) && isfinite(r.est[1].R[li]), "k = %d defined", k);
+    }
+    gs_retention_free(&r);
 }
 
 static void test_bad(void) {
@@ -164,11 +302,13 @@ static void test_bad(void) {
     CHECK(gs_retention_run(a, NULL, ws1, 2, 2, NULL, &r) == -1 && strstr(gs_error(), "at least 2 steps"), "%s",
           gs_error());
     /* one head: no pools, no score, still half-lives */
-    CHECK(gs_retention_run(a, NULL, ws, 1, 1, NULL, &r) == 0 && !r.pools_valid && !r.score_valid, "%s", gs_error());
+    CHECK(gs_retention_run(a, NULL, ws, 1, 1, NULL, &r) == 0 && !r.est[0].pools.valid && !r.est[0].pools.score_valid,
+          "%s", gs_error());
     gs_retention_free(&r);
     /* alpha = 1 everywhere: censored at the cap, finite */
     float one[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    CHECK(gs_retention_run(one, NULL, ws, 1, 2, NULL, &r) == 0 && r.censored[0] && r.half_life[0] == GS_HALF_LIFE_CAP,
+    CHECK(gs_retention_run(one, NULL, ws, 1, 2, NULL, &r) == 0 && r.est[0].censored[0] &&
+              r.est[0].e_fold_time[0] == GS_E_FOLD_CAP && r.est[1].e_fold_time[0] == GS_E_FOLD_CAP,
           "never-decaying head capped");
     gs_retention_free(&r);
 }
@@ -177,6 +317,9 @@ int main(void) {
     test_constant();
     test_varying();
     test_pools();
+    test_demo_like();
+    test_rule();
+    test_estimators();
     test_bad();
     return test_summary();
 }

@@ -128,8 +128,8 @@ int main(void) {
               "horizons from the store");
         for (int k = 0; k < H; k++) {
             double want = -1 / log((float)alphas[k]);
-            CHECK(fabs(a.retention.half_life[k] - want) / want < 1e-6, "head %d half-life %g vs %g", k,
-                  a.retention.half_life[k], want);
+            CHECK(fabs(a.retention.est[0].e_fold_time[k] - want) / want < 1e-6, "head %d 1/e time %g vs %g", k,
+                  a.retention.est[0].e_fold_time[k], want);
             CHECK(fabs(a.retention.mean_beta[k] - 0.25) < 1e-7, "mean beta");
         }
         CHECK(a.default_dir.has_decode && a.default_dir.has_unigram && a.default_dir.spearman_defined, "decode + counts");
@@ -153,8 +153,8 @@ int main(void) {
         CHECK(id > 0 && store_analysis_get_scalar(st, id, "components_90", &v) == 0 && v == a.geometry.n90,
               "geometry stored: %s", gs_error());
         double *x = NULL, *y = NULL;
-        int64_t n = store_analysis_get_series(st, store_analysis_find(st, run, "retention", NULL), "half_life", &x, &y);
-        CHECK(n == H && fabs(y[1] - a.retention.half_life[1]) < 1e-9, "retention stored");
+        int64_t n = store_analysis_get_series(st, store_analysis_find(st, run, "retention", NULL), "e_fold_time", &x, &y);
+        CHECK(n == H && fabs(y[1] - a.retention.est[0].e_fold_time[1]) < 1e-9, "retention stored");
         free(x); free(y);
         CHECK(store_analysis_find(st, run, "default_direction", NULL) > 0 && store_analysis_find(st, run, "horizons", NULL) > 0 &&
                   store_analysis_find(st, run, "probe", NULL) > 0,
@@ -215,6 +215,13 @@ int main(void) {
         if (f) { size_t k = fread(text, 1, sizeof text - 1, f); text[k] = 0; fclose(f); }
         CHECK(WIFEXITED(st1) && WEXITSTATUS(st1) == 0 && strstr(text, "\"geometry\"") && strstr(text, "\"retention\""),
               "analyze --json: %s", text);
+        /* the 1/e time under its name, the old key "half_life" as an alias with the same numbers (one version) */
+        const char *ef = strstr(text, "\"e_fold_time\":["), *hl = strstr(text, "\"half_life\":[");
+        const char *efe = ef ? strchr(ef, ']') : NULL, *hle = hl ? strchr(hl, ']') : NULL;
+        CHECK(ef && hl && efe && hle && efe - ef - 14 == hle - hl - 12 && !strncmp(ef + 14, hl + 12, (size_t)(efe - ef - 14)),
+              "e_fold_time and its alias half_life agree");
+        CHECK(strstr(text, "\"from_start\":{") && strstr(text, "\"null_p\":{\"normal\"") && strstr(text, "\"t3\""),
+              "both estimators and every null family in the JSON");
         snprintf(cmd, sizeof cmd, "'%s' analyze '%s' --only retention > '%s' 2>&1", bin, db, out);
         int st2 = system(cmd);
         f = fopen(out, "r");

@@ -152,7 +152,7 @@ static int64_t fill_run(store *st, int64_t model_id, int64_t tok_id, int degener
         series(st, a, name, x, y, nl);
         z[h] = h;
     }
-    series(st, a, "half_life", z, half, heads);
+    series(st, a, "e_fold_time", z, half, heads);
     series(st, a, "censored", z, cens, heads);
     series(st, a, "extrapolated", z, half, heads);
     if (!degenerate) series(st, a, "pool", z, pool, heads);
