@@ -16,7 +16,7 @@ void gs_analyze_opts_default(gs_analyze_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_states = 16384;
     o->seed = 1;
-    o->kind = "pred";
+    o->kind = NULL;
     o->probe_max_lag = 256;
 }
 
@@ -188,12 +188,34 @@ static gpn_model *load_model(store *st, const store_run_info *info, const char *
 
 /* decays as rows of consecutive positions per window: each window is cut at
  * its first position with a missing value */
-static int read_decays(store *st, int64_t run, float **alpha, float **beta, int64_t **ws, int *nw, int *H) {
+/* The run's site of a role (its stored name), or `fallback` when the run
+ * records none (a store from before schema 2 that recorded nothing of it). */
+static const char *site_of_role(store *st, int64_t run, const char *role, int want_stored_as, const char *fallback,
+                                char *buf, size_t size) {
+    store_site x;
+    if (store_site_of_role(st, run, role, &x) != 0) return fallback;
+    snprintf(buf, size, "%s", want_stored_as ? x.stored_as : x.site);
+    return buf;
+}
+
+static int read_site(store *st, int64_t run, const char *site, store_head_array *out) {
+    store_site x;
+    if (store_find_site(st, run, site, &x) == 1 && !strcmp(site, "mem.alpha")) /* no run_sites rows: head_steps */
+        return store_read_heads(st, run, "alpha", out);
+    if (store_find_site(st, run, site, &x) == 1 && !strcmp(site, "mem.beta")) return store_read_heads(st, run, "beta", out);
+    return store_read_site_heads(st, run, site, out);
+}
+
+static int read_decays(store *st, int64_t run, const char *site, float **alpha, float **beta, int64_t **ws, int *nw,
+                       int *H) {
     store_head_array A = {0}, B = {0};
     *alpha = *beta = NULL;
     *ws = NULL;
-    if (store_read_heads(st, run, "alpha", &A) != 0) return -1;
-    int have_beta = store_read_heads(st, run, "beta", &B) == 0 && B.n_windows == A.n_windows &&
+    if (read_site(st, run, site, &A) != 0) return -1;
+    char bsite[72];
+    size_t n = strlen(site);
+    snprintf(bsite, sizeof bsite, "%.*sbeta", (int)(n >= 5 && !strcmp(site + n - 5, "alpha") ? n - 5 : n), site);
+    int have_beta = read_site(st, run, bsite, &B) == 0 && B.n_windows == A.n_windows &&
                     B.n_positions == A.n_positions && B.n_heads == A.n_heads;
     const int64_t P = A.n_positions, h = A.n_heads;
     float *a = malloc((size_t)(A.n_windows * P * h) * sizeof *a);
@@ -292,7 +314,9 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
     const int strict = o->explicit_parts && o->parts;
     gs_state_source *src = NULL;
     if (parts & (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_PROBE)) {
-        src = gs_store_source_open(st, run_id, o->kind, o->skip_positions, o->max_states);
+        char kbuf[64];
+        snprintf(a->kind, sizeof a->kind, "%s", o->kind ? o->kind : site_of_role(st, run_id, "state", 1, "pred", kbuf, sizeof kbuf));
+        src = gs_store_source_open(st, run_id, a->kind, o->skip_positions, o->max_states);
         if (!src) return -1;
     }
     if (parts & (GS_AN_DEFAULT | GS_AN_PROBE)) {
@@ -365,7 +389,10 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
         float *alpha = NULL, *beta = NULL;
         int64_t *ws = NULL;
         int nw = 0, H = 0;
-        int rc = read_decays(st, run_id, &alpha, &beta, &ws, &nw, &H);
+        char dbuf[64];
+        snprintf(a->decay_site, sizeof a->decay_site, "%s",
+                 o->decay_site ? o->decay_site : site_of_role(st, run_id, "decay", 0, "mem.alpha", dbuf, sizeof dbuf));
+        int rc = read_decays(st, run_id, a->decay_site, &alpha, &beta, &ws, &nw, &H);
         if (rc != 0 && info.n_heads <= 0) /* a GPN: say that, not "no rows" */
             rc = gs_retention_run(NULL, NULL, NULL, 0, 0, NULL, &a->retention);
         else if (rc != 0)
@@ -602,8 +629,10 @@ static int write_horizons(store *st, const gs_analysis *a, const gs_analyze_opts
 }
 
 static int write_retention(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
-    char extra[96];
-    snprintf(extra, sizeof extra, "\"null_draws\":%d,\"boot\":%d", a->retention_opts.null_draws, a->retention_opts.boot);
+    char extra[192], decay[96] = ""; /* the site only when not GPN's mem.alpha: a GPN run's settings stay as they were */
+    if (o->decay_site) snprintf(decay, sizeof decay, ",\"decay_site\":\"%s\"", o->decay_site);
+    snprintf(extra, sizeof extra, "\"null_draws\":%d,\"boot\":%d%s", a->retention_opts.null_draws,
+             a->retention_opts.boot, decay);
     char *set = settings(o, extra);
     writer w;
     int rc = begin(&w, st, a->run_id, "retention", set, cv);
@@ -653,8 +682,13 @@ static int write_probe(store *st, const gs_analysis *a, const gs_analyze_opts *o
 }
 
 int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
-    gs_analyze_opts dflt;
+    gs_analyze_opts dflt, eff;
     if (!o) { gs_analyze_opts_default(&dflt); o = &dflt; }
+    /* the settings name what was read: the site resolved from the run, not NULL */
+    eff = *o;
+    if (!eff.kind && a->kind[0]) eff.kind = a->kind;
+    if (!eff.decay_site && a->decay_site[0] && strcmp(a->decay_site, "mem.alpha")) eff.decay_site = a->decay_site;
+    o = &eff;
     if ((a->done & GS_AN_GEOMETRY) && write_geometry(st, a, o, cv) != 0) return -1;
     if ((a->done & GS_AN_DEFAULT) && write_default(st, a, o, cv) != 0) return -1;
     if ((a->done & GS_AN_HORIZON) && write_horizons(st, a, o, cv) != 0) return -1;

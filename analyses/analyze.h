@@ -40,7 +40,10 @@ typedef struct {
     int skip_positions;     /* leave out store positions < K */
     uint64_t seed;          /* 1 */
     const char *model_path; /* NULL: the run's model file */
-    const char *kind;       /* "pred" */
+    const char *kind;       /* the states.kind the state analyses read; NULL: the run's state site (run_sites
+                             * role 'state'), else "pred" */
+    const char *decay_site; /* the per-head decay site retention reads; NULL: the run's (role 'decay'), else
+                             * mem.alpha; its write strengths are the site named with "beta" for "alpha" */
     int horizon_max_lag;    /* 0: longest window */
     int probe_max_lag;      /* 256 */
     const char *train_corpus; /* the model's training corpus (shards, or JSONL/text with the run's
@@ -62,6 +65,8 @@ typedef struct {
     gs_retention_opts retention_opts; /* what retention ran with */
     gs_probe probe;
     char recorded_corpus[512]; /* the path of the run's corpus (its unigram counts), "" when unknown */
+    char kind[64];          /* the states.kind the state analyses read */
+    char decay_site[64];    /* the site retention read */
     char notes[1024];       /* what was skipped and why, one line per note */
 } gs_analysis;
 

@@ -17,7 +17,7 @@
 static const char *help =
     "usage: gpnscope analyze FILE [--run N] [--only geometry,default,horizon,retention,probe]\n"
     "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
-    "                        [--max-lag K] [--probe-max-lag K] [--site NAME]\n"
+    "                        [--max-lag K] [--probe-max-lag K] [--site NAME] [--decay-site NAME]\n"
     "                        [--train-corpus PATH] [--json]\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
     "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
@@ -37,7 +37,10 @@ static const char *help =
     "  --probe-max-lag K   largest probe lag (256)\n"
     "  --site NAME         which recorded vector site the state analyses read: state.pred\n"
     "                      (default), state.ground, or any site recorded with record --sites\n"
-    "                      (docs/hooks.md); --kind pred|ground is the older spelling\n"
+    "                      (docs/hooks.md); default: the run's state site (run_sites);\n"
+    "                      --kind pred|ground is the older spelling\n"
+    "  --decay-site NAME   the per-head decay site retention reads (default: the run's, e.g.\n"
+    "                      mem.alpha; its write strengths: the same name with beta for alpha)\n"
     "  --train-corpus PATH the model's training corpus (shards, or JSONL/text tokenized with\n"
     "                      the run's tokenizer): the Spearman of the default tokens against\n"
     "                      its unigram counts, the paper's comparison (default: not measured)\n"
@@ -179,7 +182,7 @@ int cmd_analyze(int argc, char **argv) {
         {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
         {"seed", required_argument, 0, 's'},       {"model", required_argument, 0, 'm'},
         {"max-lag", required_argument, 0, 'L'},    {"probe-max-lag", required_argument, 0, 'P'},
-        {"kind", required_argument, 0, 'K'},       {"site", required_argument, 0, 'Z'},       {"json", no_argument, 0, 'j'},
+        {"kind", required_argument, 0, 'K'},       {"site", required_argument, 0, 'Z'}, {"decay-site", required_argument, 0, 'Y'},       {"json", no_argument, 0, 'j'},
         {"train-corpus", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ch, li = -1;
@@ -203,6 +206,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'P': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.probe_max_lag = (int)v; break;
         case 'K': o.kind = optarg; break;
         case 'Z': o.kind = store_kind_of_site(optarg); break;
+        case 'Y': o.decay_site = optarg; break;
         case 'T': o.train_corpus = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return 0;

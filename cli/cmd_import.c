@@ -78,6 +78,32 @@ static char *settings_json(input *in[], const char *const names[], int n, const 
     return s;
 }
 
+/* run_sites (docs/schema.md): the imported state under its kind, the heads' columns */
+static int put_sites(store *st, int64_t run, const char *kind, const char *dtype, int64_t d, int64_t H, int alpha,
+                     int beta) {
+    store_site x = {.layer = -1, .width = (int)d};
+    snprintf(x.site, sizeof x.site, "%s", !strcmp(kind, "pred") ? "state.pred" : !strcmp(kind, "ground") ? "state.ground" : kind);
+    snprintf(x.shape, sizeof x.shape, "vector");
+    snprintf(x.dtype, sizeof x.dtype, "%s", dtype);
+    snprintf(x.stored_in, sizeof x.stored_in, "states");
+    snprintf(x.stored_as, sizeof x.stored_as, "%s", kind);
+    snprintf(x.role, sizeof x.role, "%s", !strcmp(kind, "pred") ? "state" : "");
+    if (store_put_site(st, run, &x)) return -1;
+    const struct { int have; const char *site, *col, *role; } heads[] = {{alpha, "mem.alpha", "alpha", "decay"},
+                                                                         {beta, "mem.beta", "beta", ""}};
+    for (int i = 0; i < 2; i++) {
+        if (!heads[i].have || H <= 0) continue;
+        store_site h = {.layer = -1, .width = (int)H};
+        snprintf(h.site, sizeof h.site, "%s", heads[i].site);
+        snprintf(h.shape, sizeof h.shape, "per-head scalar");
+        snprintf(h.stored_in, sizeof h.stored_in, "head_steps");
+        snprintf(h.stored_as, sizeof h.stored_as, "%s", heads[i].col);
+        snprintf(h.role, sizeof h.role, "%s", heads[i].role);
+        if (store_put_site(st, run, &h)) return -1;
+    }
+    return 0;
+}
+
 int cmd_import(int argc, char **argv) {
     const char *db = NULL, *model = NULL, *kind = "pred", *dtype = NULL;
     input states = {0}, tokens = {0}, alpha = {0}, beta = {0};
@@ -162,7 +188,7 @@ int cmd_import(int argc, char **argv) {
                                             .settings_json = settings, .seq_len = (int)T, .n_windows = N,
                                             .states = kind, .positions = "all", .state_dtype = dtype,
                                             .d_state = (int)d, .n_heads = (int)H, .code_version = GPNSCOPE_VERSION});
-    if (run < 0) goto fail;
+    if (run < 0 || put_sites(st, run, kind, dtype, d, H, alpha.f != NULL, beta.f != NULL)) goto fail;
 
     /* ---- one batch per window ---- */
     store_dtype sd = !strcmp(dtype, "f16") ? STORE_F16 : STORE_F32;

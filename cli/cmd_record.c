@@ -86,6 +86,7 @@ typedef struct {
     char kind[64];
     const gs_site *site;
     int layer, width;
+    int every_position; /* a per-head scalar kept as an H-vector: every position, float32 */
     probe_capture *cap;
 } vector_site;
 
@@ -108,12 +109,9 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
     int layer;
     if (probe_parse_site(c, name, &site, &layer)) return gs_fail_context("--sites: ");
     if (site->kind == GS_SITE_SCALAR) return 0; /* the NLL: always in the tokens table */
-    if (site->kind == GS_SITE_HEAD_SCALAR) {
+    if (site->kind == GS_SITE_HEAD_SCALAR && !site->per_layer) /* the memory's columns of head_steps */
         for (int i = 0; i < 3; i++)
-            if (site->point == head_points[i]) p->head[i] = p->any_head = 1;
-        if (!p->any_head) return gs_fail("--sites %s: per-head scalars other than mem.alpha, mem.beta, mem.norm cannot be stored yet", name);
-        return 0;
-    }
+            if (site->point == head_points[i]) return p->head[i] = p->any_head = 1, 0;
     for (int l = layer < 0 ? 0 : layer; l < (layer < 0 ? c->n_layers : layer + 1); l++) {
         if (p->n_vec == MAX_RECORDED_SITES) return gs_fail("--sites: at most %d vector sites", MAX_RECORDED_SITES);
         vector_site *v = &p->vec[p->n_vec];
@@ -121,6 +119,9 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
         v->site = site;
         v->layer = l;
         v->width = gs_site_width(site, c);
+        /* other per-head scalars (a layer's decays) as H-vectors at every position, in float32: a
+         * decay near 1 needs more than float16's 11 bits, and retention needs consecutive steps */
+        v->every_position = site->kind == GS_SITE_HEAD_SCALAR;
         char name[64];
         gs_site_format(site, l, name, sizeof name);
         snprintf(v->kind, sizeof v->kind, "%s", store_kind_of_site(name));
@@ -302,7 +303,48 @@ static void release(resources *r) {
 }
 
 /* Models, tokenizer, corpus, vocabulary and unigram counts; returns the run id. */
-static int64_t register_run(const record_opts *o, resources *r, const char *settings, int64_t *first_window) {
+static const char *shape_name(gs_site_kind k) {
+    switch (k) {
+    case GS_SITE_VECTOR: return "vector";
+    case GS_SITE_HEAD_SCALAR: return "per-head scalar";
+    case GS_SITE_HEAD_VECTOR: return "per-head vector";
+    case GS_SITE_SCALAR: return "scalar";
+    }
+    return "vector";
+}
+
+/* run_sites: what this run records and where each site lives (docs/schema.md) */
+static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_config *c, const char *dtype) {
+    const gs_family *f = gs_family_of(c);
+    for (int i = 0; i < p->n_vec; i++) {
+        const vector_site *v = &p->vec[i];
+        store_site x = {.layer = v->site->per_layer ? v->layer : -1, .width = v->width};
+        gs_site_format(v->site, v->layer, x.site, sizeof x.site);
+        snprintf(x.shape, sizeof x.shape, "%s", shape_name(v->site->kind));
+        snprintf(x.dtype, sizeof x.dtype, "%s", v->every_position ? "f32" : dtype);
+        snprintf(x.stored_in, sizeof x.stored_in, "states");
+        snprintf(x.stored_as, sizeof x.stored_as, "%s", v->kind);
+        snprintf(x.role, sizeof x.role, "%s", v->site->role == GS_ROLE_STATE ? "state" : v->site->role == GS_ROLE_DECAY ? "decay" : "");
+        if (store_put_site(st, run, &x)) return -1;
+    }
+    static const char *const cols[3] = {"alpha", "beta", "mem_norm"};
+    for (int i = 0; i < 3; i++) {
+        if (!p->head[i]) continue;
+        const gs_site *s = gs_site_of_point(f, head_points[i]);
+        store_site x = {.layer = -1, .width = c->H};
+        snprintf(x.site, sizeof x.site, "%s", s->name);
+        snprintf(x.shape, sizeof x.shape, "per-head scalar");
+        snprintf(x.stored_in, sizeof x.stored_in, "head_steps");
+        snprintf(x.stored_as, sizeof x.stored_as, "%s", cols[i]);
+        snprintf(x.role, sizeof x.role, "%s", s->role == GS_ROLE_DECAY ? "decay" : "");
+        if (store_put_site(st, run, &x)) return -1;
+    }
+    store_site nll = {.site = "nll", .shape = "scalar", .layer = -1, .width = 1, .stored_in = "tokens", .stored_as = "nll"};
+    return store_put_site(st, run, &nll);
+}
+
+static int64_t register_run(const record_opts *o, const capture_plan *plan, resources *r, const char *settings,
+                            int64_t *first_window) {
     store *st = r->st;
     const gpn_model *m = r->model;
     const gpn_config *c = &m->cfg;
@@ -371,7 +413,7 @@ static int64_t register_run(const record_opts *o, resources *r, const char *sett
                         .n_windows = corpus_n_windows(r->corpus), .states = o->recorded, .positions = o->positions,
                         .state_dtype = o->dtype, .device = o->device, .d_state = c->d, .n_heads = c->H,
                         .code_version = GPNSCOPE_VERSION};
-        if ((run = store_begin_run(st, &sr)) < 0) goto fail;
+        if ((run = store_begin_run(st, &sr)) < 0 || put_sites(st, run, plan, c, o->dtype)) goto fail;
         /* locked before the run is committed, so no --resume can see it unlocked */
         if (!(r->lock = store_lock_run(o->db, run, "gpnscope record"))) goto fail;
     }
@@ -434,10 +476,12 @@ static int rec_after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, c
         if (p->any_head && store_put_head_steps(k->r->st, k->run, w, t, c->H, head[0] ? head[0] + hb : NULL,
                                                 head[1] ? head[1] + hb : NULL, head[2] ? head[2] + hb : NULL))
             return -1;
-        if (!k->want[b]) continue;
         for (int i = 0; i < p->n_vec; i++) {
             const vector_site *v = &p->vec[i];
-            if (store_put_state(k->r->st, k->run, w, t, v->kind, k->dt, vec[i] + (size_t)b * v->width, v->width)) return -1;
+            if (!k->want[b] && !v->every_position) continue;
+            if (store_put_state(k->r->st, k->run, w, t, v->kind, v->every_position ? STORE_F32 : k->dt,
+                                vec[i] + (size_t)b * v->width, v->width))
+                return -1;
         }
     }
     return store_put_tokens(k->r->st, k->run, k->rows, nb);
@@ -530,7 +574,7 @@ int cmd_record(int argc, char **argv) {
     if (!(r.st = store_open(o.db, STORE_WRITE | STORE_CREATE))) goto out;
     settings = settings_json(&o, r.corpus);
     int64_t first = 0;
-    run = register_run(&o, &r, settings, &first);
+    run = register_run(&o, &plan, &r, settings, &first);
     if (run < 0) goto out;
     keep = malloc((size_t)B * o.seq_len);
     rows = malloc((size_t)B * sizeof *rows);

@@ -16,6 +16,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_ablate(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

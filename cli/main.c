@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"eval", "perplexity of a model on a corpus (text, JSONL or token shards)", cmd_eval},
     {"train", "train a GPN / GPN+M on token shards (BPTT, AdamW, resumable checkpoints)", cmd_train},
     {"sql", "run SQL on a store, with the vector functions loaded", cmd_sql},
+    {"migrate", "bring a store to this gpnscope's schema (one transaction)", cmd_migrate},
     {"ablate", "causal interventions on a run: mean direction, heads, pools; perplexity change", cmd_ablate},
     {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},

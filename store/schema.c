@@ -157,8 +157,38 @@ static const char schema_v1[] =
     " SELECT a.run_id, a.name AS analysis, a.settings, s.key, s.value, s.note, a.created_at, a.id AS analysis_id"
     " FROM analyses a JOIN analysis_scalars s ON s.analysis_id = a.id;";
 
+/* Version 2: a run says which sites it recorded and where each lives, so
+ * that any family's run (its state, its decay rates, per-layer sites) is read
+ * by name. A version-1 store gets the rows its recordings imply. */
+static const char schema_v2[] =
+    "CREATE TABLE run_sites ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " site TEXT NOT NULL,"
+    " shape TEXT NOT NULL CHECK (shape IN ('vector', 'per-head scalar', 'per-head vector', 'per-head matrix', 'scalar')),"
+    " layer INTEGER,"
+    " width INTEGER NOT NULL CHECK (width > 0),"
+    " dtype TEXT CHECK (dtype IN ('f32', 'f16')),"
+    " stored_in TEXT NOT NULL CHECK (stored_in IN ('states', 'head_steps', 'tokens')),"
+    " stored_as TEXT NOT NULL,"
+    " role TEXT CHECK (role IN ('state', 'decay')),"
+    " PRIMARY KEY (run_id, site)) WITHOUT ROWID;"
+    /* what version-1 recordings hold: states by kind, the memory's per-head rows, the NLL */
+    "INSERT INTO run_sites SELECT run_id,"
+    "  CASE kind WHEN 'pred' THEN 'state.pred' WHEN 'ground' THEN 'state.ground' ELSE kind END, 'vector', NULL,"
+    "  length(vector) / (CASE dtype WHEN 'f32' THEN 4 ELSE 2 END), dtype, 'states', kind,"
+    "  CASE kind WHEN 'pred' THEN 'state' END"
+    " FROM states GROUP BY run_id, kind;"
+    "INSERT INTO run_sites SELECT r.id, 'mem.' || c.name, 'per-head scalar', NULL, r.n_heads, NULL, 'head_steps',"
+    "  c.col, CASE c.col WHEN 'alpha' THEN 'decay' END"
+    " FROM runs r, (SELECT 'alpha' AS name, 'alpha' AS col UNION ALL SELECT 'beta', 'beta'"
+    "  UNION ALL SELECT 'norm', 'mem_norm') c"
+    " WHERE r.n_heads > 0 AND EXISTS (SELECT 1 FROM head_steps h WHERE h.run_id = r.id AND"
+    "  (CASE c.col WHEN 'alpha' THEN h.alpha WHEN 'beta' THEN h.beta ELSE h.mem_norm END) IS NOT NULL);"
+    "INSERT INTO run_sites SELECT id, 'nll', 'scalar', NULL, 1, NULL, 'tokens', 'nll', NULL FROM runs;";
+
 const store_migration store_migrations[] = {
     {1, schema_v1},
+    {2, schema_v2},
 };
 const int store_n_migrations = (int)(sizeof store_migrations / sizeof *store_migrations);
 

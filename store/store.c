@@ -119,7 +119,7 @@ static int check_identity(store *st) {
             /* readers never migrate: name the command that does */
             char q[4200];
             return gs_fail("%s has store schema version %d, older than this gpnscope's (%d): migrate it once with "
-                           "`gpnscope sql --write %s 'SELECT 1'`",
+                           "`gpnscope migrate %s`",
                            st->path, version, STORE_SCHEMA_VERSION, gs_shell_quote(st->path, q, sizeof q));
         }
         return 0;

@@ -34,7 +34,7 @@ typedef struct store store;
 struct sqlite3;
 
 /* Schema version written to PRAGMA user_version by this build. */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* ---------- opening ---------- */
 enum {
@@ -202,6 +202,25 @@ typedef struct {
 /* what: "alpha" | "beta" | "mem_norm" */
 int store_read_heads(store *st, int64_t run_id, const char *what, store_head_array *out);
 void store_head_array_free(store_head_array *a);
+
+/* The sites a run recorded (table run_sites, docs/schema.md): the site's
+ * name (docs/hooks.md), its shape, layer (-1: not per layer), width, and
+ * where it lives: stored_in "states" (stored_as: the states.kind, dtype),
+ * "head_steps" (stored_as: the column) or "tokens" (the column); role
+ * "state" / "decay" / "" as the family's table marks it. */
+typedef struct {
+    char site[64], shape[20], dtype[4], stored_in[12], stored_as[64], role[8];
+    int layer, width;
+} store_site;
+int store_put_site(store *st, int64_t run_id, const store_site *s);
+/* Up to max sites by name; returns how many the run has, or -1. */
+int store_run_sites(store *st, int64_t run_id, store_site *out, int max);
+/* 0 found, 1 not there, -1 error. */
+int store_find_site(store *st, int64_t run_id, const char *site, store_site *out);
+int store_site_of_role(store *st, int64_t run_id, const char *role, store_site *out);
+/* A per-head scalar site by name, laid out as store_read_heads, wherever the
+ * run stored it (head_steps columns, or states vectors of H floats). */
+int store_read_site_heads(store *st, int64_t run_id, const char *site, store_head_array *out);
 
 /* Token rows as dense arrays [window][position] over the windows present;
  * ids -1 and floats NaN where missing. */

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Store schema version 2 (docs/schema.md, "Versions"): a version-1 store written
+# by the code of its day (tests/fixtures/store-v1.db) is refused by readers with
+# a one-line hint that names `gpnscope migrate`, and left byte for byte as it
+# was; `gpnscope migrate` brings it to version 2 in one transaction, adding the
+# run's sites and changing no recorded row; analyzing it again gives exactly
+# the numbers its own code stored; a writer (analyze) migrates on open too.
+set -euo pipefail
+bin="$GPNSCOPE_BIN"
+dir="$GPNSCOPE_BUILD/test-scratch/migrate"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+fx="$GPNSCOPE_FIXTURES/store-v1.db"
+model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+rows() { # DB: every recorded row and every stored result, as text
+  sqlite3 "$1" "select * from runs order by id; select * from tokens order by 1, 2, 3;
+    select * from head_steps order by 1, 2, 3, 4; select run_id, window, position, kind, dtype, hex(vector) from states order by 1, 2, 3, 4;
+    select a.name, a.settings, s.key, s.value from analyses a join analysis_scalars s on s.analysis_id = a.id order by 1, 3;
+    select a.name, x.series, x.idx, x.x, x.y, x.label from analyses a join analysis_series x on x.analysis_id = a.id order by 1, 2, 3;"
+}
+results() { # DB: the analyses' numbers (not their ids or times)
+  sqlite3 "$1" "select a.name, a.settings, s.key, quote(s.value) from analyses a join analysis_scalars s on s.analysis_id = a.id order by 1, 3;
+    select a.name, x.series, x.idx, quote(x.x), quote(x.y), x.label from analyses a join analysis_series x on x.analysis_id = a.id order by 1, 2, 3;
+    select a.name, v.key, hex(v.vector) from analyses a join analysis_vectors v on v.analysis_id = a.id order by 1, 2;"
+}
+
+cp "$fx" v1.db
+[[ "$(sqlite3 v1.db "pragma user_version")" == 1 ]] && ok "the fixture is a version-1 store" || bad "fixture version"
+before="$(md5sum < v1.db)"
+set +e; "$bin" sql v1.db "select count(*) from runs" >/dev/null 2>err.txt; rc=$?; set -e
+[[ $rc -ne 0 && $(wc -l <err.txt) -eq 1 ]] && grep -q "gpnscope migrate" err.txt && [[ "$(md5sum < v1.db)" == "$before" ]] &&
+  ok "a reader refuses it in one line naming the command, and leaves it as it was: $(cat err.txt)" || bad "reader on v1: exit $rc $(cat err.txt)"
+rows v1.db > rows-v1.txt
+results v1.db > results-v1.txt
+
+cp v1.db m.db
+"$bin" migrate m.db > out.txt && grep -q "schema version 2" out.txt && ok "migrate: $(cat out.txt)" || bad "migrate: $(cat out.txt)"
+[[ "$(sqlite3 m.db "pragma user_version; pragma integrity_check")" == $'2\nok' ]] && ok "version 2, integrity ok" || bad "after migrate"
+rows m.db > rows-m.txt
+cmp -s rows-v1.txt rows-m.txt && ok "no recorded row or stored result changed" || bad "migration changed rows"
+sites="$(sqlite3 m.db "select site || ' ' || shape || ' ' || width || ' ' || stored_in || ':' || stored_as || ' ' || ifnull(role, '-') from run_sites order by site")"
+want=$'mem.alpha per-head scalar 3 head_steps:alpha decay\nmem.beta per-head scalar 3 head_steps:beta -\nmem.norm per-head scalar 3 head_steps:mem_norm -\nnll scalar 1 tokens:nll -\nstate.ground vector 40 states:ground -\nstate.pred vector 40 states:pred state'
+[[ "$sites" == "$want" ]] && ok "the run's sites, inferred from its rows" || bad "run_sites:"$'\n'"$sites"
+once="$(rows m.db; sqlite3 m.db "select * from run_sites order by 1, 2")"
+"$bin" migrate m.db >/dev/null && [[ "$(rows m.db; sqlite3 m.db "select * from run_sites order by 1, 2")" == "$once" ]] &&
+  ok "migrating again changes nothing" || bad "second migrate"
+
+"$bin" analyze m.db --model "$model" >/dev/null 2>err.txt && ok "analyze the migrated store" || bad "analyze: $(cat err.txt)"
+results m.db > results-m.txt
+if cmp -s results-v1.txt results-m.txt; then ok "every analysis number equals what version 1's code stored ($(wc -l <results-m.txt) rows)"
+else bad "analysis numbers differ after migrating: $(diff results-v1.txt results-m.txt | head -5)"; fi
+
+cp v1.db w.db
+"$bin" analyze w.db --model "$model" --only geometry >/dev/null 2>err.txt && [[ "$(sqlite3 w.db "pragma user_version")" == 2 ]] &&
+  ok "a writer (analyze) migrates on open" || bad "analyze on v1: $(cat err.txt)"
+set +e; "$bin" migrate missing.db >/dev/null 2>err.txt; rc=$?; set -e
+[[ $rc -eq 1 && ! -e missing.db && $(wc -l <err.txt) -eq 1 ]] && ok "migrate of a missing file: one line, nothing created" || bad "migrate missing: $rc"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
