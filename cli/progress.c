@@ -1,15 +1,13 @@
 #include "cli/progress.h"
 
+#include "base/clock.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-double progress_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+double progress_now(void) { return gs_now(); }
 
 void progress_start(progress *p, const char *label, const char *unit, int64_t total) {
     memset(p, 0, sizeof *p);

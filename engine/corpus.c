@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/prng.h"
 #include "base/error.h"
 #include "engine/corpus_impl.h"
 
@@ -113,13 +114,6 @@ int corpus_push_doc(gpn_corpus *c, const int32_t *ids, size_t n) {
     return 0;
 }
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 static int select_windows(gpn_corpus *c, const corpus_options *o) {
     int64_t n = c->n_windows_total;
     if (o->skip < 0 || o->windows < 0 || o->sample < 0) return gs_fail("skip, windows and sample must not be negative");
@@ -142,7 +136,7 @@ static int select_windows(gpn_corpus *c, const corpus_options *o) {
     uint64_t s = o->seed;
     int64_t needed = o->sample, k = 0;
     for (int64_t i = 0; i < take && needed > 0; i++) {
-        double u = (double)(splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
+        double u = (double)(gs_splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
         if ((double)(take - i) * u < (double)needed) { c->sel[k++] = o->skip + i; needed--; }
     }
     c->n_sel = k;

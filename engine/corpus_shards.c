@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/fs.h"
 #include "engine/corpus_impl.h"
 
 #define DEFAULT_SHARD_TOKENS 500000000LL /* the companion's DEFAULT_SHARD_SIZE */
@@ -206,23 +207,8 @@ static void shard_name(const shard_writer *w, int shard, const char *ext, char *
     snprintf(out, cap, "%s/data_%04d%s", w->dir, shard, ext);
 }
 
-static int mkdir_p(const char *dir) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1;; p++) {
-        char c = *p;
-        if (c == '/' || c == 0) {
-            *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return gs_fail("cannot create directory %s: %s", buf, strerror(errno));
-            *p = c;
-        }
-        if (!c) break;
-    }
-    return 0;
-}
-
 shard_writer *shard_writer_open(const char *dir, int64_t vocab_size, const char *tokenizer_name, int64_t shard_tokens) {
-    if (mkdir_p(dir)) return NULL;
+    if (gs_mkdir_p(dir)) return NULL;
     char **old;
     int n = corpus_list_dir(dir, is_shard_name, &old);
     if (n < 0) return NULL;

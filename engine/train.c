@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/error.h"
+#include "base/fs.h"
 #include "engine/safetensors.h"
 #include "engine/corpus.h"
 #include "engine/tokenizer.h"
@@ -309,37 +311,6 @@ struct gpn_trainer {
     char path_log[TRAIN_PATH_MAX + 32];
 };
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int mkdir_p(const char *path) {
-    char buf[TRAIN_PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return gs_fail("cannot create directory %s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return gs_fail("cannot create directory %s: %s", buf, strerror(errno));
-    return 0;
-}
-
-static int write_atomic(const char *path, const char *text) {
-    char tmp[TRAIN_PATH_MAX + 64];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return gs_fail("cannot write %s: %s", tmp, strerror(errno));
-    int ok = fputs(text, f) >= 0;
-    ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) { unlink(tmp); return gs_fail("cannot write %s: %s", path, strerror(errno)); }
-    return 0;
-}
-
 static uint64_t fnv1a(const void *data, size_t n) {
     const uint8_t *p = data;
     uint64_t h = 0xcbf29ce484222325ull;
@@ -470,7 +441,7 @@ static int open_log(gpn_trainer *t, const char *from, long step) {
         }
         fclose(old);
     }
-    int rc = write_atomic(t->path_log, kept);
+    int rc = gs_write_atomic(t->path_log, kept);
     free(kept);
     if (rc != 0) return -1;
     t->log = fopen(t->path_log, "a");
@@ -594,7 +565,7 @@ gpn_trainer *gpn_trainer_new(const train_config *cfg, const char *resume) {
     t->tape = gpn_tape_new_f32(&c->model, c->batch, c->seq_len);
     if (!t->tape) goto fail;
     if (resume && load_state(t, resume) != 0) goto fail;
-    if (mkdir_p(c->out_dir) != 0) goto fail;
+    if (gs_mkdir_p(c->out_dir) != 0) goto fail;
     snprintf(t->path_model, sizeof t->path_model, "%s/model.safetensors", c->out_dir);
     snprintf(t->path_opt, sizeof t->path_opt, "%s/optimizer.safetensors", c->out_dir);
     struct stat ost;
@@ -607,7 +578,7 @@ gpn_trainer *gpn_trainer_new(const train_config *cfg, const char *resume) {
     snprintf(t->path_log, sizeof t->path_log, "%s/loss.csv", c->out_dir);
     char *json = train_config_to_json(c), cpath[TRAIN_PATH_MAX + 32];
     snprintf(cpath, sizeof cpath, "%s/config.json", c->out_dir);
-    int rc = json ? write_atomic(cpath, json) : gs_fail("out of memory");
+    int rc = json ? gs_write_atomic(cpath, json) : gs_fail("out of memory");
     free(json);
     if (rc != 0) goto fail;
     if (resume) {
@@ -678,7 +649,7 @@ int gpn_trainer_evaluate(gpn_trainer *t, double *loss) {
 int gpn_trainer_step(gpn_trainer *t, train_report *r) {
     const train_config *c = &t->cfg;
     if (gpn_trainer_done(t)) return gs_fail("training is complete (%ld of %ld steps)", t->opt->step, c->steps);
-    double t0 = now_s();
+    double t0 = gs_now();
     if (load_batch(t, t->data_pos) != 0) return -1;
     memset(t->grads, 0, t->model->n_params * sizeof *t->grads);
     double loss;
@@ -693,14 +664,14 @@ int gpn_trainer_step(gpn_trainer *t, train_report *r) {
                        "the last checkpoint is intact", t->opt->step, gnorm);
     t->data_pos++;
     t->tokens_done += (int64_t)c->batch * c->seq_len;
-    t->elapsed += now_s() - t0;
+    t->elapsed += gs_now() - t0;
     long step = t->opt->step;
     train_report rep = {step, c->steps, t->tokens_done, loss, lr, gnorm, NAN, 0, 0};
     int last = step >= c->steps;
     if (t->eval && ((c->eval_every > 0 && step % c->eval_every == 0) || last)) {
-        double t1 = now_s();
+        double t1 = gs_now();
         if (gpn_trainer_evaluate(t, &rep.eval_loss) != 0) return -1;
-        t->elapsed += now_s() - t1;
+        t->elapsed += gs_now() - t1;
     }
     rep.elapsed = t->elapsed;
     char ev[32] = "";

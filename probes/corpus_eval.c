@@ -5,16 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "engine/engine.h"
 #include "engine/arch/family.h"
 #include "probes/runner.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 typedef struct {
     double sum;
@@ -37,7 +32,7 @@ static int add_nll(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const in
 
 static int report(void *ctx, int64_t done, int64_t total) {
     eval_sink *s = ctx;
-    return s->progress && s->progress(s->ctx, done, total, done * s->T, now() - s->t0);
+    return s->progress && s->progress(s->ctx, done, total, done * s->T, gs_now() - s->t0);
 }
 
 int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_device *dev, corpus_eval_progress progress,
@@ -50,7 +45,7 @@ int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_de
     if (!e) return -1;
     gpn_engine_set_outputs(e, 0, NULL); /* the NLL is all an evaluation reads */
     const gs_family *f = gs_family_of(&m->cfg);
-    eval_sink s = {0, c, progress, ctx, now(), T, f ? f->predicts_first_token : 1};
+    eval_sink s = {0, c, progress, ctx, gs_now(), T, f ? f->predicts_first_token : 1};
     runner_sink sink = {.ctx = &s, .after_step = add_nll};
     runner_opts ro = {.engine = e, .T = (int)T, .first = 0, .total = W, .window = runner_corpus_window,
                       .window_ctx = (void *)c, .progress = report, .progress_ctx = &s};
@@ -58,7 +53,7 @@ int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_de
     int rc = runner_run(&ro, &sink, 1, &done);
     out->windows = done;
     out->tokens = done * (s.first ? T : T - 1);
-    out->seconds = now() - s.t0;
+    out->seconds = gs_now() - s.t0;
     out->sum_nll = s.sum;
     if (out->tokens) {
         out->mean_nll = s.sum / (double)out->tokens;

@@ -1,0 +1,9 @@
+#include "base/clock.h"
+
+#include <time.h>
+
+double gs_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}

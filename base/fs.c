@@ -1,0 +1,56 @@
+#include "base/fs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+
+int gs_mkdir_p(const char *path) {
+    size_t n = strlen(path);
+    char *buf = malloc(n + 1);
+    if (!buf) return gs_fail("out of memory");
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1;; p++) {
+        char c = *p;
+        if (c == '/' || c == 0) {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                int e = errno;
+                gs_fail("cannot create directory %s: %s", buf, strerror(e));
+                free(buf);
+                return -1;
+            }
+            *p = c;
+        }
+        if (!c) break;
+    }
+    free(buf);
+    return 0;
+}
+
+int gs_write_atomic(const char *path, const char *text) {
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 8);
+    if (!tmp) return gs_fail("out of memory");
+    snprintf(tmp, n + 8, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        gs_fail("cannot write %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int ok = fputs(text, f) >= 0;
+    ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok &= fclose(f) == 0;
+    int rc = 0;
+    if (!ok || rename(tmp, path) != 0) {
+        rc = gs_fail("cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
