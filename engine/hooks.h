@@ -32,6 +32,17 @@ typedef enum {
     GPN_HOOK_NLL,        /* "nll"      1 */
     GPN_HOOK_FUSE_GATE,  /* "fuse_gate" d */
     GPN_HOOK_S_GROUND,   /* "s_ground" grounded state carried to the next step, d */
+    /* a transformer's residual stream and attention (Transformer++; names as
+     * TransformerLens's; per layer but the first and the last) */
+    GPN_HOOK_EMBED,      /* "hook_embed"                E[x_t], d */
+    GPN_HOOK_RESID_PRE,  /* "blocks.{i}.hook_resid_pre"  the block's input, d */
+    GPN_HOOK_ATTN_Q,     /* "blocks.{i}.attn.hook_q"     queries after RoPE, H*dk */
+    GPN_HOOK_ATTN_K,     /* "blocks.{i}.attn.hook_k"     keys after RoPE, before the cache, H*dk */
+    GPN_HOOK_ATTN_V,     /* "blocks.{i}.attn.hook_v"     values, before the cache, H*dv */
+    GPN_HOOK_ATTN_OUT,   /* "blocks.{i}.hook_attn_out"   attention's contribution, d */
+    GPN_HOOK_RESID_MID,  /* "blocks.{i}.hook_resid_mid"  after attention's residual add, d */
+    GPN_HOOK_RESID_POST, /* "blocks.{i}.hook_resid_post" the block's output, d */
+    GPN_HOOK_FINAL_NORM, /* "ln_final.hook_normalized"   the final norm's output, d */
     GPN_HOOK_COUNT
 } gpn_hook_point;
 

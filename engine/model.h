@@ -15,15 +15,15 @@
 #define GPN_MAX_LAYERS 64
 
 /* One id per row of the family table (engine/arch/families.c). */
-typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2 } gpn_arch;
+typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3 } gpn_arch;
 
 typedef struct {
     gpn_arch arch;
     int n_layers; /* N: FFN/gate(/read) layers; 1 for GPN */
-    int d;        /* d_state */
+    int d;        /* d_state (Transformer++: hidden_dim, the residual width; e = d) */
     int e;        /* d_emb */
-    int f;        /* d_ffn */
-    int H, dk, dv; /* memory heads and sizes (0 for GPN) */
+    int f;        /* d_ffn (Transformer++: ffn_dim, the SwiGLU's hidden width) */
+    int H, dk, dv; /* memory heads and sizes (0 for GPN); Transformer++: attention heads, dk = dv = d / H */
     int V;        /* vocabulary */
     int decoder_bias;
 } gpn_config;

@@ -19,6 +19,9 @@ static void fire(void *ctx, gpn_hook_point p, int layer, float *host, int B, int
     gs_fire(((const gpn_cuda_backend *)ctx)->host, p, layer, host, B, width);
 }
 
+/* the hook mask below is 32 bits: more hook points need a wider one */
+_Static_assert(GPN_HOOK_COUNT <= 32, "cuda_step's hook mask holds 32 hook points");
+
 static int cuda_step(void *impl, int B) {
     gpn_cuda_backend *c = impl;
     unsigned mask = 0;

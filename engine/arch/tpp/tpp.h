@@ -1,0 +1,26 @@
+/* Transformer++, the GPN paper's baseline, exactly as the companion's
+ * src/torch/models/transformer computes it (docs/families.md): pre-norm
+ * blocks h += attn(rms(h)); h += ffn(rms(h)) with RMSNorm eps 1e-6, RoPE
+ * (base 10000, rotate-half), causal softmax attention over H heads of
+ * Dh = d / H, SwiGLU (w1 = [gate; value]), a final RMSNorm and the tied head
+ * h E^T. Weights are stored [out, in] under the companion's names.
+ *
+ * The config: gpn_config.d = e = hidden_dim, f = ffn_dim, H = n_heads,
+ * dk = dv = Dh. The heads cannot be read from shapes: they come from the
+ * checkpoint's __metadata__.config (the companion's config dict, key
+ * n_heads) or __metadata__.n_heads.
+ *
+ * Step convention (the engine's): step t reads x_t; its logits, nll, entropy
+ * and top1 are the prediction of x_t made at step t-1 (NaN at t = 0: a
+ * transformer does not predict the first token); residual-stream sites at
+ * step t are at position t, after reading x_t. */
+#ifndef GS_ENGINE_ARCH_TPP_H
+#define GS_ENGINE_ARCH_TPP_H
+
+#include "engine/arch/family.h"
+
+extern const gs_family gs_family_tpp;
+
+int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+
+#endif

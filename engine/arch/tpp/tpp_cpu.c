@@ -1,0 +1,281 @@
+/* The Transformer++ CPU backend: incremental decoding, one position per
+ * sequence per step. Every projection is one SGEMM over the batch (weights
+ * [out, in], so B^T); attention is a per-sequence loop over that sequence's
+ * KV cache (two GEMVs per head). The cache grows as positions advance; a
+ * sequence's logits wait in `pending` until the next step reports them. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/tpp/tpp.h"
+#include "engine/ops.h"
+
+typedef struct {
+    float *k, *v; /* [cap][n_layers][d]: position-major, so growing is one realloc */
+    int cap;
+} kv_cache;
+
+typedef struct {
+    const float *norm_a, *W_q, *W_k, *W_v, *W_o, *norm_f, *w1, *w2;
+} tpp_layer;
+
+typedef struct {
+    const gpn_model *m;
+    const gs_engine_host *host;
+    const float *E, *norm;
+    tpp_layer *layer;
+    kv_cache *cache; /* one per sequence */
+    int max_batch;
+    float *arena, *emb, *h, *xn, *q, *k, *v, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
+    float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
+    float *scores;    /* one sequence's attention weights */
+    int scores_cap;
+    int32_t *top1;
+} tpp_cpu;
+
+static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(specs[i].name, name)) return m->block + specs[i].offset;
+    return NULL;
+}
+
+/* out[B x n_out] = x[B x n_in] W^T for W stored [n_out, n_in] (PyTorch's
+ * nn.Linear); one sequence goes through GEMV, which streams the weights at
+ * full bandwidth where OpenBLAS's GEMM with M = 1 does not */
+static void linear(float *out, const float *x, const float *W, int B, int n_in, int n_out) {
+    if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_out, n_in, 1.0f, W, n_in, x, 1, 0.0f, out, 1);
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, x, n_in, W, n_in, 0.0f, out, n_out);
+}
+
+static void cpu_free(void *impl) {
+    tpp_cpu *e = impl;
+    if (!e) return;
+    for (int b = 0; e->cache && b < e->max_batch; b++) {
+        free(e->cache[b].k);
+        free(e->cache[b].v);
+    }
+    free(e->cache);
+    free(e->arena);
+    free(e->top1);
+    free(e->layer);
+    free(e->scores);
+    free(e);
+}
+
+static void cpu_reset_seq(void *impl, int b) {
+    (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
+}
+
+/* Room in sequence b's cache for position `pos` (doubling, so a window of T
+ * steps reallocates log2(T) times). */
+static int reserve(tpp_cpu *e, int b, int64_t pos) {
+    kv_cache *c = &e->cache[b];
+    if (pos < c->cap) return 0;
+    if (pos >= INT32_MAX / 2) return gs_fail("sequence %d is at position %lld: more than a KV cache holds", b, (long long)pos);
+    int cap = c->cap ? c->cap : 64;
+    while (cap <= pos) cap *= 2;
+    size_t row = (size_t)e->m->cfg.n_layers * e->m->cfg.d;
+    float *k = realloc(c->k, (size_t)cap * row * sizeof *k);
+    if (k) c->k = k;
+    float *v = k ? realloc(c->v, (size_t)cap * row * sizeof *v) : NULL;
+    if (v) c->v = v;
+    if (!k || !v) return gs_fail("out of memory for the KV cache of sequence %d at position %lld", b, (long long)pos);
+    c->cap = cap;
+    if (cap > e->scores_cap) {
+        float *s = realloc(e->scores, (size_t)cap * sizeof *s);
+        if (!s) return gs_fail("out of memory for attention weights over %d positions", cap);
+        e->scores = s;
+        e->scores_cap = cap;
+    }
+    return 0;
+}
+
+/* RoPE as the source: freq_i = 1 / 10000^(i / half) and the angle pos * freq_i,
+ * both in float32 as torch computes its cache, so long windows round alike. */
+static void rope_tables(tpp_cpu *e, int B) {
+    int half = e->m->cfg.dk / 2;
+    for (int b = 0; b < B; b++) {
+        float p = (float)e->host->pos[b];
+        for (int i = 0; i < half; i++) {
+            float freq = 1.0f / powf(10000.0f, (float)i / (float)half);
+            float angle = p * freq;
+            e->cos[(size_t)b * half + i] = cosf(angle);
+            e->sin[(size_t)b * half + i] = sinf(angle);
+        }
+    }
+}
+
+/* x * [c, c] + [-x2, x1] * [s, s] on each head of each row (x1, x2 its halves) */
+static void rope_apply(const tpp_cpu *e, float *x, int B) {
+    int H = e->m->cfg.H, Dh = e->m->cfg.dk, half = Dh / 2;
+    for (int b = 0; b < B; b++)
+        for (int hd = 0; hd < H; hd++) {
+            float *r = x + (size_t)b * H * Dh + (size_t)hd * Dh;
+            const float *c = e->cos + (size_t)b * half, *s = e->sin + (size_t)b * half;
+            for (int i = 0; i < half; i++) {
+                float x1 = r[i], x2 = r[i + half];
+                r[i] = x1 * c[i] - x2 * s[i];
+                r[i + half] = x2 * c[i] + x1 * s[i];
+            }
+        }
+}
+
+/* Causal softmax attention of each sequence's query over its cache
+ * (positions 0..pos, this one included), scaled by 1/sqrt(Dh). */
+static void attend(tpp_cpu *e, int l, int B) {
+    const gpn_config *c = &e->m->cfg;
+    int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers;
+    float scale = 1.0f / sqrtf((float)Dh);
+    for (int b = 0; b < B; b++) {
+        int n = (int)e->host->pos[b] + 1;
+        const float *K = e->cache[b].k + (size_t)l * d, *Vc = e->cache[b].v + (size_t)l * d;
+        for (int hd = 0; hd < H; hd++) {
+            const float *q = e->q + (size_t)b * d + (size_t)hd * Dh;
+            float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->scores;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, scale, K + (size_t)hd * Dh, L * d, q, 1, 0.0f, p, 1);
+            float mx = p[0];
+            for (int j = 1; j < n; j++) mx = p[j] > mx ? p[j] : mx;
+            double sum = 0;
+            for (int j = 0; j < n; j++) sum += p[j] = expf(p[j] - mx);
+            float inv = (float)(1.0 / sum);
+            for (int j = 0; j < n; j++) p[j] *= inv;
+            cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc + (size_t)hd * Dh, L * d, p, 1, 0.0f, o, 1);
+        }
+    }
+}
+
+static void add(float *h, const float *x, long n) {
+    for (long i = 0; i < n; i++) h[i] += x[i];
+}
+
+static int cpu_step(void *impl, int B) {
+    tpp_cpu *e = impl;
+    const gs_engine_host *host = e->host;
+    const gpn_config *c = &e->m->cfg;
+    int d = c->d, V = c->V, f = c->f, L = c->n_layers;
+    long Bd = (long)B * d;
+    /* the prediction of x_t, made at step t - 1 (none at a window's start) */
+    for (int b = 0; b < B; b++) {
+        float *row = e->logits + (size_t)b * V;
+        if (host->pos[b] == 0)
+            for (int i = 0; i < V; i++) row[i] = NAN;
+        else memcpy(row, e->pending + (size_t)b * V, (size_t)V * sizeof *row);
+    }
+    gs_fire(host, GPN_HOOK_LOGITS, 0, e->logits, B, V);
+    logits_stats(e->logits, host->tokens, B, V, e->nll, e->entropy, e->top1);
+    for (int b = 0; b < B; b++)
+        if (isnan(e->nll[b])) e->top1[b] = -1; /* no prediction: no top-1 either (stored as NULL) */
+    gs_fire(host, GPN_HOOK_NLL, 0, e->nll, B, 1);
+
+    for (int b = 0; b < B; b++)
+        if (reserve(e, b, host->pos[b])) return -1;
+    rope_tables(e, B);
+    for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * d, e->E + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
+    gs_fire(host, GPN_HOOK_EMBED, 0, e->emb, B, d);
+    memcpy(e->h, e->emb, (size_t)Bd * sizeof(float));
+    for (int l = 0; l < L; l++) {
+        const tpp_layer *w = &e->layer[l];
+        gs_fire(host, GPN_HOOK_RESID_PRE, l, e->h, B, d);
+        rmsnorm_forward(e->xn, e->h, w->norm_a, B, d);
+        linear(e->q, e->xn, w->W_q, B, d, d);
+        linear(e->k, e->xn, w->W_k, B, d, d);
+        linear(e->v, e->xn, w->W_v, B, d, d);
+        rope_apply(e, e->q, B);
+        rope_apply(e, e->k, B);
+        gs_fire(host, GPN_HOOK_ATTN_Q, l, e->q, B, d);
+        gs_fire(host, GPN_HOOK_ATTN_K, l, e->k, B, d);
+        gs_fire(host, GPN_HOOK_ATTN_V, l, e->v, B, d);
+        /* the cache keeps k and v as the hooks left them, so an edit persists */
+        for (int b = 0; b < B; b++) {
+            size_t at = ((size_t)host->pos[b] * L + l) * d;
+            memcpy(e->cache[b].k + at, e->k + (size_t)b * d, (size_t)d * sizeof(float));
+            memcpy(e->cache[b].v + at, e->v + (size_t)b * d, (size_t)d * sizeof(float));
+        }
+        attend(e, l, B);
+        linear(e->out, e->att, w->W_o, B, d, d);
+        gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
+        add(e->h, e->out, Bd);
+        gs_fire(host, GPN_HOOK_RESID_MID, l, e->h, B, d);
+        rmsnorm_forward(e->xn, e->h, w->norm_f, B, d);
+        linear(e->u, e->xn, w->w1, B, d, 2 * f);
+        swiglu_forward(e->g, e->u, B, f);
+        linear(e->out, e->g, w->w2, B, f, d);
+        gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
+        add(e->h, e->out, Bd);
+        gs_fire(host, GPN_HOOK_RESID_POST, l, e->h, B, d);
+    }
+    rmsnorm_forward(e->fin, e->h, e->norm, B, d);
+    gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->fin, B, d);
+    linear(e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
+    return 0;
+}
+
+/* The family's state, the last block's resid_post, stands in both state
+ * slots: a transformer has no separate grounded state. */
+static gpn_step_out cpu_out(const void *impl) {
+    const tpp_cpu *e = impl;
+    return (gpn_step_out){e->nll, e->entropy, e->top1, e->h, e->h, e->logits, NULL, NULL, NULL};
+}
+
+static const float *cpu_site(const void *impl, gpn_hook_point p) {
+    const tpp_cpu *e = impl;
+    switch (p) {
+    case GPN_HOOK_LOGITS: return e->logits;
+    case GPN_HOOK_NLL: return e->nll;
+    case GPN_HOOK_EMBED: return e->emb;
+    case GPN_HOOK_FINAL_NORM: return e->fin;
+    default: return NULL;
+    }
+}
+
+static const char *cpu_name(const void *impl) {
+    (void)impl;
+    return "cpu";
+}
+
+static const gs_backend_i tpp_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+
+int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    const gpn_config *c = &m->cfg;
+    size_t B = (size_t)max_batch, d = (size_t)c->d, V = (size_t)c->V, f = (size_t)c->f, half = (size_t)c->dk / 2;
+    size_t floats = B * (9 * d + 3 * f + 2 * V + 2 + 2 * half);
+    tpp_cpu *e = calloc(1, sizeof *e);
+    if (!e || !(e->arena = calloc(floats, sizeof(float))) || !(e->top1 = calloc(B, sizeof *e->top1)) ||
+        !(e->layer = calloc((size_t)c->n_layers, sizeof *e->layer)) || !(e->cache = calloc(B, sizeof *e->cache))) {
+        if (e) e->max_batch = e->cache ? max_batch : 0;
+        cpu_free(e);
+        return gs_fail("out of memory for a Transformer++ engine of batch %d", max_batch);
+    }
+    e->m = m;
+    e->host = host;
+    e->max_batch = max_batch;
+    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+    int n = gpn_tensor_specs(c, specs);
+    e->E = tensor(m, specs, n, "embedding.weight");
+    e->norm = tensor(m, specs, n, "norm.weight");
+    for (int l = 0; l < c->n_layers; l++) {
+        char name[48];
+        const float **slot[] = {&e->layer[l].norm_a, &e->layer[l].W_q, &e->layer[l].W_k, &e->layer[l].W_v,
+                                &e->layer[l].W_o,    &e->layer[l].norm_f, &e->layer[l].w1, &e->layer[l].w2};
+        const char *suffix[] = {"attn.norm", "attn.W_q", "attn.W_k", "attn.W_v", "attn.W_o", "ffn.norm", "ffn.w1", "ffn.w2"};
+        for (int i = 0; i < 8; i++) {
+            snprintf(name, sizeof name, "blocks.%d.%s.weight", l, suffix[i]);
+            *slot[i] = tensor(m, specs, n, name);
+        }
+    }
+    float *p = e->arena;
+    float **bufs[] = {&e->emb, &e->h, &e->xn, &e->q, &e->k, &e->v, &e->att, &e->out, &e->fin};
+    for (int i = 0; i < 9; i++) *bufs[i] = p, p += B * d;
+    e->u = p, p += B * 2 * f;
+    e->g = p, p += B * f;
+    e->logits = p, p += B * V;
+    e->pending = p, p += B * V;
+    e->nll = p, p += B;
+    e->entropy = p, p += B;
+    e->cos = p, p += B * half;
+    e->sin = p;
+    *out = (gs_backend){&tpp_cpu_i, e};
+    return 0;
+}

@@ -1,0 +1,183 @@
+/* The Transformer++ row of the family table: its tensors (the companion's
+ * state-dict names), the config from their shapes and from the companion's
+ * config dict in __metadata__.config, and its sites. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/tpp/tpp.h"
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
+
+static int recognise(const st_file *f) {
+    return safetensors_find(f, "embedding.weight") && safetensors_find(f, "blocks.0.attn.W_q.weight");
+}
+
+static const st_tensor *matrix(const st_file *f, const char *name) {
+    const st_tensor *t = safetensors_find(f, name);
+    if (!t || t->ndim != 2) gs_fail("missing 2-D tensor '%s'", name);
+    return t && t->ndim == 2 ? t : NULL;
+}
+
+/* An integer of __metadata__: its plain key ("n_heads") or that key of the
+ * JSON config; 1 with *out, 0 when absent, -1 with gs_error(). */
+static int meta_int(const st_file *f, const char *key, long *out) {
+    const char *v = safetensors_meta(f, key);
+    if (v) {
+        char *end;
+        *out = strtol(v, &end, 10);
+        if (!*v || *end) return gs_fail("__metadata__ %s='%s' is not an integer", key, v);
+        return 1;
+    }
+    const char *js = safetensors_meta(f, "config");
+    if (!js) return 0;
+    cJSON *j = cJSON_Parse(js);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return gs_fail("__metadata__ config is not a JSON object (the companion's model config, e.g. "
+                       "{\"n_heads\": 12, ...})");
+    }
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    int rc = 0;
+    if (x && (!cJSON_IsNumber(x) || x->valuedouble != (double)(long)x->valuedouble))
+        rc = gs_fail("__metadata__ config: %s is not an integer", key);
+    else if (x) *out = (long)x->valuedouble, rc = 1;
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int infer(const st_file *f, gpn_config *c) {
+    memset(c, 0, sizeof *c);
+    c->arch = GPN_ARCH_TPP;
+    const st_tensor *e = matrix(f, "embedding.weight"), *w2 = matrix(f, "blocks.0.ffn.w2.weight");
+    if (!e || !w2) return -1;
+    c->V = (int)e->shape[0];
+    c->d = c->e = (int)e->shape[1];
+    c->f = (int)w2->shape[1];
+    char name[64];
+    for (c->n_layers = 0; c->n_layers <= GPN_MAX_LAYERS; c->n_layers++) {
+        snprintf(name, sizeof name, "blocks.%d.attn.W_q.weight", c->n_layers);
+        if (!safetensors_find(f, name)) break;
+    }
+    /* the heads split W_q's rows, which no shape shows: never guess them */
+    long H = 0;
+    int got = meta_int(f, "n_heads", &H);
+    if (got < 0) return -1;
+    if (!got)
+        return gs_fail("a Transformer++ checkpoint must say its number of attention heads, which its shapes cannot "
+                       "tell: save it with __metadata__ config = the companion's model config (n_heads) or n_heads");
+    if (H < 1 || H > c->d) return gs_fail("__metadata__ n_heads=%ld: it must be 1..%d (hidden_dim)", H, c->d);
+    c->H = (int)H;
+    c->dk = c->dv = c->d / c->H;
+    return 0;
+}
+
+static int check_metadata(const st_file *f, const gpn_config *c) {
+    const char *arch = safetensors_meta(f, "arch");
+    if (arch && strcmp(arch, "transformer++") && strcmp(arch, "tpp"))
+        return gs_fail("__metadata__ says arch=%s but the tensors are those of transformer++", arch);
+    const struct { const char *key; int value; } keys[] = {
+        {"vocab_size", c->V}, {"hidden_dim", c->d}, {"n_layers", c->n_layers}, {"ffn_dim", c->f}, {"n_heads", c->H},
+    };
+    for (int i = 0; i < ARRAY_LEN(keys); i++) {
+        long x = 0;
+        int got = meta_int(f, keys[i].key, &x);
+        if (got < 0) return -1;
+        if (got && x != keys[i].value)
+            return gs_fail("__metadata__ says %s=%ld but the checkpoint has %d", keys[i].key, x, keys[i].value);
+    }
+    /* a plain n_heads and the config's must not disagree either */
+    const char *js = safetensors_meta(f, "config");
+    cJSON *j = js ? cJSON_Parse(js) : NULL;
+    const cJSON *h = j ? cJSON_GetObjectItemCaseSensitive(j, "n_heads") : NULL;
+    int rc = h && cJSON_IsNumber(h) && h->valuedouble != c->H
+                 ? gs_fail("__metadata__ says n_heads=%d but its config says n_heads=%g", c->H, h->valuedouble)
+                 : 0;
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int validate(const gpn_config *c) {
+    if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->n_layers < 1)
+        return gs_fail("invalid Transformer++ sizes (V=%d, hidden_dim=%d, ffn_dim=%d, n_heads=%d, n_layers=%d): all "
+                       "must be positive", c->V, c->d, c->f, c->H, c->n_layers);
+    if (c->n_layers > GPN_MAX_LAYERS)
+        return gs_fail("%d layers: the engine supports at most %d", c->n_layers, GPN_MAX_LAYERS);
+    if (c->d % c->H || c->dk != c->d / c->H || c->dv != c->dk)
+        return gs_fail("n_heads=%d does not divide hidden_dim=%d (the source asserts it)", c->H, c->d);
+    /* the source's RoPE splits each head in two halves and its cos/sin tables
+     * are 2 * (Dh / 2) wide: an odd head size does not run there */
+    if (c->dk % 2) return gs_fail("head size %d = hidden_dim / n_heads is odd: RoPE needs an even one", c->dk);
+    if ((int64_t)c->V * c->d > INT32_MAX || (int64_t)2 * c->f * c->d > INT32_MAX)
+        return gs_fail("sizes too large for 32-bit BLAS indices");
+    return 0;
+}
+
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
+    static char groups[GPN_MAX_LAYERS][16]; /* the specs point at these names */
+    int n = 0, d = c->d;
+    size_t off = 0;
+    gs_spec_add(s, &n, &off, "embedding.weight", "embedding", GPN_ROLE_MATRIX, c->V, d);
+    for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
+        snprintf(groups[i], sizeof groups[i], "layer %d", i);
+        char name[48];
+#define ADD(suffix, role, r, cols) \
+    (snprintf(name, sizeof name, "blocks.%d.%s", i, suffix), gs_spec_add(s, &n, &off, name, groups[i], role, r, cols))
+        ADD("attn.norm.weight", GPN_ROLE_NORM, d, 0);
+        ADD("attn.W_q.weight", GPN_ROLE_MATRIX, d, d);
+        ADD("attn.W_k.weight", GPN_ROLE_MATRIX, d, d);
+        ADD("attn.W_v.weight", GPN_ROLE_MATRIX, d, d);
+        ADD("attn.W_o.weight", GPN_ROLE_MATRIX, d, d);
+        ADD("ffn.norm.weight", GPN_ROLE_NORM, d, 0);
+        ADD("ffn.w1.weight", GPN_ROLE_MATRIX, 2 * c->f, d);
+        ADD("ffn.w2.weight", GPN_ROLE_MATRIX, d, c->f);
+#undef ADD
+    }
+    gs_spec_add(s, &n, &off, "norm.weight", "final norm", GPN_ROLE_NORM, d, 0);
+    return n;
+}
+
+/* The config as the companion's own dict (TransformerConfig.from_dict), so a
+ * saved model reads back, and reads in the companion's tools, the same way. */
+static void write_metadata(const gpn_config *c, st_writer *w) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "{\"vocab_size\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, \"ffn_dim\": %d}",
+             c->V, c->d, c->n_layers, c->H, c->f);
+    st_writer_meta(w, "arch", "transformer++");
+    st_writer_meta(w, "config", buf);
+}
+
+/* In step order. Residual sites of step t are at position t (after reading
+ * x_t); logits and nll are the prediction of x_t, made at step t-1. */
+static const gs_site sites[] = {
+    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
+     "the distribution for x_t: rms(resid_post) E^T of step t-1 (NaN at t = 0)"},
+    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
+    {"hook_embed", NULL, GPN_HOOK_EMBED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1, "E[x_t]"},
+    {"blocks.{i}.hook_resid_pre", NULL, GPN_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the residual stream entering block i"},
+    {"blocks.{i}.attn.hook_q", NULL, GPN_HOOK_ATTN_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+     "queries W_q rms(resid_pre) per head, after RoPE"},
+    {"blocks.{i}.attn.hook_k", NULL, GPN_HOOK_ATTN_K, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+     "keys per head, after RoPE (what the KV cache keeps)"},
+    {"blocks.{i}.attn.hook_v", NULL, GPN_HOOK_ATTN_V, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
+     "values per head (what the KV cache keeps)"},
+    {"blocks.{i}.hook_attn_out", NULL, GPN_HOOK_ATTN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "attention's contribution: W_o of the heads' causal softmax reads"},
+    {"blocks.{i}.hook_resid_mid", NULL, GPN_HOOK_RESID_MID, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "resid_pre + attn_out"},
+    {"blocks.{i}.hook_mlp_out", NULL, GPN_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the SwiGLU FFN's contribution"},
+    {"blocks.{i}.hook_resid_post", NULL, GPN_HOOK_RESID_POST, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_STATE, 0, 0,
+     "resid_mid + mlp_out: the block's output (the state: the last layer's by default)"},
+    {"ln_final.hook_normalized", NULL, GPN_HOOK_FINAL_NORM, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+     "rms(last resid_post, norm.weight): decoded into the prediction of x_{t+1}"},
+};
+
+const gs_family gs_family_tpp = {
+    "transformer++", "transformer++", "Transformer++, the GPN paper's baseline", GPN_ARCH_TPP, 0, sites,
+    ARRAY_LEN(sites), recognise, "tensors 'embedding.weight' and 'blocks.0.attn.W_q.weight'", infer, check_metadata,
+    validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL,
+};

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# The Transformer++ family end to end. Its forward pass equals a float64 numpy
+# reference written from the source's equations (tests/reference/tpp_reference.py,
+# whole sequences with a causal mask, against the engine's KV-cache decoding):
+# every site < 1e-4 on configurations the tpp2 fixture lacks (three layers,
+# four heads, T = 70; three heads of odd half size; one head of 10; six heads
+# of 2), with batch invariance and BF16. gpnscope info lists its sites, each in
+# docs/hooks.md; eval's perplexity is exp(mean nll) over T - 1 tokens per
+# window; record (default sites) stores the last block's resid_post and the
+# NLLs the reference computed; analyze runs geometry and the horizons on that
+# site; what the family lacks is a one-line error.
+set -euo pipefail
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+bin="$GPNSCOPE_BIN"
+dir="$GPNSCOPE_BUILD/test-scratch/family_tpp"; rm -rf "$dir"; mkdir -p "$dir/shards" "$dir/random"
+ref="$GPNSCOPE_SOURCE/tests/reference/tpp_reference.py"
+doc="$GPNSCOPE_SOURCE/docs/hooks.md"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+
+#            name  V  D  L H  F  B T  seed
+configs=("c3h4   97 32 3 4  48 3 70 21"
+         "h3     61 18 2 3  40 2 33 22"
+         "h1     50 10 1 1  20 2 20 23"
+         "h6     40 12 2 6  24 2 17 24")
+args=()
+for c in "${configs[@]}"; do
+  read -r name V D L H F B T seed <<<"$c"
+  "$py" "$ref" make "$dir/$name" "$V" "$D" "$L" "$H" "$F" "$B" "$T" "$seed"
+  args+=("$dir/$name.weights.safetensors" "$dir/$name.expect.safetensors")
+done
+if "$GPNSCOPE_BUILD/tests/test_family_tpp" "${args[@]}" >"$dir/parity.txt" 2>&1; then
+  ok "every site equals the float64 reference on ${#configs[@]} configurations: $(grep -c 'rel err' "$dir/parity.txt") tensors < 1e-4"
+else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+
+model="$dir/c3h4.weights.safetensors"
+"$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"
+"$py" - "$doc" "$dir/info.json" >"$dir/sites.txt" 2>&1 <<'PY' && ok "info: $(wc -l <"$dir/sites.txt") sites, each in docs/hooks.md with its width" || bad "info's sites: $(tail -2 "$dir/sites.txt")"
+import json, sys
+o = json.load(open(sys.argv[2]))
+doc = open(sys.argv[1]).read()
+assert o["arch"] == "transformer++" and o["n_layers"] == 3 and o["n_heads"] == 4 and o["d_state"] == 32, o
+names = [s["name"] for s in o["sites"]]
+for s in o["sites"]:
+    assert "| `%s` |" % s["name"] in doc, "docs/hooks.md lacks " + s["name"]
+    print(s["name"], s["width"])
+w = {s["name"]: s["width"] for s in o["sites"]}
+assert w["logits"] == 97 and w["nll"] == 1 and w["blocks.{i}.attn.hook_q"] == 32 and w["blocks.{i}.hook_resid_post"] == 32, w
+assert not any(n.startswith("mem.") or ".mem." in n for n in names), names
+for n in ("hook_embed", "blocks.{i}.hook_resid_pre", "blocks.{i}.attn.hook_k", "blocks.{i}.attn.hook_v",
+          "blocks.{i}.hook_attn_out", "blocks.{i}.hook_resid_mid", "blocks.{i}.hook_mlp_out", "ln_final.hook_normalized"):
+    assert n in names, n
+PY
+[[ "$text" == *"Transformer++"* && "$text" == *"blocks.{i}.hook_resid_post"* && "$text" == *"heads=4"* ]] &&
+  ok "the text table: the family, its heads, its sites" || bad "info: $text"
+
+# the reference's three windows of 70 tokens as a corpus
+"$py" - "$dir/c3h4.expect.safetensors" "$dir/shards" >"$dir/want.txt" <<'PY'
+import json, struct, sys
+import numpy as np
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+hdr = json.loads(raw[8:8 + n])
+def get(name, dt):
+    b, e = hdr[name]["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype=dt).reshape(hdr[name]["shape"])
+tokens = get("tokens", "<i4")
+out = sys.argv[2]
+np.array(tokens.reshape(-1), dtype=np.uint32).tofile(out + "/data_0000.bin")
+json.dump([int(tokens.size)], open(out + "/data_0000.index.json", "w"))
+json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(tokens.size), "total_docs": 1, "num_shards": 1},
+          open(out + "/meta.json", "w"))
+print(repr(float(np.exp(np.mean(get("nll", "<f4").astype(np.float64))))))
+PY
+want="$(cat "$dir/want.txt")"
+got="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --json |
+  "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["perplexity"], d["tokens"], d["windows"])')"
+read -r ppl toks wins <<<"$got"
+"$py" -c "import sys; sys.exit(0 if abs($ppl/$want-1) < 1e-4 else 1)" && [[ "$toks $wins" == "207 3" ]] &&
+  ok "eval: perplexity $ppl == exp(mean reference nll) $want over 3 x 69 tokens" || bad "eval: $got, want $want 207 3"
+
+"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/ref.db" --quiet >/dev/null &&
+  ok "record (default sites) over the reference's windows" || bad "record over the reference's windows"
+[[ "$(sqlite3 "$dir/ref.db" "select arch || ' ' || states from runs join models m on m.id = model_id")" == "transformer++ blocks.2.hook_resid_post" ]] &&
+  ok "the default site is the last block's resid_post" || bad "runs: $(sqlite3 "$dir/ref.db" "select arch, states from runs join models m on m.id = model_id")"
+sqlite3 -json "$dir/ref.db" "select window, position, hex(vector) as v from states where kind = 'blocks.2.hook_resid_post'" >"$dir/states.json"
+sqlite3 -json "$dir/ref.db" "select window, position, nll, top1 from tokens" >"$dir/tokens.json"
+"$py" - "$dir/c3h4.expect.safetensors" "$dir/states.json" "$dir/tokens.json" <<'PY' && ok "recorded states and NLLs equal the reference's (position 0: no prediction, NULL)" || bad "recorded rows differ from the reference"
+import json, struct, sys
+import numpy as np
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+hdr = json.loads(raw[8:8 + n])
+def get(name):
+    b, e = hdr[name]["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(hdr[name]["shape"]).astype(np.float64)
+R, nll = get("resid_post_2"), get("nll")
+S = np.zeros_like(R)
+rows = json.load(open(sys.argv[2]))
+assert len(rows) == 210, len(rows)
+for r in rows:
+    S[r["window"], r["position"]] = np.frombuffer(bytes.fromhex(r["v"]), "<f4")
+err = np.linalg.norm(S - R) / np.linalg.norm(R)
+assert err < 1e-4, err
+toks = json.load(open(sys.argv[3]))
+assert len(toks) == 210
+got = np.zeros_like(nll)
+for r in toks:
+    if r["position"] == 0:
+        assert r["nll"] is None and r["top1"] is None, r
+    else:
+        got[r["window"], r["position"] - 1] = r["nll"]
+err = np.linalg.norm(got - nll) / np.linalg.norm(nll)
+assert err < 1e-4, err
+print("states", err)
+PY
+
+"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/random" $((40 * 64)) 4
+"$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
+  ok "record over random shards through the runner" || bad "record over random shards"
+[[ "$(sqlite3 "$dir/s.db" "select count(*) from tokens")" == 2560 && "$(sqlite3 "$dir/s.db" "select count(*) from states")" == 2560 &&
+   "$(sqlite3 "$dir/s.db" "select count(*) from tokens where nll is null")" == 40 ]] &&
+  ok "2560 token rows and states, 40 first tokens without an NLL" || bad "store rows"
+"$bin" analyze "$dir/s.db" --only geometry,horizon --site blocks.2.hook_resid_post --json >"$dir/analyze.json" &&
+  "$py" -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["geometry"]["n_states"] == 2560, o["geometry"]' "$dir/analyze.json" &&
+  ok "analyze geometry,horizon on blocks.2.hook_resid_post" || bad "analyze: $(head -c 300 "$dir/analyze.json")"
+
+one_line() { # WHAT NEEDLE CMD...: fails with exit != 0 and one line naming NEEDLE
+  local what="$1" needle="$2"; shift 2
+  set +e; "$@" >/dev/null 2>"$dir/err"; local rc=$?; set -e
+  [[ $rc -ne 0 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "$needle" "$dir/err" &&
+    ok "$what: one line: $(cat "$dir/err")" || bad "$what: exit $rc, $(cat "$dir/err")"
+}
+one_line "no mem.alpha" "unknown hook name 'mem.alpha'" \
+  "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad.db" --sites mem.alpha --quiet
+one_line "no CUDA backend" "no CUDA engine" \
+  "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad2.db" --device cuda --quiet
+one_line "a bare per-layer name in a 3-layer model" "is per layer" \
+  "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad3.db" --sites hook_resid_post --quiet
+# the same tensors without the config: the heads cannot be guessed
+"$py" - "$model" "$dir/noconfig.safetensors" <<'PY'
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+hdr = json.loads(raw[8:8 + n])
+del hdr["__metadata__"]
+h = json.dumps(hdr).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+PY
+one_line "no config: no heads" "number of attention heads" "$bin" info "$dir/noconfig.safetensors"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
