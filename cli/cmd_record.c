@@ -155,7 +155,10 @@ static int plan_sites(const record_opts *o, const gpn_config *c, capture_plan *p
                          : !strcmp(o->states, "none")   ? ""
                                                         : NULL;
         if (!st) return gs_fail("--states '%s': use pred,ground, pred, ground or none", o->states);
-        snprintf(list, sizeof list, "%s%s%s", st, *st && c->H ? "," : "", c->H ? "mem.alpha,mem.beta,mem.norm" : "");
+        const gs_family *f = gs_family_of(c);
+        const gs_site *mem = f ? gs_site_of_point(f, GPN_HOOK_MEM_ALPHA) : NULL;
+        int has_mem = mem && gs_site_present(mem, c); /* the memory's head rows go with the older spelling */
+        snprintf(list, sizeof list, "%s%s%s", st, *st && has_mem ? "," : "", has_mem ? "mem.alpha,mem.beta,mem.norm" : "");
     }
     for (char *save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
         if (add_site(p, c, name)) return -1;
