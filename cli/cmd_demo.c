@@ -5,12 +5,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analyses/findings.h"
@@ -20,7 +18,6 @@
 #include "cli/progress.h"
 #include "store/store.h"
 
-extern char **environ;
 
 #define SHIPPED_MODEL GPNSCOPE_SOURCE_DIR "/models/gpnm-small/model.safetensors"
 #define SHIPPED_TOKENIZER GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json"
@@ -50,27 +47,19 @@ static const char *help =
     "  --seq-len L      tokens per window (default 1024; 16 x 1024 = 16384 states)\n"
     "  --batch B        windows run in lockstep (default 16)\n";
 
-/* Run `gpnscope ARGS...` (this binary); returns its exit status. */
-static int run_stage(const char *label, char *const args[]) {
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return gs_fail("cannot find the gpnscope binary (/proc/self/exe)");
-    exe[n] = 0;
+/* One stage, in this process: a command of the table (cli/commands.h) with
+ * its arguments, timed; its own messages are printed by it. */
+static int run_stage(const char *label, int (*cmd)(int, char **), char *const args[]) {
     char *argv[32];
     int k = 0;
-    argv[k++] = exe;
     for (int i = 0; args[i] && k < 31; i++) argv[k++] = args[i];
     argv[k] = NULL;
+    fflush(stdout);
     fprintf(stderr, "demo: %s\n", label);
     double t0 = progress_now();
-    pid_t pid;
-    int rc = posix_spawn(&pid, exe, NULL, NULL, argv, environ);
-    if (rc != 0) return gs_fail("cannot start %s: %s", exe, strerror(rc));
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0) return gs_fail("waiting for %s: %s", label, strerror(errno));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return gs_fail("stage '%s' failed (exit %d); its message is above", label,
-                       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    int rc = cmd(k, argv);
+    fflush(stdout); /* its output before the next stage's messages on stderr */
+    if (rc != 0) return gs_fail("stage '%s' failed (exit %d); its message is above", label, rc);
     fprintf(stderr, "demo: %s done in %.1f s\n", label, progress_now() - t0);
     return 0;
 }
@@ -166,8 +155,8 @@ int cmd_demo(int argc, char **argv) {
     char *an[] = {"analyze", db, train ? "--train-corpus" : NULL, (char *)train, NULL};
     char *pl[] = {"plot", db, "--out", figs, NULL};
     char *ex[] = {"export-notebook", db, "--out", nb, NULL};
-    if (run_stage("record the held-out text", rec) || run_stage("analyze", an) || run_stage("plot", pl) ||
-        run_stage("export the notebook", ex)) {
+    if (run_stage("record the held-out text", cmd_record, rec) || run_stage("analyze", cmd_analyze, an) ||
+        run_stage("plot", cmd_plot, pl) || run_stage("export the notebook", cmd_export_notebook, ex)) {
         fprintf(stderr, "gpnscope demo: %s\n", gs_error());
         return 1;
     }

@@ -1,0 +1,46 @@
+/* The recorder: run a model over a corpus's windows (the runner,
+ * probes/runner.h) and write the chosen sites into a store (store/), the
+ * run's settings and sites included; resumable, one process per run
+ * (store/lock.h). `gpnscope record` and the demo call it; it prints nothing.
+ *
+ * Sites: `sites` (comma-separated, docs/hooks.md), or the older `states`
+ * spelling (pred, ground, pred,ground, none, with the memory's per-head
+ * rows); neither: the family's state site and its per-head rows. */
+#ifndef GS_RECORD_RECORDER_H
+#define GS_RECORD_RECORDER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+typedef struct {
+    const char *model, *tokenizer, *corpus, *db, *states, *sites, *positions, *dtype, *field, *separator, *device,
+        *precision;
+    gpn_device dev;   /* parsed from device and precision by gs_record */
+    int64_t seq_len, windows, skip, sample;
+    uint64_t seed;
+    int batch, resume, states_given;
+    const char *recorded; /* set by gs_record: the vector sites' kinds */
+    const char *code_version;
+} gs_record_opts;
+
+typedef struct {
+    int64_t run;          /* -1 when no run was created */
+    int64_t first;        /* the first window this call recorded (> 0 when resumed) */
+    int64_t windows_done; /* the run's complete windows */
+    int64_t n_windows;
+    int resumable;        /* a failed run that --resume can continue */
+} gs_record_result;
+
+/* Tokens recorded by this call so far, of total. */
+typedef void (*gs_record_progress)(void *ctx, int64_t tokens_done, int64_t tokens_total);
+
+/* Returns 0 (complete), 130 (stopped by *stop between batches: resumable),
+ * 2 (bad options: sites, positions, dtype, device), or 1 (failure); on 1 and 2
+ * gs_error() says why. Defaults as `gpnscope record --help` states them. */
+int gs_record(const gs_record_opts *o, gs_record_progress progress, void *ctx, const volatile sig_atomic_t *stop,
+              gs_record_result *out);
+void gs_record_opts_default(gs_record_opts *o);
+
+#endif
