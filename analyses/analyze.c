@@ -1,5 +1,7 @@
 #include "analyses/analyze.h"
 
+#include "analyses/decay_init.h"
+
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -409,6 +411,13 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
             note(a, "retention skipped: %s", gs_error());
         } else {
             a->done |= GS_AN_RETENTION;
+            /* did training move the decays? needs the checkpoint (its tensors and metadata) */
+            if (!a->model) a->model = load_model(st, &info, o->model_path);
+            int di = a->model ? gs_decay_init_run(a->model, &a->decay_init) : -1;
+            if (di == 0 && a->decay_init.H == a->retention.H) a->has_decay_init = 1;
+            else if (di == 0) note(a, "decays vs initialisation: %d decay parameters but %d recorded heads", a->decay_init.H,
+                                   a->retention.H);
+            else if (di < 0) note(a, "decays vs initialisation not measured: %s", gs_error());
         }
     }
     if (parts & GS_AN_PROBE) {
@@ -639,6 +648,7 @@ static int write_retention(store *st, const gs_analysis *a, const gs_analyze_opt
     free(set);
     if (rc != 0) return -1;
     w.rc = gs_retention_write(st, w.id, &a->retention, &a->retention_opts);
+    if (w.rc == 0 && a->has_decay_init) w.rc = gs_decay_init_write(st, w.id, &a->decay_init, &a->retention);
     return end(&w);
 }
 

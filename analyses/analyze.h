@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyses/decay_init.h"
 #include "analyses/default_dir.h"
 #include "analyses/geometry.h"
 #include "analyses/horizons.h"
@@ -63,6 +64,8 @@ typedef struct {
     gs_horizons horizons;
     gs_retention retention;
     gs_retention_opts retention_opts; /* what retention ran with */
+    gs_decay_init decay_init; /* the decays against their initialisation (has_decay_init) */
+    int has_decay_init;
     gs_probe probe;
     char recorded_corpus[512]; /* the path of the run's corpus (its unigram counts), "" when unknown */
     char kind[64];          /* the states.kind the state analyses read */

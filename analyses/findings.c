@@ -115,6 +115,31 @@ static int weaker(int a, int b) {
     return rank[a] <= rank[b] ? a : b;
 }
 
+/* Did training move the decays (analyses/decay_init.h)? "" when not measured. */
+static void init_text(store *st, int64_t r, char *out, size_t size) {
+    out[0] = 0;
+    double known = scalar(st, r, "decays_init_known");
+    if (isnan(known)) return;
+    if (known == 0) {
+        snprintf(out, size, " The checkpoint keeps no initial decay values, so whether training moved them is not "
+                            "known (only the initialisation's distribution can be compared: series "
+                            "tau_param_init_percentile).");
+        return;
+    }
+    double moved = scalar(st, r, "decays_moved"), mx = scalar(st, r, "decays_max_abs_dlog_tau"),
+           rho = scalar(st, r, "decays_init_spearman"), in_p = scalar(st, r, "slow_pool_in_init_from_start"),
+           in_o = scalar(st, r, "slow_pool_in_init");
+    snprintf(out, size,
+             " Against their initialisation (kept in the checkpoint), training %s the decays: the largest change of a "
+             "head's time constant is %.2fx, the Spearman of initial and trained time constants %+.2f (rule: moved "
+             "when some head changed 2x or more and the order changed, Spearman < 0.9)%s.",
+             moved == 1 ? "moved" : "barely moved", exp(mx), rho,
+             in_p == 1 || in_o == 1 ? "; the slow pool is exactly the heads that were slowest at initialisation, so the "
+                                      "split was already in it"
+             : in_p == 0 || in_o == 0 ? "; the slow pool is not the initialisation's slowest heads"
+                                      : "");
+}
+
 static void judge_pools(store *st, int64_t run, finding *f) {
     int64_t r = store_analysis_find(st, run, "retention", NULL);
     if (r <= 0) {
@@ -134,11 +159,13 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         return;
     }
     f->verdict = (finding_verdict)weaker(vp, vo);
+    char init[400];
+    init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,
              "%s: 2-means on log 1/e times; with retention from the start of the window (the paper's estimator): %s; "
              "averaged over every start (gpnscope's): %s (rule: present when, under both, every null family's p + 4 SE "
-             "< 0.05; not shown when every p - 4 SE >= 0.05; paper: 6 heads at 1-3, 9 heads at 5-322).",
-             gs_finding_word(f->verdict), paper, ours);
+             "< 0.05; not shown when every p - 4 SE >= 0.05; paper: 6 heads at 1-3, 9 heads at 5-322).%s",
+             gs_finding_word(f->verdict), paper, ours, init);
 }
 
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out) {

@@ -48,8 +48,10 @@ once="$(rows m.db; sqlite3 m.db "select * from run_sites order by 1, 2")"
 
 "$bin" analyze m.db --model "$model" >/dev/null 2>err.txt && ok "analyze the migrated store" || bad "analyze: $(cat err.txt)"
 results m.db > results-m.txt
-if cmp -s results-v1.txt results-m.txt; then ok "every analysis number equals what version 1's code stored ($(wc -l <results-m.txt) rows)"
-else bad "analysis numbers differ after migrating: $(diff results-v1.txt results-m.txt | head -5)"; fi
+# every number version 1's code stored comes out again, to the bit (later code may add new ones beside them)
+missing="$(comm -23 <(sort results-v1.txt) <(sort results-m.txt))"
+if [[ -z "$missing" && -s results-v1.txt ]]; then ok "every analysis number equals what version 1's code stored ($(wc -l <results-v1.txt) rows)"
+else bad "analysis numbers differ after migrating: $(head -c 600 <<<"$missing")"; fi
 
 cp v1.db w.db
 "$bin" analyze w.db --model "$model" --only geometry >/dev/null 2>err.txt && [[ "$(sqlite3 w.db "pragma user_version")" == 2 ]] &&

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Did training move the decays? (analyses/decay_init.h, issue 18.5) On a tiny
+# GPN+M trained here, whose initial A_log / dt_bias the trainer keeps in the
+# checkpoint's metadata: analyze's time constants, their largest change and
+# the Spearman of initial and trained equal a numpy recomputation from the
+# checkpoint; the finding says whether they moved; a checkpoint whose "initial"
+# values are its trained ones barely moved (1.00x, Spearman +1); one without
+# initial values is compared with the initialisation's distribution only.
+set -euo pipefail
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+bin="$GPNSCOPE_BIN"
+dir="$GPNSCOPE_BUILD/test-scratch/decay_init"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((200 * 32)) 8
+cat > c.json <<JSON
+{"model": {"arch": "gpn_m", "vocab_size": 97, "d_state": 16, "d_emb": 8, "d_ffn": 24, "n_heads": 6, "d_key": 4, "d_val": 4},
+ "data": {"train": "shards", "seq_len": 32, "batch_size": 4},
+ "training": {"steps": 40, "seed": 3, "threads": 1},
+ "optimizer": {"learning_rate": 0.05, "warmup_steps": 2},
+ "output": {"dir": "run", "checkpoint_every": 0}}
+JSON
+"$bin" train --config c.json --quiet >/dev/null 2>err.txt || { bad "train: $(cat err.txt)"; }
+model="$dir/run/model.safetensors"
+
+check() { # MODEL DB LABEL: record, analyze retention, compare with numpy
+  "$bin" record --model "$1" --corpus shards --seq-len 32 --windows 40 --db "$2" --quiet >/dev/null
+  "$bin" analyze "$2" --only retention > "$2.txt" 2>&1 || { bad "$3: analyze: $(cat "$2.txt")"; return; }
+  sqlite3 -json "$2" "select s.key, s.value from analysis_scalars s join analyses a on a.id = s.analysis_id where a.name = 'retention'
+    union all select x.series || ':' || x.idx, x.y from analysis_series x join analyses a on a.id = x.analysis_id
+    where a.name = 'retention' and x.series like 'tau_param%'" > "$2.json"
+  "$py" - "$1" "$2.json" "$3" <<'PY'
+import json, struct, sys
+import numpy as np
+path, res, label = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+got = {r["key"]: r["value"] for r in res}
+raw = open(path, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n]); meta = hdr.get("__metadata__", {})
+def tensor(name):
+    t = hdr[name]; b, e = t["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4").astype(np.float64)
+sp = lambda x: np.log1p(np.exp(x))
+tau = 1 / (np.exp(tensor("write_A_log")) * sp(tensor("write_dt_bias")))
+H = len(tau)
+assert np.allclose([got["tau_param:%d" % h] for h in range(H)], tau, rtol=1e-9), "tau"
+# P(1 / (A dt) <= t), A ~ U(0, 16), ln dt ~ U(ln 1e-3, ln 1e-1), by a fine grid in ln dt
+dt = np.exp(np.linspace(np.log(1e-3), np.log(1e-1), 200001))
+pct = [100 * np.mean(np.clip(1 - 1 / (t * dt) / 16, 0, 1)) for t in tau]
+assert np.allclose([got["tau_param_init_percentile:%d" % h] for h in range(H)], pct, atol=0.05), "percentiles"
+if "init_write_A_log" not in meta:
+    assert got["decays_init_known"] == 0 and "decays_moved" not in got, got
+    print(label, ": no initial values, percentiles", np.round(pct, 1)); sys.exit(0)
+a0 = np.array([float(x) for x in meta["init_write_A_log"].split(",")]); d0 = np.array([float(x) for x in meta["init_write_dt_bias"].split(",")])
+tau0 = 1 / (np.exp(a0) * sp(d0))
+dl = np.abs(np.log(tau) - np.log(tau0))
+rank = lambda v: np.argsort(np.argsort(v))
+rho = np.corrcoef(rank(tau0), rank(tau))[0, 1]
+assert got["decays_init_known"] == 1
+assert abs(got["decays_max_abs_dlog_tau"] - dl.max()) < 1e-9 and abs(got["decays_median_abs_dlog_tau"] - np.median(dl)) < 1e-9, "dlog"
+assert abs(got["decays_init_spearman"] - rho) < 1e-9, (got["decays_init_spearman"], rho)
+moved = dl.max() >= np.log(2) and rho < 0.9
+assert got["decays_moved"] == moved, (got["decays_moved"], moved)
+print(label, ": max change %.3fx, Spearman %+.3f, moved %d" % (np.exp(dl.max()), rho, moved))
+PY
+}
+check "$model" trained.db "trained" && ok "a trained model: the numbers equal numpy's" || bad "trained model"
+grep -q "Against their initialisation (kept in the checkpoint), training" trained.db.txt &&
+  ok "the finding says what training did to the decays" || bad "finding: $(grep -o 'pools:.*' trained.db.txt | head -c 400)"
+
+# the same weights with "initial" values equal to the trained ones: nothing moved
+"$py" - "$model" still.safetensors <<'PY'
+import json, struct, sys
+import numpy as np
+raw = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
+def tensor(name):
+    t = hdr[name]; b, e = t["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4")
+for key, name in (("init_write_A_log", "write_A_log"), ("init_write_dt_bias", "write_dt_bias")):
+    hdr["__metadata__"][key] = ",".join("%.9g" % v for v in tensor(name))
+h = json.dumps(hdr).encode(); h += b" " * ((8 - len(h) % 8) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+PY
+check "$dir/still.safetensors" still.db "unmoved" && [[ "$(sqlite3 still.db "select cast(value as integer) from analysis_scalars where key = 'decays_moved'")" == 0 ]] &&
+  ok "initial = trained: barely moved" || bad "unmoved model"
+grep -q "training barely moved the decays: the largest change of a head's time constant is 1.00x" still.db.txt &&
+  ok "its finding says so" || bad "unmoved finding: $(grep -o 'Against.*' still.db.txt | head -c 300)"
+
+# "initial" values in the reverse order, each head's A 4x larger: moved, and the order changed
+"$py" - "$model" moved.safetensors <<'PY'
+import json, struct, sys
+import numpy as np
+raw = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
+def tensor(name):
+    t = hdr[name]; b, e = t["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4")
+a, d = tensor("write_A_log"), tensor("write_dt_bias")
+order = np.argsort(1 / (np.exp(a.astype(float)) * np.log1p(np.exp(d.astype(float)))))
+a0, d0 = np.empty_like(a), np.empty_like(d)
+a0[order], d0[order] = a[order[::-1]] + np.log(4), d[order[::-1]]  # slowest becomes fastest, 4x
+hdr["__metadata__"]["init_write_A_log"] = ",".join("%.9g" % v for v in a0)
+hdr["__metadata__"]["init_write_dt_bias"] = ",".join("%.9g" % v for v in d0)
+h = json.dumps(hdr).encode(); h += b" " * ((8 - len(h) % 8) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+PY
+check "$dir/moved.safetensors" moved.db "moved" && [[ "$(sqlite3 moved.db "select cast(value as integer) from analysis_scalars where key = 'decays_moved'")" == 1 ]] &&
+  grep -q "training moved the decays" moved.db.txt && ok "reversed and 4x: moved, and the finding says so" || bad "moved model"
+
+# a checkpoint without initial values (the reference fixture): the distribution only
+check "$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors" fixture.db "no init" && ok "no initial values: percentiles only" || bad "fixture model"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
