@@ -25,3 +25,11 @@ if(GPNSCOPE_WITH_CUDA)
   target_compile_definitions(gs_engine PRIVATE GPNSCOPE_CUDA_PLUGIN="$<TARGET_FILE:gpnscope_cuda>" PUBLIC GPNSCOPE_WITH_CUDA)
   add_dependencies(gs_engine gpnscope_cuda)
 endif()
+
+# Checkpoint readers (engine/checkpoint/: the restricted pickle VM, numpy
+# arrays, PyTorch zip archives through libzip, the converter).
+file(GLOB checkpoint_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/checkpoint/*.c)
+target_sources(gs_engine PRIVATE ${checkpoint_srcs})
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
+target_link_libraries(gs_engine PUBLIC PkgConfig::LIBZIP)

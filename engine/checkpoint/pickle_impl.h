@@ -1,0 +1,44 @@
+/* Internals shared by the pickle VM (pickle.c) and its table of recognised
+ * globals (pickle_globals.c). Not for other modules. */
+#ifndef GS_ENGINE_CHECKPOINT_PICKLE_IMPL_H
+#define GS_ENGINE_CHECKPOINT_PICKLE_IMPL_H
+
+#include <stdarg.h>
+
+#include "engine/checkpoint/pickle.h"
+
+typedef struct pk_block pk_block;
+
+struct pk_doc {
+    const unsigned char *p;
+    size_t n, pos, op_pos;
+    unsigned char op;
+    pk_limits lim;
+    pk_value **stack;
+    size_t sp, scap;
+    size_t *marks;
+    size_t nmarks, mcap;
+    uint32_t *memo_keys; /* open addressing; memo_vals[i] NULL = empty slot */
+    pk_value **memo_vals;
+    size_t memo_cap, memo_count;
+    pk_block *blocks;    /* every value */
+    void **bufs;         /* every decoded string buffer */
+    size_t nbufs, bcap;
+    pk_value *root;
+};
+
+/* Record "byte N (OPNAME): message" and return -1. */
+int pk_fail(pk_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+pk_value *pk_new(pk_doc *d, pk_kind kind);
+void *pk_buf(pk_doc *d, size_t n);
+/* child becomes part of parent: sealed, its sizes added, bounds checked. */
+int pk_adopt(pk_doc *d, pk_value *parent, pk_value *child);
+
+/* Resolve module.name; -1 (refused, with the message) when not recognised. */
+int pk_resolve_global(pk_doc *d, const char *module, size_t ml, const char *name, size_t nl, pk_value **out);
+/* REDUCE / NEWOBJ of a recognised global: the resulting value in *out. */
+int pk_apply_global(pk_doc *d, pk_value *callable, pk_value *args, int newobj, pk_value **out);
+/* BUILD: apply state to target (which stays on the stack). */
+int pk_build(pk_doc *d, pk_value *target, pk_value *state);
+
+#endif
