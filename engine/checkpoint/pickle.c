@@ -637,6 +637,9 @@ pk_doc *pk_load(const void *data, size_t n, const pk_limits *lim) {
     if (lim) d->lim = *lim;
     else pk_default_limits(&d->lim);
     if (d->lim.max_depth > 4096) d->lim.max_depth = 4096; /* consumers recurse up to this depth */
+    /* never NULL: stack + base must be a valid pointer even for an empty mark */
+    d->scap = 64;
+    if (!(d->stack = malloc(d->scap * sizeof *d->stack))) { gs_fail("out of memory"); free(d); return NULL; }
     int stop = 0;
     while (!stop) {
         if (d->pos == d->n) {
