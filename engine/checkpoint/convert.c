@@ -157,7 +157,7 @@ static int check_output(const char *tmp, const source *s) {
 /* A pickle starts with PROTO (protocol 2+) or, in protocols 0-1, with
  * the opcode of its outermost container or global. */
 static int pickle_sniff(const unsigned char *p, size_t n) {
-    return n >= 2 && (p[0] == 0x80 || strchr("(}])cdlN", p[0]) != NULL);
+    return n >= 2 && (p[0] == 0x80 || (p[0] && strchr("(}])cdlN", p[0]) != NULL));
 }
 
 int ck_convert(const char *in, const char *out, const ck_convert_opts *o, char *summary, size_t cap) {

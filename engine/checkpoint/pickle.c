@@ -389,7 +389,7 @@ static pk_value *text_string(pk_doc *d, const char *s, size_t len) {
         case 'r': o[n++] = '\r'; break;
         case '\\': case '\'': case '"': o[n++] = (unsigned char)c; break;
         case 'x':
-            if (i + 2 < len + 1 && i + 2 < len && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+            if (i + 2 < len && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
                 o[n++] = (unsigned char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
                 i += 2;
                 break;

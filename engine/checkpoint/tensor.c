@@ -42,20 +42,22 @@ int ck_array_gather(ck_array *a, const unsigned char *src, size_t src_bytes, int
     if (es == 1) swap = 0;
     if (offset < 0) return gs_fail("negative storage offset %" PRId64, offset);
     if (a->numel == 0) { a->data = src; return 0; }
-    /* the last element any index reaches, checked before anything is read */
-    uint64_t last = (uint64_t)offset;
+    /* the last element any index reaches, checked before anything is read;
+     * every step stays below the storage's element count, so nothing wraps */
+    uint64_t elems = src_bytes / es, last = (uint64_t)offset;
+    if (last >= elems) return gs_fail("the storage offset %" PRId64 " is past its %" PRIu64 " elements", offset, elems);
     int contiguous = 1;
     int64_t expect = 1;
     for (int i = a->ndim - 1; i >= 0; i--) {
         if (stride[i] < 0) return gs_fail("negative stride %" PRId64, stride[i]);
         uint64_t span = (uint64_t)(a->shape[i] - 1);
-        if (stride[i] && span > (UINT64_MAX / 4 - last) / (uint64_t)stride[i]) return gs_fail("strides overflow");
+        if (span && (uint64_t)stride[i] > (elems - 1 - last) / span)
+            return gs_fail("the tensor reaches past its storage's %" PRIu64 " elements (offset %" PRId64 ", size %" PRId64
+                           ", stride %" PRId64 " in dimension %d)", elems, offset, a->shape[i], stride[i], i);
         last += span * (uint64_t)stride[i];
         if (a->shape[i] != 1 && stride[i] != expect) contiguous = 0;
         expect *= a->shape[i];
     }
-    if (last >= src_bytes / es)
-        return gs_fail("the tensor reaches element %" PRIu64 " but its storage holds %zu elements", last, src_bytes / es);
     const unsigned char *base = src + (size_t)offset * es;
     if (contiguous && !swap) { a->data = base; return 0; }
     unsigned char *out = malloc(a->nbytes);

@@ -34,6 +34,13 @@ static inline void pkw_int(pkw *w, int32_t v) {
     if (v >= 0 && v < 256) { pkw_op(w, 'K'); pkw_op(w, (unsigned char)v); }
     else { pkw_op(w, 'J'); pkw_le(w, (uint32_t)v, 4); }
 }
+/* any int64: BININT1/BININT when it fits, else LONG1 of 8 bytes */
+static inline void pkw_long(pkw *w, int64_t v) {
+    if (v >= INT32_MIN && v <= INT32_MAX) { pkw_int(w, (int32_t)v); return; }
+    pkw_op(w, 0x8a);
+    pkw_op(w, 8);
+    pkw_le(w, (uint64_t)v, 8);
+}
 /* SHORT_BINUNICODE or BINUNICODE */
 static inline void pkw_str(pkw *w, const char *s) {
     size_t n = strlen(s);
@@ -69,7 +76,7 @@ static inline void pkw_binget(pkw *w, uint32_t i) {
 }
 static inline void pkw_tuple_ints(pkw *w, int n, const int64_t *v) {
     pkw_op(w, '(');
-    for (int i = 0; i < n; i++) pkw_int(w, (int32_t)v[i]);
+    for (int i = 0; i < n; i++) pkw_long(w, v[i]);
     pkw_op(w, 't');
 }
 
@@ -127,10 +134,10 @@ static inline void pkw_torch_tensor(pkw *w, const char *storage_type, const char
     pkw_global(w, "torch", storage_type);
     pkw_str(w, key);
     pkw_str(w, "cpu");
-    pkw_int(w, (int32_t)numel);
+    pkw_long(w, numel);
     pkw_op(w, 't');
     pkw_op(w, 'Q');
-    pkw_int(w, (int32_t)offset);
+    pkw_long(w, offset);
     pkw_tuple_ints(w, ndim, size);
     pkw_tuple_ints(w, ndim, stride);
     pkw_op(w, 0x89);

@@ -179,7 +179,18 @@ static void test_hostile(void) {
     pkw_op(&w, 's'); pkw_op(&w, '.');
     float four[4] = {1, 2, 3, 4};
     zent reach[2] = {{"a/data.pkl", w.p, w.n, -1}, {"a/data/0", four, sizeof four, -1}};
-    expect_refused("tensor beyond its storage", write_zip("reach.pt", reach, 2), NULL, "reaches element 4");
+    expect_refused("tensor beyond its storage", write_zip("reach.pt", reach, 2), NULL, "reaches past its storage's 4 elements");
+    pkw_free(&w);
+
+    /* an offset near 2^63 whose reach wraps around 2^64 back into the storage */
+    /* (2^63 - 2) + 2 x (2^62 + 2) = 2^64 + 2: element 2 once wrapped */
+    int64_t size3[1] = {3}, wrap[1] = {((int64_t)1 << 62) + 2};
+    pkw_proto(&w, 2);
+    pkw_op(&w, '}'); pkw_str(&w, "w");
+    pkw_torch_tensor(&w, "FloatStorage", "0", 4, INT64_MAX - 1, 1, size3, wrap);
+    pkw_op(&w, 's'); pkw_op(&w, '.');
+    zent wr[2] = {{"a/data.pkl", w.p, w.n, -1}, {"a/data/0", four, sizeof four, -1}};
+    expect_refused("offset and stride wrapping around 2^64", write_zip("wrap.pt", wr, 2), NULL, "past its 4 elements");
     pkw_free(&w);
 
     /* a hostile global inside data.pkl */
