@@ -25,18 +25,60 @@ static const pk_value *find_params(const pk_value *obj, int depth) {
     return NULL;
 }
 
-static int add(ck_companion *c, const char *name, const pk_value *v, size_t cap) {
-    for (int i = 0; i < c->n; i++)
-        if (!strcmp(c->names[i], name)) return gs_fail("parameter %s appears twice", name);
-    if ((size_t)c->n == cap) return gs_fail("too many parameters");
-    if (pk_numpy_array(v, &c->arrays[c->n]) != 0) return gs_fail_context("parameter %s: ", name);
-    if (!(c->names[c->n] = strdup(name))) { ck_array_free(&c->arrays[c->n]); return gs_fail("out of memory"); }
-    c->n++;
+typedef struct { char *name; const pk_value *v; } leaf;
+
+/* The leaves found so far, and every dict seen (a pointer set): a dict met
+ * twice is refused, so the walk visits each dict of the document once and
+ * the memo cannot multiply the work. One array may sit under several names
+ * (tied weights); collect() interprets it once. */
+typedef struct {
+    leaf *l;
+    size_t n, cap;
+    const pk_value **seen;
+    size_t seen_n, seen_cap;
+} leaves;
+
+static int seen_before(leaves *ls, const pk_value *v) {
+    if (2 * (ls->seen_n + 1) > ls->seen_cap) {
+        size_t cap = ls->seen_cap ? 2 * ls->seen_cap : 256;
+        const pk_value **t = calloc(cap, sizeof *t);
+        if (!t) return gs_fail("out of memory");
+        for (size_t i = 0; i < ls->seen_cap; i++) {
+            if (!ls->seen[i]) continue;
+            size_t h = ((uintptr_t)ls->seen[i] >> 4) * 0x9E3779B97F4A7C15ull % cap;
+            while (t[h]) h = (h + 1) % cap;
+            t[h] = ls->seen[i];
+        }
+        free(ls->seen);
+        ls->seen = t;
+        ls->seen_cap = cap;
+    }
+    size_t h = ((uintptr_t)v >> 4) * 0x9E3779B97F4A7C15ull % ls->seen_cap;
+    while (ls->seen[h]) {
+        if (ls->seen[h] == v) return 1;
+        h = (h + 1) % ls->seen_cap;
+    }
+    ls->seen[h] = v;
+    ls->seen_n++;
     return 0;
 }
 
-/* Nested dicts joined with "_"; depth is bounded by the pickle's max_depth. */
-static int flatten(ck_companion *c, const pk_value *params, const char *prefix, size_t cap) {
+static int add(leaves *ls, const char *name, const pk_value *v) {
+    if (ls->n == ls->cap) {
+        size_t cap = ls->cap ? 2 * ls->cap : 64;
+        leaf *l = realloc(ls->l, cap * sizeof *l);
+        if (!l) return gs_fail("out of memory");
+        ls->l = l;
+        ls->cap = cap;
+    }
+    if (!(ls->l[ls->n].name = strdup(name))) return gs_fail("out of memory");
+    ls->l[ls->n++].v = v;
+    return 0;
+}
+
+/* Nested dicts joined with "_"; depth is bounded by the pickle's max_depth.
+ * Arrays are only collected here: interpreting comes after the checks. */
+static int flatten(leaves *ls, const pk_value *params, const char *prefix) {
     for (size_t i = 0; i + 1 < params->u.seq.n; i += 2) {
         const pk_value *k = params->u.seq.v[i], *v = params->u.seq.v[i + 1];
         char name[MAX_NAME];
@@ -52,10 +94,15 @@ static int flatten(ck_companion *c, const pk_value *params, const char *prefix, 
         }
         if (len < 0 || (size_t)len + 2 >= sizeof name) return gs_fail("a parameter name longer than %d bytes", MAX_NAME - 2);
         if (v->kind == PK_DICT) {
+            int r = seen_before(ls, v);
+            if (r < 0) return -1;
+            if (r) return gs_fail("parameters under %s are a dict met before (shared through the memo); refusing", name);
+        }
+        if (v->kind == PK_DICT) {
             strcat(name, "_");
-            if (flatten(c, v, name, cap) != 0) return -1;
+            if (flatten(ls, v, name) != 0) return -1;
         } else if (pk_is_numpy_array(v)) {
-            if (add(c, name, v, cap) != 0) return -1;
+            if (add(ls, name, v) != 0) return -1;
         } else {
             return gs_fail("parameter %s is a %s, not an array", name, pk_kind_name(v));
         }
@@ -63,18 +110,68 @@ static int flatten(ck_companion *c, const pk_value *params, const char *prefix, 
     return 0;
 }
 
-/* Upper bound on the number of arrays under params (for the allocation). */
-static size_t count_leaves(const pk_value *v, int depth) {
-    if (v->kind != PK_DICT || depth > 4096) return 1;
-    size_t n = 0;
-    for (size_t i = 1; i < v->u.seq.n; i += 2) n += count_leaves(v->u.seq.v[i], depth + 1);
-    return n;
+static int by_name(const void *a, const void *b) { return strcmp(((const leaf *)a)->name, ((const leaf *)b)->name); }
+
+static const leaf *sort_base;
+static int by_value(const void *a, const void *b) {
+    const pk_value *x = sort_base[*(const size_t *)a].v, *y = sort_base[*(const size_t *)b].v;
+    return x < y ? -1 : x > y;
 }
 
+/* Names sorted and checked (no quadratic scan, whatever the count), then
+ * each distinct array interpreted once; a second name of the same array
+ * borrows its bytes when they lie in the pickle, else gets a copy. The total
+ * is bounded by a few times the pickle's size, so names sharing one array
+ * cannot blow up the output. */
+static int collect(ck_companion *c, leaves *ls, size_t source_bytes) {
+    c->names = calloc(ls->n + 1, sizeof *c->names);
+    c->arrays = calloc(ls->n + 1, sizeof *c->arrays);
+    size_t *order = calloc(ls->n + 1, sizeof *order);
+    if (!c->names || !c->arrays || !order) { free(order); return gs_fail("out of memory"); }
+    qsort(ls->l, ls->n, sizeof *ls->l, by_name);
+    for (size_t i = 1; i < ls->n; i++)
+        if (!strcmp(ls->l[i].name, ls->l[i - 1].name)) { free(order); return gs_fail("parameter %s appears twice", ls->l[i].name); }
+    for (size_t i = 0; i < ls->n; i++) {
+        order[i] = i;
+        c->names[i] = ls->l[i].name; /* ownership moves to c */
+        ls->l[i].name = NULL;
+    }
+    c->n = (int)ls->n;
+    sort_base = ls->l;
+    qsort(order, ls->n, sizeof *order, by_value);
+    uint64_t total = 0, cap = 4 * (uint64_t)source_bytes + (1u << 20);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < ls->n; k++) {
+        size_t i = order[k];
+        ck_array *a = &c->arrays[i];
+        if (k && ls->l[order[k - 1]].v == ls->l[i].v) {
+            const ck_array *first = &c->arrays[order[k - 1]];
+            *a = *first;
+            a->owned = NULL;
+            if (first->owned) {
+                if (!(a->owned = malloc(first->nbytes ? first->nbytes : 1))) { rc = gs_fail("out of memory"); break; }
+                memcpy(a->owned, first->data, first->nbytes);
+                a->data = a->owned;
+            }
+        } else if (pk_numpy_array(ls->l[i].v, a) != 0) {
+            rc = gs_fail_context("parameter %s: ", c->names[i]);
+            break;
+        }
+        total += a->nbytes;
+        if (total > cap)
+            rc = gs_fail("the parameters add up to more than %" PRIu64 " bytes from a %zu-byte pickle (arrays shared under many names?)", cap,
+                         source_bytes);
+    }
+    free(order);
+    return rc;
+}
+
+static int name_cmp(const void *key, const void *elem) { return strcmp(key, *(char *const *)elem); }
+
+/* c->names is sorted (collect): a binary search */
 static const ck_array *find(const ck_companion *c, const char *name) {
-    for (int i = 0; i < c->n; i++)
-        if (!strcmp(c->names[i], name)) return &c->arrays[i];
-    return NULL;
+    char **hit = c->n ? bsearch(name, c->names, (size_t)c->n, sizeof *c->names, name_cmp) : NULL;
+    return hit ? &c->arrays[hit - c->names] : NULL;
 }
 
 static int dim(const ck_companion *c, const char *name, int axis, int64_t *out) {
@@ -150,17 +247,19 @@ static int int_value(const pk_value *v, int64_t *out) {
     return rc;
 }
 
-int ck_companion_read(const pk_value *root, const char *source_name, ck_companion *c) {
+int ck_companion_read(const pk_value *root, const char *source_name, size_t source_bytes, ck_companion *c) {
     memset(c, 0, sizeof *c);
     const pk_value *params = find_params(root, 0);
     if (!params)
         return gs_fail("no parameter dictionary with an 'embedding' array found (expected the companion's {'params': {...}} "
                        "checkpoint layout)");
-    size_t cap = count_leaves(params, 0);
-    c->names = calloc(cap + 1, sizeof *c->names);
-    c->arrays = calloc(cap + 1, sizeof *c->arrays);
-    if (!c->names || !c->arrays) return gs_fail("out of memory");
-    if (flatten(c, params, "", cap) != 0 || infer_config(c) != 0) return -1;
+    leaves ls = {0};
+    int rc = flatten(&ls, params, "");
+    if (rc == 0) rc = collect(c, &ls, source_bytes);
+    for (size_t i = 0; i < ls.n; i++) free(ls.l[i].name);
+    free(ls.l);
+    free(ls.seen);
+    if (rc != 0 || infer_config(c) != 0) return -1;
     int64_t v;
     if (root->kind == PK_DICT) {
         if (int_value(pk_dict_get(root, "step"), &v) == 0 && meta(c, "source_step", "%" PRId64, v) != 0) return -1;

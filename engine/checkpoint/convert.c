@@ -87,7 +87,7 @@ typedef struct {
 
 static int read_pickle(source *s, st_writer *w, ck_dtype_mode mode, char *summary, size_t cap) {
     if (!(s->doc = pk_load(s->map, s->map_size, NULL))) return -1;
-    if (ck_companion_read(pk_root(s->doc), base_name(s->in), &s->comp) != 0) { s->have_comp = 1; return -1; }
+    if (ck_companion_read(pk_root(s->doc), base_name(s->in), s->map_size, &s->comp) != 0) { s->have_comp = 1; return -1; }
     s->have_comp = 1;
     ck_companion *c = &s->comp;
     if (!(s->e = calloc((size_t)c->n + 1, sizeof *s->e))) return gs_fail("out of memory");

@@ -37,8 +37,9 @@ typedef struct {
 int ck_convert(const char *in, const char *out, const ck_convert_opts *o, char *summary, size_t cap);
 
 /* The companion's parameters in a decoded checkpoint.pkl (companion.c):
- * names, arrays (pointing into the pickle's bytes, or owned) and the
- * metadata pairs, all owned by *c. */
+ * names (sorted), arrays (pointing into the pickle's bytes, or owned) and
+ * the metadata pairs, all owned by *c. source_bytes, the pickle's size,
+ * bounds the arrays' total (an array shared under many names). */
 typedef struct {
     char **names;
     ck_array *arrays;
@@ -49,7 +50,7 @@ typedef struct {
     int optimizer_skipped;
 } ck_companion;
 
-int ck_companion_read(const pk_value *root, const char *source_name, ck_companion *c);
+int ck_companion_read(const pk_value *root, const char *source_name, size_t source_bytes, ck_companion *c);
 void ck_companion_free(ck_companion *c);
 
 #endif

@@ -1,9 +1,11 @@
 /* torch.save archives through libzip; see torch_zip.h for the checks. */
 #include "engine/checkpoint/torch_zip.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zip.h>
 
 #include "base/error.h"
@@ -186,7 +188,7 @@ static int int_tuple(const pk_value *v, int64_t *out, int *n, const char *what) 
 }
 
 /* _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks[, metadata]) */
-static int tensor_of(torch_ckpt *c, const torch_limits *lim, const pk_value *v, ck_array *a) {
+static int tensor_of(torch_ckpt *c, const torch_limits *lim, const pk_value *v, ck_array *a, uint64_t *total, uint64_t cap) {
     pk_value **arg = v->u.obj.args->u.seq.v;
     torch_storage *s = NULL;
     int64_t offset, shape[ST_MAX_DIMS], stride[ST_MAX_DIMS];
@@ -198,10 +200,28 @@ static int tensor_of(torch_ckpt *c, const torch_limits *lim, const pk_value *v, 
     if (nd != ns) return gs_fail("the tensor has %d sizes but %d strides", nd, ns);
     a->dtype = (st_dtype)s->dtype;
     if (ck_array_shape(a, nd, shape) != 0) return -1;
+    *total += a->nbytes;
+    if (*total > cap)
+        return gs_fail("the tensors add up to more than %" PRIu64 " bytes, 4 times the archive (one storage under many names?)", cap);
     return ck_array_gather(a, s->data, s->n, offset, stride, c->big_endian);
 }
 
-static int read_state_dict(torch_ckpt *c, const torch_limits *lim) {
+static int by_name(const void *a, const void *b) { return strcmp(((const ck_named *)a)->name, ((const ck_named *)b)->name); }
+
+/* Names unique, checked by sorting a copy (no quadratic scan). */
+static int check_unique(const torch_ckpt *c) {
+    ck_named *t = malloc(((size_t)c->n_tensors + 1) * sizeof *t);
+    if (!t) return gs_fail("out of memory");
+    memcpy(t, c->tensors, (size_t)c->n_tensors * sizeof *t);
+    qsort(t, (size_t)c->n_tensors, sizeof *t, by_name);
+    int rc = 0;
+    for (int i = 1; i < c->n_tensors && rc == 0; i++)
+        if (!strcmp(t[i].name, t[i - 1].name)) rc = gs_fail("tensor '%s' appears twice", t[i].name);
+    free(t);
+    return rc;
+}
+
+static int read_state_dict(torch_ckpt *c, const torch_limits *lim, uint64_t file_bytes) {
     const pk_value *root = pk_root(c->doc), *sd = root;
     if (root->kind != PK_DICT) return gs_fail("data.pkl holds a %s, not a state dict", pk_kind_name(root));
     const pk_value *model = pk_dict_get(root, "model");
@@ -211,24 +231,24 @@ static int read_state_dict(torch_ckpt *c, const torch_limits *lim) {
         c->has_step = pk_int(pk_dict_get(root, "step"), &c->step) == 0;
     }
     size_t n = sd->u.seq.n / 2;
+    /* views and tied weights may share a storage, but not without bound: a
+     * tensor shared through the memo under many names would multiply it */
+    uint64_t total = 0, cap = 4 * file_bytes + (1u << 20);
     c->tensors = calloc(n + 1, sizeof *c->tensors);
     if (!c->tensors) return gs_fail("out of memory");
     for (size_t i = 0; i < n; i++) {
         const pk_value *k = sd->u.seq.v[2 * i], *v = sd->u.seq.v[2 * i + 1];
         if (k->kind != PK_STR) return gs_fail("a state dict key is a %s, not a string", pk_kind_name(k));
         if (v->kind != PK_OBJECT || v->u.obj.g != PK_G_TORCH_REBUILD) { c->n_skipped++; continue; }
-        for (int j = 0; j < c->n_tensors; j++)
-            if (strlen(c->tensors[j].name) == k->u.s.n && !memcmp(c->tensors[j].name, k->u.s.p, k->u.s.n))
-                return gs_fail("tensor '%.*s' appears twice", (int)k->u.s.n, (const char *)k->u.s.p);
         ck_named *t = &c->tensors[c->n_tensors];
         if (memchr(k->u.s.p, 0, k->u.s.n)) return gs_fail("a tensor name holds a NUL byte");
-        if (tensor_of(c, lim, v, &t->a) != 0) return gs_fail_context("tensor '%.*s': ", (int)k->u.s.n, (const char *)k->u.s.p);
+        if (tensor_of(c, lim, v, &t->a, &total, cap) != 0) return gs_fail_context("tensor '%.*s': ", (int)k->u.s.n, (const char *)k->u.s.p);
         t->name = strndup((const char *)k->u.s.p, k->u.s.n);
         if (!t->name) { ck_array_free(&t->a); return gs_fail("out of memory"); }
         c->n_tensors++;
     }
     if (c->n_tensors == 0) return gs_fail("the state dict holds no tensors");
-    return 0;
+    return check_unique(c);
 }
 
 torch_ckpt *torch_ckpt_open(const char *path, const torch_limits *lim_in) {
@@ -243,7 +263,9 @@ torch_ckpt *torch_ckpt_open(const char *path, const torch_limits *lim_in) {
     size_t n;
     if (read_byteorder(c, &lim) != 0 || read_entry(c, &lim, (zip_uint64_t)i, lim.max_pickle, &c->pkl, &n) != 0) goto fail;
     if (!(c->doc = pk_load(c->pkl, n, &lim.pickle))) { gs_fail_context("%s/data.pkl: ", c->top); goto fail; }
-    if (read_state_dict(c, &lim) != 0) goto fail;
+    struct stat sb;
+    if (stat(path, &sb) != 0) { gs_fail("cannot stat: %s", strerror(errno)); goto fail; }
+    if (read_state_dict(c, &lim, (uint64_t)sb.st_size) != 0) goto fail;
     return c;
 fail:
     gs_fail_context("%s: ", path);

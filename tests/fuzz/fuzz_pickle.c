@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(root && root->sealed, "no sealed root");
     walk(root, &lim, 1);
     ck_companion c;
-    if (ck_companion_read(root, "fuzz.pkl", &c) == 0) {
+    if (ck_companion_read(root, "fuzz.pkl", size, &c) == 0) {
         for (int i = 0; i < c.n; i++)
             for (int j = 0; j < i; j++) FUZZ_ASSERT(strcmp(c.names[i], c.names[j]) != 0, "parameter %s twice", c.names[i]);
         FUZZ_ASSERT(c.n_meta > 0 && c.arch, "parameters without a config");

@@ -391,7 +391,7 @@ static void pickle_seed(const char *name, pkw *w, int companion) {
     CHECK(d != NULL, "seed %s does not load: %s", p, gs_error());
     if (d && companion) {
         ck_companion c;
-        CHECK(ck_companion_read(pk_root(d), name, &c) == 0, "seed %s: %s", p, gs_error());
+        CHECK(ck_companion_read(pk_root(d), name, w->n, &c) == 0, "seed %s: %s", p, gs_error());
         ck_companion_free(&c);
     }
     pk_close(d);
@@ -438,13 +438,16 @@ static void seeds_pickle(void) {
     pkw_str(&w, "params"); pkw_op(&w, '}'); pkw_memoize(&w);
     pkw_str(&w, "params"); pkw_op(&w, '}'); pkw_memoize(&w);
     pkw_op(&w, '(');
-    pkw_str(&w, "embedding");
-    pkw_stack_global(&w, "numpy.core.numeric", "_frombuffer");
-    pkw_op(&w, '('); pkw_op(&w, 0x96); pkw_le(&w, 8, 8); pkw_raw(&w, "\0\0\x80?\0\0\0@", 8);
-    pkw_np_dtype(&w, "f4", "<", 0); pkw_int(&w, 1); pkw_int(&w, 2); pkw_op(&w, 0x86); pkw_str(&w, "C"); pkw_op(&w, 't'); pkw_op(&w, 'R');
-    pkw_memoize(&w); /* memo 3: the array, shared by the next two names */
-    pkw_str(&w, "decode_norm_w"); pkw_op(&w, 'h'); pkw_op(&w, 3);
-    pkw_str(&w, "ffn_w2_k"); pkw_op(&w, 'h'); pkw_op(&w, 3);
+    static const char *const names[] = {"embedding", "decode_norm_w", "ffn_w2_k"};
+    for (int k = 0; k < 3; k++) {
+        pkw_str(&w, names[k]);
+        if (k == 0) { pkw_stack_global(&w, "numpy.core.numeric", "_frombuffer"); pkw_memoize(&w); /* memo 3 */ }
+        else pkw_binget(&w, 3);
+        pkw_op(&w, '('); pkw_op(&w, 0x96); pkw_le(&w, 8, 8); pkw_raw(&w, "\0\0\x80?\0\0\0@", 8);
+        if (k == 0) { pkw_np_dtype(&w, "f4", "<", 0); pkw_memoize(&w); /* memo 4: the dtype, shared */ }
+        else pkw_binget(&w, 4);
+        pkw_int(&w, 1); pkw_int(&w, 2); pkw_op(&w, 0x86); pkw_str(&w, "C"); pkw_op(&w, 't'); pkw_op(&w, 'R');
+    }
     pkw_op(&w, 'u'); pkw_op(&w, 's'); pkw_op(&w, 's');
     pkw_op(&w, '.');
     pickle_seed("flax_p4.pkl", &w, 1);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "engine/checkpoint/convert.h"
 #include "engine/checkpoint/numpy_array.h"
 #include "engine/checkpoint/pickle.h"
 #include "pickle_writer.h"
@@ -479,6 +480,71 @@ static void test_truncations(void) {
     pkw_free(&w);
 }
 
+/* The companion's layout (ck_companion_read): a tied array under two names
+ * is read once; a shared dict, or an array shared under so many names that
+ * the output would dwarf the pickle, is refused. */
+static void companion_params(pkw *w, int tied_names, int share_dict) {
+    float f[256] = {0};
+    int64_t s43[2] = {4, 3}, s5[1] = {5}, s256[1] = {256};
+    pkw_proto(w, 2);
+    pkw_op(w, '}');
+    pkw_str(w, "step"); pkw_int(w, 9);
+    pkw_op(w, 's');
+    pkw_str(w, "params");
+    pkw_op(w, '}');
+    pkw_str(w, "embedding"); pkw_np_array(w, "numpy.core", "f4", "<", 2, s43, 0, f, 48); pkw_op(w, 's');
+    pkw_str(w, "decode_norm_w"); pkw_np_array(w, "numpy.core", "f4", "<", 1, s5, 0, f, 20); pkw_op(w, 's');
+    pkw_str(w, "ffn_w2_k"); pkw_np_array(w, "numpy.core", "f4", "<", 1, s256, 0, f, sizeof f);
+    pkw_op(w, 'r'); pkw_le(w, 0, 4);
+    pkw_op(w, 's');
+    for (int i = 0; i < tied_names; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "tied%d", i);
+        pkw_str(w, name);
+        pkw_binget(w, 0);
+        pkw_op(w, 's');
+    }
+    if (share_dict) {
+        pkw_str(w, "a"); pkw_op(w, '}'); pkw_op(w, 'r'); pkw_le(w, 1, 4); pkw_op(w, 's');
+        pkw_str(w, "b"); pkw_binget(w, 1); pkw_op(w, 's');
+    }
+    pkw_op(w, 's');
+    pkw_op(w, '.');
+}
+
+static void test_companion(void) {
+    pkw w = {0};
+    companion_params(&w, 1, 0);
+    pk_doc *d = pk_load(w.p, w.n, NULL);
+    ck_companion c;
+    CHECK(d && ck_companion_read(pk_root(d), "x.pkl", w.n, &c) == 0, "companion: %s", gs_error());
+    if (d) {
+        CHECK(c.n == 4 && !strcmp(c.names[3], "tied0") && c.arrays[3].data == c.arrays[2].data && !strcmp(c.arch, "gpn"),
+              "a tied array under two names, read once (%d names)", c.n);
+        int found = 0;
+        for (int i = 0; i < c.n_meta; i++) found += !strcmp(c.meta_keys[i], "source_step") && !strcmp(c.meta_values[i], "9");
+        CHECK(found == 1, "source_step in the metadata");
+        ck_companion_free(&c);
+    }
+    pk_close(d);
+    pkw_free(&w);
+    companion_params(&w, 0, 1);
+    d = pk_load(w.p, w.n, NULL);
+    CHECK(d && ck_companion_read(pk_root(d), "x.pkl", w.n, &c) != 0 && strstr(gs_error(), "dict met before"), "shared dict: %s", gs_error());
+    if (d) ck_companion_free(&c);
+    pk_close(d);
+    pkw_free(&w);
+    companion_params(&w, 5000, 0); /* 5000 names x 1 KB from a ~60 KB pickle */
+    double t0 = now();
+    d = pk_load(w.p, w.n, NULL);
+    CHECK(d && ck_companion_read(pk_root(d), "x.pkl", w.n, &c) != 0 && strstr(gs_error(), "add up to more than"),
+          "an array under 5000 names: %s", gs_error());
+    CHECK(now() - t0 < 1, "refused quickly");
+    if (d) ck_companion_free(&c);
+    pk_close(d);
+    pkw_free(&w);
+}
+
 int main(void) {
     test_scalars();
     test_containers_memo();
@@ -488,5 +554,6 @@ int main(void) {
     test_cycles_depth();
     test_globals();
     test_truncations();
+    test_companion();
     return test_summary();
 }

@@ -193,6 +193,45 @@ static void test_hostile(void) {
     expect_refused("offset and stride wrapping around 2^64", write_zip("wrap.pt", wr, 2), NULL, "past its 4 elements");
     pkw_free(&w);
 
+    /* tied weights: two names of one tensor are fine; 5000 names of it are a bomb */
+    static float kb[256];
+    int64_t s256[1] = {256};
+    for (int names = 2; names <= 5000; names += 4998) {
+        pkw_proto(&w, 2);
+        pkw_op(&w, '}');
+        pkw_str(&w, "w0");
+        pkw_torch_tensor(&w, "FloatStorage", "0", 256, 0, 1, s256, stride1);
+        pkw_op(&w, 'q'); pkw_op(&w, 0);
+        pkw_op(&w, 's');
+        for (int i = 1; i < names; i++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "w%d", i);
+            pkw_str(&w, nm); pkw_op(&w, 'h'); pkw_op(&w, 0); pkw_op(&w, 's');
+        }
+        pkw_op(&w, '.');
+        zent tied[2] = {{"a/data.pkl", w.p, w.n, -1}, {"a/data/0", kb, sizeof kb, -1}};
+        const char *path = write_zip("tied.pt", tied, 2);
+        if (names == 2) {
+            c = torch_ckpt_open(path, NULL);
+            CHECK(c && c->n_tensors == 2 && c->tensors[0].a.data == c->tensors[1].a.data, "tied weights: %s", gs_error());
+            torch_ckpt_close(c);
+        } else {
+            expect_refused("one tensor under 5000 names", path, NULL, "add up to more than");
+        }
+        pkw_free(&w);
+    }
+    /* the same name twice */
+    pkw_proto(&w, 2);
+    int64_t size4[1] = {4};
+    pkw_op(&w, '('); pkw_str(&w, "w");
+    pkw_torch_tensor(&w, "FloatStorage", "0", 4, 0, 1, size4, stride1);
+    pkw_op(&w, 'q'); pkw_op(&w, 0);
+    pkw_str(&w, "w"); pkw_op(&w, 'h'); pkw_op(&w, 0);
+    pkw_op(&w, 'd'); pkw_op(&w, '.');
+    zent dup[2] = {{"a/data.pkl", w.p, w.n, -1}, {"a/data/0", four, sizeof four, -1}};
+    expect_refused("a name twice", write_zip("dup.pt", dup, 2), NULL, "appears twice");
+    pkw_free(&w);
+
     /* a hostile global inside data.pkl */
     pkw_proto(&w, 2);
     pkw_global(&w, "os", "system"); pkw_str(&w, "true"); pkw_op(&w, 0x85); pkw_op(&w, 'R'); pkw_op(&w, '.');
