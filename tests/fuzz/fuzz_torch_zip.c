@@ -1,8 +1,12 @@
 /* Fuzz target: a PyTorch checkpoint, as `gpnscope convert checkpoint.pt`
- * reads it. The input is the whole .pt (a zip). One that opens must give
- * uniquely named tensors whose bytes are exactly numel x itemsize, all
- * readable; small ones must also convert, and the output must load with
- * the same tensors. */
+ * reads it. An input starting with "PK\3\4" is the whole .pt (a zip);
+ * any other is the archive's entries separated by FUZZ_PART_SEP (data.pkl,
+ * byteorder (empty: none), then storages data/0, data/1, ...), zipped here
+ * with valid CRCs so mutations reach the pickle and storage checks rather
+ * than stopping at the zip's checksums. One that opens must give uniquely
+ * named tensors whose bytes are exactly numel x itemsize, all readable;
+ * small ones must also convert, and the output must load with the same
+ * tensors. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +16,33 @@
 #include "engine/checkpoint/torch_zip.h"
 #include "engine/safetensors.h"
 #include "fuzz.h"
+#include <zip.h>
+
+/* The parts as a stored zip under f/; the path, or NULL when libzip refuses. */
+static const char *zip_parts(const uint8_t *data, size_t size) {
+    const char *path = fuzz_path("parts.pt");
+    int err;
+    zip_t *z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &err);
+    if (!z) return NULL;
+    const uint8_t *p;
+    size_t n;
+    for (int k = 0; k < 64 && fuzz_part(data, size, k, &p, &n); k++) {
+        char name[32];
+        if (k == 0) snprintf(name, sizeof name, "f/data.pkl");
+        else if (k == 1) { if (!n) continue; snprintf(name, sizeof name, "f/byteorder"); }
+        else snprintf(name, sizeof name, "f/data/%d", k - 2);
+        zip_source_t *src = zip_source_buffer(z, p, n, 0);
+        zip_int64_t i = src ? zip_file_add(z, name, src, 0) : -1;
+        if (i < 0) { zip_source_free(src); break; }
+        zip_set_file_compression(z, (zip_uint64_t)i, ZIP_CM_STORE, 0);
+    }
+    if (zip_close(z) != 0) { zip_discard(z); return NULL; }
+    return path;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const char *path = fuzz_write("in.pt", data, size);
+    const char *path = size >= 4 && !memcmp(data, "PK\3\4", 4) ? fuzz_write("in.pt", data, size) : zip_parts(data, size);
+    if (!path) return 0;
     torch_limits lim;
     torch_default_limits(&lim);
     lim.pickle.max_values = 1 << 18;
@@ -36,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     int n = c->n_tensors;
     torch_ckpt_close(c);
-    if (size <= (1 << 16)) {
+    if (size <= (1 << 14)) {
         ck_convert_opts o = {.dtype = CK_KEEP, .force = 1};
         char summary[256];
         const char *out = fuzz_path("out.safetensors");

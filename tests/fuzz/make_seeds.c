@@ -28,6 +28,7 @@
 #include "../unit/pickle_writer.h"
 #include "engine/safetensors.h"
 #include "engine/tokenizer.h"
+#include "fuzz.h"
 #include "fuzz_vec.h"
 #include "store/npy.h"
 #include "store/vec_sql.h"
@@ -493,6 +494,37 @@ static void seeds_torch_zip(void) {
         torch_ckpt *c = torch_ckpt_open(p, NULL);
         CHECK(c != NULL, "seed %s does not open: %s", p, gs_error());
         torch_ckpt_close(c);
+    }
+    /* the same archives as parts (data.pkl, byteorder, data/0, ...): see fuzz_torch_zip.c */
+    for (int k = 0; k < 3; k++) {
+        char rel[128], name[64];
+        snprintf(rel, sizeof rel, "reference/%s.checkpoint.pt", pts[k]);
+        snprintf(name, sizeof name, "%s.parts", pts[k]);
+        int err;
+        zip_t *z = zip_open(fixture(rel), ZIP_RDONLY, &err);
+        CHECK(z != NULL, "cannot open %s", fixture(rel));
+        if (!z) continue;
+        pkw w = {0};
+        for (int part = -2;; part++) {
+            char ent[128];
+            if (part == -2) snprintf(ent, sizeof ent, "%s.checkpoint/data.pkl", pts[k]);
+            else if (part == -1) snprintf(ent, sizeof ent, "%s.checkpoint/byteorder", pts[k]);
+            else snprintf(ent, sizeof ent, "%s.checkpoint/data/%d", pts[k], part);
+            zip_stat_t st;
+            int have = zip_stat(z, ent, 0, &st) == 0;
+            if (!have && part >= 0) break;
+            if (part > -2) pkw_text(&w, FUZZ_PART_SEP);
+            if (!have) continue;
+            unsigned char *buf = malloc((size_t)st.size + 1);
+            zip_file_t *f = zip_fopen(z, ent, 0);
+            CHECK(f && zip_fread(f, buf, st.size) == (zip_int64_t)st.size, "reading %s", ent);
+            if (f) zip_fclose(f);
+            pkw_raw(&w, buf, (size_t)st.size);
+            free(buf);
+        }
+        zip_discard(z);
+        put("torch_zip", name, w.p, w.n);
+        pkw_free(&w);
     }
     /* a small one: a strided int32 tensor of a big-endian storage, written by libzip */
     pkw w = {0};
