@@ -121,6 +121,8 @@ static int seq_push(pk_doc *d, pk_value *c, pk_value *item) {
     return pk_adopt(d, c, item);
 }
 
+int pk_adopt_item(pk_doc *d, pk_value *container, pk_value *item) { return seq_push(d, container, item); }
+
 /* ---- stack, marks, memo ---- */
 
 static int push(pk_doc *d, pk_value *v) {
@@ -407,7 +409,7 @@ static pk_value *text_string(pk_doc *d, const char *s, size_t len) {
 
 /* ---- containers ---- */
 
-static int hashable(const pk_value *k) { return k->kind != PK_LIST && k->kind != PK_DICT && k->kind != PK_SET; }
+static int hashable(const pk_value *k) { return k->kind != PK_LIST && k->kind != PK_DICT && !(k->kind == PK_SET && !k->frozen); }
 
 static int check_mutable(pk_doc *d, const pk_value *target, pk_kind want) {
     if (target->kind != want) return pk_fail(d, "expected a %s below, found a %s", want == PK_LIST ? "list" : want == PK_DICT ? "dict" : "set",
@@ -440,6 +442,7 @@ static int from_mark(pk_doc *d, pk_kind kind) {
     if (pop_mark(d, &base) != 0) return -1;
     pk_value *c = pk_new(d, kind);
     if (!c) return -1;
+    c->frozen = d->op == 0x91; /* FROZENSET */
     int rc = kind == PK_DICT ? set_items(d, c, d->stack + base, d->sp - base) : append_items(d, c, d->stack + base, d->sp - base);
     d->sp = base;
     return rc != 0 ? -1 : push(d, c);

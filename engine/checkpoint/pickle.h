@@ -3,7 +3,8 @@
  *
  * Globals are looked up in a fixed table (pickle_globals.c): the numpy
  * functions that rebuild arrays, dtypes and scalars, collections.OrderedDict,
- * _codecs.encode (how protocol 2 spells bytes), torch's tensor rebuild and
+ * _codecs.encode (how protocol 2 spells bytes), bytes/bytearray/set/frozenset
+ * (how protocols 0-3 spell b'', bytearrays and sets), torch's tensor rebuild and
  * storage type names; anything under optax./flax./jax./jaxlib./chex./
  * ml_collections. becomes an opaque PK_SKIPPED node whose arguments are
  * dropped. Any other global (os.system, builtins.eval, ...) is refused with
@@ -49,6 +50,8 @@ typedef enum {
     PK_G_TORCH_PARAMETER,/* torch._utils._rebuild_parameter: the tensor itself */
     PK_G_TORCH_STORAGE,  /* torch.FloatStorage, ... (u.glob.dtype says which) */
     PK_G_TORCH_SIZE,     /* torch.Size(tuple): the tuple */
+    PK_G_BYTES,          /* builtins.bytes()/bytearray(b): protocols 0-2 spell b'' so */
+    PK_G_SET,            /* builtins.set(list) / frozenset(list) (u.glob.dtype 1: frozen) */
     PK_G_SKIP,           /* optax., flax., jax., ... */
 } pk_global;
 
@@ -57,6 +60,7 @@ struct pk_value {
     pk_kind kind;
     unsigned sealed : 1;  /* inside another value: may no longer change */
     unsigned big : 1;     /* PK_INT beyond int64 (value not kept) */
+    unsigned frozen : 1;  /* PK_SET that is a frozenset (hashable) */
     uint32_t depth;       /* 1 + the deepest child */
     uint64_t weight;      /* values in the expanded tree (saturating) */
     uint64_t wbytes;      /* string/bytes bytes in the expanded tree (saturating) */

@@ -22,6 +22,14 @@ static const struct { const char *module, *name; pk_global g; int dtype; } known
     {"numpy", "dtype", PK_G_NP_DTYPE, -1},
     {"collections", "OrderedDict", PK_G_ORDERED_DICT, -1},
     {"_codecs", "encode", PK_G_CODECS_ENCODE, -1},
+    {"builtins", "bytes", PK_G_BYTES, -1},
+    {"__builtin__", "bytes", PK_G_BYTES, -1},
+    {"builtins", "bytearray", PK_G_BYTES, -1},
+    {"__builtin__", "bytearray", PK_G_BYTES, -1},
+    {"builtins", "set", PK_G_SET, 0},
+    {"__builtin__", "set", PK_G_SET, 0},
+    {"builtins", "frozenset", PK_G_SET, 1},
+    {"__builtin__", "frozenset", PK_G_SET, 1},
     {"torch._utils", "_rebuild_tensor_v2", PK_G_TORCH_REBUILD, -1},
     {"torch._utils", "_rebuild_parameter", PK_G_TORCH_PARAMETER, -1},
     {"torch", "Size", PK_G_TORCH_SIZE, -1},
@@ -142,6 +150,30 @@ int pk_apply_global(pk_doc *d, pk_value *callable, pk_value *args, int newobj, p
         if (n != 2 || a[0]->kind != PK_STR || !(pk_str_eq(a[1], "latin1") || pk_str_eq(a[1], "latin-1")))
             return pk_fail(d, "_codecs.encode is accepted only as (str, \"latin1\")");
         return latin1(d, a[0], out);
+    case PK_G_BYTES: /* bytes() is b''; bytearray(b) is b's bytes */
+        if (n == 0) {
+            if (!(*out = pk_new(d, PK_BYTES))) return -1;
+            (*out)->u.s.p = (const unsigned char *)"";
+            return 0;
+        }
+        if (n != 1 || a[0]->kind != PK_BYTES) return pk_fail(d, "%s.%s is accepted only as () or (bytes,)", callable->u.glob.module, callable->u.glob.name);
+        *out = a[0];
+        return 0;
+    case PK_G_SET: { /* set(list) / frozenset(list): the list's items */
+        if (n > 1 || (n == 1 && a[0]->kind != PK_LIST && a[0]->kind != PK_TUPLE))
+            return pk_fail(d, "%s.%s is accepted only as () or (list,)", callable->u.glob.module, callable->u.glob.name);
+        pk_value *set = pk_new(d, PK_SET);
+        if (!set) return -1;
+        set->frozen = callable->u.glob.dtype == 1;
+        for (size_t i = 0; n == 1 && i < a[0]->u.seq.n; i++) {
+            pk_value *item = a[0]->u.seq.v[i];
+            if (item->kind == PK_LIST || item->kind == PK_DICT || (item->kind == PK_SET && !item->frozen))
+                return pk_fail(d, "a %s in a set (unhashable)", pk_kind_name(item));
+            if (pk_adopt_item(d, set, item) != 0) return -1;
+        }
+        *out = set;
+        return 0;
+    }
     case PK_G_TORCH_SIZE:
         if (n != 1 || a[0]->kind != PK_TUPLE) return pk_fail(d, "torch.Size takes one tuple");
         *out = a[0];

@@ -34,6 +34,8 @@ void *pk_buf(pk_doc *d, size_t n);
 /* child becomes part of parent: sealed, its sizes added, bounds checked. */
 int pk_adopt(pk_doc *d, pk_value *parent, pk_value *child);
 
+/* Append item to a list/tuple/set/dict's sequence and adopt it. */
+int pk_adopt_item(pk_doc *d, pk_value *container, pk_value *item);
 /* Resolve module.name; -1 (refused, with the message) when not recognised. */
 int pk_resolve_global(pk_doc *d, const char *module, size_t ml, const char *name, size_t nl, pk_value **out);
 /* REDUCE / NEWOBJ of a recognised global: the resulting value in *out. */

@@ -179,6 +179,33 @@ static void test_containers_memo(void) {
     pkw_free(&w);
 }
 
+/* How protocols 0-3 spell b'', bytearrays and sets; frozensets as keys. */
+static void test_builtin_spellings(void) {
+    pkw w = {0};
+    pkw_proto(&w, 2);
+    pkw_op(&w, '(');
+    pkw_global(&w, "__builtin__", "bytes"); pkw_op(&w, ')'); pkw_op(&w, 'R');
+    pkw_global(&w, "builtins", "bytearray"); pkw_bytes(&w, "ab", 2); pkw_op(&w, 0x85); pkw_op(&w, 'R');
+    pkw_global(&w, "__builtin__", "set"); pkw_op(&w, ']'); pkw_op(&w, '('); pkw_int(&w, 1); pkw_int(&w, 2); pkw_op(&w, 'e');
+    pkw_op(&w, 0x85); pkw_op(&w, 'R');
+    pkw_op(&w, '}'); pkw_op(&w, '('); pkw_int(&w, 3); pkw_op(&w, 0x91); pkw_str(&w, "v"); pkw_op(&w, 's');
+    pkw_op(&w, 'l');
+    pkw_op(&w, '.');
+    pk_doc *d = pk_load(w.p, w.n, NULL);
+    CHECK(d != NULL, "builtin spellings: %s", gs_error());
+    if (d) {
+        const pk_value *r = pk_root(d);
+        CHECK(is_bytes(item(r, 0), "", 0) && is_bytes(item(r, 1), "ab", 2), "bytes() and bytearray(b)");
+        CHECK(item(r, 2)->kind == PK_SET && item(r, 2)->u.seq.n == 2 && is_int(item(item(r, 2), 1), 2), "set([1, 2])");
+        CHECK(item(r, 3)->kind == PK_DICT && item(item(r, 3), 0)->frozen, "a frozenset as a dict key");
+    }
+    pk_close(d);
+    pkw_free(&w);
+    /* a plain set is not a key */
+    static const unsigned char setkey[] = {0x80, 4, '}', 0x8f, 'N', 's', '.'};
+    expect_refused("a set as a dict key", setkey, sizeof setkey, "unhashable");
+}
+
 static void test_numpy(void) {
     float f[6] = {0, 1, 2, 3, 4, 5};
     /* Fortran order of [[0,1,2],[3,4,5]] is 0,3,1,4,2,5 */
@@ -548,6 +575,7 @@ static void test_companion(void) {
 int main(void) {
     test_scalars();
     test_containers_memo();
+    test_builtin_spellings();
     test_numpy();
     test_tiny_lies();
     test_memo_bomb();
