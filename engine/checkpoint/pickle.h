@@ -52,6 +52,8 @@ typedef enum {
     PK_G_TORCH_SIZE,     /* torch.Size(tuple): the tuple */
     PK_G_BYTES,          /* builtins.bytes()/bytearray(b): protocols 0-2 spell b'' so */
     PK_G_SET,            /* builtins.set(list) / frozenset(list) (u.glob.dtype 1: frozen) */
+    PK_G_RECONSTRUCTOR,  /* copyreg._reconstructor: protocols 0-1 objects; only of skipped classes */
+    PK_G_BASE_TYPE,      /* builtins.object/tuple/list/dict: only as _reconstructor's base */
     PK_G_SKIP,           /* optax., flax., jax., ... */
 } pk_global;
 

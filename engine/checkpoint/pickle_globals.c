@@ -26,6 +26,16 @@ static const struct { const char *module, *name; pk_global g; int dtype; } known
     {"__builtin__", "bytes", PK_G_BYTES, -1},
     {"builtins", "bytearray", PK_G_BYTES, -1},
     {"__builtin__", "bytearray", PK_G_BYTES, -1},
+    {"copyreg", "_reconstructor", PK_G_RECONSTRUCTOR, -1},
+    {"copy_reg", "_reconstructor", PK_G_RECONSTRUCTOR, -1},
+    {"builtins", "object", PK_G_BASE_TYPE, -1},
+    {"__builtin__", "object", PK_G_BASE_TYPE, -1},
+    {"builtins", "tuple", PK_G_BASE_TYPE, -1},
+    {"__builtin__", "tuple", PK_G_BASE_TYPE, -1},
+    {"builtins", "list", PK_G_BASE_TYPE, -1},
+    {"__builtin__", "list", PK_G_BASE_TYPE, -1},
+    {"builtins", "dict", PK_G_BASE_TYPE, -1},
+    {"__builtin__", "dict", PK_G_BASE_TYPE, -1},
     {"builtins", "set", PK_G_SET, 0},
     {"__builtin__", "set", PK_G_SET, 0},
     {"builtins", "frozenset", PK_G_SET, 1},
@@ -174,6 +184,12 @@ int pk_apply_global(pk_doc *d, pk_value *callable, pk_value *args, int newobj, p
         *out = set;
         return 0;
     }
+    case PK_G_RECONSTRUCTOR: /* (cls, base, state): protocols 0-1 spell instances so; only skipped classes */
+        if (n != 3 || a[0]->kind != PK_GLOBAL || a[0]->u.glob.g != PK_G_SKIP || a[1]->kind != PK_GLOBAL ||
+            a[1]->u.glob.g != PK_G_BASE_TYPE)
+            return pk_fail(d, "copyreg._reconstructor is accepted only for optax/flax/jax classes");
+        if (!(*out = pk_new(d, PK_SKIPPED))) return -1;
+        return 0;
     case PK_G_TORCH_SIZE:
         if (n != 1 || a[0]->kind != PK_TUPLE) return pk_fail(d, "torch.Size takes one tuple");
         *out = a[0];

@@ -38,6 +38,9 @@ opt = (ScaleByAdamState(np.int32(7), {k: np.zeros_like(v) for k, v in params.ite
 ckpt = {"step": 7, "data_position": 1234, "params": params, "opt_state": opt}
 data = pickle.dumps(ckpt, protocol=2)
 open(out + "/np1.pkl", "wb").write(data)
+# protocols 0 and 1 spell the optimizer's objects with copyreg._reconstructor
+for p in (0, 1):
+    open(out + "/proto%d.pkl" % p, "wb").write(pickle.dumps(ckpt, protocol=p))
 # numpy >= 2 writes numpy._core.multiarray; protocol 2 names globals as text lines
 open(out + "/np2.pkl", "wb").write(data.replace(b"numpy.core.multiarray\n", b"numpy._core.multiarray\n"))
 assert b"numpy._core" in open(out + "/np2.pkl", "rb").read()
@@ -55,7 +58,7 @@ class EvalEvil:
 open(out + "/evil_eval.pkl", "wb").write(pickle.dumps(EvalEvil(), protocol=4))
 PY
 
-for v in np1 np2 flax; do
+for v in np1 np2 flax proto0 proto1; do
   if "$GPNSCOPE_BIN" convert "$dir/$v.pkl" "$dir/$v.safetensors" >"$dir/$v.out" 2>&1; then
     ok "convert $v"
   else

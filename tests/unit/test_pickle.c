@@ -201,6 +201,25 @@ static void test_builtin_spellings(void) {
     }
     pk_close(d);
     pkw_free(&w);
+    /* protocols 0-1: an optimizer object via copyreg._reconstructor is skipped; any other class is refused */
+    pkw_op(&w, '(');
+    pkw_global(&w, "copy_reg", "_reconstructor");
+    pkw_op(&w, '('); pkw_global(&w, "optax._src.base", "EmptyState"); pkw_global(&w, "__builtin__", "object"); pkw_op(&w, 'N');
+    pkw_op(&w, 't'); pkw_op(&w, 'R');
+    pkw_op(&w, '}'); pkw_op(&w, 'b');
+    pkw_op(&w, 'l'); pkw_op(&w, '.');
+    d = pk_load(w.p, w.n, NULL);
+    CHECK(d && item(pk_root(d), 0)->kind == PK_SKIPPED, "copy_reg._reconstructor of an optax class: %s", gs_error());
+    pk_close(d);
+    pkw_free(&w);
+    pkw_global(&w, "copy_reg", "_reconstructor");
+    pkw_op(&w, '('); pkw_global(&w, "numpy", "ndarray"); pkw_global(&w, "__builtin__", "object"); pkw_op(&w, 'N');
+    pkw_op(&w, 't'); pkw_op(&w, 'R'); pkw_op(&w, '.');
+    expect_refused("copy_reg._reconstructor of numpy.ndarray", w.p, w.n, "only for optax/flax/jax classes");
+    pkw_free(&w);
+    pkw_global(&w, "__builtin__", "dict"); pkw_op(&w, ')'); pkw_op(&w, 'R'); pkw_op(&w, '.');
+    expect_refused("calling __builtin__.dict", w.p, w.n, "calling __builtin__.dict");
+    pkw_free(&w);
     /* a plain set is not a key */
     static const unsigned char setkey[] = {0x80, 4, '}', 0x8f, 'N', 's', '.'};
     expect_refused("a set as a dict key", setkey, sizeof setkey, "unhashable");
