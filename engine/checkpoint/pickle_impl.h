@@ -36,6 +36,13 @@ int pk_adopt(pk_doc *d, pk_value *parent, pk_value *child);
 
 /* Append item to a list/tuple/set/dict's sequence and adopt it. */
 int pk_adopt_item(pk_doc *d, pk_value *container, pk_value *item);
+/* A PK_STR (checked to be UTF-8) or PK_BYTES value over p[0..n). */
+pk_value *pk_new_bytes(pk_doc *d, pk_kind kind, const unsigned char *p, size_t n);
+/* pickle_text.c: protocol 0's text forms */
+int pk_utf8_ok(const unsigned char *s, size_t n);
+int pk_parse_decimal(pk_doc *d, const char *s, size_t len, int64_t *out, int *big);
+pk_value *pk_text_string(pk_doc *d, const char *s, size_t len);
+pk_value *pk_text_unicode(pk_doc *d, const char *s, size_t len);
 /* Resolve module.name; -1 (refused, with the message) when not recognised. */
 int pk_resolve_global(pk_doc *d, const char *module, size_t ml, const char *name, size_t nl, pk_value **out);
 /* REDUCE / NEWOBJ of a recognised global: the resulting value in *out. */
