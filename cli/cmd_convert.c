@@ -9,7 +9,8 @@
 #include "engine/checkpoint/convert.h"
 
 static const char *help =
-    "usage: gpnscope convert CHECKPOINT OUT.safetensors [--dtype keep|f32|bf16] [--force]\n\n"
+    "usage: gpnscope convert CHECKPOINT OUT.safetensors [--dtype keep|f32|bf16] [--force]\n"
+    "                        [--meta KEY=VALUE]...\n\n"
     "Convert a checkpoint into safetensors. The format is recognised from the\n"
     "file's bytes, not its name:\n"
     "  - the paper's companion JAX checkpoint.pkl (a pickle of {step,\n"
@@ -25,17 +26,27 @@ static const char *help =
     "  --dtype keep|f32|bf16   output dtype (default keep: as stored; a .pkl's\n"
     "                          float64 arrays become F32). For a .pt, f32/bf16\n"
     "                          cast floating tensors and keep integer ones.\n"
-    "  --force                 replace OUT if it exists (never the input itself)\n\n"
+    "  --force                 replace OUT if it exists (never the input itself)\n"
+    "  --meta KEY=VALUE        add (or override) a __metadata__ entry, e.g. the\n"
+    "                          config a .pt's shapes cannot tell: --meta\n"
+    "                          config='{\"n_heads\": 2, ...}' (repeatable)\n\n"
     "The output is written to a temporary file next to OUT, checked to load, and\n"
     "renamed into place, so OUT is never left half written.\n";
 
 int cmd_convert(int argc, char **argv) {
     ck_convert_opts o = {.dtype = CK_KEEP};
+    const char *meta[64];
     const char *pos[2] = {0};
     int npos = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(help, stdout); return 0; }
         if (!strcmp(argv[i], "--force")) { o.force = 1; continue; }
+        if (!strcmp(argv[i], "--meta")) {
+            if (i + 1 >= argc || o.n_meta == 64) { fprintf(stderr, "gpnscope convert: --meta needs KEY=VALUE (at most 64)\n"); return 2; }
+            meta[o.n_meta++] = argv[++i];
+            o.meta = meta;
+            continue;
+        }
         if (!strcmp(argv[i], "--dtype")) {
             const char *v = i + 1 < argc ? argv[++i] : "";
             if (!strcmp(v, "keep")) o.dtype = CK_KEEP;

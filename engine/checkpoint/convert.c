@@ -189,6 +189,13 @@ int ck_convert(const char *in, const char *out, const ck_convert_opts *o, char *
                 s.map_size ? s.map[0] : 0);
         goto done;
     }
+    for (int i = 0; i < o->n_meta; i++) {
+        const char *eq = strchr(o->meta[i], '=');
+        if (!eq || eq == o->meta[i]) { gs_fail("--meta '%s' is not KEY=VALUE", o->meta[i]); goto done; }
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - o->meta[i]), o->meta[i]);
+        if (st_writer_meta(w, key, eq + 1) != 0) goto done;
+    }
     if (save_temp(w, out, tmp, sizeof tmp) != 0) goto done;
     if (check_output(tmp, &s) != 0) { unlink(tmp); gs_fail_context("%s: ", in); goto done; }
     rc = place(tmp, out, o->force);

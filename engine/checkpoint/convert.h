@@ -29,7 +29,9 @@ typedef enum { CK_KEEP, CK_F32, CK_BF16 } ck_dtype_mode;
 
 typedef struct {
     ck_dtype_mode dtype;
-    int force; /* replace an existing output */
+    int force;              /* replace an existing output */
+    const char *const *meta; /* "KEY=VALUE" pairs added to __metadata__ last (they win) */
+    int n_meta;
 } ck_convert_opts;
 
 /* Convert in to out; summary gets one line for the user. -1 with

@@ -121,6 +121,18 @@ done
   "$py" -c "import json,struct,sys; r=open(sys.argv[1],'rb').read(); h=json.loads(r[8:8+struct.unpack('<Q',r[:8])[0]]); h.pop('__metadata__'); assert {v['dtype'] for v in h.values()}=={'BF16'}" "$dir/tpp2_bf16.safetensors" &&
   ok ".pt --dtype bf16" || bad ".pt --dtype bf16"
 
+# ---- --meta: the config a state dict's shapes cannot tell ----
+cfg='{"vocab_size": 89, "hidden_dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}'
+"$GPNSCOPE_BIN" convert "$GPNSCOPE_FIXTURES/reference/tpp2.checkpoint.pt" "$dir/tpp2_meta.safetensors" \
+    --meta arch=transformer++ --meta "config=$cfg" --meta source=renamed >/dev/null 2>&1 &&
+  "$py" -c "import json,struct,sys; r=open(sys.argv[1],'rb').read(); m=json.loads(r[8:8+struct.unpack('<Q',r[:8])[0]])['__metadata__']; assert m['arch']=='transformer++' and json.loads(m['config'])['n_heads']==2 and m['source']=='renamed' and m['format']=='pytorch', m" "$dir/tpp2_meta.safetensors" &&
+  ok "--meta adds and overrides metadata" || bad "--meta"
+if "$GPNSCOPE_BIN" convert "$GPNSCOPE_FIXTURES/reference/tpp2.checkpoint.pt" "$dir/tpp2_badmeta.safetensors" --meta novalue >"$dir/badmeta.out" 2>&1; then
+  bad "--meta without = accepted"
+else
+  grep -q "KEY=VALUE" "$dir/badmeta.out" && [[ ! -e "$dir/tpp2_badmeta.safetensors" ]] && ok "--meta without = refused: $(cat "$dir/badmeta.out")" || bad "--meta without =: $(cat "$dir/badmeta.out")"
+fi
+
 # ---- the format comes from the bytes, not the name ----
 cp "$GPNSCOPE_FIXTURES/reference/rt2.checkpoint.pt" "$dir/misnamed.pkl"
 cp "$dir/np1.pkl" "$dir/misnamed.pt"
