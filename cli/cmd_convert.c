@@ -1,65 +1,70 @@
-/* gpnscope convert checkpoint.pkl out.safetensors: runs tools/convert_checkpoint.py
- * (standard library + numpy, restricted unpickler) with the system python, then
- * loads the result with the engine's own reader to prove it is a valid model. */
-#include <errno.h>
+/* gpnscope convert CHECKPOINT OUT.safetensors: the companion's JAX
+ * checkpoint.pkl or a PyTorch .pt, read in C by the restricted pickle reader
+ * (engine/checkpoint/); see engine/checkpoint/convert.h. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "base/error.h"
 #include "cli/commands.h"
-#include "engine/model.h"
+#include "engine/checkpoint/convert.h"
 
 static const char *help =
-    "usage: gpnscope convert CHECKPOINT.pkl OUT.safetensors [--dtype keep|f32|bf16]\n\n"
-    "Convert a checkpoint written by the paper's companion code (a pickle of\n"
-    "{step, data_position, params, opt_state}) into safetensors with the inferred\n"
-    "config in __metadata__. The pickle is read by a restricted unpickler: numpy\n"
-    "arrays and plain containers only; optimizer objects are skipped; a pickle that\n"
-    "references anything else (os.system, eval, ...) is refused and nothing runs.\n\n"
-    "  --dtype keep|f32|bf16   output dtype (default keep: as stored)\n\n"
-    "Environment: GPNSCOPE_PYTHON (default /usr/bin/python3, needs numpy),\n"
-    "GPNSCOPE_TOOLS (folder of convert_checkpoint.py; default the source tree's tools/).\n";
+    "usage: gpnscope convert CHECKPOINT OUT.safetensors [--dtype keep|f32|bf16] [--force]\n"
+    "                        [--meta KEY=VALUE]...\n\n"
+    "Convert a checkpoint into safetensors. The format is recognised from the\n"
+    "file's bytes, not its name:\n"
+    "  - the paper's companion JAX checkpoint.pkl (a pickle of {step,\n"
+    "    data_position, params, opt_state}): the parameters, with the inferred\n"
+    "    config in __metadata__; the optimizer state is skipped;\n"
+    "  - a PyTorch checkpoint (torch.save's zip: a state dict, or the companion\n"
+    "    trainer's {\"model\", \"optimizer\", \"scheduler\", \"step\"}): every tensor\n"
+    "    of the state dict under its own name.\n"
+    "The pickle is decoded by gpnscope's own restricted reader: numpy arrays,\n"
+    "torch tensors and plain containers only; optax/flax/jax objects are skipped;\n"
+    "a pickle that references anything else (os.system, eval, ...) is refused and\n"
+    "nothing runs. No Python is needed.\n\n"
+    "  --dtype keep|f32|bf16   output dtype (default keep: as stored; a .pkl's\n"
+    "                          float64 arrays become F32). For a .pt, f32/bf16\n"
+    "                          cast floating tensors and keep integer ones.\n"
+    "  --force                 replace OUT if it exists (never the input itself)\n"
+    "  --meta KEY=VALUE        add (or override) a __metadata__ entry, e.g. the\n"
+    "                          config a .pt's shapes cannot tell: --meta\n"
+    "                          config='{\"n_heads\": 2, ...}' (repeatable)\n\n"
+    "The output is written to a temporary file next to OUT, checked to load, and\n"
+    "renamed into place, so OUT is never left half written.\n";
 
 int cmd_convert(int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(help, stdout); return 0; }
-    int positional = 0;
-    const char *out = NULL;
+    ck_convert_opts o = {.dtype = CK_KEEP};
+    const char *meta[64];
+    const char *pos[2] = {0};
+    int npos = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--dtype")) { i++; continue; }
-        if (!strncmp(argv[i], "--", 2)) continue;
-        if (++positional == 2) out = argv[i];
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(help, stdout); return 0; }
+        if (!strcmp(argv[i], "--force")) { o.force = 1; continue; }
+        if (!strcmp(argv[i], "--meta")) {
+            if (i + 1 >= argc || o.n_meta == 64) { fprintf(stderr, "gpnscope convert: --meta needs KEY=VALUE (at most 64)\n"); return 2; }
+            meta[o.n_meta++] = argv[++i];
+            o.meta = meta;
+            continue;
+        }
+        if (!strcmp(argv[i], "--dtype")) {
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if (!strcmp(v, "keep")) o.dtype = CK_KEEP;
+            else if (!strcmp(v, "f32")) o.dtype = CK_F32;
+            else if (!strcmp(v, "bf16")) o.dtype = CK_BF16;
+            else { fprintf(stderr, "gpnscope convert: --dtype must be keep, f32 or bf16, not '%s'\n", v); return 2; }
+            continue;
+        }
+        if (!strncmp(argv[i], "--", 2)) { fprintf(stderr, "gpnscope convert: unknown option %s (see --help)\n", argv[i]); return 2; }
+        if (npos == 2) { fputs(help, stderr); return 2; }
+        pos[npos++] = argv[i];
     }
-    if (positional != 2) { fputs(help, stderr); return 2; }
-    const char *py = getenv("GPNSCOPE_PYTHON");
-    if (!py || !*py) py = "/usr/bin/python3";
-    const char *tools = getenv("GPNSCOPE_TOOLS");
-    char script[4096];
-    snprintf(script, sizeof script, "%s/convert_checkpoint.py", tools && *tools ? tools : GPNSCOPE_SOURCE_DIR "/tools");
-    if (access(script, R_OK) != 0) {
-        fprintf(stderr, "gpnscope convert: cannot find %s (set GPNSCOPE_TOOLS)\n", script);
+    if (npos != 2) { fputs(help, stderr); return 2; }
+    char summary[512] = "";
+    if (ck_convert(pos[0], pos[1], &o, summary, sizeof summary) != 0) {
+        fprintf(stderr, "gpnscope convert: %s\n", gs_error());
         return 1;
     }
-    char **args = calloc((size_t)argc + 3, sizeof *args);
-    args[0] = (char *)py;
-    args[1] = script;
-    for (int i = 1; i < argc; i++) args[i + 1] = argv[i];
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv(py, args);
-        fprintf(stderr, "gpnscope convert: cannot run %s: %s (install python3-numpy or set GPNSCOPE_PYTHON)\n", py, strerror(errno));
-        _exit(127);
-    }
-    free(args);
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0) { fprintf(stderr, "gpnscope convert: cannot start %s\n", py); return 1; }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1;
-    gpn_model *m = gpn_model_load(out);
-    if (!m) { fprintf(stderr, "gpnscope convert: the output does not load: %s\n", gs_error()); return 1; }
-    gpn_model_free(m);
+    printf("converted %s -> %s: %s\n", pos[0], pos[1], summary);
     return 0;
 }

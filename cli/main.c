@@ -9,7 +9,7 @@
 static const cli_command commands[] = {
     {"demo", "the whole pipeline on the shipped model: record, analyze, plot, notebook", cmd_demo},
     {"info", "describe a checkpoint: architecture, sizes, parameters, hash", cmd_info},
-    {"convert", "convert a companion checkpoint.pkl to safetensors (safely)", cmd_convert},
+    {"convert", "convert a checkpoint (companion .pkl, PyTorch .pt) to safetensors, no Python", cmd_convert},
     {"record", "run a model over a corpus and record states, gates and decays into SQLite", cmd_record},
     {"tokenize", "text on stdin -> LLaMA-2 token ids (or pieces), one line per line", cmd_tokenize},
     {"shard", "tokenize a text/JSONL corpus into token shards (the companion's format)", cmd_shard},
@@ -38,8 +38,7 @@ static void usage(FILE *out) {
           "  OPENBLAS_NUM_THREADS  OpenBLAS's threads: the engine's batch-1 GEMVs, the analyses, training\n"
           "  GPNSCOPE_TOKENIZER    tokenizer.json or tokenizer.model for text and JSONL corpora\n"
           "  GPNSCOPE_CUDA_PLUGIN  gpnscope_cuda.so for --device cuda (default: beside gpnscope)\n"
-          "  GPNSCOPE_VEC          the vector SQL extension a notebook loads (export-notebook; empty: none)\n"
-          "  GPNSCOPE_PYTHON, GPNSCOPE_TOOLS   for convert (see gpnscope convert --help)\n",
+          "  GPNSCOPE_VEC          the vector SQL extension a notebook loads (export-notebook; empty: none)\n",
           out);
     fprintf(out, "\nDocumentation: README.md and docs/ in the source tree.\n");
 }

@@ -25,3 +25,18 @@ if(GPNSCOPE_WITH_CUDA)
   target_compile_definitions(gs_engine PRIVATE GPNSCOPE_CUDA_PLUGIN="$<TARGET_FILE:gpnscope_cuda>" PUBLIC GPNSCOPE_WITH_CUDA)
   add_dependencies(gs_engine gpnscope_cuda)
 endif()
+
+# Checkpoint readers (engine/checkpoint/: the restricted pickle VM, numpy
+# arrays, PyTorch zip archives through libzip, the converter).
+# (Only those the module's own glob did not already take: a recursive glob
+# in gpnscope_module would list them too.)
+file(GLOB checkpoint_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/checkpoint/*.c)
+get_target_property(engine_srcs gs_engine SOURCES)
+foreach(src ${checkpoint_srcs})
+  if(NOT src IN_LIST engine_srcs)
+    target_sources(gs_engine PRIVATE ${src})
+  endif()
+endforeach()
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
+target_link_libraries(gs_engine PUBLIC PkgConfig::LIBZIP)

@@ -22,7 +22,7 @@
 static const struct { const char *name; st_dtype t; size_t size; } dtypes[] = {
     {"F32", ST_F32, 4}, {"F16", ST_F16, 2}, {"BF16", ST_BF16, 2}, {"F64", ST_F64, 8},
     {"I32", ST_I32, 4}, {"I64", ST_I64, 8}, {"U32", ST_U32, 4}, {"U8", ST_U8, 1},
-    {"I8", ST_I8, 1},   {"I16", ST_I16, 2}, {"U16", ST_U16, 2}, {"BOOL", ST_BOOL, 1},
+    {"I8", ST_I8, 1},   {"I16", ST_I16, 2}, {"U16", ST_U16, 2}, {"BOOL", ST_BOOL, 1}, {"U64", ST_U64, 8},
 };
 
 const char *st_dtype_name(st_dtype t) {

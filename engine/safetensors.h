@@ -14,7 +14,7 @@
 
 #define ST_MAX_DIMS 8
 
-typedef enum { ST_F32, ST_F16, ST_BF16, ST_F64, ST_I32, ST_I64, ST_U32, ST_U8, ST_I8, ST_I16, ST_U16, ST_BOOL } st_dtype;
+typedef enum { ST_F32, ST_F16, ST_BF16, ST_F64, ST_I32, ST_I64, ST_U32, ST_U8, ST_I8, ST_I16, ST_U16, ST_BOOL, ST_U64 } st_dtype;
 
 typedef struct {
     char *name;

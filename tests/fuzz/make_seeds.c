@@ -15,14 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zip.h>
 
 #include "base/error.h"
 #include "base/half.h"
+#include "engine/checkpoint/convert.h"
+#include "engine/checkpoint/pickle.h"
+#include "engine/checkpoint/torch_zip.h"
 #include "engine/corpus.h"
 #include "engine/model.h"
 #include "../unit/pb_writer.h"
+#include "../unit/pickle_writer.h"
 #include "engine/safetensors.h"
 #include "engine/tokenizer.h"
+#include "fuzz.h"
 #include "fuzz_vec.h"
 #include "store/npy.h"
 #include "store/vec_sql.h"
@@ -377,6 +383,171 @@ static void seeds_npy(void) {
     npy_seed("v1_u1_3d.npy", 1, "|u1", "(2, 1, 3)", 6, 1);
 }
 
+/* ---- pickles (the companion's checkpoint layout, numpy as each protocol
+ * writes arrays) and torch.save archives ---- */
+
+static void pickle_seed(const char *name, pkw *w, int companion) {
+    const char *p = put("pickle", name, w->p, w->n);
+    pk_doc *d = pk_load(w->p, w->n, NULL);
+    CHECK(d != NULL, "seed %s does not load: %s", p, gs_error());
+    if (d && companion) {
+        ck_companion c;
+        CHECK(ck_companion_read(pk_root(d), name, w->n, &c) == 0, "seed %s: %s", p, gs_error());
+        ck_companion_free(&c);
+    }
+    pk_close(d);
+    pkw_free(w);
+}
+
+/* {step, data_position, params: {embedding, decode_norm_w, ffn_w2_k, nested}, opt_state} */
+static void companion_pickle(pkw *w, int proto, const char *core, int fortran) {
+    float f[12];
+    for (int i = 0; i < 12; i++) f[i] = (float)i - 3.5f;
+    int64_t s43[2] = {4, 3}, s5[1] = {5}, s32[2] = {3, 2};
+    pkw_proto(w, proto);
+    pkw_op(w, '}');
+    pkw_op(w, '(');
+    pkw_str(w, "step"); pkw_int(w, 7);
+    pkw_str(w, "data_position"); pkw_int(w, 1234);
+    pkw_str(w, "params");
+    pkw_op(w, '}'); pkw_op(w, '(');
+    pkw_str(w, "embedding"); pkw_np_array(w, core, "f4", "<", 2, s43, fortran, f, 48);
+    pkw_op(w, 'q'); pkw_op(w, 1);
+    pkw_str(w, "decode_norm_w"); pkw_np_array(w, core, "f4", ">", 1, s5, 0, f, 20);
+    pkw_str(w, "ffn_w2_k"); pkw_np_array(w, core, "f2", "<", 2, s32, 0, f, 12);
+    pkw_str(w, "L0"); pkw_op(w, '}'); pkw_str(w, "w"); pkw_op(w, 'h'); pkw_op(w, 1); pkw_op(w, 's');
+    pkw_op(w, 'u');
+    pkw_str(w, "opt_state");
+    pkw_global(w, "optax._src.transform", "ScaleByAdamState"); pkw_op(w, ')'); pkw_op(w, 0x81);
+    pkw_op(w, '}'); pkw_str(w, "count"); pkw_int(w, 7); pkw_op(w, 's'); pkw_op(w, 'b');
+    pkw_op(w, 0x85);
+    pkw_op(w, 'u');
+    pkw_op(w, '.');
+}
+
+static void seeds_pickle(void) {
+    fresh("pickle");
+    pkw w = {0};
+    companion_pickle(&w, 2, "numpy.core", 0);
+    pickle_seed("companion_p2.pkl", &w, 1);
+    companion_pickle(&w, 3, "numpy._core", 1);
+    pickle_seed("companion_p3_numpy2_fortran.pkl", &w, 1);
+    /* protocol 4: FRAME, MEMOIZE, STACK_GLOBAL, flax's nesting */
+    pkw_proto(&w, 4);
+    pkw_op(&w, 0x95); pkw_le(&w, 0, 8);
+    pkw_op(&w, '}'); pkw_memoize(&w);
+    pkw_str(&w, "params"); pkw_op(&w, '}'); pkw_memoize(&w);
+    pkw_str(&w, "params"); pkw_op(&w, '}'); pkw_memoize(&w);
+    pkw_op(&w, '(');
+    static const char *const names[] = {"embedding", "decode_norm_w", "ffn_w2_k"};
+    for (int k = 0; k < 3; k++) {
+        pkw_str(&w, names[k]);
+        if (k == 0) { pkw_stack_global(&w, "numpy.core.numeric", "_frombuffer"); pkw_memoize(&w); /* memo 3 */ }
+        else pkw_binget(&w, 3);
+        pkw_op(&w, '('); pkw_op(&w, 0x96); pkw_le(&w, 8, 8); pkw_raw(&w, "\0\0\x80?\0\0\0@", 8);
+        if (k == 0) { pkw_np_dtype(&w, "f4", "<", 0); pkw_memoize(&w); /* memo 4: the dtype, shared */ }
+        else pkw_binget(&w, 4);
+        pkw_int(&w, 1); pkw_int(&w, 2); pkw_op(&w, 0x86); pkw_str(&w, "C"); pkw_op(&w, 't'); pkw_op(&w, 'R');
+    }
+    pkw_op(&w, 'u'); pkw_op(&w, 's'); pkw_op(&w, 's');
+    pkw_op(&w, '.');
+    pickle_seed("flax_p4.pkl", &w, 1);
+    /* protocol 0: text opcodes */
+    pkw_text(&w, "(dp0\nVstep\np1\nI3\nsVlr\np2\nF0.001\nsVname\np3\nS'gpn\\n'\np4\nsVbig\np5\nL123456789012345678901234567890L\ns.");
+    pickle_seed("text_p0.pkl", &w, 0);
+    /* torch.save's data.pkl of each reference fixture */
+    static const char *const pts[] = {"tpp2", "gdn2", "rt2"};
+    for (int k = 0; k < 3; k++) {
+        char rel[128], ent[128], name[64];
+        snprintf(rel, sizeof rel, "reference/%s.checkpoint.pt", pts[k]);
+        snprintf(ent, sizeof ent, "%s.checkpoint/data.pkl", pts[k]);
+        snprintf(name, sizeof name, "%s_data.pkl", pts[k]);
+        int err;
+        zip_t *z = zip_open(fixture(rel), ZIP_RDONLY, &err);
+        zip_stat_t st;
+        CHECK(z && zip_stat(z, ent, 0, &st) == 0, "cannot read %s from %s", ent, fixture(rel));
+        if (!z) continue;
+        unsigned char *buf = malloc((size_t)st.size);
+        zip_file_t *f = zip_fopen(z, ent, 0);
+        CHECK(f && zip_fread(f, buf, st.size) == (zip_int64_t)st.size, "reading %s", ent);
+        if (f) zip_fclose(f);
+        zip_discard(z);
+        pkw_raw(&w, buf, (size_t)st.size);
+        free(buf);
+        pickle_seed(name, &w, 0);
+    }
+}
+
+static void seeds_torch_zip(void) {
+    fresh("torch_zip");
+    static const char *const pts[] = {"tpp2", "gdn2", "rt2"};
+    for (int k = 0; k < 3; k++) {
+        char rel[128], name[64];
+        snprintf(rel, sizeof rel, "reference/%s.checkpoint.pt", pts[k]);
+        snprintf(name, sizeof name, "%s.pt", pts[k]);
+        size_t n;
+        char *b = read_whole_file(fixture(rel), &n);
+        CHECK(b != NULL, "cannot read %s", fixture(rel));
+        if (!b) continue;
+        const char *p = put("torch_zip", name, b, n);
+        free(b);
+        torch_ckpt *c = torch_ckpt_open(p, NULL);
+        CHECK(c != NULL, "seed %s does not open: %s", p, gs_error());
+        torch_ckpt_close(c);
+    }
+    /* the same archives as parts (data.pkl, byteorder, data/0, ...): see fuzz_torch_zip.c */
+    for (int k = 0; k < 3; k++) {
+        char rel[128], name[64];
+        snprintf(rel, sizeof rel, "reference/%s.checkpoint.pt", pts[k]);
+        snprintf(name, sizeof name, "%s.parts", pts[k]);
+        int err;
+        zip_t *z = zip_open(fixture(rel), ZIP_RDONLY, &err);
+        CHECK(z != NULL, "cannot open %s", fixture(rel));
+        if (!z) continue;
+        pkw w = {0};
+        for (int part = -2;; part++) {
+            char ent[128];
+            if (part == -2) snprintf(ent, sizeof ent, "%s.checkpoint/data.pkl", pts[k]);
+            else if (part == -1) snprintf(ent, sizeof ent, "%s.checkpoint/byteorder", pts[k]);
+            else snprintf(ent, sizeof ent, "%s.checkpoint/data/%d", pts[k], part);
+            zip_stat_t st;
+            int have = zip_stat(z, ent, 0, &st) == 0;
+            if (!have && part >= 0) break;
+            if (part > -2) pkw_text(&w, FUZZ_PART_SEP);
+            if (!have) continue;
+            unsigned char *buf = malloc((size_t)st.size + 1);
+            zip_file_t *f = zip_fopen(z, ent, 0);
+            CHECK(f && zip_fread(f, buf, st.size) == (zip_int64_t)st.size, "reading %s", ent);
+            if (f) zip_fclose(f);
+            pkw_raw(&w, buf, (size_t)st.size);
+            free(buf);
+        }
+        zip_discard(z);
+        put("torch_zip", name, w.p, w.n);
+        pkw_free(&w);
+    }
+    /* a small one: a strided int32 tensor of a big-endian storage, written by libzip */
+    pkw w = {0};
+    int64_t size[2] = {2, 2}, stride[2] = {1, 2};
+    pkw_proto(&w, 2);
+    pkw_op(&w, '}'); pkw_str(&w, "model"); pkw_op(&w, '}'); pkw_str(&w, "t");
+    pkw_torch_tensor(&w, "IntStorage", "0", 5, 1, 2, size, stride);
+    pkw_op(&w, 's'); pkw_op(&w, 's'); pkw_str(&w, "step"); pkw_int(&w, 3); pkw_op(&w, 's'); pkw_op(&w, '.');
+    static const unsigned char be[20] = {0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4};
+    const char *p = seed_path("torch_zip", "small_strided_big.pt");
+    int err;
+    zip_t *z = zip_open(p, ZIP_CREATE | ZIP_TRUNCATE, &err);
+    zip_file_add(z, "small/data.pkl", zip_source_buffer(z, w.p, w.n, 0), 0);
+    zip_file_add(z, "small/byteorder", zip_source_buffer(z, "big", 3, 0), 0);
+    zip_int64_t i = zip_file_add(z, "small/data/0", zip_source_buffer(z, be, sizeof be, 0), 0);
+    for (zip_int64_t k = 0; k <= i; k++) zip_set_file_compression(z, (zip_uint64_t)k, ZIP_CM_STORE, 0);
+    CHECK(zip_close(z) == 0, "writing %s", p);
+    pkw_free(&w);
+    torch_ckpt *c = torch_ckpt_open(p, NULL);
+    CHECK(c && c->n_tensors == 1, "seed %s does not open: %s", p, gs_error());
+    torch_ckpt_close(c);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
@@ -394,6 +565,8 @@ int main(int argc, char **argv) {
     seeds_corpus_shards(out_dir);
     seeds_vec_sql();
     seeds_npy();
+    seeds_pickle();
+    seeds_torch_zip();
     char tmp[8300];
     snprintf(tmp, sizeof tmp, "rm -rf '%s/shards0' '%s/shards1'", out_dir, out_dir);
     if (system(tmp) != 0) return 1;
