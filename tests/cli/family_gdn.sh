@@ -36,6 +36,14 @@ done
 [[ "$info" == *"Gated DeltaNet"* && "$info" == *"per-head matrix[384]"* && "$info" != *"mem.alpha"* ]] &&
   ok "info: the GDN family, S per head is 3 x 8 x 16 = 384 floats, no GPN memory sites" || bad "info: $info"
 
+"$bin" info "$model" --json | "$py" -c '
+import json, sys
+doc = open(sys.argv[1]).read()
+sites = json.load(sys.stdin)["sites"]
+missing = [s["name"] for s in sites if "| `%s` |" % s["name"] not in doc.split("## Gated DeltaNet")[1]]
+assert len(sites) == 16 and not missing, missing
+' "$GPNSCOPE_SOURCE/docs/hooks.md" && ok "docs/hooks.md, Gated DeltaNet: all 16 sites" || bad "docs/hooks.md lacks GDN sites"
+
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" $((40 * 64)) 4
 "$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
   ok "recorded through the runner (default sites)" || bad "record"
