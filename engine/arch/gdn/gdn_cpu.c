@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "engine/arch/gdn/gdn.h"
 #include "engine/ops.h"
+#include "engine/parallel.h"
 
 typedef struct {
     const float *w[GDN_PER_LAYER];
@@ -115,8 +116,8 @@ static void l2n_heads(float *x, long heads, int n, float scale) {
 /* One head's gated delta rule in the naive recurrence's order:
  * S <- alpha S; u = beta (v - S^T k); S <- S + k u^T; then (when o is set,
  * i.e. nothing is hooked on the state) o = S^T q in the same pass. */
-static void delta_write(float *S, const float *k, const float *v, float alpha, float beta, int dk, int dv, float *u,
-                        const float *q, float *o) {
+static void delta_write(float *restrict S, const float *restrict k, const float *restrict v, float alpha, float beta,
+                        int dk, int dv, float *restrict u, const float *restrict q, float *restrict o) {
     for (int j = 0; j < dv; j++) u[j] = 0.0f;
     for (int i = 0; i < dk; i++) {
         float *Si = S + (size_t)i * dv;
@@ -136,10 +137,58 @@ static void delta_write(float *S, const float *k, const float *v, float alpha, f
     }
 }
 
-static void delta_read(float *o, const float *S, const float *q, int dk, int dv) {
+static void delta_read(float *restrict o, const float *restrict S, const float *restrict q, int dk, int dv) {
     for (int j = 0; j < dv; j++) o[j] = 0.0f;
     for (int i = 0; i < dk; i++)
         for (int j = 0; j < dv; j++) o[j] += q[i] * S[(size_t)i * dv + j];
+}
+
+/* The per-sequence work of a step over the worker threads (engine/parallel.h):
+ * below the grain it stays on the caller. */
+#define GDN_GRAIN_FLOATS 65536L
+static long grain(long floats_per_item) {
+    long g = GDN_GRAIN_FLOATS / (floats_per_item > 0 ? floats_per_item : 1);
+    return g > 0 ? g : 1;
+}
+
+typedef struct {
+    gdn_cpu *e;
+    int l;
+    const float *const *cw;
+    const int *off;
+} conv_job;
+
+/* sequences [b0, b1): conv + SiLU over q | k | v, then the norms of q and k */
+static void conv_range(void *ctx, long b0, long b1) {
+    conv_job *j = ctx;
+    const gpn_config *c = &j->e->m->cfg;
+    for (long b = b0; b < b1; b++) {
+        float *row = j->e->qkv + (size_t)b * j->e->C;
+        conv_silu(row, conv_of(j->e, j->l, (int)b), j->cw, j->off, j->e->C, c->conv);
+        l2n_heads(row, c->H, c->dk, 1.0f / sqrtf((float)c->dk));
+        l2n_heads(row + j->e->K, c->H, c->dk, 1.0f);
+    }
+}
+
+typedef struct {
+    gdn_cpu *e;
+    int l, hooked;
+} delta_job;
+
+/* (sequence, head) pairs [i0, i1): the write, and the read unless the state is hooked */
+static void delta_range(void *ctx, long i0, long i1) {
+    delta_job *j = ctx;
+    gdn_cpu *e = j->e;
+    const gpn_config *c = &e->m->cfg;
+    int H = c->H, dk = c->dk, dv = c->dv, K = e->K;
+    size_t hs = (size_t)dk * dv;
+    for (long i = i0; i < i1; i++) {
+        long b = i / H, hd = i % H;
+        const float *row = e->qkv + (size_t)b * e->C;
+        float *u = e->ffn_g + (size_t)i * dv; /* ffn_g (B x max(F, H d_v)) is free until the MLP */
+        delta_write(S_of(e, j->l) + (size_t)i * hs, row + K + hd * dk, row + 2 * K + hd * dv, e->a[i], e->beta[i], dk,
+                    dv, u, j->hooked ? NULL : row + hd * dk, j->hooked ? NULL : e->o + (size_t)b * e->Vd + hd * dv);
+    }
 }
 
 static void attention(gdn_cpu *e, int l, int B) {
@@ -158,13 +207,9 @@ static void attention(gdn_cpu *e, int l, int B) {
     proj(e->beta, e->x, w[GDN_B], B, D, H);
     proj(e->gate, e->x, w[GDN_G], B, D, Vd);
     const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
-    const int off[3] = {0, K, 2 * K};
-    for (int b = 0; b < B; b++) {
-        float *row = e->qkv + (size_t)b * C;
-        conv_silu(row, conv_of(e, l, b), cw, off, C, c->conv);
-        l2n_heads(row, H, dk, 1.0f / sqrtf((float)dk));
-        l2n_heads(row + K, H, dk, 1.0f);
-    }
+    int off[3] = {0, K, 2 * K};
+    conv_job cj = {e, l, cw, off};
+    gs_parallel_for(B, grain((long)C * c->conv), conv_range, &cj);
     /* the per-head sites are views of the q | k | v rows: gather each to B x n for its hook and back */
     static const gpn_hook_point points[3] = {GDN_HOOK_Q, GDN_HOOK_K, GDN_HOOK_V};
     for (int p = 0; p < 3; p++) {
@@ -179,16 +224,11 @@ static void attention(gdn_cpu *e, int l, int B) {
     decay_forward(e->a, w[GDN_A_LOG], w[GDN_DT_BIAS], B, H); /* GPN+M's decay: alpha = exp(g) */
     gs_fire(h, GDN_HOOK_ALPHA, l, e->a, B, H);
     int hooked = h->hook[GDN_HOOK_STATE] != NULL;
-    float *S = S_of(e, l), *u = e->ffn_g; /* ffn_g is free until the MLP */
-    size_t hs = (size_t)dk * dv;
-    for (int b = 0; b < B; b++) {
-        const float *row = e->qkv + (size_t)b * C;
-        for (int hd = 0; hd < H; hd++)
-            delta_write(S + ((size_t)b * H + hd) * hs, row + K + hd * dk, row + 2 * K + hd * dv, e->a[b * H + hd],
-                        e->beta[b * H + hd], dk, dv, u, hooked ? NULL : row + hd * dk,
-                        hooked ? NULL : e->o + (size_t)b * Vd + hd * dv);
-    }
+    delta_job job = {e, l, hooked};
+    gs_parallel_for((long)B * H, grain((long)dk * dv), delta_range, &job);
     if (hooked) {
+        float *S = S_of(e, l);
+        size_t hs = (size_t)dk * dv;
         gs_fire(h, GDN_HOOK_STATE, l, S, B, (int)(H * hs));
         for (int b = 0; b < B; b++)
             for (int hd = 0; hd < H; hd++)
