@@ -81,7 +81,6 @@ const char *gs_site_kind_name(gs_site_kind k) {
     case GS_SITE_HEAD_SCALAR: return "per-head scalar";
     case GS_SITE_HEAD_VECTOR: return "per-head vector";
     case GS_SITE_SCALAR: return "scalar";
-    case GS_SITE_HEAD_MATRIX: return "per-head matrix";
     }
     return "?";
 }

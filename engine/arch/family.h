@@ -20,7 +20,6 @@ typedef enum {
     GS_SITE_HEAD_SCALAR, /* one number per head (a decay rate, a write strength) */
     GS_SITE_HEAD_VECTOR, /* one vector per head, concatenated (keys, queries, per-head reads) */
     GS_SITE_SCALAR,      /* one number per token (the NLL) */
-    GS_SITE_HEAD_MATRIX, /* one dk x dv matrix per head, row-major, heads concatenated (GDN's state S) */
 } gs_site_kind;
 
 /* What an analysis may take a site for by default. */
@@ -34,7 +33,7 @@ typedef enum {
 
 /* How a site's width follows from the config. */
 typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEADS_KEY, GS_DIM_HEADS_VAL,
-               GS_DIM_HEADS_KEY_VAL /* H*dk*dv: a matrix per head */ } gs_dim;
+               GS_DIM_HEADS_KEY_VAL /* H*dk*dv: a dk x dv matrix per head, row-major (GDN's S) */ } gs_dim;
 
 typedef struct {
     const char *name;  /* "state.pred", "blocks.{i}.hook_mlp_out" */

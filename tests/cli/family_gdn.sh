@@ -33,7 +33,7 @@ for s in hook_embed 'blocks.{i}.hook_resid_pre' 'blocks.{i}.attn.alpha' 'blocks.
          'blocks.{i}.attn.q' 'blocks.{i}.attn.o' 'blocks.{i}.hook_resid_post' ln_final.hook_normalized logits nll; do
   [[ "$info" == *"$s "* ]] && ok "info lists $s" || bad "info lacks $s"
 done
-[[ "$info" == *"Gated DeltaNet"* && "$info" == *"per-head matrix[384]"* && "$info" != *"mem.alpha"* ]] &&
+[[ "$info" == *"Gated DeltaNet"* && "$info" == *"per-head vector[384]"* && "$info" != *"mem.alpha"* ]] &&
   ok "info: the GDN family, S per head is 3 x 8 x 16 = 384 floats, no GPN memory sites" || bad "info: $info"
 
 "$bin" info "$model" --json | "$py" -c '

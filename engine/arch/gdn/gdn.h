@@ -10,24 +10,25 @@
 
 extern const gs_family gs_family_gdn;
 
-/* GDN's own hook points, numbered in the family-local range (engine/hooks.h),
- * in step order (a cast: gpn_hook_point is the one type of a point); logits and nll use the shared GPN_HOOK_LOGITS / _NLL. */
+/* GDN's hook points: the residual stream's are the TransformerLens points
+ * Transformer++ shares (engine/hooks.h); GDN's own quantities are numbered in
+ * the family-local range (a cast: gpn_hook_point is the one type of a point). */
 #define GDN_HOOK(n) ((gpn_hook_point)(GS_HOOK_LOCAL + (n)))
-#define GDN_HOOK_EMBED GDN_HOOK(0)
-#define GDN_HOOK_RESID_PRE GDN_HOOK(1)
-#define GDN_HOOK_Q GDN_HOOK(2)
-#define GDN_HOOK_K GDN_HOOK(3)
-#define GDN_HOOK_V GDN_HOOK(4)
-#define GDN_HOOK_BETA GDN_HOOK(5)
-#define GDN_HOOK_ALPHA GDN_HOOK(6)
-#define GDN_HOOK_STATE GDN_HOOK(7)
-#define GDN_HOOK_O GDN_HOOK(8)
-#define GDN_HOOK_ATTN_OUT GDN_HOOK(9)
-#define GDN_HOOK_RESID_MID GDN_HOOK(10)
-#define GDN_HOOK_MLP_OUT GDN_HOOK(11)
-#define GDN_HOOK_RESID_POST GDN_HOOK(12)
-#define GDN_HOOK_LN_FINAL GDN_HOOK(13)
-#define GDN_HOOK_END GDN_HOOK(14)
+#define GDN_HOOK_Q GDN_HOOK(0)
+#define GDN_HOOK_K GDN_HOOK(1)
+#define GDN_HOOK_V GDN_HOOK(2)
+#define GDN_HOOK_BETA GDN_HOOK(3)
+#define GDN_HOOK_ALPHA GDN_HOOK(4)
+#define GDN_HOOK_STATE GDN_HOOK(5)
+#define GDN_HOOK_O GDN_HOOK(6)
+#define GDN_HOOK_END GDN_HOOK(7)
+#define GDN_HOOK_EMBED GPN_HOOK_EMBED
+#define GDN_HOOK_RESID_PRE GPN_HOOK_RESID_PRE
+#define GDN_HOOK_ATTN_OUT GPN_HOOK_ATTN_OUT
+#define GDN_HOOK_RESID_MID GPN_HOOK_RESID_MID
+#define GDN_HOOK_MLP_OUT GPN_HOOK_FFN_OUT
+#define GDN_HOOK_RESID_POST GPN_HOOK_RESID_POST
+#define GDN_HOOK_LN_FINAL GPN_HOOK_FINAL_NORM
 
 /* The tensors of one layer and of the model, in the order tensor_specs lays them out. */
 enum { GDN_ATTN_NORM, GDN_Q, GDN_K, GDN_V, GDN_A, GDN_B, GDN_A_LOG, GDN_DT_BIAS, GDN_QCONV, GDN_KCONV, GDN_VCONV,

@@ -185,7 +185,8 @@ static const gs_site sites[] = {
      "per-head write strength beta = sigmoid(b_proj x), before the write"},
     {"blocks.{i}.attn.alpha", NULL, GDN_HOOK_ALPHA, GS_SITE_HEAD_SCALAR, 1, GS_DIM_HEADS, GS_ROLE_DECAY, 0, 0,
      "per-head decay alpha = exp(-exp(A_log) softplus(a_proj x + dt_bias)), before the write"},
-    {"blocks.{i}.attn.state", NULL, GDN_HOOK_STATE, GS_SITE_HEAD_MATRIX, 1, GS_DIM_HEADS_KEY_VAL, GS_ROLE_NONE, 0, 0,
+    /* a per-head vector of d_k * d_v: a kind GS_SITE_HEAD_MATRIX needs a case in cli/cmd_record.c's shape_name */
+    {"blocks.{i}.attn.state", NULL, GDN_HOOK_STATE, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY_VAL, GS_ROLE_NONE, 0, 0,
      "per-head delta-rule state S (d_k x d_v, row-major) after the write, before the read (edits are carried)"},
     {"blocks.{i}.attn.o", NULL, GDN_HOOK_O, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
      "per-head reads o = S^T q before the gated output norm (zero a head's slice to ablate it)"},
