@@ -7,7 +7,9 @@
 # (tests/unit/test_family_gdn.c); gpnscope info lists its sites; record (its
 # default sites) goes through the runner; eval's perplexity is exp(mean NLL)
 # over the T - 1 predicted tokens of each window; analyze runs geometry and the
-# horizons on its state site with numpy's numbers; bad requests are one line.
+# horizons on its state site with numpy's numbers; every layer's per-head
+# decays and write strengths go into the store and retention reads one layer's
+# heads; bad requests are one line.
 set -euo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
@@ -98,6 +100,25 @@ for k in (1, 2, 3):
         want, have = lag_cos(k, centered), got["%s:%d.0" % (name, k)]
         assert abs(want - have) < 1e-6, (name, k, want, have)
 PY
+
+# per-layer per-head sites into the store (schema 2, run_sites): every layer's decays, and retention on one layer's heads
+"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --batch 7 --db "$dir/h.db" --quiet \
+  --sites "$site,blocks.*.attn.alpha,blocks.*.attn.beta" >/dev/null && ok "recorded every layer's alpha and beta" || bad "record alpha, beta"
+[[ "$(sqlite3 "$dir/h.db" "select group_concat(site || ':' || role || ':' || width, ' ') from (select * from run_sites where site like '%attn.alpha' order by site)")" == \
+   "blocks.0.attn.alpha:decay:3 blocks.1.attn.alpha:decay:3 blocks.2.attn.alpha:decay:3" ]] &&
+  ok "run_sites: three layers of per-head decays, role decay" || bad "run_sites: $(sqlite3 "$dir/h.db" "select * from run_sites")"
+"$py" - "$dir/h.db" <<'PY' && ok "stored alpha and beta: 2560 rows per layer of 3 heads in (0, 1)" || bad "stored alpha / beta rows"
+import sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+for l in range(3):
+    for what in ("alpha", "beta"):
+        rows = db.execute("select vector from states where kind = ?", ("blocks.%d.attn.%s" % (l, what),)).fetchall()
+        assert len(rows) == 2560, (l, what, len(rows))
+        vals = [v for (b,) in rows for v in struct.unpack("<3f", b)]
+        assert all(0 < v < 1 for v in vals) and max(vals) - min(vals) > 1e-3, (l, what, min(vals), max(vals))
+PY
+"$bin" analyze "$dir/h.db" --only retention --decay-site blocks.2.attn.alpha >"$dir/ret.txt" &&
+  grep -q "head 2 1/e time" "$dir/ret.txt" && ok "analyze retention on layer 2's three heads" || bad "retention: $(head -5 "$dir/ret.txt")"
 
 # bad requests: one line each, naming what is wrong
 one_line() { # LABEL EXPECTED-RC PATTERN COMMAND...
