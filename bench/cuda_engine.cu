@@ -142,7 +142,8 @@ int main(int argc, char **argv) {
     }
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0};
+    /* every field in order: designated initializers are C++20, and this is CUDA C++ */
+    gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0, 0, 0.0f};
     gpn_model *m = gpn_model_random(&paper, 1);
     double bw = copy_bandwidth();
     printf("gpnscope CUDA engine benchmark on %s: paper 130M GPN+M (random weights, %.1fM parameters)\n", prop.name,

@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     printf("gpnscope engine benchmark (OpenBLAS threads: %d)\n", openblas_get_num_threads());
     int batches[] = {1, 16, 64, 256};
     if (profile_batch > 0) { /* for perf: the engine alone on the paper config */
-        gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0};
+        gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
         gpn_model *m = random_model(&paper);
         double t = engine_seconds_per_step(m, profile_batch, 40);
         printf("batch %d: %.1f tok/s\n", profile_batch, profile_batch / t);
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (np == 0) {
-        gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0};
+        gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
         gpn_model *m = random_model(&paper);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
         bench_model("paper 130M GPN+M (random weights)", m, batches, quick ? 2 : 4, quick, 1);

@@ -43,6 +43,13 @@ typedef enum {
     GPN_HOOK_RESID_MID,  /* "blocks.{i}.hook_resid_mid"  after attention's residual add, d */
     GPN_HOOK_RESID_POST, /* "blocks.{i}.hook_resid_post" the block's output, d */
     GPN_HOOK_FINAL_NORM, /* "ln_final.hook_normalized"   the final norm's output, d */
+    /* points a family numbers for itself, GS_HOOK_LOCAL + 0 .. 7, for its own
+     * quantities (GDN's decays and state): its site table (engine/arch/<family>/)
+     * gives them names, widths and kinds, so a new family adds no line here;
+     * two families may give one number different meanings (every caller goes
+     * through the model's family). Eight, as GPN's CUDA hook mask holds 32. */
+    GS_HOOK_LOCAL,
+    GS_HOOK_LOCAL_LAST = GS_HOOK_LOCAL + 7,
     GPN_HOOK_COUNT
 } gpn_hook_point;
 

@@ -46,6 +46,16 @@ void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, cons
     *off += t->numel;
 }
 
+void gs_spec_add3(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+                  int64_t r, int64_t c, int64_t k) {
+    gs_spec_add(s, n, off, name, group, role, r, c);
+    gpn_tensor_spec *t = &s[*n - 1];
+    t->ndim = 3;
+    t->shape[2] = k;
+    *off += t->numel * (size_t)(k - 1);
+    t->numel *= (size_t)k;
+}
+
 size_t gpn_param_count(const gpn_config *c) {
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(c, specs);
@@ -99,11 +109,13 @@ gpn_model *gpn_model_load(const char *path) {
     for (int i = 0; i < n; i++) {
         const gpn_tensor_spec *s = &specs[i];
         const st_tensor *t = safetensors_find(f, s->name);
-        char want[64];
-        if (s->ndim == 2) snprintf(want, sizeof want, "[%lld, %lld]", (long long)s->shape[0], (long long)s->shape[1]);
-        else snprintf(want, sizeof want, "[%lld]", (long long)s->shape[0]);
+        char want[96] = "[";
+        for (int k = 0; k < s->ndim; k++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", k ? ", " : "", (long long)s->shape[k]);
+        strncat(want, "]", sizeof want - strlen(want) - 1);
         if (!t) { gs_fail("missing tensor '%s' (needed by %s, shape %s)", s->name, gpn_arch_name(c.arch), want); goto fail; }
-        int ok = t->ndim == s->ndim && t->shape[0] == s->shape[0] && (s->ndim == 1 || t->shape[1] == s->shape[1]);
+        int ok = t->ndim == s->ndim;
+        for (int k = 0; ok && k < s->ndim; k++) ok = t->shape[k] == s->shape[k];
         if (!ok) {
             char got[128] = "[";
             for (int k = 0; k < t->ndim; k++)

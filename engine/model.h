@@ -15,7 +15,7 @@
 #define GPN_MAX_LAYERS 64
 
 /* One id per row of the family table (engine/arch/families.c). */
-typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3 } gpn_arch;
+typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3, GPN_ARCH_GDN = 4 } gpn_arch;
 
 typedef struct {
     gpn_arch arch;
@@ -26,6 +26,10 @@ typedef struct {
     int H, dk, dv; /* memory heads and sizes (0 for GPN); Transformer++: attention heads, dk = dv = d / H */
     int V;        /* vocabulary */
     int decoder_bias;
+    /* Gated DeltaNet (engine/arch/gdn/; 0 elsewhere): d is the residual width,
+     * f the MLP's, H heads of dk (head_dim) and dv (head_dim * expand_v) */
+    int conv;       /* short causal convolution's kernel size (4) */
+    float norm_eps; /* every RMSNorm's eps (fla's config norm_eps, 1e-6) */
 } gpn_config;
 
 typedef struct {
@@ -49,7 +53,7 @@ typedef enum { GPN_ROLE_MATRIX, GPN_ROLE_NORM, GPN_ROLE_BIAS, GPN_ROLE_A_LOG, GP
 typedef struct {
     char name[48];   /* checkpoint name, e.g. "L0_ffn_w1_k" */
     int ndim;
-    int64_t shape[2];
+    int64_t shape[3]; /* up to 3-D (GDN's depthwise conv weights are [C, 1, K]) */
     size_t numel;
     size_t offset;   /* in floats, into the contiguous block */
     gpn_role role;
@@ -61,6 +65,9 @@ typedef struct {
 /* Append a tensor spec (1-D when c == 0) at offset *off, for a family's tensor_specs. */
 void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
                  int64_t r, int64_t c);
+/* The same for a 3-D tensor [r, c, k]. */
+void gs_spec_add3(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+                  int64_t r, int64_t c, int64_t k);
 
 /* Every tensor the architecture needs, in a fixed order; returns the count. */
 int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *specs);

@@ -16,7 +16,10 @@ gpn_model *gpn_model_random(const gpn_config *c, uint64_t seed) {
     int n = gpn_tensor_specs(c, specs);
     for (int i = 0; i < n; i++) {
         float *p = m->block + specs[i].offset;
-        double scale = specs[i].ndim == 2 ? 1.7 / sqrt((double)specs[i].shape[0]) : 0.0;
+        /* fan-in scaling; a depthwise conv [C, 1, K] sums K taps */
+        double scale = specs[i].ndim == 2   ? 1.7 / sqrt((double)specs[i].shape[0])
+                       : specs[i].ndim == 3 ? 1.7 / sqrt((double)specs[i].shape[2])
+                                            : 0.0;
         for (size_t j = 0; j < specs[i].numel; j++) {
             switch (specs[i].role) {
             case GPN_ROLE_MATRIX: p[j] = (float)((UNIFORM() - 0.5) * 2 * scale); break;

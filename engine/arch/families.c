@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "engine/arch/elman/elman.h"
+#include "engine/arch/gdn/gdn.h"
 #include "engine/arch/gpn/gpn_family.h"
 #include "engine/arch/tpp/tpp.h"
 
-static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m, &gs_family_elman, &gs_family_tpp};
+static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m, &gs_family_elman, &gs_family_tpp,
+                                             &gs_family_gdn};
 #define N_FAMILIES ((int)(sizeof families / sizeof *families))
 
 const gs_family *gs_family_of(const gpn_config *c) {
@@ -50,6 +52,7 @@ int gs_site_width(const gs_site *s, const gpn_config *c) {
     case GS_DIM_HEADS: return c->H;
     case GS_DIM_HEADS_KEY: return c->H * c->dk;
     case GS_DIM_HEADS_VAL: return c->H * c->dv;
+    case GS_DIM_HEADS_KEY_VAL: return c->H * c->dk * c->dv;
     }
     return 0;
 }

@@ -32,7 +32,8 @@ typedef enum {
 } gs_site_role;
 
 /* How a site's width follows from the config. */
-typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEADS_KEY, GS_DIM_HEADS_VAL } gs_dim;
+typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEADS_KEY, GS_DIM_HEADS_VAL,
+               GS_DIM_HEADS_KEY_VAL /* H*dk*dv: a dk x dv matrix per head, row-major (GDN's S) */ } gs_dim;
 
 typedef struct {
     const char *name;  /* "state.pred", "blocks.{i}.hook_mlp_out" */

@@ -196,7 +196,7 @@ int main(void) {
     fixture_parity("gpnm1");
     fixture_parity("gpn");
     /* later layers' reads and hooks, a decoder bias, sizes that are not multiples of 32 */
-    gpn_config two = {GPN_ARCH_GPN_M, 2, 300, 48, 200, 5, 20, 36, 600, 1};
+    gpn_config two = {.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 300, .e = 48, .f = 200, .H = 5, .dk = 20, .dv = 36, .V = 600, .decoder_bias = 1};
     gpn_model *m2 = gpn_model_random(&two, 3);
     CHECK(m2 != NULL, "random 2-layer model: %s", gs_error());
     if (m2) {
@@ -207,7 +207,7 @@ int main(void) {
         rows_and_partial_batch(m2);
         gpn_model_free(m2);
     }
-    gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0};
+    gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
     gpn_model *m = gpn_model_random(&paper, 7);
     CHECK(m != NULL, "random model: %s", gs_error());
     if (m) {

@@ -14,7 +14,7 @@
 #define B 16
 #define STEPS 8
 
-static const gpn_config cfg = {GPN_ARCH_GPN_M, 1, 512, 128, 768, 4, 32, 64, 1000, 1};
+static const gpn_config cfg = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 512, .e = 128, .f = 768, .H = 4, .dk = 32, .dv = 64, .V = 1000, .decoder_bias = 1};
 
 /* s_ground, nll and logits of the last step, in one file */
 static int child(const char *out) {

@@ -1,0 +1,42 @@
+/* Gated DeltaNet (Yang et al.; fla-org/flash-linear-attention's
+ * GatedDeltaNetModel, as the GPN companion's src/torch/models/gdn wraps it
+ * with an untied lm_head): pre-norm blocks of a gated delta-rule layer and a
+ * SwiGLU MLP. The equations and how they differ from GPN+M's write are in
+ * docs/families.md; the sites in docs/hooks.md. */
+#ifndef GS_ENGINE_ARCH_GDN_H
+#define GS_ENGINE_ARCH_GDN_H
+
+#include "engine/arch/family.h"
+
+extern const gs_family gs_family_gdn;
+
+/* GDN's hook points: the residual stream's are the TransformerLens points
+ * Transformer++ shares (engine/hooks.h); GDN's own quantities are numbered in
+ * the family-local range (a cast: gpn_hook_point is the one type of a point). */
+#define GDN_HOOK(n) ((gpn_hook_point)(GS_HOOK_LOCAL + (n)))
+#define GDN_HOOK_Q GDN_HOOK(0)
+#define GDN_HOOK_K GDN_HOOK(1)
+#define GDN_HOOK_V GDN_HOOK(2)
+#define GDN_HOOK_BETA GDN_HOOK(3)
+#define GDN_HOOK_ALPHA GDN_HOOK(4)
+#define GDN_HOOK_STATE GDN_HOOK(5)
+#define GDN_HOOK_O GDN_HOOK(6)
+#define GDN_HOOK_END GDN_HOOK(7)
+#define GDN_HOOK_EMBED GPN_HOOK_EMBED
+#define GDN_HOOK_RESID_PRE GPN_HOOK_RESID_PRE
+#define GDN_HOOK_ATTN_OUT GPN_HOOK_ATTN_OUT
+#define GDN_HOOK_RESID_MID GPN_HOOK_RESID_MID
+#define GDN_HOOK_MLP_OUT GPN_HOOK_FFN_OUT
+#define GDN_HOOK_RESID_POST GPN_HOOK_RESID_POST
+#define GDN_HOOK_LN_FINAL GPN_HOOK_FINAL_NORM
+
+/* The tensors of one layer and of the model, in the order tensor_specs lays them out. */
+enum { GDN_ATTN_NORM, GDN_Q, GDN_K, GDN_V, GDN_A, GDN_B, GDN_A_LOG, GDN_DT_BIAS, GDN_QCONV, GDN_KCONV, GDN_VCONV,
+       GDN_G, GDN_ONORM, GDN_O, GDN_MLP_NORM, GDN_GATE, GDN_UP, GDN_DOWN, GDN_PER_LAYER };
+/* specs: [0] the embedding, then GDN_PER_LAYER per layer, then the final norm and lm_head */
+#define GDN_SPEC(l, t) (1 + (l) * GDN_PER_LAYER + (t))
+#define GDN_MAX_LAYERS ((GPN_MAX_TENSORS - 3) / GDN_PER_LAYER)
+
+int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+
+#endif

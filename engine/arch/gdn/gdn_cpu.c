@@ -1,0 +1,364 @@
+/* The Gated DeltaNet CPU backend: one token per sequence per step, batched.
+ * Every projection is one SGEMM over the batch (weights [out, in], so
+ * CblasTrans); the short convolutions, norms and the delta rule are loops
+ * per sequence and head, in the order fla's naive recurrence computes them
+ * (fla/ops/gated_delta_rule/naive.py). State per sequence: each layer's last
+ * conv-1 inputs of q, k and v, each layer's per-head S (d_k x d_v), and the
+ * logits of the last step (the prediction of this step's token). */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/gdn/gdn.h"
+#include "engine/ops.h"
+#include "engine/parallel.h"
+
+typedef struct {
+    const float *w[GDN_PER_LAYER];
+} gdn_layer;
+
+typedef struct {
+    const gpn_model *m;
+    const gs_engine_host *host;
+    int max_batch, K, Vd, C; /* K = H d_k, Vd = H d_v, C = 2K + Vd conv channels */
+    const float *E, *norm_w, *lm_head;
+    gdn_layer L[GPN_MAX_LAYERS];
+    /* carried per sequence */
+    float *S;        /* layers x max_batch x H x d_k x d_v */
+    float *conv;     /* layers x max_batch x (conv-1) x C, oldest input first */
+    float *carry;    /* max_batch x V: lm_head of the last step's final norm */
+    /* this step */
+    float *h, *x, *embed, *resid_post_last, *attn_out, *mlp_out, *final;
+    float *qkv, *a, *beta, *gate, *o, *ffn_g, *ffn_u, *logits, *nll, *entropy;
+    int32_t *top1;
+    float *arena;
+} gdn_cpu;
+
+static float *S_of(const gdn_cpu *e, int l) {
+    const gpn_config *c = &e->m->cfg;
+    return e->S + (size_t)l * e->max_batch * c->H * c->dk * c->dv;
+}
+
+static float *conv_of(const gdn_cpu *e, int l, int b) {
+    int keep = e->m->cfg.conv - 1;
+    return e->conv + ((size_t)l * e->max_batch + b) * keep * e->C;
+}
+
+static void cpu_free(void *impl) {
+    gdn_cpu *e = impl;
+    if (!e) return;
+    free(e->arena);
+    free(e->S);
+    free(e->conv);
+    free(e->carry);
+    free(e->top1);
+    free(e);
+}
+
+static void cpu_reset_seq(void *impl, int b) {
+    gdn_cpu *e = impl;
+    const gpn_config *c = &e->m->cfg;
+    size_t hs = (size_t)c->H * c->dk * c->dv;
+    for (int l = 0; l < c->n_layers; l++) {
+        memset(S_of(e, l) + b * hs, 0, hs * sizeof(float));
+        memset(conv_of(e, l, b), 0, (size_t)(c->conv - 1) * e->C * sizeof(float));
+    }
+    for (int v = 0; v < c->V; v++) e->carry[(size_t)b * c->V + v] = NAN;
+}
+
+/* out = x / sqrt(mean(x^2) + eps) * w over rows of n (out may equal x) */
+static void rms_rows(float *out, const float *x, const float *w, long rows, int n, float eps) {
+    for (long r = 0; r < rows; r++) {
+        const float *xr = x + r * n;
+        float *o = out + r * n;
+        double ss = 0.0;
+        for (int i = 0; i < n; i++) ss += (double)xr[i] * xr[i];
+        float s = 1.0f / sqrtf((float)(ss / n) + eps);
+        for (int i = 0; i < n; i++) o[i] = xr[i] * s * w[i];
+    }
+}
+
+/* Y[B x out] = X[B x in] W^T for W stored [out, in] */
+static void proj(float *Y, const float *X, const float *W, int B, int in, int out) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, X, in, W, in, 0.0f, Y, out);
+}
+
+/* The short causal depthwise convolution of one sequence's C channels, then
+ * SiLU: y_c = silu(sum_j w_c[j] u_c(t - (K-1) + j)), the last tap on this
+ * token, with the conv-1 inputs before it kept in `past` (zeros before the
+ * window), which then shifts by one. The weight of channel c is w[c*K ..]. */
+static void conv_silu(float *y, float *past, const float *const w[3], const int off[3], int C, int Kc) {
+    int keep = Kc - 1;
+    for (int ch = 0; ch < C; ch++) {
+        int part = ch >= off[2] ? 2 : ch >= off[1] ? 1 : 0;
+        const float *wc = w[part] + (size_t)(ch - off[part]) * Kc;
+        float u = y[ch], acc = wc[keep] * u;
+        for (int j = 0; j < keep; j++) acc += wc[j] * past[(size_t)j * C + ch];
+        for (int j = 0; j + 1 < keep; j++) past[(size_t)j * C + ch] = past[(size_t)(j + 1) * C + ch];
+        if (keep) past[(size_t)(keep - 1) * C + ch] = u;
+        y[ch] = gs_silu(acc);
+    }
+}
+
+/* x / sqrt(sum(x^2) + 1e-6) per head of n (fla's l2norm inside the kernel), times scale */
+static void l2n_heads(float *x, long heads, int n, float scale) {
+    for (long h = 0; h < heads; h++) {
+        float *v = x + h * n;
+        float ss = 0.0f;
+        for (int i = 0; i < n; i++) ss += v[i] * v[i];
+        float r = scale / sqrtf(ss + 1e-6f);
+        for (int i = 0; i < n; i++) v[i] *= r;
+    }
+}
+
+/* One head's gated delta rule in the naive recurrence's order:
+ * S <- alpha S; u = beta (v - S^T k); S <- S + k u^T; then (when o is set,
+ * i.e. nothing is hooked on the state) o = S^T q in the same pass. */
+static void delta_write(float *restrict S, const float *restrict k, const float *restrict v, float alpha, float beta,
+                        int dk, int dv, float *restrict u, const float *restrict q, float *restrict o) {
+    for (int j = 0; j < dv; j++) u[j] = 0.0f;
+    for (int i = 0; i < dk; i++) {
+        float *Si = S + (size_t)i * dv;
+        for (int j = 0; j < dv; j++) {
+            Si[j] *= alpha;
+            u[j] += k[i] * Si[j];
+        }
+    }
+    for (int j = 0; j < dv; j++) u[j] = beta * (v[j] - u[j]);
+    if (o)
+        for (int j = 0; j < dv; j++) o[j] = 0.0f;
+    for (int i = 0; i < dk; i++) {
+        float *Si = S + (size_t)i * dv;
+        for (int j = 0; j < dv; j++) Si[j] += k[i] * u[j];
+        if (o)
+            for (int j = 0; j < dv; j++) o[j] += q[i] * Si[j];
+    }
+}
+
+static void delta_read(float *restrict o, const float *restrict S, const float *restrict q, int dk, int dv) {
+    for (int j = 0; j < dv; j++) o[j] = 0.0f;
+    for (int i = 0; i < dk; i++)
+        for (int j = 0; j < dv; j++) o[j] += q[i] * S[(size_t)i * dv + j];
+}
+
+/* The per-sequence work of a step over the worker threads (engine/parallel.h):
+ * below the grain it stays on the caller. */
+#define GDN_GRAIN_FLOATS 65536L
+static long grain(long floats_per_item) {
+    long g = GDN_GRAIN_FLOATS / (floats_per_item > 0 ? floats_per_item : 1);
+    return g > 0 ? g : 1;
+}
+
+typedef struct {
+    gdn_cpu *e;
+    int l;
+    const float *const *cw;
+    const int *off;
+} conv_job;
+
+/* sequences [b0, b1): conv + SiLU over q | k | v, then the norms of q and k */
+static void conv_range(void *ctx, long b0, long b1) {
+    conv_job *j = ctx;
+    const gpn_config *c = &j->e->m->cfg;
+    for (long b = b0; b < b1; b++) {
+        float *row = j->e->qkv + (size_t)b * j->e->C;
+        conv_silu(row, conv_of(j->e, j->l, (int)b), j->cw, j->off, j->e->C, c->conv);
+        l2n_heads(row, c->H, c->dk, 1.0f / sqrtf((float)c->dk));
+        l2n_heads(row + j->e->K, c->H, c->dk, 1.0f);
+    }
+}
+
+typedef struct {
+    gdn_cpu *e;
+    int l, hooked;
+} delta_job;
+
+/* (sequence, head) pairs [i0, i1): the write, and the read unless the state is hooked */
+static void delta_range(void *ctx, long i0, long i1) {
+    delta_job *j = ctx;
+    gdn_cpu *e = j->e;
+    const gpn_config *c = &e->m->cfg;
+    int H = c->H, dk = c->dk, dv = c->dv, K = e->K;
+    size_t hs = (size_t)dk * dv;
+    for (long i = i0; i < i1; i++) {
+        long b = i / H, hd = i % H;
+        const float *row = e->qkv + (size_t)b * e->C;
+        float *u = e->ffn_g + (size_t)i * dv; /* ffn_g (B x max(F, H d_v)) is free until the MLP */
+        delta_write(S_of(e, j->l) + (size_t)i * hs, row + K + hd * dk, row + 2 * K + hd * dv, e->a[i], e->beta[i], dk,
+                    dv, u, j->hooked ? NULL : row + hd * dk, j->hooked ? NULL : e->o + (size_t)b * e->Vd + hd * dv);
+    }
+}
+
+static void attention(gdn_cpu *e, int l, int B) {
+    const gpn_config *c = &e->m->cfg;
+    const gs_engine_host *h = e->host;
+    const float *const *w = e->L[l].w;
+    int D = c->d, H = c->H, dk = c->dk, dv = c->dv, K = e->K, Vd = e->Vd, C = e->C;
+    rms_rows(e->x, e->h, w[GDN_ATTN_NORM], B, D, c->norm_eps);
+    /* q | k | v side by side per row, so one conv pass covers all three */
+    for (int p = 0; p < 3; p++) {
+        int n = p == 2 ? Vd : K, at = p * K;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n, D, 1.0f, e->x, D, w[GDN_Q + p], D, 0.0f,
+                    e->qkv + at, C);
+    }
+    proj(e->a, e->x, w[GDN_A], B, D, H);
+    proj(e->beta, e->x, w[GDN_B], B, D, H);
+    proj(e->gate, e->x, w[GDN_G], B, D, Vd);
+    const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
+    int off[3] = {0, K, 2 * K};
+    conv_job cj = {e, l, cw, off};
+    gs_parallel_for(B, grain((long)C * c->conv), conv_range, &cj);
+    /* the per-head sites are views of the q | k | v rows: gather each to B x n for its hook and back */
+    static const gpn_hook_point points[3] = {GDN_HOOK_Q, GDN_HOOK_K, GDN_HOOK_V};
+    for (int p = 0; p < 3; p++) {
+        if (!h->hook[points[p]]) continue;
+        int n = p == 2 ? Vd : K;
+        for (int b = 0; b < B; b++) memcpy(e->o + (size_t)b * n, e->qkv + (size_t)b * C + p * K, n * sizeof(float));
+        gs_fire(h, points[p], l, e->o, B, n);
+        for (int b = 0; b < B; b++) memcpy(e->qkv + (size_t)b * C + p * K, e->o + (size_t)b * n, n * sizeof(float));
+    }
+    for (long i = 0; i < (long)B * H; i++) e->beta[i] = gs_sigmoid(e->beta[i]);
+    gs_fire(h, GDN_HOOK_BETA, l, e->beta, B, H);
+    decay_forward(e->a, w[GDN_A_LOG], w[GDN_DT_BIAS], B, H); /* GPN+M's decay: alpha = exp(g) */
+    gs_fire(h, GDN_HOOK_ALPHA, l, e->a, B, H);
+    int hooked = h->hook[GDN_HOOK_STATE] != NULL;
+    delta_job job = {e, l, hooked};
+    gs_parallel_for((long)B * H, grain((long)dk * dv), delta_range, &job);
+    if (hooked) {
+        float *S = S_of(e, l);
+        size_t hs = (size_t)dk * dv;
+        gs_fire(h, GDN_HOOK_STATE, l, S, B, (int)(H * hs));
+        for (int b = 0; b < B; b++)
+            for (int hd = 0; hd < H; hd++)
+                delta_read(e->o + (size_t)b * Vd + hd * dv, S + ((size_t)b * H + hd) * hs,
+                           e->qkv + (size_t)b * C + hd * dk, dk, dv);
+    }
+    gs_fire(h, GDN_HOOK_O, l, e->o, B, Vd);
+    /* fla's FusedRMSNormGated: rms(o_h) w * silu(g) per head, one weight shared by the heads */
+    rms_rows(e->o, e->o, w[GDN_ONORM], (long)B * H, dv, c->norm_eps);
+    for (long i = 0; i < (long)B * Vd; i++) e->o[i] *= gs_silu(e->gate[i]);
+    proj(e->attn_out, e->o, w[GDN_O], B, Vd, D);
+    gs_fire(h, GDN_HOOK_ATTN_OUT, l, e->attn_out, B, D);
+}
+
+static void mlp(gdn_cpu *e, int l, int B) {
+    const gpn_config *c = &e->m->cfg;
+    const float *const *w = e->L[l].w;
+    rms_rows(e->x, e->h, w[GDN_MLP_NORM], B, c->d, c->norm_eps);
+    proj(e->ffn_g, e->x, w[GDN_GATE], B, c->d, c->f);
+    proj(e->ffn_u, e->x, w[GDN_UP], B, c->d, c->f);
+    for (long i = 0; i < (long)B * c->f; i++) e->ffn_g[i] = gs_swiglu(e->ffn_g[i], e->ffn_u[i]);
+    proj(e->mlp_out, e->ffn_g, w[GDN_DOWN], B, c->f, c->d);
+    gs_fire(e->host, GDN_HOOK_MLP_OUT, l, e->mlp_out, B, c->d);
+}
+
+static int cpu_step(void *impl, int B) {
+    gdn_cpu *e = impl;
+    const gpn_config *c = &e->m->cfg;
+    const gs_engine_host *h = e->host;
+    int D = c->d, V = c->V;
+    long BD = (long)B * D;
+    /* the prediction of x_t, made at the last step */
+    memcpy(e->logits, e->carry, (size_t)B * V * sizeof(float));
+    gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, V);
+    logits_stats(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
+    for (int b = 0; b < B; b++)
+        if (h->pos[b] == 0) e->nll[b] = e->entropy[b] = NAN, e->top1[b] = -1;
+    gs_fire(h, GPN_HOOK_NLL, 0, e->nll, B, 1);
+
+    for (int b = 0; b < B; b++) memcpy(e->embed + (size_t)b * D, e->E + (size_t)h->tokens[b] * D, D * sizeof(float));
+    gs_fire(h, GDN_HOOK_EMBED, 0, e->embed, B, D);
+    memcpy(e->h, e->embed, BD * sizeof(float));
+    for (int l = 0; l < c->n_layers; l++) {
+        gs_fire(h, GDN_HOOK_RESID_PRE, l, e->h, B, D);
+        attention(e, l, B);
+        for (long i = 0; i < BD; i++) e->h[i] += e->attn_out[i];
+        gs_fire(h, GDN_HOOK_RESID_MID, l, e->h, B, D);
+        mlp(e, l, B);
+        for (long i = 0; i < BD; i++) e->h[i] += e->mlp_out[i];
+        gs_fire(h, GDN_HOOK_RESID_POST, l, e->h, B, D);
+    }
+    memcpy(e->resid_post_last, e->h, BD * sizeof(float));
+    rms_rows(e->final, e->h, e->norm_w, B, D, c->norm_eps);
+    gs_fire(h, GDN_HOOK_LN_FINAL, 0, e->final, B, D);
+    proj(e->carry, e->final, e->lm_head, B, D, V);
+    return 0;
+}
+
+static gpn_step_out cpu_out(const void *impl) {
+    const gdn_cpu *e = impl;
+    /* s_pred: the last layer's resid_post (the state site's last layer); the
+     * per-head decays are per layer, so the per-model alpha/beta rows are NULL */
+    return (gpn_step_out){e->nll, e->entropy, e->top1, e->resid_post_last, e->final, e->logits, NULL, NULL, NULL};
+}
+
+static const float *cpu_site(const void *impl, gpn_hook_point p) {
+    const gdn_cpu *e = impl;
+    if (p == GDN_HOOK_EMBED) return e->embed;
+    if (p == GDN_HOOK_LN_FINAL) return e->final;
+    if (p == GPN_HOOK_LOGITS) return e->logits;
+    if (p == GPN_HOOK_NLL) return e->nll;
+    return NULL;
+}
+
+static const char *cpu_name(const void *impl) {
+    (void)impl;
+    return "cpu";
+}
+
+static const gs_backend_i gdn_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+
+int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    const gpn_config *c = &m->cfg;
+    gpn_tensor_spec *specs = malloc(GPN_MAX_TENSORS * sizeof *specs);
+    gdn_cpu *e = calloc(1, sizeof *e);
+    if (!specs || !e) {
+        free(specs);
+        free(e);
+        return gs_fail("out of memory for a Gated DeltaNet engine");
+    }
+    gpn_tensor_specs(c, specs);
+    e->m = m;
+    e->host = host;
+    e->max_batch = max_batch;
+    e->K = c->H * c->dk;
+    e->Vd = c->H * c->dv;
+    e->C = 2 * e->K + e->Vd;
+    e->E = m->block + specs[0].offset;
+    for (int l = 0; l < c->n_layers; l++)
+        for (int t = 0; t < GDN_PER_LAYER; t++) e->L[l].w[t] = m->block + specs[GDN_SPEC(l, t)].offset;
+    e->norm_w = m->block + specs[GDN_SPEC(c->n_layers, 0)].offset;
+    e->lm_head = m->block + specs[GDN_SPEC(c->n_layers, 1)].offset;
+    free(specs);
+    size_t B = (size_t)max_batch, D = (size_t)c->d, F = (size_t)c->f, H = (size_t)c->H;
+    size_t wide = F > (size_t)e->Vd ? F : (size_t)e->Vd; /* ffn_g doubles as the delta rule's u (d_v) */
+    size_t gath = (size_t)(e->K > e->Vd ? e->K : e->Vd); /* o doubles as the q / k hooks' B x K rows */
+    size_t floats = B * (7 * D + (size_t)e->C + 2 * H + (size_t)e->Vd + gath + wide + F + (size_t)c->V + 2) + (size_t)e->C;
+    e->arena = calloc(floats, sizeof(float));
+    e->S = calloc((size_t)c->n_layers * B * H * c->dk * c->dv, sizeof(float));
+    e->conv = calloc((size_t)c->n_layers * B * (size_t)(c->conv > 1 ? c->conv - 1 : 1) * e->C, sizeof(float));
+    e->carry = malloc(B * c->V * sizeof(float));
+    e->top1 = calloc(B, sizeof *e->top1);
+    if (!e->arena || !e->S || !e->conv || !e->carry || !e->top1) {
+        cpu_free(e);
+        return gs_fail("out of memory for a Gated DeltaNet engine of batch %d", max_batch);
+    }
+    float *p = e->arena;
+    float **vecs[] = {&e->h, &e->x, &e->embed, &e->resid_post_last, &e->attn_out, &e->mlp_out, &e->final};
+    for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++) *vecs[i] = p, p += B * D;
+    e->qkv = p, p += B * e->C + e->C;
+    e->a = p, p += B * H;
+    e->beta = p, p += B * H;
+    e->gate = p, p += B * e->Vd;
+    e->o = p, p += B * gath;
+    e->ffn_g = p, p += B * wide;
+    e->ffn_u = p, p += B * F;
+    e->logits = p, p += B * c->V;
+    e->nll = p, p += B;
+    e->entropy = p;
+    for (int b = 0; b < max_batch; b++) cpu_reset_seq(e, b);
+    *out = (gs_backend){&gdn_cpu_i, e};
+    return 0;
+}

@@ -1,0 +1,212 @@
+/* The Gated DeltaNet row of the family table: its tensors as the companion's
+ * wrapper saves them (fla's GatedDeltaNetModel under "model.", an untied
+ * "lm_head.weight"), its config from their shapes, and its sites. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/gdn/gdn.h"
+
+_Static_assert(GDN_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "GDN's hook points overflow the family-local range");
+
+static const char *const layer_names[GDN_PER_LAYER] = {
+    "attn_norm.weight",        "attn.q_proj.weight",      "attn.k_proj.weight",      "attn.v_proj.weight",
+    "attn.a_proj.weight",      "attn.b_proj.weight",      "attn.A_log",              "attn.dt_bias",
+    "attn.q_conv1d.weight",    "attn.k_conv1d.weight",    "attn.v_conv1d.weight",    "attn.g_proj.weight",
+    "attn.o_norm.weight",      "attn.o_proj.weight",      "mlp_norm.weight",         "mlp.gate_proj.weight",
+    "mlp.up_proj.weight",      "mlp.down_proj.weight",
+};
+
+static const st_tensor *layer_tensor(const st_file *f, int l, int t) {
+    char name[64];
+    snprintf(name, sizeof name, "model.layers.%d.%s", l, layer_names[t]);
+    return safetensors_find(f, name);
+}
+
+static int recognise(const st_file *f) {
+    return safetensors_find(f, "model.embeddings.weight") && safetensors_find(f, "model.layers.0.attn.A_log");
+}
+
+/* A number in the flat JSON object __metadata__.config (the companion's config
+ * dict): 1 and *out when the key holds a number, 0 when absent or null. */
+static int config_number(const st_file *f, const char *key, double *out) {
+    const char *js = safetensors_meta(f, "config");
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *at = js ? strstr(js, pat) : NULL;
+    if (!at) return 0;
+    at += strlen(pat);
+    while (*at == ' ' || *at == '\t' || *at == '\n' || *at == '\r') at++;
+    if (*at++ != ':') return 0;
+    char *end;
+    double v = strtod(at, &end);
+    if (end == at) return 0; /* null, a string, a boolean */
+    *out = v;
+    return 1;
+}
+
+/* A boolean of __metadata__.config: 1 true, 0 false, -1 absent. */
+static int config_bool(const st_file *f, const char *key) {
+    const char *js = safetensors_meta(f, "config");
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *at = js ? strstr(js, pat) : NULL;
+    if (!at) return -1;
+    at += strlen(pat);
+    while (*at == ' ' || *at == ':' || *at == '\t') at++;
+    return !strncmp(at, "true", 4) ? 1 : !strncmp(at, "false", 5) ? 0 : -1;
+}
+
+static int infer(const st_file *f, gpn_config *c) {
+    memset(c, 0, sizeof *c);
+    c->arch = GPN_ARCH_GDN;
+    const st_tensor *e = safetensors_find(f, "model.embeddings.weight");
+    if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor 'model.embeddings.weight' (V, D)");
+    c->V = (int)e->shape[0];
+    c->d = c->e = (int)e->shape[1];
+    while (c->n_layers <= GDN_MAX_LAYERS && layer_tensor(f, c->n_layers, GDN_A_LOG)) c->n_layers++;
+    const st_tensor *A = layer_tensor(f, 0, GDN_A_LOG), *q = layer_tensor(f, 0, GDN_Q), *v = layer_tensor(f, 0, GDN_V);
+    const st_tensor *g = layer_tensor(f, 0, GDN_GATE), *cv = layer_tensor(f, 0, GDN_QCONV);
+    if (A->ndim != 1 || A->shape[0] < 1) return gs_fail("'model.layers.0.attn.A_log' must be 1-D with one entry per head");
+    c->H = (int)A->shape[0];
+    if (!q || q->ndim != 2 || q->shape[0] % c->H)
+        return gs_fail("'model.layers.0.attn.q_proj.weight' must be 2-D with a multiple of %d heads rows", c->H);
+    if (!v || v->ndim != 2 || v->shape[0] % c->H)
+        return gs_fail("'model.layers.0.attn.v_proj.weight' must be 2-D with a multiple of %d heads rows", c->H);
+    if (!g || g->ndim != 2) return gs_fail("missing 2-D tensor 'model.layers.0.mlp.gate_proj.weight' (ffn, D)");
+    if (!cv || cv->ndim != 3) return gs_fail("missing 3-D tensor 'model.layers.0.attn.q_conv1d.weight' (C, 1, K)");
+    c->dk = (int)(q->shape[0] / c->H);
+    c->dv = (int)(v->shape[0] / c->H);
+    c->f = (int)g->shape[0];
+    c->conv = (int)cv->shape[2];
+    double eps;
+    c->norm_eps = config_number(f, "norm_eps", &eps) ? (float)eps : 1e-6f; /* fla's default; shapes cannot tell */
+    return 0;
+}
+
+static int check_metadata(const st_file *f, const gpn_config *c) {
+    const char *arch = safetensors_meta(f, "arch");
+    if (arch && strcmp(arch, "gdn")) return gs_fail("__metadata__ says arch=%s but the tensors are those of gdn", arch);
+    static const struct { const char *key; size_t off; } ints[] = {
+        {"vocab_size", offsetof(gpn_config, V)},   {"hidden_dim", offsetof(gpn_config, d)},
+        {"n_layers", offsetof(gpn_config, n_layers)}, {"n_heads", offsetof(gpn_config, H)},
+        {"head_dim", offsetof(gpn_config, dk)},    {"ffn_dim", offsetof(gpn_config, f)},
+        {"conv_size", offsetof(gpn_config, conv)},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        double v;
+        int have = *(const int *)((const char *)c + ints[i].off);
+        if (config_number(f, ints[i].key, &v) && v != have)
+            return gs_fail("__metadata__.config says %s=%g but the tensor shapes give %d", ints[i].key, v, have);
+    }
+    double ev, nv;
+    if (config_number(f, "expand_v", &ev) && fabs(ev * c->dk - c->dv) > 1e-6 * c->dv)
+        return gs_fail("__metadata__.config says expand_v=%g (d_v %g) but the tensor shapes give d_v %d", ev, ev * c->dk,
+                       c->dv);
+    if (config_number(f, "num_v_heads", &nv) && nv != c->H)
+        return gs_fail("__metadata__.config says num_v_heads=%g: grouped value heads are not supported (n_heads %d)", nv,
+                       c->H);
+    if (config_bool(f, "allow_neg_eigval") == 1)
+        return gs_fail("__metadata__.config says allow_neg_eigval: beta in [0, 2) is not supported");
+    if (config_bool(f, "use_gate") == 0 || config_bool(f, "use_short_conv") == 0)
+        return gs_fail("__metadata__.config turns off use_gate or use_short_conv: only the gated, convolved layer is supported");
+    return 0;
+}
+
+static int validate(const gpn_config *c) {
+    if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->n_layers < 1 || c->conv < 1)
+        return gs_fail("invalid sizes (V=%d, D=%d, ffn=%d, H=%d, d_k=%d, d_v=%d, layers=%d, conv=%d): all must be positive",
+                       c->V, c->d, c->f, c->H, c->dk, c->dv, c->n_layers, c->conv);
+    if (c->n_layers > GDN_MAX_LAYERS) return gs_fail("%d layers: at most %d are supported", c->n_layers, GDN_MAX_LAYERS);
+    if (c->conv > 16) return gs_fail("short convolution of size %d: at most 16 is supported", c->conv);
+    if (!(c->norm_eps > 0)) return gs_fail("norm_eps %g must be positive", (double)c->norm_eps);
+    int64_t big = (int64_t)c->V * c->d;
+    int64_t wide[] = {(int64_t)c->H * c->dv * c->d, (int64_t)c->f * c->d, (int64_t)c->H * c->dk * c->dv};
+    for (int i = 0; i < 3; i++) big = wide[i] > big ? wide[i] : big;
+    if (big > INT32_MAX) return gs_fail("sizes too large for 32-bit BLAS indices");
+    return 0;
+}
+
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
+    static char groups[GPN_MAX_LAYERS][16];
+    int n = 0, K = c->H * c->dk, Vd = c->H * c->dv, D = c->d;
+    size_t off = 0;
+    gs_spec_add(s, &n, &off, "model.embeddings.weight", "embedding", GPN_ROLE_MATRIX, c->V, D);
+    for (int l = 0; l < c->n_layers && l < GPN_MAX_LAYERS; l++) {
+        if (!groups[l][0]) snprintf(groups[l], sizeof groups[l], "layer %d", l);
+        const int64_t rows[GDN_PER_LAYER] = {D, K, K, Vd, c->H, c->H, c->H, c->H, K, K, Vd, Vd, c->dv, D, D, c->f, c->f, D};
+        const int64_t cols[GDN_PER_LAYER] = {0, D, D, D, D, D, 0, 0, 1, 1, 1, D, 0, Vd, 0, D, D, c->f};
+        for (int t = 0; t < GDN_PER_LAYER; t++) {
+            char name[48];
+            snprintf(name, sizeof name, "model.layers.%d.%s", l, layer_names[t]);
+            gpn_role role = cols[t] ? GPN_ROLE_MATRIX : GPN_ROLE_NORM;
+            if (t == GDN_A_LOG) role = GPN_ROLE_A_LOG;
+            if (t == GDN_DT_BIAS) role = GPN_ROLE_DT_BIAS;
+            if (t == GDN_QCONV || t == GDN_KCONV || t == GDN_VCONV)
+                gs_spec_add3(s, &n, &off, name, groups[l], role, rows[t], 1, c->conv);
+            else
+                gs_spec_add(s, &n, &off, name, groups[l], role, rows[t], cols[t]);
+        }
+    }
+    gs_spec_add(s, &n, &off, "model.norm.weight", "output", GPN_ROLE_NORM, D, 0);
+    gs_spec_add(s, &n, &off, "lm_head.weight", "output", GPN_ROLE_MATRIX, c->V, D);
+    return n;
+}
+
+static void write_metadata(const gpn_config *c, st_writer *w) {
+    char buf[320];
+    st_writer_meta(w, "arch", "gdn");
+    snprintf(buf, sizeof buf,
+             "{\"vocab_size\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, \"head_dim\": %d, "
+             "\"expand_v\": %.9g, \"ffn_dim\": %d, \"conv_size\": %d, \"norm_eps\": %.9g}",
+             c->V, c->d, c->n_layers, c->H, c->dk, (double)c->dv / c->dk, c->f, c->conv, (double)c->norm_eps);
+    st_writer_meta(w, "config", buf);
+}
+
+/* In step order (docs/hooks.md, "Gated DeltaNet"). Sites at a step are at
+ * the position after reading x_t; logits and nll are the prediction of x_t
+ * made at the step before (NaN at a window's first step). */
+static const gs_site sites[] = {
+    {"hook_embed", NULL, GDN_HOOK_EMBED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+     "the embedding E[x_t], the first layer's input"},
+    {"blocks.{i}.hook_resid_pre", NULL, GDN_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the residual stream into layer i"},
+    {"blocks.{i}.attn.q", NULL, GDN_HOOK_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+     "queries l2n(silu(conv(q_proj x))) / sqrt(d_k), as the read uses them"},
+    {"blocks.{i}.attn.k", NULL, GDN_HOOK_K, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+     "keys l2n(silu(conv(k_proj x))), before the write"},
+    {"blocks.{i}.attn.v", NULL, GDN_HOOK_V, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
+     "values silu(conv(v_proj x)), before the write"},
+    {"blocks.{i}.attn.beta", NULL, GDN_HOOK_BETA, GS_SITE_HEAD_SCALAR, 1, GS_DIM_HEADS, GS_ROLE_NONE, 0, 0,
+     "per-head write strength beta = sigmoid(b_proj x), before the write"},
+    {"blocks.{i}.attn.alpha", NULL, GDN_HOOK_ALPHA, GS_SITE_HEAD_SCALAR, 1, GS_DIM_HEADS, GS_ROLE_DECAY, 0, 0,
+     "per-head decay alpha = exp(-exp(A_log) softplus(a_proj x + dt_bias)), before the write"},
+    /* a per-head vector of d_k * d_v: a kind GS_SITE_HEAD_MATRIX needs a case in cli/cmd_record.c's shape_name */
+    {"blocks.{i}.attn.state", NULL, GDN_HOOK_STATE, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY_VAL, GS_ROLE_NONE, 0, 0,
+     "per-head delta-rule state S (d_k x d_v, row-major) after the write, before the read (edits are carried)"},
+    {"blocks.{i}.attn.o", NULL, GDN_HOOK_O, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
+     "per-head reads o = S^T q before the gated output norm (zero a head's slice to ablate it)"},
+    {"blocks.{i}.hook_attn_out", NULL, GDN_HOOK_ATTN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the attention layer's contribution o_proj(rms(o) silu(g_proj x))"},
+    {"blocks.{i}.hook_resid_mid", NULL, GDN_HOOK_RESID_MID, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the residual stream after the attention layer"},
+    {"blocks.{i}.hook_mlp_out", NULL, GDN_HOOK_MLP_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the SwiGLU MLP's contribution"},
+    {"blocks.{i}.hook_resid_post", NULL, GDN_HOOK_RESID_POST, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_STATE, 0, 0,
+     "the residual stream out of layer i (the state: record takes the last layer's)"},
+    {"ln_final.hook_normalized", NULL, GDN_HOOK_LN_FINAL, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+     "the final RMSNorm of the last residual stream: lm_head of it predicts x_{t+1}"},
+    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
+     "lm_head of the previous step's final norm: the distribution for x_t (NaN at t = 0)"},
+    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
+};
+
+const gs_family gs_family_gdn = {
+    "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
+    recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
+    tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL,
+};
