@@ -12,6 +12,7 @@
 #include "analyses/retention_store.h"
 #include "analyses/train_counts.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "base/text.h"
 
 void gs_analyze_opts_default(gs_analyze_opts *o) {
@@ -432,7 +433,11 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
                 po.seed = o->seed;
                 if (o->probe_max_lag > 0) po.max_lag = o->probe_max_lag;
                 const gpn_config *c = &a->model->cfg;
-                rc = gs_probe_run(&s, &tk.t, a->model->p.embedding, c->V, c->e, &po, &a->probe);
+                const gs_family *fam = gs_family_of(c);
+                int width = 0;
+                const float *E = fam && fam->embedding ? fam->embedding(a->model, &width) : NULL;
+                rc = E ? gs_probe_run(&s, &tk.t, E, c->V, width, &po, &a->probe)
+                       : gs_fail("the %s family has no token embedding to probe for", fam ? fam->name : "model's");
                 gs_states_free(&s);
             }
             free(tk.win); free(tk.start); free(tk.tok);

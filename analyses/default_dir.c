@@ -7,6 +7,7 @@
 
 #include "analyses/stats.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/ops.h"
 
 void gs_default_opts_default(gs_default_opts *o) {
@@ -21,17 +22,16 @@ void gs_default_dir_free(gs_default_dir *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* through the model's family (engine/arch/family.h: GPN's decode, a transformer's logit lens) */
 int gs_decode_logits(const gpn_model *m, const double *s, float *logits) {
-    const gpn_config *c = &m->cfg;
-    float *sf = malloc((size_t)c->d * sizeof *sf), *xn = malloc((size_t)c->d * sizeof *xn);
-    float *z = malloc((size_t)c->e * sizeof *z);
-    if (!sf || !xn || !z) { free(sf); free(xn); free(z); return gs_fail("out of memory"); }
-    for (int j = 0; j < c->d; j++) sf[j] = (float)s[j];
-    rmsnorm_forward(xn, sf, m->p.decode_norm_w, 1, c->d);
-    matmul_forward(z, xn, m->p.decode_proj_k, c->decoder_bias ? m->p.decode_bias : NULL, 1, c->d, c->e);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, c->V, c->e, 1.0f, m->p.embedding, c->e, z, 1, 0.0f, logits, 1);
-    free(sf); free(xn); free(z);
-    return 0;
+    const gs_family *f = gs_family_of(&m->cfg);
+    if (!f || !f->decode) return gs_fail("the %s family has no decode of its state", f ? f->name : "model's");
+    float *sf = malloc((size_t)m->cfg.d * sizeof *sf);
+    if (!sf) return gs_fail("out of memory");
+    for (int j = 0; j < m->cfg.d; j++) sf[j] = (float)s[j];
+    int rc = f->decode(m, sf, logits);
+    free(sf);
+    return rc;
 }
 
 static int spearman_of(const gs_default_dir *r, const double *counts, double *rho, int *defined) {
@@ -55,7 +55,11 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
     if (o->train_unigram && o->train_unigram_len != c->V)
         return gs_fail("the training corpus's unigram counts cover %lld tokens but the model's vocabulary has %d",
                        (long long)o->train_unigram_len, c->V);
-    const int V = c->V, e = c->e;
+    const gs_family *fam = gs_family_of(c);
+    int e = 0;
+    const float *E = fam && fam->embedding ? fam->embedding(m, &e) : NULL;
+    if (!E || !fam->decode) return gs_fail("the %s family has no decode of its state", fam ? fam->name : "model's");
+    const int V = c->V;
     r->V = V;
     r->logits_bar = malloc((size_t)V * sizeof(float));
     r->logits_emb = malloc((size_t)V * sizeof(float));
@@ -64,11 +68,11 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
     if (!r->logits_bar || !r->logits_emb || !ebar || !acc) { free(ebar); free(acc); return gs_fail("out of memory"); }
     if (gs_decode_logits(m, g->mean, r->logits_bar) != 0) { free(ebar); free(acc); return -1; }
     for (int v = 0; v < V; v++) {
-        const float *row = m->p.embedding + (int64_t)v * e;
+        const float *row = E + (int64_t)v * e;
         for (int j = 0; j < e; j++) acc[j] += row[j];
     }
     for (int j = 0; j < e; j++) ebar[j] = (float)(acc[j] / V);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, V, e, 1.0f, m->p.embedding, e, ebar, 1, 0.0f, r->logits_emb, 1);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, V, e, 1.0f, E, e, ebar, 1, 0.0f, r->logits_emb, 1);
     free(ebar);
     free(acc);
     for (int v = 0; v < V; v++)

@@ -16,6 +16,14 @@ const char *gpn_arch_name(gpn_arch a) {
     return f ? f->name : "?";
 }
 
+const float *gs_model_tensor(const gpn_model *m, const char *name) {
+    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+    int n = gpn_tensor_specs(&m->cfg, specs);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(specs[i].name, name)) return m->block + specs[i].offset;
+    return NULL;
+}
+
 /* Architecture knowledge comes from the model's family (engine/arch/family.h). */
 int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_family_of(c)->tensor_specs(c, s); }
 

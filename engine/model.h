@@ -97,6 +97,8 @@ gpn_model *gpn_model_new(const gpn_config *c);
  * parity); the same seed gives the same weights. */
 gpn_model *gpn_model_random(const gpn_config *c, uint64_t seed);
 void gpn_model_free(gpn_model *m);
+/* A model's tensor by its checkpoint name (NULL if the family has none). */
+const float *gs_model_tensor(const gpn_model *m, const char *name);
 /* Save as safetensors (F32 or BF16) with the config in __metadata__. */
 int gpn_model_save(const gpn_model *m, const char *path, int as_bf16);
 /* The same with more __metadata__: key, value, key, value, ..., NULL. */

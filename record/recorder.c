@@ -182,16 +182,6 @@ static void release(resources *r) {
 }
 
 /* Models, tokenizer, corpus, vocabulary and unigram counts; returns the run id. */
-static const char *shape_name(gs_site_kind k) {
-    switch (k) {
-    case GS_SITE_VECTOR: return "vector";
-    case GS_SITE_HEAD_SCALAR: return "per-head scalar";
-    case GS_SITE_HEAD_VECTOR: return "per-head vector";
-    case GS_SITE_SCALAR: return "scalar";
-    }
-    return "vector";
-}
-
 /* run_sites: what this run records and where each site lives (docs/schema.md) */
 static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_config *c, const char *dtype) {
     const gs_family *f = gs_family_of(c);
@@ -199,7 +189,7 @@ static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_co
         const vector_site *v = &p->vec[i];
         store_site x = {.layer = v->site->per_layer ? v->layer : -1, .width = v->width};
         gs_site_format(v->site, v->layer, x.site, sizeof x.site);
-        snprintf(x.shape, sizeof x.shape, "%s", shape_name(v->site->kind));
+        snprintf(x.shape, sizeof x.shape, "%s", gs_site_kind_name(v->site->kind));
         snprintf(x.dtype, sizeof x.dtype, "%s", v->every_position ? "f32" : dtype);
         snprintf(x.stored_in, sizeof x.stored_in, "states");
         snprintf(x.stored_as, sizeof x.stored_as, "%s", v->kind);

@@ -76,6 +76,13 @@ typedef struct {
     int (*new_cpu)(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
     int (*new_cuda)(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
                     gs_backend *out);
+    /* what analyses decode with: logits (V) of a vector of the state site's
+     * width through the family's output path (GPN's decode; the final norm and
+     * the output head of a transformer: the logit lens), and the token
+     * embedding matrix (V rows of *width) for the embedding control and the
+     * probe; NULL: the family has none (those analyses are skipped) */
+    int (*decode)(const gpn_model *m, const float *s, float *logits);
+    const float *(*embedding)(const gpn_model *m, int *width);
 } gs_family;
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/decode.h"
 #include "engine/arch/elman/elman.h"
 
 static int recognise(const st_file *f) { return safetensors_find(f, "elman.W") != NULL; }
@@ -60,8 +61,18 @@ static const gs_site sites[] = {
      "s_t = tanh(W s_{t-1} + U E[x_t] + b), carried to the next step"},
 };
 
+/* the tied decode: logits = E s */
+static int decode(const gpn_model *m, const float *s, float *logits) {
+    return gs_decode_rms_head(s, NULL, 0, m->cfg.d, gs_model_tensor(m, "embedding"), m->cfg.V, logits);
+}
+
+static const float *embedding(const gpn_model *m, int *width) {
+    *width = m->cfg.d;
+    return gs_model_tensor(m, "embedding");
+}
+
 const gs_family gs_family_elman = {
     "elman", "elman", "Elman RNN, a toy family", GPN_ARCH_ELMAN, 1, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensor 'elman.W'", infer, check_metadata, validate, tensor_specs, NULL, write_metadata,
-    elman_cpu_new, NULL,
+    elman_cpu_new, NULL, decode, embedding,
 };

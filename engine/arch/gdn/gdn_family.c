@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/decode.h"
 #include "engine/arch/gdn/gdn.h"
 
 _Static_assert(GDN_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "GDN's hook points overflow the family-local range");
@@ -205,8 +206,19 @@ static const gs_site sites[] = {
     {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
 };
 
+/* the logit lens: rms(s, model.norm.weight, norm_eps) lm_head^T (untied) */
+static int decode(const gpn_model *m, const float *s, float *logits) {
+    return gs_decode_rms_head(s, gs_model_tensor(m, "model.norm.weight"), m->cfg.norm_eps, m->cfg.d,
+                              gs_model_tensor(m, "lm_head.weight"), m->cfg.V, logits);
+}
+
+static const float *embedding(const gpn_model *m, int *width) {
+    *width = m->cfg.d;
+    return gs_model_tensor(m, "model.embeddings.weight");
+}
+
 const gs_family gs_family_gdn = {
     "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
-    tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL,
+    tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding,
 };

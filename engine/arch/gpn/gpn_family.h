@@ -14,6 +14,8 @@ int gpn_family_validate(const gpn_config *c);
 int gpn_family_tensor_specs(const gpn_config *c, gpn_tensor_spec *s);
 void gpn_family_bind(const gpn_config *c, float *block, gpn_params *p);
 void gpn_family_write_metadata(const gpn_config *c, st_writer *w);
+int gpn_family_decode(const gpn_model *m, const float *s, float *logits);
+const float *gpn_family_embedding(const gpn_model *m, int *width);
 
 /* The backends (gpn_cpu.c, gpn_cuda_backend.c). */
 int gpn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);

@@ -1,6 +1,7 @@
 /* GPN and GPN+M checkpoints: the tensors (docs/gpn-model.md, names as the
  * companion's checkpoints have them), the config inferred from their shapes,
  * the metadata that may confirm it, and the named pointers of gpn_params. */
+#include <cblas.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "base/error.h"
 #include "engine/arch/gpn/gpn_family.h"
+#include "engine/ops.h"
 #include "engine/safetensors.h"
 
 #define add_spec gs_spec_add
@@ -215,4 +217,22 @@ void gpn_family_write_metadata(const gpn_config *c, st_writer *w) {
     if (c->arch == GPN_ARCH_GPN_M) { META("n_heads", c->H); META("d_key", c->dk); META("d_val", c->dv); META("n_layers", c->n_layers); }
 #undef META
     st_writer_meta(w, "use_decoder_bias", c->decoder_bias ? "true" : "false");
+}
+
+/* decode(s) = rms(s, decode_norm_w) decode_proj_k (+ decode_bias), then E^T (docs/gpn-model.md) */
+int gpn_family_decode(const gpn_model *m, const float *s, float *logits) {
+    const gpn_config *c = &m->cfg;
+    float *xn = malloc((size_t)c->d * sizeof *xn), *z = malloc((size_t)c->e * sizeof *z);
+    if (!xn || !z) { free(xn); free(z); return gs_fail("out of memory"); }
+    rmsnorm_forward(xn, s, m->p.decode_norm_w, 1, c->d);
+    matmul_forward(z, xn, m->p.decode_proj_k, c->decoder_bias ? m->p.decode_bias : NULL, 1, c->d, c->e);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, c->V, c->e, 1.0f, m->p.embedding, c->e, z, 1, 0.0f, logits, 1);
+    free(xn);
+    free(z);
+    return 0;
+}
+
+const float *gpn_family_embedding(const gpn_model *m, int *width) {
+    *width = m->cfg.e;
+    return m->p.embedding;
 }

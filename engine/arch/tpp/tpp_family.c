@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/decode.h"
 #include "engine/arch/tpp/tpp.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
@@ -176,8 +177,19 @@ static const gs_site sites[] = {
      "rms(last resid_post, norm.weight): decoded into the prediction of x_{t+1}"},
 };
 
+/* the logit lens: rms(s, norm.weight, 1e-6) E^T, the tied head */
+static int decode(const gpn_model *m, const float *s, float *logits) {
+    return gs_decode_rms_head(s, gs_model_tensor(m, "norm.weight"), 1e-6f, m->cfg.d, gs_model_tensor(m, "embedding.weight"),
+                              m->cfg.V, logits);
+}
+
+static const float *embedding(const gpn_model *m, int *width) {
+    *width = m->cfg.d;
+    return gs_model_tensor(m, "embedding.weight");
+}
+
 const gs_family gs_family_tpp = {
     "transformer++", "transformer++", "Transformer++, the GPN paper's baseline", GPN_ARCH_TPP, 0, sites,
     ARRAY_LEN(sites), recognise, "tensors 'embedding.weight' and 'blocks.0.attn.W_q.weight'", infer, check_metadata,
-    validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL,
+    validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL, decode, embedding,
 };

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Every analysis on every family (engine/arch/): a run of the Elman, the
+# Transformer++ and the Gated DeltaNet test models goes through `analyze` with
+# every part (geometry, the default direction with the family's own decode, the
+# horizons, the probe through its token embedding, retention where it has
+# decays), exits 0, and the default direction's decoded mean equals a numpy
+# decode of the analysis's mean state through the family's output path (GPN's
+# decode is checked by the analyses' own tests).
+set -euo pipefail
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+bin="$GPNSCOPE_BIN"
+dir="$GPNSCOPE_BUILD/test-scratch/families_analyze"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+ref="$GPNSCOPE_SOURCE/tests/reference"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((40 * 48)) 9
+"$py" "$ref/elman_reference.py" make elman 97 16 1 4 3
+"$py" "$ref/tpp_reference.py" make tpp 97 24 2 3 40 1 4 4
+"$py" "$ref/gdn_reference.py" make gdn 97 24 2 3 8 2 40 4 1 4 5
+for fam in elman tpp gdn; do
+  "$bin" record --model "$fam.weights.safetensors" --corpus shards --seq-len 48 --db "$fam.db" --quiet >/dev/null
+  if "$bin" analyze "$fam.db" --json > "$fam.json" 2> "$fam.err"; then ok "$fam: analyze with every part exits 0"
+  else bad "$fam: analyze: $(cat "$fam.err")"; continue; fi
+  sqlite3 -json "$fam.db" "select a.name || ':' || v.key as k, hex(v.vector) as v from analysis_vectors v
+                           join analyses a on a.id = v.analysis_id" > "$fam.vectors.json"
+  "$py" - "$fam" <<'PY' && ok "$fam: the decoded mean state equals numpy's" || bad "$fam: decode of the mean"
+import json, struct, sys
+import numpy as np
+fam = sys.argv[1]
+vec = {r["k"]: np.frombuffer(bytes.fromhex(r["v"]), "<f4").astype(float) for r in json.load(open(fam + ".vectors.json"))}
+raw = open(fam + ".weights.safetensors", "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
+def t(name):
+    x = hdr[name]; b, e = x["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4").astype(float).reshape(x["shape"])
+got, s = vec["default_direction:logits_bar"], vec["geometry:mean"]  # the decoded mean, and the mean it decodes
+rms = lambda x, w, eps: x / np.sqrt(np.mean(x * x) + eps) * w
+if fam == "elman": want = t("embedding") @ s
+elif fam == "tpp": want = t("embedding.weight") @ rms(s, t("norm.weight"), 1e-6)
+else: want = t("lm_head.weight") @ rms(s, t("model.norm.weight"), 1e-6)
+assert got.shape == want.shape and np.allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max()), (got[:5], want[:5])
+PY
+done
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
