@@ -6,18 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/documents.h"
+#include "analyses/stats.h"
 #include "base/error.h"
 #include "engine/engine.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
 
-const char *const gs_ablation_bucket_names[ABLATION_BUCKETS] = {"1-16", "17-128", "129-512", "513+"};
-static const int bucket_lo[ABLATION_BUCKETS] = {1, 17, 129, 513};
+/* position 1 alone: its state is zero, so its prediction is the same for every
+ * window and an intervention there (subtracting s_bar from a zero state) is
+ * unlike any later one; it would dominate "1-16" */
+const char *const gs_ablation_bucket_names[ABLATION_BUCKETS] = {"1", "2-16", "17-128", "129-512", "513+"};
+static const int bucket_lo[ABLATION_BUCKETS] = {1, 2, 17, 129, 513};
 
 void gs_ablate_opts_default(gs_ablate_opts *o) {
     memset(o, 0, sizeof *o);
     o->scope = "decode";
-    o->n_boot = 1000;
+    o->heads_at = "before-norm";
     o->seed = 1;
 }
 
@@ -133,19 +138,9 @@ static int install(probe_set *ps, store *st, int64_t run, const gpn_model *m, co
     else return gs_fail("--what %s: none, mean-direction:subtract|project, heads:LIST, pool:fast|slow or each-head", what);
     if (n < 0) return -1;
     if (n == 0) return gs_fail("%s: the pool is empty", what);
+    if (!strcmp(o->heads_at, "after-norm")) return probe_zero_heads_after_norm(ps, -1, heads, n);
+    if (strcmp(o->heads_at, "before-norm")) return gs_fail("--heads-at %s: before-norm or after-norm", o->heads_at);
     return probe_zero_heads(ps, -1, heads, n);
-}
-
-static double exp_mean(const double *sum, const int64_t *cnt, const int *pick, int n, int which) {
-    double s = 0;
-    int64_t k = 0;
-    for (int i = 0; i < n; i++) { s += sum[2 * pick[i] + which]; k += cnt[pick[i]]; }
-    return k ? exp(s / k) : NAN;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* The runner's view of an ablation: windows are the run's recorded tokens;
@@ -156,11 +151,12 @@ typedef struct {
     int64_t an;
     const store_token_array *tk;
     int T;
+    int64_t W;  /* windows reported; the runner may run more to keep the recording's batch layout */
     float *nll; /* B x T */
-    double *sums;
-    int64_t *counts;
-    double *bucket_sum;
-    gs_ablation *out;
+    double *sums;    /* per window: base, ablated NLL sums */
+    int64_t *counts; /* per window */
+    double *bsum;    /* per window and bucket: NLL change sum */
+    int64_t *bcnt;   /* per window and bucket */
 } ablate_sink;
 
 static int recorded_window(void *ctx, int64_t w, int32_t *tokens) {
@@ -180,7 +176,7 @@ static int keep_nll(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const i
 static int store_batch(void *ctx, int64_t w0, int nb) {
     ablate_sink *a = ctx;
     int T = a->T;
-    for (int b = 0; b < nb; b++) {
+    for (int b = 0; b < nb && w0 + b < a->W; b++) {
         int64_t w = w0 + b;
         if (store_put_ablation_nll(a->st, a->an, a->tk->window_ids[w], a->nll + (size_t)b * T, T)) return -1;
         for (int t = 0; t < T; t++) {
@@ -189,8 +185,8 @@ static int store_batch(void *ctx, int64_t w0, int nb) {
             a->sums[2 * w] += base;
             a->sums[2 * w + 1] += abl;
             a->counts[w]++;
-            a->bucket_sum[bucket_of(t)] += abl - base;
-            a->out->bucket_tokens[bucket_of(t)]++;
+            a->bsum[w * ABLATION_BUCKETS + bucket_of(t)] += abl - base;
+            a->bcnt[w * ABLATION_BUCKETS + bucket_of(t)]++;
         }
     }
     return 0;
@@ -215,10 +211,23 @@ static int out_of_vocabulary(store *st, int64_t run_id, int V) {
     return rc;
 }
 
+/* Per document: the NLL change and tokens of bucket k. */
+static void per_doc(const double *bsum, const int64_t *bcnt, int k, const int64_t *doc, int64_t W, double *sum,
+                    double *n, int64_t G) {
+    memset(sum, 0, (size_t)G * sizeof *sum);
+    memset(n, 0, (size_t)G * sizeof *n);
+    for (int64_t w = 0; w < W; w++) {
+        sum[doc[w]] += bsum[w * ABLATION_BUCKETS + k];
+        n[doc[w]] += (double)bcnt[w * ABLATION_BUCKETS + k];
+    }
+}
+
 int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *out) {
     memset(out, 0, sizeof *out);
+    int heads_kind = !strncmp(o->what, "heads:", 6) || !strncmp(o->what, "pool:", 5);
     snprintf(out->what, sizeof out->what, "%s", o->what);
     snprintf(out->scope, sizeof out->scope, "%s", strncmp(o->what, "mean-direction:", 15) ? "" : o->scope);
+    snprintf(out->heads_at, sizeof out->heads_at, "%s", heads_kind ? (o->heads_at ? o->heads_at : "before-norm") : "");
     store_run_info info;
     if (store_run_get(st, run_id, &info)) return -1;
     store_token_array tk;
@@ -228,10 +237,8 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     gpn_engine *e = NULL;
     probe_set *ps = NULL;
     float *nll = NULL;
-    double *sums = NULL;
-    int64_t *counts = NULL;
-    int *pick = NULL;
-    double *boot = NULL;
+    double *sums = NULL, *bsum = NULL, *gsum = NULL, *gn = NULL;
+    int64_t *counts = NULL, *bcnt = NULL, *doc = NULL;
     int T = (int)tk.n_positions;
     int64_t W = tk.n_windows;
     if (o->windows > 0 && o->windows < W) W = o->windows;
@@ -247,8 +254,20 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
                     (long long)(w % T));
             goto done;
         }
+    /* The recording's batch layout unless told otherwise: the engine's GEMMs
+     * round differently for another batch size, so the first K windows run
+     * in the recording's full batches (windows after K run and are dropped)
+     * and `none` reproduces the recorded NLL exactly. */
     int B = o->batch > 0 ? o->batch : (info.batch > 0 ? info.batch : 16);
-    if (B > W) B = (int)W;
+    int64_t W_run = W;
+    if (o->batch <= 0) {
+        int64_t full = (W + B - 1) / B * (int64_t)B;
+        int64_t complete = tk.n_windows;
+        for (int64_t w = W; w < full && w < complete; w++)
+            if (tk.token_id[w * T] < 0 || tk.token_id[w * T + T - 1] < 0) { complete = w; break; }
+        W_run = full < complete ? full : complete;
+    }
+    if (B > W_run) B = (int)W_run;
     if (B > 4096) { gs_fail("--batch %d: at most 4096", B); goto done; }
     gpn_device dev;
     if (gpn_device_parse(o->device, o->precision, &dev) || !(e = gpn_engine_new_on(m, B, &dev)) ||
@@ -258,76 +277,119 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     if (install(ps, st, run_id, m, o)) goto done;
 
     char settings[512];
-    snprintf(settings, sizeof settings, "{\"what\":\"%s\",\"scope\":\"%s\",\"windows\":%lld,\"seed\":%llu}", out->what,
-             out->scope, (long long)W, (unsigned long long)o->seed);
+    if (heads_kind && !strcmp(out->heads_at, "after-norm")) /* before-norm keeps the settings it always had */
+        snprintf(settings, sizeof settings, "{\"what\":\"%s\",\"scope\":\"%s\",\"windows\":%lld,\"seed\":%llu,\"heads_at\":\"%s\"}",
+                 out->what, out->scope, (long long)W, (unsigned long long)o->seed, out->heads_at);
+    else
+        snprintf(settings, sizeof settings, "{\"what\":\"%s\",\"scope\":\"%s\",\"windows\":%lld,\"seed\":%llu}", out->what,
+                 out->scope, (long long)W, (unsigned long long)o->seed);
     int64_t an = store_analysis_begin(st, run_id, "ablation", settings, o->code_version);
     if (an < 0) goto done;
     out->analysis_id = an;
     nll = malloc((size_t)B * T * sizeof *nll);
-    sums = calloc((size_t)W * 2, sizeof *sums); /* per window: base, ablated NLL sums */
+    sums = calloc((size_t)W * 2, sizeof *sums);
     counts = calloc((size_t)W, sizeof *counts);
-    double bucket_sum[ABLATION_BUCKETS] = {0};
-    if (!nll || !sums || !counts) { gs_fail("out of memory"); goto rollback; }
-    ablate_sink as = {st, an, &tk, T, nll, sums, counts, bucket_sum, out};
+    bsum = calloc((size_t)W * ABLATION_BUCKETS, sizeof *bsum);
+    bcnt = calloc((size_t)W * ABLATION_BUCKETS, sizeof *bcnt);
+    doc = malloc((size_t)W * sizeof *doc);
+    gsum = malloc((size_t)W * sizeof *gsum);
+    gn = malloc((size_t)W * sizeof *gn);
+    if (!nll || !sums || !counts || !bsum || !bcnt || !doc || !gsum || !gn) { gs_fail("out of memory"); goto rollback; }
+    ablate_sink as = {st, an, &tk, T, W, nll, sums, counts, bsum, bcnt};
     runner_sink sink = {.ctx = &as, .after_step = keep_nll, .end = store_batch};
-    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = recorded_window, .window_ctx = &tk};
+    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W_run, .window = recorded_window, .window_ctx = &tk};
     if (runner_run(&ro, &sink, 1, NULL)) goto rollback;
-    /* totals and a bootstrap over windows (resampled with replacement) */
-    pick = malloc((size_t)W * sizeof *pick);
-    int n_boot = o->n_boot > 0 ? o->n_boot : 1000;
-    boot = malloc((size_t)n_boot * sizeof *boot);
-    if (!pick || !boot) { gs_fail("out of memory"); goto rollback; }
-    for (int64_t w = 0; w < W; w++) { pick[w] = (int)w; out->n_tokens += counts[w]; }
-    out->n_windows = W;
-    out->ppl_base = exp_mean(sums, counts, pick, (int)W, 0);
-    out->ppl_ablated = exp_mean(sums, counts, pick, (int)W, 1);
-    out->delta_ppl = out->ppl_ablated - out->ppl_base;
-    out->delta_nll = log(out->ppl_ablated) - log(out->ppl_base);
-    uint64_t x = o->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-    for (int r = 0; r < n_boot; r++) {
-        for (int64_t w = 0; w < W; w++) {
-            x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-            pick[w] = (int)((x * 0x2545f4914f6cdd1dull >> 33) % (uint64_t)W);
-        }
-        boot[r] = exp_mean(sums, counts, pick, (int)W, 1) - exp_mean(sums, counts, pick, (int)W, 0);
-    }
-    qsort(boot, (size_t)n_boot, sizeof *boot, cmp_double);
-    out->ci_low = boot[(int)floor(0.025 * (n_boot - 1))];
-    out->ci_high = boot[(int)ceil(0.975 * (n_boot - 1))];
-    for (int k = 0; k < ABLATION_BUCKETS; k++)
-        out->bucket_delta_nll[k] = out->bucket_tokens[k] ? bucket_sum[k] / out->bucket_tokens[k] : NAN;
 
+    /* documents: the units the intervals resample over */
+    int32_t bos, eos;
+    gs_run_boundary_tokens(st, run_id, m->cfg.V, &bos, &eos);
+    int64_t G = gs_window_documents(tk.token_id, W, T, bos, eos, doc);
+    out->by_document = G > 0;
+    if (G == 0) G = W;
+    out->n_units = G;
+    out->n_windows = W;
+    double base = 0, abl = 0;
+    for (int64_t w = 0; w < W; w++) { base += sums[2 * w]; abl += sums[2 * w + 1]; out->n_tokens += counts[w]; }
+    out->ppl_base = exp(base / (double)out->n_tokens);
+    out->ppl_ablated = exp(abl / (double)out->n_tokens);
+    out->delta_ppl = out->ppl_ablated - out->ppl_base;
+    out->delta_nll = (abl - base) / (double)out->n_tokens;
+    /* mean NLL change: t-interval over documents */
+    for (int64_t g = 0; g < G; g++) gsum[g] = gn[g] = 0;
+    for (int64_t w = 0; w < W; w++) { gsum[doc[w]] += sums[2 * w + 1] - sums[2 * w]; gn[doc[w]] += (double)counts[w]; }
+    gs_interval iv = gs_cluster_t_interval(gsum, gn, G, 0.95);
+    out->delta_nll_lo = iv.lo;
+    out->delta_nll_hi = iv.hi;
+    /* perplexity change exp(A) - exp(B) (A, B: mean NLLs): linearized, its
+     * document-level influence is ppl_abl (a_g - n_g A) - ppl_base (b_g - n_g B),
+     * i.e. the cluster ratio of ppl_abl a_g - ppl_base b_g (delta method) */
+    for (int64_t g = 0; g < G; g++) gsum[g] = 0;
+    for (int64_t w = 0; w < W; w++) gsum[doc[w]] += out->ppl_ablated * sums[2 * w + 1] - out->ppl_base * sums[2 * w];
+    gs_interval ip = gs_cluster_t_interval(gsum, gn, G, 0.95);
+    out->ci_low = out->delta_ppl - (ip.mean - ip.lo);
+    out->ci_high = out->delta_ppl + (ip.hi - ip.mean);
+    for (int k = 0; k < ABLATION_BUCKETS; k++) {
+        per_doc(bsum, bcnt, k, doc, W, gsum, gn, G);
+        gs_interval ib = gs_cluster_t_interval(gsum, gn, G, 0.95);
+        int64_t nk = 0;
+        for (int64_t g = 0; g < G; g++) nk += (int64_t)gn[g];
+        out->bucket_tokens[k] = nk;
+        out->bucket_delta_nll[k] = nk ? ib.mean : NAN;
+        out->bucket_lo[k] = ib.lo;
+        out->bucket_hi[k] = ib.hi;
+    }
+
+    const char *unit_note = out->by_document ? "95% t-interval over documents (df = documents - 1)"
+                                             : "95% t-interval over windows (no BOS/EOS: documents unknown)";
     const struct { const char *k; double v; const char *note; } sc[] = {
         {"ppl_base", out->ppl_base, "the run's own NLL on the same tokens"},
         {"ppl_ablated", out->ppl_ablated, NULL},
         {"delta_ppl", out->delta_ppl, "ablated - base"},
-        {"delta_ppl_ci_low", out->ci_low, "95% bootstrap over windows"},
-        {"delta_ppl_ci_high", out->ci_high, "95% bootstrap over windows"},
+        {"delta_ppl_ci_low", out->ci_low, "95% t-interval over documents of the delta-method linearization"},
+        {"delta_ppl_ci_high", out->ci_high, "95% t-interval over documents of the delta-method linearization"},
         {"delta_nll", out->delta_nll, "mean NLL change per token (nats)"},
+        {"delta_nll_ci_low", out->delta_nll_lo, unit_note},
+        {"delta_nll_ci_high", out->delta_nll_hi, unit_note},
+        {"n_units", (double)G, out->by_document ? "documents (the intervals' independent units)" : "windows (documents unknown)"},
+        {"units_are_documents", (double)out->by_document, NULL},
+        {"after_norm", heads_kind ? (double)!strcmp(out->heads_at, "after-norm") : NAN,
+         "heads zeroed at the output of the read's RMSNorm (1) or before it (0)"},
         {"n_windows", (double)W, NULL},
+        {"n_windows_run", (double)W_run, "windows run to keep the recording's batch layout"},
         {"n_tokens", (double)out->n_tokens, NULL},
     };
     for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
         if (store_analysis_scalar(st, an, sc[i].k, sc[i].v, sc[i].note)) goto rollback;
-    double bx[ABLATION_BUCKETS], by[ABLATION_BUCKETS], bn[ABLATION_BUCKETS];
+    double bx[ABLATION_BUCKETS], by[ABLATION_BUCKETS], bn[ABLATION_BUCKETS], bl[ABLATION_BUCKETS], bh[ABLATION_BUCKETS];
     for (int k = 0; k < ABLATION_BUCKETS; k++) {
         bx[k] = bucket_lo[k];
         by[k] = out->bucket_delta_nll[k];
         bn[k] = (double)out->bucket_tokens[k];
+        bl[k] = out->bucket_lo[k];
+        bh[k] = out->bucket_hi[k];
     }
     if (store_analysis_series(st, an, "bucket_delta_nll", bx, by, gs_ablation_bucket_names, ABLATION_BUCKETS) ||
-        store_analysis_series(st, an, "bucket_tokens", bx, bn, gs_ablation_bucket_names, ABLATION_BUCKETS) ||
-        store_commit(st))
-        goto done;
+        store_analysis_series(st, an, "bucket_delta_nll_ci_low", bx, bl, gs_ablation_bucket_names, ABLATION_BUCKETS) ||
+        store_analysis_series(st, an, "bucket_delta_nll_ci_high", bx, bh, gs_ablation_bucket_names, ABLATION_BUCKETS) ||
+        store_analysis_series(st, an, "bucket_tokens", bx, bn, gs_ablation_bucket_names, ABLATION_BUCKETS))
+        goto rollback;
+    /* window -> document, so that anyone can redo the intervals; gsum and gn
+     * (W long) are free for it now */
+    for (int64_t w = 0; w < W; w++) { gsum[w] = tk.window_ids[w]; gn[w] = (double)doc[w]; }
+    if (store_analysis_series(st, an, "window_document", gsum, gn, NULL, W)) goto rollback;
+    if (store_commit(st)) goto done;
     rc = 0;
     goto done;
 rollback:
     store_rollback(st);
 done:
-    free(boot);
-    free(pick);
     free(sums);
     free(counts);
+    free(bsum);
+    free(bcnt);
+    free(doc);
+    free(gsum);
+    free(gn);
     free(nll);
     probe_set_free(ps);
     gpn_engine_free(e);
