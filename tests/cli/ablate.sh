@@ -47,6 +47,16 @@ common=(--corpus "$dir/shards" --seq-len 32 --batch 4 --states pred --quiet)
 n0="$(q "$dir/a.db" "select count(*), sum(nll_change != 0) from ablation_effects where intervention = 'none'")"
 [[ "$n0" == "768|0" ]] && ok "none: all 768 NLLs identical to the recording" || bad "none: $n0"
 
+# fewer windows than the recording's batches hold: still run in its batch
+# layout (8 windows, 2 batches of 4, for 6 reported), so still exact
+j="$("$bin" ablate "$dir/a.db" --what none --windows 6 --json)"
+a6="$("$py" -c "import json,sys; print(json.loads(sys.argv[1])['analysis_id'])" "$j")"
+n6="$(q "$dir/a.db" "select count(*), sum(nll_change != 0) from ablation_effects where analysis_id = $a6")"
+[[ "$n6" == "192|0" ]] && ok "none --windows 6: all 192 NLLs identical (recording's batch layout)" || bad "none --windows 6: $n6"
+# no BOS/EOS in this vocabulary: the intervals' units are the windows
+"$py" -c "import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d['units'] == 'windows' and d['n_units'] == 6 and d['delta_nll_ci_low'] == 0 == d['delta_nll_ci_high'] else 1)" "$j" \
+  && ok "none: units are windows (no document boundaries known), interval [0, 0]" || bad "none --json: $j"
+
 "$bin" ablate "$dir/dead.db" --what heads:1 >/dev/null
 d1="$(q "$dir/dead.db" "select count(*), sum(nll_change != 0) from ablation_effects")"
 [[ "$d1" == "768|0" ]] && ok "zeroing a head whose read is already zero changes nothing" || bad "dead head: $d1"
@@ -56,6 +66,13 @@ d1="$(q "$dir/dead.db" "select count(*), sum(nll_change != 0) from ablation_effe
 "$bin" ablate "$dir/a.db" --what heads:0 >/dev/null
 h0="$(q "$dir/a.db" "select sum(abs(nll_change) > 1e-4) from ablation_effects where intervention = 'heads:0' and position > 1")"
 [[ "$h0" -gt 600 ]] && ok "zeroing live head 0 changes the NLL of $h0 of 720 tokens after position 1" || bad "head 0 changed only $h0"
+
+# the two head ablations: stored apart, named, and different
+jb="$("$bin" ablate "$dir/a.db" --what heads:0 --json)"; ja="$("$bin" ablate "$dir/a.db" --what heads:0 --heads-at after-norm --json)"
+"$py" -c "import json,sys; b,a=json.loads(sys.argv[1]),json.loads(sys.argv[2]); sys.exit(0 if b['heads_at']=='before-norm' and a['heads_at']=='after-norm' and abs(a['delta_nll']-b['delta_nll'])>1e-6 and a['analysis_id']!=b['analysis_id'] else 1)" "$jb" "$ja" \
+  && ok "heads:0 before-norm and after-norm: two analyses, different effects" || bad "heads-at: $jb / $ja"
+na="$(q "$dir/a.db" "select count(*) from analyses where name = 'ablation' and json_extract(settings, '$.what') = 'heads:0'")"
+[[ "$na" == 2 ]] && ok "heads:0: one analysis per heads_at" || bad "heads:0 analyses: $na"
 
 "$bin" ablate "$dir/a.db" --what mean-direction:subtract --scope decode >/dev/null
 "$bin" ablate "$dir/a.db" --what mean-direction:subtract --scope carry >/dev/null
@@ -97,8 +114,10 @@ then ok "mean-direction:subtract matches the hand computation"; else bad "mean-d
 "$bin" ablate "$dir/a.db" --what pool:slow >/dev/null && ok "pool:slow" || bad "pool:slow"
 # re-running the same intervention replaces it
 cnt="$(q "$dir/a.db" "select count(*) from analyses where name = 'ablation' and json_extract(settings, '$.what') = 'heads:0'")"
-[[ "$cnt" == 1 ]] && ok "same intervention replaced, not duplicated" || bad "heads:0 analyses: $cnt"
+[[ "$cnt" == 2 ]] && ok "same intervention replaced, not duplicated" || bad "heads:0 analyses: $cnt"
 # errors: one line, non-zero
+if "$bin" ablate "$dir/a.db" --what heads:0 --heads-at middle 2>"$dir/err.txt"; then bad "--heads-at middle accepted"
+else [[ $(wc -l <"$dir/err.txt") -eq 1 ]] && ok "--heads-at middle: $(cat "$dir/err.txt")" || bad "--heads-at: $(cat "$dir/err.txt")"; fi
 for bad_what in "heads:9" "bogus" "heads:" "mean-direction:flip"; do
   if "$bin" ablate "$dir/a.db" --what "$bad_what" 2>"$dir/err.txt"; then bad "--what $bad_what accepted"
   else [[ $(wc -l <"$dir/err.txt") -eq 1 ]] && ok "--what $bad_what: $(cat "$dir/err.txt")" || bad "--what $bad_what: $(cat "$dir/err.txt")"; fi
