@@ -16,6 +16,7 @@
 /* position 1 alone: its state is zero, so its prediction is the same for every
  * window and an intervention there (subtracting s_bar from a zero state) is
  * unlike any later one; it would dominate "1-16" */
+const char *const gs_control_names[GS_CONTROL_KINDS] = {"isotropic", "states", "heads"};
 const char *const gs_ablation_bucket_names[ABLATION_BUCKETS] = {"1", "2-16", "17-128", "129-512", "513+"};
 static const int bucket_lo[ABLATION_BUCKETS] = {1, 2, 17, 129, 513};
 
@@ -24,6 +25,7 @@ void gs_ablate_opts_default(gs_ablate_opts *o) {
     o->scope = "decode";
     o->heads_at = "before-norm";
     o->seed = 1;
+    o->controls = 3;
 }
 
 static int bucket_of(int position) {
@@ -99,16 +101,25 @@ static int parse_heads(const char *list, int H, int *heads) {
     return n;
 }
 
-/* Set up the intervention on a probe set. */
-static int install(probe_set *ps, store *st, int64_t run, const gpn_model *m, const gs_ablate_opts *o) {
+/* An intervention, parsed: what install() puts on a probe set. Controls are
+ * targets of the same kind and size with random content. */
+typedef struct {
+    int kind;           /* 0 none, 1 direction, 2 heads */
+    int project;        /* direction: project out instead of subtracting */
+    const char *hook;   /* direction: s_decode or s_pred */
+    float *v;           /* direction (d), malloc'd */
+    int d;
+    int heads[4096], n_heads, H;
+    int after_norm;
+} target;
+
+static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_ablate_opts *o, target *tg) {
     const char *what = o->what;
     const gpn_config *c = &m->cfg;
-    if (!strcmp(what, "none")) {
-        float *zero = calloc((size_t)c->d, sizeof *zero);
-        int rc = zero ? probe_subtract(ps, "s_pred", zero) : gs_fail("out of memory");
-        free(zero);
-        return rc;
-    }
+    memset(tg, 0, sizeof *tg);
+    tg->d = c->d;
+    tg->H = c->H;
+    if (!strcmp(what, "none")) return 0;
     if (!strncmp(what, "mean-direction:", 15)) {
         const char *mode = what + 15;
         if (strcmp(mode, "subtract") && strcmp(mode, "project"))
@@ -116,31 +127,123 @@ static int install(probe_set *ps, store *st, int64_t run, const gpn_model *m, co
         if (strcmp(o->scope, "decode") && strcmp(o->scope, "carry"))
             return gs_fail("--scope %s: decode or carry", o->scope);
         int64_t an = store_analysis_find(st, run, "geometry", NULL);
-        float *mean = NULL;
-        int64_t n = an > 0 ? store_analysis_get_vector(st, an, "mean", &mean) : -1;
+        int64_t n = an > 0 ? store_analysis_get_vector(st, an, "mean", &tg->v) : -1;
         if (n != c->d) {
-            free(mean);
+            free(tg->v);
+            tg->v = NULL;
             return gs_fail("mean-direction needs the run's mean state (geometry analysis, d = %d): run gpnscope analyze first", c->d);
         }
-        const char *hook = !strcmp(o->scope, "decode") ? "s_decode" : "s_pred";
-        int rc = !strcmp(mode, "subtract") ? probe_subtract(ps, hook, mean) : probe_project_out(ps, hook, mean);
-        free(mean);
-        return rc;
+        tg->kind = 1;
+        tg->project = !strcmp(mode, "project");
+        tg->hook = !strcmp(o->scope, "decode") ? "s_decode" : "s_pred";
+        return 0;
     }
-    int heads[4096], n;
+    int n;
     if (c->H > 4096) return gs_fail("head ablation supports at most 4096 heads (the model has %d)", c->H);
     const gs_family *fam = gs_family_of(c);
     const gs_site *reads = fam ? gs_site_of_point(fam, GPN_HOOK_MEM_HEADS) : NULL;
     if ((!reads || !gs_site_present(reads, c)) && (!strncmp(what, "heads:", 6) || !strncmp(what, "pool:", 5)))
         return gs_fail("--what %s: the model has no memory heads (%s)", what, fam ? fam->title : "?");
-    if (!strncmp(what, "heads:", 6)) n = parse_heads(what + 6, c->H, heads);
-    else if (!strcmp(what, "pool:fast") || !strcmp(what, "pool:slow")) n = pool_heads(st, run, what + 5, heads, c->H);
+    if (!strncmp(what, "heads:", 6)) n = parse_heads(what + 6, c->H, tg->heads);
+    else if (!strcmp(what, "pool:fast") || !strcmp(what, "pool:slow")) n = pool_heads(st, run, what + 5, tg->heads, c->H);
     else return gs_fail("--what %s: none, mean-direction:subtract|project, heads:LIST, pool:fast|slow or each-head", what);
     if (n < 0) return -1;
     if (n == 0) return gs_fail("%s: the pool is empty", what);
-    if (!strcmp(o->heads_at, "after-norm")) return probe_zero_heads_after_norm(ps, -1, heads, n);
-    if (strcmp(o->heads_at, "before-norm")) return gs_fail("--heads-at %s: before-norm or after-norm", o->heads_at);
-    return probe_zero_heads(ps, -1, heads, n);
+    if (strcmp(o->heads_at, "after-norm") && strcmp(o->heads_at, "before-norm"))
+        return gs_fail("--heads-at %s: before-norm or after-norm", o->heads_at);
+    tg->kind = 2;
+    tg->n_heads = n;
+    tg->after_norm = !strcmp(o->heads_at, "after-norm");
+    return 0;
+}
+
+/* Set up the intervention on a probe set. */
+static int install(probe_set *ps, const target *tg) {
+    if (tg->kind == 0) { /* a hook that subtracts zero: runs, changes nothing */
+        float *zero = calloc((size_t)tg->d, sizeof *zero);
+        int rc = zero ? probe_subtract(ps, "s_pred", zero) : gs_fail("out of memory");
+        free(zero);
+        return rc;
+    }
+    if (tg->kind == 1) return tg->project ? probe_project_out(ps, tg->hook, tg->v) : probe_subtract(ps, tg->hook, tg->v);
+    return tg->after_norm ? probe_zero_heads_after_norm(ps, -1, tg->heads, tg->n_heads)
+                          : probe_zero_heads(ps, -1, tg->heads, tg->n_heads);
+}
+
+/* Control draw r of a kind: the target with its content drawn at random.
+ * isotropic: a direction uniform on the sphere; states: a recorded state
+ * minus s_bar (a direction drawn from the states' own spread); both scaled
+ * to ||s_bar|| (the norm matters for subtract, not for project). heads: a
+ * uniformly random set of as many heads, not the target's own. */
+static int control_target(const target *tg, int kind, const float *states, int64_t n_states, uint64_t seed, int r,
+                          target *ct) {
+    *ct = *tg;
+    ct->v = NULL;
+    gs_rng g = {gs_hash2(seed, (uint64_t)(kind * 1000 + r + 1))};
+    if (tg->kind == 1) {
+        if (!(ct->v = malloc((size_t)tg->d * sizeof *ct->v))) return gs_fail("out of memory");
+        double nb = 0, nv = 0;
+        for (int i = 0; i < tg->d; i++) nb += (double)tg->v[i] * tg->v[i];
+        if (kind == GS_CONTROL_ISOTROPIC) {
+            for (int i = 0; i < tg->d; i++) ct->v[i] = (float)gs_rng_normal(&g);
+        } else {
+            const float *x = states + (size_t)(gs_rng_next(&g) % (uint64_t)n_states) * tg->d;
+            for (int i = 0; i < tg->d; i++) ct->v[i] = x[i] - tg->v[i];
+        }
+        for (int i = 0; i < tg->d; i++) nv += (double)ct->v[i] * ct->v[i];
+        double sc = nv > 0 ? sqrt(nb / nv) : 0;
+        for (int i = 0; i < tg->d; i++) ct->v[i] = (float)(ct->v[i] * sc);
+        return 0;
+    }
+    /* heads: partial Fisher-Yates; redraw (a few times) when it is the target's set */
+    for (int tries = 0; tries < 16; tries++) {
+        int perm[4096];
+        for (int h = 0; h < tg->H; h++) perm[h] = h;
+        for (int i = 0; i < tg->n_heads; i++) {
+            int j = i + (int)(gs_rng_next(&g) % (uint64_t)(tg->H - i));
+            int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+        }
+        int same = 1;
+        for (int i = 0; i < tg->n_heads && same; i++) {
+            int found = 0;
+            for (int k = 0; k < tg->n_heads; k++) found |= tg->heads[k] == perm[i];
+            same = found;
+        }
+        memcpy(ct->heads, perm, (size_t)tg->n_heads * sizeof *perm);
+        if (!same || tg->n_heads >= tg->H) break;
+    }
+    return 0;
+}
+
+/* k recorded 'pred' states (random rows, by seed) for the states control;
+ * 0 rows when the run kept none. */
+static int64_t sample_states(store *st, int64_t run, int d, int k, uint64_t seed, float **out) {
+    *out = NULL;
+    int64_t n = store_count_states(st, run, "pred");
+    if (n <= 0) return 0;
+    store_states *rd = store_states_open(st, run, "pred", -1, -1);
+    if (!rd) return -1;
+    if (store_states_dim(rd) != d) { store_states_close(rd); return 0; }
+    int64_t *want = malloc((size_t)k * sizeof *want);
+    float *rows = malloc((size_t)k * d * sizeof *rows), *buf = malloc((size_t)1024 * d * sizeof *buf);
+    if (!want || !rows || !buf) { free(want); free(rows); free(buf); store_states_close(rd); return gs_fail("out of memory"); }
+    gs_rng g = {gs_hash2(seed, 0x57a7e5ull)};
+    for (int i = 0; i < k; i++) want[i] = (int64_t)(gs_rng_next(&g) % (uint64_t)n);
+    int64_t at = 0, got, filled = 0;
+    while ((got = store_states_read(rd, buf, NULL, NULL, 1024)) > 0) {
+        for (int i = 0; i < k; i++)
+            if (want[i] >= at && want[i] < at + got) {
+                memcpy(rows + (size_t)i * d, buf + (size_t)(want[i] - at) * d, (size_t)d * sizeof *rows);
+                filled++;
+            }
+        at += got;
+    }
+    store_states_close(rd);
+    free(want);
+    free(buf);
+    if (got < 0 || filled < k) { free(rows); return got < 0 ? -1 : 0; }
+    *out = rows;
+    return k;
 }
 
 /* The runner's view of an ablation: windows are the run's recorded tokens;
@@ -178,13 +281,14 @@ static int store_batch(void *ctx, int64_t w0, int nb) {
     int T = a->T;
     for (int b = 0; b < nb && w0 + b < a->W; b++) {
         int64_t w = w0 + b;
-        if (store_put_ablation_nll(a->st, a->an, a->tk->window_ids[w], a->nll + (size_t)b * T, T)) return -1;
+        if (a->st && store_put_ablation_nll(a->st, a->an, a->tk->window_ids[w], a->nll + (size_t)b * T, T)) return -1;
         for (int t = 0; t < T; t++) {
             double base = a->tk->nll[w * T + t], abl = a->nll[(size_t)b * T + t];
             if (isnan(base)) continue;
             a->sums[2 * w] += base;
             a->sums[2 * w + 1] += abl;
             a->counts[w]++;
+            if (!a->bsum) continue;
             a->bsum[w * ABLATION_BUCKETS + bucket_of(t)] += abl - base;
             a->bcnt[w * ABLATION_BUCKETS + bucket_of(t)]++;
         }
@@ -237,8 +341,10 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     gpn_engine *e = NULL;
     probe_set *ps = NULL;
     float *nll = NULL;
-    double *sums = NULL, *bsum = NULL, *gsum = NULL, *gn = NULL;
-    int64_t *counts = NULL, *bcnt = NULL, *doc = NULL;
+    double *sums = NULL, *bsum = NULL, *gsum = NULL, *gn = NULL, *csum = NULL;
+    int64_t *counts = NULL, *bcnt = NULL, *doc = NULL, *ccnt = NULL;
+    float *states = NULL;
+    target tg = {0};
     int T = (int)tk.n_positions;
     int64_t W = tk.n_windows;
     if (o->windows > 0 && o->windows < W) W = o->windows;
@@ -274,7 +380,7 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
         !(ps = probe_set_new(e)))
         goto done;
     gpn_engine_set_outputs(e, 0, NULL); /* the NLL is all an ablation reads */
-    if (install(ps, st, run_id, m, o)) goto done;
+    if (parse_target(st, run_id, m, o, &tg) || install(ps, &tg)) goto done;
 
     char settings[512];
     if (heads_kind && !strcmp(out->heads_at, "after-norm")) /* before-norm keeps the settings it always had */
@@ -286,6 +392,8 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     int64_t an = store_analysis_begin(st, run_id, "ablation", settings, o->code_version);
     if (an < 0) goto done;
     out->analysis_id = an;
+    int n_draws = tg.kind == 0 ? 0 : o->controls < 0 ? 0 : o->controls > ABLATION_MAX_CONTROLS ? ABLATION_MAX_CONTROLS : o->controls;
+    int n_kinds = n_draws == 0 ? 0 : tg.kind == 1 ? 2 : 1;
     nll = malloc((size_t)B * T * sizeof *nll);
     sums = calloc((size_t)W * 2, sizeof *sums);
     counts = calloc((size_t)W, sizeof *counts);
@@ -294,11 +402,53 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     doc = malloc((size_t)W * sizeof *doc);
     gsum = malloc((size_t)W * sizeof *gsum);
     gn = malloc((size_t)W * sizeof *gn);
-    if (!nll || !sums || !counts || !bsum || !bcnt || !doc || !gsum || !gn) { gs_fail("out of memory"); goto rollback; }
+    csum = calloc((size_t)W * 2 * (n_kinds * n_draws + 1), sizeof *csum);
+    ccnt = calloc((size_t)W, sizeof *ccnt);
+    if (!nll || !sums || !counts || !bsum || !bcnt || !doc || !gsum || !gn || !csum || !ccnt) {
+        gs_fail("out of memory");
+        goto rollback;
+    }
     ablate_sink as = {st, an, &tk, T, W, nll, sums, counts, bsum, bcnt};
     runner_sink sink = {.ctx = &as, .after_step = keep_nll, .end = store_batch};
     runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W_run, .window = recorded_window, .window_ctx = &tk};
     if (runner_run(&ro, &sink, 1, NULL)) goto rollback;
+    /* controls: the same runner, a fresh probe set per draw, NLLs summed per
+     * window only (csum: per draw, W x {base, ablated}) */
+    int64_t n_states = 0;
+    int ctrl_k[2] = {0, 0};
+    if (tg.kind == 1 && n_draws > 0 && (n_states = sample_states(st, run_id, tg.d, n_draws, o->seed, &states)) < 0)
+        goto rollback;
+    for (int k = 0; k < n_kinds; k++) {
+        int kind = tg.kind == 2 ? GS_CONTROL_HEADS : k == 0 ? GS_CONTROL_ISOTROPIC : GS_CONTROL_STATES;
+        if (kind == GS_CONTROL_STATES && n_states < n_draws) continue; /* the run kept no states */
+        ctrl_k[out->n_controls] = k;
+        gs_ablation_control *c = &out->control[out->n_controls++];
+        c->kind = kind;
+        for (int r = 0; r < n_draws; r++) {
+            target ct;
+            probe_set_free(ps);
+            ps = NULL;
+            if (control_target(&tg, kind, states, n_states, o->seed, r, &ct) || !(ps = probe_set_new(e)) ||
+                install(ps, &ct)) {
+                free(ct.v);
+                goto rollback;
+            }
+            /* the draw itself, so that its effect can be recomputed */
+            char key[64];
+            snprintf(key, sizeof key, "control_%s_%d", gs_control_names[kind], r);
+            float hv[4096];
+            for (int i = 0; i < ct.n_heads; i++) hv[i] = (float)ct.heads[i];
+            int bad = ct.v ? store_analysis_vector(st, an, key, ct.v, ct.d) : store_analysis_vector(st, an, key, hv, ct.n_heads);
+            free(ct.v);
+            if (bad) goto rollback;
+            double *cs = csum + (size_t)W * 2 * (k * n_draws + r);
+            memset(ccnt, 0, (size_t)W * sizeof *ccnt);
+            ablate_sink cas = {NULL, an, &tk, T, W, nll, cs, ccnt, NULL, NULL};
+            runner_sink csink = {.ctx = &cas, .after_step = keep_nll, .end = store_batch};
+            if (runner_run(&ro, &csink, 1, NULL)) goto rollback;
+            c->n = r + 1;
+        }
+    }
 
     /* documents: the units the intervals resample over */
     int32_t bos, eos;
@@ -339,6 +489,39 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
         out->bucket_hi[k] = ib.hi;
     }
 
+    /* controls: each draw's effect, their spread, and the effect beyond their
+     * mean with a paired t-interval over documents */
+    for (int slot = 0; slot < out->n_controls; slot++) {
+        gs_ablation_control *c = &out->control[slot];
+        int k = ctrl_k[slot];
+        double ppl_sum = 0, sq = 0;
+        c->mean = 0;
+        c->min = INFINITY;
+        c->max = -INFINITY;
+        for (int64_t g = 0; g < G; g++) gsum[g] = gn[g] = 0;
+        for (int r = 0; r < c->n; r++) {
+            const double *cs = csum + (size_t)W * 2 * (k * n_draws + r);
+            double a = 0;
+            for (int64_t w = 0; w < W; w++) {
+                a += cs[2 * w + 1];
+                gsum[doc[w]] += (sums[2 * w + 1] - cs[2 * w + 1]) / c->n;
+            }
+            c->delta_nll[r] = (a - base) / (double)out->n_tokens;
+            ppl_sum += exp(a / (double)out->n_tokens) - out->ppl_base;
+            c->mean += c->delta_nll[r] / c->n;
+            c->min = fmin(c->min, c->delta_nll[r]);
+            c->max = fmax(c->max, c->delta_nll[r]);
+        }
+        for (int r = 0; r < c->n; r++) sq += (c->delta_nll[r] - c->mean) * (c->delta_nll[r] - c->mean);
+        c->sd = c->n > 1 ? sqrt(sq / (c->n - 1)) : NAN;
+        c->delta_ppl_mean = ppl_sum / c->n;
+        for (int64_t w = 0; w < W; w++) gn[doc[w]] += (double)counts[w];
+        gs_interval ie = gs_cluster_t_interval(gsum, gn, G, 0.95);
+        c->excess = ie.mean;
+        c->excess_lo = ie.lo;
+        c->excess_hi = ie.hi;
+    }
+
     const char *unit_note = out->by_document ? "95% t-interval over documents (df = documents - 1)"
                                              : "95% t-interval over windows (no BOS/EOS: documents unknown)";
     const struct { const char *k; double v; const char *note; } sc[] = {
@@ -360,6 +543,30 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     };
     for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
         if (store_analysis_scalar(st, an, sc[i].k, sc[i].v, sc[i].note)) goto rollback;
+    for (int k = 0; k < out->n_controls; k++) {
+        const gs_ablation_control *c = &out->control[k];
+        const char *nm = gs_control_names[c->kind];
+        char key[96];
+        const struct { const char *suffix; double v; const char *note; } cs[] = {
+            {"draws", (double)c->n, "random draws of this control"},
+            {"delta_nll_mean", c->mean, "mean over draws of the mean NLL change"},
+            {"delta_nll_sd", c->sd, "sd over draws"},
+            {"delta_nll_min", c->min, NULL},
+            {"delta_nll_max", c->max, NULL},
+            {"delta_ppl_mean", c->delta_ppl_mean, NULL},
+            {"excess_delta_nll", c->excess, "effect - mean control effect (nats per token)"},
+            {"excess_ci_low", c->excess_lo, "95% paired t-interval over documents"},
+            {"excess_ci_high", c->excess_hi, "95% paired t-interval over documents"},
+        };
+        for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+            snprintf(key, sizeof key, "control_%s_%s", nm, cs[i].suffix);
+            if (store_analysis_scalar(st, an, key, cs[i].v, cs[i].note)) goto rollback;
+        }
+        double xr[ABLATION_MAX_CONTROLS];
+        for (int r = 0; r < c->n; r++) xr[r] = r;
+        snprintf(key, sizeof key, "control_%s_delta_nll", nm);
+        if (store_analysis_series(st, an, key, xr, c->delta_nll, NULL, c->n)) goto rollback;
+    }
     double bx[ABLATION_BUCKETS], by[ABLATION_BUCKETS], bn[ABLATION_BUCKETS], bl[ABLATION_BUCKETS], bh[ABLATION_BUCKETS];
     for (int k = 0; k < ABLATION_BUCKETS; k++) {
         bx[k] = bucket_lo[k];
@@ -383,6 +590,10 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
 rollback:
     store_rollback(st);
 done:
+    free(tg.v);
+    free(states);
+    free(csum);
+    free(ccnt);
     free(sums);
     free(counts);
     free(bsum);

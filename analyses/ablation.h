@@ -31,6 +31,22 @@
 
 #define ABLATION_BUCKETS 5
 
+/* Matched random controls (same kind, same size, random content):
+ * directions get both isotropic directions and directions drawn from the
+ * recorded states' spread (a state minus s_bar), scaled to ||s_bar||; head
+ * sets get random head sets of the same size. */
+enum { GS_CONTROL_ISOTROPIC = 0, GS_CONTROL_STATES = 1, GS_CONTROL_HEADS = 2, GS_CONTROL_KINDS = 3 };
+extern const char *const gs_control_names[GS_CONTROL_KINDS];
+#define ABLATION_MAX_CONTROLS 64
+
+typedef struct {
+    int kind, n;                    /* draws run */
+    double delta_nll[ABLATION_MAX_CONTROLS];
+    double mean, sd, min, max;      /* of the draws' mean NLL change */
+    double delta_ppl_mean;
+    double excess, excess_lo, excess_hi; /* effect - mean control effect, 95% t over documents (paired) */
+} gs_ablation_control;
+
 typedef struct {
     const char *what;
     const char *scope;       /* "decode" | "carry" (mean-direction only) */
@@ -39,7 +55,8 @@ typedef struct {
     int batch;               /* <= 0: the run's recording batch and its batch layout: the first
                                 K windows run in the recording's full batches, so `none` gives
                                 the recorded NLL bit for bit */
-    uint64_t seed;           /* kept in the settings; the intervals are not random */
+    uint64_t seed;           /* the controls' random draws */
+    int controls;            /* draws per control kind (default 3; 0: none; at most 64) */
     const char *model_path;  /* NULL: the run's model file (its sha256 must match) */
     const char *device;      /* NULL or "cpu": the CPU engine; "cuda", "cuda:N" */
     const char *precision;   /* CUDA GEMM precision (NULL: auto) */
@@ -55,6 +72,8 @@ typedef struct {
     double delta_nll, delta_nll_lo, delta_nll_hi;               /* mean over tokens, its 95% interval */
     double bucket_delta_nll[ABLATION_BUCKETS], bucket_lo[ABLATION_BUCKETS], bucket_hi[ABLATION_BUCKETS];
     int64_t bucket_tokens[ABLATION_BUCKETS];
+    int n_controls;           /* control kinds run (0, 1 heads, or 2 directions) */
+    gs_ablation_control control[2];
     int64_t analysis_id;
 } gs_ablation;
 

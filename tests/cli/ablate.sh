@@ -102,6 +102,31 @@ for win, pos, vec, tok, nll_abl, scope in rows:
     logits = z @ E.T
     m = logits.max(); nll = m + np.log(np.exp(logits - m).sum()) - logits[tok]
     err = max(err, abs(nll - nll_abl) / max(1.0, abs(nll)))
+# the matched controls of the decode-scope run: each stored draw has the norm
+# of s_bar and the effect the run reports for it, recomputed here by hand
+dec = c.execute("select analysis_id from ablation_effects where intervention = 'mean-direction:subtract' and scope = 'decode' limit 1").fetchone()[0]
+sc = dict(c.execute("select key, value from analysis_scalars where analysis_id = ?", (dec,)).fetchall())
+toks = c.execute("""select s.vector, t.token_id, t.nll from states s join tokens t using (run_id, window, position)
+                    where s.kind = 'pred' order by s.window, s.position""").fetchall()
+X = np.array([np.frombuffer(v, "<f4") for v, _, _ in toks], dtype=np.float64)
+Y = np.array([t for _, t, _ in toks]); base = np.array([b for _, _, b in toks])
+def mean_nll(shift):
+    s = X - shift
+    z = (s / np.sqrt(np.mean(s * s, axis=1, keepdims=True) + 1e-6) * w) @ P
+    lg = z @ E.T; m = lg.max(axis=1)
+    return np.mean(m + np.log(np.exp(lg - m[:, None]).sum(axis=1)) - lg[np.arange(len(Y)), Y])
+cerr, nerr, kinds = 0.0, 0.0, 0
+for kind in ("isotropic", "states"):
+    ys = [y for (y,) in c.execute("select y from analysis_series where analysis_id = ? and series = ? order by x", (dec, "control_%s_delta_nll" % kind))]
+    kinds += len(ys) == 3
+    for r, y in enumerate(ys):
+        v = np.frombuffer(c.execute("select vector from analysis_vectors where analysis_id = ? and key = ?", (dec, "control_%s_%d" % (kind, r))).fetchone()[0], "<f4").astype(np.float64)
+        nerr = max(nerr, abs(np.linalg.norm(v) / np.linalg.norm(sbar) - 1))
+        cerr = max(cerr, abs(mean_nll(v) - base.mean() - y))
+    xs = sc["delta_nll"] - sc["control_%s_delta_nll_mean" % kind]
+    cerr = max(cerr, abs(xs - sc["control_%s_excess_delta_nll" % kind]))
+print("controls: %d kinds of 3 draws, norm rel err %.1e, effect err %.1e" % (kinds, nerr, cerr))
+if not (kinds == 2 and nerr < 1e-5 and cerr < 1e-4): sys.exit(1)
 same0 = all(abs(v["decode"] - v["carry"]) < 1e-6 for (wn, p), v in by.items() if p == 0)
 differ = sum(abs(v["decode"] - v["carry"]) > 1e-4 for (wn, p), v in by.items() if p > 1)
 print("decode scope vs hand computation: max rel err %.2e over %d tokens; carry == decode at position 0: %s; differ later at %d tokens" % (err, len(rows) // 2, same0, differ))
@@ -111,7 +136,19 @@ then ok "mean-direction:subtract matches the hand computation"; else bad "mean-d
 
 "$bin" ablate "$dir/a.db" --what each-head >"$dir/each.txt" && [[ $(grep -c "^heads:" "$dir/each.txt") -eq 3 ]] \
   && ok "each-head: one row per head" || bad "each-head: $(cat "$dir/each.txt")"
-"$bin" ablate "$dir/a.db" --what pool:slow >/dev/null && ok "pool:slow" || bad "pool:slow"
+jp="$("$bin" ablate "$dir/a.db" --what pool:slow --controls 2 --json)" && ok "pool:slow" || bad "pool:slow"
+# its control: random sets of as many heads, never the pool itself
+"$py" - "$dir/a.db" "$jp" <<'PY' && ok "pool:slow controls: 2 random head sets of the pool's size, not the pool" || bad "pool:slow controls: $jp"
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); j = json.loads(sys.argv[2])
+an = c.execute("select id from analyses where name = 'retention' order by id desc").fetchone()[0]
+pool = sorted(int(x) for x, y in c.execute("select x, y from analysis_series where analysis_id = ? and series = 'pool'", (an,)) if y == 1)
+import numpy as np
+sets = [sorted(np.frombuffer(v, "<f4").astype(int).tolist()) for (v,) in
+        c.execute("select vector from analysis_vectors where analysis_id = ? and key like 'control_heads_%' order by key", (j["analysis_id"],))]
+h = j["controls"]["heads"]
+sys.exit(0 if len(sets) == 2 and all(len(s) == len(pool) and s != pool for s in sets) and h["draws"] == 2 else 1)
+PY
 # re-running the same intervention replaces it
 cnt="$(q "$dir/a.db" "select count(*) from analyses where name = 'ablation' and json_extract(settings, '$.what') = 'heads:0'")"
 [[ "$cnt" == 2 ]] && ok "same intervention replaced, not duplicated" || bad "heads:0 analyses: $cnt"
