@@ -239,8 +239,14 @@ static void summary(const plot_ctx *c, table *t) {
     if (p > 0) {
         section(t, "4. Probe horizon (beyond the paper)");
         row *r = add_paper(t, GS_PAPER_PROBE_HORIZON);
-        snprintf(r->ours, sizeof r->ours, "%s%s tokens", gp_scalar(st, p, "probe_horizon_censored") > 0 ? ">= " : "",
-                 num(a, gp_scalar(st, p, "probe_horizon")));
+        size_t len = (size_t)snprintf(r->ours, sizeof r->ours, "%s%s tokens",
+                                      gp_scalar(st, p, "probe_horizon_censored") > 0 ? ">= " : "",
+                                      num(a, gp_scalar(st, p, "probe_horizon")));
+        double hs = gp_scalar(st, p, "splits"), hmin = gp_scalar(st, p, "probe_horizon_min");
+        double hmax = gp_scalar(st, p, "probe_horizon_max"), bydoc = gp_scalar(st, p, "split_by_document");
+        if (isfinite(hs) && hs > 1 && isfinite(hmin) && isfinite(hmax) && len < sizeof r->ours)
+            snprintf(r->ours + len, sizeof r->ours - len, " (%.0f to %.0f over %.0f splits by %s)", hmin, hmax, hs,
+                     bydoc > 0 ? "document" : "window");
     }
     /* ablations (gpnscope ablate): the newest analysis per intervention */
     sqlite3_stmt *s = NULL;
