@@ -393,6 +393,8 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     if (an < 0) goto done;
     out->analysis_id = an;
     int n_draws = tg.kind == 0 ? 0 : o->controls < 0 ? 0 : o->controls > ABLATION_MAX_CONTROLS ? ABLATION_MAX_CONTROLS : o->controls;
+    /* every head zeroed: a random set of as many heads is the same set */
+    if (tg.kind == 2 && tg.n_heads >= tg.H) n_draws = 0;
     int n_kinds = n_draws == 0 ? 0 : tg.kind == 1 ? 2 : 1;
     nll = malloc((size_t)B * T * sizeof *nll);
     sums = calloc((size_t)W * 2, sizeof *sums);
