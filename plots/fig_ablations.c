@@ -296,13 +296,20 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
                 "unset ylabel\n"
                 "set logscale x\n"
                 "set xrange [%.17g:%.17g]\nset yrange [%d.5:0.4]\n"
-                "set xtics auto\nset mxtics 10\n"
+                "unset mxtics\n"
                 "set grid noytics\nset key off\nunset ytics\n"
                 "set style fill solid 0.85\n"
                 "set arrow 1 from first 1, graph 0 to first 1, graph 1 nohead lw 1 lc rgb C_GREY\n"
                 "R(b, a) = (b > 0 && a > 0) ? a / b : NaN\n"
                 "# what was ablated, as stored: a label above each bar\n",
                 lo, hi, n_other);
+        /* tics at readable ratios inside the range (gnuplot's own log tics are
+         * powers of ten, none of which may fall in a range like 0.9-2.5) */
+        static const double rt[] = {0.1, 0.2, 0.5, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 1e4};
+        fprintf(f, "set xtics (");
+        for (size_t i = 0, k = 0; i < sizeof rt / sizeof *rt; i++)
+            if (rt[i] >= lo && rt[i] <= hi) fprintf(f, "%s'%g' %g", k++ ? ", " : "", rt[i], rt[i]);
+        fprintf(f, ")\n");
         char q[400];
         for (int i = 0, k = 0; i < n; i++) {
             if (iv[i].head >= 0) continue;

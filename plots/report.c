@@ -262,6 +262,9 @@ static void summary(const plot_ctx *c, table *t) {
             const char *what = (const char *)sqlite3_column_text(s, 1);
             const char *scope = (const char *)sqlite3_column_text(s, 2);
             char raw[200], vis[96];
+            /* a head ablation stored without heads_at zeroed before the norm */
+            if (what && (!strncmp(what, "pool:", 5) || !strncmp(what, "heads:", 6)) && !(scope && *scope))
+                scope = "before-norm";
             snprintf(raw, sizeof raw, "perplexity change: %s%s%s%s", what ? what : "?", scope && *scope ? " (" : "",
                      scope ? scope : "", scope && *scope ? ")" : "");
             row *r = add(t, gp_text_visible(vis, sizeof vis, raw, (size_t)-1, 80), "not measured");
