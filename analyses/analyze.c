@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/documents.h"
 #include "analyses/report.h"
 #include "analyses/retention_store.h"
 #include "analyses/train_counts.h"
@@ -21,6 +22,7 @@ void gs_analyze_opts_default(gs_analyze_opts *o) {
     o->seed = 1;
     o->kind = NULL;
     o->probe_max_lag = 256;
+    o->probe_splits = 5;
 }
 
 int gs_analyze_parse_parts(const char *list, unsigned *parts) {
@@ -432,10 +434,12 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
                 gs_probe_opts_default(&po);
                 po.seed = o->seed;
                 if (o->probe_max_lag > 0) po.max_lag = o->probe_max_lag;
+                if (o->probe_splits > 0) po.splits = o->probe_splits;
                 const gpn_config *c = &a->model->cfg;
                 const gs_family *fam = gs_family_of(c);
                 int width = 0;
                 const float *E = fam && fam->embedding ? fam->embedding(a->model, &width) : NULL;
+                gs_run_boundary_tokens(st, run_id, c->V, &po.bos, &po.eos); /* split by document */
                 rc = E ? gs_probe_run(&s, &tk.t, E, c->V, width, &po, &a->probe)
                        : gs_fail("the %s family has no token embedding to probe for", fam ? fam->name : "model's");
                 gs_states_free(&s);
@@ -660,7 +664,8 @@ static int write_retention(store *st, const gs_analysis *a, const gs_analyze_opt
 static int write_probe(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
     const gs_probe *p = &a->probe;
     char extra[96];
-    snprintf(extra, sizeof extra, "\"probe_max_lag\":%d,\"ridge\":0.01,\"test_frac\":0.2,\"z\":2", o->probe_max_lag);
+    snprintf(extra, sizeof extra, "\"probe_max_lag\":%d,\"ridge\":0.01,\"test_frac\":0.2,\"z\":2,\"splits\":%d", o->probe_max_lag,
+             p->n_splits);
     char *set = settings(o, extra);
     writer w;
     int rc = begin(&w, st, a->run_id, "probe", set, cv);
@@ -670,8 +675,10 @@ static int write_probe(store *st, const gs_analysis *a, const gs_analyze_opts *o
     double *x = malloc(sizeof(double) * (p->n_lags + 1)), *acc = malloc(sizeof(double) * (p->n_lags + 1));
     double *base = malloc(sizeof(double) * (p->n_lags + 1)), *pass = malloc(sizeof(double) * (p->n_lags + 1));
     double *nt = malloc(sizeof(double) * (p->n_lags + 1));
-    if (!x || !acc || !base || !pass || !nt) {
-        free(x); free(acc); free(base); free(pass); free(nt);
+    double *se = malloc(sizeof(double) * (p->n_lags + 1)), *seb = malloc(sizeof(double) * (p->n_lags + 1));
+    double *sebin = malloc(sizeof(double) * (p->n_lags + 1)), *sds = malloc(sizeof(double) * (p->n_lags + 1));
+    if (!x || !acc || !base || !pass || !nt || !se || !seb || !sebin || !sds) {
+        free(x); free(acc); free(base); free(pass); free(nt); free(se); free(seb); free(sebin); free(sds);
         store_rollback(st);
         return gs_fail("out of memory");
     }
@@ -682,13 +689,33 @@ static int write_probe(store *st, const gs_analysis *a, const gs_analyze_opts *o
         base[n] = p->baseline[i];
         pass[n] = p->pass[i];
         nt[n] = (double)p->n_test[i];
+        se[n] = p->se[i];
+        seb[n] = p->se_block ? p->se_block[i] : NAN;
+        sebin[n] = p->se_binomial[i];
+        sds[n] = p->sd_splits ? p->sd_splits[i] : NAN;
         n++;
     }
     ser(&w, "accuracy", x, acc, NULL, n);
     ser(&w, "baseline", x, base, NULL, n);
     ser(&w, "pass", x, pass, NULL, n);
     ser(&w, "n_test", x, nt, NULL, n);
-    free(x); free(acc); free(base); free(pass); free(nt);
+    ser(&w, "se", x, se, NULL, n);                 /* what the rule used */
+    ser(&w, "se_block", x, seb, NULL, n);
+    ser(&w, "se_binomial", x, sebin, NULL, n);
+    ser(&w, "sd_over_splits", x, sds, NULL, n);
+    free(x); free(acc); free(base); free(pass); free(nt); free(se); free(seb); free(sebin); free(sds);
+    {
+        double sx[64], sy[64];
+        for (int k = 0; k < p->n_splits && k < 64; k++) { sx[k] = (double)(o->seed + (uint64_t)k); sy[k] = p->split_horizon[k]; }
+        ser(&w, "horizon_by_split", sx, sy, NULL, p->n_splits); /* x: the split's seed */
+    }
+    sc(&w, "probe_horizon_min", p->horizon_min, "smallest horizon over the splits");
+    sc(&w, "probe_horizon_median", p->horizon_median, "lower median over the splits");
+    sc(&w, "probe_horizon_max", p->horizon_max, "largest horizon over the splits");
+    sc(&w, "splits", p->n_splits, NULL);
+    sc(&w, "split_by_document", p->by_document, "1: whole documents held out; 0: windows (no BOS/EOS, or one document)");
+    sc(&w, "train_documents", (double)p->n_train_docs, NULL);
+    sc(&w, "test_documents", (double)p->n_test_docs, NULL);
     sc(&w, "probe_horizon", p->horizon, p->rule);
     sc(&w, "probe_horizon_censored", p->censored, NULL);
     sc(&w, "train_windows", (double)p->n_train_windows, NULL);

@@ -47,6 +47,7 @@ typedef struct {
                              * mem.alpha; its write strengths are the site named with "beta" for "alpha" */
     int horizon_max_lag;    /* 0: longest window */
     int probe_max_lag;      /* 256 */
+    int probe_splits;       /* 5: document splits (seeds seed .. seed + K - 1) behind the probe's spread */
     const char *train_corpus; /* the model's training corpus (shards, or JSONL/text with the run's
                                * tokenizer): the like-for-like Spearman; NULL: not measured */
 } gs_analyze_opts;

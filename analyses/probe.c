@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/documents.h"
 #include "analyses/linalg.h"
 #include "analyses/stats.h"
 #include "base/error.h"
@@ -18,11 +19,14 @@ void gs_probe_opts_default(gs_probe_opts *o) {
     o->ridge = 1e-2;
     o->max_test = 2048;
     o->z = 2.0;
+    o->block = 64;
+    o->splits = 5;
+    o->bos = o->eos = -1;
     o->seed = 1;
 }
 
 void gs_probe_free(gs_probe *p) {
-    free(p->lags); free(p->acc); free(p->baseline); free(p->se); free(p->n_train); free(p->n_test);
+    free(p->lags); free(p->acc); free(p->baseline); free(p->se); free(p->se_binomial); free(p->se_block); free(p->sd_splits); free(p->n_train); free(p->n_test);
     free(p->majority); free(p->measured); free(p->pass);
     memset(p, 0, sizeof *p);
 }
@@ -42,6 +46,17 @@ int *gs_probe_lags(int max_lag, int *n_out) {
     if (l[n - 1] != max_lag) l[n++] = max_lag;
     *n_out = n;
     return l;
+}
+
+/* the horizon from the pass flags */
+static void apply_rule(gs_probe *p) {
+    p->horizon = 0;
+    p->censored = 1;
+    for (int li = 0; li < p->n_lags; li++) {
+        if (!p->measured[li]) break;          /* ran out of positions: a lower bound */
+        if (!p->pass[li]) { p->censored = 0; break; }
+        p->horizon = p->lags[li];
+    }
 }
 
 typedef struct { int64_t w; int64_t i; } win_idx;
@@ -78,8 +93,8 @@ static const int32_t *window_tokens(const win_idx *map, int64_t nmap, const gs_t
     return NULL;
 }
 
-int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V, int e, const gs_probe_opts *o,
-                 gs_probe *p) {
+static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, int V, int e, const gs_probe_opts *o,
+                     gs_probe *p) {
     memset(p, 0, sizeof *p);
     gs_probe_opts dflt;
     if (!o) { gs_probe_opts_default(&dflt); o = &dflt; }
@@ -123,22 +138,85 @@ int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V
                 goto done;
             }
     if (nw < 2) { gs_fail("probe: needs at least 2 windows to hold some out (got %lld)", (long long)nw); goto done; }
-    wh = malloc((size_t)nw * sizeof *wh);
-    if (!wh) { gs_fail("out of memory"); goto done; }
-    for (int64_t i = 0, k = 0; i < n; i++)
-        if (i == 0 || s->window[i] != s->window[i - 1]) { wh[k].w = s->window[i]; wh[k].h = gs_hash2(o->seed, (uint64_t)s->window[i]); k++; }
-    qsort(wh, (size_t)nw, sizeof *wh, cmp_hash);
-    int64_t ntw = (int64_t)llround(o->test_frac * (double)nw);
-    if (ntw < 1) ntw = 1;
-    if (ntw > nw - 1) ntw = nw - 1;
-    p->n_test_windows = ntw;
-    p->n_train_windows = nw - ntw;
-    /* held-out windows: the first ntw by hash; sort those ids for lookup */
+    /* documents of the windows (in window-id order, as the corpus cut them) */
+    int64_t *wdoc = NULL, ndoc = 0;
     {
-        int64_t *tw = malloc((size_t)ntw * sizeof *tw);
-        if (!tw) { gs_fail("out of memory"); goto done; }
-        for (int64_t i = 0; i < ntw; i++) tw[i] = wh[i].w;
-        for (int64_t i = 1; i < ntw; i++) /* insertion sort: ntw is small */
+        int64_t Tm = 1;
+        for (int64_t i = 0; i < tok->n_windows; i++)
+            if (tok->start[i + 1] - tok->start[i] > Tm) Tm = tok->start[i + 1] - tok->start[i];
+        int32_t *dense = malloc((size_t)tok->n_windows * Tm * sizeof *dense);
+        wdoc = malloc((size_t)tok->n_windows * sizeof *wdoc);
+        if (!dense || !wdoc) { free(dense); free(wdoc); gs_fail("out of memory"); goto done; }
+        for (int64_t k = 0; k < tok->n_windows; k++) {
+            int64_t i = map[k].i, len = tok->start[i + 1] - tok->start[i];
+            for (int64_t t = 0; t < Tm; t++) dense[k * Tm + t] = t < len ? tok->tokens[tok->start[i] + t] : -1;
+        }
+        ndoc = gs_window_documents(dense, tok->n_windows, (int)Tm, o->bos, o->eos, wdoc); /* wdoc[k]: map order */
+        free(dense);
+    }
+    /* units of the split: documents, or windows when fewer than 2 documents
+     * have states; a unit is named by its first window id */
+    wh = malloc((size_t)nw * sizeof *wh);
+    if (!wh) { free(wdoc); gs_fail("out of memory"); goto done; }
+    int64_t *unit_of = malloc((size_t)nw * sizeof *unit_of); /* per distinct state window: unit id */
+    if (!unit_of) { free(wdoc); gs_fail("out of memory"); goto done; }
+    int64_t nunit = 0;
+    {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (i == 0 || s->window[i] != s->window[i - 1]) {
+                int64_t lo = 0, hi = tok->n_windows - 1, at = 0;
+                while (lo <= hi) {
+                    int64_t mid = (lo + hi) / 2;
+                    if (map[mid].w == s->window[i]) { at = mid; break; }
+                    if (map[mid].w < s->window[i]) lo = mid + 1;
+                    else hi = mid - 1;
+                }
+                /* the unit's name: the first window id of its document */
+                int64_t first = at;
+                while (ndoc > 0 && first > 0 && wdoc[first - 1] == wdoc[at]) first--;
+                unit_of[k++] = ndoc > 0 ? map[first].w : s->window[i];
+            }
+        /* distinct units (state windows come in window order, documents too) */
+        for (int64_t j = 0; j < nw; j++) {
+            int seen = 0;
+            for (int64_t q = 0; q < nunit && !seen; q++) seen = wh[q].w == unit_of[j];
+            if (!seen) { wh[nunit].w = unit_of[j]; wh[nunit].h = gs_hash2(o->seed, (uint64_t)unit_of[j]); nunit++; }
+        }
+    }
+    free(wdoc);
+    p->by_document = ndoc > 0 && nunit >= 2;
+    if (!p->by_document) { /* by window */
+        nunit = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (i == 0 || s->window[i] != s->window[i - 1]) {
+                unit_of[nunit] = s->window[i];
+                wh[nunit].w = s->window[i];
+                wh[nunit].h = gs_hash2(o->seed, (uint64_t)s->window[i]);
+                nunit++;
+            }
+    }
+    qsort(wh, (size_t)nunit, sizeof *wh, cmp_hash);
+    int64_t ntu = (int64_t)llround(o->test_frac * (double)nunit);
+    if (ntu < 1) ntu = 1;
+    if (ntu > nunit - 1) ntu = nunit - 1;
+    /* held-out windows: those of the first ntu units by hash */
+    {
+        int64_t *tw = malloc((size_t)nw * sizeof *tw), ntw = 0;
+        if (!tw) { free(unit_of); gs_fail("out of memory"); goto done; }
+        for (int64_t i = 0, k = 0; i < n; i++)
+            if (i == 0 || s->window[i] != s->window[i - 1]) {
+                int held = 0;
+                for (int64_t q = 0; q < ntu && !held; q++) held = wh[q].w == unit_of[k];
+                if (held) tw[ntw++] = s->window[i];
+                k++;
+            }
+        free(unit_of);
+        p->n_test_windows = ntw;
+        p->n_train_windows = nw - ntw;
+        p->n_test_docs = p->by_document ? ntu : 0;
+        p->n_train_docs = p->by_document ? nunit - ntu : 0;
+        for (int64_t i = 1; i < ntw; i++) /* insertion sort: few held-out windows */
             for (int64_t j = i; j > 0 && tw[j - 1] > tw[j]; j--) { int64_t t = tw[j]; tw[j] = tw[j - 1]; tw[j - 1] = t; }
         for (int64_t i = 0; i < n; i++) {
             int64_t lo = 0, hi = ntw - 1, found = 0;
@@ -160,6 +238,7 @@ int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V
     p->acc = calloc((size_t)L, sizeof(double));
     p->baseline = calloc((size_t)L, sizeof(double));
     p->se = calloc((size_t)L, sizeof(double));
+    p->se_binomial = calloc((size_t)L, sizeof(double));
     p->n_train = calloc((size_t)L, sizeof(int64_t));
     p->n_test = calloc((size_t)L, sizeof(int64_t));
     p->majority = calloc((size_t)L, sizeof(int));
@@ -185,7 +264,7 @@ int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V
     scores = malloc((size_t)PB_BLOCK * V * sizeof *scores);
     einv = malloc((size_t)V * sizeof *einv);
     cnt = calloc((size_t)V, sizeof *cnt);
-    if (!p->acc || !p->baseline || !p->se || !p->n_train || !p->n_test || !p->majority || !p->measured || !p->pass ||
+    if (!p->acc || !p->baseline || !p->se || !p->se_binomial || !p->n_train || !p->n_test || !p->majority || !p->measured || !p->pass ||
         !train_desc || !test_rows || !kr || !c || !G || !blk || !sumx || !mu || !XtY || !Eblk || !ybar || !yf ||
         !scores || !einv || !cnt) {
         gs_fail("out of memory for the probes (d = %d, d_emb = %d, V = %d)", d, e, V);
@@ -287,6 +366,9 @@ int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V
         for (int64_t q = 0; q < want; q++) sel[q] = sel[q * nt / want]; /* q * nt / want >= q: in place */
         memset(cnt, 0, (size_t)V * sizeof *cnt);
         int64_t hit = 0;
+        unsigned char *hitv = malloc((size_t)(want ? want : 1));
+        int32_t *yv = malloc((size_t)(want ? want : 1) * sizeof *yv);
+        if (!hitv || !yv) { free(hitv); free(yv); free(sel); gs_fail("out of memory"); goto done; }
         for (int64_t i0 = 0; i0 < want; i0 += PB_BLOCK) {
             int b = (int)(want - i0 < PB_BLOCK ? want - i0 : PB_BLOCK);
             for (int r = 0; r < b; r++) {
@@ -309,33 +391,51 @@ int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V
                 int64_t row = sel[i0 + r];
                 int32_t y = rtok[row][s->pos[row] - k];
                 hit += best == y;
+                hitv[i0 + r] = best == y;
+                yv[i0 + r] = y;
                 cnt[y]++;
             }
         }
-        free(sel);
         int maj = 0;
         for (int v = 1; v < V; v++)
             if (cnt[v] > cnt[maj]) maj = v;
+        /* block standard error of acc - b: units are runs of `block`
+         * consecutive positions of one window (sel ascends by row, i.e. by
+         * window and position), each contributing sum(hit - [y == maj]) */
+        {
+            const int blen = o->block > 0 ? o->block : 64;
+            double *bs = malloc((size_t)(want ? want : 1) * sizeof *bs), *bn = malloc((size_t)(want ? want : 1) * sizeof *bn);
+            if (!bs || !bn) { free(bs); free(bn); free(hitv); free(yv); free(sel); gs_fail("out of memory"); goto done; }
+            int64_t nb = 0, prev_w = -1, prev_b = -1;
+            for (int64_t q = 0; q < want; q++) {
+                int64_t row = sel[q], bw = s->window[row], bb = s->pos[row] / blen;
+                if (nb == 0 || bw != prev_w || bb != prev_b) { bs[nb] = bn[nb] = 0; nb++; prev_w = bw; prev_b = bb; }
+                bs[nb - 1] += (double)hitv[q] - (double)(yv[q] == maj);
+                bn[nb - 1] += 1;
+            }
+            gs_interval iv = gs_cluster_t_interval(bs, bn, nb, 0.95);
+            p->se[li] = iv.se;
+            free(bs);
+            free(bn);
+        }
+        free(hitv);
+        free(yv);
+        free(sel);
         p->n_test[li] = want;
         p->acc[li] = (double)hit / (double)want;
         p->baseline[li] = (double)cnt[maj] / (double)want;
         p->majority[li] = maj;
-        p->se[li] = sqrt(p->baseline[li] * (1.0 - p->baseline[li]) / (double)want);
+        p->se_binomial[li] = sqrt(p->baseline[li] * (1.0 - p->baseline[li]) / (double)want);
+        if (!(p->se[li] >= p->se_binomial[li])) p->se[li] = p->se_binomial[li]; /* also when NaN (one block) */
         p->pass[li] = p->acc[li] > p->baseline[li] && p->acc[li] - p->baseline[li] > p->z * p->se[li];
     }
 
-    /* ---- the rule ---- */
-    p->horizon = 0;
-    p->censored = 1;
-    for (int li = 0; li < L; li++) {
-        if (!p->measured[li]) break;          /* ran out of positions: a lower bound */
-        if (!p->pass[li]) { p->censored = 0; break; }
-        p->horizon = p->lags[li];
-    }
+    apply_rule(p);
     snprintf(p->rule, sizeof p->rule,
              "largest lag before the first failing lag; a lag passes when top-1 accuracy exceeds the held-out "
-             "majority baseline b by more than %.3g binomial standard errors sqrt(b(1-b)/n)",
-             p->z);
+             "majority baseline b by more than %.3g standard errors of acc - b (cluster-robust over blocks of %d "
+             "positions, at least sqrt(b(1-b)/n)); split by %s",
+             p->z, o->block > 0 ? o->block : 64, p->by_document ? "document" : "window");
     rc = 0;
 done:
     free(map); free(is_test); free(rtok); free(wh); free(G); free(blk); free(sumx); free(c);
@@ -343,4 +443,67 @@ done:
     free(test_rows); free(cnt); free(mu);
     if (rc != 0) gs_probe_free(p);
     return rc;
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V, int e, const gs_probe_opts *o,
+                 gs_probe *p) {
+    gs_probe_opts dflt;
+    if (!o) { gs_probe_opts_default(&dflt); o = &dflt; }
+    gs_probe_opts one = *o;
+    int K = o->splits < 1 ? 1 : o->splits > 64 ? 64 : o->splits;
+    if (probe_one(s, tok, E, V, e, &one, p) != 0) return -1;
+    const int L = p->n_lags;
+    p->se_block = malloc((size_t)L * sizeof(double));
+    p->sd_splits = malloc((size_t)L * sizeof(double));
+    double *sum = calloc((size_t)L, sizeof(double)), *sq = calloc((size_t)L, sizeof(double));
+    int *cnt = calloc((size_t)L, sizeof(int));
+    if (!p->se_block || !p->sd_splits || !sum || !sq || !cnt) {
+        free(sum); free(sq); free(cnt);
+        gs_probe_free(p);
+        return gs_fail("out of memory");
+    }
+    memcpy(p->se_block, p->se, (size_t)L * sizeof(double));
+    p->n_splits = 1;
+    p->split_horizon[0] = p->horizon;
+    for (int li = 0; li < L; li++)
+        if (p->measured[li]) { double x = p->acc[li] - p->baseline[li]; sum[li] += x; sq[li] += x * x; cnt[li]++; }
+    for (int k = 1; k < K; k++) {
+        gs_probe q;
+        one.seed = o->seed + (uint64_t)k;
+        if (probe_one(s, tok, E, V, e, &one, &q) != 0) {
+            free(sum); free(sq); free(cnt);
+            gs_probe_free(p);
+            return gs_fail_context("split %d (seed %llu): ", k + 1, (unsigned long long)one.seed);
+        }
+        p->split_horizon[p->n_splits++] = q.horizon;
+        for (int li = 0; li < L && li < q.n_lags; li++)
+            if (q.measured[li]) { double x = q.acc[li] - q.baseline[li]; sum[li] += x; sq[li] += x * x; cnt[li]++; }
+        gs_probe_free(&q);
+    }
+    /* the rule again, with the variance over splits added */
+    for (int li = 0; li < L; li++) {
+        double m = cnt[li] ? sum[li] / cnt[li] : 0;
+        p->sd_splits[li] = cnt[li] > 1 ? sqrt(fmax(0, (sq[li] - cnt[li] * m * m) / (cnt[li] - 1))) : NAN;
+        if (!p->measured[li]) continue;
+        if (cnt[li] > 1) p->se[li] = sqrt(p->se_block[li] * p->se_block[li] + p->sd_splits[li] * p->sd_splits[li]);
+        p->pass[li] = p->acc[li] > p->baseline[li] && p->acc[li] - p->baseline[li] > p->z * p->se[li];
+    }
+    free(sum); free(sq); free(cnt);
+    apply_rule(p);
+    int h[64];
+    memcpy(h, p->split_horizon, (size_t)p->n_splits * sizeof *h);
+    qsort(h, (size_t)p->n_splits, sizeof *h, cmp_int);
+    p->horizon_min = h[0];
+    p->horizon_max = h[p->n_splits - 1];
+    p->horizon_median = h[(p->n_splits - 1) / 2]; /* the lower median: a lag of the grid */
+    if (p->n_splits > 1) {
+        size_t used = strlen(p->rule);
+        snprintf(p->rule + used, sizeof p->rule - used, "; se includes the sd of acc - b over %d splits", p->n_splits);
+    }
+    return 0;
 }

@@ -117,3 +117,116 @@ void gs_top_k(const float *x, int n, int k, int *idx) {
     }
     for (int i = m; i < k; i++) idx[i] = -1;
 }
+
+/* ln Gamma of a positive argument (libm) */
+static double lgamma_pos(double x) { return lgamma(x); }
+
+/* continued fraction of the incomplete beta (modified Lentz) */
+static double beta_cf(double a, double b, double x) {
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    if (fabs(d) < tiny) d = tiny;
+    d = 1 / d;
+    double h = d;
+    for (int m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m, aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+        d = 1 + aa * d; if (fabs(d) < tiny) d = tiny;
+        c = 1 + aa / c; if (fabs(c) < tiny) c = tiny;
+        d = 1 / d; h *= d * c;
+        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+        d = 1 + aa * d; if (fabs(d) < tiny) d = tiny;
+        c = 1 + aa / c; if (fabs(c) < tiny) c = tiny;
+        d = 1 / d;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < 1e-15) break;
+    }
+    return h;
+}
+
+/* regularized incomplete beta I_x(a, b) */
+static double beta_inc(double a, double b, double x) {
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    double lbt = lgamma_pos(a + b) - lgamma_pos(a) - lgamma_pos(b) + a * log(x) + b * log1p(-x);
+    if (x < (a + 1) / (a + b + 2)) return exp(lbt) * beta_cf(a, b, x) / a;
+    return 1 - exp(lbt) * beta_cf(b, a, 1 - x) / b;
+}
+
+double gs_t_cdf(double t, double df) {
+    if (!(df > 0) || isnan(t)) return NAN;
+    double x = df / (df + t * t), tail = 0.5 * beta_inc(df / 2, 0.5, x);
+    return t >= 0 ? 1 - tail : tail;
+}
+
+double gs_t_quantile(double p, double df) {
+    if (!(p > 0 && p < 1) || !(df > 0)) return NAN;
+    if (p == 0.5) return 0;
+    if (p < 0.5) return -gs_t_quantile(1 - p, df);
+    double lo = 0, hi = 1;
+    while (gs_t_cdf(hi, df) < p && hi < 1e300) hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * (1 + hi); i++) {
+        double mid = 0.5 * (lo + hi);
+        if (gs_t_cdf(mid, df) < p) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* Bell-McCaffrey degrees of freedom of the CR2 variance under the working
+ * model "document means independent with equal variance" (between-document
+ * variance dominates): the variance estimate is m' A m with
+ * A = P' D P, P = I - 1 w', D = diag(w^2 / (1 - w)), w = n / N, and
+ * Satterthwaite gives df = tr(A)^2 / tr(A^2). Equal documents: G - 1. With
+ * unequal ones fewer (the large documents dominate the mean); G - 1 used
+ * when G is large (then the t is nearly normal anyway). */
+static double cluster_df(const double *n, int64_t G, double N, int64_t g_used) {
+    if (g_used > 2000) return (double)(g_used - 1);
+    double *w = malloc((size_t)g_used * sizeof *w), *D = malloc((size_t)g_used * sizeof *D);
+    if (!w || !D) { free(w); free(D); return (double)(g_used - 1); }
+    int64_t k = 0;
+    double sD = 0;
+    for (int64_t g = 0; g < G; g++)
+        if (n[g] > 0) {
+            w[k] = n[g] / N;
+            D[k] = w[k] < 1 ? w[k] * w[k] / (1 - w[k]) : 0;
+            sD += D[k];
+            k++;
+        }
+    double tr = 0, fro = 0;
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t j = 0; j < k; j++) {
+            double a = (i == j ? D[i] : 0) - D[i] * w[j] - w[i] * D[j] + w[i] * w[j] * sD;
+            if (i == j) tr += a;
+            fro += a * a;
+        }
+    free(w);
+    free(D);
+    return fro > 0 ? tr * tr / fro : (double)(g_used - 1);
+}
+
+gs_interval gs_cluster_t_interval(const double *sum, const double *n, int64_t G, double level) {
+    gs_interval r = {NAN, NAN, NAN, NAN, 0, NAN};
+    double S = 0, N = 0;
+    int64_t g_used = 0;
+    for (int64_t g = 0; g < G; g++)
+        if (n[g] > 0) { S += sum[g]; N += n[g]; g_used++; }
+    r.clusters = g_used;
+    if (!(N > 0)) return r;
+    r.mean = S / N;
+    if (g_used < 2) return r;
+    /* CR2 (Bell-McCaffrey): each residual over sqrt(1 - h_g), h_g = n_g / N the
+     * document's leverage; equal documents give the factor G / (G - 1) */
+    double v = 0;
+    for (int64_t g = 0; g < G; g++)
+        if (n[g] > 0) {
+            double e = sum[g] - n[g] * r.mean, h = n[g] / N;
+            v += e * e / (h < 1 ? 1 - h : 1);
+        }
+    r.se = sqrt(v) / N;
+    r.df = cluster_df(n, G, N, g_used);
+    double q = gs_t_quantile(0.5 * (1 + level), r.df);
+    r.lo = r.mean - q * r.se;
+    r.hi = r.mean + q * r.se;
+    return r;
+}

@@ -39,4 +39,24 @@ int *gs_log_lags(int max_lag, int per_decade, int *n_out);
 /* indices of the top k values (descending; ties by lower index) */
 void gs_top_k(const float *x, int n, int k, int *idx);
 
+/* ---- intervals that hold at small n ----
+ * Quantile of Student's t with df degrees of freedom (df >= 1; p in (0,1)),
+ * by bisection on the CDF (regularized incomplete beta). NaN outside. */
+double gs_t_quantile(double p, double df);
+double gs_t_cdf(double t, double df);
+
+/* A mean over tokens that come in clusters (documents), with a t-interval
+ * that treats clusters, not tokens, as the independent units. sum[g] is the
+ * sum of the G clusters' values and n[g] their token counts; the estimate is
+ * the ratio sum(sum) / sum(n), its variance the linearized cluster-robust
+ * one with the CR2 small-sample correction (Bell and McCaffrey 2002),
+ * sum_g (sum[g] - n[g] mean)^2 / (1 - n[g] / N) / N^2 (with equal clusters:
+ * the usual G / (G - 1) factor), and the interval mean +- t_{G-1,(1+level)/2} se. With equal cluster sizes and
+ * normal cluster means it is the exact t-interval of the cluster means.
+ * lo, hi and se are NaN when G < 2. Why t and not a bootstrap: at 4-8
+ * clusters a percentile bootstrap is 0.5-0.8 times as wide as this and
+ * under-covers; BCa's acceleration is itself too noisy at such G. */
+typedef struct { double mean, se, lo, hi; int64_t clusters; double df; } gs_interval;
+gs_interval gs_cluster_t_interval(const double *sum, const double *n, int64_t G, double level);
+
 #endif

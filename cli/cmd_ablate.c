@@ -14,11 +14,16 @@
 
 static const char *help =
     "usage: gpnscope ablate FILE --what WHAT [--run N] [--scope decode|carry] [--windows K]\n"
-    "                       [--batch B] [--model M] [--seed S] [--device D] [--json]\n\n"
+    "                       [--heads-at before-norm|after-norm] [--batch B] [--model M]\n"
+    "                       [--controls N] [--seed S] [--device D] [--json]\n\n"
     "Re-run a recorded run's model over its windows with an intervention, store the\n"
     "per-token NLL under it (table ablation_tokens, view ablation_effects) and report\n"
-    "perplexity with and without, the change with a 95% bootstrap interval over\n"
-    "windows, and the NLL change by position bucket (1-16, 17-128, 129-512, 513+).\n\n"
+    "perplexity with and without and the change, the mean NLL change, and the NLL\n"
+    "change by position bucket (1 alone, 2-16, 17-128, 129-512, 513+), each with a\n"
+    "95% t-interval over documents (over windows when the vocabulary has no BOS/EOS),\n"
+    "beside matched random controls: for a direction, random directions of the same\n"
+    "norm (isotropic, and drawn from the recorded states' spread); for heads and pools,\n"
+    "random head sets of the same size; and the effect beyond the controls' mean.\n\n"
     "  --what WHAT     none (a control that changes nothing)\n"
     "                  mean-direction:subtract   s <- s - s_bar\n"
     "                  mean-direction:project    remove s's component along s_bar\n"
@@ -30,28 +35,49 @@ static const char *help =
     "                  when named, and not while it is being recorded)\n"
     "  --scope S       mean-direction only: decode (only the decoded state, default) or\n"
     "                  carry (the state carried to the next token too)\n"
+    "  --heads-at A    heads and pools: before-norm (default) zeroes the reads before the\n"
+    "                  read's joint RMSNorm, which rescales the surviving heads up;\n"
+    "                  after-norm zeroes them at the norm's output, the others unchanged\n"
     "  --windows K     the run's first K windows, 1 to the run's count (default: all)\n"
-    "  --batch B       1 to 4096; default: the run's recording batch, so that --what none\n"
-    "                  gives exactly the recorded NLL\n"
+    "  --batch B       1 to 4096; default: the run's recording batch and layout (the\n"
+    "                  first K windows run in the recording's full batches), so that\n"
+    "                  --what none gives exactly the recorded NLL\n"
     "  --model FILE    the run's checkpoint, if it moved (its sha256 must match)\n"
-    "  --seed S        bootstrap seed (default 1)\n"
+    "  --controls N    random draws per control kind, 0 to 64 (default 3; each-head: 0);\n"
+    "                  each draw is one more run over the windows\n"
+    "  --seed S        seed of the controls' draws (default 1)\n"
     "  --device D      cpu (default), cuda or cuda:N; on another device than the\n"
     "                  recording's, --what none differs from the run by float rounding\n"
     "  --precision P   CUDA GEMMs: auto, f32, tf32 or bf16 (docs/cuda.md)\n"
     "  --json          one JSON object (a list for each-head)\n";
 
 static void print_row(const gs_ablation *a, int header) {
-    if (header)
-        printf("%-26s %-7s %9s %9s %9s %21s   dNLL by position %s / %s / %s / %s\n", "intervention", "scope",
-               "ppl base", "ppl abl", "change", "95% CI of change", gs_ablation_bucket_names[0],
-               gs_ablation_bucket_names[1], gs_ablation_bucket_names[2], gs_ablation_bucket_names[3]);
-    printf("%-26s %-7s %9.3f %9.3f %+9.3f [%+9.3f, %+9.3f]  ", a->what, a->scope[0] ? a->scope : "-", a->ppl_base,
-           a->ppl_ablated, a->delta_ppl, a->ci_low, a->ci_high);
+    if (header) {
+        printf("%-26s %-11s %9s %9s %9s %21s %8s %19s   dNLL by position", "intervention", "scope/heads",
+               "ppl base", "ppl abl", "change", "95% CI of change", "dNLL", "95% CI of dNLL");
+        for (int k = 0; k < ABLATION_BUCKETS; k++) printf("%s %s", k ? " /" : "", gs_ablation_bucket_names[k]);
+        printf("\n");
+    }
+    printf("%-26s %-11s %9.3f %9.3f %+9.3f [%+9.3f, %+9.3f] %+8.4f [%+8.4f, %+8.4f]  ", a->what,
+           a->scope[0] ? a->scope : a->heads_at[0] ? a->heads_at : "-", a->ppl_base, a->ppl_ablated, a->delta_ppl,
+           a->ci_low, a->ci_high, a->delta_nll, a->delta_nll_lo, a->delta_nll_hi);
     for (int k = 0; k < ABLATION_BUCKETS; k++) {
-        if (a->bucket_tokens[k]) printf(" %+.4f", a->bucket_delta_nll[k]);
+        if (a->bucket_tokens[k]) printf(" %+.4f [%+.4f, %+.4f]", a->bucket_delta_nll[k], a->bucket_lo[k], a->bucket_hi[k]);
         else printf("       -");
     }
     printf("\n");
+    for (int k = 0; k < a->n_controls; k++) {
+        const gs_ablation_control *c = &a->control[k];
+        printf("  control %-10s %d draws: dNLL %+.4f (sd %.4f, %+.4f to %+.4f), ppl %+.3f; effect beyond it %+.4f "
+               "[%+.4f, %+.4f], %.1fx the control\n",
+               gs_control_names[c->kind], c->n, c->mean, c->sd, c->min, c->max, c->delta_ppl_mean, c->excess,
+               c->excess_lo, c->excess_hi, c->mean != 0 ? a->delta_nll / c->mean : NAN);
+    }
+}
+
+static void add_num(cJSON *o, const char *k, double v) {
+    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
 }
 
 static cJSON *to_json(const gs_ablation *a) {
@@ -63,12 +89,37 @@ static cJSON *to_json(const gs_ablation *a) {
     cJSON_AddNumberToObject(o, "ppl_base", a->ppl_base);
     cJSON_AddNumberToObject(o, "ppl_ablated", a->ppl_ablated);
     cJSON_AddNumberToObject(o, "delta_ppl", a->delta_ppl);
-    cJSON_AddNumberToObject(o, "delta_ppl_ci_low", a->ci_low);
-    cJSON_AddNumberToObject(o, "delta_ppl_ci_high", a->ci_high);
+    if (a->heads_at[0]) cJSON_AddStringToObject(o, "heads_at", a->heads_at);
+    add_num(o, "delta_ppl_ci_low", a->ci_low);
+    add_num(o, "delta_ppl_ci_high", a->ci_high);
     cJSON_AddNumberToObject(o, "delta_nll", a->delta_nll);
+    add_num(o, "delta_nll_ci_low", a->delta_nll_lo);
+    add_num(o, "delta_nll_ci_high", a->delta_nll_hi);
+    cJSON_AddStringToObject(o, "interval", "t over documents, df = units - 1");
+    cJSON_AddStringToObject(o, "units", a->by_document ? "documents" : "windows");
+    cJSON_AddNumberToObject(o, "n_units", (double)a->n_units);
+    cJSON *ctl = cJSON_AddObjectToObject(o, "controls");
+    for (int k = 0; k < a->n_controls; k++) {
+        const gs_ablation_control *c = &a->control[k];
+        cJSON *x = cJSON_AddObjectToObject(ctl, gs_control_names[c->kind]);
+        cJSON_AddNumberToObject(x, "draws", c->n);
+        cJSON_AddItemToObject(x, "delta_nll", cJSON_CreateDoubleArray(c->delta_nll, c->n));
+        add_num(x, "delta_nll_mean", c->mean);
+        add_num(x, "delta_nll_sd", c->sd);
+        add_num(x, "delta_ppl_mean", c->delta_ppl_mean);
+        add_num(x, "excess_delta_nll", c->excess);
+        add_num(x, "excess_ci_low", c->excess_lo);
+        add_num(x, "excess_ci_high", c->excess_hi);
+    }
     cJSON *b = cJSON_AddObjectToObject(o, "delta_nll_by_position");
+    cJSON *bl = cJSON_AddObjectToObject(o, "delta_nll_by_position_ci_low");
+    cJSON *bh = cJSON_AddObjectToObject(o, "delta_nll_by_position_ci_high");
     for (int k = 0; k < ABLATION_BUCKETS; k++)
-        if (a->bucket_tokens[k]) cJSON_AddNumberToObject(b, gs_ablation_bucket_names[k], a->bucket_delta_nll[k]);
+        if (a->bucket_tokens[k]) {
+            cJSON_AddNumberToObject(b, gs_ablation_bucket_names[k], a->bucket_delta_nll[k]);
+            add_num(bl, gs_ablation_bucket_names[k], a->bucket_lo[k]);
+            add_num(bh, gs_ablation_bucket_names[k], a->bucket_hi[k]);
+        }
     cJSON_AddNumberToObject(o, "analysis_id", (double)a->analysis_id);
     return o;
 }
@@ -78,14 +129,14 @@ int cmd_ablate(int argc, char **argv) {
     gs_ablate_opts_default(&o);
     o.code_version = GPNSCOPE_VERSION;
     long long run = 0;
-    int json = 0;
+    int json = 0, controls_given = 0;
     static const struct option opts[] = {
         {"what", required_argument, 0, 'w'},  {"run", required_argument, 0, 'r'},
         {"scope", required_argument, 0, 's'}, {"windows", required_argument, 0, 'n'},
         {"batch", required_argument, 0, 'b'}, {"model", required_argument, 0, 'm'},
         {"seed", required_argument, 0, 'S'},  {"json", no_argument, 0, 'j'},
         {"device", required_argument, 0, 'D'}, {"precision", required_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+        {"heads-at", required_argument, 0, 'A'}, {"controls", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
     long long v;
     optind = 1;
@@ -98,6 +149,12 @@ int cmd_ablate(int argc, char **argv) {
         case 'j': json = 1; break;
         case 'D': o.device = optarg; break;
         case 'P': o.precision = optarg; break;
+        case 'A': o.heads_at = optarg; break;
+        case 'C':
+            if (cli_int_option("ablate", "controls", optarg, 0, 64, "a number of draws from 0 to 64", &v)) return 2;
+            o.controls = (int)v;
+            controls_given = 1;
+            break;
         case 'r':
             if (cli_int_option("ablate", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
             break;
@@ -129,6 +186,10 @@ int cmd_ablate(int argc, char **argv) {
         fprintf(stderr, "gpnscope ablate: --scope %s: decode or carry\n", o.scope);
         return 2;
     }
+    if (strcmp(o.heads_at, "before-norm") && strcmp(o.heads_at, "after-norm")) {
+        fprintf(stderr, "gpnscope ablate: --heads-at %s: before-norm or after-norm\n", o.heads_at);
+        return 2;
+    }
     store *st = store_open(path, STORE_WRITE);
     if (!st) { fprintf(stderr, "gpnscope ablate: %s\n", gs_error()); return 1; }
     store_lock *lock = NULL;
@@ -148,6 +209,7 @@ int cmd_ablate(int argc, char **argv) {
         return 2;
     }
     int rc = 0, each = !strcmp(o.what, "each-head");
+    if (each && !controls_given) o.controls = 0; /* the other heads are each head's comparison */
     int n = 1;
     if (each && (n = gs_ablation_heads(st, run)) < 0) {
         fprintf(stderr, "gpnscope ablate: %s\n", gs_error());

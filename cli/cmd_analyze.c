@@ -35,6 +35,8 @@ static const char *help =
     "  --model MODEL       the model for the decode and the probe (default: the run's)\n"
     "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
     "  --probe-max-lag K   largest probe lag (256)\n"
+    "  --probe-splits K    probe splits by document, 1 to 64 (5): the horizon's spread,\n"
+    "                      and their variance in the rule's standard error\n"
     "  --site NAME         which recorded vector site the state analyses read: state.pred\n"
     "                      (default), state.ground, or any site recorded with record --sites\n"
     "                      (docs/hooks.md); default: the run's state site (run_sites);\n"
@@ -166,6 +168,14 @@ static cJSON *json_result(const gs_analysis *a) {
         }
         cJSON_AddNumberToObject(j, "probe_horizon", p->horizon);
         cJSON_AddBoolToObject(j, "censored", p->censored);
+        cJSON_AddNumberToObject(j, "splits", p->n_splits);
+        cJSON_AddItemToObject(j, "horizon_by_split", cJSON_CreateIntArray(p->split_horizon, p->n_splits));
+        cJSON_AddNumberToObject(j, "horizon_min", p->horizon_min);
+        cJSON_AddNumberToObject(j, "horizon_median", p->horizon_median);
+        cJSON_AddNumberToObject(j, "horizon_max", p->horizon_max);
+        cJSON_AddStringToObject(j, "split", p->by_document ? "documents" : "windows");
+        cJSON_AddNumberToObject(j, "test_documents", (double)p->n_test_docs);
+        cJSON_AddNumberToObject(j, "train_documents", (double)p->n_train_docs);
         cJSON_AddStringToObject(j, "rule", p->rule);
     }
     if (a->notes[0]) cJSON_AddStringToObject(o, "notes", a->notes);
@@ -182,6 +192,7 @@ int cmd_analyze(int argc, char **argv) {
         {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
         {"seed", required_argument, 0, 's'},       {"model", required_argument, 0, 'm'},
         {"max-lag", required_argument, 0, 'L'},    {"probe-max-lag", required_argument, 0, 'P'},
+        {"probe-splits", required_argument, 0, 'Q'},
         {"kind", required_argument, 0, 'K'},       {"site", required_argument, 0, 'Z'}, {"decay-site", required_argument, 0, 'Y'},       {"json", no_argument, 0, 'j'},
         {"train-corpus", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
@@ -204,6 +215,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'm': o.model_path = optarg; break;
         case 'L': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.horizon_max_lag = (int)v; break;
         case 'P': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.probe_max_lag = (int)v; break;
+        case 'Q': if (parse_i64(optarg, 1, &v) || v > 64) goto bad; o.probe_splits = (int)v; break;
         case 'K': o.kind = optarg; break;
         case 'Z': o.kind = store_kind_of_site(optarg); break;
         case 'Y': o.decay_site = optarg; break;

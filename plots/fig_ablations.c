@@ -1,12 +1,14 @@
 /* ablations: perplexity change under the causal interventions of
  * `gpnscope ablate` (analyses/ablation.h). Each intervention is one
  * analysis named "ablation" with settings {what, scope, windows, seed},
- * scalars delta_ppl, delta_ppl_ci_low, delta_ppl_ci_high (95% bootstrap over
- * windows), ppl_base, ppl_ablated, delta_nll, and the series
+ * scalars delta_ppl, delta_ppl_ci_low, delta_ppl_ci_high (95% t-intervals over
+ * documents), ppl_base, ppl_ablated, delta_nll, and the series
  * bucket_delta_nll (x = first position of the bucket, label its name).
  *   (a) single heads ("heads:H"): the change per head, coloured by the
  *       head's retention pool, with the interval;
- *   (b) every other intervention: the change, with the interval;
+ *   (b) every other intervention: the perplexity ratio ablated / baseline
+ *       on a log axis (one carry ablation of +700 perplexity would squash
+ *       every other bar on a linear one), with the interval;
  *   (c) those interventions' NLL change by position bucket.
  * When the same intervention was run with several settings, the newest
  * counts. */
@@ -45,11 +47,13 @@ static int single_head(const char *what) {
 int gp_prepare_ablations(sqlite3 *db, sqlite3_stmt **s) {
     return sqlite3_prepare_v2(db,
                               "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
-                              "ifnull(json_extract(settings, '$.scope'), '') FROM analyses a "
+                              "ifnull(json_extract(settings, '$.scope'), '') || "
+                              "ifnull(json_extract(settings, '$.heads_at'), '') FROM analyses a "
                               "WHERE run_id = ?1 AND name LIKE 'ablation%' AND id = (SELECT max(id) FROM analyses b "
                               "WHERE b.run_id = a.run_id AND b.name = a.name AND "
                               "ifnull(json_extract(b.settings, '$.what'), '') = ifnull(json_extract(a.settings, '$.what'), '') AND "
-                              "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '')) "
+                              "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '') AND "
+                              "ifnull(json_extract(b.settings, '$.heads_at'), '') = ifnull(json_extract(a.settings, '$.heads_at'), '')) "
                               "ORDER BY id",
                               -1, s, NULL);
 }
@@ -71,6 +75,8 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
         const char *scope = (const char *)sqlite3_column_text(s, 2);
         intervention *v = &iv[n++];
         char raw[300];
+        /* a head ablation stored without heads_at zeroed before the norm */
+        if (what && (!strncmp(what, "pool:", 5) || !strncmp(what, "heads:", 6)) && !(scope && *scope)) scope = "before-norm";
         snprintf(raw, sizeof raw, "%s%s%s%s", what ? what : "?", scope && *scope ? " (" : "", scope ? scope : "",
                  scope && *scope ? ")" : "");
         gp_text_visible(v->label, sizeof v->label, raw, (size_t)-1, 32);
@@ -269,42 +275,55 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
         fprintf(f, "\n");
     }
     if (n_other > 0) {
-        double lo = 0, hi = 0;
-        for (int i = 0, k = 0; i < n; i++) {
-            if (iv[i].head >= 0) continue;
-            const double v[3] = {iv[i].delta, iv[i].lo, iv[i].hi};
+        /* ratios ablated / base and their intervals, with 1 (no change) inside */
+        double lo = 1, hi = 1;
+        for (int i = 0; i < n; i++) {
+            if (iv[i].head >= 0 || !(iv[i].base > 0)) continue;
+            const double v[3] = {iv[i].ablated, iv[i].base + iv[i].lo, iv[i].base + iv[i].hi};
             for (int j = 0; j < 3; j++) {
-                if (!isfinite(v[j])) continue;
-                if (k == 0 || v[j] < lo) lo = v[j];
-                if (k == 0 || v[j] > hi) hi = v[j];
-                k++;
+                double r = v[j] / iv[i].base;
+                if (!isfinite(r) || r <= 0) continue;
+                if (r < lo) lo = r;
+                if (r > hi) hi = r;
             }
         }
-        if (lo > 0) lo = 0;
-        if (hi < 0) hi = 0;
-        gp_pad(&lo, &hi, 0);
+        lo /= 1.12;
+        hi *= 1.12;
         gp_panel(f, "(b) each intervention", H ? 0.5 : 0.0, top_y, H ? 0.5 : 1.0, top_h);
         fprintf(f,
                 "set title '(b) each intervention'\n"
-                "set xlabel 'perplexity change (ablated - baseline)'\n"
+                "set xlabel 'perplexity ratio ablated / baseline (log axis)'\n"
                 "unset ylabel\n"
+                "set logscale x\n"
                 "set xrange [%.17g:%.17g]\nset yrange [%d.5:0.4]\n"
-                "set xtics %g\n"
+                "unset mxtics\n"
                 "set grid noytics\nset key off\nunset ytics\n"
                 "set style fill solid 0.85\n"
-                "set arrow 1 from first 0, graph 0 to first 0, graph 1 nohead lw 1 lc rgb C_GREY\n"
+                "set arrow 1 from first 1, graph 0 to first 1, graph 1 nohead lw 1 lc rgb C_GREY\n"
+                "R(b, a) = (b > 0 && a > 0) ? a / b : NaN\n"
                 "# what was ablated, as stored: a label above each bar\n",
-                lo, hi, n_other, gp_nice_step(lo, hi, 6));
+                lo, hi, n_other);
+        /* tics at readable ratios inside the range (gnuplot's own log tics are
+         * powers of ten, none of which may fall in a range like 0.9-2.5) */
+        static const double rt[] = {0.1, 0.2, 0.5, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 1e4};
+        fprintf(f, "set xtics (");
+        for (size_t i = 0, k = 0; i < sizeof rt / sizeof *rt; i++)
+            if (rt[i] >= lo && rt[i] <= hi) fprintf(f, "%s'%g' %g", k++ ? ", " : "", rt[i], rt[i]);
+        fprintf(f, ")\n");
         char q[400];
         for (int i = 0, k = 0; i < n; i++) {
             if (iv[i].head >= 0) continue;
             k++;
+            char lab[200];
+            snprintf(lab, sizeof lab, "%s: %+.3g ppl", iv[i].label, iv[i].delta);
             fprintf(f, "set label %d %s at graph 0.02, first %d.0 - 0.28 left front\n", k,
-                    gp_quote(q, sizeof q, iv[i].label, 0), k);
+                    gp_quote(q, sizeof q, lab, 0), k);
         }
-        fprintf(f, "plot 'ablations-interventions.dat' using ($2/2):($1+0.12):(abs($2)/2):(0.2) with boxxyerror lc rgb C_BLUE "
-                   "notitle%s\n",
-                any_ci ? ", \\\n     '' using 2:($1+0.12):3:4 with xerrorbars pt 7 ps 0.6 lw 2 lc rgb '#000000' notitle" : "");
+        fprintf(f, "plot 'ablations-interventions.dat' using (R($5,$6)):($1+0.12):(R($5,$6) < 1 ? R($5,$6) : 1):"
+                   "(R($5,$6) < 1 ? 1 : R($5,$6)):($1+0.02):($1+0.22) with boxxyerror lc rgb C_BLUE notitle%s\n",
+                any_ci ? ", \\\n     '' using (R($5,$6)):($1+0.12):(R($5,$5+$3)):(R($5,$5+$4)) with xerrorbars pt 7 ps 0.6 lw 2 "
+                         "lc rgb '#000000' notitle" : "");
+        fprintf(f, "unset logscale x\nunset mxtics\n");
     }
     if (nb > 0) {
         if (blo > 0) blo = 0;
@@ -343,9 +362,11 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
     if (gp_file_commit(&a) != 0) goto done;
     snprintf(fig->caption, sizeof fig->caption,
              "Perplexity on the run's own tokens under each intervention minus the unablated perplexity on the same "
-             "tokens%s%s%s. Error bars: 95%% bootstrap intervals over windows. The paper did not measure these.",
+             "tokens%s%s%s. Error bars: 95%% t-intervals over documents (head ablations zero the heads before the "
+             "read's output norm unless labelled after-norm). The paper did not measure these.",
              H ? "; (a) zeroing the memory read of one head, coloured by the head's retention pool" : "",
-             n_other ? "; (b) the other interventions (mean direction removed, pools of heads)" : "",
+             n_other ? "; (b) the other interventions (mean direction removed, pools of heads) as the perplexity ratio "
+                       "on a log axis" : "",
              nb ? "; (c) their mean NLL change per token by position in the window (slow heads should matter late)" : "");
     rc = 0;
 done:

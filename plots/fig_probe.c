@@ -23,13 +23,14 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t aid = gp_analysis(c->st, c->run, "probe");
     if (aid <= 0) return 1;
     double *ax = NULL, *acc = NULL, *bx = NULL, *by = NULL, *px = NULL, *py = NULL, *nx = NULL, *ny = NULL;
-    double *base = NULL, *pass = NULL, *ntest = NULL, *z = NULL;
+    double *base = NULL, *pass = NULL, *ntest = NULL, *z = NULL, *sx = NULL, *sy = NULL, *se = NULL;
     int rc = -1;
     gp_file a = {0};
     int64_t n = gp_series(c->st, aid, "accuracy", &ax, &acc);
     int64_t nb = gp_series(c->st, aid, "baseline", &bx, &by);
     int64_t np = gp_series(c->st, aid, "pass", &px, &py);
     int64_t nn = gp_series(c->st, aid, "n_test", &nx, &ny);
+    int64_t ns = gp_series(c->st, aid, "se", &sx, &sy); /* the rule's standard error (absent in older stores) */
     if (n < 0 || nb < 0 || np < 0 || nn < 0) goto done;
     {
         double l0, h0;
@@ -43,24 +44,37 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
     pass = malloc((size_t)n * sizeof *pass);
     ntest = malloc((size_t)n * sizeof *ntest);
     z = malloc((size_t)n * sizeof *z);
-    if (!base || !pass || !ntest || !z) { gs_fail("out of memory"); goto done; }
+    se = malloc((size_t)n * sizeof *se);
+    if (!base || !pass || !ntest || !z || !se) { gs_fail("out of memory"); goto done; }
     align(ax, n, bx, by, nb, base);
     align(ax, n, px, py, np, pass);
     align(ax, n, nx, ny, nn, ntest);
+    if (ns > 0) align(ax, n, sx, sy, ns, se);
     for (int64_t i = 0; i < n; i++) {
-        double se = sqrt(base[i] * (1 - base[i]) / ntest[i]);
-        z[i] = se > 0 ? (acc[i] - base[i]) / se : NAN;
+        if (ns <= 0 || !isfinite(se[i])) se[i] = sqrt(base[i] * (1 - base[i]) / ntest[i]);
+        z[i] = se[i] > 0 ? (acc[i] - base[i]) / se[i] : NAN;
     }
     const double *cols[] = {ax, acc, base, pass, ntest, z};
     if (gp_write_columns(c, "probe_horizon.dat",
                          "ridge probe, top-1 accuracy per lag on held-out windows (probe: accuracy, baseline, pass, "
-                         "n_test); margin = (accuracy - baseline) / sqrt(baseline (1 - baseline) / n_test)",
+                         "n_test, se); margin = (accuracy - baseline) / se, the rule's standard error (block "
+                         "standard error and the spread over splits; sqrt(b (1 - b) / n_test) in stores without it)",
                          "lag accuracy baseline pass n_test margin_se", 6, n, cols) != 0)
         goto done;
     const double horizon = gp_scalar(c->st, aid, "probe_horizon"), cens = gp_scalar(c->st, aid, "probe_horizon_censored");
     char htext[64], b1[32];
     if (isfinite(horizon)) snprintf(htext, sizeof htext, "%s%s", cens > 0 ? ">= " : "", gp_num(b1, sizeof b1, horizon));
     else snprintf(htext, sizeof htext, "n/a");
+    /* its spread over splits, when the store has it */
+    char spread[160] = "";
+    {
+        double hs = gp_scalar(c->st, aid, "splits"), hmin = gp_scalar(c->st, aid, "probe_horizon_min");
+        double hmed = gp_scalar(c->st, aid, "probe_horizon_median"), hmax = gp_scalar(c->st, aid, "probe_horizon_max");
+        double bydoc = gp_scalar(c->st, aid, "split_by_document");
+        if (isfinite(hs) && hs > 1 && isfinite(hmin) && isfinite(hmax))
+            snprintf(spread, sizeof spread, " (over %.0f splits by %s: %.0f to %.0f, median %.0f)", hs,
+                     bydoc > 0 ? "document" : "window", hmin, hmax, hmed);
+    }
 
     double kmin = 1, kmax = 2, lo = 0, hi = 1;
     gp_minmax(ax, n, &kmin, &kmax);
@@ -169,15 +183,15 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
     snprintf(fig->caption, sizeof fig->caption,
              "(a) Top-1 accuracy of a ridge probe that decodes the token read k steps ago from the centered state, "
              "on held-out windows (%s train / %s test windows), against the held-out majority-token baseline; filled "
-             "dots pass the rule, open ones fail. (b) The same as a margin in binomial standard errors of the "
-             "baseline, on a signed log scale. Probe "
-             "horizon: %s tokens. Rule: %s. The paper did not measure this.",
+             "dots pass the rule, open ones fail. (b) The same as a margin in the rule's standard errors of "
+             "accuracy - baseline, on a signed log scale. Probe "
+             "horizon: %s tokens%s. Rule: %s. The paper did not measure this.",
              gp_num(b1, sizeof b1, gp_scalar(c->st, aid, "train_windows")),
-             gp_num((char[32]){0}, 32, gp_scalar(c->st, aid, "test_windows")), htext, vis[0] ? vis : "n/a");
+             gp_num((char[32]){0}, 32, gp_scalar(c->st, aid, "test_windows")), htext, spread, vis[0] ? vis : "n/a");
     rc = 0;
 done:
     gp_file_abort(&a);
     free(ax); free(acc); free(bx); free(by); free(px); free(py); free(nx); free(ny);
-    free(base); free(pass); free(ntest); free(z);
+    free(base); free(pass); free(ntest); free(z); free(sx); free(sy); free(se);
     return rc;
 }

@@ -239,8 +239,14 @@ static void summary(const plot_ctx *c, table *t) {
     if (p > 0) {
         section(t, "4. Probe horizon (beyond the paper)");
         row *r = add_paper(t, GS_PAPER_PROBE_HORIZON);
-        snprintf(r->ours, sizeof r->ours, "%s%s tokens", gp_scalar(st, p, "probe_horizon_censored") > 0 ? ">= " : "",
-                 num(a, gp_scalar(st, p, "probe_horizon")));
+        size_t len = (size_t)snprintf(r->ours, sizeof r->ours, "%s%s tokens",
+                                      gp_scalar(st, p, "probe_horizon_censored") > 0 ? ">= " : "",
+                                      num(a, gp_scalar(st, p, "probe_horizon")));
+        double hs = gp_scalar(st, p, "splits"), hmin = gp_scalar(st, p, "probe_horizon_min");
+        double hmax = gp_scalar(st, p, "probe_horizon_max"), bydoc = gp_scalar(st, p, "split_by_document");
+        if (isfinite(hs) && hs > 1 && isfinite(hmin) && isfinite(hmax) && len < sizeof r->ours)
+            snprintf(r->ours + len, sizeof r->ours - len, " (%.0f to %.0f over %.0f splits by %s)", hmin, hmax, hs,
+                     bydoc > 0 ? "document" : "window");
     }
     /* ablations (gpnscope ablate): the newest analysis per intervention */
     sqlite3_stmt *s = NULL;
@@ -256,6 +262,9 @@ static void summary(const plot_ctx *c, table *t) {
             const char *what = (const char *)sqlite3_column_text(s, 1);
             const char *scope = (const char *)sqlite3_column_text(s, 2);
             char raw[200], vis[96];
+            /* a head ablation stored without heads_at zeroed before the norm */
+            if (what && (!strncmp(what, "pool:", 5) || !strncmp(what, "heads:", 6)) && !(scope && *scope))
+                scope = "before-norm";
             snprintf(raw, sizeof raw, "perplexity change: %s%s%s%s", what ? what : "?", scope && *scope ? " (" : "",
                      scope ? scope : "", scope && *scope ? ")" : "");
             row *r = add(t, gp_text_visible(vis, sizeof vis, raw, (size_t)-1, 80), "not measured");
@@ -265,7 +274,23 @@ static void summary(const plot_ctx *c, table *t) {
             if (isfinite(lo) && isfinite(hi) && len < sizeof r->ours)
                 len += (size_t)snprintf(r->ours + len, sizeof r->ours - len, " (95%% interval %+.4g to %+.4g)", lo, hi);
             if (isfinite(pb) && isfinite(pa) && len < sizeof r->ours)
-                snprintf(r->ours + len, sizeof r->ours - len, "; %.4g -> %.4g", pb, pa);
+                len += (size_t)snprintf(r->ours + len, sizeof r->ours - len, "; %.4g -> %.4g", pb, pa);
+            double un = gp_scalar(st, aid, "n_units"), ud = gp_scalar(st, aid, "units_are_documents");
+            if (isfinite(un) && len < sizeof r->ours)
+                len += (size_t)snprintf(r->ours + len, sizeof r->ours - len, "; t-interval over %.0f %s", un,
+                                        ud > 0 ? "documents" : "windows");
+            /* beside its controls: the effect beyond each kind's mean */
+            static const char *const kinds[3] = {"isotropic", "states", "heads"};
+            for (int k = 0; k < 3 && len < sizeof r->ours; k++) {
+                char key[64];
+                snprintf(key, sizeof key, "control_%s_delta_nll_mean", kinds[k]);
+                double cm = gp_scalar(st, aid, key);
+                if (!isfinite(cm)) continue;
+                snprintf(key, sizeof key, "control_%s_excess_delta_nll", kinds[k]);
+                double ex = gp_scalar(st, aid, key);
+                len += (size_t)snprintf(r->ours + len, sizeof r->ours - len,
+                                        "; random %s control %+.3g nats/token, effect beyond it %+.3g", kinds[k], cm, ex);
+            }
         }
         sqlite3_finalize(s);
     }
@@ -514,7 +539,12 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(store_db(c->st),
                            "SELECT id, name, settings, created_at, ifnull(code_version, '') FROM analyses "
-                           "WHERE run_id = ?1 AND id IN (SELECT max(id) FROM analyses WHERE run_id = ?1 GROUP BY name) "
+                           /* the newest per name, and per intervention for ablations (every one the
+                            * report and figure show, not only the newest of them) */
+                           "WHERE run_id = ?1 AND id IN (SELECT max(id) FROM analyses WHERE run_id = ?1 GROUP BY name, "
+                           "CASE WHEN name LIKE 'ablation%' THEN ifnull(json_extract(settings, '$.what'), '') || '|' || "
+                           "ifnull(json_extract(settings, '$.scope'), '') || '|' || "
+                           "ifnull(json_extract(settings, '$.heads_at'), '') ELSE '' END) "
                            "ORDER BY id",
                            -1, &s, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(s, 1, c->run);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/kernel_math.h"
 
 typedef struct {
     gpn_hook_point point;
@@ -230,6 +231,58 @@ int probe_zero_heads(probe_set *s, int layer, const int *heads, int n_heads) {
         h->zero[heads[i]] = 1;
     }
     return add_handler(s, GPN_HOOK_MEM_HEADS, layer, zero_heads_fn, h);
+}
+
+/* after-norm: the ratio rms(o without the heads) / rms(o) of each row and
+ * layer, taken at mem.heads and applied at mem_read of the same layer */
+typedef struct {
+    heads_ctx *heads;
+    int n_layers, max_b;
+    float *ratio; /* n_layers x max_b */
+} after_norm_ctx;
+
+static void after_norm_heads_fn(void *ctx, const gpn_hook_event *ev) {
+    after_norm_ctx *a = ctx;
+    const heads_ctx *h = a->heads;
+    for (int b = 0; b < ev->B && b < a->max_b; b++) {
+        const float *o = ev->data + (size_t)b * ev->width;
+        double all = 0, kept = 0;
+        for (int k = 0; k < h->H; k++)
+            for (int j = 0; j < h->dv; j++) {
+                double v = (double)o[(size_t)k * h->dv + j] * o[(size_t)k * h->dv + j];
+                all += v;
+                if (!h->zero[k]) kept += v;
+            }
+        double n = (double)h->H * h->dv;
+        a->ratio[(size_t)ev->layer * a->max_b + b] = (float)sqrt((kept / n + GPN_RMS_EPS) / (all / n + GPN_RMS_EPS));
+    }
+    zero_heads_fn(a->heads, ev);
+}
+
+static void after_norm_read_fn(void *ctx, const gpn_hook_event *ev) {
+    after_norm_ctx *a = ctx;
+    for (int b = 0; b < ev->B && b < a->max_b; b++) {
+        float r = a->ratio[(size_t)ev->layer * a->max_b + b], *x = ev->data + (size_t)b * ev->width;
+        for (int i = 0; i < ev->width; i++) x[i] *= r;
+    }
+}
+
+int probe_zero_heads_after_norm(probe_set *s, int layer, const int *heads, int n_heads) {
+    const gpn_config *c = &gpn_engine_model(s->e)->cfg;
+    int n = s->n;
+    if (probe_zero_heads(s, layer, heads, n_heads) != 0) return -1;
+    /* reuse the flags the before-norm handler just got; replace its handler */
+    heads_ctx *h = s->h[n].ctx;
+    s->n = n;
+    after_norm_ctx *a = set_alloc(s, sizeof *a);
+    if (!a) return -1;
+    a->heads = h;
+    a->n_layers = c->n_layers;
+    a->max_b = gpn_engine_max_batch(s->e);
+    if (!(a->ratio = set_alloc(s, (size_t)a->n_layers * a->max_b * sizeof(float)))) return -1;
+    for (size_t i = 0; i < (size_t)a->n_layers * a->max_b; i++) a->ratio[i] = 1.0f;
+    if (add_handler(s, GPN_HOOK_MEM_HEADS, layer, after_norm_heads_fn, a) != 0) return -1;
+    return add_handler(s, GPN_HOOK_MEM_READ, layer, after_norm_read_fn, a);
 }
 
 typedef struct {

@@ -41,6 +41,14 @@ probe_capture *probe_capture_add(probe_set *s, const char *name);
  * for carry scope or s_decode for decode-only scope) subtract v, or remove the
  * component along v's direction. */
 int probe_zero_heads(probe_set *s, int layer, const int *heads, int n_heads);
+/* The same heads zeroed after the read's joint output RMSNorm instead of
+ * before it: the surviving heads keep the scale they have in the unablated
+ * model (before the norm, zeroing heads shrinks rms(o) and the norm scales
+ * the survivors up by rms(o) / rms(o without them)). The memory read is
+ * linear in the normed heads, so this is the before-norm ablation with the
+ * layer's memory contribution (hook mem_read) multiplied by
+ * rms(o without them) / rms(o), eps included: exact up to float rounding. */
+int probe_zero_heads_after_norm(probe_set *s, int layer, const int *heads, int n_heads);
 int probe_subtract(probe_set *s, const char *name, const float *v);
 int probe_project_out(probe_set *s, const char *name, const float *v);
 
