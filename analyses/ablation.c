@@ -106,7 +106,7 @@ static int parse_heads(const char *list, int H, int *heads) {
 typedef struct {
     int kind;           /* 0 none, 1 direction, 2 heads */
     int project;        /* direction: project out instead of subtracting */
-    const char *hook;   /* direction: s_decode or s_pred */
+    char hook[64];      /* none and direction: the site (the family's state; GPN's state.decode for decode scope) */
     float *v;           /* direction (d), malloc'd */
     int d;
     int heads[4096], n_heads, H;
@@ -119,6 +119,11 @@ static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_abl
     memset(tg, 0, sizeof *tg);
     tg->d = c->d;
     tg->H = c->H;
+    /* the carried state: the family's state site (its last layer's when per layer) */
+    const gs_family *fam = gs_family_of(c);
+    const gs_site *state = fam ? gs_site_of_role(fam, c, GS_ROLE_STATE) : NULL;
+    if (!state) return gs_fail("the %s family marks no state site to intervene on", fam ? fam->name : "model's");
+    gs_site_format(state, c->n_layers - 1, tg->hook, sizeof tg->hook);
     if (!strcmp(what, "none")) return 0;
     if (!strncmp(what, "mean-direction:", 15)) {
         const char *mode = what + 15;
@@ -135,12 +140,20 @@ static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_abl
         }
         tg->kind = 1;
         tg->project = !strcmp(mode, "project");
-        tg->hook = !strcmp(o->scope, "decode") ? "s_decode" : "s_pred";
+        if (!strcmp(o->scope, "decode")) { /* a copy of the state that is only decoded: GPN has one */
+            const gs_site *copy = gs_site_of_point(fam, GPN_HOOK_S_DECODE);
+            if (!copy) {
+                free(tg->v);
+                tg->v = NULL;
+                return gs_fail("--scope decode: the %s family has no decode-only copy of its state (GPN's "
+                               "state.decode): use --scope carry", fam->name);
+            }
+            gs_site_format(copy, 0, tg->hook, sizeof tg->hook);
+        }
         return 0;
     }
     int n;
     if (c->H > 4096) return gs_fail("head ablation supports at most 4096 heads (the model has %d)", c->H);
-    const gs_family *fam = gs_family_of(c);
     const gs_site *reads = fam ? gs_site_of_point(fam, GPN_HOOK_MEM_HEADS) : NULL;
     if ((!reads || !gs_site_present(reads, c)) && (!strncmp(what, "heads:", 6) || !strncmp(what, "pool:", 5)))
         return gs_fail("--what %s: the model has no memory heads (%s)", what, fam ? fam->title : "?");
@@ -161,7 +174,7 @@ static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_abl
 static int install(probe_set *ps, const target *tg) {
     if (tg->kind == 0) { /* a hook that subtracts zero: runs, changes nothing */
         float *zero = calloc((size_t)tg->d, sizeof *zero);
-        int rc = zero ? probe_subtract(ps, "s_pred", zero) : gs_fail("out of memory");
+        int rc = zero ? probe_subtract(ps, tg->hook, zero) : gs_fail("out of memory");
         free(zero);
         return rc;
     }

@@ -5,7 +5,8 @@
 # horizons, the probe through its token embedding, retention where it has
 # decays), exits 0, and the default direction's decoded mean equals a numpy
 # decode of the analysis's mean state through the family's output path (GPN's
-# decode is checked by the analyses' own tests).
+# decode is checked by the analyses' own tests); ablate intervenes on the
+# family's state site (none exact, the mean direction in carry scope).
 set -euo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
@@ -41,6 +42,16 @@ elif fam == "tpp": want = t("embedding.weight") @ rms(s, t("norm.weight"), 1e-6)
 else: want = t("lm_head.weight") @ rms(s, t("model.norm.weight"), 1e-6)
 assert got.shape == want.shape and np.allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max()), (got[:5], want[:5])
 PY
+  # interventions on the family's state site: none is exact, the mean direction runs in carry scope,
+  # decode scope (GPN's decode-only copy of its state) is refused in one line
+  "$bin" ablate "$fam.db" --what none --controls 0 --json > "$fam.none.json" 2> "$fam.err" &&
+    "$py" -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["delta_nll"] == 0 and o["ppl_base"] == o["ppl_ablated"], o' "$fam.none.json" &&
+    ok "$fam: ablate --what none changes nothing" || bad "$fam: ablate none: $(cat "$fam.err")"
+  "$bin" ablate "$fam.db" --what mean-direction:subtract --scope carry --controls 0 > /dev/null 2> "$fam.err" &&
+    ok "$fam: the mean direction subtracted from the carried state" || bad "$fam: mean-direction carry: $(cat "$fam.err")"
+  set +e; "$bin" ablate "$fam.db" --what mean-direction:subtract --controls 0 > /dev/null 2> "$fam.err"; rc=$?; set -e
+  [[ $rc -ne 0 && $(wc -l < "$fam.err") -eq 1 ]] && grep -q "no decode-only copy" "$fam.err" &&
+    ok "$fam: decode scope refused: $(cat "$fam.err")" || bad "$fam: decode scope: exit $rc $(cat "$fam.err")"
 done
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
