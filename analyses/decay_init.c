@@ -7,7 +7,7 @@
 
 #include "analyses/stats.h"
 #include "base/error.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 
 static double softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
 static double tau_of(double a_log, double dt_bias) { return 1.0 / (exp(a_log) * softplus(dt_bias)); }

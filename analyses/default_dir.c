@@ -8,7 +8,7 @@
 #include "analyses/stats.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
-#include "engine/ops.h"
+#include "engine/cpu/ops.h"
 
 void gs_default_opts_default(gs_default_opts *o) {
     o->n_batches = 8;

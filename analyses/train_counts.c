@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "engine/corpus.h"
-#include "engine/tokenizer.h"
+#include "engine/corpora/corpus.h"
+#include "engine/tokenizer/tokenizer.h"
 
 int gs_train_unigram_counts(const char *path, const char *tokenizer_path, int64_t V, double **out) {
     *out = NULL;

@@ -20,7 +20,7 @@
 extern "C" {
 #include "base/error.h"
 }
-#include "engine/cuda_engine.h"
+#include "engine/cuda/cuda_engine.h"
 #include "engine/engine.h"
 
 static double now(void) {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "tests/tokenizer/textgen.h"
 
 /* The source tree: $GPNSCOPE_SOURCE, else where this file was compiled from

@@ -20,9 +20,9 @@
 #include <time.h>
 
 #include "base/error.h"
-#include "engine/adamw.h"
-#include "engine/train_init.h"
-#include "engine/train_window.h"
+#include "engine/train/adamw.h"
+#include "engine/train/train_init.h"
+#include "engine/train/train_window.h"
 
 typedef struct {
     const char *name;

@@ -12,10 +12,10 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "engine/corpus.h"
+#include "engine/corpora/corpus.h"
 #include "probes/corpus_eval.h"
 #include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 
 static const char *help =
     "usage: gpnscope eval --model M --corpus C [--tokenizer T] [--seq-len 2048]\n"

@@ -9,8 +9,8 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "engine/corpus.h"
-#include "engine/tokenizer.h"
+#include "engine/corpora/corpus.h"
+#include "engine/tokenizer/tokenizer.h"
 
 static const char *help =
     "usage: gpnscope shard --tokenizer T --corpus C --out DIR [--field NAME] [--separator STR]\n"

@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 
 static const char *help =
     "usage: gpnscope tokenize [--tokenizer FILE] [--pieces | --decode] [--invalid-utf8 replace|bytes]\n\n"

@@ -1,5 +1,5 @@
 /* gpnscope train --config FILE [--resume CKPT] [--bptt K] ...: train a GPN /
- * GPN+M with BPTT (engine/train.h). SIGINT finishes the current step, writes
+ * GPN+M with BPTT (engine/train/train.h). SIGINT finishes the current step, writes
  * a checkpoint and exits with 130; a second SIGINT stops at once. */
 #include <getopt.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
-#include "engine/train.h"
+#include "engine/train/train.h"
 
 static const char *help =
     "usage: gpnscope train --config FILE [--resume CKPT] [--bptt K] [options]\n\n"

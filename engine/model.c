@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "engine/arch/family.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 
 const char *gpn_arch_name(gpn_arch a) {
     gpn_config c = {.arch = a};

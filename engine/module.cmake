@@ -5,12 +5,12 @@
 # trainer kernels: -O3 so GCC vectorizes the elementwise loops of unknown
 # length (GCC 12's -O2 cost model does not); AVX2/AVX-512 clones are picked
 # at load time inside the file (target_clones)
-set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/train_kernels.c ${CMAKE_SOURCE_DIR}/engine/adamw.c
+set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/train/train_kernels.c ${CMAKE_SOURCE_DIR}/engine/train/adamw.c
   PROPERTIES COMPILE_OPTIONS "-O3")
 # and the engine's forward ops (the memory write/read loops, the logits' exp);
 # -fno-trapping-math lets GCC turn the selects of exp_nonpositive into blends
 # (nothing here uses floating-point traps)
-set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/ops.c PROPERTIES COMPILE_OPTIONS "-O3;-fno-trapping-math")
+set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/cpu/ops.c PROPERTIES COMPILE_OPTIONS "-O3;-fno-trapping-math")
 # and GDN's delta rule (engine/arch/gdn/gdn_cpu.c), the same loops over each head's state
 set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/arch/gdn/gdn_cpu.c PROPERTIES COMPILE_OPTIONS "-O3;-fno-trapping-math")
 
@@ -18,7 +18,7 @@ set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/arch/gdn/gdn_cpu.c PROPER
 # cuda_loader.c opens on first use, so CPU runs never load cuBLAS.
 target_link_libraries(gs_engine PUBLIC ${CMAKE_DL_LIBS})
 if(GPNSCOPE_WITH_CUDA)
-  file(GLOB cuda_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/*.cu)
+  file(GLOB cuda_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/cuda/*.cu)
   add_library(gpnscope_cuda MODULE ${cuda_srcs})
   target_include_directories(gpnscope_cuda PRIVATE ${CMAKE_SOURCE_DIR})
   target_compile_options(gpnscope_cuda PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings;-Xcompiler=-Wall,-Wextra,-Werror,-Wno-format-truncation,-fvisibility=hidden>")
@@ -28,17 +28,7 @@ if(GPNSCOPE_WITH_CUDA)
   add_dependencies(gs_engine gpnscope_cuda)
 endif()
 
-# Checkpoint readers (engine/checkpoint/: the restricted pickle VM, numpy
-# arrays, PyTorch zip archives through libzip, the converter).
-# (Only those the module's own glob did not already take: a recursive glob
-# in gpnscope_module would list them too.)
-file(GLOB checkpoint_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/checkpoint/*.c)
-get_target_property(engine_srcs gs_engine SOURCES)
-foreach(src ${checkpoint_srcs})
-  if(NOT src IN_LIST engine_srcs)
-    target_sources(gs_engine PRIVATE ${src})
-  endif()
-endforeach()
+# PyTorch zip checkpoints (engine/checkpoint/torch_zip.c) through libzip.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 target_link_libraries(gs_engine PUBLIC PkgConfig::LIBZIP)

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "engine/corpus.h"
+#include "engine/corpora/corpus.h"
 #include "engine/engine.h"
 #include "engine/model.h"
 

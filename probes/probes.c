@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/kernel_math.h"
+#include "engine/cpu/kernel_math.h"
 
 typedef struct {
     gpn_hook_point point;

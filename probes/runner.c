@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "engine/corpus.h"
+#include "engine/corpora/corpus.h"
 
 /* every sink's callback fn, in order; the first failure stops the run */
 #define EACH_SINK(fn, ...)                                                                                             \

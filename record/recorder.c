@@ -10,9 +10,9 @@
 
 #include "base/error.h"
 #include "engine/arch/family.h"
-#include "engine/corpus.h"
+#include "engine/corpora/corpus.h"
 #include "engine/engine.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
 #include "store/lock.h"

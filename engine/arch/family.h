@@ -13,7 +13,7 @@
 #include "engine/backend.h"
 #include "engine/hooks.h"
 #include "engine/model.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 
 typedef enum {
     GS_SITE_VECTOR,      /* one vector per token (a state, a residual stream) */

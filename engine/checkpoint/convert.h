@@ -23,7 +23,7 @@
 
 #include "engine/checkpoint/pickle.h"
 #include "engine/checkpoint/tensor.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 
 typedef enum { CK_KEEP, CK_F32, CK_BF16 } ck_dtype_mode;
 

@@ -8,8 +8,8 @@
 
 #include "base/error.h"
 #include "engine/checkpoint/pickle_impl.h"
-#include "engine/safetensors.h"
-#include "engine/utf8.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/tokenizer/utf8.h"
 
 static const struct { const char *module, *name; pk_global g; int dtype; } known[] = {
     {"numpy.core.multiarray", "_reconstruct", PK_G_NP_RECONSTRUCT, -1},

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "engine/checkpoint/pickle_impl.h"
-#include "engine/utf8.h"
+#include "engine/tokenizer/utf8.h"
 
 /* A decimal integer line (protocol 0 INT/LONG/GET/PUT). */
 int pk_parse_decimal(pk_doc *d, const char *s, size_t len, int64_t *out, int *big) {

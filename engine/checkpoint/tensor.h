@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 
 typedef struct {
     st_dtype dtype;

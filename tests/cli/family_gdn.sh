@@ -23,7 +23,7 @@ bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 #          prefix     V  D  L H dk ev ffn K B  T seed
 "$py" "$ref" make "$dir/g1" 61 24 3 3 8 2 40 4 3 70 5
 "$py" "$ref" make "$dir/g2" 53 20 3 3 6 1 32 4 2 70 6
-# 40 sequences of 4 heads of 32 x 64: the delta rule is split over the worker threads (engine/parallel.h)
+# 40 sequences of 4 heads of 32 x 64: the delta rule is split over the worker threads (engine/cpu/parallel.h)
 "$py" "$ref" make "$dir/g3" 50 32 1 4 32 2 32 4 40 12 8
 "$py" "$ref" make "$dir/m" 97 24 3 3 8 2 40 4 2 8 7
 if GPNSCOPE_THREADS=2 "$GPNSCOPE_BUILD/tests/test_family_gdn" "$dir/g1.weights.safetensors" "$dir/g1.expect.safetensors" \

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/corpus.h"
-#include "engine/tokenizer_impl.h"
+#include "engine/corpora/corpus.h"
+#include "engine/tokenizer/tokenizer_impl.h"
 #include "fuzz.h"
 
 /* Unigram counts are only asked for vocabularies up to this size (the

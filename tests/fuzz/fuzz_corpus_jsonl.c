@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer_impl.h"
+#include "engine/tokenizer/tokenizer_impl.h"
 #include "fuzz_corpus.h"
 
 static gpn_tokenizer *tok;

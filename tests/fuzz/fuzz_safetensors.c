@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "engine/model.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "fuzz.h"
 
 /* Widen at most this many elements per tensor (the data is in the input,

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/tokenizer.h"
-#include "engine/utf8.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/tokenizer/utf8.h"
 #include "fuzz.h"
 
 /* What decode(encode(text)) must give for a byte-fallback tokenizer with

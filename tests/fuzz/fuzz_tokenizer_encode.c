@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer_impl.h"
+#include "engine/tokenizer/tokenizer_impl.h"
 #include "fuzz_tokenizer.h"
 
 #ifndef GPNSCOPE_SOURCE_DIR

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer_impl.h"
+#include "engine/tokenizer/tokenizer_impl.h"
 #include "fuzz_tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "engine/checkpoint/convert.h"
 #include "engine/checkpoint/torch_zip.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "fuzz.h"
 #include <zip.h>
 

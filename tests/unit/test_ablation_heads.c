@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
-#include "engine/kernel_math.h"
+#include "engine/cpu/kernel_math.h"
 #include "probes/probes.h"
 #include "testlib.h"
 

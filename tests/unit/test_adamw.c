@@ -3,7 +3,7 @@
  * norm clipping recomputed here in double from the formulas, and the weight
  * decay mask (matrices only; embedding included; norms, biases, A_log,
  * dt_bias never). */
-#include "engine/adamw.h"
+#include "engine/train/adamw.h"
 #include "testlib.h"
 
 static uint64_t rs = 88172645463325252ull;

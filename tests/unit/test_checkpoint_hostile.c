@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "engine/model.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "testlib.h"
 
 static const char *dir;

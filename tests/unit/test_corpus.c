@@ -9,8 +9,8 @@
 
 #include "base/error.h"
 #include "base/hash.h"
-#include "engine/corpus.h"
-#include "engine/tokenizer.h"
+#include "engine/corpora/corpus.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "testlib.h"
 
 static const char *dir;

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "engine/corpus.h"
+#include "engine/corpora/corpus.h"
 #include "probes/corpus_eval.h"
 #include "engine/model.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "testlib.h"
 
 int main(void) {

@@ -15,9 +15,9 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "engine/cuda_engine.h"
+#include "engine/cuda/cuda_engine.h"
 #include "engine/engine.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "probes/probes.h"
 #include "testlib.h"
 

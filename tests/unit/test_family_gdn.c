@@ -12,7 +12,7 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "probes/probes.h"
 #include "testlib.h"
 

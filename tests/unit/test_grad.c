@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "engine/train_ops.h"
-#include "engine/train_window.h"
+#include "engine/train/train_ops.h"
+#include "engine/train/train_window.h"
 #include "testlib.h"
 
 #define TOL 1e-6

@@ -1,4 +1,4 @@
-/* The CUDA kernels' per-element math (engine/kernel_math.h), run on the CPU:
+/* The CUDA kernels' per-element math (engine/cpu/kernel_math.h), run on the CPU:
  * the column-wise memory write/read one GPU thread does per column must equal
  * the CPU engine's row-wise memory_write_read; the mergeable log-sum-exp the
  * logits kernel reduces with must give the CPU's nll, entropy and top-1 in
@@ -6,8 +6,8 @@
  * functions must match their float64 definitions. */
 #include <stdint.h>
 
-#include "engine/kernel_math.h"
-#include "engine/ops.h"
+#include "engine/cpu/kernel_math.h"
+#include "engine/cpu/ops.h"
 #include "testlib.h"
 
 static uint64_t rng = 88172645463325252ull;

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "testlib.h"
 
 typedef struct {

@@ -6,8 +6,8 @@
 #include <cblas.h>
 
 #include "base/error.h"
-#include "engine/ops.h"
-#include "engine/safetensors.h"
+#include "engine/cpu/ops.h"
+#include "engine/checkpoint/safetensors.h"
 #include "probes/probes.h"
 #include "testlib.h"
 

@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "base/hash.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "testlib.h"
 #include "pb_writer.h"
 

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "engine/tokenizer.h"
-#include "engine/utf8.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/tokenizer/utf8.h"
 #include "testlib.h"
 #include "tests/tokenizer/textgen.h"
 

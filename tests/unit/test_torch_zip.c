@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "engine/checkpoint/torch_zip.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "pickle_writer.h"
 #include "testlib.h"
 

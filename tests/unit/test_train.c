@@ -7,10 +7,10 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
-#include "engine/safetensors.h"
-#include "engine/train.h"
-#include "engine/train_init.h"
-#include "engine/train_window.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/train/train.h"
+#include "engine/train/train_init.h"
+#include "engine/train/train_window.h"
 #include "testlib.h"
 
 /* ---- parity with the inference engine -------------------------------------- */

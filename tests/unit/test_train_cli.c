@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "engine/model.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 #include "testlib.h"
 
 static char bin[4096], dir[4096];

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "engine/train.h"
+#include "engine/train/train.h"
 #include "testlib.h"
 
 enum { V = 8, T = 32, B = 16, STEPS = 1000, EVAL_WINDOWS = 128 };

@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "engine/arch/elman/elman.h"
-#include "engine/ops.h"
+#include "engine/cpu/ops.h"
 
 typedef struct {
     const gpn_model *m;

@@ -12,8 +12,8 @@
 
 #include "base/error.h"
 #include "engine/arch/gdn/gdn.h"
-#include "engine/ops.h"
-#include "engine/parallel.h"
+#include "engine/cpu/ops.h"
+#include "engine/cpu/parallel.h"
 
 typedef struct {
     const float *w[GDN_PER_LAYER];
@@ -143,7 +143,7 @@ static void delta_read(float *restrict o, const float *restrict S, const float *
         for (int j = 0; j < dv; j++) o[j] += q[i] * S[(size_t)i * dv + j];
 }
 
-/* The per-sequence work of a step over the worker threads (engine/parallel.h):
+/* The per-sequence work of a step over the worker threads (engine/cpu/parallel.h):
  * below the grain it stays on the caller. */
 #define GDN_GRAIN_FLOATS 65536L
 static long grain(long floats_per_item) {

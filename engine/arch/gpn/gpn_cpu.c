@@ -9,9 +9,9 @@
 
 #include "base/error.h"
 #include "engine/backend.h"
-#include "engine/ops.h"
-#include "engine/parallel.h"
-#include "engine/parallel_gemm.h"
+#include "engine/cpu/ops.h"
+#include "engine/cpu/parallel.h"
+#include "engine/cpu/parallel_gemm.h"
 
 typedef struct gpn_cpu {
     const gpn_model *m;
@@ -105,7 +105,7 @@ static inline void fire(gpn_cpu *e, gpn_hook_point p, int layer, float *data, in
 }
 
 /* The per-sequence memory loops and the logits statistics, split over the
- * engine's worker threads by sequence (engine/parallel.h), in parts of at
+ * engine's worker threads by sequence (engine/cpu/parallel.h), in parts of at
  * least ~256 KB of memory or logits: below that, waking a thread costs more
  * than it saves. */
 #define PARALLEL_GRAIN_FLOATS 65536L

@@ -1,11 +1,11 @@
 /* The CUDA backend of GPN / GPN+M (engine/backend.h): a thin adapter over the
- * device step (engine/cuda_engine.h, a plugin opened on first use). */
+ * device step (engine/cuda/cuda_engine.h, a plugin opened on first use). */
 #include <stdlib.h>
 
 #include "base/error.h"
 #include "engine/arch/gpn/gpn_family.h"
 #include "engine/backend.h"
-#include "engine/cuda_engine.h"
+#include "engine/cuda/cuda_engine.h"
 
 typedef struct {
     gpn_cuda *g;

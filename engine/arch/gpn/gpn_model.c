@@ -9,8 +9,8 @@
 
 #include "base/error.h"
 #include "engine/arch/gpn/gpn_family.h"
-#include "engine/ops.h"
-#include "engine/safetensors.h"
+#include "engine/cpu/ops.h"
+#include "engine/checkpoint/safetensors.h"
 
 #define add_spec gs_spec_add
 

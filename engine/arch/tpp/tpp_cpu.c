@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "engine/arch/tpp/tpp.h"
-#include "engine/ops.h"
+#include "engine/cpu/ops.h"
 
 typedef struct {
     float *k, *v; /* [cap][n_layers][d]: position-major, so growing is one realloc */

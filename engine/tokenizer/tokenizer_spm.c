@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/tokenizer_impl.h"
+#include "engine/tokenizer/tokenizer_impl.h"
 
 typedef struct {
     const unsigned char *p, *end;

@@ -5,7 +5,7 @@
 #ifndef GS_ENGINE_OPS_H
 #define GS_ENGINE_OPS_H
 
-#include "engine/kernel_math.h"
+#include "engine/cpu/kernel_math.h"
 
 /* out = x / sqrt(mean(x^2) + eps) * w  (out may equal x) */
 void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n);

@@ -1,9 +1,9 @@
-#include "engine/parallel_gemm.h"
+#include "engine/cpu/parallel_gemm.h"
 
 #include <cblas.h>
 #include <string.h>
 
-#include "engine/parallel.h"
+#include "engine/cpu/parallel.h"
 
 int gs_gemm_threads_begin(int *restore) {
     *restore = 0;

@@ -1,5 +1,5 @@
 /* The trainer behind `gpnscope train`: a JSON config (docs/training.md),
- * corpora through engine/corpus.h (token shards, or text / JSONL with a
+ * corpora through engine/corpora/corpus.h (token shards, or text / JSONL with a
  * tokenizer), the companion's recipe (train_init.h, adamw.h), BPTT over
  * windows of batch x seq_len tokens (train_window.h, float32), a held-out
  * evaluation, a CSV loss log and resumable checkpoints.
@@ -24,14 +24,14 @@
 
 #include <stdint.h>
 
-#include "engine/adamw.h"
+#include "engine/train/adamw.h"
 #include "engine/model.h"
 
 #define TRAIN_PATH_MAX 4096
 
 typedef struct {
     gpn_config model;
-    /* corpora (engine/corpus.h): a directory of token shards, or text / JSONL
+    /* corpora (engine/corpora/corpus.h): a directory of token shards, or text / JSONL
      * when a tokenizer is given; windows of seq_len tokens as the companion cuts them */
     char train_dir[TRAIN_PATH_MAX], eval_dir[TRAIN_PATH_MAX], tokenizer[TRAIN_PATH_MAX], out_dir[TRAIN_PATH_MAX];
     int seq_len, batch;

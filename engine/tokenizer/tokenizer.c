@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/tokenizer_impl.h"
+#include "engine/tokenizer/tokenizer_impl.h"
 
 static const char SPACE_ESC[] = "\xE2\x96\x81"; /* U+2581 */
 static const char FFFD[] = "\xEF\xBF\xBD";       /* U+FFFD */

@@ -11,7 +11,7 @@
 
 #include "base/prng.h"
 #include "base/error.h"
-#include "engine/corpus_impl.h"
+#include "engine/corpora/corpus_impl.h"
 
 void corpus_options_default(corpus_options *o) {
     memset(o, 0, sizeof *o);

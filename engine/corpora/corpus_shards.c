@@ -19,7 +19,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
-#include "engine/corpus_impl.h"
+#include "engine/corpora/corpus_impl.h"
 
 #define DEFAULT_SHARD_TOKENS 500000000LL /* the companion's DEFAULT_SHARD_SIZE */
 

@@ -10,8 +10,8 @@
 extern "C" {
 #include "base/error.h"
 }
-#include "engine/cuda_engine.h"
-#include "engine/cuda_kernels.cuh"
+#include "engine/cuda/cuda_engine.h"
+#include "engine/cuda/cuda_kernels.cuh"
 
 #define CK(x)                                                                                                     \
     do {                                                                                                          \

@@ -1,10 +1,10 @@
-#include "engine/adamw.h"
+#include "engine/train/adamw.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "engine/target_clones.h"
+#include "engine/cpu/target_clones.h"
 
 double adamw_schedule(const adamw_config *c, long count) {
     if (count < 0) count = 0;

@@ -1,4 +1,4 @@
-#include "engine/train.h"
+#include "engine/train/train.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>
@@ -14,11 +14,11 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fs.h"
-#include "engine/safetensors.h"
-#include "engine/corpus.h"
-#include "engine/tokenizer.h"
-#include "engine/train_init.h"
-#include "engine/train_window.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/corpora/corpus.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/train/train_init.h"
+#include "engine/train/train_window.h"
 
 #define OPT_FORMAT "gpnscope-train-state-1"
 

@@ -1,4 +1,4 @@
-#include "engine/safetensors.h"
+#include "engine/checkpoint/safetensors.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 #ifndef GS_ENGINE_CORPUS_IMPL_H
 #define GS_ENGINE_CORPUS_IMPL_H
 
-#include "engine/corpus.h"
+#include "engine/corpora/corpus.h"
 
 typedef struct {
     char *path;

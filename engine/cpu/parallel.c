@@ -1,4 +1,4 @@
-#include "engine/parallel.h"
+#include "engine/cpu/parallel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,11 +1,11 @@
-#include "engine/ops.h"
+#include "engine/cpu/ops.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "engine/target_clones.h"
+#include "engine/cpu/target_clones.h"
 
 void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n) {
     for (int b = 0; b < B; b++) {

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "base/hash.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 
 typedef enum { CORPUS_AUTO = 0, CORPUS_TEXT, CORPUS_JSONL, CORPUS_SHARDS } corpus_format;
 

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/target_clones.h"
-#include "engine/train_ops.h"
-#include "engine/train_window.h"
+#include "engine/cpu/target_clones.h"
+#include "engine/train/train_ops.h"
+#include "engine/train/train_window.h"
 
 #define FN_(name, sfx) name##_##sfx
 #define FN__(name, sfx) FN_(name, sfx)
@@ -76,8 +76,8 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define LOG logf
 #define LOG1P log1pf
 #define SQRT sqrtf
-#include "engine/train_ops.inc"
-#include "engine/train_window.inc"
+#include "engine/train/train_ops.inc"
+#include "engine/train/train_window.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
@@ -96,8 +96,8 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define LOG log
 #define LOG1P log1p
 #define SQRT sqrt
-#include "engine/train_ops.inc"
-#include "engine/train_window.inc"
+#include "engine/train/train_ops.inc"
+#include "engine/train/train_window.inc"
 
 size_t gpn_tape_bytes(const gpn_config *c, int B, int T) {
     train_layout L;

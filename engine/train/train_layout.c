@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/train_window.h"
+#include "engine/train/train_window.h"
 
 static size_t find(const gpn_tensor_spec *s, int n, const char *name) {
     for (int i = 0; i < n; i++)

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/tokenizer_impl.h"
-#include "engine/utf8.h"
+#include "engine/tokenizer/tokenizer_impl.h"
+#include "engine/tokenizer/utf8.h"
 
 /* One call encodes at most this many bytes (offsets are 32-bit). */
 #define TOK_MAX_TEXT (1u << 30)

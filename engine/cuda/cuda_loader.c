@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "engine/cuda_engine.h"
+#include "engine/cuda/cuda_engine.h"
 
 static const gpn_cuda_api *api;
 static char load_error[768];

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "base/hash.h"
-#include "engine/tokenizer.h"
+#include "engine/tokenizer/tokenizer.h"
 
 /* SentencePiece's piece types (sentencepiece_model.proto numbering). */
 enum { PIECE_NORMAL = 1, PIECE_UNKNOWN = 2, PIECE_CONTROL = 3, PIECE_USER = 4, PIECE_UNUSED = 5, PIECE_BYTE = 6 };

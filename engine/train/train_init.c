@@ -1,4 +1,4 @@
-#include "engine/train_init.h"
+#include "engine/train/train_init.h"
 
 #include <math.h>
 #include <string.h>

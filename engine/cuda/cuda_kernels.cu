@@ -1,8 +1,8 @@
 /* The custom kernels of the CUDA step (contracts in cuda_kernels.cuh). Rows
  * are reduced by one block each, heads by one warp each; blocks are always a
  * multiple of 32 threads so every warp shuffle has a full mask. */
-#include "engine/cuda_kernels.cuh"
-#include "engine/kernel_math.h"
+#include "engine/cuda/cuda_kernels.cuh"
+#include "engine/cpu/kernel_math.h"
 
 #define FULL_MASK 0xffffffffu
 

@@ -1,6 +1,6 @@
 /* The custom kernels of the CUDA step: everything a step does that is not a
  * GEMM. Each launcher enqueues on `st` and returns at once. Per-element math
- * is engine/kernel_math.h, shared with the CPU engine and tested on the CPU;
+ * is engine/cpu/kernel_math.h, shared with the CPU engine and tested on the CPU;
  * a bf16 output pointer, when not NULL, receives a BF16 copy of the result
  * for the next GEMM in bf16 mode. */
 #ifndef GS_ENGINE_CUDA_KERNELS_CUH

@@ -1,4 +1,4 @@
-#include "engine/utf8.h"
+#include "engine/tokenizer/utf8.h"
 
 int utf8_encode(uint32_t cp, unsigned char *out) {
     if (cp < 0x80) { out[0] = (unsigned char)cp; return 1; }

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
-#include "engine/corpus_impl.h"
+#include "engine/corpora/corpus_impl.h"
 
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
