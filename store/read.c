@@ -10,7 +10,7 @@
 #include "base/text.h"
 #include "store/store_internal.h"
 
-static void copy_col(sqlite3_stmt *s, int col, char *dst, size_t size) {
+void st_copy_text(sqlite3_stmt *s, int col, char *dst, size_t size) {
     const char *t = (const char *)sqlite3_column_text(s, col);
     snprintf(dst, size, "%s", t ? t : "");
 }
@@ -39,12 +39,12 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     out->model_id = sqlite3_column_int64(s, 1);
     out->tokenizer_id = sqlite3_column_int64(s, 2);
     out->corpus_id = sqlite3_column_int64(s, 3);
-    copy_col(s, 4, out->kind, sizeof out->kind);
-    copy_col(s, 5, out->status, sizeof out->status);
-    copy_col(s, 6, out->states, sizeof out->states);
-    copy_col(s, 7, out->positions, sizeof out->positions);
-    copy_col(s, 8, out->state_dtype, sizeof out->state_dtype);
-    copy_col(s, 9, out->device, sizeof out->device);
+    st_copy_text(s, 4, out->kind, sizeof out->kind);
+    st_copy_text(s, 5, out->status, sizeof out->status);
+    st_copy_text(s, 6, out->states, sizeof out->states);
+    st_copy_text(s, 7, out->positions, sizeof out->positions);
+    st_copy_text(s, 8, out->state_dtype, sizeof out->state_dtype);
+    st_copy_text(s, 9, out->device, sizeof out->device);
     out->seq_len = sqlite3_column_int(s, 10);
     out->batch = sqlite3_column_int(s, 11);
     out->d_state = sqlite3_column_int(s, 12);
@@ -52,12 +52,12 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     out->n_windows = sqlite3_column_int64(s, 14);
     out->windows_done = sqlite3_column_int64(s, 15);
     out->tokens_done = sqlite3_column_int64(s, 16);
-    copy_col(s, 17, out->model_sha256, sizeof out->model_sha256);
-    copy_col(s, 18, out->tokenizer_sha256, sizeof out->tokenizer_sha256);
-    copy_col(s, 19, out->corpus_sha256, sizeof out->corpus_sha256);
-    copy_col(s, 20, out->code_version, sizeof out->code_version);
-    copy_col(s, 21, out->started_at, sizeof out->started_at);
-    copy_col(s, 22, out->finished_at, sizeof out->finished_at);
+    st_copy_text(s, 17, out->model_sha256, sizeof out->model_sha256);
+    st_copy_text(s, 18, out->tokenizer_sha256, sizeof out->tokenizer_sha256);
+    st_copy_text(s, 19, out->corpus_sha256, sizeof out->corpus_sha256);
+    st_copy_text(s, 20, out->code_version, sizeof out->code_version);
+    st_copy_text(s, 21, out->started_at, sizeof out->started_at);
+    st_copy_text(s, 22, out->finished_at, sizeof out->finished_at);
     sqlite3_finalize(s);
     return 0;
 }
@@ -373,7 +373,7 @@ int store_token_piece(store *st, int64_t run_id, int32_t token_id, char *buf, si
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_int(s, 2, token_id);
     int found = sqlite3_step(s) == SQLITE_ROW;
-    if (found) copy_col(s, 0, buf, size);
+    if (found) st_copy_text(s, 0, buf, size);
     else gs_fail("%s: run %lld has no vocabulary entry for token %d", st->path, (long long)run_id, token_id);
     sqlite3_finalize(s);
     return found ? 0 : -1;

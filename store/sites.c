@@ -8,11 +8,6 @@
 #include "base/error.h"
 #include "store/store_internal.h"
 
-static void copy_text(sqlite3_stmt *s, int col, char *out, size_t size) {
-    const unsigned char *t = sqlite3_column_text(s, col);
-    snprintf(out, size, "%s", t ? (const char *)t : "");
-}
-
 int store_put_site(store *st, int64_t run_id, const store_site *x) {
     if (!st->writable) return gs_fail("%s: opened read-only; cannot write", st->path);
     sqlite3_stmt *s = st_prepare(st, "INSERT OR REPLACE INTO run_sites(run_id, site, shape, layer, width, dtype, "
@@ -49,14 +44,14 @@ static int select_sites(store *st, int64_t run_id, const char *cond, const char 
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (n < max) {
             store_site *x = &out[n];
-            copy_text(s, 0, x->site, sizeof x->site);
-            copy_text(s, 1, x->shape, sizeof x->shape);
+            st_copy_text(s, 0, x->site, sizeof x->site);
+            st_copy_text(s, 1, x->shape, sizeof x->shape);
             x->layer = sqlite3_column_int(s, 2);
             x->width = sqlite3_column_int(s, 3);
-            copy_text(s, 4, x->dtype, sizeof x->dtype);
-            copy_text(s, 5, x->stored_in, sizeof x->stored_in);
-            copy_text(s, 6, x->stored_as, sizeof x->stored_as);
-            copy_text(s, 7, x->role, sizeof x->role);
+            st_copy_text(s, 4, x->dtype, sizeof x->dtype);
+            st_copy_text(s, 5, x->stored_in, sizeof x->stored_in);
+            st_copy_text(s, 6, x->stored_as, sizeof x->stored_as);
+            st_copy_text(s, 7, x->role, sizeof x->role);
         }
         n++;
     }

@@ -37,6 +37,8 @@ int st_exec(store *st, const char *sql, const char *what);
 sqlite3_stmt *st_cached(store *st, int which, const char *sql);
 /* Prepare a one-off statement; NULL with gs_error() set. */
 sqlite3_stmt *st_prepare(store *st, const char *sql);
+/* a text column into a buffer ("" for NULL), truncated to fit */
+void st_copy_text(sqlite3_stmt *s, int col, char *dst, size_t size);
 /* Step a statement expecting SQLITE_DONE; -1 with gs_error() set. */
 int st_step_done(store *st, sqlite3_stmt *s, const char *what);
 /* Bind text, or NULL when s is NULL or empty. */

@@ -17,14 +17,6 @@ typedef struct {
     int32_t *top1;
 } elman_cpu;
 
-static const float *tensor(const gpn_model *m, const char *name) {
-    gpn_tensor_spec specs[8];
-    int n = gpn_tensor_specs(&m->cfg, specs);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(specs[i].name, name)) return m->block + specs[i].offset;
-    return NULL;
-}
-
 static void cpu_free(void *impl) {
     elman_cpu *e = impl;
     if (!e) return;
@@ -93,10 +85,10 @@ int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host,
     }
     e->m = m;
     e->host = host;
-    e->E = tensor(m, "embedding");
-    e->W = tensor(m, "elman.W");
-    e->U = tensor(m, "elman.U");
-    e->b = tensor(m, "elman.b");
+    e->E = gs_model_tensor(m, "embedding");
+    e->W = gs_model_tensor(m, "elman.W");
+    e->U = gs_model_tensor(m, "elman.U");
+    e->b = gs_model_tensor(m, "elman.b");
     float *p = e->arena;
     e->s = p, p += B * d;
     e->s_pred = p, p += B * d;
