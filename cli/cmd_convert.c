@@ -1,7 +1,10 @@
 /* gpnscope convert CHECKPOINT OUT.safetensors: the companion's JAX
  * checkpoint.pkl or a PyTorch .pt, read in C by the restricted pickle reader
  * (engine/checkpoint/); see engine/checkpoint/convert.h. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -10,7 +13,7 @@
 
 static const char *help =
     "usage: gpnscope convert CHECKPOINT OUT.safetensors [--dtype keep|f32|bf16] [--force]\n"
-    "                        [--meta KEY=VALUE]...\n\n"
+    "                        [--config CONFIG.json] [--meta KEY=VALUE]...\n\n"
     "Convert a checkpoint into safetensors. The format is recognised from the\n"
     "file's bytes, not its name:\n"
     "  - the paper's companion JAX checkpoint.pkl (a pickle of {step,\n"
@@ -27,15 +30,48 @@ static const char *help =
     "                          float64 arrays become F32). For a .pt, f32/bf16\n"
     "                          cast floating tensors and keep integer ones.\n"
     "  --force                 replace OUT if it exists (never the input itself)\n"
+    "  --config FILE           the companion's model config (the JSON object its\n"
+    "                          config is built from: vocab_size, hidden_dim,\n"
+    "                          n_layers, n_heads, ffn_dim, ...), written into the\n"
+    "                          output's __metadata__.config, where the families read\n"
+    "                          what shapes cannot tell (a Transformer's heads); a\n"
+    "                          shape that contradicts it is refused when loading\n"
     "  --meta KEY=VALUE        add (or override) a __metadata__ entry, e.g. the\n"
     "                          config a .pt's shapes cannot tell: --meta\n"
     "                          config='{\"n_heads\": 2, ...}' (repeatable)\n\n"
     "The output is written to a temporary file next to OUT, checked to load, and\n"
     "renamed into place, so OUT is never left half written.\n";
 
+/* --config FILE: a JSON object, kept compact as the metadata entry "config=..." */
+static char *config_meta(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { gs_fail("--config %s: %s", path, strerror(errno)); return NULL; }
+    char *text = malloc(1 << 20);
+    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    int too_big = text && !feof(f);
+    fclose(f);
+    if (!text) { gs_fail("out of memory"); return NULL; }
+    text[n] = 0;
+    cJSON *j = too_big ? NULL : cJSON_Parse(text);
+    free(text);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        gs_fail("--config %s: %s", path, too_big ? "larger than 1 MB" : "not a JSON object");
+        return NULL;
+    }
+    char *compact = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    char *entry = compact ? malloc(strlen(compact) + 8) : NULL;
+    if (entry) sprintf(entry, "config=%s", compact);
+    free(compact);
+    if (!entry) gs_fail("out of memory");
+    return entry;
+}
+
 int cmd_convert(int argc, char **argv) {
     ck_convert_opts o = {.dtype = CK_KEEP};
     const char *meta[64];
+    char *config = NULL;
     const char *pos[2] = {0};
     int npos = 0;
     for (int i = 1; i < argc; i++) {
@@ -44,6 +80,13 @@ int cmd_convert(int argc, char **argv) {
         if (!strcmp(argv[i], "--meta")) {
             if (i + 1 >= argc || o.n_meta == 64) { fprintf(stderr, "gpnscope convert: --meta needs KEY=VALUE (at most 64)\n"); return 2; }
             meta[o.n_meta++] = argv[++i];
+            o.meta = meta;
+            continue;
+        }
+        if (!strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc || o.n_meta == 64 || config) { fprintf(stderr, "gpnscope convert: --config needs one FILE\n"); return 2; }
+            if (!(config = config_meta(argv[++i]))) { fprintf(stderr, "gpnscope convert: %s\n", gs_error()); return 2; }
+            meta[o.n_meta++] = config;
             o.meta = meta;
             continue;
         }
@@ -59,9 +102,11 @@ int cmd_convert(int argc, char **argv) {
         if (npos == 2) { fputs(help, stderr); return 2; }
         pos[npos++] = argv[i];
     }
-    if (npos != 2) { fputs(help, stderr); return 2; }
+    if (npos != 2) { fputs(help, stderr); free(config); return 2; }
     char summary[512] = "";
-    if (ck_convert(pos[0], pos[1], &o, summary, sizeof summary) != 0) {
+    int rc = ck_convert(pos[0], pos[1], &o, summary, sizeof summary);
+    free(config);
+    if (rc != 0) {
         fprintf(stderr, "gpnscope convert: %s\n", gs_error());
         return 1;
     }

@@ -170,6 +170,19 @@ for outp in "$dir/self.pkl" "$dir/self-link.safetensors" "$dir/../convert/self.p
   else grep -q "the output is the input" "$dir/self.out" && ok "output == input refused, even with --force ($(basename "$outp"))" || bad "self: $(cat "$dir/self.out")"; fi
 done
 [[ $(sha256sum "$dir/self.pkl" | cut -d' ' -f1) == "$in_sum" ]] && ok "the input is unchanged" || bad "the input changed"
+# a companion .pt with its model config (--config): the Transformer++ loads with the heads the config
+# gives; without the config its heads are unknown and it is refused in one line naming --config
+fx="$GPNSCOPE_FIXTURES/reference"
+"$py" -c "import json,struct,sys; r=open(sys.argv[1],'rb').read(); h=json.loads(r[8:8+struct.unpack('<Q',r[:8])[0]]); open(sys.argv[2],'w').write(h['__metadata__']['config'])" \
+  "$fx/tpp2.weights.safetensors" "$dir/tpp2.config.json"
+"$GPNSCOPE_BIN" convert "$fx/tpp2.checkpoint.pt" "$dir/tpp2.safetensors" --config "$dir/tpp2.config.json" >/dev/null &&
+  [[ "$("$GPNSCOPE_BIN" info "$dir/tpp2.safetensors")" == *"heads=2"* ]] && ok "--config: the converted Transformer++ knows its heads" || bad "--config"
+# its tensors are the fixture's bit for bit (checked above for every .pt), so with the same config
+# it is the same model: the engine's parity with the companion (test_family_tpp) holds for it
+"$GPNSCOPE_BIN" convert "$fx/tpp2.checkpoint.pt" "$dir/tpp2-noconfig.safetensors" >/dev/null
+set +e; "$GPNSCOPE_BIN" info "$dir/tpp2-noconfig.safetensors" >/dev/null 2>"$dir/nocfg.err"; rc=$?; set -e
+[[ $rc -ne 0 && $(wc -l <"$dir/nocfg.err") -eq 1 ]] && grep -q -- "--config" "$dir/nocfg.err" &&
+  ok "without --config its heads are unknown: $(cat "$dir/nocfg.err")" || bad "no config: exit $rc $(cat "$dir/nocfg.err")"
 ls "$dir" | grep -q "convert-" && bad "temporary files left: $(ls "$dir" | grep convert-)" || ok "no temporary files left behind"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -68,7 +68,8 @@ static int infer(const st_file *f, gpn_config *c) {
     if (got < 0) return -1;
     if (!got)
         return gs_fail("a Transformer++ checkpoint must say its number of attention heads, which its shapes cannot "
-                       "tell: save it with __metadata__ config = the companion's model config (n_heads) or n_heads");
+                       "tell: convert the .pt with gpnscope convert --config CONFIG.json (the companion's model config), or add "
+                       "__metadata__ n_heads");
     if (H < 1 || H > c->d) return gs_fail("__metadata__ n_heads=%ld: it must be 1..%d (hidden_dim)", H, c->d);
     c->H = (int)H;
     c->dk = c->dv = c->d / c->H;
