@@ -175,8 +175,8 @@ done
 fx="$GPNSCOPE_FIXTURES/reference"
 "$py" -c "import json,struct,sys; r=open(sys.argv[1],'rb').read(); h=json.loads(r[8:8+struct.unpack('<Q',r[:8])[0]]); open(sys.argv[2],'w').write(h['__metadata__']['config'])" \
   "$fx/tpp2.weights.safetensors" "$dir/tpp2.config.json"
-"$GPNSCOPE_BIN" convert "$fx/tpp2.checkpoint.pt" "$dir/tpp2.safetensors" --config "$dir/tpp2.config.json" >/dev/null &&
-  [[ "$("$GPNSCOPE_BIN" info "$dir/tpp2.safetensors")" == *"heads=2"* ]] && ok "--config: the converted Transformer++ knows its heads" || bad "--config"
+"$GPNSCOPE_BIN" convert "$fx/tpp2.checkpoint.pt" "$dir/tpp2-config.safetensors" --config "$dir/tpp2.config.json" >/dev/null &&
+  [[ "$("$GPNSCOPE_BIN" info "$dir/tpp2-config.safetensors")" == *"heads=2"* ]] && ok "--config: the converted Transformer++ knows its heads" || bad "--config"
 # its tensors are the fixture's bit for bit (checked above for every .pt), so with the same config
 # it is the same model: the engine's parity with the companion (test_family_tpp) holds for it
 "$GPNSCOPE_BIN" convert "$fx/tpp2.checkpoint.pt" "$dir/tpp2-noconfig.safetensors" >/dev/null
