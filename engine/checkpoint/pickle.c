@@ -345,8 +345,8 @@ static int step(pk_doc *d, int *stop) {
     d->op_pos = d->pos;
     d->op = d->p[d->pos++];
     uint64_t u;
-    const char *s, *s2;
-    size_t len, len2;
+    const char *s = NULL, *s2 = NULL;
+    size_t len = 0, len2 = 0;
     int64_t iv;
     int big;
     pk_value *a, *b, *c;

@@ -192,7 +192,7 @@ static int tensor_of(torch_ckpt *c, const torch_limits *lim, const pk_value *v, 
     pk_value **arg = v->u.obj.args->u.seq.v;
     torch_storage *s = NULL;
     int64_t offset, shape[ST_MAX_DIMS], stride[ST_MAX_DIMS];
-    int nd, ns;
+    int nd = 0, ns = 0;
     memset(a, 0, sizeof *a);
     if (storage_of(c, lim, arg[0], &s) != 0) return -1;
     if (pk_int(arg[1], &offset) != 0) return gs_fail("the storage offset is not an integer");
