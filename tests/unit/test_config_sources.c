@@ -1,7 +1,7 @@
 /* `gpnscope info`'s sources (gs_family.describe): every family says where
  * each size came from, the shape of the tensor it was read from or the
  * metadata key, and a Transformer++'s heads name the key they were read from
- * (the config's, or a plain n_heads that takes precedence). */
+ * (the config's, or a plain n_heads that takes precedence); Elman's too. */
 #include <string.h>
 
 #include "base/error.h"
@@ -61,6 +61,20 @@ int main(void) {
     sources(fixture("reference/gpn.weights.safetensors"), buf, sizeof buf);
     has("gpn", buf, "d_ffn 44 (ffn_w2_k [44, 36])\n");
     has("gpn", buf, "d_emb 20 (embedding [89, 20])\n");
+
+    /* Elman has no fixture: a random one, saved */
+    gpn_config ec = {.arch = GPN_ARCH_ELMAN, .n_layers = 1, .d = 8, .e = 8, .V = 11};
+    gpn_model *em = gpn_model_random(&ec, 3);
+    CHECK(em != NULL, "an Elman model: %s", gs_error());
+    if (em) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/elman.safetensors", scratch_dir("config_sources"));
+        CHECK(gpn_model_save(em, path, 0) == 0, "save: %s", gs_error());
+        sources(path, buf, sizeof buf);
+        has("elman", buf, "vocab_size 11 (embedding [11, 8])\n");
+        has("elman", buf, "d_state 8 (embedding [11, 8] (the decode is tied))\n");
+        gpn_model_free(em);
+    }
 
     /* a buffer too small is cut, never overrun */
     char tiny[24];
