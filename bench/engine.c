@@ -11,10 +11,22 @@
  * those of any model under 10M parameters). Not a test: numbers depend on
  * the machine.
  *
- * usage: bench_engine [--quick] [MODEL.safetensors ...]
+ * The paper's baselines (issue 19), with random weights (gpn_model_random
+ * fills any family's tensors by their roles): Transformer++ 12 layers, d 768,
+ * V 32000, 12 heads, FFN 2048 (--tpp-ffn), tied head; GDN 10 layers, d 768,
+ * V 32000, 6 heads of d_k 128 and d_v 256, FFN 1536. The paper gives neither
+ * the Transformer's heads and FFN width nor GDN's FFN width; the output says
+ * so and prints the parameter counts. A Transformer step's cost grows with
+ * its position, so its rows are timed at a context length (the demo's window,
+ * 1024, and 2048; 64 with --quick) after stepping the engine there, and the
+ * attention's own FLOPs (4 T d per layer per token: scores and the weighted
+ * sum of values) are counted beside the GEMMs'. Batches whose KV cache would
+ * pass --kv-gb (default 16) are skipped, saying so.
+ *
+ * usage: bench_engine [--quick] [--tpp-ffn N] [--kv-gb G] [--only gpn|tpp|gdn] [MODEL.safetensors ...]
  *        bench_engine --engine-only B   (the engine alone at batch B, for perf)
  *   default models: the paper's 130M GPN+M configuration with random weights,
- *   and the reference fixtures (tests/fixtures/reference). */
+ *   the reference fixtures (tests/fixtures/reference), and the two baselines. */
 #include <cblas.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,9 +62,44 @@ static float *filled(size_t n) {
     return p;
 }
 
+/* The (k, n) of every GEMM of one step of a family's CPU engine, in its order
+ * (M is the batch): engine/arch/tpp/tpp_cpu.c's and engine/arch/gdn/gdn_cpu.c's
+ * projections, gpn_step_gemms for GPN. */
+static int step_gemms(const gpn_config *c, shape *s) {
+    int n = 0, d = c->d;
+    switch (c->arch) {
+    case GPN_ARCH_TPP:
+        for (int l = 0; l < c->n_layers; l++) {
+            for (int i = 0; i < 4; i++) s[n++] = (shape){d, d}; /* W_q, W_k, W_v, then W_o */
+            s[n++] = (shape){d, 2 * c->f};                      /* w1: gate | value */
+            s[n++] = (shape){c->f, d};                          /* w2 */
+        }
+        s[n++] = (shape){d, c->V}; /* the tied head */
+        return n;
+    case GPN_ARCH_GDN: {
+        int hk = c->H * c->dk, hv = c->H * c->dv;
+        for (int l = 0; l < c->n_layers; l++) {
+            s[n++] = (shape){d, hk}; /* q, k, v */
+            s[n++] = (shape){d, hk};
+            s[n++] = (shape){d, hv};
+            s[n++] = (shape){d, c->H}; /* a (decay), b (write strength) */
+            s[n++] = (shape){d, c->H};
+            s[n++] = (shape){d, hv}; /* g: the output gate */
+            s[n++] = (shape){hv, d}; /* o */
+            s[n++] = (shape){d, c->f}; /* gate, up, down */
+            s[n++] = (shape){d, c->f};
+            s[n++] = (shape){c->f, d};
+        }
+        s[n++] = (shape){d, c->V}; /* lm_head */
+        return n;
+    }
+    default: return gpn_step_gemms(c, s);
+    }
+}
+
 static double gemm_seconds_per_step(const gpn_config *c, int B, int reps, double *flops) {
     shape s[GPN_MAX_STEP_GEMMS];
-    int n = gpn_step_gemms(c, s);
+    int n = step_gemms(c, s);
     size_t maxk = 0, maxn = 0, maxw = 0;
     for (int i = 0; i < n; i++) {
         if ((size_t)s[i].k > maxk) maxk = s[i].k;
@@ -83,7 +130,7 @@ static double gemm_seconds_per_step(const gpn_config *c, int B, int reps, double
 
 static double gemv_seconds_per_step(const gpn_config *c, int reps, double *bytes) {
     shape s[GPN_MAX_STEP_GEMMS];
-    int n = gpn_step_gemms(c, s);
+    int n = step_gemms(c, s);
     if (n < 1) return 0;
     float **W = calloc((size_t)n, sizeof *W);
     float *x = calloc(65536, 4), *y = calloc(65536, 4);
@@ -101,13 +148,17 @@ static double gemv_seconds_per_step(const gpn_config *c, int reps, double *bytes
     return best;
 }
 
-static double engine_seconds_per_step(const gpn_model *m, int B, int steps) {
+/* The best time of one step over `steps`, after stepping every sequence to
+ * position `ctx` (a transformer's context; 0 elsewhere) and one warm-up. */
+static double engine_seconds_per_step(const gpn_model *m, int B, int steps, int ctx) {
     gpn_engine *e = gpn_engine_new(m, B);
     if (!e) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
     gpn_engine_reset(e);
     int32_t *tok = malloc((size_t)B * sizeof *tok);
-    for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
-    gpn_engine_step(e, tok, B); /* warm-up */
+    for (int t = 0; t <= ctx; t++) { /* the context, then the warm-up */
+        for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
+        if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+    }
     double best = 1e30;
     for (int s = 0; s < steps; s++) {
         for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
@@ -121,62 +172,146 @@ static double engine_seconds_per_step(const gpn_model *m, int B, int steps) {
     return best;
 }
 
-static void bench_model(const char *label, const gpn_model *m, const int *batches, int nb, int quick, int goals) {
+static double kv_gb = 16; /* --kv-gb: the most KV cache a Transformer row may allocate */
+
+/* The KV cache a Transformer engine holds at position `pos` for B sequences:
+ * keys and values, n_layers x d floats per position, in a capacity that
+ * doubles from 64 (tpp_cpu.c's reserve). */
+static double kv_bytes(const gpn_config *c, int B, int pos) {
+    double cap = 64;
+    while (cap <= pos) cap *= 2;
+    return 2.0 * cap * c->n_layers * c->d * 4.0 * B;
+}
+
+/* ctx: the Transformer's context length (0: a recurrent family, timed from
+ * position 0); its attention FLOPs are 4 ctx d per layer per token. */
+static void bench_model(const char *label, const gpn_model *m, const int *batches, int nb, int quick, int goals, int ctx) {
     const gpn_config *c = &m->cfg;
     printf("\n%s: %s N=%d d=%d e=%d f=%d H=%d dk=%d dv=%d V=%d (%.1f M params)\n", label, gpn_arch_name(c->arch),
            c->n_layers, c->d, c->e, c->f, c->H, c->dk, c->dv, c->V, m->n_params / 1e6);
-    printf("%6s %12s %12s %10s %12s %8s\n", "batch", "engine tok/s", "GEMM tok/s", "GEMM GF/s", "engine/GEMM", "goal");
+    double attn_per_token = ctx ? 4.0 * ctx * c->d * c->n_layers : 0;
+    if (ctx) {
+        shape sh[GPN_MAX_STEP_GEMMS];
+        int n = step_gemms(c, sh);
+        double gemm_per_token = 0;
+        for (int k = 0; k < n; k++) gemm_per_token += 2.0 * sh[k].k * sh[k].n;
+        printf("context %d: attention %.3f GFLOP per token beside the GEMMs' %.3f (%.0f%%); \"GEMM+attn tok/s\" runs "
+               "those FLOPs at the GEMMs' measured rate\n", ctx, attn_per_token / 1e9, gemm_per_token / 1e9,
+               100 * attn_per_token / gemm_per_token);
+        printf("%6s %12s %12s %10s %12s %14s %12s %8s\n", "batch", "engine tok/s", "GEMM tok/s", "GEMM GF/s", "engine/GEMM",
+               "GEMM+attn tok/s", "eng/(G+attn)", "goal");
+    } else
+        printf("%6s %12s %12s %10s %12s %8s\n", "batch", "engine tok/s", "GEMM tok/s", "GEMM GF/s", "engine/GEMM", "goal");
     for (int i = 0; i < nb; i++) {
         int B = batches[i];
         int steps = quick ? 2 : (B <= 16 ? 10 : 8); /* best of: the shared machine is noisy */
-        double flops, tg = gemm_seconds_per_step(c, B, steps, &flops);
-        double te = engine_seconds_per_step(m, B, steps);
-        printf("%6d %12.1f %12.1f %10.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
-               goals && B >= 64 ? ">=0.80" : "");
+        if (ctx && kv_bytes(c, B, ctx + steps) > kv_gb * 1e9) {
+            printf("%6d skipped: the KV cache at context %d would take %.1f GB (--kv-gb %g)\n", B, ctx,
+                   kv_bytes(c, B, ctx + steps) / 1e9, kv_gb);
+            continue;
+        }
+        double flops = 0, tg = gemm_seconds_per_step(c, B, steps, &flops);
+        double te = engine_seconds_per_step(m, B, steps, ctx);
+        if (ctx) {
+            double ta = tg + B * attn_per_token / (flops / tg); /* the attention at the GEMMs' rate */
+            printf("%6d %12.1f %12.1f %10.1f %12.2f %14.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
+                   B / ta, ta / te, goals && B >= 64 ? ">=0.80" : "");
+        } else
+            printf("%6d %12.1f %12.1f %10.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
+                   goals && B >= 64 ? ">=0.80" : "");
         if (B == 1) {
-            double bytes, tv = gemv_seconds_per_step(c, steps, &bytes);
+            double bytes = 0, tv = gemv_seconds_per_step(c, steps, &bytes);
             printf("%6s batch 1: engine %.2f ms/token, weights streamed once by SGEMV %.2f ms (%.1f GB/s): ratio %.2f%s\n",
                    "", te * 1e3, tv * 1e3, bytes / tv / 1e9, te / tv, goals ? " (goal <= 1.5)" : "");
         }
     }
 }
 
+/* The paper's baselines with random weights (see the top of this file). */
+static void bench_baselines(const int *batches, int quick, int tpp_ffn, int which_tpp, int which_gdn) {
+    int nb = quick ? 2 : 4;
+    if (which_tpp) {
+        gpn_config c = {.arch = GPN_ARCH_TPP, .n_layers = 12, .d = 768, .e = 768, .f = tpp_ffn, .H = 12, .dk = 64, .dv = 64,
+                        .V = 32000};
+        gpn_model *m = random_model(&c);
+        if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return; }
+        printf("\nthe paper's Transformer++ baseline: 12 layers, d 768, V 32000 as the paper; the paper gives neither the "
+               "heads nor the FFN width: 12 heads and FFN %d are chosen to approach its ~130M parameters "
+               "(%.1f M here with the tied head; FFN 2816 would give %.1f M)\n",
+               tpp_ffn, m->n_params / 1e6,
+               (m->n_params + 12.0 * 3 * 768 * (2816 - tpp_ffn)) / 1e6);
+        int ctxs[] = {1024, 2048}, nctx = quick ? 1 : 2;
+        for (int k = 0; k < nctx; k++) {
+            int ctx = quick ? 64 : ctxs[k];
+            char label[96];
+            snprintf(label, sizeof label, "paper Transformer++ baseline (random weights), context %d%s", ctx,
+                     ctx == 1024 ? " (the demo's window)" : "");
+            bench_model(label, m, batches, nb, quick, 1, ctx);
+        }
+        gpn_model_free(m);
+    }
+    if (which_gdn) {
+        gpn_config c = {.arch = GPN_ARCH_GDN, .n_layers = 10, .d = 768, .e = 768, .f = 1536, .H = 6, .dk = 128, .dv = 256,
+                        .V = 32000, .conv = 4, .norm_eps = 1e-6f};
+        gpn_model *m = random_model(&c);
+        if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return; }
+        printf("\nthe paper's GDN baseline: 10 layers, d 768, V 32000, 6 heads of d_k 128, d_v 256 (what its 1.97M memory "
+               "cells imply: 10 x 6 x 128 x 256); the paper gives no FFN width: 1536 is chosen to match its ~130M "
+               "parameters (%.1f M here, untied lm_head)\n", m->n_params / 1e6);
+        bench_model("paper GDN baseline (random weights)", m, batches, nb, quick, 1, 0);
+        gpn_model_free(m);
+    }
+}
+
 int main(int argc, char **argv) {
-    int quick = 0, profile_batch = 0;
-    const char *paths[16];
+    int quick = 0, profile_batch = 0, tpp_ffn = 2048;
+    const char *paths[16], *only = NULL;
     int np = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--engine-only") && i + 1 < argc) profile_batch = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--help")) { puts("usage: bench_engine [--quick] [MODEL.safetensors ...]"); return 0; }
-        else if (np < 16) paths[np++] = argv[i];
+        else if (!strcmp(argv[i], "--tpp-ffn") && i + 1 < argc) tpp_ffn = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--kv-gb") && i + 1 < argc) kv_gb = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--help")) {
+            puts("usage: bench_engine [--quick] [--tpp-ffn N] [--kv-gb G] [--only gpn|tpp|gdn] [MODEL.safetensors ...]");
+            return 0;
+        } else if (np < 16) paths[np++] = argv[i];
+    }
+    if (tpp_ffn < 1) { fprintf(stderr, "bench_engine: --tpp-ffn must be positive\n"); return 2; }
+    if (only && strcmp(only, "gpn") && strcmp(only, "tpp") && strcmp(only, "gdn")) {
+        fprintf(stderr, "bench_engine: --only %s: gpn, tpp or gdn\n", only);
+        return 2;
     }
     printf("gpnscope engine benchmark (OpenBLAS threads: %d)\n", openblas_get_num_threads());
     int batches[] = {1, 16, 64, 256};
     if (profile_batch > 0) { /* for perf: the engine alone on the paper config */
         gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
         gpn_model *m = random_model(&paper);
-        double t = engine_seconds_per_step(m, profile_batch, 40);
+        double t = engine_seconds_per_step(m, profile_batch, 40, 0);
         printf("batch %d: %.1f tok/s\n", profile_batch, profile_batch / t);
         gpn_model_free(m);
         return 0;
     }
-    if (np == 0) {
+    if (np == 0 && (!only || !strcmp(only, "gpn"))) {
         gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
         gpn_model *m = random_model(&paper);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
-        bench_model("paper 130M GPN+M (random weights)", m, batches, quick ? 2 : 4, quick, 1);
+        bench_model("paper 130M GPN+M (random weights)", m, batches, quick ? 2 : 4, quick, 1, 0);
         gpn_model_free(m);
         const char *fx[] = {"tests/fixtures/reference/gpnm1.weights.safetensors", "tests/fixtures/reference/gpn.weights.safetensors"};
         for (int i = 0; i < 2; i++) {
             gpn_model *f = gpn_model_load(fx[i]);
-            if (f) { bench_model(fx[i], f, batches, 4, quick, 0); gpn_model_free(f); }
+            if (f) { bench_model(fx[i], f, batches, 4, quick, 0, 0); gpn_model_free(f); }
         }
     }
+    if (np == 0) bench_baselines(batches, quick, tpp_ffn, !only || !strcmp(only, "tpp"), !only || !strcmp(only, "gdn"));
     for (int i = 0; i < np; i++) {
         gpn_model *m = gpn_model_load(paths[i]);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
-        bench_model(paths[i], m, batches, 4, quick, m->n_params >= 10e6); /* goals for models of real size */
+        /* goals for models of real size; a transformer at the demo's window (64 with --quick) */
+        int ctx = m->cfg.arch == GPN_ARCH_TPP ? (quick ? 64 : 1024) : 0;
+        bench_model(paths[i], m, batches, 4, quick, m->n_params >= 10e6, ctx);
         gpn_model_free(m);
     }
     return 0;

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/arch/family.h"
+#include "engine/checkpoint/safetensors.h"
 #include "engine/model.h"
 
 static const char *help =
@@ -18,8 +19,32 @@ static const char *help =
     "tensor shapes, parameter counts by group, the stored dtype, tensors present in\n"
     "the file that the architecture does not use, the file's SHA-256, and the\n"
     "model's sites: the names `record --sites`, `ablate` and the probes take\n"
-    "(docs/hooks.md), with their kind and width.\n\n"
+    "(docs/hooks.md), with their kind and width; and where each size came from\n"
+    "(the shape of which tensor, which __metadata__ key, or a fixed bound).\n\n"
     "  --json   print one JSON object instead of a table\n";
+
+/* The family's "NAME VALUE (SOURCE)" lines into buf (empty if it says none).
+ * The file is opened again because the model keeps no metadata. */
+static void config_sources(const gs_family *fam, const gpn_model *m, char *buf, size_t size) {
+    buf[0] = 0;
+    if (!fam || !fam->describe) return;
+    st_file *f = safetensors_open(m->path);
+    if (!f) return;
+    fam->describe(f, &m->cfg, buf, size);
+    safetensors_close(f);
+}
+
+/* One line "NAME VALUE (SOURCE)" split in place; 0 when it is not one. */
+static int split_source(char *line, char **name, char **value, char **source) {
+    char *sp = strchr(line, ' '), *open = strchr(line, '(');
+    size_t len = strlen(line);
+    if (!sp || !open || open < sp || !len || line[len - 1] != ')') return 0;
+    *sp = 0;
+    line[len - 1] = 0;
+    if (open[-1] == ' ') open[-1] = 0; /* open > sp >= line: the value ends before " (" */
+    *name = line, *value = sp + 1, *source = open + 1;
+    return 1;
+}
 
 int cmd_info(int argc, char **argv) {
     int json = 0;
@@ -49,6 +74,8 @@ int cmd_info(int argc, char **argv) {
         if (g == ng) { groups[ng] = specs[i].group; counts[ng++] = 0; }
         counts[g] += specs[i].numel;
     }
+    char sources[4096];
+    config_sources(fam, m, sources, sizeof sources);
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", m->path);
@@ -67,6 +94,16 @@ int cmd_info(int argc, char **argv) {
         for (int i = 0; i < ng; i++) cJSON_AddNumberToObject(g, groups[i], (double)counts[i]);
         cJSON_AddStringToObject(o, "dtype", m->source_dtype);
         cJSON_AddStringToObject(o, "sha256", m->hash);
+        /* {"n_heads": {"value": "2", "source": "__metadata__.config n_heads"}, ...} */
+        cJSON *src = cJSON_AddObjectToObject(o, "config_sources");
+        char copy[sizeof sources], *save = NULL, *name, *value, *from;
+        memcpy(copy, sources, sizeof copy);
+        for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            if (!split_source(line, &name, &value, &from)) continue;
+            cJSON *e = cJSON_AddObjectToObject(src, name);
+            cJSON_AddStringToObject(e, "value", value);
+            cJSON_AddStringToObject(e, "source", from);
+        }
         cJSON *sites = cJSON_AddArrayToObject(o, "sites");
         for (int i = 0; fam && i < fam->n_sites; i++) {
             const gs_site *st = &fam->sites[i];
@@ -92,7 +129,15 @@ int cmd_info(int argc, char **argv) {
                c->n_layers == 1 ? "" : "s", c->decoder_bias ? ", decoder bias" : "");
         printf("sizes        V=%d d_state=%d d_emb=%d d_ffn=%d", c->V, c->d, c->e, c->f);
         if (c->H) printf(" heads=%d d_key=%d d_val=%d", c->H, c->dk, c->dv);
-        printf("\nparameters   %zu (%.2f M), stored as %s, computed in float32\n", m->n_params, m->n_params / 1e6, m->source_dtype);
+        printf("\n");
+        if (sources[0]) {
+            printf("sources      (where each size came from)\n");
+            char copy[sizeof sources], *save = NULL;
+            memcpy(copy, sources, sizeof copy);
+            for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+                printf("  %s\n", line);
+        }
+        printf("parameters   %zu (%.2f M), stored as %s, computed in float32\n", m->n_params, m->n_params / 1e6, m->source_dtype);
         for (int i = 0; i < ng; i++) printf("  %-14s %12zu\n", groups[i], counts[i]);
         printf("sha256       %s\n", m->hash);
         if (m->n_extra) {

@@ -3,6 +3,7 @@
  * folder engine/arch/<family>/ and one line here (docs/architecture.md). */
 #include "engine/arch/family.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "base/error.h"
@@ -53,6 +54,7 @@ int gs_site_width(const gs_site *s, const gpn_config *c) {
     case GS_DIM_HEADS_KEY: return c->H * c->dk;
     case GS_DIM_HEADS_VAL: return c->H * c->dv;
     case GS_DIM_HEADS_KEY_VAL: return c->H * c->dk * c->dv;
+    case GS_DIM_HEADS_PATTERN: return c->H * GS_PATTERN_KEYS;
     }
     return 0;
 }
@@ -83,4 +85,28 @@ const char *gs_site_kind_name(gs_site_kind k) {
     case GS_SITE_SCALAR: return "scalar";
     }
     return "?";
+}
+
+void gs_describe(char *buf, size_t size, const char *name, long value, const char *fmt, ...) {
+    size_t at = strlen(buf);
+    if (at + 1 >= size) return;
+    int n = snprintf(buf + at, size - at, "%s %ld (", name, value);
+    if (n < 0 || (size_t)n >= size - at) return;
+    at += (size_t)n;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + at, size - at, fmt, ap);
+    va_end(ap);
+    at = strlen(buf);
+    snprintf(buf + at, size - at, ")\n");
+}
+
+void gs_describe_shape(char *buf, size_t size, const char *name, long value, const st_file *f, const char *tensor,
+                       const char *how) {
+    const st_tensor *t = safetensors_find(f, tensor);
+    char shape[96] = "";
+    for (int i = 0; t && i < t->ndim; i++)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    if (t) gs_describe(buf, size, name, value, "%s [%s]%s", tensor, shape, how);
+    else gs_describe(buf, size, name, value, "%s absent%s", tensor, how);
 }

@@ -33,7 +33,14 @@ typedef enum {
 
 /* How a site's width follows from the config. */
 typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEADS_KEY, GS_DIM_HEADS_VAL,
-               GS_DIM_HEADS_KEY_VAL /* H*dk*dv: a dk x dv matrix per head, row-major (GDN's S) */ } gs_dim;
+               GS_DIM_HEADS_KEY_VAL, /* H*dk*dv: a dk x dv matrix per head, row-major (GDN's S) */
+               GS_DIM_HEADS_PATTERN  /* H*GS_PATTERN_KEYS: attention weights per head on the most recent keys */
+} gs_dim;
+
+/* The key positions an attention pattern site keeps per head: the most
+ * recent GS_PATTERN_KEYS (the sites have fixed widths, a window does not;
+ * docs/hooks.md). */
+#define GS_PATTERN_KEYS 64
 
 typedef struct {
     const char *name;  /* "state.pred", "blocks.{i}.hook_mlp_out" */
@@ -83,6 +90,13 @@ typedef struct {
      * probe; NULL: the family has none (those analyses are skipped) */
     int (*decode)(const gpn_model *m, const float *s, float *logits);
     const float *(*embedding)(const gpn_model *m, int *width);
+    /* `gpnscope info`'s account of where each size came from: lines
+     * "NAME VALUE (SOURCE)\n" appended to buf (a tensor's shape, a metadata
+     * key, a fixed bound), for the file f whose config c infer() gave; NULL:
+     * the family says nothing. It reads the file, not the model, because only
+     * the file still holds the metadata. (Entries are added at the end only:
+     * the rows use positional initializers, so trailing ones are NULL.) */
+    void (*describe)(const st_file *f, const gpn_config *c, char *buf, size_t size);
 } gs_family;
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
@@ -104,5 +118,13 @@ const gs_site *gs_site_of_role(const gs_family *f, const gpn_config *c, gs_site_
  * ignored for sites that are not per layer. */
 void gs_site_format(const gs_site *s, int layer, char *out, size_t size);
 const char *gs_site_kind_name(gs_site_kind k);
+
+/* For describe(): append "NAME VALUE (SOURCE)\n" to buf, SOURCE formatted;
+ * and the same with SOURCE the tensor's name and shape ("embedding [89, 32]")
+ * followed by `how` (e.g. " / n_heads"; may be ""). */
+void gs_describe(char *buf, size_t size, const char *name, long value, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void gs_describe_shape(char *buf, size_t size, const char *name, long value, const st_file *f, const char *tensor,
+                       const char *how);
 
 #endif

@@ -20,6 +20,12 @@ static int infer(const st_file *f, gpn_config *c) {
     return 0;
 }
 
+/* Where each size came from, as infer() found it. */
+static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+    gs_describe_shape(buf, size, "vocab_size", c->V, f, "embedding", "");
+    gs_describe_shape(buf, size, "d_state", c->d, f, "embedding", " (the decode is tied)");
+}
+
 static int check_metadata(const st_file *f, const gpn_config *c) {
     const char *arch = safetensors_meta(f, "arch");
     if (arch && strcmp(arch, "elman"))
@@ -74,5 +80,5 @@ static const float *embedding(const gpn_model *m, int *width) {
 const gs_family gs_family_elman = {
     "elman", "elman", "Elman RNN, a toy family", GPN_ARCH_ELMAN, 1, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensor 'elman.W'", infer, check_metadata, validate, tensor_specs, NULL, write_metadata,
-    elman_cpu_new, NULL, decode, embedding,
+    elman_cpu_new, NULL, decode, embedding, describe,
 };

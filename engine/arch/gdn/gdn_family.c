@@ -89,6 +89,23 @@ static int infer(const st_file *f, gpn_config *c) {
     return 0;
 }
 
+/* Where each size came from, as infer() found it. */
+static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+    gs_describe_shape(buf, size, "vocab_size", c->V, f, "model.embeddings.weight", "");
+    gs_describe_shape(buf, size, "hidden_dim", c->d, f, "model.embeddings.weight", "");
+    gs_describe(buf, size, "n_layers", c->n_layers, "model.layers.{i}.attn.A_log for i = 0..%d", c->n_layers - 1);
+    gs_describe_shape(buf, size, "n_heads", c->H, f, "model.layers.0.attn.A_log", "");
+    gs_describe_shape(buf, size, "head_dim", c->dk, f, "model.layers.0.attn.q_proj.weight", " / n_heads");
+    gs_describe_shape(buf, size, "d_v", c->dv, f, "model.layers.0.attn.v_proj.weight", " / n_heads");
+    gs_describe_shape(buf, size, "ffn_dim", c->f, f, "model.layers.0.mlp.gate_proj.weight", "");
+    gs_describe_shape(buf, size, "conv_size", c->conv, f, "model.layers.0.attn.q_conv1d.weight", "");
+    /* eps is a float: its line is written here, in the helpers' form */
+    double eps;
+    size_t at = strlen(buf);
+    snprintf(buf + at, size > at ? size - at : 0, "norm_eps %g (%s)\n", c->norm_eps,
+             config_number(f, "norm_eps", &eps) ? "__metadata__.config norm_eps" : "fla's default: no __metadata__.config norm_eps");
+}
+
 static int check_metadata(const st_file *f, const gpn_config *c) {
     const char *arch = safetensors_meta(f, "arch");
     if (arch && strcmp(arch, "gdn")) return gs_fail("__metadata__ says arch=%s but the tensors are those of gdn", arch);
@@ -220,5 +237,5 @@ static const float *embedding(const gpn_model *m, int *width) {
 const gs_family gs_family_gdn = {
     "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
-    tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding,
+    tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe,
 };

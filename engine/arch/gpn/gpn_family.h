@@ -9,6 +9,7 @@ extern const gs_family gs_family_gpn, gs_family_gpn_m;
 /* Checkpoints (gpn_model.c). */
 int gpn_family_recognise(const st_file *f);
 int gpn_family_infer(const st_file *f, gpn_config *c);
+void gpn_family_describe(const st_file *f, const gpn_config *c, char *buf, size_t size);
 int gpn_family_check_metadata(const st_file *f, const gpn_config *c);
 int gpn_family_validate(const gpn_config *c);
 int gpn_family_tensor_specs(const gpn_config *c, gpn_tensor_spec *s);

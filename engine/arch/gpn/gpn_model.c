@@ -171,6 +171,24 @@ int gpn_family_infer(const st_file *f, gpn_config *c) {
     return 0;
 }
 
+/* Where each size came from, as gpn_family_infer found it. */
+void gpn_family_describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+    gs_describe_shape(buf, size, "vocab_size", c->V, f, "embedding", "");
+    gs_describe_shape(buf, size, "d_emb", c->e, f, "embedding", "");
+    gs_describe_shape(buf, size, "d_state", c->d, f, "decode_norm_w", "");
+    gs_describe(buf, size, "decoder_bias", c->decoder_bias, "tensor decode_bias %s", c->decoder_bias ? "present" : "absent");
+    if (c->arch == GPN_ARCH_GPN) {
+        gs_describe(buf, size, "n_layers", 1, "GPN has one layer: no tensor write_A_log");
+        gs_describe_shape(buf, size, "d_ffn", c->f, f, "ffn_w2_k", "");
+        return;
+    }
+    gs_describe(buf, size, "n_layers", c->n_layers, "L{i}_ffn_w2_k for i = 0..%d", c->n_layers - 1);
+    gs_describe_shape(buf, size, "d_ffn", c->f, f, "L0_ffn_w2_k", "");
+    gs_describe_shape(buf, size, "n_heads", c->H, f, "write_A_log", "");
+    gs_describe_shape(buf, size, "d_key", c->dk, f, "write_W_k_k", " / n_heads");
+    gs_describe_shape(buf, size, "d_val", c->dv, f, "write_W_v_k", " / n_heads");
+}
+
 /* __metadata__ may confirm the inferred config, never contradict it. */
 int gpn_family_check_metadata(const st_file *f, const gpn_config *c) {
     const char *arch = safetensors_meta(f, "arch");

@@ -19,6 +19,14 @@
 
 #include "engine/arch/family.h"
 
+/* The family's own hook point (engine/hooks.h's local range): the attention
+ * pattern, B rows of H * GS_PATTERN_KEYS. Row b, head h, column j holds the
+ * weight of key position pos_b - (GS_PATTERN_KEYS - 1) + j, so the last
+ * column is the current position and column GS_PATTERN_KEYS - 2 the previous
+ * one; NaN where that position is before 0. A hook's edit replaces those
+ * weights before the values are read (keys further back keep theirs). */
+#define TPP_HOOK_PATTERN ((gpn_hook_point)(GS_HOOK_LOCAL + 0))
+
 extern const gs_family gs_family_tpp;
 
 int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);

@@ -30,6 +30,7 @@ typedef struct {
     int max_batch;
     float *arena, *emb, *h, *xn, *q, *k, *v, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
     float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
+    float *pattern;   /* B x H x GS_PATTERN_KEYS: the pattern site's rows */
     float *scores;    /* one sequence's attention weights */
     int scores_cap;
     int32_t *top1;
@@ -122,25 +123,57 @@ static void rope_apply(const tpp_cpu *e, float *x, int B) {
         }
 }
 
-/* Causal softmax attention of each sequence's query over its cache
- * (positions 0..pos, this one included), scaled by 1/sqrt(Dh). */
+/* Head hd of sequence b's causal softmax weights over its cache (positions
+ * 0..pos, this one included), scaled by 1/sqrt(Dh), into p; returns their
+ * number. */
+static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
+    const gpn_config *c = &e->m->cfg;
+    int d = c->d, Dh = c->dk, L = c->n_layers;
+    int n = (int)e->host->pos[b] + 1;
+    const float *K = e->cache[b].k + (size_t)l * d + (size_t)hd * Dh;
+    const float *q = e->q + (size_t)b * d + (size_t)hd * Dh;
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, 1.0f / sqrtf((float)Dh), K, L * d, q, 1, 0.0f, p, 1);
+    float mx = p[0];
+    for (int j = 1; j < n; j++) mx = p[j] > mx ? p[j] : mx;
+    double sum = 0;
+    for (int j = 0; j < n; j++) sum += p[j] = expf(p[j] - mx);
+    float inv = (float)(1.0 / sum);
+    for (int j = 0; j < n; j++) p[j] *= inv;
+    return n;
+}
+
+/* Causal softmax attention of each sequence's query over its cache. With a
+ * hook on the pattern site, every head's weights are computed first into the
+ * site's window (TPP_HOOK_PATTERN), the hook runs, and the read then takes
+ * the window's weights as the hook left them: the weights are recomputed
+ * rather than kept, so no step holds B * H * pos of them. Without a hook the
+ * pattern costs nothing. */
 static void attend(tpp_cpu *e, int l, int B) {
     const gpn_config *c = &e->m->cfg;
-    int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers;
-    float scale = 1.0f / sqrtf((float)Dh);
+    int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, P = GS_PATTERN_KEYS;
+    int hooked = e->host->hook[TPP_HOOK_PATTERN] != NULL;
+    if (hooked) {
+        for (int b = 0; b < B; b++)
+            for (int hd = 0; hd < H; hd++) {
+                int n = weights(e, l, b, hd, e->scores);
+                float *row = e->pattern + ((size_t)b * H + hd) * P;
+                for (int j = 0; j < P; j++) {
+                    int key = n - P + j;
+                    row[j] = key >= 0 ? e->scores[key] : NAN;
+                }
+            }
+        gs_fire(e->host, TPP_HOOK_PATTERN, l, e->pattern, B, H * P);
+    }
     for (int b = 0; b < B; b++) {
-        int n = (int)e->host->pos[b] + 1;
-        const float *K = e->cache[b].k + (size_t)l * d, *Vc = e->cache[b].v + (size_t)l * d;
+        const float *Vc = e->cache[b].v + (size_t)l * d;
         for (int hd = 0; hd < H; hd++) {
-            const float *q = e->q + (size_t)b * d + (size_t)hd * Dh;
             float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->scores;
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, scale, K + (size_t)hd * Dh, L * d, q, 1, 0.0f, p, 1);
-            float mx = p[0];
-            for (int j = 1; j < n; j++) mx = p[j] > mx ? p[j] : mx;
-            double sum = 0;
-            for (int j = 0; j < n; j++) sum += p[j] = expf(p[j] - mx);
-            float inv = (float)(1.0 / sum);
-            for (int j = 0; j < n; j++) p[j] *= inv;
+            int n = weights(e, l, b, hd, p);
+            if (hooked) {
+                const float *row = e->pattern + ((size_t)b * H + hd) * P;
+                for (int j = 0; j < P; j++)
+                    if (n - P + j >= 0) p[n - P + j] = row[j];
+            }
             cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc + (size_t)hd * Dh, L * d, p, 1, 0.0f, o, 1);
         }
     }
@@ -240,7 +273,8 @@ static const gs_backend_i tpp_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_st
 int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
     size_t B = (size_t)max_batch, d = (size_t)c->d, V = (size_t)c->V, f = (size_t)c->f, half = (size_t)c->dk / 2;
-    size_t floats = B * (9 * d + 3 * f + 2 * V + 2 + 2 * half);
+    size_t P = (size_t)c->H * GS_PATTERN_KEYS;
+    size_t floats = B * (9 * d + 3 * f + 2 * V + 2 + 2 * half + P);
     tpp_cpu *e = calloc(1, sizeof *e);
     if (!e || !(e->arena = calloc(floats, sizeof(float))) || !(e->top1 = calloc(B, sizeof *e->top1)) ||
         !(e->layer = calloc((size_t)c->n_layers, sizeof *e->layer)) || !(e->cache = calloc(B, sizeof *e->cache))) {
@@ -275,7 +309,8 @@ int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
     e->nll = p, p += B;
     e->entropy = p, p += B;
     e->cos = p, p += B * half;
-    e->sin = p;
+    e->sin = p, p += B * half;
+    e->pattern = p;
     *out = (gs_backend){&tpp_cpu_i, e};
     return 0;
 }

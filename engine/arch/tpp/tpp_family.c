@@ -151,6 +151,22 @@ static void write_metadata(const gpn_config *c, st_writer *w) {
     st_writer_meta(w, "config", buf);
 }
 
+/* Where each size came from, as infer() found it. */
+static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+    char last[64];
+    snprintf(last, sizeof last, "blocks.%d.attn.W_q.weight", c->n_layers - 1);
+    gs_describe_shape(buf, size, "vocab_size", c->V, f, "embedding.weight", "");
+    gs_describe_shape(buf, size, "hidden_dim", c->d, f, "embedding.weight", "");
+    gs_describe(buf, size, "n_layers", c->n_layers, "blocks.{i}.attn.W_q.weight for i = 0..%d", c->n_layers - 1);
+    gs_describe_shape(buf, size, "ffn_dim", c->f, f, "blocks.0.ffn.w2.weight", "");
+    if (safetensors_meta(f, "n_heads")) gs_describe(buf, size, "n_heads", c->H, "__metadata__ n_heads");
+    else gs_describe(buf, size, "n_heads", c->H, "__metadata__.config n_heads");
+    gs_describe(buf, size, "d_head", c->dk, "hidden_dim / n_heads");
+    gs_describe(buf, size, "pattern_keys", GS_PATTERN_KEYS,
+                "fixed: blocks.{i}.attn.hook_pattern keeps each head's weights on the most recent %d keys",
+                GS_PATTERN_KEYS);
+}
+
 /* In step order. Residual sites of step t are at position t (after reading
  * x_t); logits and nll are the prediction of x_t, made at step t-1. */
 static const gs_site sites[] = {
@@ -166,6 +182,8 @@ static const gs_site sites[] = {
      "keys per head, after RoPE (what the KV cache keeps)"},
     {"blocks.{i}.attn.hook_v", NULL, GPN_HOOK_ATTN_V, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
      "values per head (what the KV cache keeps)"},
+    {"blocks.{i}.attn.hook_pattern", NULL, TPP_HOOK_PATTERN, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_PATTERN, GS_ROLE_NONE, 0,
+     0, "softmax weights per head on the 64 most recent keys, the current last (NaN before position 0); an edit changes the read"},
     {"blocks.{i}.hook_attn_out", NULL, GPN_HOOK_ATTN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "attention's contribution: W_o of the heads' causal softmax reads"},
     {"blocks.{i}.hook_resid_mid", NULL, GPN_HOOK_RESID_MID, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
@@ -192,5 +210,5 @@ static const float *embedding(const gpn_model *m, int *width) {
 const gs_family gs_family_tpp = {
     "transformer++", "transformer++", "Transformer++, the GPN paper's baseline", GPN_ARCH_TPP, 0, sites,
     ARRAY_LEN(sites), recognise, "tensors 'embedding.weight' and 'blocks.0.attn.W_q.weight'", infer, check_metadata,
-    validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL, decode, embedding,
+    validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL, decode, embedding, describe,
 };
