@@ -18,8 +18,6 @@
 #include "store/lock.h"
 #include "store/store.h"
 
-typedef gs_record_opts record_opts;
-
 /* One recorded vector site: its rows go to the states table under `kind`
  * ("pred" and "ground" for the two states, as stores have always called
  * them; the site's own name for any other). Sites the backend keeps after a
@@ -75,7 +73,7 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
     return 0;
 }
 
-static int plan_sites(const record_opts *o, const gpn_config *c, capture_plan *p) {
+static int plan_sites(const gs_record_opts *o, const gpn_config *c, capture_plan *p) {
     char list[1024];
     if (o->sites) snprintf(list, sizeof list, "%s", o->sites);
     else if (!o->states_given) { /* the family's state (its last layer's, if per layer) and its per-head rows */
@@ -108,7 +106,7 @@ static int plan_sites(const record_opts *o, const gpn_config *c, capture_plan *p
     return 0;
 }
 
-static int parse_plan(const record_opts *o, capture_plan *p) {
+static int parse_plan(const gs_record_opts *o, capture_plan *p) {
     memset(p, 0, sizeof *p);
     if (o->sites && o->states_given) return gs_fail("--sites and --states: give one (--states is the older spelling)");
     char *end;
@@ -138,7 +136,7 @@ static void choose_positions(const capture_plan *p, uint64_t seed, int64_t windo
     }
 }
 
-static char *settings_json(const record_opts *o, const gpn_corpus *c) {
+static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "seq_len", (double)o->seq_len);
     cJSON_AddNumberToObject(j, "windows", (double)corpus_n_windows(c));
@@ -212,7 +210,7 @@ static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_co
     return store_put_site(st, run, &nll);
 }
 
-static int64_t register_run(const record_opts *o, const capture_plan *plan, resources *r, const char *settings,
+static int64_t register_run(const gs_record_opts *o, const capture_plan *plan, resources *r, const char *settings,
                             int64_t *first_window) {
     store *st = r->st;
     const gpn_model *m = r->model;
@@ -297,7 +295,7 @@ fail:
  * windows is one transaction; a window's row is written last, in the batch
  * that completes it, so an interrupted run resumes at a batch boundary. */
 typedef struct {
-    const record_opts *o;
+    const gs_record_opts *o;
     const capture_plan *plan;
     resources *r;
     int64_t run;
@@ -411,7 +409,7 @@ void gs_record_opts_default(gs_record_opts *o) {
 
 int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *progress_ctx,
               const volatile sig_atomic_t *stop, gs_record_result *res) {
-    record_opts o = *opts;
+    gs_record_opts o = *opts;
     memset(res, 0, sizeof *res);
     res->run = -1;
     if (gpn_device_parse(o.device, o.precision, &o.dev)) return 2;
