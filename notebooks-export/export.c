@@ -211,6 +211,27 @@ static int tokens_npy(ctx *c) {
     int64_t n = count_rows(c, "SELECT count(*) FROM tokens WHERE run_id = ?1");
     if (n < 0) return -1;
     if (n == 0) return lacking(c, "token rows", "");
+    /* the arrays are <i4: an id past int32 would wrap negative (or into another id) */
+    static const char *const id_cols[3] = {"token_id", "next_token_id", "top1"};
+    for (int k = 0; k < 3; k++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT window, position, %s FROM tokens WHERE run_id = ?1 AND typeof(%s) = 'integer'"
+                 " AND %s NOT BETWEEN -2147483648 AND 2147483647 ORDER BY window, position LIMIT 1",
+                 id_cols[k], id_cols[k], id_cols[k]);
+        sqlite3_stmt *s = prepare(c, sql);
+        if (!s) return -1;
+        int step = sqlite3_step(s);
+        int rc = step == SQLITE_ROW
+                     ? gs_fail("%s: run %lld, window %lld, position %lld: tokens.%s is %lld, outside the 32-bit range "
+                               "of token ids in tokens_%s.npy: export --format csv", store_path(c->st),
+                               (long long)c->run, (long long)sqlite3_column_int64(s, 0),
+                               (long long)sqlite3_column_int64(s, 1), id_cols[k],
+                               (long long)sqlite3_column_int64(s, 2), id_cols[k])
+                 : step != SQLITE_DONE ? gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db))
+                                       : 0;
+        sqlite3_finalize(s);
+        if (rc) return rc;
+    }
     store_token_array t;
     if (store_read_tokens(c->st, c->run, &t) != 0) return -1;
     int64_t shape[2] = {t.n_windows, t.n_positions};
