@@ -71,7 +71,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t vocab = run_vocab(c);
     char problem[300] = "";
     if (V > 0 && vocab > 0 && V != vocab) {
-        snprintf(problem, sizeof problem, "logits_bar holds %lld values but the model's vocabulary has %lld tokens, "
+        snprintf(problem, sizeof problem, "logits_bar holds %lld values but the run's vocabulary has %lld tokens, "
                  "so its top tokens are not drawn from it (%s)", (long long)V, (long long)vocab,
                  nt > 0 ? "the stored default_tokens list is shown instead" : "and no default_tokens list is stored");
         snprintf(fig->problem, sizeof fig->problem, "%s", problem);

@@ -454,7 +454,7 @@ int main(void) {
         CHECK(strstr(r.notes, "figure 'state_geometry': panel (b) left empty: corr_sample holds 50 values, not 8 x 8 "
                               "= 64 for the 8 coordinates of corr_sample_dims"),
               "the correlation sample's size is said: %s", r.notes);
-        CHECK(strstr(r.notes, "figure 'default_direction': logits_bar holds 20 values but the model's vocabulary has "
+        CHECK(strstr(r.notes, "figure 'default_direction': logits_bar holds 20 values but the run's vocabulary has "
                               "30 tokens, so its top tokens are not drawn from it (the stored default_tokens list is "
                               "shown instead)"),
               "the short logits row is said: %s", r.notes);
