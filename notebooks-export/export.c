@@ -4,6 +4,7 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,30 @@ static void safe_name(char *out, size_t size, const char *in) {
     out[k] = 0;
 }
 
+/* 1 when an earlier file of this export has that name. */
+static int name_taken(const ctx *c, const char *name) {
+    for (int i = 0; i < c->res->n_files; i++)
+        if (!strcmp(c->res->files[i].name, name)) return 1;
+    return 0;
+}
+
+/* A stem whose files (stem + each suffix) no earlier file of this export
+ * has: two kinds or keys that sanitize alike ("a/b" and "a_b") would
+ * otherwise write the same file, the second over the first. */
+static void unique_stem(const ctx *c, char *stem, size_t size, const char *const *suffixes, int n_suffixes) {
+    char base[160], name[200];
+    snprintf(base, sizeof base, "%s", stem);
+    for (int k = 1;; k++) {
+        if (k > 1) snprintf(stem, size, "%s_%d", base, k);
+        int taken = 0;
+        for (int i = 0; i < n_suffixes && !taken; i++) {
+            snprintf(name, sizeof name, "%s%s", stem, suffixes[i]);
+            taken = name_taken(c, name);
+        }
+        if (!taken) return;
+    }
+}
+
 /* ---------- run ---------- */
 
 static int export_run_row(ctx *c) {
@@ -186,6 +211,27 @@ static int tokens_npy(ctx *c) {
     int64_t n = count_rows(c, "SELECT count(*) FROM tokens WHERE run_id = ?1");
     if (n < 0) return -1;
     if (n == 0) return lacking(c, "token rows", "");
+    /* the arrays are <i4: an id past int32 would wrap negative (or into another id) */
+    static const char *const id_cols[3] = {"token_id", "next_token_id", "top1"};
+    for (int k = 0; k < 3; k++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT window, position, %s FROM tokens WHERE run_id = ?1 AND typeof(%s) = 'integer'"
+                 " AND %s NOT BETWEEN -2147483648 AND 2147483647 ORDER BY window, position LIMIT 1",
+                 id_cols[k], id_cols[k], id_cols[k]);
+        sqlite3_stmt *s = prepare(c, sql);
+        if (!s) return -1;
+        int step = sqlite3_step(s);
+        int rc = step == SQLITE_ROW
+                     ? gs_fail("%s: run %lld, window %lld, position %lld: tokens.%s is %lld, outside the 32-bit range "
+                               "of token ids in tokens_%s.npy: export --format csv", store_path(c->st),
+                               (long long)c->run, (long long)sqlite3_column_int64(s, 0),
+                               (long long)sqlite3_column_int64(s, 1), id_cols[k],
+                               (long long)sqlite3_column_int64(s, 2), id_cols[k])
+                 : step != SQLITE_DONE ? gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db))
+                                       : 0;
+        sqlite3_finalize(s);
+        if (rc) return rc;
+    }
     store_token_array t;
     if (store_read_tokens(c->st, c->run, &t) != 0) return -1;
     int64_t shape[2] = {t.n_windows, t.n_positions};
@@ -228,7 +274,7 @@ static int heads_csv(ctx *c) {
  * from one ordered query: one window's block in memory at a time. */
 static int heads_npy(ctx *c) {
     sqlite3_stmt *s = prepare(c, "SELECT count(*), count(DISTINCT window), ifnull(max(position), -1) + 1,"
-                                 " ifnull(max(head), -1) + 1, min(position), min(head)"
+                                 " ifnull(max(head), -1) + 1, min(position), min(head), min(window), max(window)"
                                  " FROM head_steps WHERE run_id = ?1");
     if (!s) return -1;
     if (sqlite3_step(s) != SQLITE_ROW) {
@@ -236,9 +282,14 @@ static int heads_npy(ctx *c) {
         return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
     }
     int64_t rows = sqlite3_column_int64(s, 0), nw = sqlite3_column_int64(s, 1), T = sqlite3_column_int64(s, 2),
-            H = sqlite3_column_int64(s, 3), minp = sqlite3_column_int64(s, 4), minh = sqlite3_column_int64(s, 5);
+            H = sqlite3_column_int64(s, 3), minp = sqlite3_column_int64(s, 4), minh = sqlite3_column_int64(s, 5),
+            minw = sqlite3_column_int64(s, 6), maxw = sqlite3_column_int64(s, 7);
     sqlite3_finalize(s);
     if (rows == 0) return lacking(c, "head steps", " (a GPN has no memory heads)");
+    if (minw < INT32_MIN || maxw > INT32_MAX)
+        return gs_fail("%s: run %lld has head steps of window %lld, outside the int32 of heads_window.npy: export "
+                       "them as csv instead", store_path(c->st), (long long)c->run,
+                       (long long)(maxw > INT32_MAX ? maxw : minw));
     if (minp < 0 || minh < 0)
         return gs_fail("%s: run %lld has head steps at negative positions or heads: export them as csv instead",
                        store_path(c->st), (long long)c->run);
@@ -267,7 +318,8 @@ static int heads_npy(ctx *c) {
     s = rc ? NULL : prepare(c, "SELECT window, position, head, alpha, beta, mem_norm FROM head_steps WHERE run_id = ?1"
                                " ORDER BY window, position, head");
     if (!rc && !s) rc = -1;
-    int64_t wi = -1, cur = 0;
+    int64_t wi = -1, cur = 0, not_numbers = 0, first_w = 0, first_p = 0;
+    int first_col = 0;
     int step = SQLITE_DONE;
     while (!rc) {
         step = sqlite3_step(s);
@@ -284,11 +336,23 @@ static int heads_npy(ctx *c) {
             for (int64_t i = 0; i < 3 * T * H; i++) block[i] = NAN;
         }
         int64_t p = sqlite3_column_int64(s, 1), h = sqlite3_column_int64(s, 2);
-        for (int k = 0; k < 3; k++)
-            if (sqlite3_column_type(s, 3 + k) != SQLITE_NULL)
+        for (int k = 0; k < 3; k++) {
+            int type = sqlite3_column_type(s, 3 + k);
+            if (type == SQLITE_FLOAT || type == SQLITE_INTEGER)
                 block[k * T * H + p * H + h] = (float)sqlite3_column_double(s, 3 + k);
+            else if (type != SQLITE_NULL && !not_numbers++) { /* text reads as 0.0: NaN, and said */
+                first_w = win;
+                first_p = p;
+                first_col = k;
+            }
+        }
     }
     sqlite3_finalize(s);
+    if (!rc && not_numbers)
+        note(c, "warning: run %lld has %lld head-step value%s that %s not a number (the first: %s at window %lld, "
+                "position %lld): written as NaN", (long long)c->run, (long long)not_numbers,
+             not_numbers == 1 ? "" : "s", not_numbers == 1 ? "is" : "are", names[first_col], (long long)first_w,
+             (long long)first_p);
     if (!rc && wi + 1 != nw) rc = gs_fail("%s: the head steps changed while being read", store_path(c->st));
     for (int k = 0; k < 3; k++) {
         if (!rc) rc = gs_npy_end(&w[k]);
@@ -324,8 +388,29 @@ static int kinds_of(ctx *c, char (**kinds)[32]) {
 }
 
 static int states_kind(ctx *c, const char *kind) {
-    char sk[80], name[3][160], path[4096];
+    char sk[80], stem[120], name[3][200], path[4096];
     safe_name(sk, sizeof sk, kind);
+    snprintf(stem, sizeof stem, "states_%s", sk);
+    static const char *const npy_suffixes[3] = {".npy", "_window.npy", "_position.npy"}, *const csv_suffix[1] = {".csv"};
+    if (c->o->format == GS_EXPORT_NPY) unique_stem(c, stem, sizeof stem, npy_suffixes, 3);
+    else unique_stem(c, stem, sizeof stem, csv_suffix, 1);
+    /* the reader hands windows and positions over as int32: a larger one would wrap */
+    sqlite3_stmt *q = prepare(c, "SELECT window, position FROM states WHERE run_id = ?1 AND kind = ?2 AND"
+                                 " (window NOT BETWEEN -2147483648 AND 2147483647 OR"
+                                 " position NOT BETWEEN -2147483648 AND 2147483647) LIMIT 1");
+    if (!q) return -1;
+    sqlite3_bind_text(q, 2, kind, -1, SQLITE_TRANSIENT);
+    int step = sqlite3_step(q);
+    if (step == SQLITE_ROW) {
+        int rc = gs_fail("%s: run %lld has a '%s' state at window %lld, position %lld, outside the 32-bit range of "
+                         "window and position ids (a damaged or hand-edited store)", store_path(c->st),
+                         (long long)c->run, kind, (long long)sqlite3_column_int64(q, 0),
+                         (long long)sqlite3_column_int64(q, 1));
+        sqlite3_finalize(q);
+        return rc;
+    }
+    sqlite3_finalize(q);
+    if (step != SQLITE_DONE) return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
     int64_t n = store_count_states(c->st, c->run, kind);
     if (n < 0) return -1;
     store_states *rd = store_states_open(c->st, c->run, kind, -1, -1);
@@ -340,9 +425,9 @@ static int states_kind(ctx *c, const char *kind) {
         gs_npy_writer w[3];
         memset(w, 0, sizeof w);
         int64_t shape[2] = {n, d};
-        snprintf(name[0], sizeof name[0], "states_%s.npy", sk);
-        snprintf(name[1], sizeof name[1], "states_%s_window.npy", sk);
-        snprintf(name[2], sizeof name[2], "states_%s_position.npy", sk);
+        snprintf(name[0], sizeof name[0], "%s.npy", stem);
+        snprintf(name[1], sizeof name[1], "%s_window.npy", stem);
+        snprintf(name[2], sizeof name[2], "%s_position.npy", stem);
         for (int k = 0; k < 3 && !rc; k++) {
             path_of(c, name[k], path, sizeof path);
             rc = gs_npy_begin(&w[k], path, k ? "<i4" : "<f4", k ? 1 : 2, shape);
@@ -360,8 +445,8 @@ static int states_kind(ctx *c, const char *kind) {
         char what[3][200];
         snprintf(what[0], sizeof what[0], "the '%s' state vectors, one row per state in (window, position) order "
                                           "(float16 states widened)", kind);
-        snprintf(what[1], sizeof what[1], "the window of each row of states_%s.npy", sk);
-        snprintf(what[2], sizeof what[2], "the position of each row of states_%s.npy", sk);
+        snprintf(what[1], sizeof what[1], "the window of each row of %s.npy", stem);
+        snprintf(what[2], sizeof what[2], "the position of each row of %s.npy", stem);
         for (int k = 0; k < 3; k++) {
             if (!rc) rc = gs_npy_end(&w[k]);
             else gs_npy_abort(&w[k]);
@@ -369,7 +454,7 @@ static int states_kind(ctx *c, const char *kind) {
         }
     } else {
         gs_outfile out;
-        snprintf(name[0], sizeof name[0], "states_%s.csv", sk);
+        snprintf(name[0], sizeof name[0], "%s.csv", stem);
         path_of(c, name[0], path, sizeof path);
         if (!rc) rc = gs_outfile_open(&out, path);
         if (!rc) {
@@ -477,10 +562,13 @@ static int vectors_npy(ctx *c) {
     while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
         const char *an = (const char *)sqlite3_column_text(s, 1), *key = (const char *)sqlite3_column_text(s, 2);
-        char san[80], skey[80], name[160], what[256];
+        char san[80], skey[80], stem[200], name[220], what[256];
         safe_name(san, sizeof san, an ? an : "");
         safe_name(skey, sizeof skey, key ? key : "");
-        snprintf(name, sizeof name, "analysis_%lld_%s_%s.npy", (long long)id, san, skey);
+        snprintf(stem, sizeof stem, "analysis_%lld_%s_%s", (long long)id, san, skey);
+        static const char *const suffix[1] = {".npy"};
+        unique_stem(c, stem, sizeof stem, suffix, 1);
+        snprintf(name, sizeof name, "%s.npy", stem);
         snprintf(what, sizeof what, "vector '%s' of analysis %lld (%s)", key ? key : "", (long long)id, an ? an : "");
         int bytes = sqlite3_column_bytes(s, 3);
         const void *b = sqlite3_column_blob(s, 3);

@@ -139,18 +139,51 @@ static void py_string(sbuf *b, const char *s) {
 
 /* ---------- what the store held when the notebook was written ---------- */
 
+/* Store-derived text in the markdown: as <code> whose every character that
+ * markdown, HTML or the notebook's MathJax could read as markup (a backtick
+ * that ends a code span, <script>, a newline and '#' that make a heading,
+ * '$' that starts math) is a numeric character reference, which both
+ * markdown and HTML show as the character itself. Controls are shown as
+ * \n, \xNN. */
+static const char md_special[] = "\\`*_{}[]()#!|<>&$~\"'";
+
+static void lit(sbuf *b, const char *t) {
+    t = t ? t : "";
+    int plain = 1;
+    for (const unsigned char *p = (const unsigned char *)t; *p && plain; p++)
+        plain = *p >= 0x20 && *p != 0x7f && !strchr("`$<>&\\", *p);
+    if (plain && *t) { /* a code span shows the rest literally (no backtick can end it, no '$' start math) */
+        sb_printf(b, "`%s`", t);
+        return;
+    }
+    sb_str(b, "<code>");
+    for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
+        if (*p == '\n') sb_str(b, "&#92;n");
+        else if (*p == '\r') sb_str(b, "&#92;r");
+        else if (*p == '\t') sb_str(b, "&#92;t");
+        else if (*p < 0x20 || *p == 0x7f) sb_printf(b, "&#92;x%02x", *p);
+        else if (strchr(md_special, *p)) sb_printf(b, "&#%d;", *p);
+        else sb_add(b, (const char *)p, 1);
+    }
+    sb_str(b, "</code>");
+}
+
 static void intro(sbuf *b, store *st, const store_run_info *ri, const char *store_shown, const char *version) {
     sqlite3 *db = store_db(st);
     const char *base = strrchr(store_path(st), '/');
     base = base ? base + 1 : store_path(st);
-    sb_printf(b, "# gpnscope study: run %lld of `%s`\n\n", (long long)ri->id, base);
-    sb_printf(b,
-              "This notebook was written by `gpnscope export-notebook` (gpnscope %s) from the store `%s`. It opens "
+    sb_printf(b, "# gpnscope study: run %lld of ", (long long)ri->id);
+    lit(b, base);
+    sb_str(b, "\n\n");
+    sb_str(b, "This notebook was written by `gpnscope export-notebook` (gpnscope ");
+    lit(b, version);
+    sb_str(b, ") from the store ");
+    lit(b, store_shown);
+    sb_str(b, ". It opens "
               "the SQLite file with Python's `sqlite3` and pandas, asks it questions in SQL, and redraws the figures "
               "of `gpnscope plot` with matplotlib from the stored results (the numbers, not images). It only reads "
               "the store: after `gpnscope analyze` adds or replaces results, execute it again (Run All, or "
-              "`jupyter nbconvert --to notebook --execute --inplace` on this file).\n\n",
-              version, store_shown);
+              "`jupyter nbconvert --to notebook --execute --inplace` on this file).\n\n");
     char arch[32] = "", model[4096] = "";
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(db, "SELECT arch, path FROM models WHERE id = ?1", -1, &s, NULL) == SQLITE_OK) {
@@ -162,15 +195,21 @@ static void intro(sbuf *b, store *st, const store_run_info *ri, const char *stor
         }
     }
     sqlite3_finalize(s);
-    sb_printf(b, "**When this notebook was written**, run %lld was a `%s` run (%s) of ", (long long)ri->id, ri->kind,
-              ri->status);
-    if (arch[0]) sb_printf(b, "a `%s` model", arch);
+    sb_printf(b, "**When this notebook was written**, run %lld was a ", (long long)ri->id);
+    lit(b, ri->kind);
+    sb_str(b, " run (");
+    lit(b, ri->status);
+    sb_str(b, ") of ");
+    if (arch[0]) { sb_str(b, "a "); lit(b, arch); sb_str(b, " model"); }
     else sb_str(b, "a model");
-    if (model[0] && valid_utf8(model)) sb_printf(b, " (`%s`)", model);
-    sb_printf(b, " with d_state = %d and %d memory heads, over %lld windows of %d tokens (%lld tokens). It kept `%s` "
-                 "states as %s at positions `%s`",
-              ri->d_state, ri->n_heads, (long long)ri->windows_done, ri->seq_len, (long long)ri->tokens_done,
-              ri->states, ri->state_dtype, ri->positions);
+    if (model[0] && valid_utf8(model)) { sb_str(b, " ("); lit(b, model); sb_str(b, ")"); }
+    sb_printf(b, " with d_state = %d and %d memory heads, over %lld windows of %d tokens (%lld tokens). It kept ",
+              ri->d_state, ri->n_heads, (long long)ri->windows_done, ri->seq_len, (long long)ri->tokens_done);
+    lit(b, ri->states);
+    sb_str(b, " states as ");
+    lit(b, ri->state_dtype);
+    sb_str(b, " at positions ");
+    lit(b, ri->positions);
     /* counts */
     int n = 0;
     if (sqlite3_prepare_v2(db, "SELECT kind, count(*) FROM states WHERE run_id = ?1 GROUP BY kind ORDER BY kind", -1,
@@ -179,7 +218,9 @@ static void intro(sbuf *b, store *st, const store_run_info *ri, const char *stor
         while (sqlite3_step(s) == SQLITE_ROW) {
             const char *k = (const char *)sqlite3_column_text(s, 0);
             if (!k || !valid_utf8(k)) continue;
-            sb_printf(b, "%s %lld `%s` states", n++ ? "," : ":", (long long)sqlite3_column_int64(s, 1), k);
+            sb_printf(b, "%s %lld ", n++ ? "," : ":", (long long)sqlite3_column_int64(s, 1));
+            lit(b, k);
+            sb_str(b, " states");
         }
     }
     sqlite3_finalize(s);
@@ -197,7 +238,8 @@ static void intro(sbuf *b, store *st, const store_run_info *ri, const char *stor
         while (sqlite3_step(s) == SQLITE_ROW) {
             const char *k = (const char *)sqlite3_column_text(s, 0);
             if (!k || !valid_utf8(k)) continue;
-            sb_printf(b, "%s`%s`", n++ ? ", " : "Its analyses: ", k);
+            sb_str(b, n++ ? ", " : "Its analyses: ");
+            lit(b, k);
         }
     }
     sqlite3_finalize(s);
@@ -315,8 +357,14 @@ char *gs_notebook_render(store *st, const char *out_path, const gs_notebook_opts
         if (!strcmp(c->id, "intro")) {
             sb_str(&text, intro_text.s);
         } else {
+            /* every section after the helpers runs inside reading(): a crafted store (a text series,
+             * settings that are not an object) gives a line saying what is wrong, not an exception
+             * that stops Run All */
+            int guarded = c->code && strcmp(c->id, "setup") && strcmp(c->id, "load-vec") && strcmp(c->id, "helpers");
+            if (guarded) sb_printf(&text, "with reading('%s'):\n", c->id);
             for (int k = 0; c->lines[k]; k++) {
                 if (k) sb_str(&text, "\n");
+                if (guarded && c->lines[k][0]) sb_str(&text, "    ");
                 expand(&text, c->lines[k], subs, (int)(sizeof subs / sizeof *subs));
             }
         }

@@ -35,6 +35,24 @@ static void token_label(const plot_ctx *c, int64_t id, const char *stored, char 
     snprintf(out, size, "\"%s\"", vis);
 }
 
+/* The vocabulary size of the run's model (else its tokenizer's); 0 when neither is known. */
+static int64_t run_vocab(const plot_ctx *c) {
+    sqlite3_stmt *s = NULL;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(store_db(c->st),
+                           "SELECT ifnull(m.vocab_size, 0), ifnull(t.vocab_size, 0) FROM runs r LEFT JOIN models m"
+                           " ON m.id = r.model_id LEFT JOIN tokenizers t ON t.id = r.tokenizer_id WHERE r.id = ?1",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, c->run);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            v = sqlite3_column_int64(s, 0);
+            if (v <= 0) v = sqlite3_column_int64(s, 1);
+        }
+    }
+    sqlite3_finalize(s);
+    return v > 0 ? v : 0;
+}
+
 int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t aid = gp_analysis(c->st, c->run, "default_direction");
     if (aid <= 0) return 1;
@@ -48,6 +66,17 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t nt = gp_series(c->st, aid, "default_tokens", &tx, &ty);
     int64_t nem = gp_series(c->st, aid, "emergence", &ex, &ey);
     if (V < 0 || nt < 0 || nem < 0) goto done;
+    /* logits_bar is a decode over the whole vocabulary: a shorter (or longer) row has lost ids, and its
+     * largest entries are not the top tokens. The stored top list stands in, and both are said. */
+    int64_t vocab = run_vocab(c);
+    char problem[300] = "";
+    if (V > 0 && vocab > 0 && V != vocab) {
+        snprintf(problem, sizeof problem, "logits_bar holds %lld values but the run's vocabulary has %lld tokens, "
+                 "so its top tokens are not drawn from it (%s)", (long long)V, (long long)vocab,
+                 nt > 0 ? "the stored default_tokens list is shown instead" : "and no default_tokens list is stored");
+        snprintf(fig->problem, sizeof fig->problem, "%s", problem);
+        V = 0;
+    }
     if (nt > 0 && (nst = gp_series_labels(c->st, aid, "default_tokens", &stored)) < 0) goto done;
     snprintf(fig->name, sizeof fig->name, "%s", name);
     snprintf(fig->sources, sizeof fig->sources, "default_direction");
@@ -140,7 +169,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
                    );
     } else {
         gp_empty_panel(f, "(a) tokens decoded from the mean state",
-                       "no decode stored: analyze with the run's model (default_direction: logits_bar)");
+                       problem[0] ? problem : "no decode stored: analyze with the run's model (default_direction: logits_bar)");
     }
 
     /* (b) */
@@ -205,6 +234,10 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
              n, gp_num(b1, sizeof b1, gp_scalar(c->st, aid, "mean_norm")),
              gp_num(b2, sizeof b2, gp_scalar(c->st, aid, "norm_ratio")), uni, gp_num(b4, sizeof b4, t10),
              gp_num(b5, sizeof b5, t100));
+    if (problem[0]) {
+        size_t k = strlen(fig->caption);
+        snprintf(fig->caption + k, sizeof fig->caption - k, " Note: %s.", problem);
+    }
     rc = 0;
 done:
     gp_file_abort(&a);

@@ -33,6 +33,21 @@ int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t ndims = gp_vector(c->st, aid, "corr_sample_dims", &dims);
     if (ns < 0 || nc < 0 || ne < 0 || ncorr < 0 || ndims < 0) goto done;
     int m = ndims > 0 && ncorr == ndims * ndims ? (int)ndims : 0;
+    /* a sample of the wrong size is there but unusable: say so, not "not in the store" */
+    char corr_msg[300] = "not in the store (geometry: corr_sample)";
+    if (!m && (ncorr > 0 || ndims > 0)) {
+        if (!ndims)
+            snprintf(corr_msg, sizeof corr_msg, "corr_sample holds %lld values but corr_sample_dims is not in the "
+                     "store (geometry)", (long long)ncorr);
+        else if (!ncorr)
+            snprintf(corr_msg, sizeof corr_msg, "corr_sample_dims names %lld coordinates but corr_sample is not in "
+                     "the store (geometry)", (long long)ndims);
+        else
+            snprintf(corr_msg, sizeof corr_msg, "corr_sample holds %lld values, not %lld x %lld = %lld for the %lld "
+                     "coordinates of corr_sample_dims (geometry)", (long long)ncorr, (long long)ndims,
+                     (long long)ndims, (long long)(ndims * ndims), (long long)ndims);
+        snprintf(fig->problem, sizeof fig->problem, "panel (b) left empty: %s", corr_msg);
+    }
     const double d = gp_scalar(c->st, aid, "d"), n_states = gp_scalar(c->st, aid, "n_states");
     const double n90 = gp_scalar(c->st, aid, "components_90"), n99 = gp_scalar(c->st, aid, "components_99");
     const double median = gp_scalar(c->st, aid, "median_std");
@@ -184,7 +199,7 @@ int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
                 "plot 'state_geometry-corr.dat' matrix with image pixels notitle\n",
                 b3, gp_num(b1, sizeof b1, cmean), gp_num(b2, sizeof b2, cmax), m, m, cb, cb, cb / 2);
     } else {
-        gp_empty_panel(f, "(b) correlation heatmap", "not in the store (geometry: corr_sample)");
+        gp_empty_panel(f, "(b) correlation heatmap", corr_msg);
     }
     fprintf(f, "\nunset multiplot\n");
     gp_epilogue(f);
@@ -200,6 +215,10 @@ int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
              gp_num(b3, sizeof b3, gp_scalar(c->st, aid, "dead_dims")), m, cb,
              gp_num((char[32]){0}, 32, cmean), gp_num((char[32]){0}, 32, cmax), gp_num((char[32]){0}, 32, n90),
              gp_num((char[32]){0}, 32, n99), gs_paper(GS_PAPER_PCA)->paper);
+    if (fig->problem[0]) {
+        size_t k = strlen(fig->caption);
+        snprintf(fig->caption + k, sizeof fig->caption - k, " Not drawn: %s.", fig->problem);
+    }
     rc = 0;
 done:
     gp_file_abort(&a);

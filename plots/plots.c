@@ -151,6 +151,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
             return -1;
         }
         if (rc == 0) {
+            if (fg->problem[0]) note(r, "figure '%s': %s", fg->name, fg->problem);
             if (figures[i] == fig_ablations) ablations_drawn = 1;
             r->n_figures++;
         }

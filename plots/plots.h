@@ -38,6 +38,7 @@ typedef struct {
     char sources[128];    /* the analyses it is drawn from */
     unsigned rendered;    /* GS_PLOT_* bits rendered by this call */
     char error[GS_ERROR_MAX]; /* why it was not (fully) rendered; "" if it was */
+    char problem[512];    /* what in the store was not as the figure needs it (a panel left empty for it); "" */
 } gs_plot_figure;
 
 typedef struct {

@@ -91,6 +91,15 @@ row "a recording whose device cannot start" "the same test: \`--device cuda:99\`
 r="$(run_test cli_messages)"
 row "options out of range, unknown options, misleading hints" "\`tests/cli/messages.sh\`: \`ablate --windows -1/0/13/100000\`, \`--batch 0/100000\`, \`--run -1\`; an unknown option to every command; resuming with another tokenizer; token ids outside the vocabulary; a full tmpfs during \`ablate\`; a ground-only run; a hint with a path to quote" \
     "each one line naming the option or the cause and what to do; pasted hints work; $(checks cli_messages)" "$r"
+r="$(run_test cli_notebook)"
+row "store text with markup, '\$' token pieces and crafted results in the study notebook" "\`tests/cli/notebook.sh\` (c1): a model path and an analysis name with a backtick, \`<img onerror=...>\`, \`<script>\`, a newline and \`#\`; pieces \`\$\$\`, \`\$x\$\`; geometry settings \`[1, 2]\`; a NULL and an infinite scalar; a text point in a series; 3000 heads; executed, then \`jupyter nbconvert --to html\`" \
+    "the markup shown as text in the HTML, no heading or math from the store; the bars drawn; each crafted result one line (\`numpy: not shown: the settings of analysis 1 (geometry) are not a JSON object: '[1, 2]'\`), no cell raised" "$r"
+r="$(run_test test_export)"
+row "values a .npy cannot hold, and kinds that sanitize alike" "\`tests/unit/test_export.c\`: a window id of 3000000000 and 2^32, a \`next_token_id\` of 2^31, a text \`tokens.nll\`, a blob entropy, a text \`alpha\`; state kinds \`a/b\` and \`a_b\`, vector keys \`k/1\` and \`k_1\`" \
+    "each refused in one line naming the cell (\`run 1, window 0, position 1: tokens.next_token_id is 2147483648, outside the 32-bit range of token ids\`...), never wrapped or read as 0.0; \`ablate\` refuses the text NLL; the text \`alpha\` is NaN with a warning; \`states_a_b.npy\` and \`states_a_b_2.npy\`; $(checks test_export)" "$r"
+r="$(run_test test_plot)"
+row "results of the wrong size in plot" "\`tests/unit/test_plot.c\`: a \`logits_bar\` of 20 values for a vocabulary of 30, a \`corr_sample\` of 50 values for 8 coordinates" \
+    "said in the panel, the caption and the notes (\`corr_sample holds 50 values, not 8 x 8 = 64 for the 8 coordinates of corr_sample_dims\`...); the stored top list drawn, not the short row's largest; $(checks test_plot)" "$r"
 r="$(run_test test_checkpoint_hostile)"
 row "hostile checkpoints" "\`tests/unit/test_checkpoint_hostile.c\`: $(sed 's/^[0-9]*: //' "$tmp/test_checkpoint_hostile.log" | grep -c ' -> ') crafted files (truncated, lying lengths, overlapping or out-of-range tensors, bad dtypes and shapes, metadata twice, huge sizes from empty tensors, ...)" \
     "each a one-line error naming the file; $(checks test_checkpoint_hostile)" "$r"

@@ -1,6 +1,7 @@
 /* Readers for the analyses: run metadata, state vectors as float32 blocks,
  * per-head and per-token values as dense arrays, unigram counts, pieces. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,8 +214,8 @@ void store_states_close(store_states *r) {
 static int dense_axes(store *st, const char *table, int64_t run_id, int with_head, int32_t **windows, int64_t *n_windows,
                       int64_t *n_positions, int64_t *n_heads) {
     char sql[256];
-    snprintf(sql, sizeof sql, "SELECT count(DISTINCT window), ifnull(max(position), -1) + 1, %s FROM %s WHERE run_id = ?1",
-             with_head ? "ifnull(max(head), -1) + 1" : "1", table);
+    snprintf(sql, sizeof sql, "SELECT count(DISTINCT window), ifnull(max(position), -1) + 1, %s, min(window), max(window)"
+             " FROM %s WHERE run_id = ?1", with_head ? "ifnull(max(head), -1) + 1" : "1", table);
     sqlite3_stmt *s = st_prepare(st, sql);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run_id);
@@ -222,8 +223,14 @@ static int dense_axes(store *st, const char *table, int64_t run_id, int with_hea
     *n_windows = sqlite3_column_int64(s, 0);
     *n_positions = sqlite3_column_int64(s, 1);
     *n_heads = sqlite3_column_int64(s, 2);
+    const int64_t wmin = sqlite3_column_int64(s, 3), wmax = sqlite3_column_int64(s, 4);
     sqlite3_finalize(s);
     if (*n_windows == 0) return gs_fail("%s: run %lld has no %s rows", st->path, (long long)run_id, table);
+    /* the window ids are int32 here: a larger one would wrap (and be written negative into .npy files) */
+    if (wmin < INT32_MIN || wmax > INT32_MAX)
+        return gs_fail("%s: run %lld: %s has window %lld, outside the 32-bit range of window ids (a damaged or "
+                       "hand-edited store)", st->path, (long long)run_id, table,
+                       (long long)(wmax > INT32_MAX ? wmax : wmin));
     /* positions and heads index a dense array: refuse negative or absurd ones */
     int64_t total;
     if (*n_positions <= 0 || *n_heads <= 0 || __builtin_mul_overflow(*n_windows, *n_positions, &total) ||
@@ -304,19 +311,39 @@ int store_read_tokens(store *st, int64_t run_id, store_token_array *out) {
     sqlite3_bind_int64(s, 1, run_id);
     int64_t wi = 0;
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    static const char *const cols[5] = {"token_id", "next_token_id", "top1", "nll", "entropy"};
+    int bad = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         int w = sqlite3_column_int(s, 0);
         int64_t p = sqlite3_column_int64(s, 1);
         while (wi < out->n_windows && out->window_ids[wi] != w) wi++;
         if (wi == out->n_windows || p < 0) continue;
         size_t k = (size_t)(wi * out->n_positions + p);
         int32_t *ids[3] = {out->token_id, out->next_token_id, out->top1};
-        for (int c = 0; c < 3; c++)
-            if (sqlite3_column_type(s, 2 + c) != SQLITE_NULL) ids[c][k] = sqlite3_column_int(s, 2 + c);
-        if (sqlite3_column_type(s, 5) != SQLITE_NULL) out->nll[k] = (float)sqlite3_column_double(s, 5);
-        if (sqlite3_column_type(s, 6) != SQLITE_NULL) out->entropy[k] = (float)sqlite3_column_double(s, 6);
+        float *reals[2] = {out->nll, out->entropy};
+        /* sqlite3_column_int wraps ids of 2^31 and up, and sqlite3_column_double reads text as 0.0:
+         * either would pass for a real value (an NLL of 0 lowers ablate's base perplexity) */
+        for (int c = 0; c < 5 && !bad; c++) {
+            int type = sqlite3_column_type(s, 2 + c);
+            if (type == SQLITE_NULL) continue;
+            if (c < 3 && type == SQLITE_INTEGER) {
+                /* an id past int32 stays -1 (unknown), never wrapped into another id; the callers that
+                 * must not lose it say so by name first (ablate: outside the vocabulary; export) */
+                int64_t v = sqlite3_column_int64(s, 2 + c);
+                if (v >= INT32_MIN && v <= INT32_MAX) ids[c][k] = (int32_t)v;
+            } else if (c >= 3 && (type == SQLITE_FLOAT || type == SQLITE_INTEGER)) {
+                reals[c - 3][k] = (float)sqlite3_column_double(s, 2 + c);
+            } else {
+                gs_fail("%s: run %lld, window %d, position %lld: tokens.%s is %s, not %s (a damaged or "
+                        "hand-edited store)", st->path, (long long)run_id, w, (long long)p, cols[c],
+                        type == SQLITE_TEXT ? "text" : type == SQLITE_BLOB ? "a blob" : "a real number",
+                        c < 3 ? "an integer" : "a number");
+                bad = 1;
+            }
+        }
     }
     sqlite3_finalize(s);
+    if (bad) { store_token_array_free(out); return -1; }
     if (rc != SQLITE_DONE) { store_token_array_free(out); return st_fail(st, "reading tokens"); }
     return 0;
 }

@@ -40,6 +40,36 @@ GPNSCOPE_VEC= "$bin" export-notebook a.db --out nb/a2.ipynb --run 2 > out.txt ||
 grep -q "note: GPNSCOPE_VEC is empty" out.txt || { echo "FAIL: no note without the extension: $(cat out.txt)"; fail=1; }
 "$bin" export-notebook b.db --out nb/b1.ipynb > /dev/null || die "export-notebook b1"
 
+# c1: a crafted copy of a.db (issue 17, item 8): markup in the model path and an analysis name, '$' in
+# token pieces (LLaMA-2 has '$$'), settings that are a JSON array, NULL and infinite scalars, a text
+# series and thousands of heads; each must give a line saying what is wrong, never an exception
+cp a.db c.db
+"$py" - <<'PY' || die "crafting c.db"
+import sqlite3
+con = sqlite3.connect('c.db')
+con.execute("UPDATE models SET path = ? WHERE id = (SELECT model_id FROM runs WHERE id = 1)",
+            ("m`x <img src=x onerror=alert(1)>\n# Owned <script>alert(2)</script> $$ & co.safetensors",))
+con.execute("INSERT INTO analyses (run_id, name, settings, settings_hash) VALUES (1, ?, '{}', ?)",
+            ("evil`<script>alert(3)</script>\n# H", 'f' * 64))
+con.execute("INSERT INTO tokenizers (path, sha256, kind, vocab_size) VALUES ('dollars', ?, 'test', 97)", ('e' * 64,))
+tid = con.execute("SELECT id FROM tokenizers WHERE path = 'dollars'").fetchone()[0]
+con.executemany("INSERT INTO vocabulary VALUES (?, ?, ?, ?)",
+                [(tid, t, p, p.encode()) for t in range(97) for p in (('$$', '$x$', '$', '\\$')[t % 4],)])
+con.execute("UPDATE runs SET tokenizer_id = ? WHERE id = 1", (tid,))
+aid = lambda name: con.execute("SELECT max(id) FROM analyses WHERE run_id = 1 AND name = ?", (name,)).fetchone()[0]
+con.execute("UPDATE analyses SET settings = '[1, 2]' WHERE id = ?", (aid('geometry'),))
+con.execute("UPDATE analysis_scalars SET value = NULL WHERE analysis_id = ? AND key = 'stable_rank'", (aid('geometry'),))
+con.execute("UPDATE analysis_scalars SET value = 9e999 WHERE analysis_id = ? AND key = 'norm_std'", (aid('geometry'),))
+con.execute("UPDATE analysis_series SET y = 'abc' WHERE analysis_id = ? AND series = 'emergence' AND idx = 3",
+            (aid('default_direction'),))
+r = aid('retention')
+con.execute("DELETE FROM analysis_series WHERE analysis_id = ? AND series IN ('e_fold_time', 'pool')", (r,))
+con.executemany("INSERT INTO analysis_series (analysis_id, series, idx, x, y) VALUES (?, ?, ?, ?, ?)",
+                [(r, s, i, i, 3.0 + i if s == 'e_fold_time' else i % 3) for s in ('e_fold_time', 'pool') for i in range(3000)])
+con.commit()
+PY
+"$bin" export-notebook c.db --out nb/c1.ipynb --run 1 > /dev/null || die "export-notebook c1"
+
 # errors: one line, exit 1 (2 for usage)
 expect() { # code, text, command...
     local code=$1 text=$2; shift 2
@@ -61,8 +91,16 @@ export HOME="$dir/home" JUPYTER_RUNTIME_DIR="$dir/home/rt" JUPYTER_DATA_DIR="$di
        IPYTHONDIR="$dir/home/ipython" MPLCONFIGDIR="$dir/home/mpl" PYDEVD_DISABLE_FILE_VALIDATION=1 MPLBACKEND=
 start=$SECONDS
 "$py" -Xfrozen_modules=off -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
-    --output-dir "$dir/out" nb/a1.ipynb nb/a2.ipynb nb/b1.ipynb > nbconvert.log 2>&1 \
+    --output-dir "$dir/out" nb/a1.ipynb nb/a2.ipynb nb/b1.ipynb nb/c1.ipynb > nbconvert.log 2>&1 \
     || { tail -40 nbconvert.log; die "nbconvert --execute failed"; }
-echo "ok: three notebooks executed in $((SECONDS - start)) s"
+echo "ok: four notebooks executed in $((SECONDS - start)) s"
+# the crafted store's markup stays text in HTML
+"$py" -Xfrozen_modules=off -m nbconvert --to html --output-dir "$dir/html" out/c1.ipynb > nbconvert-html.log 2>&1 \
+    || { tail -20 nbconvert-html.log; die "nbconvert --to html failed"; }
+for bad in '<img src=x' '<script>alert' '<h1 id="Owned' '<h1>Owned' '<h1 id="H' ; do
+    grep -qF -- "$bad" html/c1.html && { echo "FAIL: c1.html holds '$bad' from the store"; fail=1; }
+done
+grep -qF 'onerror=alert(1)&gt;' html/c1.html && echo "ok: the model path is shown as text in c1.html" \
+    || { echo "FAIL: the model path is not shown as text in c1.html"; fail=1; }
 "$py" "$src/tests/notebooks/check_notebook.py" nb out || fail=1
 exit $fail

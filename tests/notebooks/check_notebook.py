@@ -156,5 +156,22 @@ check(outputs(nb, 'horizons')[1] == 1 and outputs(nb, 'geometry')[1] == 1, 'b1: 
 v = scalar(b, 1, 'geometry', 'participation_ratio')
 check(v is not None and stored_repr(v) in text, 'b1: the participation ratio is in the outputs')
 
+# ---- c1: a crafted store (issue 17, item 8) ----
+nb = load('c1', executed=True)  # outputs() fails any cell that raised
+text, images = outputs(nb)
+intro = ''.join(nb.cells[0].source)
+check('<img' not in intro and '<script' not in intro and '$' not in intro, 'c1: no markup or math from the store in the intro')
+check(not any(line.startswith('#') for line in intro.splitlines()[1:]), 'c1: no heading made by the store')
+check(outputs(nb, 'default-tokens')[1] == 1, "c1: the default-token bars drawn with '$' pieces")
+check("numpy: not shown: the settings of analysis" in text and "(geometry) are not a JSON object: '[1, 2]'" in text,
+      'c1: settings that are a JSON array are said')
+check('scalar(s) that are not numbers, left out: stable_rank = None' in text, 'c1: a NULL scalar is said')
+check("emergence: not shown: series 'emergence' of analysis" in text and "1 y value(s) that are not numbers (the first: 'abc' at point 3)" in text,
+      'c1: a text series is said')
+check('3000 heads: the retention curves of the first 64' in text, 'c1: thousands of heads are said')
+check("points for 3000 heads: left out of the table" in text and 'horizons: not shown' not in text,
+      'c1: series of another length than the heads are said, the table still shown')
+check(outputs(nb, 'geometry')[1] == 1, 'c1: the geometry figure with an infinite scalar')
+
 print(f'{len(failures)} failures' if failures else 'all notebook checks passed')
 sys.exit(1 if failures else 0)

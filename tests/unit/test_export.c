@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "analyses/ablation.h"
 #include "base/half.h"
 #include "notebooks-export/csv.h"
 #include "notebooks-export/export.h"
@@ -367,12 +368,10 @@ static void test_lacking(store *st, const char *dir) {
     gs_export_result_free(&res);
 }
 
-/* A store changed behind the writer's back: each problem is one error naming
- * it, never a crash or a wrong file. */
-static void hostile(const char *dir, const char *sql, gs_export_format fmt, unsigned what, const char *want) {
-    char db[4200], out[4200];
+/* The small store, then sql run on it behind the writer's back; opened to read. */
+static store *hostile_store(const char *dir, const char *sql) {
+    char db[4200];
     snprintf(db, sizeof db, "%s/hostile.db", dir);
-    snprintf(out, sizeof out, "%s/hostile-out", dir);
     remove(db);
     CHECK(xs_build(db) == 0, "%s", gs_error());
     sqlite3 *h = NULL;
@@ -383,7 +382,17 @@ static void hostile(const char *dir, const char *sql, gs_export_format fmt, unsi
     sqlite3_free(err);
     sqlite3_close(h);
     store *st = store_open(db, STORE_READ);
-    if (!st) { CHECK(0, "%s", gs_error()); return; }
+    CHECK(st != NULL, "%s", gs_error());
+    return st;
+}
+
+/* A store changed behind the writer's back: each problem is one error naming
+ * it, never a crash or a wrong file. */
+static void hostile(const char *dir, const char *sql, gs_export_format fmt, unsigned what, const char *want) {
+    char out[4200];
+    snprintf(out, sizeof out, "%s/hostile-out", dir);
+    store *st = hostile_store(dir, sql);
+    if (!st) return;
     gs_export_result res;
     gs_export_opts o = {fmt, what, 1, 0};
     CHECK(gs_export_run(st, 1, out, &o, &res) != 0 && strstr(gs_error(), want) && !strchr(gs_error(), '\n'),
@@ -393,8 +402,107 @@ static void hostile(const char *dir, const char *sql, gs_export_format fmt, unsi
     CHECK(temporaries(out) == 0, "no temporary files after a failed export");
 }
 
+/* the float32 values after the header of a .npy file */
+static int npy_floats(const char *path, float *v, int max) {
+    size_t n = 0;
+    char *b = read_whole_file(path, &n);
+    if (!b || n < 10) { free(b); return -1; }
+    size_t off = 10 + (size_t)((unsigned char)b[8] | (unsigned char)b[9] << 8);
+    int k = 0;
+    for (; off + 4 <= n && k < max; off += 4) memcpy(&v[k++], b + off, 4);
+    free(b);
+    return k;
+}
+
+/* Values a .npy file cannot hold, and names that sanitize alike (issue 17, item 9). */
+static void test_types_and_names(const char *dir) {
+    /* integers past int32: refused by name, never wrapped negative */
+    hostile(dir, "UPDATE tokens SET window = 3000000000 WHERE window = 1", GS_EXPORT_NPY, GS_EXPORT_TOKENS,
+            "tokens has window 3000000000, outside the 32-bit range of window ids");
+    hostile(dir, "UPDATE tokens SET next_token_id = 2147483648 WHERE window = 0 AND position = 1", GS_EXPORT_NPY,
+            GS_EXPORT_TOKENS, "window 0, position 1: tokens.next_token_id is 2147483648, outside the 32-bit range");
+    hostile(dir, "UPDATE head_steps SET window = 2147483648 WHERE window = 1", GS_EXPORT_NPY, GS_EXPORT_HEADS,
+            "head steps of window 2147483648, outside the int32 of heads_window.npy");
+    hostile(dir, "UPDATE states SET window = 4294967296 WHERE window = 1 AND kind = 'pred'", GS_EXPORT_NPY,
+            GS_EXPORT_STATES, "'pred' state at window 4294967296, position 0, outside the 32-bit range");
+    hostile(dir, "UPDATE states SET window = 4294967296 WHERE window = 1 AND kind = 'pred'", GS_EXPORT_CSV,
+            GS_EXPORT_STATES, "'pred' state at window 4294967296, position 0, outside the 32-bit range");
+    /* a text NLL (the column is REAL, but SQLite keeps text that is not a number) is not 0.0 */
+    hostile(dir, "UPDATE tokens SET nll = 'abc' WHERE window = 0 AND position = 2", GS_EXPORT_NPY, GS_EXPORT_TOKENS,
+            "window 0, position 2: tokens.nll is text, not a number");
+    hostile(dir, "UPDATE tokens SET entropy = x'00' WHERE window = 1 AND position = 4", GS_EXPORT_NPY,
+            GS_EXPORT_TOKENS, "window 1, position 4: tokens.entropy is a blob, not a number");
+    store *st = hostile_store(dir, "UPDATE tokens SET nll = 'abc' WHERE window = 0 AND position = 2");
+    if (st) { /* and ablate's base perplexity does not take it as 0.0: refused before the model is read */
+        gs_ablate_opts ao;
+        gs_ablate_opts_default(&ao);
+        ao.what = "none";
+        gs_ablation ab;
+        CHECK(gs_ablate(st, 1, &ao, &ab) != 0 && strstr(gs_error(), "tokens.nll is text, not a number"),
+              "ablate with a text nll: %s", gs_error());
+        store_close(st);
+    }
+
+    /* a text head value: NaN in alpha.npy, and a warning */
+    char out[4200], path[4400];
+    snprintf(out, sizeof out, "%s/textalpha", dir);
+    st = hostile_store(dir, "UPDATE head_steps SET alpha = 'x' WHERE window = 0 AND position = 1 AND head = 1");
+    if (st) {
+        gs_export_result res;
+        gs_export_opts o = {GS_EXPORT_NPY, GS_EXPORT_HEADS, 1, 0};
+        CHECK(gs_export_run(st, 1, out, &o, &res) == 0, "%s", gs_error());
+        CHECK(strstr(res.notes, "warning: run 1 has 1 head-step value that is not a number (the first: alpha.npy at "
+                                "window 0, position 1): written as NaN"),
+              "notes: %s", res.notes);
+        float v[64];
+        snprintf(path, sizeof path, "%s/alpha.npy", out);
+        int n = npy_floats(path, v, 64);
+        CHECK(n == XS_W * XS_T * XS_H && isnan(v[1 * XS_H + 1]) && v[1 * XS_H] == xs_alpha(0, 1, 0),
+              "alpha.npy: %d values, [0,1,1] = %g", n, n > 3 ? v[3] : 0);
+        gs_export_result_free(&res);
+        store_close(st);
+    }
+
+    /* kinds and keys that sanitize to the same name each get their own files */
+    st = hostile_store(dir, "INSERT INTO states (run_id, window, position, kind, dtype, vector) VALUES"
+                            " (1, 0, 0, 'a/b', 'f32', x'0000803f'), (1, 0, 0, 'a_b', 'f32', x'00000040');"
+                            "INSERT INTO analysis_vectors (analysis_id, key, vector)"
+                            " SELECT id, 'k/1', x'0000803f' FROM analyses WHERE run_id = 1;"
+                            "INSERT INTO analysis_vectors (analysis_id, key, vector)"
+                            " SELECT id, 'k_1', x'00000040' FROM analyses WHERE run_id = 1");
+    if (st) {
+        for (int fmt = 0; fmt < 2; fmt++) {
+            snprintf(out, sizeof out, "%s/samename-%d", dir, fmt);
+            gs_export_result res;
+            gs_export_opts o = {fmt ? GS_EXPORT_CSV : GS_EXPORT_NPY, GS_EXPORT_STATES | GS_EXPORT_ANALYSES, 1, 0};
+            CHECK(gs_export_run(st, 1, out, &o, &res) == 0, "%s", gs_error());
+            int distinct = 1;
+            for (int i = 0; i < res.n_files; i++)
+                for (int j = 0; j < i; j++) distinct &= strcmp(res.files[i].name, res.files[j].name) != 0;
+            CHECK(distinct, "every file name of the export is its own (%s)", fmt ? "csv" : "npy");
+            if (fmt == 0) {
+                float v[4];
+                snprintf(path, sizeof path, "%s/states_a_b.npy", out);
+                CHECK(npy_floats(path, v, 4) == 1 && v[0] == 1.0f, "states_a_b.npy holds kind 'a/b'");
+                snprintf(path, sizeof path, "%s/states_a_b_2.npy", out);
+                CHECK(npy_floats(path, v, 4) == 1 && v[0] == 2.0f, "states_a_b_2.npy holds kind 'a_b'");
+                CHECK(has_file(&res, "states_a_b_2_window.npy") && has_file(&res, "states_a_b_2_position.npy"),
+                      "its window and position files");
+                int vec = 0;
+                for (int i = 0; i < res.n_files; i++) vec += strstr(res.files[i].name, "_k_1") != NULL;
+                CHECK(vec == 2, "two analysis vectors named alike: %d files", vec);
+            } else {
+                CHECK(has_file(&res, "states_a_b.csv") && has_file(&res, "states_a_b_2.csv"), "two csv files");
+            }
+            gs_export_result_free(&res);
+        }
+        store_close(st);
+    }
+}
+
 int main(void) {
     const char *dir = scratch_dir("test_export");
+    test_types_and_names(dir);
     test_csv();
     test_npy(dir);
     test_parse();

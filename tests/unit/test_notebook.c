@@ -242,6 +242,55 @@ static void test_hostile_text(const char *dir) {
     store_close(st);
 }
 
+/* Store text with markdown and HTML in it stays text in the intro (issue 17, item 8). */
+static void test_markup(const char *dir) {
+    char db[4300], out[4300];
+    snprintf(db, sizeof db, "%s/markup.db", dir);
+    snprintf(out, sizeof out, "%s/markup.ipynb", dir);
+    CHECK(xs_build(db) == 0, "%s", gs_error());
+    sqlite3 *h = NULL;
+    sqlite3_open(db, &h);
+    int rc = sqlite3_exec(h, "UPDATE models SET path = 'm`x <img src=x onerror=alert(1)>' || char(10) || "
+                             "'# Owned <script>alert(2)</script> $$ & [a](b).safetensors', arch = 'a`b';"
+                             "UPDATE analyses SET name = 'evil`<script>alert(3)</script>' || char(10) || '# H';"
+                             "UPDATE states SET kind = 'k$`<b>' WHERE kind = 'ground'",
+                          NULL, NULL, NULL);
+    CHECK(rc == SQLITE_OK, "%s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+    store *st = store_open(db, STORE_READ);
+    if (!st) { CHECK(0, "%s", gs_error()); return; }
+    gs_notebook_opts o = {1, NULL, "1.0"};
+    char *json = gs_notebook_render(st, out, &o);
+    CHECK(json != NULL, "%s", gs_error());
+    cJSON *nb = json ? cJSON_Parse(json) : NULL;
+    cJSON *intro = nb ? find_cell(nb, "intro") : NULL;
+    static char text[65536];
+    cell_text(intro, text, sizeof text);
+    CHECK(intro && strstr(text, "onerror=alert&#40;1&#41;"), "the model path is in the intro: %s", text);
+    CHECK(!strstr(text, "<img") && !strstr(text, "<script") && !strstr(text, "<b>"), "no HTML from the store: %s", text);
+    CHECK(!strstr(text, "$"), "no '$' to start MathJax: %s", text);
+    CHECK(!strstr(text, "[a](b)"), "no markdown link from the store");
+    CHECK(strstr(text, "<code>m&#96;x &#60;img src=x onerror=alert&#40;1&#41;&#62;&#92;n&#35; Owned") != NULL,
+          "shown as code, its characters as references: %s", text);
+    int lines = 0, backticks = 0;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n' && p[1] == '#') lines++;
+        if (*p == '`') backticks++;
+    }
+    CHECK(lines == 0, "no heading made by a newline in the store's text");
+    CHECK(backticks % 2 == 0, "code spans stay paired: %d backticks", backticks);
+    /* the code cells keep running when a section meets a crafted store */
+    cJSON *geo = nb ? find_cell(nb, "geometry") : NULL;
+    cell_text(geo, text, sizeof text);
+    CHECK(geo && !strncmp(text, "with reading('geometry'):\n    g = analysis('geometry')", 52), "guarded: %.80s", text);
+    cJSON *setup = nb ? find_cell(nb, "setup") : NULL;
+    cell_text(setup, text, sizeof text);
+    CHECK(strstr(text, "plt.rcParams['text.parse_math'] = False"), "labels are not mathtext");
+    cJSON_Delete(nb);
+    free(json);
+    store_close(st);
+}
+
 int main(void) {
     const char *dir = scratch_dir("test_notebook");
     char d[4200];
@@ -256,5 +305,6 @@ int main(void) {
     test_render(st, d);
     store_close(st);
     test_hostile_text(d);
+    test_markup(d);
     return test_summary();
 }

@@ -425,6 +425,57 @@ int main(void) {
     CHECK(gs_plot_store(st, run, out4, &o, &r) != 0 && strstr(gs_error(), "not found"), "named gnuplot missing: %s",
           gs_error());
 
+    /* ---- results of the wrong size: each figure says what is wrong (issue 17, item 10) ---- */
+    {
+        int64_t run3 = store_begin_run(st, &(store_run){.model_id = model_id, .tokenizer_id = tok_id, .seq_len = T,
+                                                        .n_windows = 4, .states = "pred", .d_state = D, .n_heads = H});
+        store_finish_run(st, run3, "complete", NULL);
+        int64_t a = store_analysis_begin(st, run3, "geometry", "{}", "test");
+        float corr[50] = {0}, dims[D] = {0}, logits[20];
+        store_analysis_vector(st, a, "corr_sample", corr, 50);
+        store_analysis_vector(st, a, "corr_sample_dims", dims, D);
+        double x[D], y[D];
+        for (int i = 0; i < D; i++) { x[i] = i + 1; y[i] = 1.0 / (i + 1); }
+        series(st, a, "dim_std_sorted", x, y, D);
+        CHECK(store_commit(st) == 0, "%s", gs_error());
+        a = store_analysis_begin(st, run3, "default_direction", "{}", "test");
+        for (int i = 0; i < 20; i++) logits[i] = (float)i; /* the largest at id 19, of a vocabulary of 30 */
+        store_analysis_vector(st, a, "logits_bar", logits, 20);
+        double ids[2] = {25, 3}, lv[2] = {9, 8};
+        const char *labels[2] = {"tw", "th"};
+        CHECK(store_analysis_series(st, a, "default_tokens", ids, lv, labels, 2) == 0, "%s", gs_error());
+        CHECK(store_commit(st) == 0, "%s", gs_error());
+        char out5[4200];
+        snprintf(out5, sizeof out5, "%s/wrongsize", dir);
+        gs_plot_opts_default(&o);
+        o.render = 0;
+        rc = gs_plot_store(st, run3, out5, &o, &r);
+        CHECK(rc == 0, "wrong sizes: %s", gs_error());
+        CHECK(strstr(r.notes, "figure 'state_geometry': panel (b) left empty: corr_sample holds 50 values, not 8 x 8 "
+                              "= 64 for the 8 coordinates of corr_sample_dims"),
+              "the correlation sample's size is said: %s", r.notes);
+        CHECK(strstr(r.notes, "figure 'default_direction': logits_bar holds 20 values but the run's vocabulary has "
+                              "30 tokens, so its top tokens are not drawn from it (the stored default_tokens list is "
+                              "shown instead)"),
+              "the short logits row is said: %s", r.notes);
+        for (int i = 0; i < r.n_figures; i++) {
+            if (!strcmp(r.fig[i].name, "state_geometry"))
+                CHECK(strstr(r.fig[i].caption, "Not drawn: panel (b) left empty: corr_sample holds 50 values"),
+                      "geometry caption: %s", r.fig[i].caption);
+            if (!strcmp(r.fig[i].name, "default_direction"))
+                CHECK(strstr(r.fig[i].caption, "logits_bar holds 20 values"), "default caption: %s", r.fig[i].caption);
+        }
+        snprintf(path, sizeof path, "%s/state_geometry.gp", out5);
+        gp = read_whole_file(path, NULL);
+        CHECK(gp && strstr(gp, "corr_sample holds 50 values, not 8 x 8 = 64") && !strstr(gp, "not in the store (geometry: corr_sample)"),
+              "the panel says what is wrong, not that it is missing");
+        free(gp);
+        /* the top tokens are the stored list (25, 3), not the largest entries of the short row (19, 18, ...) */
+        CHECK(dat_row(out5, "default_direction-tokens.dat", 0, v, 16) == 3 && v[1] == 25, "top token %g", v[1]);
+        CHECK(dat_row(out5, "default_direction-tokens.dat", 1, v, 16) == 3 && v[1] == 3, "second token %g", v[1]);
+        CHECK(dat_row(out5, "default_direction-tokens.dat", 2, v, 16) < 0, "no more tokens than stored");
+    }
+
     store_close(st);
     return test_summary();
 }
