@@ -8,9 +8,9 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/cli_sql"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
-fail=0
+fail=0; pass=0
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
-check() { if [[ "$2" == "$3" ]]; then echo "ok: $1"; else bad "$1: got"$'\n'"$2"$'\n'"want"$'\n'"$3"; fi; }
+check() { if [[ "$2" == "$3" ]]; then echo "ok: $1"; pass=$((pass+1)); else bad "$1: got"$'\n'"$2"$'\n'"want"$'\n'"$3"; fi; }
 
 "$py" -c "
 import numpy as np
@@ -60,7 +60,7 @@ expect_error() {
     local rc=$?
     if [[ $rc -ne 1 || $(wc -l < err.txt) -ne 1 ]] || ! grep -q "^gpnscope sql: .*$pattern" err.txt; then
         bad "$what: exit $rc, stderr: $(cat err.txt)"
-    else echo "ok: $what: $(cat err.txt)"; fi
+    else echo "ok: $what: $(cat err.txt)"; pass=$((pass+1)); fi
 }
 expect_error "missing file" "missing.db does not exist" missing.db "SELECT 1"
 [[ -e missing.db ]] && bad "a missing file was created"
@@ -90,4 +90,5 @@ expect_error "PRAGMA user_version" "attempt to write a readonly database" s.db "
 expect_error "a VACUUM" "readonly" s.db "VACUUM"
 "$bin" sql s.db "PRAGMA wal_checkpoint(TRUNCATE)" > /dev/null 2>&1
 check "nothing the queries did changed the file" "$(sha256sum < s.db)" "$sum0"
+echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]] || exit 1
