@@ -203,24 +203,16 @@ static const char *site_of_role(store *st, int64_t run, const char *role, int wa
     return buf;
 }
 
-static int read_site(store *st, int64_t run, const char *site, store_head_array *out) {
-    store_site x;
-    if (store_find_site(st, run, site, &x) == 1 && !strcmp(site, "mem.alpha")) /* no run_sites rows: head_steps */
-        return store_read_heads(st, run, "alpha", out);
-    if (store_find_site(st, run, site, &x) == 1 && !strcmp(site, "mem.beta")) return store_read_heads(st, run, "beta", out);
-    return store_read_site_heads(st, run, site, out);
-}
-
 static int read_decays(store *st, int64_t run, const char *site, float **alpha, float **beta, int64_t **ws, int *nw,
                        int *H) {
     store_head_array A = {0}, B = {0};
     *alpha = *beta = NULL;
     *ws = NULL;
-    if (read_site(st, run, site, &A) != 0) return -1;
+    if (store_read_site_heads(st, run, site, &A) != 0) return -1;
     char bsite[72];
     size_t n = strlen(site);
     snprintf(bsite, sizeof bsite, "%.*sbeta", (int)(n >= 5 && !strcmp(site + n - 5, "alpha") ? n - 5 : n), site);
-    int have_beta = read_site(st, run, bsite, &B) == 0 && B.n_windows == A.n_windows &&
+    int have_beta = store_read_site_heads(st, run, bsite, &B) == 0 && B.n_windows == A.n_windows &&
                     B.n_positions == A.n_positions && B.n_heads == A.n_heads;
     const int64_t P = A.n_positions, h = A.n_heads;
     float *a = malloc((size_t)(A.n_windows * P * h) * sizeof *a);

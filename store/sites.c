@@ -116,6 +116,9 @@ int store_read_site_heads(store *st, int64_t run_id, const char *site, store_hea
     store_site x;
     int found = store_find_site(st, run_id, site, &x);
     if (found < 0) return -1;
+    /* a run without run_sites rows for them: the memory's decays and write strengths live in head_steps */
+    if (found == 1 && !strcmp(site, "mem.alpha")) return store_read_heads(st, run_id, "alpha", out);
+    if (found == 1 && !strcmp(site, "mem.beta")) return store_read_heads(st, run_id, "beta", out);
     if (found == 1) return gs_fail("%s: run %lld did not record the site %s", st->path, (long long)run_id, site);
     if (strcmp(x.shape, "per-head scalar")) return gs_fail("%s: %s is a %s site, not a per-head scalar", st->path, site, x.shape);
     if (!strcmp(x.stored_in, "head_steps")) return store_read_heads(st, run_id, x.stored_as, out);

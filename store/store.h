@@ -219,7 +219,8 @@ int store_run_sites(store *st, int64_t run_id, store_site *out, int max);
 int store_find_site(store *st, int64_t run_id, const char *site, store_site *out);
 int store_site_of_role(store *st, int64_t run_id, const char *role, store_site *out);
 /* A per-head scalar site by name, laid out as store_read_heads, wherever the
- * run stored it (head_steps columns, or states vectors of H floats). */
+ * run stored it (head_steps columns, or states vectors of H floats); a run
+ * with no run_sites row for mem.alpha / mem.beta reads head_steps' columns. */
 int store_read_site_heads(store *st, int64_t run_id, const char *site, store_head_array *out);
 
 /* Token rows as dense arrays [window][position] over the windows present;
