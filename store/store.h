@@ -138,7 +138,9 @@ typedef enum { STORE_F32 = 0, STORE_F16 = 1 } store_dtype;
  * the site's own name (layer spelled out) for any other. */
 const char *store_kind_of_site(const char *site);
 /* A state vector of d floats, stored little-endian in dtype, under kind
- * (store_kind_of_site; at most 32 bytes). */
+ * (store_kind_of_site; at most STORE_KIND_MAX bytes: a site's name with a
+ * head selector, "blocks.11.attn.hook_pattern[heads=0-2,5]", fits). */
+#define STORE_KIND_MAX 63
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind,
                     store_dtype dtype, const float *v, int d);
 
