@@ -1,7 +1,9 @@
 /* The Transformer++ CPU backend: incremental decoding, one position per
- * sequence per step. Every projection is one SGEMM over the batch (weights
- * [out, in], so B^T); attention is a per-sequence loop over that sequence's
- * KV cache (two GEMVs per head). The cache grows as positions advance; a
+ * sequence per step. Every projection is one matrix product over the batch
+ * (weights [out, in], so B^T): a GEMV at batch 1, above it split by output
+ * columns over the engine's pool (engine/cpu/parallel_gemm.h, as GPN's
+ * step). Attention is a loop over (sequence, head) pairs on that pool, each
+ * two GEMVs over the sequence's KV cache. The cache grows as positions advance; a
  * sequence's logits wait in `pending` until the next step reports them. */
 #include <cblas.h>
 #include <math.h>
@@ -11,6 +13,8 @@
 #include "base/error.h"
 #include "engine/arch/tpp/tpp.h"
 #include "engine/cpu/ops.h"
+#include "engine/cpu/parallel.h"
+#include "engine/cpu/parallel_gemm.h"
 
 typedef struct {
     float *k, *v; /* [cap][n_layers][d]: position-major, so growing is one realloc */
@@ -31,8 +35,9 @@ typedef struct {
     float *arena, *emb, *h, *xn, *q, *k, *v, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
     float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
     float *pattern;   /* B x H x GS_PATTERN_KEYS: the pattern site's rows */
-    float *scores;    /* one sequence's attention weights */
+    float *scores;    /* attention weights: max_batch x H rows of scores_cap, one per (sequence, head) */
     int scores_cap;
+    int own_gemms;    /* this step's products split over the pool (parallel_gemm.h) */
     int32_t *top1;
 } tpp_cpu;
 
@@ -45,8 +50,9 @@ static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int
 /* out[B x n_out] = x[B x n_in] W^T for W stored [n_out, n_in] (PyTorch's
  * nn.Linear); one sequence goes through GEMV, which streams the weights at
  * full bandwidth where OpenBLAS's GEMM with M = 1 does not */
-static void linear(float *out, const float *x, const float *W, int B, int n_in, int n_out) {
+static void linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out) {
     if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_out, n_in, 1.0f, W, n_in, x, 1, 0.0f, out, 1);
+    else if (e->own_gemms) gs_gemm_parallel(out, x, W, 1, NULL, B, n_in, n_out);
     else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, x, n_in, W, n_in, 0.0f, out, n_out);
 }
 
@@ -85,7 +91,7 @@ static int reserve(tpp_cpu *e, int b, int64_t pos) {
     if (!k || !v) return gs_fail("out of memory for the KV cache of sequence %d at position %lld", b, (long long)pos);
     c->cap = cap;
     if (cap > e->scores_cap) {
-        float *s = realloc(e->scores, (size_t)cap * sizeof *s);
+        float *s = realloc(e->scores, (size_t)e->max_batch * e->m->cfg.H * cap * sizeof *s);
         if (!s) return gs_fail("out of memory for attention weights over %d positions", cap);
         e->scores = s;
         e->scores_cap = cap;
@@ -146,45 +152,54 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
  * hook on the pattern site, every head's weights are computed first into the
  * site's window (TPP_HOOK_PATTERN), the hook runs, and the read then takes
  * the window's weights as the hook left them: the weights are recomputed
- * rather than kept, so no step holds B * H * pos of them. Without a hook the
- * pattern costs nothing. */
-static void attend(tpp_cpu *e, int l, int B) {
+ * rather than kept past the step. Without a hook the pattern costs nothing.
+ * Each (sequence, head) pair has its own row of scores, so the pairs run on
+ * the pool; at batch 1 they stay on the caller (OpenBLAS's GEMVs there may
+ * use its own threads). */
+typedef struct {
+    tpp_cpu *e;
+    int l, hooked, fill_pattern; /* fill_pattern: only the site's window, no read */
+} attend_job;
+
+static void attend_range(void *ctx, long i0, long i1) {
+    const attend_job *j = ctx;
+    tpp_cpu *e = j->e;
     const gpn_config *c = &e->m->cfg;
     int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, P = GS_PATTERN_KEYS;
+    for (long i = i0; i < i1; i++) {
+        int b = (int)(i / H), hd = (int)(i % H);
+        float *p = e->scores + (size_t)i * e->scores_cap, *row = e->pattern + (size_t)i * P;
+        int n = weights(e, j->l, b, hd, p);
+        if (j->fill_pattern) {
+            for (int k = 0; k < P; k++) row[k] = n - P + k >= 0 ? p[n - P + k] : NAN;
+            continue;
+        }
+        if (j->hooked)
+            for (int k = 0; k < P; k++)
+                if (n - P + k >= 0) p[n - P + k] = row[k];
+        const float *Vc = e->cache[b].v + (size_t)j->l * d + (size_t)hd * Dh;
+        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc, L * d, p, 1, 0.0f, e->att + (size_t)b * d + (size_t)hd * Dh, 1);
+    }
+}
+
+static void attend(tpp_cpu *e, int l, int B) {
+    int H = e->m->cfg.H;
+    long pairs = (long)B * H, grain = e->own_gemms ? 1 : pairs;
     int hooked = e->host->hook[TPP_HOOK_PATTERN] != NULL;
     if (hooked) {
-        for (int b = 0; b < B; b++)
-            for (int hd = 0; hd < H; hd++) {
-                int n = weights(e, l, b, hd, e->scores);
-                float *row = e->pattern + ((size_t)b * H + hd) * P;
-                for (int j = 0; j < P; j++) {
-                    int key = n - P + j;
-                    row[j] = key >= 0 ? e->scores[key] : NAN;
-                }
-            }
-        gs_fire(e->host, TPP_HOOK_PATTERN, l, e->pattern, B, H * P);
+        attend_job fill = {e, l, 1, 1};
+        gs_parallel_for(pairs, grain, attend_range, &fill);
+        gs_fire(e->host, TPP_HOOK_PATTERN, l, e->pattern, B, H * GS_PATTERN_KEYS);
     }
-    for (int b = 0; b < B; b++) {
-        const float *Vc = e->cache[b].v + (size_t)l * d;
-        for (int hd = 0; hd < H; hd++) {
-            float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->scores;
-            int n = weights(e, l, b, hd, p);
-            if (hooked) {
-                const float *row = e->pattern + ((size_t)b * H + hd) * P;
-                for (int j = 0; j < P; j++)
-                    if (n - P + j >= 0) p[n - P + j] = row[j];
-            }
-            cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc + (size_t)hd * Dh, L * d, p, 1, 0.0f, o, 1);
-        }
-    }
+    attend_job read = {e, l, hooked, 0};
+    gs_parallel_for(pairs, grain, attend_range, &read);
 }
 
 static void add(float *h, const float *x, long n) {
     for (long i = 0; i < n; i++) h[i] += x[i];
 }
 
-static int cpu_step(void *impl, int B) {
-    tpp_cpu *e = impl;
+static int step_layers(tpp_cpu *e, int B) {
     const gs_engine_host *host = e->host;
     const gpn_config *c = &e->m->cfg;
     int d = c->d, V = c->V, f = c->f, L = c->n_layers;
@@ -212,9 +227,9 @@ static int cpu_step(void *impl, int B) {
         const tpp_layer *w = &e->layer[l];
         gs_fire(host, GPN_HOOK_RESID_PRE, l, e->h, B, d);
         rmsnorm_forward(e->xn, e->h, w->norm_a, B, d);
-        linear(e->q, e->xn, w->W_q, B, d, d);
-        linear(e->k, e->xn, w->W_k, B, d, d);
-        linear(e->v, e->xn, w->W_v, B, d, d);
+        linear(e, e->q, e->xn, w->W_q, B, d, d);
+        linear(e, e->k, e->xn, w->W_k, B, d, d);
+        linear(e, e->v, e->xn, w->W_v, B, d, d);
         rope_apply(e, e->q, B);
         rope_apply(e, e->k, B);
         gs_fire(host, GPN_HOOK_ATTN_Q, l, e->q, B, d);
@@ -227,22 +242,32 @@ static int cpu_step(void *impl, int B) {
             memcpy(e->cache[b].v + at, e->v + (size_t)b * d, (size_t)d * sizeof(float));
         }
         attend(e, l, B);
-        linear(e->out, e->att, w->W_o, B, d, d);
+        linear(e, e->out, e->att, w->W_o, B, d, d);
         gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
         add(e->h, e->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_MID, l, e->h, B, d);
         rmsnorm_forward(e->xn, e->h, w->norm_f, B, d);
-        linear(e->u, e->xn, w->w1, B, d, 2 * f);
+        linear(e, e->u, e->xn, w->w1, B, d, 2 * f);
         swiglu_forward(e->g, e->u, B, f);
-        linear(e->out, e->g, w->w2, B, f, d);
+        linear(e, e->out, e->g, w->w2, B, f, d);
         gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
         add(e->h, e->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_POST, l, e->h, B, d);
     }
     rmsnorm_forward(e->fin, e->h, e->norm, B, d);
     gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->fin, B, d);
-    linear(e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
+    linear(e, e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
     return 0;
+}
+
+static int cpu_step(void *impl, int B) {
+    tpp_cpu *e = impl;
+    int restore = 0;
+    e->own_gemms = B > 1 && gs_gemm_threads_begin(&restore);
+    int rc = step_layers(e, B);
+    gs_gemm_threads_end(restore);
+    e->own_gemms = 0;
+    return rc;
 }
 
 /* The family's state, the last block's resid_post, stands in both state
