@@ -270,15 +270,7 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) {
-        for (int i = 1; i + 1 < argc; i += 2) {
-            const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
-            check_pair(name, argv[i], argv[i + 1]);
-        }
-        return test_summary();
-    }
+    if (test_each_pair(argc, argv, check_pair)) return test_summary();
     check_pair("tpp2", fixture("reference/tpp2.weights.safetensors"), fixture("reference/tpp2.expect.safetensors"));
     return test_summary();
 }
