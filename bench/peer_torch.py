@@ -8,7 +8,8 @@ through the companion's src/torch/models/gdn wrapper. Random weights. Not a
 test: numbers depend on the machine (docs/performance.md says how to run it).
 
 What is timed: a forward pass over B windows of T tokens (embedding, every
-block, the final norm and the output head's logits of every position), under
+block, the final norm and the output head's logits of every position, a
+window at a time, reduced to their log-sum-exp), under
 torch.no_grad(), best of --repeats; tokens/s = B * T / seconds. The companion's
 modules have no KV cache: a window is one parallel pass, which is how the
 companion evaluates and what recording a window with it would cost. gpnscope
@@ -39,6 +40,13 @@ def time_forward(fn, repeats):
     return best
 
 
+def head_lse(torch, final, head):
+    """The output head's logits at every position, one window at a time (B x T x V
+    floats at once would be 8 GB at batch 64, T 1024), each reduced to its
+    log-sum-exp as an NLL needs: what the companion's chunked CE does."""
+    return [torch.logsumexp(head(final[b]), dim=-1) for b in range(final.shape[0])]
+
+
 def bench_tpp(torch, Config, Transformer, args):
     cfg = Config(vocab_size=32000, hidden_dim=768, n_layers=12, n_heads=12, ffn_dim=args.tpp_ffn)
     torch.manual_seed(0)
@@ -52,7 +60,7 @@ def bench_tpp(torch, Config, Transformer, args):
         h = model.embedding(x)
         for block in model.blocks:
             h = block(h)
-        return model.norm(h) @ W.T
+        return head_lse(torch, model.norm(h), lambda f: f @ W.T)
 
     return forward
 
@@ -79,7 +87,7 @@ def bench_gdn(torch, src):
           "FFN 1536: %.1f M params" % (sum(p.numel() for p in model.parameters()) / 1e6))
 
     def forward(x):
-        return model.lm_head(model.model(x).last_hidden_state)
+        return head_lse(torch, model.model(x).last_hidden_state, model.lm_head)
 
     return forward
 
@@ -126,12 +134,11 @@ def main():
     gdn = bench_gdn(torch, args.companion)
     if gdn:
         run(torch, gdn, args)
-    ctx = 64 if args.window == 64 else args.window
-    print("\ngpnscope on the same shapes (token-by-token steps at position %d; Release build):\n"
-          "  build/bench/bench_engine --only tpp%s    # engine tok/s at batch 1, 16, 64, 256\n"
-          "  build/bench/bench_engine --only gdn%s\n"
-          "  (bench_engine times the Transformer at context 1024 and 2048, 64 with --quick)"
-          % (ctx, " --quick" if args.quick else "", " --quick" if args.quick else ""))
+    quick = " --quick" if args.quick else ""
+    print("\ngpnscope on the same shapes (token-by-token steps; a Release build):\n"
+          "  build/bench/bench_engine --only tpp%s    # engine tok/s at batch %s, the Transformer at context %s\n"
+          "  build/bench/bench_engine --only gdn%s"
+          % (quick, "1, 16" if args.quick else "1, 16, 64, 256", "64" if args.quick else "1024 and 2048", quick))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Transformer++ checkpoint and write what it computes as an expect file in the
 layout of tests/fixtures/reference (tests/reference/tpp_reference.py's), so
 test_family_tpp / test_family_incremental compare gpnscope with it.
 
-usage: tpp_torch_companion.py COMPANION_SRC WEIGHTS TOKENS_EXPECT OUT_EXPECT
+usage: tpp_torch_companion.py COMPANION_SRC WEIGHTS TOKENS_EXPECT OUT_EXPECT [SHARDS]
   COMPANION_SRC  a checkout of the companion (the folder holding src/)
   WEIGHTS        a safetensors Transformer++ (its __metadata__.config: the
                  companion's config dict)
@@ -13,6 +13,9 @@ usage: tpp_torch_companion.py COMPANION_SRC WEIGHTS TOKENS_EXPECT OUT_EXPECT
   OUT_EXPECT     written: tokens, resid_post_{i}, final_hidden, logits, nll,
                  and "companion_loss" (1,): the module's own forward() loss
                  over the same tokens, whose mean gpnscope's NLLs must give
+                 (printed last as loss=VALUE)
+  SHARDS         also write the tokens there as a corpus of the companion's
+                 shard format, one window per sequence (for gpnscope eval)
 
 Nothing of the companion is copied here: its files are imported from
 COMPANION_SRC. Two things are stood in, and only these:
@@ -94,10 +97,10 @@ def load_companion(src):
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 6):
         print(__doc__)
         sys.exit(2)
-    src, wpath, tpath, out = sys.argv[1:]
+    src, wpath, tpath, out = sys.argv[1:5]
     try:
         import torch
         import torch.nn.functional as F
@@ -135,7 +138,14 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from gpn_reference import write_st  # the references' safetensors writer
     write_st(out, {k: np.ascontiguousarray(v) for k, v in res.items()}, {"source": "companion torch module"})
-    print("torch %s: the companion's Transformer (%d layers, %d heads) over B %d x T %d, loss %.6f"
+    if len(sys.argv) == 6:
+        shards = sys.argv[5]
+        os.makedirs(shards, exist_ok=True)
+        np.array(tokens.reshape(-1), dtype=np.uint32).tofile(os.path.join(shards, "data_0000.bin"))
+        json.dump([int(tokens.size)], open(os.path.join(shards, "data_0000.index.json"), "w"))
+        json.dump({"tokenizer": "fixture", "vocab_size": cfg.vocab_size, "total_tokens": int(tokens.size),
+                   "total_docs": 1, "num_shards": 1}, open(os.path.join(shards, "meta.json"), "w"))
+    print("torch %s: the companion's Transformer (%d layers, %d heads) over B %d x T %d, loss=%r"
           % (torch.__version__, cfg.n_layers, cfg.n_heads, B, T, float(loss)))
 
 
