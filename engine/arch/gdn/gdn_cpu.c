@@ -265,7 +265,8 @@ static void mlp(gdn_cpu *e, int l, int B) {
     gs_fire(e->host, GDN_HOOK_MLP_OUT, l, e->mlp_out, B, c->d);
 }
 
-static void step_layers(gdn_cpu *e, int B) {
+static int step_layers(void *impl, int B) {
+    gdn_cpu *e = impl;
     const gpn_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
     int D = c->d, V = c->V;
@@ -294,16 +295,11 @@ static void step_layers(gdn_cpu *e, int B) {
     rms_rows(e->final, e->h, e->norm_w, B, D, c->norm_eps);
     gs_fire(h, GDN_HOOK_LN_FINAL, 0, e->final, B, D);
     proj(e, e->carry, e->final, e->lm_head, B, D, V);
+    return 0;
 }
 
 static int cpu_step(void *impl, int B) {
-    gdn_cpu *e = impl;
-    int restore = 0;
-    e->own_gemms = B > 1 && gs_gemm_threads_begin(&restore);
-    step_layers(e, B);
-    gs_gemm_threads_end(restore);
-    e->own_gemms = 0;
-    return 0;
+    return gs_gemm_pooled_step(B, &((gdn_cpu *)impl)->own_gemms, step_layers, impl);
 }
 
 static gpn_step_out cpu_out(const void *impl) {

@@ -199,7 +199,8 @@ static void add(float *h, const float *x, long n) {
     for (long i = 0; i < n; i++) h[i] += x[i];
 }
 
-static int step_layers(tpp_cpu *e, int B) {
+static int step_layers(void *impl, int B) {
+    tpp_cpu *e = impl;
     const gs_engine_host *host = e->host;
     const gpn_config *c = &e->m->cfg;
     int d = c->d, V = c->V, f = c->f, L = c->n_layers;
@@ -261,13 +262,7 @@ static int step_layers(tpp_cpu *e, int B) {
 }
 
 static int cpu_step(void *impl, int B) {
-    tpp_cpu *e = impl;
-    int restore = 0;
-    e->own_gemms = B > 1 && gs_gemm_threads_begin(&restore);
-    int rc = step_layers(e, B);
-    gs_gemm_threads_end(restore);
-    e->own_gemms = 0;
-    return rc;
+    return gs_gemm_pooled_step(B, &((tpp_cpu *)impl)->own_gemms, step_layers, impl);
 }
 
 /* The family's state, the last block's resid_post, stands in both state
