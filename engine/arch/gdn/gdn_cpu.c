@@ -274,7 +274,7 @@ static int step_layers(void *impl, int B) {
     /* the prediction of x_t, made at the last step */
     memcpy(e->logits, e->carry, (size_t)B * V * sizeof(float));
     gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, V);
-    logits_stats(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
+    logits_stats_pooled(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
     for (int b = 0; b < B; b++)
         if (h->pos[b] == 0) e->nll[b] = e->entropy[b] = NAN, e->top1[b] = -1;
     gs_fire(h, GPN_HOOK_NLL, 0, e->nll, B, 1);

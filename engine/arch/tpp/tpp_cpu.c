@@ -213,7 +213,7 @@ static int step_layers(void *impl, int B) {
         else memcpy(row, e->pending + (size_t)b * V, (size_t)V * sizeof *row);
     }
     gs_fire(host, GPN_HOOK_LOGITS, 0, e->logits, B, V);
-    logits_stats(e->logits, host->tokens, B, V, e->nll, e->entropy, e->top1);
+    logits_stats_pooled(e->logits, host->tokens, B, V, e->nll, e->entropy, e->top1);
     for (int b = 0; b < B; b++)
         if (isnan(e->nll[b])) e->top1[b] = -1; /* no prediction: no top-1 either (stored as NULL) */
     gs_fire(host, GPN_HOOK_NLL, 0, e->nll, B, 1);
