@@ -73,8 +73,8 @@ int gs_patch_parse_component(const gpn_model *m, const char *name, const float *
     const gs_family *f = gs_family_of(c);
     if (!strcmp(name, "state")) {
         if (!f || (f->arch != GPN_ARCH_GPN && f->arch != GPN_ARCH_GPN_M))
-            return gs_fail("state: the whole carried state of a %s is not one site; patch its layers' residuals "
-                           "(site:blocks.{i}.hook_resid_post) instead", f ? f->title : "model");
+            return gs_fail("state: the whole carried state of a %s model is not one site; patch its layers' residuals "
+                           "(site:blocks.{i}.hook_resid_post) instead", f ? f->store_name : "model of this family");
         out->kind = GS_PATCH_STATE;
         return 0;
     }
