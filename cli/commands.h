@@ -21,6 +21,7 @@ int cmd_import(int argc, char **argv);
 int cmd_ablate(int argc, char **argv);
 int cmd_patch(int argc, char **argv);
 int cmd_steer(int argc, char **argv);
+int cmd_lens(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_export_notebook(int argc, char **argv);

@@ -20,6 +20,7 @@ static const cli_command commands[] = {
     {"ablate", "causal interventions on a run: mean direction, heads, pools; perplexity change", cmd_ablate},
     {"patch", "state patching through the recurrence: prompt pairs, components x positions", cmd_patch},
     {"steer", "steering: add c times a direction to the state; NLL and top-1 change against c", cmd_steer},
+    {"lens", "the logit lens over a window: top tokens of each site's decode per position", cmd_lens},
     {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},
