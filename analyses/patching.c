@@ -170,7 +170,7 @@ static int edits(const sweep *sw, int k, int step) {
     case GS_PATCH_STATE: return k == sw->carried || k == sw->mem_state || k == sw->mem_k;
     case GS_PATCH_HEAD: return k == sw->mem_state;
     case GS_PATCH_DIRECTION: return k == sw->carried;
-    case GS_PATCH_SITE: return !strcmp(sw->slots[k].name, c->site);
+    case GS_PATCH_SITE: return !strcmp(sw->slots[k].name, c->site) && sw->slots[k].offset == 0;
     }
     return 0;
 }
@@ -210,8 +210,8 @@ static void slot_hook(void *ctx, const gpn_hook_event *ev) {
 /* ---------- runs ---------- */
 
 static int add_slot(sweep *sw, const char *name, int offset, int capture, int *index) {
-    for (int k = 0; k < sw->n_slots; k++)
-        if (!strcmp(sw->slots[k].name, name)) {
+    for (int k = 0; k < sw->n_slots; k++) /* site:mem.state (step p) is another slot than state's (step p + 1) */
+        if (!strcmp(sw->slots[k].name, name) && sw->slots[k].offset == offset) {
             *index = k;
             return 0;
         }
