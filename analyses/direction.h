@@ -2,8 +2,9 @@
  * (docs/causal.md):
  *   s_bar          the mean state: the store's geometry analysis ("mean")
  *   pc1            its top singular direction ("top_singular_vector")
- *   ANALYSIS:KEY   any vector a store's analysis holds (e.g. probe weights)
- *   FILE.npy       d floats from a .npy file (any float dtype, any shape of d)
+ *   ANALYSIS:KEY   any vector of width d a store's analysis holds (geometry:dim_std)
+ *   FILE.npy       d floats from a .npy file (any float dtype, any shape of d):
+ *                  a direction made elsewhere, e.g. a linear probe's weights
  * From a store, the newest analysis of that name (of run `run` when > 0). */
 #ifndef GS_ANALYSES_DIRECTION_H
 #define GS_ANALYSES_DIRECTION_H

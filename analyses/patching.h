@@ -18,7 +18,7 @@
  *   head:H       memory head H's matrix M_H (GPN+M)
  *   dir:NAME     the carried state's component along a unit direction u:
  *                s <- s + (u.s_clean - u.s) u (s_bar, a principal direction,
- *                a probe's weights, a .npy; analyses/direction.h)
+ *                a .npy such as a probe's weights; analyses/direction.h)
  *   site:NAME    the whole of one site at step p (e.g. a layer's residual,
  *                blocks.1.hook_resid_post, in a layered family)
  * Positions 0..T-1, and "all" (-1): the component patched at every position.

@@ -1,5 +1,5 @@
 /* Steering (docs/causal.md): add c u to the state, u a unit direction (s_bar,
- * a principal direction, a probe's weights, a .npy; analyses/direction.h), at
+ * a principal direction, a .npy such as a probe's weights; analyses/direction.h), at
  * every step or from a position on, and measure over held-out windows the
  * mean NLL and the top-1 predictions against the unsteered run, for each c
  * of a list.

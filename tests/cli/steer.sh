@@ -2,7 +2,8 @@
 # gpnscope steer (docs/causal.md): c = 0 changes nothing, bit for bit (NLL and
 # every top-1, in both scopes and in a layered family); in decode scope the
 # steered NLL equals the NLL computed by hand (numpy, float64) from the
-# recorded unsteered states plus c u; as c grows the decode's RMSNorm leaves
+# recorded unsteered states plus c u (u from a .npy, and s_bar read from the
+# store's geometry analysis); as c grows the decode's RMSNorm leaves
 # only u, so every top-1 is the argmax of decode(u) (the closed form of the
 # limit); --from-position counts only the later tokens; bad input is one line.
 set -euo pipefail
@@ -50,10 +51,12 @@ zero "Transformer++ carry" "$tpp" "$dir/u32.npy" carry
 "$bin" record --model "$model" --db "$dir/r.db" --corpus "$dir/shards" --seq-len 32 --batch 4 --states pred --quiet >/dev/null
 "$bin" steer "$model" "${common[@]}" --direction "$dir/u40.npy" --scope decode --c 2,-3,1e5 --from-position 0 --json >"$dir/dec.json"
 "$bin" steer "$model" "${common[@]}" --direction "$dir/u40.npy" --scope decode --c 2 --from-position 20 --json >"$dir/late.json"
-if "$py" - "$dir/r.db" "$model" "$dir/u40.npy" "$dir/dec.json" "$dir/late.json" >"$dir/hand.txt" 2>&1 <<'PY'
+"$bin" analyze "$dir/r.db" >/dev/null 2>&1
+"$bin" steer "$model" "${common[@]}" --direction s_bar --from "$dir/r.db" --scope decode --c 3 --json >"$dir/sbar.json"
+if "$py" - "$dir/r.db" "$model" "$dir/u40.npy" "$dir/dec.json" "$dir/late.json" "$dir/sbar.json" >"$dir/hand.txt" 2>&1 <<'PY'
 import json, sqlite3, struct, sys
 import numpy as np
-db, model, upath, jd, jl = sys.argv[1:6]
+db, model, upath, jd, jl, js = sys.argv[1:7]
 raw = open(model, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
 def get(name):
     b, e = hdr[name]["data_offsets"]
@@ -75,6 +78,13 @@ for p in d["points"][:2]:
     want = nll(logits(p["c"])).mean(); err = max(err, abs(p["nll"] - want) / abs(want))
 want_late = nll(logits(2.0))[pos >= 20].mean(); err = max(err, abs(l["points"][0]["nll"] - want_late) / want_late)
 assert l["tokens"] == 8 * 12, l["tokens"]
+# s_bar from the store's geometry analysis: the same computation along the stored mean
+con = sqlite3.connect(db)
+sbar = np.frombuffer(con.execute("select v.vector from analysis_vectors v join analyses a on a.id = v.analysis_id"
+                                 " where a.name = 'geometry' and v.key = 'mean' order by a.id desc").fetchone()[0], "<f4").astype(np.float64)
+u_keep = u; u = sbar / np.linalg.norm(sbar)
+want_sbar = nll(logits(3.0)).mean(); err = max(err, abs(json.load(open(js))["points"][0]["nll"] - want_sbar) / want_sbar)
+u = u_keep
 # the limit: rms(s + c u) -> |c| rms(u), so the logits go to decode(sign(c) u) and every top-1 to its argmax
 lim = int(np.argmax(((u / np.sqrt(np.mean(u * u) + 1e-6) * w) @ P) @ E.T))
 big = d["points"][2]
@@ -100,7 +110,7 @@ err "no decode-only copy" "$tpp" "${common[@]}" --direction "$dir/u32.npy" --sco
 err "where the state has 40" "$model" "${common[@]}" --direction "$dir/u32.npy" --c 1
 err "finite numbers separated by commas" "$model" "${common[@]}" --direction "$dir/u40.npy" --c 1,x
 err "give the store" "$model" "${common[@]}" --direction s_bar --c 1
-err "no geometry analysis" "$model" "${common[@]}" --direction s_bar --from "$dir/r.db" --c 1
+err "no geometry analysis" "$model" "${common[@]}" --direction s_bar --from "$dir/s.db" --c 1
 err "--from-position 40: 0 to 31" "$model" "${common[@]}" --direction "$dir/u40.npy" --c 1 --from-position 40
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
