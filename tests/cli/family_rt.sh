@@ -43,33 +43,31 @@ else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
 
 # ---- the fixture's OLMo state dict through convert --config ----
 "$py" - "$fx/rt2.weights.safetensors" "$dir/rt2.config.json" "$dir/rope.config.json" <<'PY'
-import json, struct, sys
-raw = open(sys.argv[1], "rb").read()
-cfg = json.loads(json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])["__metadata__"]["config"])
+import json, os, sys
+sys.path.insert(0, os.environ["GPNSCOPE_SOURCE"] + "/tests/reference")
+from rt_reference import read_st
+cfg = json.loads(read_st(sys.argv[1])[1]["config"])
 json.dump(cfg, open(sys.argv[2], "w"))
 cfg["rope"] = True
 json.dump(cfg, open(sys.argv[3], "w"))
 PY
 # the fixture (a transcription of the source's loop made elsewhere) against our reference of the equations
 "$py" - "$fx" "$GPNSCOPE_SOURCE/tests/reference" >"$dir/fixture.txt" 2>&1 <<'PY' && ok "rt2 fixture == rt_reference.py on its weights: largest rel err $(cat "$dir/fixture.txt")" || bad "rt2 fixture vs rt_reference.py: $(tail -2 "$dir/fixture.txt")"
-import json, struct, sys
+import json, sys
 import numpy as np
 sys.path.insert(0, sys.argv[2])
 import rt_reference
-def load(p):
-    raw = open(p, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; h = json.loads(raw[8:8 + n]); m = h.pop("__metadata__", {})
-    get = lambda v: np.frombuffer(raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]], {"F32": "<f4", "I32": "<i4"}[v["dtype"]])
-    return {k: get(v).reshape(v["shape"]) for k, v in h.items()}, m
-P, meta = load(sys.argv[1] + "/rt2.weights.safetensors"); X, _ = load(sys.argv[1] + "/rt2.expect.safetensors")
+P, meta = rt_reference.read_st(sys.argv[1] + "/rt2.weights.safetensors")
+X, _ = rt_reference.read_st(sys.argv[1] + "/rt2.expect.safetensors")
 cfg = dict({"clip_qkv": None}, **json.loads(meta["config"]))
 runs = [rt_reference.forward({k: v.astype(np.float64) for k, v in P.items()}, cfg, x) for x in X["tokens"]]
 worst = max(np.linalg.norm(np.stack([r[k] for r in runs]).reshape(X[k].shape) - X[k]) / np.linalg.norm(X[k]) for k in X if k != "tokens")
 assert worst < 1e-6, worst
 print("%.1e over %d tensors" % (worst, len(X) - 1))
 PY
-"$bin" convert "$fx/rt2.checkpoint.pt" "$dir/rt2.safetensors" --config "$dir/rt2.config.json" >/dev/null &&
+"$bin" convert "$fx/rt2.checkpoint.pt" "$dir/rt2pt.safetensors" --config "$dir/rt2.config.json" >/dev/null &&
   ok "convert rt2.checkpoint.pt --config (the run's OLMo model: section)" || bad "convert rt2.checkpoint.pt"
-if "$GPNSCOPE_BUILD/tests/test_family_rt" "$dir/rt2.safetensors" "$fx/rt2.expect.safetensors" >"$dir/rt2.txt" 2>&1; then
+if "$GPNSCOPE_BUILD/tests/test_family_rt" "$dir/rt2pt.safetensors" "$fx/rt2.expect.safetensors" >"$dir/rt2.txt" 2>&1; then
   ok "the converted .pt equals the rt2 fixture: $(grep -c 'rel err' "$dir/rt2.txt") tensors < 1e-4"
 else bad "rt2 from .pt: $(grep FAIL "$dir/rt2.txt" | head -3)"; fi
 
@@ -98,23 +96,7 @@ sw="$("$bin" info "$dir/sw.weights.safetensors")"
   ok "info: clip_qkv and alibi_bias_max from the config when set" || bad "info sw: $sw"
 
 # ---- eval and record over the reference's three windows of 70 tokens ----
-"$py" - "$dir/c3.expect.safetensors" "$dir/shards" >"$dir/want.txt" <<'PY'
-import json, struct, sys
-import numpy as np
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-hdr = json.loads(raw[8:8 + n])
-def get(name, dt):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype=dt).reshape(hdr[name]["shape"])
-tokens = get("tokens", "<i4")
-out = sys.argv[2]
-np.array(tokens.reshape(-1), dtype=np.uint32).tofile(out + "/data_0000.bin")
-json.dump([int(tokens.size)], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(tokens.size), "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-print(repr(float(np.exp(np.mean(get("nll", "<f4").astype(np.float64))))))
-PY
+"$py" "$ref" shards "$dir/c3.expect.safetensors" "$dir/shards" 97 >"$dir/want.txt"
 want="$(cat "$dir/want.txt")"
 got="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --json |
   "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["perplexity"], d["tokens"], d["windows"])')"
@@ -130,14 +112,12 @@ pat="blocks.0.attn.hook_pattern,blocks.1.attn.hook_pattern,blocks.2.attn.hook_pa
 sqlite3 -json "$dir/ref.db" "select window, position, hex(vector) as v from states where kind = 'blocks.2.hook_resid_post'" >"$dir/states.json"
 sqlite3 -json "$dir/ref.db" "select window, position, nll from tokens" >"$dir/tokens.json"
 "$py" - "$dir/c3.expect.safetensors" "$dir/states.json" "$dir/tokens.json" <<'PY' && ok "recorded states and NLLs equal the reference's (position 0: no prediction, NULL)" || bad "recorded rows differ from the reference"
-import json, struct, sys
+import json, os, sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-hdr = json.loads(raw[8:8 + n])
-def get(name):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(hdr[name]["shape"]).astype(np.float64)
+sys.path.insert(0, os.environ["GPNSCOPE_SOURCE"] + "/tests/reference")
+from rt_reference import read_st
+X = read_st(sys.argv[1])[0]
+get = lambda name: X[name].astype(np.float64)  # noqa: E731
 R, nll = get("resid_post_2"), get("nll")
 S = np.zeros_like(R)
 rows = json.load(open(sys.argv[2]))
@@ -157,14 +137,12 @@ PY
   ok "record --sites the three layers' patterns" || bad "record of the patterns"
 if "$bin" recurrence-depth "$dir/pat.db" --json >"$dir/depth.json" 2>"$dir/depth.err"; then
   "$py" - "$dir/c3.expect.safetensors" "$dir/depth.json" <<'PY' && ok "recurrence-depth: every head's lags, diagonal share and kept mass equal numpy's from the reference's patterns" || bad "recurrence-depth differs from numpy"
-import json, struct, sys
+import json, os, sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-hdr = json.loads(raw[8:8 + n])
-def get(name):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(hdr[name]["shape"]).astype(np.float64)
+sys.path.insert(0, os.environ["GPNSCOPE_SOURCE"] + "/tests/reference")
+from rt_reference import read_st
+X = read_st(sys.argv[1])[0]
+get = lambda name: X[name].astype(np.float64)  # noqa: E731
 o = json.load(open(sys.argv[2]))
 assert len(o["heads"]) == 12, len(o["heads"])
 lag = np.arange(63, -1, -1.0)  # column j of a head's 64 holds the key at lag 63 - j
@@ -198,17 +176,17 @@ if "$bin" analyze "$dir/s.db" --json >"$dir/analyze.json" 2>"$dir/analyze.err"; 
   sqlite3 -json "$dir/s.db" "select a.name || ':' || v.key as k, hex(v.vector) as v from analysis_vectors v
                            join analyses a on a.id = v.analysis_id" >"$dir/vectors.json"
   "$py" - "$model" "$dir/vectors.json" "$dir/analyze.json" <<'PY' && ok "geometry, default direction, horizons and probe ran; the decoded mean equals numpy's ff_out(ln_f(mean))" || bad "analyze: $(head -c 300 "$dir/analyze.json")"
-import json, struct, sys
+import json, os, sys
 import numpy as np
+sys.path.insert(0, os.environ["GPNSCOPE_SOURCE"] + "/tests/reference")
+from rt_reference import read_st
 o = json.load(open(sys.argv[3]))
 assert o["geometry"]["n_states"] == 40 * 48, o["geometry"]
 for part in ("default", "horizon", "probe"):
     assert any(k.startswith(part) for k in o), (part, list(o))
 vec = {r["k"]: np.frombuffer(bytes.fromhex(r["v"]), "<f4").astype(float) for r in json.load(open(sys.argv[2]))}
-raw = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
-def t(name):
-    x = hdr[name]; b, e = x["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4").astype(float).reshape(x["shape"])
+W = read_st(sys.argv[1])[0]
+t = lambda name: W[name].astype(float)  # noqa: E731
 s = vec["geometry:mean"]
 ln = (s - s.mean()) / np.sqrt(s.var() + 1e-5) * t("transformer.ln_f.weight")
 want, got = t("transformer.ff_out.weight") @ ln, vec["default_direction:logits_bar"]

@@ -16,6 +16,8 @@ the layer's own earlier outputs:
   act: gelu (erf), relu, or swiglu (value first, gate second: silu(gate) * value)
 
 usage: rt_reference.py make OUT_PREFIX V D N_LAYERS N_HEADS MLP B T SEED [KEY=VALUE ...]
+       rt_reference.py shards EXPECT OUT_DIR V   (the expect file's tokens as one token
+         shard, windows of T in order; prints exp(mean nll), the perplexity eval must give)
   KEY: activation_type (gelu), clip_qkv (none), attention_layer_norm (true),
   alibi_bias_max (8), layer_norm_eps (1e-5). Writes OUT_PREFIX.weights.safetensors
   (random float32 weights with norms away from one, named as OLMo's state dict,
@@ -30,6 +32,7 @@ usage: rt_reference.py make OUT_PREFIX V D N_LAYERS N_HEADS MLP B T SEED [KEY=VA
 import json
 import math
 import os
+import struct
 import sys
 
 import numpy as np
@@ -39,6 +42,30 @@ from gpn_reference import write_st  # noqa: E402  (the same safetensors writer)
 
 P_KEYS = 64  # GS_PATTERN_KEYS
 erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def read_st(path):
+    """(tensors as numpy arrays, __metadata__) of a safetensors file (F32, I32)."""
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    out = {}
+    for name, t in header.items():
+        b, e = t["data_offsets"]
+        dt = {"F32": "<f4", "I32": "<i4"}[t["dtype"]]
+        out[name] = np.frombuffer(raw[8 + n + b:8 + n + e], dtype=dt).reshape(t["shape"])
+    return out, meta
+
+
+def shards(expect, out, V):
+    X, _ = read_st(expect)
+    tokens = X["tokens"]
+    np.array(tokens.reshape(-1), dtype=np.uint32).tofile(out + "/data_0000.bin")
+    json.dump([int(tokens.size)], open(out + "/data_0000.index.json", "w"))
+    json.dump({"tokenizer": "fixture", "vocab_size": V, "total_tokens": int(tokens.size), "total_docs": 1,
+               "num_shards": 1}, open(out + "/meta.json", "w"))
+    print(repr(float(np.exp(np.mean(X["nll"].astype(np.float64))))))
 
 
 def layer_norm(x, w, eps):
@@ -148,6 +175,9 @@ def make(prefix, V, D, L, H, F, B, T, seed, options):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "shards":
+        shards(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        sys.exit(0)
     if len(sys.argv) < 11 or sys.argv[1] != "make":
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)

@@ -11,13 +11,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/attention.h"
 #include "engine/arch/rt/rt.h"
 #include "engine/cpu/ops.h"
-
-typedef struct {
-    float *k, *v; /* [cap][n_layers][d]: K_j, V_j position-major, so growing is one realloc */
-    int cap;
-} rec_cache;
 
 typedef struct {
     const float *attn_norm, *ff_norm, *q_norm, *k_norm, *q_proj, *kv_proj, *attn_out, *ff_proj, *ff_out;
@@ -28,7 +24,7 @@ typedef struct {
     const gs_engine_host *host;
     const float *wte, *ln_f, *head;
     rt_layer *layer;
-    rec_cache *cache; /* one per sequence */
+    gs_kv_cache *cache; /* one per sequence: K_j, V_j as [pos][n_layers][d] */
     int max_batch;
     float *arena, *emb, *h, *xn, *q, *kv, *k0, *v0, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
     float *kr, *vr;   /* B x d: this step's recurrent key and value */
@@ -51,12 +47,6 @@ void rt_layer_norm(float *out, const float *x, const float *w, int B, int n, flo
         double inv = 1.0 / sqrt(var / n + eps); /* biased variance, as F.layer_norm */
         for (int i = 0; i < n; i++) o[i] = (float)((r[i] - mean) * inv) * w[i];
     }
-}
-
-/* out[B x n_out] = x[B x n_in] W^T, W stored [n_out, n_in] (nn.Linear) */
-static void linear(float *out, const float *x, const float *W, int B, int n_in, int n_out) {
-    if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_out, n_in, 1.0f, W, n_in, x, 1, 0.0f, out, 1);
-    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, x, n_in, W, n_in, 0.0f, out, n_out);
 }
 
 /* clip_qkv: clamp_(-c, c), as the source does to q and to kv before the norms */
@@ -92,11 +82,7 @@ static void activate(float *g, const float *u, int B, int f, int act) {
 static void cpu_free(void *impl) {
     rt_cpu *e = impl;
     if (!e) return;
-    for (int b = 0; e->cache && b < e->max_batch; b++) {
-        free(e->cache[b].k);
-        free(e->cache[b].v);
-    }
-    free(e->cache);
+    gs_kv_free(e->cache, e->max_batch);
     free(e->arena);
     free(e->top1);
     free(e->layer);
@@ -106,29 +92,6 @@ static void cpu_free(void *impl) {
 
 static void cpu_reset_seq(void *impl, int b) {
     (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
-}
-
-/* Room in sequence b's cache for position `pos` (doubling), and for t + 1 scores */
-static int reserve(rt_cpu *e, int b, int64_t pos) {
-    rec_cache *c = &e->cache[b];
-    if (pos < c->cap) return 0;
-    if (pos >= INT32_MAX / 2) return gs_fail("sequence %d is at position %lld: more than a cache holds", b, (long long)pos);
-    int cap = c->cap ? c->cap : 64;
-    while (cap <= pos) cap *= 2;
-    size_t row = (size_t)e->m->cfg.n_layers * e->m->cfg.d;
-    float *k = realloc(c->k, (size_t)cap * row * sizeof *k);
-    if (k) c->k = k;
-    float *v = k ? realloc(c->v, (size_t)cap * row * sizeof *v) : NULL;
-    if (v) c->v = v;
-    if (!k || !v) return gs_fail("out of memory for the recurrent keys of sequence %d at position %lld", b, (long long)pos);
-    c->cap = cap;
-    if (cap + 1 > e->scores_cap) {
-        float *s = realloc(e->scores, (size_t)(cap + 1) * sizeof *s);
-        if (!s) return gs_fail("out of memory for attention weights over %d positions", cap + 1);
-        e->scores = s;
-        e->scores_cap = cap + 1;
-    }
-    return 0;
 }
 
 /* Head hd of sequence b: softmax over keys j = 0..t (t its position) of
@@ -143,15 +106,8 @@ static int weights(const rt_cpu *e, int l, int b, int hd, float *p) {
         cblas_sgemv(CblasRowMajor, CblasNoTrans, t, Dh, scale, e->cache[b].k + (size_t)l * d + (size_t)hd * Dh, L * d, q,
                     1, 0.0f, p, 1);
     p[t] = cblas_sdot(Dh, q, 1, k0, 1) * scale;
-    float mx = -INFINITY;
-    for (int j = 0; j <= t; j++) {
-        p[j] -= e->slope[hd] * (float)(t - j);
-        mx = p[j] > mx ? p[j] : mx;
-    }
-    double sum = 0;
-    for (int j = 0; j <= t; j++) sum += p[j] = expf(p[j] - mx);
-    float inv = (float)(1.0 / sum);
-    for (int j = 0; j <= t; j++) p[j] *= inv;
+    for (int j = 0; j <= t; j++) p[j] -= e->slope[hd] * (float)(t - j); /* ALiBi: 0 on the diagonal */
+    gs_softmax_inplace(p, t + 1);
     return t + 1;
 }
 
@@ -167,8 +123,7 @@ static void attend(rt_cpu *e, int l, int B) {
         for (int b = 0; b < B; b++)
             for (int hd = 0; hd < H; hd++) {
                 int n = weights(e, l, b, hd, e->scores);
-                float *row = e->pattern + ((size_t)b * H + hd) * P;
-                for (int j = 0; j < P; j++) row[j] = n - P + j >= 0 ? e->scores[n - P + j] : NAN;
+                gs_pattern_window(e->pattern + ((size_t)b * H + hd) * P, e->scores, n, P);
             }
         gs_fire(e->host, RT_HOOK_PATTERN, l, e->pattern, B, H * P);
     }
@@ -177,11 +132,7 @@ static void attend(rt_cpu *e, int l, int B) {
         for (int hd = 0; hd < H; hd++) {
             float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->scores;
             int n = weights(e, l, b, hd, p);
-            if (hooked) {
-                const float *row = e->pattern + ((size_t)b * H + hd) * P;
-                for (int j = 0; j < P; j++)
-                    if (n - P + j >= 0) p[n - P + j] = row[j];
-            }
+            if (hooked) gs_pattern_apply(p, e->pattern + ((size_t)b * H + hd) * P, n, P);
             const float *v0 = e->v0 + (size_t)b * d + (size_t)hd * Dh;
             for (int i = 0; i < Dh; i++) o[i] = p[n - 1] * v0[i];
             if (n > 1) cblas_sgemv(CblasRowMajor, CblasTrans, n - 1, Dh, 1.0f, Vc + (size_t)hd * Dh, L * d, p, 1, 1.0f, o, 1);
@@ -205,8 +156,8 @@ static void layer_step(rt_cpu *e, int l, int B) {
     long Bd = (long)B * d;
     gs_fire(host, GPN_HOOK_RESID_PRE, l, e->h, B, d);
     rt_layer_norm(e->xn, e->h, w->attn_norm, B, d, c->norm_eps);
-    linear(e->q, e->xn, w->q_proj, B, d, d);
-    linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
+    gs_linear(e->q, e->xn, w->q_proj, B, d, d);
+    gs_linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
     clip(e->q, Bd, c->clip_qkv);
     clip(e->kv, 2 * Bd, c->clip_qkv);
     split(e->kv, e->k0, e->v0, B, d);
@@ -218,20 +169,20 @@ static void layer_step(rt_cpu *e, int l, int B) {
     gs_fire(host, GPN_HOOK_ATTN_K, l, e->k0, B, d);
     gs_fire(host, GPN_HOOK_ATTN_V, l, e->v0, B, d);
     attend(e, l, B);
-    linear(e->out, e->att, w->attn_out, B, d, d);
+    gs_linear(e->out, e->att, w->attn_out, B, d, d);
     gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
     add(e->h, e->out, Bd);
     gs_fire(host, GPN_HOOK_RESID_MID, l, e->h, B, d);
     rt_layer_norm(e->xn, e->h, w->ff_norm, B, d, c->norm_eps);
-    linear(e->u, e->xn, w->ff_proj, B, d, f);
+    gs_linear(e->u, e->xn, w->ff_proj, B, d, f);
     activate(e->g, e->u, B, f, c->activation);
-    linear(e->out, e->g, w->ff_out, B, fo, d);
+    gs_linear(e->out, e->g, w->ff_out, B, fo, d);
     gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
     add(e->h, e->out, Bd);
     gs_fire(host, GPN_HOOK_RESID_POST, l, e->h, B, d);
     /* the memory: the output as the hooks left it, through attn_norm and kv_proj */
     rt_layer_norm(e->xn, e->h, w->attn_norm, B, d, c->norm_eps);
-    linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
+    gs_linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
     clip(e->kv, 2 * Bd, c->clip_qkv);
     split(e->kv, e->kr, e->vr, B, d);
     if (c->qk_norm) rt_layer_norm(e->kr, e->kr, w->k_norm, B, d, c->norm_eps);
@@ -251,27 +202,17 @@ static int cpu_step(void *impl, int B) {
     const gpn_config *c = &e->m->cfg;
     int d = c->d, V = c->V;
     /* the prediction of x_t, made at step t - 1 (none at a window's start) */
-    for (int b = 0; b < B; b++) {
-        float *row = e->logits + (size_t)b * V;
-        if (host->pos[b] == 0)
-            for (int i = 0; i < V; i++) row[i] = NAN;
-        else memcpy(row, e->pending + (size_t)b * V, (size_t)V * sizeof *row);
-    }
-    gs_fire(host, GPN_HOOK_LOGITS, 0, e->logits, B, V);
-    logits_stats(e->logits, host->tokens, B, V, e->nll, e->entropy, e->top1);
-    for (int b = 0; b < B; b++)
-        if (isnan(e->nll[b])) e->top1[b] = -1; /* no prediction: no top-1 either (stored as NULL) */
-    gs_fire(host, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    gs_report_pending(host, e->logits, e->pending, B, V, e->nll, e->entropy, e->top1);
 
     for (int b = 0; b < B; b++)
-        if (reserve(e, b, host->pos[b])) return -1;
+        if (gs_kv_reserve(&e->cache[b], b, host->pos[b], (size_t)c->n_layers * d, &e->scores, &e->scores_cap)) return -1;
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * d, e->wte + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
     gs_fire(host, GPN_HOOK_EMBED, 0, e->emb, B, d);
     memcpy(e->h, e->emb, (size_t)B * d * sizeof(float));
     for (int l = 0; l < c->n_layers; l++) layer_step(e, l, B);
     rt_layer_norm(e->fin, e->h, e->ln_f, B, d, c->norm_eps);
     gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->fin, B, d);
-    linear(e->pending, e->fin, e->head, B, d, V); /* untied head: reported at the next step */
+    gs_linear(e->pending, e->fin, e->head, B, d, V); /* untied head: reported at the next step */
     return 0;
 }
 

@@ -261,9 +261,11 @@ static int validate(const gpn_config *c) {
         return gs_fail("activation %d is none of gelu, relu, swiglu", c->activation);
     if (c->activation == RT_ACT_SWIGLU && c->f % 2)
         return gs_fail("swiglu halves mlp_hidden_size=%d, which must be even", c->f);
-    if (!(c->norm_eps > 0) || !(c->clip_qkv >= 0) || !isfinite(c->alibi_bias_max))
-        return gs_fail("layer_norm_eps %g, clip_qkv %g, alibi_bias_max %g: eps must be positive, clip_qkv >= 0 (0: none)",
-                       (double)c->norm_eps, (double)c->clip_qkv, (double)c->alibi_bias_max);
+    /* a negative alibi_bias_max makes slopes above 1 that overflow: OLMo's are 2^-(positive) */
+    if (!(c->norm_eps > 0) || !(c->clip_qkv >= 0) || !(c->alibi_bias_max >= 0) || !isfinite(c->alibi_bias_max))
+        return gs_fail("layer_norm_eps %g, clip_qkv %g, alibi_bias_max %g: eps must be positive, clip_qkv >= 0 (0: none), "
+                       "alibi_bias_max finite and >= 0", (double)c->norm_eps, (double)c->clip_qkv,
+                       (double)c->alibi_bias_max);
     if ((int64_t)c->V * c->d > INT32_MAX || (int64_t)c->f * c->d > INT32_MAX)
         return gs_fail("sizes too large for 32-bit BLAS indices");
     return 0;
