@@ -205,7 +205,7 @@ static int check_config(const cJSON *j, const gpn_config *c) {
     if (cfg_string(j, "layer_norm_type", &s) < 0) return -1;
     if (s && strcmp(s, "default") && strcmp(s, "low_precision"))
         return gs_fail("__metadata__.config layer_norm_type '%s' is not supported (default, low_precision)", s);
-    double x;
+    double x = 0;
     int got;
     if ((got = cfg_number(j, "n_kv_heads", &x)) < 0) return -1;
     if (got && x != c->H)
