@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"lens", "the logit lens over a window: top tokens of each site's decode per position", cmd_lens},
     {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
+    {"recurrence-depth", "how far back each layer's attention reaches (attention-weighted lag per head)", cmd_recurrence_depth},
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},
     {"export-notebook", "write a Jupyter notebook that studies a run (SQL, pandas, matplotlib)", cmd_export_notebook},
     {"export", "write a run's tokens, heads, states and results as CSV or .npy files", cmd_export},

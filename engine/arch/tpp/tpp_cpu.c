@@ -9,13 +9,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/attention.h"
 #include "engine/arch/tpp/tpp.h"
 #include "engine/cpu/ops.h"
-
-typedef struct {
-    float *k, *v; /* [cap][n_layers][d]: position-major, so growing is one realloc */
-    int cap;
-} kv_cache;
 
 typedef struct {
     const float *norm_a, *W_q, *W_k, *W_v, *W_o, *norm_f, *w1, *w2;
@@ -26,7 +22,7 @@ typedef struct {
     const gs_engine_host *host;
     const float *E, *norm;
     tpp_layer *layer;
-    kv_cache *cache; /* one per sequence */
+    gs_kv_cache *cache; /* one per sequence: [pos][n_layers][d] */
     int max_batch;
     float *arena, *emb, *h, *xn, *q, *k, *v, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
     float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
@@ -42,22 +38,10 @@ static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int
     return NULL;
 }
 
-/* out[B x n_out] = x[B x n_in] W^T for W stored [n_out, n_in] (PyTorch's
- * nn.Linear); one sequence goes through GEMV, which streams the weights at
- * full bandwidth where OpenBLAS's GEMM with M = 1 does not */
-static void linear(float *out, const float *x, const float *W, int B, int n_in, int n_out) {
-    if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_out, n_in, 1.0f, W, n_in, x, 1, 0.0f, out, 1);
-    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, x, n_in, W, n_in, 0.0f, out, n_out);
-}
-
 static void cpu_free(void *impl) {
     tpp_cpu *e = impl;
     if (!e) return;
-    for (int b = 0; e->cache && b < e->max_batch; b++) {
-        free(e->cache[b].k);
-        free(e->cache[b].v);
-    }
-    free(e->cache);
+    gs_kv_free(e->cache, e->max_batch);
     free(e->arena);
     free(e->top1);
     free(e->layer);
@@ -67,30 +51,6 @@ static void cpu_free(void *impl) {
 
 static void cpu_reset_seq(void *impl, int b) {
     (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
-}
-
-/* Room in sequence b's cache for position `pos` (doubling, so a window of T
- * steps reallocates log2(T) times). */
-static int reserve(tpp_cpu *e, int b, int64_t pos) {
-    kv_cache *c = &e->cache[b];
-    if (pos < c->cap) return 0;
-    if (pos >= INT32_MAX / 2) return gs_fail("sequence %d is at position %lld: more than a KV cache holds", b, (long long)pos);
-    int cap = c->cap ? c->cap : 64;
-    while (cap <= pos) cap *= 2;
-    size_t row = (size_t)e->m->cfg.n_layers * e->m->cfg.d;
-    float *k = realloc(c->k, (size_t)cap * row * sizeof *k);
-    if (k) c->k = k;
-    float *v = k ? realloc(c->v, (size_t)cap * row * sizeof *v) : NULL;
-    if (v) c->v = v;
-    if (!k || !v) return gs_fail("out of memory for the KV cache of sequence %d at position %lld", b, (long long)pos);
-    c->cap = cap;
-    if (cap > e->scores_cap) {
-        float *s = realloc(e->scores, (size_t)cap * sizeof *s);
-        if (!s) return gs_fail("out of memory for attention weights over %d positions", cap);
-        e->scores = s;
-        e->scores_cap = cap;
-    }
-    return 0;
 }
 
 /* RoPE as the source: freq_i = 1 / 10000^(i / half) and the angle pos * freq_i,
@@ -133,12 +93,7 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
     const float *K = e->cache[b].k + (size_t)l * d + (size_t)hd * Dh;
     const float *q = e->q + (size_t)b * d + (size_t)hd * Dh;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, 1.0f / sqrtf((float)Dh), K, L * d, q, 1, 0.0f, p, 1);
-    float mx = p[0];
-    for (int j = 1; j < n; j++) mx = p[j] > mx ? p[j] : mx;
-    double sum = 0;
-    for (int j = 0; j < n; j++) sum += p[j] = expf(p[j] - mx);
-    float inv = (float)(1.0 / sum);
-    for (int j = 0; j < n; j++) p[j] *= inv;
+    gs_softmax_inplace(p, n);
     return n;
 }
 
@@ -156,11 +111,7 @@ static void attend(tpp_cpu *e, int l, int B) {
         for (int b = 0; b < B; b++)
             for (int hd = 0; hd < H; hd++) {
                 int n = weights(e, l, b, hd, e->scores);
-                float *row = e->pattern + ((size_t)b * H + hd) * P;
-                for (int j = 0; j < P; j++) {
-                    int key = n - P + j;
-                    row[j] = key >= 0 ? e->scores[key] : NAN;
-                }
+                gs_pattern_window(e->pattern + ((size_t)b * H + hd) * P, e->scores, n, P);
             }
         gs_fire(e->host, TPP_HOOK_PATTERN, l, e->pattern, B, H * P);
     }
@@ -169,11 +120,7 @@ static void attend(tpp_cpu *e, int l, int B) {
         for (int hd = 0; hd < H; hd++) {
             float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->scores;
             int n = weights(e, l, b, hd, p);
-            if (hooked) {
-                const float *row = e->pattern + ((size_t)b * H + hd) * P;
-                for (int j = 0; j < P; j++)
-                    if (n - P + j >= 0) p[n - P + j] = row[j];
-            }
+            if (hooked) gs_pattern_apply(p, e->pattern + ((size_t)b * H + hd) * P, n, P);
             cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc + (size_t)hd * Dh, L * d, p, 1, 0.0f, o, 1);
         }
     }
@@ -190,20 +137,10 @@ static int cpu_step(void *impl, int B) {
     int d = c->d, V = c->V, f = c->f, L = c->n_layers;
     long Bd = (long)B * d;
     /* the prediction of x_t, made at step t - 1 (none at a window's start) */
-    for (int b = 0; b < B; b++) {
-        float *row = e->logits + (size_t)b * V;
-        if (host->pos[b] == 0)
-            for (int i = 0; i < V; i++) row[i] = NAN;
-        else memcpy(row, e->pending + (size_t)b * V, (size_t)V * sizeof *row);
-    }
-    gs_fire(host, GPN_HOOK_LOGITS, 0, e->logits, B, V);
-    logits_stats(e->logits, host->tokens, B, V, e->nll, e->entropy, e->top1);
-    for (int b = 0; b < B; b++)
-        if (isnan(e->nll[b])) e->top1[b] = -1; /* no prediction: no top-1 either (stored as NULL) */
-    gs_fire(host, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    gs_report_pending(host, e->logits, e->pending, B, V, e->nll, e->entropy, e->top1);
 
     for (int b = 0; b < B; b++)
-        if (reserve(e, b, host->pos[b])) return -1;
+        if (gs_kv_reserve(&e->cache[b], b, host->pos[b], (size_t)L * d, &e->scores, &e->scores_cap)) return -1;
     rope_tables(e, B);
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * d, e->E + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
     gs_fire(host, GPN_HOOK_EMBED, 0, e->emb, B, d);
@@ -212,9 +149,9 @@ static int cpu_step(void *impl, int B) {
         const tpp_layer *w = &e->layer[l];
         gs_fire(host, GPN_HOOK_RESID_PRE, l, e->h, B, d);
         rmsnorm_forward(e->xn, e->h, w->norm_a, B, d);
-        linear(e->q, e->xn, w->W_q, B, d, d);
-        linear(e->k, e->xn, w->W_k, B, d, d);
-        linear(e->v, e->xn, w->W_v, B, d, d);
+        gs_linear(e->q, e->xn, w->W_q, B, d, d);
+        gs_linear(e->k, e->xn, w->W_k, B, d, d);
+        gs_linear(e->v, e->xn, w->W_v, B, d, d);
         rope_apply(e, e->q, B);
         rope_apply(e, e->k, B);
         gs_fire(host, GPN_HOOK_ATTN_Q, l, e->q, B, d);
@@ -227,21 +164,21 @@ static int cpu_step(void *impl, int B) {
             memcpy(e->cache[b].v + at, e->v + (size_t)b * d, (size_t)d * sizeof(float));
         }
         attend(e, l, B);
-        linear(e->out, e->att, w->W_o, B, d, d);
+        gs_linear(e->out, e->att, w->W_o, B, d, d);
         gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
         add(e->h, e->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_MID, l, e->h, B, d);
         rmsnorm_forward(e->xn, e->h, w->norm_f, B, d);
-        linear(e->u, e->xn, w->w1, B, d, 2 * f);
+        gs_linear(e->u, e->xn, w->w1, B, d, 2 * f);
         swiglu_forward(e->g, e->u, B, f);
-        linear(e->out, e->g, w->w2, B, f, d);
+        gs_linear(e->out, e->g, w->w2, B, f, d);
         gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
         add(e->h, e->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_POST, l, e->h, B, d);
     }
     rmsnorm_forward(e->fin, e->h, e->norm, B, d);
     gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->fin, B, d);
-    linear(e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
+    gs_linear(e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
     return 0;
 }
 
