@@ -19,9 +19,13 @@ int cmd_sql(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_ablate(int argc, char **argv);
+int cmd_patch(int argc, char **argv);
+int cmd_steer(int argc, char **argv);
+int cmd_lens(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_export_notebook(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_recurrence_depth(int argc, char **argv);
 
 #endif

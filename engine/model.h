@@ -15,7 +15,7 @@
 #define GPN_MAX_LAYERS 64
 
 /* One id per row of the family table (engine/arch/families.c). */
-typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3, GPN_ARCH_GDN = 4 } gpn_arch;
+typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3, GPN_ARCH_GDN = 4, GPN_ARCH_RT = 5 } gpn_arch;
 
 typedef struct {
     gpn_arch arch;
@@ -30,6 +30,12 @@ typedef struct {
      * f the MLP's, H heads of dk (head_dim) and dv (head_dim * expand_v) */
     int conv;       /* short causal convolution's kernel size (4) */
     float norm_eps; /* every RMSNorm's eps (fla's config norm_eps, 1e-6) */
+    /* Recurrent Transformer (engine/arch/rt/; 0 elsewhere): OLMo's model
+     * config values that no shape shows; norm_eps is its layer_norm_eps */
+    int activation;       /* rt.h's rt_activation (activation_type) */
+    int qk_norm;          /* attention_layer_norm: q_norm and k_norm present */
+    float clip_qkv;       /* 0: none */
+    float alibi_bias_max; /* ALiBi slopes 2^-(h * alibi_bias_max / n_heads), h = 1..n_heads */
 } gpn_config;
 
 typedef struct {

@@ -9,18 +9,10 @@
  *
  * test_family_tpp [WEIGHTS EXPECT]: another pair (tests/cli/family_tpp.sh
  * makes them with tests/reference/tpp_reference.py), else tpp2. */
-#include <math.h>
-#include <stdint.h>
-
-#include "base/error.h"
-#include "engine/arch/family.h"
-#include "engine/engine.h"
-#include "engine/checkpoint/safetensors.h"
-#include "probes/probes.h"
-#include "testlib.h"
+#include "family_check.h"
 
 /* The sites compared, by site name and the expect file's name ("%d": a layer). */
-static const struct { const char *site, *expect; int per_layer; } sites[] = {
+static const fc_site sites[] = {
     {"hook_embed", "embed", 0},
     {"blocks.%d.hook_resid_pre", "resid_pre_%d", 1},
     {"blocks.%d.attn.hook_q", "q_%d", 1},
@@ -33,94 +25,6 @@ static const struct { const char *site, *expect; int per_layer; } sites[] = {
     {"ln_final.hook_normalized", "final_hidden", 0},
 };
 #define N_SITES ((int)(sizeof sites / sizeof *sites))
-#define MAX_CAPS (2 + 8 * GPN_MAX_LAYERS)
-
-typedef struct {
-    int B, T, d, V, L, n;
-    char name[MAX_CAPS][40], expect[MAX_CAPS][40];
-    float *cap[MAX_CAPS];       /* (B, T, d) of each captured site */
-    int last_resid;             /* index of the last layer's resid_post */
-    float *logits, *nll;        /* logits of steps 1..T (B, T, V); nll of steps 1..T-1 (B, T-1) */
-    float *nll0;                /* (B): the nll at step 0, NaN */
-    int top1_0;                 /* every top1 at step 0 is -1 */
-} run_out;
-
-static void run_out_free(run_out *r) {
-    for (int i = 0; i < r->n; i++) free(r->cap[i]);
-    free(r->logits); free(r->nll); free(r->nll0);
-}
-
-/* Run B sequences of T tokens, `batch` at a time, capturing every site of
- * `sites`, then one more step (of token 0) whose logits are the prediction
- * made at position T - 1. */
-static int run_model(const gpn_model *m, const int32_t *tokens, int B, int T, int batch, run_out *r) {
-    const gpn_config *c = &m->cfg;
-    memset(r, 0, sizeof *r);
-    r->B = B, r->T = T, r->d = c->d, r->V = c->V, r->L = c->n_layers;
-    size_t BT = (size_t)B * T;
-    for (int s = 0; s < N_SITES; s++)
-        for (int l = 0; l < (sites[s].per_layer ? c->n_layers : 1); l++) {
-            snprintf(r->name[r->n], sizeof r->name[0], sites[s].site, l);
-            snprintf(r->expect[r->n], sizeof r->expect[0], sites[s].expect, l);
-            if (!strcmp(sites[s].expect, "resid_post_%d")) r->last_resid = r->n;
-            r->cap[r->n++] = calloc(BT * c->d, 4);
-        }
-    r->logits = calloc(BT * c->V, 4), r->nll = calloc(BT, 4), r->nll0 = calloc(B, 4);
-    r->top1_0 = 1;
-    for (int b0 = 0; b0 < B; b0 += batch) {
-        int nb = B - b0 < batch ? B - b0 : batch;
-        gpn_engine *e = gpn_engine_new(m, batch);
-        probe_set *ps = e ? probe_set_new(e) : NULL;
-        if (!ps) { gpn_engine_free(e); return -1; }
-        probe_capture *cap[MAX_CAPS];
-        for (int i = 0; i < r->n; i++)
-            if (!(cap[i] = probe_capture_add(ps, r->name[i]))) { probe_set_free(ps); gpn_engine_free(e); return -1; }
-        gpn_engine_reset(e);
-        for (int t = 0; t <= T; t++) {
-            int32_t tok[64];
-            for (int b = 0; b < nb; b++) tok[b] = t < T ? tokens[(size_t)(b0 + b) * T + t] : 0;
-            if (gpn_engine_step(e, tok, nb) != 0) { probe_set_free(ps); gpn_engine_free(e); return -1; }
-            gpn_step_out o = gpn_engine_out(e);
-            const float *logits = gpn_engine_site(e, GPN_HOOK_LOGITS), *nll = gpn_engine_site(e, GPN_HOOK_NLL);
-            if (!logits || !nll || o.nll != nll) { probe_set_free(ps); gpn_engine_free(e); return gs_fail("no kept logits/nll"); }
-            for (int b = 0; b < nb; b++) {
-                size_t row = (size_t)(b0 + b) * T + t;
-                for (int i = 0; t < T && i < r->n; i++)
-                    memcpy(r->cap[i] + row * c->d, cap[i]->data + (size_t)b * c->d, (size_t)c->d * 4);
-                if (t == 0) {
-                    r->nll0[b0 + b] = nll[b];
-                    r->top1_0 &= o.top1[b] == -1;
-                    continue;
-                }
-                memcpy(r->logits + (row - 1) * c->V, logits + (size_t)b * c->V, (size_t)c->V * 4);
-                if (t < T) r->nll[(size_t)(b0 + b) * (T - 1) + t - 1] = nll[b];
-            }
-        }
-        probe_set_free(ps);
-        gpn_engine_free(e);
-    }
-    return 0;
-}
-
-static float *expected(const st_file *f, const char *name, long *n) {
-    const st_tensor *t = safetensors_find(f, name);
-    if (!t) return NULL;
-    float *x = malloc((size_t)t->numel * 4);
-    st_tensor_to_f32(t, x);
-    *n = (long)t->numel;
-    return x;
-}
-
-static void compare(const char *fx, const st_file *ex, const char *name, const float *got, long n_got) {
-    long n = 0;
-    float *want = expected(ex, name, &n);
-    CHECK(want && n == n_got, "%s: fixture lacks %s of %ld values (has %ld)", fx, name, n_got, n);
-    if (!want || n != n_got) { free(want); return; }
-    double err = rel_err(got, want, n);
-    printf("  %-6s %-14s rel err %.2e\n", fx, name, err);
-    CHECK(err < 1e-4, "%s %s: relative error %.3e >= 1e-4", fx, name, err);
-    free(want);
-}
 
 /* Save the model's tensors with the given metadata (key, value, ..., NULL) and load it back. */
 static gpn_model *resave(const gpn_model *m, const char *path, const char *const *meta) {
@@ -144,78 +48,19 @@ static void refused(const gpn_model *m, const char *dir, const char *what, const
     gpn_model_free(bad);
 }
 
-/* zero the keys of position 0 in layer 0 (probe handler) */
-static void zero_first_keys(void *ctx, const gpn_hook_event *ev) {
-    (void)ctx;
-    for (int b = 0; b < ev->B; b++)
-        if (ev->positions[b] == 0) memset(ev->data + (size_t)b * ev->width, 0, (size_t)ev->width * sizeof(float));
-}
-
 static void check_pair(const char *fx, const char *wpath, const char *epath) {
-    gpn_model *m = gpn_model_load(wpath);
-    CHECK(m != NULL, "load %s: %s", fx, gs_error());
-    st_file *ex = safetensors_open(epath);
-    CHECK(ex != NULL, "open %s: %s", epath, gs_error());
-    if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
-    const gs_family *fam = gs_family_of(&m->cfg);
-    CHECK(m->cfg.arch == GPN_ARCH_TPP && fam && !fam->predicts_first_token, "%s: not a Transformer++", fx);
-    const st_tensor *tt = safetensors_find(ex, "tokens");
-    int B = (int)tt->shape[0], T = (int)tt->shape[1], d = m->cfg.d, V = m->cfg.V;
-    int32_t *tokens = malloc((size_t)tt->numel * sizeof *tokens);
-    memcpy(tokens, tt->data, (size_t)tt->numel * sizeof *tokens);
-    long BTd = (long)B * T * d;
+    fc_pair pr;
+    if (fc_open(fx, wpath, epath, GPN_ARCH_TPP, &pr)) return;
+    gpn_model *m = pr.m;
+    const st_file *ex = pr.ex;
+    const int32_t *tokens = pr.tokens;
+    int B = pr.B, T = pr.T, d = m->cfg.d;
 
-    /* 1. float32, the whole batch at once */
-    run_out full;
-    CHECK(run_model(m, tokens, B, T, B, &full) == 0, "run: %s", gs_error());
-    /* every site the expect file has (tpp2: resid_post_{i}, final_hidden; the
-     * reference's files: all of them) */
-    int compared = 0;
-    for (int i = 0; i < full.n; i++)
-        if (safetensors_find(ex, full.expect[i])) compare(fx, ex, full.expect[i], full.cap[i], BTd), compared++;
-    printf("  %-6s %d of %d captured sites in the expect file\n", fx, compared, full.n);
-    CHECK(compared >= m->cfg.n_layers + 1, "%s: only %d sites to compare", fx, compared);
-    compare(fx, ex, "logits", full.logits, (long)B * T * V);
-    compare(fx, ex, "nll", full.nll, (long)B * (T - 1));
-    int nan0 = 1;
-    for (int b = 0; b < B; b++) nan0 &= isnan(full.nll0[b]);
-    CHECK(nan0 && full.top1_0, "%s: step 0 predicts nothing: its nll must be NaN and its top1 -1", fx);
-
-    /* 2. batch invariance: one sequence at a time (GEMV instead of GEMM) */
-    run_out one;
-    CHECK(run_model(m, tokens, B, T, 1, &one) == 0, "run one at a time: %s", gs_error());
-    double e1 = rel_err(one.cap[one.last_resid], full.cap[full.last_resid], BTd);
-    double e2 = rel_err(one.logits, full.logits, (long)B * T * V);
-    printf("  %-6s batch invariance: resid_post %.2e, logits %.2e\n", fx, e1, e2);
-    CHECK(e1 < 1e-5 && e2 < 1e-5, "%s: batch of %d vs one at a time (%.2e, %.2e)", fx, B, e1, e2);
-    run_out_free(&one);
-
-    /* 3. BF16 weights: drift no more than 3x a control model's, whose weights
-     * carry random relative noise of bf16's size (test_parity.c's measure) */
+    /* 1-3. every site (tpp2: resid_post_{i}, final_hidden; the reference's
+     * files: all of them), batch invariance, BF16 (family_check.h) */
+    fc_run full;
+    fc_parity(fx, m, ex, sites, N_SITES, tokens, B, T, m->cfg.n_layers + 1, &full);
     const char *dir = scratch_dir(fx);
-    char bpath[512];
-    snprintf(bpath, sizeof bpath, "%s/%s.bf16.safetensors", dir, fx);
-    CHECK(gpn_model_save(m, bpath, 1) == 0, "save bf16: %s", gs_error());
-    gpn_model *mb = gpn_model_load(bpath), *mc = gpn_model_new(&m->cfg);
-    CHECK(mb && mc, "bf16 round trip: %s", gs_error());
-    if (mb && mc) {
-        uint64_t rng = 12345;
-        for (size_t i = 0; i < m->n_params; i++) {
-            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-            double u = (double)(rng >> 11) / 9007199254740992.0 - 0.5;
-            mc->block[i] = (float)(m->block[i] * (1.0 + u * (1.0 / 256.0)));
-        }
-        CHECK(!strcmp(mb->source_dtype, "BF16") && mb->cfg.H == m->cfg.H, "bf16 file: %s, %d heads", mb->source_dtype, mb->cfg.H);
-        run_out rb, rc;
-        CHECK(run_model(mb, tokens, B, T, B, &rb) == 0 && run_model(mc, tokens, B, T, B, &rc) == 0, "%s", gs_error());
-        double eb = rel_err(rb.logits, full.logits, (long)B * T * V), ec = rel_err(rc.logits, full.logits, (long)B * T * V);
-        printf("  %-6s bf16 logits drift %.2e, control (2^-9 noise) %.2e\n", fx, eb, ec);
-        CHECK(eb > 0 && eb < 3 * ec + 1e-3, "%s bf16 drift %.3e vs control %.3e", fx, eb, ec);
-        run_out_free(&rb);
-        run_out_free(&rc);
-    }
-    gpn_model_free(mb);
-    gpn_model_free(mc);
 
     /* 4. an edit of blocks.0.attn.hook_k reaches the cache: zeroing position
      * 0's keys leaves step 0 alone (one key: its weight is 1 whatever it is)
@@ -223,7 +68,7 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
     gpn_engine *e = gpn_engine_new(m, B);
     probe_set *ps = e ? probe_set_new(e) : NULL;
     int cap = ps != NULL;
-    CHECK(cap && probe_add(ps, "blocks.0.attn.hook_k", zero_first_keys, NULL) == 0, "probes: %s", gs_error());
+    CHECK(cap && probe_add(ps, "blocks.0.attn.hook_k", fc_zero_first, NULL) == 0, "probes: %s", gs_error());
     if (cap) {
         gpn_engine_reset(e);
         double same = 0, moved = 0;
@@ -263,14 +108,8 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
     CHECK(mp && mp->cfg.H == m->cfg.H, "a plain n_heads key: %s", mp ? "wrong heads" : gs_error());
     gpn_model_free(mp);
 
-    run_out_free(&full);
-    gpn_model_free(m);
-    safetensors_close(ex);
-    free(tokens);
+    fc_run_free(&full);
+    fc_close(&pr);
 }
 
-int main(int argc, char **argv) {
-    if (test_each_pair(argc, argv, check_pair)) return test_summary();
-    check_pair("tpp2", fixture("reference/tpp2.weights.safetensors"), fixture("reference/tpp2.expect.safetensors"));
-    return test_summary();
-}
+int main(int argc, char **argv) { return fc_main(argc, argv, "tpp2", check_pair); }

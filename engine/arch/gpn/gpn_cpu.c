@@ -230,11 +230,14 @@ static void write_memory(gpn_cpu *e, int B) {
     decay_forward(e->alpha, p->write_A_log, p->write_dt_bias, B, H);
     project(e, e->k_next, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
     relu_l2n_rows(e->k_next, B, H, c->dk);
+    fire(e, GPN_HOOK_MEM_STATE, 0, e->M, B, H * c->dk * c->dv);
     fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
     fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
     fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
     read_query(e, &p->layers[0], 0, B);
-    memory_job job = {e, 1, e->host->hook[GPN_HOOK_MEM_K] != NULL};
+    /* a hook on the keys or on M may have changed them: the k M the last step
+     * made for this write is then found again from what the hooks left */
+    memory_job job = {e, 1, e->host->hook[GPN_HOOK_MEM_K] != NULL || e->host->hook[GPN_HOOK_MEM_STATE] != NULL};
     gs_parallel_for(B, grain((long)hk * c->dv), memory_range, &job);
     fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
 }

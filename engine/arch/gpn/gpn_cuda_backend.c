@@ -25,6 +25,8 @@ _Static_assert(GPN_HOOK_COUNT <= 32, "cuda_step's hook mask holds 32 hook points
 static int cuda_step(void *impl, int B) {
     gpn_cuda_backend *c = impl;
     unsigned mask = 0;
+    if (c->host->hook[GPN_HOOK_MEM_STATE]) /* the memory stays on the device */
+        return gs_fail("mem.state: the CUDA engine does not expose the memory to hooks; use the CPU engine");
     for (int p = 0; p < GPN_HOOK_COUNT; p++)
         if (c->host->hook[p]) mask |= 1u << p;
     return gpn_cuda_step(c->g, c->host->tokens, B, mask, fire, c, c->outputs, c->rows, &c->out);

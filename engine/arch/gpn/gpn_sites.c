@@ -6,6 +6,8 @@
 
 static const gs_site gpn_sites[] = {
     /* the memory write, once per step */
+    {"mem.state", NULL, GPN_HOOK_MEM_STATE, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_KEY_VAL, GS_ROLE_NONE, 1, 0,
+     "each head's memory M_h (d_key x d_val, row-major) carried into the step, before the write; an edit is carried"},
     {"mem.k", NULL, GPN_HOOK_MEM_K, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 1, 0,
      "write keys k_h = l2n(relu(rms(prev) W_k + b_k)), before the write"},
     {"mem.alpha", NULL, GPN_HOOK_MEM_ALPHA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_DECAY, 1, 1,

@@ -1,9 +1,9 @@
 /* The Transformer++ CPU backend: incremental decoding, one position per
  * sequence per step. Every projection is one matrix product over the batch
- * (weights [out, in], so B^T): a GEMV at batch 1, above it split by output
- * columns over the engine's pool (engine/cpu/parallel_gemm.h, as GPN's
- * step). Attention is a loop over (sequence, head) pairs on that pool, each
- * two GEMVs over the sequence's KV cache. The cache grows as positions advance; a
+ * (weights [out, in], so B^T): a GEMV at batch 1 (gs_linear), above it split
+ * by output columns over the engine's pool (engine/cpu/parallel_gemm.h, as
+ * GPN's step). Attention is a loop over (sequence, head) pairs on that pool,
+ * each two GEMVs over the sequence's KV cache. The cache grows as positions advance; a
  * sequence's logits wait in `pending` until the next step reports them. */
 #include <cblas.h>
 #include <math.h>
@@ -11,15 +11,11 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/attention.h"
 #include "engine/arch/tpp/tpp.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
-
-typedef struct {
-    float *k, *v; /* [cap][n_layers][d]: position-major, so growing is one realloc */
-    int cap;
-} kv_cache;
 
 typedef struct {
     const float *norm_a, *W_q, *W_k, *W_v, *W_o, *norm_f, *w1, *w2;
@@ -30,13 +26,15 @@ typedef struct {
     const gs_engine_host *host;
     const float *E, *norm;
     tpp_layer *layer;
-    kv_cache *cache; /* one per sequence */
+    gs_kv_cache *cache; /* one per sequence: [pos][n_layers][d] */
     int max_batch;
     float *arena, *emb, *h, *xn, *q, *k, *v, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
     float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
     float *pattern;   /* B x H x GS_PATTERN_KEYS: the pattern site's rows */
-    float *scores;    /* attention weights: max_batch x H rows of scores_cap, one per (sequence, head) */
+    float *scores;    /* one sequence's attention weights (gs_kv_reserve sizes it; pairs' rows below) */
     int scores_cap;
+    float *pair_scores; /* max_batch x H rows of pair_stride: each (sequence, head) pair's weights */
+    int pair_stride;
     int own_gemms;    /* this step's products split over the pool (parallel_gemm.h) */
     int32_t *top1;
 } tpp_cpu;
@@ -47,56 +45,20 @@ static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int
     return NULL;
 }
 
-/* out[B x n_out] = x[B x n_in] W^T for W stored [n_out, n_in] (PyTorch's
- * nn.Linear); one sequence goes through GEMV, which streams the weights at
- * full bandwidth where OpenBLAS's GEMM with M = 1 does not */
-static void linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out) {
-    if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_out, n_in, 1.0f, W, n_in, x, 1, 0.0f, out, 1);
-    else if (e->own_gemms) gs_gemm_parallel(out, x, W, 1, NULL, B, n_in, n_out);
-    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, x, n_in, W, n_in, 0.0f, out, n_out);
-}
-
 static void cpu_free(void *impl) {
     tpp_cpu *e = impl;
     if (!e) return;
-    for (int b = 0; e->cache && b < e->max_batch; b++) {
-        free(e->cache[b].k);
-        free(e->cache[b].v);
-    }
-    free(e->cache);
+    gs_kv_free(e->cache, e->max_batch);
     free(e->arena);
     free(e->top1);
     free(e->layer);
     free(e->scores);
+    free(e->pair_scores);
     free(e);
 }
 
 static void cpu_reset_seq(void *impl, int b) {
     (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
-}
-
-/* Room in sequence b's cache for position `pos` (doubling, so a window of T
- * steps reallocates log2(T) times). */
-static int reserve(tpp_cpu *e, int b, int64_t pos) {
-    kv_cache *c = &e->cache[b];
-    if (pos < c->cap) return 0;
-    if (pos >= INT32_MAX / 2) return gs_fail("sequence %d is at position %lld: more than a KV cache holds", b, (long long)pos);
-    int cap = c->cap ? c->cap : 64;
-    while (cap <= pos) cap *= 2;
-    size_t row = (size_t)e->m->cfg.n_layers * e->m->cfg.d;
-    float *k = realloc(c->k, (size_t)cap * row * sizeof *k);
-    if (k) c->k = k;
-    float *v = k ? realloc(c->v, (size_t)cap * row * sizeof *v) : NULL;
-    if (v) c->v = v;
-    if (!k || !v) return gs_fail("out of memory for the KV cache of sequence %d at position %lld", b, (long long)pos);
-    c->cap = cap;
-    if (cap > e->scores_cap) {
-        float *s = realloc(e->scores, (size_t)e->max_batch * e->m->cfg.H * cap * sizeof *s);
-        if (!s) return gs_fail("out of memory for attention weights over %d positions", cap);
-        e->scores = s;
-        e->scores_cap = cap;
-    }
-    return 0;
 }
 
 /* RoPE as the source: freq_i = 1 / 10000^(i / half) and the angle pos * freq_i,
@@ -139,12 +101,7 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
     const float *K = e->cache[b].k + (size_t)l * d + (size_t)hd * Dh;
     const float *q = e->q + (size_t)b * d + (size_t)hd * Dh;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, 1.0f / sqrtf((float)Dh), K, L * d, q, 1, 0.0f, p, 1);
-    float mx = p[0];
-    for (int j = 1; j < n; j++) mx = p[j] > mx ? p[j] : mx;
-    double sum = 0;
-    for (int j = 0; j < n; j++) sum += p[j] = expf(p[j] - mx);
-    float inv = (float)(1.0 / sum);
-    for (int j = 0; j < n; j++) p[j] *= inv;
+    gs_softmax_inplace(p, n);
     return n;
 }
 
@@ -153,7 +110,7 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
  * site's window (TPP_HOOK_PATTERN), the hook runs, and the read then takes
  * the window's weights as the hook left them: the weights are recomputed
  * rather than kept past the step. Without a hook the pattern costs nothing.
- * Each (sequence, head) pair has its own row of scores, so the pairs run on
+ * Each (sequence, head) pair has its own row of weights, so the pairs run on
  * the pool; at batch 1 they stay on the caller (OpenBLAS's GEMVs there may
  * use its own threads). */
 typedef struct {
@@ -168,15 +125,13 @@ static void attend_range(void *ctx, long i0, long i1) {
     int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, P = GS_PATTERN_KEYS;
     for (long i = i0; i < i1; i++) {
         int b = (int)(i / H), hd = (int)(i % H);
-        float *p = e->scores + (size_t)i * e->scores_cap, *row = e->pattern + (size_t)i * P;
+        float *p = e->pair_scores + (size_t)i * e->pair_stride, *row = e->pattern + (size_t)i * P;
         int n = weights(e, j->l, b, hd, p);
         if (j->fill_pattern) {
-            for (int k = 0; k < P; k++) row[k] = n - P + k >= 0 ? p[n - P + k] : NAN;
+            gs_pattern_window(row, p, n, P);
             continue;
         }
-        if (j->hooked)
-            for (int k = 0; k < P; k++)
-                if (n - P + k >= 0) p[n - P + k] = row[k];
+        if (j->hooked) gs_pattern_apply(p, row, n, P);
         const float *Vc = e->cache[b].v + (size_t)j->l * d + (size_t)hd * Dh;
         cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc, L * d, p, 1, 0.0f, e->att + (size_t)b * d + (size_t)hd * Dh, 1);
     }
@@ -195,6 +150,12 @@ static void attend(tpp_cpu *e, int l, int B) {
     gs_parallel_for(pairs, grain, attend_range, &read);
 }
 
+/* out = x W^T: gs_linear, or split over the pool while the step owns the GEMMs */
+static void linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out) {
+    if (e->own_gemms) gs_gemm_parallel(out, x, W, 1, NULL, B, n_in, n_out);
+    else gs_linear(out, x, W, B, n_in, n_out);
+}
+
 static void add(float *h, const float *x, long n) {
     for (long i = 0; i < n; i++) h[i] += x[i];
 }
@@ -206,20 +167,16 @@ static int step_layers(void *impl, int B) {
     int d = c->d, V = c->V, f = c->f, L = c->n_layers;
     long Bd = (long)B * d;
     /* the prediction of x_t, made at step t - 1 (none at a window's start) */
-    for (int b = 0; b < B; b++) {
-        float *row = e->logits + (size_t)b * V;
-        if (host->pos[b] == 0)
-            for (int i = 0; i < V; i++) row[i] = NAN;
-        else memcpy(row, e->pending + (size_t)b * V, (size_t)V * sizeof *row);
-    }
-    gs_fire(host, GPN_HOOK_LOGITS, 0, e->logits, B, V);
-    logits_stats_pooled(e->logits, host->tokens, B, V, e->nll, e->entropy, e->top1);
-    for (int b = 0; b < B; b++)
-        if (isnan(e->nll[b])) e->top1[b] = -1; /* no prediction: no top-1 either (stored as NULL) */
-    gs_fire(host, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    gs_report_pending(host, e->logits, e->pending, B, V, e->nll, e->entropy, e->top1);
 
     for (int b = 0; b < B; b++)
-        if (reserve(e, b, host->pos[b])) return -1;
+        if (gs_kv_reserve(&e->cache[b], b, host->pos[b], (size_t)L * d, &e->scores, &e->scores_cap)) return -1;
+    if (e->scores_cap > e->pair_stride) { /* every pair's row as long as the longest cache's weights */
+        float *s = realloc(e->pair_scores, (size_t)e->max_batch * c->H * e->scores_cap * sizeof *s);
+        if (!s) return gs_fail("out of memory for attention weights over %d positions", e->scores_cap);
+        e->pair_scores = s;
+        e->pair_stride = e->scores_cap;
+    }
     rope_tables(e, B);
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * d, e->E + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
     gs_fire(host, GPN_HOOK_EMBED, 0, e->emb, B, d);

@@ -1,0 +1,69 @@
+/* cli/causal_cli.h */
+#include "cli/causal_cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "store/causal.h"
+
+gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_model *m, int required, int *failed) {
+    static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
+    const char *env = getenv("GPNSCOPE_TOKENIZER");
+    *failed = 0;
+    int given = path != NULL;
+    if (!path) path = env && *env ? env : access(built, R_OK) == 0 ? built : NULL;
+    if (!path) {
+        if (!required) return NULL;
+        fprintf(stderr, "gpnscope %s: no tokenizer: pass --tokenizer FILE, set GPNSCOPE_TOKENIZER, or run scripts/fetch-tokenizer.sh\n", cmd);
+        *failed = 1;
+        return NULL;
+    }
+    gpn_tokenizer *t = tokenizer_load(path);
+    if (t && tokenizer_vocab_size(t) > m->cfg.V && !given && !required) { /* the default is not this model's */
+        tokenizer_free(t);
+        return NULL;
+    }
+    if (t && tokenizer_vocab_size(t) > m->cfg.V) {
+        gs_fail("the tokenizer %s has %d pieces but the model's vocabulary is %d: they do not belong together", path,
+                tokenizer_vocab_size(t), m->cfg.V);
+        tokenizer_free(t);
+        t = NULL;
+    }
+    if (!t) {
+        fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
+        *failed = 1;
+    }
+    return t;
+}
+
+store *causal_store(const char *cmd, const char *path) {
+    store *st = store_open(path, STORE_WRITE | STORE_CREATE);
+    if (!st || store_causal_tables(st)) {
+        fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
+        store_close(st);
+        return NULL;
+    }
+    return st;
+}
+
+int causal_numbers(const char *cmd, const char *option, const char *list, double *out, int max) {
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || !isfinite(v) || (*end && *end != ',') || n == max) {
+            fprintf(stderr, "gpnscope %s: --%s %s: up to %d finite numbers separated by commas\n", cmd, option, list, max);
+            return -1;
+        }
+        out[n++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (n == 0) fprintf(stderr, "gpnscope %s: --%s: give at least one number\n", cmd, option);
+    return n ? n : -1;
+}

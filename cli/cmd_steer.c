@@ -1,0 +1,244 @@
+/* gpnscope steer: add c u to the state and measure NLL and top-1 (analyses/steering.h). */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/direction.h"
+#include "analyses/steering.h"
+#include "base/error.h"
+#include "cli/causal_cli.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/progress.h"
+#include "plots/causal_plots.h"
+#include "store/causal.h"
+
+static const char *help =
+    "usage: gpnscope steer MODEL --corpus C --direction D --c LIST [--from STORE] [--run N]\n"
+    "                      [--from-position P] [--scope carry|decode] [--seq-len T] [--windows K]\n"
+    "                      [--skip K] [--tokenizer F] [--batch B] [--store OUT.db] [--plot DIR] [--json]\n\n"
+    "Add c u to the model's state at every step (or from position P on), u the direction D\n"
+    "scaled to length 1, for each c of the list, over held-out windows of the corpus; report\n"
+    "the mean NLL and its change from the unsteered run, the share of tokens whose top-1\n"
+    "prediction changed, and the most frequent top-1 predictions under steering. The\n"
+    "mean state norm at the site is printed beside, the scale c is in.\n\n"
+    "  --corpus C        token shards, JSONL or text (docs/corpora.md)\n"
+    "  --direction D     s_bar or pc1 (a store's geometry analysis), ANALYSIS:KEY (a vector\n"
+    "                    a store's analysis holds, e.g. geometry:dim_std), or FILE.npy (d floats,\n"
+    "                    e.g. a probe's weights)\n"
+    "  --from STORE      the store whose analyses hold D (the newest such analysis)\n"
+    "  --run N           with --from: that run's analysis\n"
+    "  --c LIST          coefficients, comma-separated, up to 64 (e.g. -8,-4,0,4,8)\n"
+    "  --from-position P steer positions P and later, and count only them (default 0)\n"
+    "  --scope S         carry (default): the state that is decoded and carried (GPN's\n"
+    "                    state.pred; a layered family's last hook_resid_post); decode: GPN's\n"
+    "                    state.decode, the decoded copy only (the recurrence unsteered)\n"
+    "  --seq-len T       tokens per window (default 128)\n"
+    "  --windows K       windows (default 16), after --skip K windows (default 0)\n"
+    "  --tokenizer F     for text and JSONL corpora (default $GPNSCOPE_TOKENIZER, else\n"
+    "                    the source tree's third_party/llama2-tokenizer.json)\n"
+    "  --batch B         windows per batch, 1 to 4096 (default 16)\n"
+    "  --store OUT.db    store the curve (tables causal_experiments, steer_results)\n"
+    "  --plot DIR        draw it (DIR/steer_curve.gp and .png; needs --store)\n"
+    "  --json            one JSON object\n"
+    "Runs on the CPU: 1 + (number of c) passes over the windows. See docs/causal.md.\n";
+
+static int on_progress(void *ctx, int64_t done, int64_t total) {
+    (void)total;
+    progress_update(ctx, done);
+    return 0;
+}
+
+static cJSON *point_json(const gs_steer_point *p, const gpn_tokenizer *tok) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "c", p->c);
+    cJSON_AddNumberToObject(x, "tokens", (double)p->n_tokens);
+    cJSON_AddNumberToObject(x, "nll", p->nll);
+    cJSON_AddNumberToObject(x, "delta_nll", p->delta_nll);
+    cJSON_AddNumberToObject(x, "top1_changed", p->top1_changed);
+    cJSON *top = cJSON_AddArrayToObject(x, "top_tokens");
+    for (int k = 0; k < p->n_top; k++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNumberToObject(t, "id", p->top_id[k]);
+        const char *piece = tok ? tokenizer_piece(tok, p->top_id[k]) : NULL;
+        if (piece) cJSON_AddStringToObject(t, "piece", piece);
+        cJSON_AddNumberToObject(t, "share", p->top_share[k]);
+        cJSON_AddItemToArray(top, t);
+    }
+    return x;
+}
+
+int cmd_steer(int argc, char **argv) {
+    const char *corpus_path = NULL, *direction = NULL, *from = NULL, *tok_path = NULL, *out = NULL, *plot = NULL,
+               *c_list = NULL, *scope = "carry";
+    long long run = 0, v, seq_len = 128, windows = 16, skip = 0, from_pos = 0;
+    int json = 0, batch = 16;
+    enum { O_CORPUS = 256, O_DIR, O_FROM, O_RUN, O_C, O_FROMPOS, O_SCOPE, O_SEQ, O_WIN, O_SKIP, O_TOK, O_BATCH,
+           O_STORE, O_PLOT, O_JSON };
+    static const struct option opts[] = {
+        {"corpus", required_argument, 0, O_CORPUS}, {"direction", required_argument, 0, O_DIR},
+        {"from", required_argument, 0, O_FROM},     {"run", required_argument, 0, O_RUN},
+        {"c", required_argument, 0, O_C},           {"from-position", required_argument, 0, O_FROMPOS},
+        {"scope", required_argument, 0, O_SCOPE},   {"seq-len", required_argument, 0, O_SEQ},
+        {"windows", required_argument, 0, O_WIN},   {"skip", required_argument, 0, O_SKIP},
+        {"tokenizer", required_argument, 0, O_TOK}, {"batch", required_argument, 0, O_BATCH},
+        {"store", required_argument, 0, O_STORE},   {"plot", required_argument, 0, O_PLOT},
+        {"json", no_argument, 0, O_JSON},           {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case O_CORPUS: corpus_path = optarg; break;
+        case O_DIR: direction = optarg; break;
+        case O_FROM: from = optarg; break;
+        case O_C: c_list = optarg; break;
+        case O_SCOPE: scope = optarg; break;
+        case O_TOK: tok_path = optarg; break;
+        case O_STORE: out = optarg; break;
+        case O_PLOT: plot = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_RUN: if (cli_int_option("steer", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2; break;
+        case O_FROMPOS: if (cli_int_option("steer", "from-position", optarg, 0, 1 << 24, "a position >= 0", &from_pos)) return 2; break;
+        case O_SEQ: if (cli_int_option("steer", "seq-len", optarg, 1, 1 << 20, "a window length >= 1", &seq_len)) return 2; break;
+        case O_WIN: if (cli_int_option("steer", "windows", optarg, 1, INT64_MAX, "a number of windows >= 1", &windows)) return 2; break;
+        case O_SKIP: if (cli_int_option("steer", "skip", optarg, 0, INT64_MAX, "a number of windows >= 0", &skip)) return 2; break;
+        case O_BATCH:
+            if (cli_int_option("steer", "batch", optarg, 1, 4096, "a batch between 1 and 4096", &v)) return 2;
+            batch = (int)v;
+            break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return cli_bad_option("steer", opts, argv);
+        }
+    }
+    if (argc - optind != 1 || !corpus_path || !direction || !c_list) {
+        fprintf(stderr, "gpnscope steer: %s (see gpnscope steer --help)\n",
+                argc - optind != 1 ? "give one MODEL" : !corpus_path ? "--corpus is required"
+                : !direction ? "--direction is required" : "--c is required");
+        return 2;
+    }
+    if (strcmp(scope, "carry") && strcmp(scope, "decode")) {
+        fprintf(stderr, "gpnscope steer: --scope %s: carry or decode\n", scope);
+        return 2;
+    }
+    if (plot && !out) {
+        fprintf(stderr, "gpnscope steer: --plot draws from the stored curve: give --store too\n");
+        return 2;
+    }
+    double cs[GS_STEER_MAX_C];
+    int n_c = causal_numbers("steer", "c", c_list, cs, GS_STEER_MAX_C);
+    if (n_c < 0) return 2;
+    int rc = 1, failed;
+    gpn_model *m = gpn_model_load(argv[optind]);
+    gpn_tokenizer *tok = NULL;
+    gpn_corpus *corpus = NULL;
+    store *src = NULL, *st = NULL;
+    float *u = NULL;
+    gs_steer_result *r = calloc(1, sizeof *r);
+    if (!m || !r) { fprintf(stderr, "gpnscope steer: %s\n", m ? "out of memory" : gs_error()); goto done; }
+    corpus_format fmt = corpus_detect(corpus_path);
+    tok = causal_tokenizer("steer", tok_path, m, fmt != CORPUS_SHARDS, &failed);
+    if (failed) goto done;
+    corpus_options co;
+    corpus_options_default(&co);
+    co.seq_len = seq_len;
+    co.windows = windows;
+    co.skip = skip;
+    co.vocab_size = m->cfg.V;
+    if (!(corpus = corpus_open(corpus_path, tok, &co))) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }
+    if (!(u = malloc((size_t)m->cfg.d * sizeof *u))) { fprintf(stderr, "gpnscope steer: out of memory\n"); goto done; }
+    if (from && !(src = store_open(from, 0))) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }
+    if (gs_direction_load(direction, src, run, m->cfg.d, u)) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }
+    if (out && !(st = causal_store("steer", out))) goto done;
+    progress pg;
+    progress_start(&pg, "steer", "runs", n_c + 1);
+    gs_steer_opts o = {.u = u, .c = cs, .n_c = n_c, .from = (int)from_pos, .decode_only = !strcmp(scope, "decode"),
+                       .batch = batch, .progress = on_progress, .progress_ctx = &pg};
+    int sr = gs_steer_run(m, corpus, &o, r);
+    progress_end(&pg, n_c + 1);
+    if (sr) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }
+    int64_t exp = 0;
+    cJSON *all = cJSON_CreateObject();
+    cJSON_AddStringToObject(all, "site", r->site);
+    cJSON_AddStringToObject(all, "direction", direction);
+    cJSON_AddNumberToObject(all, "windows", (double)r->windows);
+    cJSON_AddNumberToObject(all, "tokens", (double)r->n_tokens);
+    cJSON_AddNumberToObject(all, "from_position", (double)from_pos);
+    cJSON_AddNumberToObject(all, "baseline_nll", r->baseline_nll);
+    cJSON_AddNumberToObject(all, "state_norm", r->state_norm);
+    cJSON *pts = cJSON_AddArrayToObject(all, "points");
+    for (int k = 0; k < r->n; k++) cJSON_AddItemToArray(pts, point_json(&r->point[k], tok));
+    if (st) {
+        cJSON *set = cJSON_CreateObject();
+        cJSON_AddStringToObject(set, "direction", direction);
+        cJSON_AddStringToObject(set, "site", r->site);
+        cJSON_AddStringToObject(set, "scope", scope);
+        cJSON_AddNumberToObject(set, "from_position", (double)from_pos);
+        cJSON_AddNumberToObject(set, "seq_len", (double)seq_len);
+        cJSON_AddNumberToObject(set, "windows", (double)r->windows);
+        cJSON_AddNumberToObject(set, "skip", (double)skip);
+        cJSON_AddNumberToObject(set, "baseline_nll", r->baseline_nll);
+        cJSON_AddNumberToObject(set, "state_norm", r->state_norm);
+        char *settings = cJSON_PrintUnformatted(set);
+        cJSON_Delete(set);
+        exp = store_causal_begin(st, "steer", m->path, m->hash, corpus_path, settings, GPNSCOPE_VERSION);
+        free(settings);
+        int wr = exp < 0;
+        for (int k = 0; k < r->n && !wr; k++) {
+            cJSON *top = cJSON_GetObjectItem(cJSON_GetArrayItem(pts, k), "top_tokens");
+            char *tj = cJSON_PrintUnformatted(top);
+            const gs_steer_point *p = &r->point[k];
+            wr = store_put_steer(st, exp, p->c, p->n_tokens, p->nll, p->delta_nll, p->top1_changed, tj);
+            free(tj);
+        }
+        if (!wr) wr = store_causal_commit(st);
+        if (wr) {
+            store_causal_rollback(st);
+            fprintf(stderr, "gpnscope steer: %s\n", gs_error());
+            cJSON_Delete(all);
+            goto done;
+        }
+        cJSON_AddNumberToObject(all, "experiment_id", (double)exp);
+    }
+    if (json) {
+        char *s = cJSON_PrintUnformatted(all);
+        puts(s);
+        free(s);
+    } else {
+        printf("steering %s along %s (unit length; mean ||s|| there %.4g), %lld windows, %lld tokens from position %lld\n",
+               r->site, direction, r->state_norm, (long long)r->windows, (long long)r->n_tokens, from_pos);
+        printf("unsteered NLL %.4f\n%10s %9s %9s %8s   most frequent top-1 predictions\n", r->baseline_nll, "c", "NLL",
+               "change", "top-1 chg");
+        for (int k = 0; k < r->n; k++) {
+            const gs_steer_point *p = &r->point[k];
+            printf("%10.4g %9.4f %+9.4f %8.3f  ", p->c, p->nll, p->delta_nll, p->top1_changed);
+            for (int j = 0; j < p->n_top; j++) {
+                const char *piece = tok ? tokenizer_piece(tok, p->top_id[j]) : NULL;
+                if (piece) printf(" %s %.2f", piece, p->top_share[j]);
+                else printf(" %d %.2f", (int)p->top_id[j], p->top_share[j]);
+            }
+            printf("\n");
+        }
+        if (exp > 0) printf("stored as experiment %lld in %s (table steer_results)\n", (long long)exp, out);
+    }
+    cJSON_Delete(all);
+    if (plot) {
+        char made[4096];
+        if (gs_plot_steer(st, exp, plot, made, sizeof made)) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }
+        if (!json) printf("%s\n", made);
+    }
+    rc = 0;
+done:
+    free(r);
+    free(u);
+    store_close(src);
+    store_close(st);
+    corpus_free(corpus);
+    tokenizer_free(tok);
+    gpn_model_free(m);
+    return rc;
+}

@@ -1,0 +1,76 @@
+/* The attention families' shared CPU pieces (attention.h). */
+#include "engine/arch/attention.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/cpu/ops.h"
+
+void gs_linear(float *out, const float *x, const float *W, int B, int n_in, int n_out) {
+    if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, n_out, n_in, 1.0f, W, n_in, x, 1, 0.0f, out, 1);
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n_out, n_in, 1.0f, x, n_in, W, n_in, 0.0f, out, n_out);
+}
+
+int gs_kv_reserve(gs_kv_cache *c, int b, int64_t pos, size_t row, float **scores, int *scores_cap) {
+    if (pos < c->cap) return 0;
+    if (pos >= INT32_MAX / 2) return gs_fail("sequence %d is at position %lld: more than a KV cache holds", b, (long long)pos);
+    int cap = c->cap ? c->cap : 64;
+    while (cap <= pos) cap *= 2;
+    float *k = realloc(c->k, (size_t)cap * row * sizeof *k);
+    if (k) c->k = k;
+    float *v = k ? realloc(c->v, (size_t)cap * row * sizeof *v) : NULL;
+    if (v) c->v = v;
+    if (!k || !v) return gs_fail("out of memory for the KV cache of sequence %d at position %lld", b, (long long)pos);
+    c->cap = cap;
+    if (cap + 1 > *scores_cap) {
+        float *s = realloc(*scores, (size_t)(cap + 1) * sizeof *s);
+        if (!s) return gs_fail("out of memory for attention weights over %d positions", cap + 1);
+        *scores = s;
+        *scores_cap = cap + 1;
+    }
+    return 0;
+}
+
+void gs_kv_free(gs_kv_cache *caches, int n) {
+    for (int b = 0; caches && b < n; b++) {
+        free(caches[b].k);
+        free(caches[b].v);
+    }
+    free(caches);
+}
+
+void gs_softmax_inplace(float *p, int n) {
+    float mx = p[0];
+    for (int j = 1; j < n; j++) mx = p[j] > mx ? p[j] : mx;
+    double sum = 0;
+    for (int j = 0; j < n; j++) sum += p[j] = expf(p[j] - mx);
+    float inv = (float)(1.0 / sum);
+    for (int j = 0; j < n; j++) p[j] *= inv;
+}
+
+void gs_pattern_window(float *row, const float *p, int n, int P) {
+    for (int j = 0; j < P; j++) row[j] = n - P + j >= 0 ? p[n - P + j] : NAN;
+}
+
+void gs_pattern_apply(float *p, const float *row, int n, int P) {
+    for (int j = 0; j < P; j++)
+        if (n - P + j >= 0) p[n - P + j] = row[j];
+}
+
+void gs_report_pending(const gs_engine_host *host, float *logits, const float *pending, int B, int V, float *nll,
+                       float *entropy, int32_t *top1) {
+    for (int b = 0; b < B; b++) {
+        float *row = logits + (size_t)b * V;
+        if (host->pos[b] == 0)
+            for (int i = 0; i < V; i++) row[i] = NAN;
+        else memcpy(row, pending + (size_t)b * V, (size_t)V * sizeof *row);
+    }
+    gs_fire(host, GPN_HOOK_LOGITS, 0, logits, B, V);
+    logits_stats_pooled(logits, host->tokens, B, V, nll, entropy, top1); /* rows over the pool: the same bits */
+    for (int b = 0; b < B; b++)
+        if (isnan(nll[b])) top1[b] = -1;
+    gs_fire(host, GPN_HOOK_NLL, 0, nll, B, 1);
+}

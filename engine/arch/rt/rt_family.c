@@ -1,0 +1,421 @@
+/* The Recurrent Transformer row of the family table: its tensors (OLMo's
+ * state-dict names), the config from their shapes and from the run's OLMo
+ * model config in __metadata__.config (OLMo's own keys, its defaults where a
+ * key is absent), what the engine does not run refused in one line, and its
+ * sites. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/rt/rt.h"
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
+
+_Static_assert(RT_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "the RT's hook points overflow the family-local range");
+
+static const char *const activation_names[] = {"gelu", "relu", "swiglu"};
+
+static int recognise(const st_file *f) {
+    return safetensors_find(f, "transformer.wte.weight") && safetensors_find(f, "transformer.blocks.0.kv_proj.weight");
+}
+
+static const st_tensor *layer0(const st_file *f, const char *suffix) {
+    char name[80];
+    snprintf(name, sizeof name, "transformer.blocks.0.%s.weight", suffix);
+    return safetensors_find(f, name);
+}
+
+/* The run's OLMo model config: a JSON object, or NULL (-1 with gs_error()
+ * when present and not an object, 0 when absent). */
+static int config_of(const st_file *f, cJSON **out) {
+    *out = NULL;
+    const char *js = safetensors_meta(f, "config");
+    if (!js) return 0;
+    cJSON *j = cJSON_Parse(js);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return gs_fail("__metadata__ config is not a JSON object (the run's OLMo model: section as JSON, e.g. "
+                       "{\"d_model\": 1024, \"n_heads\": 16, ...})");
+    }
+    *out = j;
+    return 1;
+}
+
+/* A key of the config: 1 with its value, 0 when absent or null (OLMo's
+ * default applies), -1 with gs_error() when it has the wrong type. */
+static int cfg_number(const cJSON *j, const char *key, double *out) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!x || cJSON_IsNull(x)) return 0;
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) return gs_fail("__metadata__.config %s is not a number", key);
+    *out = x->valuedouble;
+    return 1;
+}
+
+static int cfg_bool(const cJSON *j, const char *key, int *out) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!x || cJSON_IsNull(x)) return 0;
+    if (!cJSON_IsBool(x)) return gs_fail("__metadata__.config %s is not true or false", key);
+    *out = cJSON_IsTrue(x);
+    return 1;
+}
+
+static int cfg_string(const cJSON *j, const char *key, const char **out) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!x || cJSON_IsNull(x)) return 0;
+    if (!cJSON_IsString(x)) return gs_fail("__metadata__.config %s is not a string", key);
+    *out = x->valuestring;
+    return 1;
+}
+
+/* A boolean with OLMo's default when absent; -1 with gs_error(). */
+static int cfg_flag(const cJSON *j, const char *key, int dflt) {
+    int v = dflt, got = cfg_bool(j, key, &v);
+    return got < 0 ? -1 : v;
+}
+
+/* The sizes from the shapes, the options from the config. */
+static int infer(const st_file *f, gpn_config *c) {
+    memset(c, 0, sizeof *c);
+    c->arch = GPN_ARCH_RT;
+    const st_tensor *e = safetensors_find(f, "transformer.wte.weight"), *fp = layer0(f, "ff_proj");
+    if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor 'transformer.wte.weight' (embedding_size, d_model)");
+    if (!fp || fp->ndim != 2) return gs_fail("missing 2-D tensor 'transformer.blocks.0.ff_proj.weight' (mlp_hidden_size, d_model)");
+    c->V = (int)e->shape[0];
+    c->d = c->e = (int)e->shape[1];
+    c->f = (int)fp->shape[0];
+    char name[80];
+    for (c->n_layers = 0; c->n_layers <= GPN_MAX_LAYERS; c->n_layers++) {
+        snprintf(name, sizeof name, "transformer.blocks.%d.kv_proj.weight", c->n_layers);
+        if (!safetensors_find(f, name)) break;
+    }
+    c->qk_norm = layer0(f, "q_norm") != NULL;
+    cJSON *j;
+    int have = config_of(f, &j);
+    if (have < 0) return -1;
+    if (!have)
+        return gs_fail("a Recurrent Transformer checkpoint must carry its OLMo model config (heads, activation, ALiBi "
+                       "cannot be read from shapes): gpnscope convert MODEL.pt OUT.safetensors --config CONFIG.json, "
+                       "with the run's model: section as JSON");
+    double H = 0, eps = 1e-5, amax = 8.0, clip = 0;
+    const char *act = "swiglu"; /* OLMo's defaults (olmo/config.py ModelConfig) */
+    int rc = -1;
+    if (cfg_number(j, "n_heads", &H) < 0 || cfg_number(j, "layer_norm_eps", &eps) < 0 ||
+        cfg_number(j, "alibi_bias_max", &amax) < 0 || cfg_number(j, "clip_qkv", &clip) < 0 ||
+        cfg_string(j, "activation_type", &act) < 0)
+        goto done;
+    const cJSON *heads = cJSON_GetObjectItemCaseSensitive(j, "n_heads");
+    if (!heads || cJSON_IsNull(heads)) {
+        gs_fail("__metadata__.config lacks n_heads: the heads split q_proj's rows, which no shape shows");
+        goto done;
+    }
+    if (H != floor(H) || H < 1 || H > c->d) {
+        gs_fail("__metadata__.config n_heads=%g: it must be an integer 1..%d (d_model)", H, c->d);
+        goto done;
+    }
+    c->activation = -1;
+    for (int i = 0; i < ARRAY_LEN(activation_names); i++)
+        if (!strcmp(act, activation_names[i])) c->activation = i;
+    if (c->activation < 0) {
+        gs_fail("__metadata__.config activation_type '%s' is unknown (OLMo has gelu, relu, swiglu)", act);
+        goto done;
+    }
+    if (clip < 0 || !(eps > 0)) {
+        gs_fail("__metadata__.config %s=%g must be positive", clip < 0 ? "clip_qkv" : "layer_norm_eps", clip < 0 ? clip : eps);
+        goto done;
+    }
+    c->H = (int)H;
+    c->dk = c->dv = c->d / c->H;
+    c->norm_eps = (float)eps;
+    c->alibi_bias_max = (float)amax;
+    c->clip_qkv = (float)clip;
+    rc = 0;
+done:
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* Tensors of options the engine does not compute: their presence would be
+ * ignored silently, so they are refused. */
+static int refuse_tensors(const st_file *f, const gpn_config *c) {
+    static const char *const extra[] = {"transformer.wpe.weight", "transformer.emb_norm.weight", "transformer.ln_f.bias",
+                                        "transformer.ff_out.bias"};
+    for (int i = 0; i < ARRAY_LEN(extra); i++)
+        if (safetensors_find(f, extra[i]))
+            return gs_fail("the checkpoint has '%s': absolute positions, an embedding norm and biases are not supported "
+                           "(the paper's runs have none)", extra[i]);
+    static const char *const layer[] = {"attn_norm", "ff_norm", "q_norm", "k_norm", "q_proj",
+                                        "kv_proj",   "attn_out", "ff_proj", "ff_out"};
+    for (int l = 0; l < c->n_layers; l++)
+        for (int i = 0; i < ARRAY_LEN(layer); i++) {
+            char name[80];
+            snprintf(name, sizeof name, "transformer.blocks.%d.%s.bias", l, layer[i]);
+            if (safetensors_find(f, name))
+                return gs_fail("the checkpoint has '%s': biases (include_bias, bias_for_layer_norm) are not supported",
+                               name);
+        }
+    if (!safetensors_find(f, "transformer.ff_out.weight"))
+        return gs_fail("no 'transformer.ff_out.weight': a tied head (weight_tying) is not supported");
+    if (c->qk_norm != (layer0(f, "k_norm") != NULL))
+        return gs_fail("the checkpoint has only one of q_norm and k_norm: attention_layer_norm makes both");
+    return 0;
+}
+
+/* OLMo's options: those the shapes show must agree with them, and values the
+ * engine does not compute are refused, each in one line. */
+static int check_config(const cJSON *j, const gpn_config *c) {
+    static const struct { const char *key; int want; const char *why; } flags[] = {
+        {"rope", 0, "RoPE with the recurrent block is not supported (the source asserts against it)"},
+        {"alibi", 1, "without ALiBi OLMo adds absolute positions (transformer.wpe), which are not supported"},
+        {"multi_query_attention", 0, "fewer KV heads than heads is not supported (the source asserts against it)"},
+        {"weight_tying", 0, "a tied head is not supported (the paper's runs are untied)"},
+        {"include_bias", 0, "linear biases are not supported (the paper's runs have none)"},
+        {"bias_for_layer_norm", 0, "LayerNorm biases are not supported (the paper's runs have none)"},
+        {"layer_norm_with_affine", 1, "LayerNorms without a weight are not supported"},
+        {"attention_layer_norm_with_affine", 1, "q/k LayerNorms without a weight are not supported"},
+        {"norm_after", 0, "post-norm blocks are not supported"},
+        {"embedding_layer_norm", 0, "an embedding LayerNorm is not supported"},
+        {"scale_logits", 0, "scaled logits are not supported"},
+    };
+    /* an absent key takes the value that holds for the tensors (weight_tying,
+     * include_bias: refuse_tensors checked them), not OLMo's dataclass default */
+    for (int i = 0; i < ARRAY_LEN(flags); i++) {
+        int v = cfg_flag(j, flags[i].key, flags[i].want);
+        if (v < 0) return -1;
+        if (v != flags[i].want)
+            return gs_fail("__metadata__.config %s=%s: %s", flags[i].key, v ? "true" : "false", flags[i].why);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(j, "alibi"))
+        return gs_fail("__metadata__.config lacks alibi (OLMo's default is false, with absolute positions): the recurrent "
+                       "block runs with alibi: true");
+    int aln = cfg_flag(j, "attention_layer_norm", c->qk_norm);
+    if (aln < 0) return -1;
+    if (aln != c->qk_norm)
+        return gs_fail("__metadata__.config says attention_layer_norm=%s but the checkpoint has %s q_norm/k_norm",
+                       aln ? "true" : "false", c->qk_norm ? "its" : "no");
+    const char *s = NULL;
+    if (cfg_string(j, "block_type", &s) < 0) return -1;
+    if (s && strcmp(s, "recurrent") && strcmp(s, "recurrent_autograd"))
+        return gs_fail("__metadata__.config block_type '%s': this family runs the recurrent block (recurrent, "
+                       "recurrent_autograd)", s);
+    s = NULL;
+    if (cfg_string(j, "layer_norm_type", &s) < 0) return -1;
+    if (s && strcmp(s, "default") && strcmp(s, "low_precision"))
+        return gs_fail("__metadata__.config layer_norm_type '%s' is not supported (default, low_precision)", s);
+    double x = 0;
+    int got;
+    if ((got = cfg_number(j, "n_kv_heads", &x)) < 0) return -1;
+    if (got && x != c->H)
+        return gs_fail("__metadata__.config n_kv_heads=%g: fewer KV heads than heads (%d) is not supported (the source "
+                       "asserts against it)", x, c->H);
+    if ((got = cfg_number(j, "block_group_size", &x)) < 0) return -1;
+    if (got && x != 1) return gs_fail("__metadata__.config block_group_size=%g is not supported", x);
+    static const struct { const char *key; size_t off; } ints[] = {
+        {"d_model", offsetof(gpn_config, d)},
+        {"n_layers", offsetof(gpn_config, n_layers)},
+        {"mlp_hidden_size", offsetof(gpn_config, f)},
+    };
+    for (int i = 0; i < ARRAY_LEN(ints); i++) {
+        int shape = *(const int *)((const char *)c + ints[i].off);
+        if ((got = cfg_number(j, ints[i].key, &x)) < 0) return -1;
+        if (got && x != shape)
+            return gs_fail("__metadata__.config says %s=%g but the tensor shapes give %d", ints[i].key, x, shape);
+    }
+    double vocab = 0, emb = 0;
+    int has_vocab = cfg_number(j, "vocab_size", &vocab), has_emb = cfg_number(j, "embedding_size", &emb);
+    if (has_vocab < 0 || has_emb < 0) return -1;
+    /* the embedding has embedding_size rows (vocab_size when unset), vocab_size of them real tokens */
+    if (has_emb && emb != c->V)
+        return gs_fail("__metadata__.config says embedding_size=%g but transformer.wte.weight has %d rows", emb, c->V);
+    if (has_vocab && (has_emb ? vocab > c->V : vocab != c->V))
+        return gs_fail("__metadata__.config says vocab_size=%g but transformer.wte.weight has %d rows", vocab, c->V);
+    return 0;
+}
+
+static int check_metadata(const st_file *f, const gpn_config *c) {
+    const char *arch = safetensors_meta(f, "arch");
+    if (arch && strcmp(arch, "recurrent-transformer") && strcmp(arch, "rt"))
+        return gs_fail("__metadata__ says arch=%s but the tensors are those of recurrent-transformer", arch);
+    if (refuse_tensors(f, c)) return -1;
+    cJSON *j;
+    if (config_of(f, &j) <= 0) return -1; /* infer() required it */
+    int rc = check_config(j, c);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int ff_out_width(const gpn_config *c) { return c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f; }
+
+static int validate(const gpn_config *c) {
+    if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->n_layers < 1)
+        return gs_fail("invalid Recurrent Transformer sizes (V=%d, d_model=%d, mlp_hidden_size=%d, n_heads=%d, "
+                       "n_layers=%d): all must be positive", c->V, c->d, c->f, c->H, c->n_layers);
+    if (c->n_layers > GPN_MAX_LAYERS)
+        return gs_fail("%d layers: the engine supports at most %d", c->n_layers, GPN_MAX_LAYERS);
+    if (c->d % c->H || c->dk != c->d / c->H || c->dv != c->dk)
+        return gs_fail("n_heads=%d does not divide d_model=%d (the source asserts it)", c->H, c->d);
+    if (c->activation < RT_ACT_GELU || c->activation > RT_ACT_SWIGLU)
+        return gs_fail("activation %d is none of gelu, relu, swiglu", c->activation);
+    if (c->activation == RT_ACT_SWIGLU && c->f % 2)
+        return gs_fail("swiglu halves mlp_hidden_size=%d, which must be even", c->f);
+    /* a negative alibi_bias_max makes slopes above 1 that overflow: OLMo's are 2^-(positive) */
+    if (!(c->norm_eps > 0) || !(c->clip_qkv >= 0) || !(c->alibi_bias_max >= 0) || !isfinite(c->alibi_bias_max))
+        return gs_fail("layer_norm_eps %g, clip_qkv %g, alibi_bias_max %g: eps must be positive, clip_qkv >= 0 (0: none), "
+                       "alibi_bias_max finite and >= 0", (double)c->norm_eps, (double)c->clip_qkv,
+                       (double)c->alibi_bias_max);
+    if ((int64_t)c->V * c->d > INT32_MAX || (int64_t)c->f * c->d > INT32_MAX)
+        return gs_fail("sizes too large for 32-bit BLAS indices");
+    return 0;
+}
+
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
+    static char groups[GPN_MAX_LAYERS][16]; /* the specs point at these names */
+    int n = 0, d = c->d;
+    size_t off = 0;
+    gs_spec_add(s, &n, &off, "transformer.wte.weight", "embedding", GPN_ROLE_MATRIX, c->V, d);
+    for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
+        if (!groups[i][0]) snprintf(groups[i], sizeof groups[i], "layer %d", i);
+        char name[48];
+#define ADD(suffix, role, r, cols)                                                    \
+    (snprintf(name, sizeof name, "transformer.blocks.%d.%s.weight", i, suffix), \
+     gs_spec_add(s, &n, &off, name, groups[i], role, r, cols))
+        ADD("attn_norm", GPN_ROLE_NORM, d, 0);
+        if (c->qk_norm) {
+            ADD("q_norm", GPN_ROLE_NORM, d, 0);
+            ADD("k_norm", GPN_ROLE_NORM, d, 0);
+        }
+        ADD("q_proj", GPN_ROLE_MATRIX, d, d);
+        ADD("kv_proj", GPN_ROLE_MATRIX, 2 * d, d);
+        ADD("attn_out", GPN_ROLE_MATRIX, d, d);
+        ADD("ff_norm", GPN_ROLE_NORM, d, 0);
+        ADD("ff_proj", GPN_ROLE_MATRIX, c->f, d);
+        ADD("ff_out", GPN_ROLE_MATRIX, d, ff_out_width(c));
+#undef ADD
+    }
+    gs_spec_add(s, &n, &off, "transformer.ln_f.weight", "output", GPN_ROLE_NORM, d, 0);
+    gs_spec_add(s, &n, &off, "transformer.ff_out.weight", "output", GPN_ROLE_MATRIX, c->V, d);
+    return n;
+}
+
+/* The config as OLMo's own model: section, so a saved model reads back the same way. */
+static void write_metadata(const gpn_config *c, st_writer *w) {
+    char buf[768], clip[32] = "null";
+    if (c->clip_qkv > 0) snprintf(clip, sizeof clip, "%.9g", (double)c->clip_qkv);
+    snprintf(buf, sizeof buf,
+             "{\"d_model\": %d, \"n_heads\": %d, \"n_layers\": %d, \"mlp_hidden_size\": %d, \"vocab_size\": %d, "
+             "\"alibi\": true, \"rope\": false, \"alibi_bias_max\": %.9g, \"activation_type\": \"%s\", "
+             "\"layer_norm_type\": \"default\", \"layer_norm_with_affine\": true, \"bias_for_layer_norm\": false, "
+             "\"layer_norm_eps\": %.9g, \"attention_layer_norm\": %s, \"attention_layer_norm_with_affine\": true, "
+             "\"include_bias\": false, \"weight_tying\": false, \"block_type\": \"recurrent\", \"clip_qkv\": %s}",
+             c->d, c->H, c->n_layers, c->f, c->V, (double)c->alibi_bias_max, activation_names[c->activation],
+             (double)c->norm_eps, c->qk_norm ? "true" : "false", clip);
+    st_writer_meta(w, "arch", "recurrent-transformer");
+    st_writer_meta(w, "config", buf);
+}
+
+/* one "NAME VALUE (SOURCE)" line with a value that is not an integer */
+static void describe_text(char *buf, size_t size, const char *name, const char *value, const char *source) {
+    size_t at = strlen(buf);
+    snprintf(buf + at, size > at ? size - at : 0, "%s %s (%s)\n", name, value, source);
+}
+
+/* Where each size and option came from, as infer() found it. */
+static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+    cJSON *j = NULL;
+    config_of(f, &j);
+    const char *given = "__metadata__.config %s", *dflt = "OLMo's default: no __metadata__.config %s";
+#define SOURCE(key) (cJSON_GetObjectItemCaseSensitive(j, key) && !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, key)) \
+                         ? given : dflt)
+    char src[96], value[32];
+    gs_describe_shape(buf, size, "vocab_size", c->V, f, "transformer.wte.weight", "");
+    gs_describe_shape(buf, size, "d_model", c->d, f, "transformer.wte.weight", "");
+    gs_describe(buf, size, "n_layers", c->n_layers, "transformer.blocks.{i}.kv_proj.weight for i = 0..%d", c->n_layers - 1);
+    gs_describe_shape(buf, size, "mlp_hidden_size", c->f, f, "transformer.blocks.0.ff_proj.weight", "");
+    gs_describe(buf, size, "n_heads", c->H, "__metadata__.config n_heads");
+    gs_describe(buf, size, "d_head", c->dk, "d_model / n_heads");
+    snprintf(src, sizeof src, SOURCE("activation_type"), "activation_type");
+    describe_text(buf, size, "activation_type", activation_names[c->activation], src);
+    snprintf(value, sizeof value, "%g", (double)c->norm_eps);
+    snprintf(src, sizeof src, SOURCE("layer_norm_eps"), "layer_norm_eps");
+    describe_text(buf, size, "layer_norm_eps", value, src);
+    snprintf(value, sizeof value, "%g", (double)c->alibi_bias_max);
+    snprintf(src, sizeof src, SOURCE("alibi_bias_max"), "alibi_bias_max");
+    describe_text(buf, size, "alibi_bias_max", value, src);
+    snprintf(value, sizeof value, c->clip_qkv > 0 ? "%g" : "none", (double)c->clip_qkv);
+    snprintf(src, sizeof src, SOURCE("clip_qkv"), "clip_qkv");
+    describe_text(buf, size, "clip_qkv", value, src);
+#undef SOURCE
+    describe_text(buf, size, "attention_layer_norm", c->qk_norm ? "true" : "false",
+                  c->qk_norm ? "transformer.blocks.0.q_norm.weight present" : "no transformer.blocks.0.q_norm.weight");
+    gs_describe(buf, size, "pattern_keys", GS_PATTERN_KEYS,
+                "fixed: blocks.{i}.attn.hook_pattern keeps each head's weights on the most recent %d keys",
+                GS_PATTERN_KEYS);
+    cJSON_Delete(j);
+}
+
+/* In step order (docs/hooks.md, "Recurrent Transformer"). The per-layer
+ * sites of step t are at position t; logits and nll are the prediction of
+ * x_t made at step t - 1. */
+static const gs_site sites[] = {
+    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
+     "the distribution for x_t: ff_out(ln_f(resid_post)) of step t-1 (NaN at t = 0)"},
+    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
+    {"hook_embed", NULL, GPN_HOOK_EMBED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1, "wte[x_t]"},
+    {"blocks.{i}.hook_resid_pre", NULL, GPN_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the residual stream entering block i"},
+    {"blocks.{i}.attn.hook_q", NULL, GPN_HOOK_ATTN_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+     "queries q_norm(q_proj attn_norm(resid_pre)) per head"},
+    {"blocks.{i}.attn.hook_k", NULL, GPN_HOOK_ATTN_K, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+     "the diagonal key k_norm(kv_proj attn_norm(resid_pre)): read at this position only"},
+    {"blocks.{i}.attn.hook_v", NULL, GPN_HOOK_ATTN_V, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
+     "the diagonal value: read at this position only"},
+    {"blocks.{i}.attn.hook_pattern", NULL, RT_HOOK_PATTERN, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_PATTERN, GS_ROLE_NONE,
+     0, 0, "softmax weights per head on the 64 most recent keys: recurrent K_{t-63}..K_{t-1}, the diagonal key last (NaN "
+           "before position 0); an edit changes the read"},
+    {"blocks.{i}.attn.hook_diag_share", NULL, RT_HOOK_DIAG, GS_SITE_HEAD_SCALAR, 1, GS_DIM_HEADS, GS_ROLE_NONE, 0, 0,
+     "per head, the weight on the diagonal key (1 - it: on the layer's own earlier outputs)"},
+    {"blocks.{i}.hook_attn_out", NULL, GPN_HOOK_ATTN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "attention's contribution: attn_out of the heads' reads"},
+    {"blocks.{i}.hook_resid_mid", NULL, GPN_HOOK_RESID_MID, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "resid_pre + attn_out"},
+    {"blocks.{i}.hook_mlp_out", NULL, GPN_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+     "the MLP's contribution ff_out(act(ff_proj ff_norm(resid_mid)))"},
+    {"blocks.{i}.hook_resid_post", NULL, GPN_HOOK_RESID_POST, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_STATE, 0, 0,
+     "resid_mid + mlp_out: the block's output (the state: the last layer's by default)"},
+    {"blocks.{i}.attn.hook_k_rec", NULL, RT_HOOK_K_REC, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+     "the recurrent key k_norm(kv_proj attn_norm(resid_post)) that later positions read (kept as edited)"},
+    {"blocks.{i}.attn.hook_v_rec", NULL, RT_HOOK_V_REC, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
+     "the recurrent value kv_proj attn_norm(resid_post) that later positions read (kept as edited)"},
+    {"ln_final.hook_normalized", NULL, GPN_HOOK_FINAL_NORM, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+     "ln_f(last resid_post): decoded by ff_out into the prediction of x_{t+1}"},
+};
+
+/* the logit lens: transformer.ff_out(ln_f(s)) */
+static int decode(const gpn_model *m, const float *s, float *logits) {
+    int d = m->cfg.d;
+    float *xn = malloc((size_t)d * sizeof *xn);
+    if (!xn) return gs_fail("out of memory decoding a state");
+    rt_layer_norm(xn, s, gs_model_tensor(m, "transformer.ln_f.weight"), 1, d, m->cfg.norm_eps);
+    const float *head = gs_model_tensor(m, "transformer.ff_out.weight");
+    for (int v = 0; v < m->cfg.V; v++) {
+        double acc = 0;
+        for (int i = 0; i < d; i++) acc += (double)head[(size_t)v * d + i] * xn[i];
+        logits[v] = (float)acc;
+    }
+    free(xn);
+    return 0;
+}
+
+static const float *embedding(const gpn_model *m, int *width) {
+    *width = m->cfg.d;
+    return gs_model_tensor(m, "transformer.wte.weight");
+}
+
+const gs_family gs_family_rt = {
+    "recurrent-transformer", "recurrent-transformer", "Recurrent Transformer (OLMo recurrent block)", GPN_ARCH_RT, 0,
+    sites, ARRAY_LEN(sites), recognise, "tensors 'transformer.wte.weight' and 'transformer.blocks.0.kv_proj.weight'",
+    infer, check_metadata, validate, tensor_specs, NULL, write_metadata, rt_cpu_new, NULL, decode, embedding, describe,
+};

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# gpnscope patch (docs/causal.md): on the fixtures, a patch of the whole state
+# at the last position gives the clean run's logit difference bit for bit
+# (score 1), and so does the patch at every position; a patch before the
+# prompts differ changes nothing (score 0, bit for bit); in GPN+M the state
+# without the memory does not restore the clean run (the memory is carried,
+# and the patch of mem.state is what carries it); in the layered families the
+# last layer's residual at the last position gives the clean logits, an
+# earlier layer's there does not; the store holds components x (T + 1) cells
+# per pair and the heatmap script; bad JSONL lines are one-line errors with
+# the line number.
+set -euo pipefail
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+bin="$GPNSCOPE_BIN"
+dir="$GPNSCOPE_BUILD/test-scratch/patch"; rm -rf "$dir"; mkdir -p "$dir"
+fx="$GPNSCOPE_FIXTURES/reference"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+
+# pairs of token ids: four words, the word that differs, the four again
+pairs() { "$py" - "$1" "$2" <<'PY'
+import json, random, sys
+V, out = int(sys.argv[1]), sys.argv[2]
+r = random.Random(5)
+with open(out, "w") as f:
+    f.write("# fixture pairs\n\n")
+    for _ in range(6):
+        w = [r.randrange(3, V) for _ in range(4)]
+        a, b = r.sample(range(3, V), 2)
+        f.write(json.dumps({"clean": w + [a] + w, "corrupted": w + [b] + w, "answer": a, "foil": b}) + "\n")
+PY
+}
+pairs 97 "$dir/p97.jsonl"; pairs 89 "$dir/p89.jsonl"
+
+# check MODEL PAIRS COMPONENTS PYTHON-ASSERTS: run patch --json, then the asserts on o (the JSON)
+check() {
+  local name="$1" model="$2" p="$3" comps="$4" asserts="$5"
+  if "$bin" patch "$model" "$p" --components "$comps" --batch 4 --json >"$dir/$name.json" 2>"$dir/$name.err" &&
+     "$py" - "$dir/$name.json" "$asserts" >"$dir/$name.txt" 2>&1 <<'PY'
+import json, math, sys
+o = json.load(open(sys.argv[1]))
+T = o["tokens"]; c = {x["component"]: x for x in o["components"]}
+clean, corr = o["ld_clean"], o["ld_corrupted"]
+ld = lambda comp, pos: c[comp]["logit_diff"][pos]          # pos T: every position
+score = lambda comp, pos: c[comp]["mean_score"][pos]
+exec(sys.argv[2])
+PY
+  then ok "$name"; else bad "$name: $(tail -3 "$dir/$name.err" "$dir/$name.txt")"; fi
+}
+
+check "GPN+M: the whole state at the last position and at every position gives the clean logit difference bit for bit" \
+  "$fx/gpnm1.weights.safetensors" "$dir/p97.jsonl" "state,head:0,head:2,site:state.ground" '
+assert ld("state", T - 1) == clean and ld("state", T) == clean, (ld("state", T - 1), clean)
+assert score("state", T - 1) == 1 and score("state", T) == 1
+assert all(ld("state", p) == corr for p in range(4)) and score("state", 0) == 0, "before the difference nothing changes"
+assert ld("state", 4) == clean, "from the differing token on the clean state continues"
+assert max(abs(a - b) for a, b in zip(ld("site:state.ground", T - 1), clean)) > 1e-3, "the memory is carried too"
+assert all(ld("head:0", p) == corr for p in range(5)), "the memory after x_4 does not hold x_4 yet"
+assert any(ld("head:2", T - 1)[i] != corr[i] for i in range(len(corr))), "a head patch changes something"
+'
+check "GPN: the whole state at the last position gives the clean logits" \
+  "$fx/gpn.weights.safetensors" "$dir/p89.jsonl" "state" '
+assert ld("state", T - 1) == clean and ld("state", T) == clean and all(ld("state", p) == corr for p in range(4))
+'
+check "Transformer++: the last layer's residual at the last position gives the clean logits, the first layer's does not" \
+  "$fx/tpp2.weights.safetensors" "$dir/p89.jsonl" "site:blocks.1.hook_resid_post,site:blocks.0.hook_resid_post" '
+assert ld("site:blocks.1.hook_resid_post", T - 1) == clean, "last layer, last position"
+assert ld("site:blocks.1.hook_resid_post", T) == clean
+assert any(abs(a - b) > 1e-4 for a, b in zip(ld("site:blocks.0.hook_resid_post", T - 1), clean)), "layer 0 alone"
+assert ld("site:blocks.0.hook_resid_post", T) == clean, "every position of layer 0: the KV cache of layer 1 is clean too"
+'
+check "Gated DeltaNet: the last layer's residual at the last position gives the clean logits" \
+  "$fx/gdn2.weights.safetensors" "$dir/p97.jsonl" "site:blocks.1.hook_resid_post,site:blocks.0.hook_resid_post" '
+assert ld("site:blocks.1.hook_resid_post", T - 1) == clean and ld("site:blocks.1.hook_resid_post", T) == clean
+assert all(ld("site:blocks.0.hook_resid_post", p) == corr for p in range(4))
+'
+
+# the default components, stored, with the heatmap script
+if "$bin" patch "$fx/gpnm1.weights.safetensors" "$dir/p97.jsonl" --store "$dir/s.db" --plot "$dir/fig" >"$dir/default.txt" 2>&1; then
+  n="$(sqlite3 "$dir/s.db" "SELECT count(*) FROM patch_results")"; comps="$(sqlite3 "$dir/s.db" "SELECT count(DISTINCT component) FROM patch_results")"
+  one="$(sqlite3 "$dir/s.db" "SELECT mean_score FROM patch_summary WHERE component = 'state' AND position = 8")"
+  [[ "$comps" == 5 && "$n" == $((5 * 10 * 6)) && "$one" == 1.0 && -s "$dir/fig/patch_heatmap.gp" ]] &&
+    ok "default components (state, 3 heads, dir:s_bar) stored: $n rows, patch_summary's state at the last position $one, heatmap script" ||
+    bad "store: $comps components, $n rows, '$one'; $(ls "$dir/fig" 2>&1)"
+else bad "default run: $(tail -2 "$dir/default.txt")"; fi
+
+# bad input: one line, naming the file and line
+m="$fx/gpnm1.weights.safetensors"
+bad_line() { # LINE2 EXPECTED-TEXT
+  printf '%s\n%s\n' '{"clean": [5, 6, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' "$1" >"$dir/bad.jsonl"
+  set +e; "$bin" patch "$m" "$dir/bad.jsonl" >/dev/null 2>"$dir/bad.err"; rc=$?; set -e
+  local msg; msg="$(cat "$dir/bad.err")"
+  [[ $rc -eq 1 && $(wc -l <"$dir/bad.err") -eq 1 && "$msg" == "gpnscope patch: $dir/bad.jsonl:2: "*"$2"* ]] &&
+    ok "line 2 '$1': $msg" || bad "line 2 '$1': exit $rc, '$msg'"
+}
+bad_line '{"clean": [5, 6' "not a JSON object"
+bad_line '{"clean": [5, 6, 7], "answer": 9, "foil": 10}' 'no "corrupted"'
+bad_line '{"clean": [5, 6, 7], "corrupted": [5, 8], "answer": 9, "foil": 10}' "must be as long"
+bad_line '{"clean": [5, 6, 7, 1], "corrupted": [5, 8, 7, 1], "answer": 9, "foil": 10}' "line 1's prompts have 3"
+bad_line '{"clean": [5, 600, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' "outside the model's vocabulary of 97"
+bad_line '{"clean": [5, 6, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 9}' "the same token"
+bad_line '{"clean": "some text", "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' "no tokenizer was given"
+bad_line '{"clean": [5, -6, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' '"clean"[1]: a token id'
+set +e; "$bin" patch "$m" "$dir/p97.jsonl" --components head:9 2>"$dir/h.err" >/dev/null; rc=$?; set -e
+[[ $rc -eq 2 && "$(cat "$dir/h.err")" == *"head:9: a memory head 0..2"* ]] && ok "head:9 of three heads: $(cat "$dir/h.err")" || bad "head:9: $rc $(cat "$dir/h.err")"
+set +e; "$bin" patch "$fx/tpp2.weights.safetensors" "$dir/p89.jsonl" --components state 2>"$dir/s.err" >/dev/null; rc=$?; set -e
+[[ $rc -eq 2 && "$(cat "$dir/s.err")" == *"not one site"* ]] && ok "state of a transformer: $(cat "$dir/s.err")" || bad "state of tpp: $rc $(cat "$dir/s.err")"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

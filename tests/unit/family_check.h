@@ -1,0 +1,237 @@
+/* The checks every transformer-like family's test makes against an expect
+ * file (tests/fixtures/reference/README.md's layout: position t of each
+ * sequence), shared by test_family_tpp.c and test_family_rt.c:
+ *   1. every site the expect file holds, read through the engine's sites
+ *      (probes/ captures), the logits and the nll within 1e-4, under the
+ *      engine's step convention (a site at step t is the file's position t;
+ *      the logits and nll of step t + 1 are its position t), NaNs (a
+ *      pattern's keys before position 0) where the file has them; step 0
+ *      predicts nothing (nll NaN, top1 -1);
+ *   2. batch invariance: one sequence at a time (GEMV) against the batch;
+ *   3. BF16 weights drift no more than 3x a control model's whose weights
+ *      carry random relative noise of bf16's size (test_parity.c's measure).
+ * One header, static functions: each test is its own executable. */
+#ifndef GS_TESTS_FAMILY_CHECK_H
+#define GS_TESTS_FAMILY_CHECK_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "engine/arch/family.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/engine.h"
+#include "probes/probes.h"
+#include "testlib.h"
+
+/* a site and its tensor's name in the expect file ("%d": the layer) */
+typedef struct {
+    const char *site, *expect;
+    int per_layer;
+} fc_site;
+
+#define FC_MAX_CAPS (2 + 16 * 8)
+
+typedef struct {
+    int B, T, V, n;
+    char name[FC_MAX_CAPS][48], expect[FC_MAX_CAPS][48];
+    int width[FC_MAX_CAPS];
+    float *cap[FC_MAX_CAPS]; /* (B, T, width) of each captured site */
+    int last_resid;          /* the capture of the last layer's resid_post */
+    float *logits, *nll;     /* logits of steps 1..T (B, T, V); nll of steps 1..T-1 (B, T-1) */
+    int nan0;                /* every nll at step 0 is NaN and its top1 -1 */
+} fc_run;
+
+static void fc_run_free(fc_run *r) {
+    for (int i = 0; i < r->n; i++) free(r->cap[i]);
+    free(r->logits);
+    free(r->nll);
+}
+
+/* B sequences of T tokens, `batch` at a time, every site captured, then one
+ * more step whose logits are the prediction made at position T - 1. */
+static int fc_run_model(const gpn_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
+                        int batch, fc_run *r) {
+    const gpn_config *c = &m->cfg;
+    memset(r, 0, sizeof *r);
+    r->B = B, r->T = T, r->V = c->V, r->nan0 = 1;
+    for (int s = 0; s < n_sites; s++)
+        for (int l = 0; l < (sites[s].per_layer ? c->n_layers : 1) && r->n < FC_MAX_CAPS; l++) {
+            snprintf(r->name[r->n], sizeof r->name[0], sites[s].site, l);
+            snprintf(r->expect[r->n], sizeof r->expect[0], sites[s].expect, l);
+            if (!strcmp(sites[s].expect, "resid_post_%d")) r->last_resid = r->n;
+            r->n++;
+        }
+    r->logits = calloc((size_t)B * T * c->V, 4), r->nll = calloc((size_t)B * T, 4);
+    for (int b0 = 0; b0 < B; b0 += batch) {
+        int nb = B - b0 < batch ? B - b0 : batch;
+        gpn_engine *e = gpn_engine_new(m, batch);
+        probe_set *ps = e ? probe_set_new(e) : NULL;
+        if (!ps) { gpn_engine_free(e); return -1; }
+        probe_capture *cap[FC_MAX_CAPS];
+        for (int i = 0; i < r->n; i++) {
+            if (!(cap[i] = probe_capture_add(ps, r->name[i]))) { probe_set_free(ps); gpn_engine_free(e); return -1; }
+            r->width[i] = cap[i]->width;
+            if (!r->cap[i]) r->cap[i] = calloc((size_t)B * T * cap[i]->width, 4);
+        }
+        gpn_engine_reset(e);
+        for (int t = 0; t <= T; t++) {
+            int32_t tok[64];
+            for (int b = 0; b < nb; b++) tok[b] = t < T ? tokens[(size_t)(b0 + b) * T + t] : 0;
+            if (gpn_engine_step(e, tok, nb) != 0) { probe_set_free(ps); gpn_engine_free(e); return -1; }
+            gpn_step_out o = gpn_engine_out(e);
+            const float *logits = gpn_engine_site(e, GPN_HOOK_LOGITS), *nll = gpn_engine_site(e, GPN_HOOK_NLL);
+            if (!logits || !nll || o.nll != nll) { probe_set_free(ps); gpn_engine_free(e); return gs_fail("no kept logits/nll"); }
+            for (int b = 0; b < nb; b++) {
+                size_t row = (size_t)(b0 + b) * T + t;
+                for (int i = 0; t < T && i < r->n; i++)
+                    memcpy(r->cap[i] + row * r->width[i], cap[i]->data + (size_t)b * r->width[i], (size_t)r->width[i] * 4);
+                if (t == 0) {
+                    r->nan0 &= isnan(nll[b]) && o.top1[b] == -1;
+                    continue;
+                }
+                memcpy(r->logits + (row - 1) * c->V, logits + (size_t)b * c->V, (size_t)c->V * 4);
+                if (t < T) r->nll[(size_t)(b0 + b) * (T - 1) + t - 1] = nll[b];
+            }
+        }
+        probe_set_free(ps);
+        gpn_engine_free(e);
+    }
+    return 0;
+}
+
+/* ||got - want|| / ||want|| over the entries where want is a number; NaN in
+ * one and not the other is a failure */
+static void fc_compare(const char *fx, const st_file *ex, const char *name, const float *got, long n_got) {
+    const st_tensor *t = safetensors_find(ex, name);
+    CHECK(t && t->numel == n_got, "%s: fixture lacks %s of %ld values", fx, name, n_got);
+    if (!t || t->numel != n_got) return;
+    float *want = malloc((size_t)n_got * 4);
+    st_tensor_to_f32(t, want);
+    double num = 0, den = 0;
+    long nan_mismatch = 0, nans = 0;
+    for (long i = 0; i < n_got; i++) {
+        if (isnan(want[i]) || isnan(got[i])) {
+            nan_mismatch += isnan(want[i]) != isnan(got[i]);
+            nans++;
+            continue;
+        }
+        num += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
+        den += (double)want[i] * want[i];
+    }
+    double err = den > 0 ? sqrt(num / den) : sqrt(num);
+    printf("  %-6s %-16s rel err %.2e%s\n", fx, name, err, nans ? " (NaN before position 0 alike)" : "");
+    CHECK(err < 1e-4 && !nan_mismatch, "%s %s: relative error %.3e, %ld NaNs where the other has a number", fx, name,
+          err, nan_mismatch);
+    free(want);
+}
+
+/* Checks 1-3 on model m against the expect file ex; *full keeps the batch's
+ * run for the caller's further checks (fc_run_free it). min_sites: how many
+ * of the sites the file must hold. */
+static void fc_parity(const char *fx, const gpn_model *m, const st_file *ex, const fc_site *sites, int n_sites,
+                      const int32_t *tokens, int B, int T, int min_sites, fc_run *full) {
+    int d = m->cfg.d, V = m->cfg.V;
+    CHECK(fc_run_model(m, sites, n_sites, tokens, B, T, B, full) == 0, "run: %s", gs_error());
+    int compared = 0;
+    for (int i = 0; i < full->n; i++)
+        if (safetensors_find(ex, full->expect[i]))
+            fc_compare(fx, ex, full->expect[i], full->cap[i], (long)B * T * full->width[i]), compared++;
+    printf("  %-6s %d of %d captured sites in the expect file\n", fx, compared, full->n);
+    CHECK(compared >= min_sites, "%s: only %d sites to compare", fx, compared);
+    fc_compare(fx, ex, "logits", full->logits, (long)B * T * V);
+    fc_compare(fx, ex, "nll", full->nll, (long)B * (T - 1));
+    CHECK(full->nan0, "%s: step 0 predicts nothing: its nll must be NaN and its top1 -1", fx);
+
+    fc_run one;
+    CHECK(fc_run_model(m, sites, n_sites, tokens, B, T, 1, &one) == 0, "run one at a time: %s", gs_error());
+    double e1 = rel_err(one.cap[one.last_resid], full->cap[full->last_resid], (long)B * T * d);
+    double e2 = rel_err(one.logits, full->logits, (long)B * T * V);
+    printf("  %-6s batch invariance: resid_post %.2e, logits %.2e\n", fx, e1, e2);
+    CHECK(e1 < 1e-5 && e2 < 1e-5, "%s: batch of %d vs one at a time (%.2e, %.2e)", fx, B, e1, e2);
+    fc_run_free(&one);
+
+    char bpath[512];
+    snprintf(bpath, sizeof bpath, "%s/%s.bf16.safetensors", scratch_dir(fx), fx);
+    CHECK(gpn_model_save(m, bpath, 1) == 0, "save bf16: %s", gs_error());
+    gpn_model *mb = gpn_model_load(bpath), *mc = gpn_model_new(&m->cfg);
+    CHECK(mb && mc, "bf16 round trip: %s", gs_error());
+    if (mb && mc) {
+        uint64_t rng = 12345;
+        for (size_t i = 0; i < m->n_params; i++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            double u = (double)(rng >> 11) / 9007199254740992.0 - 0.5;
+            mc->block[i] = (float)(m->block[i] * (1.0 + u * (1.0 / 256.0)));
+        }
+        CHECK(!strcmp(mb->source_dtype, "BF16") && !memcmp(&mb->cfg, &m->cfg, sizeof m->cfg),
+              "%s: the bf16 file is %s and its config reads back %s", fx, mb->source_dtype,
+              memcmp(&mb->cfg, &m->cfg, sizeof m->cfg) ? "different" : "the same");
+        fc_run rb, rc;
+        CHECK(fc_run_model(mb, sites, n_sites, tokens, B, T, B, &rb) == 0 &&
+                  fc_run_model(mc, sites, n_sites, tokens, B, T, B, &rc) == 0, "%s", gs_error());
+        double eb = rel_err(rb.logits, full->logits, (long)B * T * V), ec = rel_err(rc.logits, full->logits, (long)B * T * V);
+        printf("  %-6s bf16 logits drift %.2e, control (2^-9 noise) %.2e\n", fx, eb, ec);
+        CHECK(eb > 0 && eb < 3 * ec + 1e-3, "%s bf16 drift %.3e vs control %.3e", fx, eb, ec);
+        fc_run_free(&rb);
+        fc_run_free(&rc);
+    }
+    gpn_model_free(mb);
+    gpn_model_free(mc);
+}
+
+/* The model (of family `arch`, which does not predict its first token), the
+ * expect file and a copy of its tokens (B x T); 0, or -1 after a failed CHECK
+ * with nothing left open. */
+typedef struct {
+    gpn_model *m;
+    st_file *ex;
+    int32_t *tokens;
+    int B, T;
+} fc_pair;
+
+static int fc_open(const char *fx, const char *wpath, const char *epath, gpn_arch arch, fc_pair *p) {
+    memset(p, 0, sizeof *p);
+    p->m = gpn_model_load(wpath);
+    CHECK(p->m != NULL, "load %s: %s", fx, gs_error());
+    p->ex = safetensors_open(epath);
+    CHECK(p->ex != NULL, "open %s: %s", epath, gs_error());
+    const st_tensor *tt = p->ex ? safetensors_find(p->ex, "tokens") : NULL;
+    CHECK(!p->ex || (tt && tt->ndim == 2), "%s: no 2-D tokens", epath);
+    const gs_family *fam = p->m ? gs_family_of(&p->m->cfg) : NULL;
+    CHECK(!p->m || (p->m->cfg.arch == arch && fam && !fam->predicts_first_token), "%s: recognised as %s", fx,
+          gpn_arch_name(p->m->cfg.arch));
+    if (!p->m || !tt || p->m->cfg.arch != arch) {
+        gpn_model_free(p->m);
+        safetensors_close(p->ex);
+        return -1;
+    }
+    p->B = (int)tt->shape[0], p->T = (int)tt->shape[1];
+    p->tokens = malloc((size_t)tt->numel * sizeof *p->tokens);
+    memcpy(p->tokens, tt->data, (size_t)tt->numel * sizeof *p->tokens);
+    return 0;
+}
+
+static void fc_close(fc_pair *p) {
+    gpn_model_free(p->m);
+    safetensors_close(p->ex);
+    free(p->tokens);
+}
+
+/* probe handler: zero the rows of sequences at position 0 */
+static void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
+    (void)ctx;
+    for (int b = 0; b < ev->B; b++)
+        if (ev->positions[b] == 0) memset(ev->data + (size_t)b * ev->width, 0, (size_t)ev->width * sizeof(float));
+}
+
+/* main: WEIGHTS EXPECT pairs from argv (named by their files), else the fixture `name` */
+static int fc_main(int argc, char **argv, const char *name, void (*check_pair)(const char *, const char *, const char *)) {
+    if (test_each_pair(argc, argv, check_pair)) return test_summary();
+    char w[64], e[64];
+    snprintf(w, sizeof w, "reference/%s.weights.safetensors", name);
+    snprintf(e, sizeof e, "reference/%s.expect.safetensors", name);
+    check_pair(name, fixture(w), fixture(e));
+    return test_summary();
+}
+
+#endif
