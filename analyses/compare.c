@@ -133,7 +133,10 @@ static int add_rows(const gs_compare_operand *op, const gs_compare_opts *o, gs_c
     /* the patterns this operand asks for: its own SITE, else --sites, else the run's state site */
     char patterns[1024];
     snprintf(patterns, sizeof patterns, "%s", op->site[0] ? op->site : o->sites ? o->sites : "");
+    /* --sites asks every operand: a run without a match (GPN+M beside layered models) gives its state site */
+    const int from_option = !op->site[0] && o->sites;
     int want_state = !patterns[0], found = 0;
+again:;
     char *save = NULL;
     char state_only[] = "";
     for (char *p = want_state ? state_only : strtok_r(patterns, ",", &save); p;
@@ -168,6 +171,7 @@ static int add_rows(const gs_compare_operand *op, const gs_compare_opts *o, gs_c
             if (info.n_heads > 0) snprintf(r->decay_site, sizeof r->decay_site, "mem.alpha");
             matched++;
         }
+        if (!matched && from_option && !want_state) continue;
         if (!matched) {
             char list[1024] = "";
             for (int i = 0; i < n; i++)
@@ -179,6 +183,10 @@ static int add_rows(const gs_compare_operand *op, const gs_compare_opts *o, gs_c
             goto done;
         }
         found += matched;
+    }
+    if (!found && from_option && !want_state) {
+        want_state = 1;
+        goto again;
     }
     rc = found > 0 ? 0 : -1;
 done:
