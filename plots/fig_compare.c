@@ -84,6 +84,35 @@ static void fill_fig(gs_plot_figure *fig, const char *name, const char *title, c
     snprintf(fig->sources, sizeof fig->sources, "compare.json");
 }
 
+/* close the script and name the figure */
+static int finish(gp_file *a, gs_plot_figure *fig, const char *name, const char *title, const char *caption) {
+    gp_epilogue(a->f);
+    if (gp_file_commit(a) != 0) return -1;
+    fill_fig(fig, name, title, caption);
+    return 0;
+}
+
+/* row i's curve `key` (an array over t = 1, 2, ...) as NAME-R<i>.dat and one line of the plot; 1 when
+ * drawn, 0 when the row has none, -1 on an error */
+static int indexed_curve(const figs *f, FILE *g, const char *name, int i, const char *key, const char *header,
+                         const char *colnames, int first) {
+    const cJSON *row = cJSON_GetArrayItem(f->rows, i);
+    double *y = NULL;
+    int64_t n = jarray(jobj(jobj(row, "curves"), key), &y);
+    if (n <= 0) return (int)n;
+    double *x = malloc((size_t)n * sizeof *x);
+    if (!x) { free(y); return gs_fail("out of memory"); }
+    for (int64_t k = 0; k < n; k++) x[k] = (double)(k + 1);
+    const double *cols[2] = {x, y};
+    int rc = columns(f, name, i, header, colnames, 2, n, cols);
+    free(x); free(y);
+    if (rc != 0) return -1;
+    char t[400];
+    row_name(row, i, t, sizeof t);
+    line_style(g, i, name, i, "1:2", t, 0, first);
+    return 1;
+}
+
 static int fig_explained(const figs *f, gs_plot_figure *fig) {
     const char *name = "compare_explained";
     int drawn = 0;
@@ -94,31 +123,15 @@ static int fig_explained(const figs *f, gs_plot_figure *fig) {
                  "set xlabel 'components k'; set ylabel 'fraction of variance'\nset logscale x\nset yrange [0:1.02]\n"
                  "set key bottom right\n");
     for (int i = 0; i < f->n; i++) {
-        const cJSON *row = cJSON_GetArrayItem(f->rows, i);
-        double *y = NULL;
-        int64_t n = jarray(jobj(jobj(row, "curves"), "explained"), &y);
-        if (n < 0) { gp_file_abort(&a); return -1; }
-        if (n == 0) continue;
-        double *x = malloc((size_t)n * sizeof *x);
-        if (!x) { free(y); gp_file_abort(&a); return gs_fail("out of memory"); }
-        for (int64_t k = 0; k < n; k++) x[k] = (double)(k + 1);
-        const double *cols[2] = {x, y};
-        int rc = columns(f, name, i, "cumulative explained variance", "k fraction", 2, n, cols);
-        free(x); free(y);
-        if (rc != 0) { gp_file_abort(&a); return -1; }
-        char t[400];
-        row_name(row, i, t, sizeof t);
-        line_style(a.f, i, name, i, "1:2", t, 0, !drawn);
-        drawn++;
+        int k = indexed_curve(f, a.f, name, i, "explained", "cumulative explained variance", "k fraction", !drawn);
+        if (k < 0) { gp_file_abort(&a); return -1; }
+        drawn += k;
     }
     if (!drawn) { gp_file_abort(&a); return 1; }
     fprintf(a.f, "\n");
-    gp_epilogue(a.f);
-    if (gp_file_commit(&a) != 0) return -1;
-    fill_fig(fig, name, "Explained variance, per row",
+    return finish(&a, fig, name, "Explained variance, per row",
              "Cumulative fraction of the centered states' variance in the first k principal components (geometry), one "
              "line per row. A curve that rises fast: the states live in few directions.");
-    return 0;
 }
 
 static int fig_horizons_cmp(const figs *f, gs_plot_figure *fig) {
@@ -165,9 +178,7 @@ static int fig_horizons_cmp(const figs *f, gs_plot_figure *fig) {
         fprintf(a.f, "\n");
     }
     fprintf(a.f, "unset multiplot\n");
-    gp_epilogue(a.f);
-    if (gp_file_commit(&a) != 0) return -1;
-    fill_fig(fig, name, "Lag cosines, per row",
+    return finish(&a, fig, name, "Lag cosines, per row",
              "(a) raw and (b) centered (each window's mean subtracted) mean cosine of states k tokens apart, one line per "
              "row, drawn only at lags with at least 100 pairs. The raw curve's plateau is the default direction; the "
              "centered curve's fall is the content horizon.");
@@ -209,28 +220,14 @@ static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
                  "set ylabel 'cosine'\nset logscale x\nset key bottom right\n");
     int drawn = 0;
     for (int i = 0; i < f->n; i++) {
-        const cJSON *row = cJSON_GetArrayItem(f->rows, i);
-        double *y = NULL;
-        int64_t n = jarray(jobj(jobj(row, "curves"), "emergence"), &y);
-        if (n < 0) { gp_file_abort(&a); return -1; }
-        if (n == 0) continue;
-        double *t = malloc((size_t)n * sizeof *t);
-        if (!t) { free(y); gp_file_abort(&a); return gs_fail("out of memory"); }
-        for (int64_t k = 0; k < n; k++) t[k] = (double)(k + 1);
-        const double *c2[2] = {t, y};
-        rc = columns(f, name, i, "emergence: mean over windows of cos(running mean of t states, s_bar)", "t cos", 2, n, c2);
-        free(t); free(y);
-        if (rc != 0) { gp_file_abort(&a); return -1; }
-        char title[400];
-        row_name(row, i, title, sizeof title);
-        line_style(a.f, i, name, i, "1:2", title, 0, !drawn);
-        drawn++;
+        int k = indexed_curve(f, a.f, name, i, "emergence", "emergence: mean over windows of cos(running mean of t states, s_bar)",
+                              "t cos", !drawn);
+        if (k < 0) { gp_file_abort(&a); return -1; }
+        drawn += k;
     }
     if (!drawn) gp_empty_panel(a.f, "(b) emergence", "no emergence curve");
     fprintf(a.f, "\nunset multiplot\n");
-    gp_epilogue(a.f);
-    if (gp_file_commit(&a) != 0) return -1;
-    fill_fig(fig, name, "The default direction, per row",
+    return finish(&a, fig, name, "The default direction, per row",
              "(a) ||s_bar|| / mean ||s|| of each row (R1, R2, ... as in the table) with its 95% bootstrap interval over "
              "windows; the findings' rule asks for at least 0.25 (dashed). (b) how fast the running mean of a window's "
              "first t states lines up with s_bar.");
@@ -281,9 +278,7 @@ static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
     }
     if (!drawn) { gp_file_abort(&a); return 1; }
     fprintf(a.f, "\n");
-    gp_epilogue(a.f);
-    if (gp_file_commit(&a) != 0) return -1;
-    fill_fig(fig, name, "Per-head retention, per row with decaying heads",
+    return finish(&a, fig, name, "Per-head retention, per row with decaying heads",
              "R_h(k), the share of a write left after k steps, for every head of every row that recorded decays (GPN+M's "
              "memory heads, a GDN layer's heads), one colour per row; solid: averaged over every start (gpnscope's), "
              "dashed: from the start of the window (the paper's). The dotted line is 1/e.");
