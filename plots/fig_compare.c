@@ -182,7 +182,6 @@ static int fig_horizons_cmp(const figs *f, gs_plot_figure *fig) {
              "(a) raw and (b) centered (each window's mean subtracted) mean cosine of states k tokens apart, one line per "
              "row, drawn only at lags with at least 100 pairs. The raw curve's plateau is the default direction; the "
              "centered curve's fall is the content horizon.");
-    return 0;
 }
 
 static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
@@ -231,7 +230,6 @@ static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
              "(a) ||s_bar|| / mean ||s|| of each row (R1, R2, ... as in the table) with its 95% bootstrap interval over "
              "windows; the findings' rule asks for at least 0.25 (dashed). (b) how fast the running mean of a window's "
              "first t states lines up with s_bar.");
-    return 0;
 }
 
 static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
@@ -282,7 +280,6 @@ static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
              "R_h(k), the share of a write left after k steps, for every head of every row that recorded decays (GPN+M's "
              "memory heads, a GDN layer's heads), one colour per row; solid: averaged over every start (gpnscope's), "
              "dashed: from the start of the window (the paper's). The dotted line is 1/e.");
-    return 0;
 }
 
 /* ---------- report.md / report.html ---------- */
