@@ -492,6 +492,10 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     ao.max_states = o->max_states;
     ao.seed = o->seed;
     int rc = gs_analyze_store(st, r->run, &ao, &r->an);
+    if (rc == 0) { /* the table needs the decode's results, not the model: one row per layer would hold a copy each */
+        gpn_model_free(r->an.model);
+        r->an.model = NULL;
+    }
     gs_state_source *src = NULL;
     window_sums ws = {0};
     if (rc == 0) {

@@ -287,7 +287,7 @@ static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
 typedef struct { char name[64], defaults[400], horizon[600], pools[600]; } cells;
 
 static void row_cells(const cJSON *row, int i, cells *c) {
-    char a[96], b[96], e[96], g[96];
+    char a[96], b[96], e[96], g[96], k[96];
     const cJSON *dd = jobj(row, "default_direction"), *h = jobj(row, "content_horizon"), *p = jobj(row, "memory_pools");
     snprintf(c->name, sizeof c->name, "R%d", i + 1);
     snprintf(c->defaults, sizeof c->defaults, "**%s**: ratio %s, 8-batch cos %.3f, top SV %.3f", jstr(dd, "verdict"),
@@ -296,7 +296,7 @@ static void row_cells(const cJSON *row, int i, cells *c) {
     snprintf(c->horizon, sizeof c->horizon, "**%s**: centered %s at k=%.0f, %s at k=%.0f; raw %s at k=%.0f, %s at k=%.0f; "
              "h_0.02 %s", jstr(h, "verdict"), ci(a, sizeof a, cf, 0), jnum(cf, "lag"), ci(b, sizeof b, c256, 0),
              jnum(c256, "lag"), ci(e, sizeof e, rf, 0), jnum(rf, "lag"), ci(g, sizeof g, rr, 0), jnum(rr, "lag"),
-             ci(a, sizeof a, jobj(h, "h_002"), cJSON_IsTrue(jobj(h, "h_002_censored"))));
+             ci(k, sizeof k, jobj(h, "h_002"), cJSON_IsTrue(jobj(h, "h_002_censored"))));
     const cJSON *fs = jobj(p, "from_start"), *al = jobj(p, "all_starts");
     if (fs && al)
         snprintf(c->pools, sizeof c->pools, "**%s** (%s, %.0f heads): from the start %s, separation %s; all starts %s, "

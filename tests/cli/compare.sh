@@ -176,6 +176,8 @@ md, html = open('out/report.md').read(), open('out/report.html').read()
 for r in j['rows']:
     assert r['label'] in md and r['label'] in html, r['label']
 assert '| R3 |' in md and '<td>R3</td>' in html
+h = j['rows'][0]['content_horizon']['h_002']  # each cell shows its own number
+assert ('h_0.02 %s%.3g' % ('>= ' if j['rows'][0]['content_horizon']['h_002_censored'] else '', h['value'])) in md, md
 nb = json.load(open('out/compare.ipynb'))
 assert nb['nbformat'] == 4 and any('compare.json' in c['source'] for c in nb['cells'])
 PY
