@@ -11,6 +11,7 @@
 void gs_horizon_opts_default(gs_horizon_opts *o) {
     o->max_lag = 0;
     o->per_decade = 16;
+    o->per_window = 0;
 }
 
 int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, double k) {
@@ -26,6 +27,7 @@ int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, dou
 
 void gs_horizons_free(gs_horizons *h) {
     free(h->lags); free(h->raw); free(h->centered); free(h->n_raw); free(h->n_centered);
+    free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered);
     memset(h, 0, sizeof *h);
 }
 
@@ -88,6 +90,30 @@ static void lag_sums(const double *u, const unsigned char *valid, const int32_t 
             }
         }
     }
+}
+
+/* one more zeroed row of per-window sums (grown by doubling) */
+static int keep_window(gs_horizons *h, int L) {
+    const int64_t w = h->n_windows;
+    if ((w & (w - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to 2w (at least 1) */
+        const size_t rows = (size_t)(w ? 2 * w : 1) * (size_t)L;
+        double *a = realloc(h->win_raw, rows * sizeof *a);
+        if (a) h->win_raw = a;
+        double *b = realloc(h->win_centered, rows * sizeof *b);
+        if (b) h->win_centered = b;
+        int64_t *c = realloc(h->win_n_raw, rows * sizeof *c);
+        if (c) h->win_n_raw = c;
+        int64_t *e = realloc(h->win_n_centered, rows * sizeof *e);
+        if (e) h->win_n_centered = e;
+        if (!a || !b || !c || !e) return gs_fail("out of memory for the per-window lag sums");
+    }
+    const size_t at = (size_t)w * (size_t)L;
+    memset(h->win_raw + at, 0, (size_t)L * sizeof *h->win_raw);
+    memset(h->win_centered + at, 0, (size_t)L * sizeof *h->win_centered);
+    memset(h->win_n_raw + at, 0, (size_t)L * sizeof *h->win_n_raw);
+    memset(h->win_n_centered + at, 0, (size_t)L * sizeof *h->win_n_centered);
+    h->n_windows = w + 1;
+    return 0;
 }
 
 static int max_span_pass(gs_state_source *src, int32_t *span) {
@@ -161,11 +187,20 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
         for (int64_t q = 0; q <= span; q++) row_of[q] = -1;
         for (int64_t t = 0; t < k; t++) row_of[pos[t] - pos[0]] = (int32_t)t;
 
+        /* each window's sums go to its own row when kept, else straight to the pooled ones */
+        double *s_raw = h->raw, *s_cen = h->centered;
+        int64_t *c_raw = h->n_raw, *c_cen = h->n_centered;
+        if (o->per_window) {
+            if (keep_window(h, L) != 0) goto fail;
+            const int64_t at = (h->n_windows - 1) * L;
+            s_raw = h->win_raw + at; s_cen = h->win_centered + at;
+            c_raw = h->win_n_raw + at; c_cen = h->win_n_centered + at;
+        }
         /* raw */
         for (int64_t i = 0; i < k * d; i++) u[i] = rows[i];
         unit_rows(u, valid, k, d);
         for (int64_t t = 0; t < k; t++) h->n_zero_states += !valid[t];
-        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, h->raw, h->n_raw);
+        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, s_raw, c_raw);
 
         /* centered on the window's own mean */
         memset(mean, 0, (size_t)d * sizeof *mean);
@@ -175,7 +210,12 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
         for (int64_t t = 0; t < k; t++)
             for (int j = 0; j < d; j++) u[t * d + j] = (double)rows[t * d + j] - mean[j];
         unit_rows(u, valid, k, d);
-        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, h->centered, h->n_centered);
+        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, s_cen, c_cen);
+        if (o->per_window)
+            for (int i = 0; i < L; i++) {
+                h->raw[i] += s_raw[i]; h->centered[i] += s_cen[i];
+                h->n_raw[i] += c_raw[i]; h->n_centered[i] += c_cen[i];
+            }
     }
     gs_window_reader_free(wr);
     wr = NULL;

@@ -27,5 +27,6 @@ int cmd_plot(int argc, char **argv);
 int cmd_export_notebook(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_recurrence_depth(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -27,6 +27,7 @@ static const cli_command commands[] = {
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},
     {"export-notebook", "write a Jupyter notebook that studies a run (SQL, pandas, matplotlib)", cmd_export_notebook},
     {"export", "write a run's tokens, heads, states and results as CSV or .npy files", cmd_export},
+    {"compare", "runs, sites or layers side by side: the three structures with intervals and verdicts", cmd_compare},
 };
 
 static void usage(FILE *out) {

@@ -120,6 +120,12 @@ int gp_render(const char *program, const char *dir, const char *name, const char
  * 0 when found and executable, -1 otherwise. */
 int gp_find_program(const char *program, char *buf, size_t size);
 
+/* Render r's figures into dir in each of formats (plots/plots.c): finds gnuplot when o->render, marks a
+ * figure that failed (its error; r->n_failed) and keeps the first message in first_error. -1 only when
+ * o->gnuplot names a program that is not there. */
+int gp_render_figures(const char *dir, const gs_plot_opts *o, unsigned formats, gs_plot_result *r, char *first_error,
+                      size_t fe_size);
+
 /* report.md and report.html (plots/report.c). */
 int gp_write_report(const plot_ctx *c, const gs_plot_result *r);
 

@@ -96,6 +96,67 @@ static void run_label(store *st, int64_t run, char *out, size_t size) {
     else snprintf(out, size, "run %lld", (long long)run);
 }
 
+/* Find gnuplot (when o->render) and render every figure of r in each format; a failed figure is marked in
+ * r (its error, n_failed) and the first failure's message goes to first_error. -1 only when the program
+ * given with o->gnuplot is not there. */
+int gp_render_figures(const char *dir, const gs_plot_opts *o, unsigned formats, gs_plot_result *r, char *first_error,
+                      size_t fe_size) {
+    char program[4096] = "";
+    if (o->render) {
+        const char *want = o->gnuplot ? o->gnuplot : "gnuplot";
+        if (gp_find_program(want, program, sizeof program) == 0) {
+            r->gnuplot_found = 1;
+        } else if (o->gnuplot) {
+            return gs_fail("%s: not found or not executable (the scripts are written in %s)", o->gnuplot, dir);
+        } else {
+            note(r, "gnuplot not found on PATH: scripts and data written, nothing rendered");
+        }
+    }
+    if (r->gnuplot_found) {
+        for (int i = 0; i < r->n_figures; i++) {
+            gs_plot_figure *fg = &r->fig[i];
+            for (int k = 0; k < 3; k++) {
+                if (!(formats & (1u << k))) continue;
+                char tmp[96], tmp_path[4096], final[4096];
+                snprintf(tmp, sizeof tmp, ".%s.%s.tmp.%ld", fg->name, format_names[k], (long)getpid());
+                snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
+                snprintf(final, sizeof final, "%s/%s.%s", dir, fg->name, format_names[k]);
+                if (gs_output_check(final)) { /* an input of this command: neither rendered over nor removed */
+                    if (!fg->error[0]) {
+                        snprintf(fg->error, sizeof fg->error, "%s", gs_error());
+                        r->n_failed++;
+                    }
+                    if (!first_error[0]) snprintf(first_error, fe_size, "%s", gs_error());
+                    continue;
+                }
+                int ok = gp_render(program, dir, fg->name, format_names[k], tmp) == 0;
+                struct stat sb;
+                if (ok && (stat(tmp_path, &sb) != 0 || sb.st_size == 0)) {
+                    gs_fail("%s/%s.gp: gnuplot wrote no %s image", dir, fg->name, format_names[k]);
+                    ok = 0;
+                }
+                if (ok && rename(tmp_path, final) != 0) {
+                    gs_fail("%s: cannot rename into place: %s", final, strerror(errno));
+                    ok = 0;
+                }
+                if (!ok) {
+                    unlink(tmp_path);
+                    unlink(final); /* never leave an older image that looks like this one */
+                    if (!fg->error[0]) {
+                        snprintf(fg->error, sizeof fg->error, "%s", gs_error());
+                        r->n_failed++;
+                    }
+                    if (!first_error[0]) snprintf(first_error, fe_size, "%s", gs_error());
+                    continue;
+                }
+                fg->rendered |= 1u << k;
+            }
+        }
+    }
+
+    return 0;
+}
+
 typedef int (*figure_fn)(const plot_ctx *, gs_plot_figure *);
 
 int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o, gs_plot_result *r) {
@@ -168,59 +229,8 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     }
 
     /* ---- rendering ---- */
-    char program[4096] = "";
-    if (o->render) {
-        const char *want = o->gnuplot ? o->gnuplot : "gnuplot";
-        if (gp_find_program(want, program, sizeof program) == 0) {
-            r->gnuplot_found = 1;
-        } else if (o->gnuplot) {
-            return gs_fail("%s: not found or not executable (the scripts are written in %s)", o->gnuplot, dir);
-        } else {
-            note(r, "gnuplot not found on PATH: scripts and data written, nothing rendered");
-        }
-    }
     char first_error[GS_ERROR_MAX] = "";
-    if (r->gnuplot_found) {
-        for (int i = 0; i < r->n_figures; i++) {
-            gs_plot_figure *fg = &r->fig[i];
-            for (int k = 0; k < 3; k++) {
-                if (!(formats & (1u << k))) continue;
-                char tmp[96], tmp_path[4096], final[4096];
-                snprintf(tmp, sizeof tmp, ".%s.%s.tmp.%ld", fg->name, format_names[k], (long)getpid());
-                snprintf(tmp_path, sizeof tmp_path, "%s/%s", dir, tmp);
-                snprintf(final, sizeof final, "%s/%s.%s", dir, fg->name, format_names[k]);
-                if (gs_output_check(final)) { /* an input of this command: neither rendered over nor removed */
-                    if (!fg->error[0]) {
-                        snprintf(fg->error, sizeof fg->error, "%s", gs_error());
-                        r->n_failed++;
-                    }
-                    if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", gs_error());
-                    continue;
-                }
-                int ok = gp_render(program, dir, fg->name, format_names[k], tmp) == 0;
-                struct stat sb;
-                if (ok && (stat(tmp_path, &sb) != 0 || sb.st_size == 0)) {
-                    gs_fail("%s/%s.gp: gnuplot wrote no %s image", dir, fg->name, format_names[k]);
-                    ok = 0;
-                }
-                if (ok && rename(tmp_path, final) != 0) {
-                    gs_fail("%s: cannot rename into place: %s", final, strerror(errno));
-                    ok = 0;
-                }
-                if (!ok) {
-                    unlink(tmp_path);
-                    unlink(final); /* never leave an older image that looks like this one */
-                    if (!fg->error[0]) {
-                        snprintf(fg->error, sizeof fg->error, "%s", gs_error());
-                        r->n_failed++;
-                    }
-                    if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", gs_error());
-                    continue;
-                }
-                fg->rendered |= 1u << k;
-            }
-        }
-    }
+    if (gp_render_figures(dir, o, formats, r, first_error, sizeof first_error) != 0) return -1;
 
     /* ---- report ---- */
     if (gp_write_report(&c, r) != 0) return -1;
