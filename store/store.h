@@ -162,6 +162,9 @@ typedef struct {
     int64_t n_windows, windows_done, tokens_done;
     char model_sha256[65], tokenizer_sha256[65], corpus_sha256[65];
     char code_version[64], started_at[32], finished_at[32];
+    /* the files as registered with the run ("" when none or no path): the model analyses load, the
+     * tokenizer and corpus they name */
+    char model_path[4096], tokenizer_path[4096], corpus_path[4096];
 } store_run_info;
 
 /* Ids of every run, oldest first (*ids malloc'd; free it). Returns the count. */
