@@ -217,6 +217,18 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
     a->run_id = run_id;
     store_run_info info;
     if (store_run_get(st, run_id, &info) != 0) return -1;
+    gs_analyze_opts eff = *o; /* --site resolved: to the decay site or to the vector site's kind */
+    if (o->site) {
+        store_site x;
+        int found = store_find_site(st, run_id, o->site, &x);
+        if (found < 0) return -1;
+        if (found == 0 && !strcmp(x.shape, "per-head scalar")) {
+            if (!eff.decay_site) eff.decay_site = o->site;
+        } else {
+            eff.kind = store_kind_of_site(o->site);
+        }
+    }
+    o = &eff;
     unsigned parts = o->parts ? o->parts : gs_analysis_runnable();
     const int strict = o->explicit_parts && o->parts;
     for (int i = 0; i < gs_n_analysis_rows; i++) /* a row runs after those whose results it reads */

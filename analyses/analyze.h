@@ -45,6 +45,9 @@ typedef struct {
     int skip_positions;     /* leave out store positions < K */
     uint64_t seed;          /* 1 */
     const char *model_path; /* NULL: the run's model file */
+    const char *site;       /* --site: a site the run recorded, read by every analysis that reads its kind: a
+                             * per-head scalar site is retention's decay site (unless decay_site is given),
+                             * any other the state analyses' vector site (as kind); NULL: the defaults below */
     const char *kind;       /* the states.kind the state analyses read; NULL: the run's state site (run_sites
                              * role 'state'), else "pred" */
     const char *decay_site; /* the per-head decay site retention reads; NULL: the run's (role 'decay'), else

@@ -39,10 +39,11 @@ static const char *help_rest =
     "  --probe-max-lag K   largest probe lag (256)\n"
     "  --probe-splits K    probe splits by document, 1 to 64 (5): the horizon's spread,\n"
     "                      and their variance in the rule's standard error\n"
-    "  --site NAME         which recorded vector site the state analyses read: state.pred\n"
-    "                      (default), state.ground, or any site recorded with record --sites\n"
-    "                      (docs/hooks.md); default: the run's state site (run_sites);\n"
-    "                      --kind pred|ground is the older spelling\n"
+    "  --site NAME         the recorded site the analyses read (docs/hooks.md): a vector site\n"
+    "                      (state.pred, state.ground, any recorded with record --sites) for\n"
+    "                      geometry, default, horizon and probe; a per-head decay site (e.g.\n"
+    "                      mem.alpha) for retention, as --decay-site; default: the run's state\n"
+    "                      and decay sites (run_sites); --kind pred|ground is the older spelling\n"
     "  --decay-site NAME   the per-head decay site retention reads (default: the run's, e.g.\n"
     "                      mem.alpha; its write strengths: the same name with beta for alpha)\n"
     "  --train-corpus PATH the model's training corpus (shards, or JSONL/text tokenized with\n"
@@ -109,7 +110,7 @@ int cmd_analyze(int argc, char **argv) {
         case 'P': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.probe_max_lag = (int)v; break;
         case 'Q': if (parse_i64(optarg, 1, &v) || v > 64) goto bad; o.probe_splits = (int)v; break;
         case 'K': o.kind = optarg; break;
-        case 'Z': o.kind = store_kind_of_site(optarg); break;
+        case 'Z': o.site = optarg; break;
         case 'Y': o.decay_site = optarg; break;
         case 'T': o.train_corpus = optarg; break;
         case 'j': json = 1; break;
