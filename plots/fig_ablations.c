@@ -102,7 +102,8 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
     for (int i = 0; i < n; i++) n_other += iv[i].head < 0;
     const char *name = "ablations";
     snprintf(fig->name, sizeof fig->name, "%s", name);
-    snprintf(fig->sources, sizeof fig->sources, "ablation%s", H ? ", retention" : "");
+    snprintf(fig->sources, sizeof fig->sources, "%s%s%s", gs_analysis_stored_name(GS_AN_ABLATION), H ? ", " : "",
+             H ? gs_analysis_stored_name(GS_AN_RETENTION) : "");
     snprintf(fig->title, sizeof fig->title, "Causal ablations: perplexity change under each intervention");
     int rc = -1;
     gp_file a = {0};
@@ -113,7 +114,7 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
     /* ---- (a) data: per head ---- */
     if (H > 0) {
         double *head = col, *d = head + H, *lo = d + H, *hi = lo + H, *pool = hi + H, *aid = pool + H;
-        int64_t rid = gp_analysis(c->st, c->run, "retention");
+        int64_t rid = gp_analysis(c->st, c->run, GS_AN_RETENTION);
         double *px = NULL, *py = NULL;
         int64_t np = gp_series(c->st, rid, "pool", &px, &py);
         for (int h = 0; h < H; h++) {

@@ -54,7 +54,7 @@ static int64_t run_vocab(const plot_ctx *c) {
 }
 
 int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
-    int64_t aid = gp_analysis(c->st, c->run, "default_direction");
+    int64_t aid = gp_analysis(c->st, c->run, GS_AN_DEFAULT);
     if (aid <= 0) return 1;
     const char *name = "default_direction";
     double *logits = NULL, *tx = NULL, *ty = NULL, *ex = NULL, *ey = NULL;
@@ -79,7 +79,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
     }
     if (nt > 0 && (nst = gp_series_labels(c->st, aid, "default_tokens", &stored)) < 0) goto done;
     snprintf(fig->name, sizeof fig->name, "%s", name);
-    snprintf(fig->sources, sizeof fig->sources, "default_direction");
+    snprintf(fig->sources, sizeof fig->sources, "%s", gs_analysis_stored_name(GS_AN_DEFAULT));
     snprintf(fig->title, sizeof fig->title, "The mean state as a default-token distribution");
 
     /* the top tokens: from the whole logit vector when stored, else the stored top list */

@@ -412,8 +412,8 @@ int64_t gp_vector(store *st, int64_t aid, const char *key, double **v) {
     return n;
 }
 
-int64_t gp_analysis(store *st, int64_t run, const char *name) {
-    int64_t id = store_analysis_find(st, run, name, NULL);
+int64_t gp_analysis(store *st, int64_t run, unsigned analysis) {
+    int64_t id = store_analysis_find(st, run, gs_analysis_stored_name(analysis), NULL);
     if (id < 0) { gs_clear_error(); return 0; }
     return id;
 }

@@ -96,8 +96,6 @@ static void run_label(store *st, int64_t run, char *out, size_t size) {
     else snprintf(out, size, "run %lld", (long long)run);
 }
 
-typedef int (*figure_fn)(const plot_ctx *, gs_plot_figure *);
-
 int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o, gs_plot_result *r) {
     gs_plot_opts dflt;
     if (!o) { gs_plot_opts_default(&dflt); o = &dflt; }
@@ -137,14 +135,14 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
         gp_text_visible(c.store_name, sizeof c.store_name, b ? b + 1 : p, (size_t)-1, 80);
     }
 
-    /* ---- scripts and data ---- */
-    static const figure_fn figures[] = {fig_geometry, fig_horizons, fig_default_direction, fig_probe, fig_ablations};
-    int ablations_drawn = 0;
-    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
+    /* ---- scripts and data: every row of the figure table ---- */
+    unsigned drawn = gp_report_analyses; /* the analyses the figures or the report show */
+    for (int i = 0; i < gp_n_figure_rows; i++) {
+        const gp_figure_row *row = &gp_figure_rows[i];
         gs_plot_figure *fg = &r->fig[r->n_figures];
         memset(fg, 0, sizeof *fg);
         gs_clear_error();
-        int rc = figures[i](&c, fg);
+        int rc = row->draw(&c, fg);
         if (rc < 0) {
             gs_fail_context("%s: writing figure '%s' (%d figure%s written before it): ", dir,
                             fg->name[0] ? fg->name : "?", r->n_figures, r->n_figures == 1 ? "" : "s");
@@ -152,19 +150,19 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
         }
         if (rc == 0) {
             if (fg->problem[0]) note(r, "figure '%s': %s", fg->name, fg->problem);
-            if (figures[i] == fig_ablations) ablations_drawn = 1;
+            drawn |= row->analysis;
             r->n_figures++;
         }
     }
     for (int i = 0; i < n_names; i++) {
         const char *nm = names[i];
-        if (!strcmp(nm, "geometry") || !strcmp(nm, "default_direction") || !strcmp(nm, "horizons") ||
-            !strcmp(nm, "retention") || !strcmp(nm, "probe") || !strcmp(nm, "findings") /* in the report */)
-            continue;
-        if (!strncmp(nm, "ablation", 8) && ablations_drawn) continue;
+        const gs_analysis_row *an = gs_analysis_row_stored(nm);
+        if (an && (drawn & an->bit)) continue;
+        const char *why = "";
+        for (int k = 0; an && k < gp_n_figure_rows; k++)
+            if (gp_figure_rows[k].analysis == an->bit && gp_figure_rows[k].when_undrawn) why = gp_figure_rows[k].when_undrawn;
         char vis[128];
-        note(r, "analysis '%s' has no figure%s", gp_text_visible(vis, sizeof vis, nm, (size_t)-1, 60),
-             !strncmp(nm, "ablation", 8) ? " (no delta_ppl in it: see docs/plots.md, Ablations)" : "");
+        note(r, "analysis '%s' has no figure%s", gp_text_visible(vis, sizeof vis, nm, (size_t)-1, 60), why);
     }
 
     /* ---- rendering ---- */

@@ -92,7 +92,7 @@ static void pool_row(char *out, size_t size, double n, double lo, double hi) {
 static void summary(const plot_ctx *c, table *t) {
     store *st = c->st;
     char a[32], b[32], d[32];
-    int64_t g = gp_analysis(st, c->run, "geometry");
+    int64_t g = gp_analysis(st, c->run, GS_AN_GEOMETRY);
     if (g > 0) {
         section(t, "1. Geometry of the state");
         row *r = add_paper(t, GS_PAPER_STATES);
@@ -120,7 +120,7 @@ static void summary(const plot_ctx *c, table *t) {
         r = add_paper(t, GS_PAPER_PARTICIPATION);
         snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "participation_ratio")));
     }
-    int64_t dd = gp_analysis(st, c->run, "default_direction");
+    int64_t dd = gp_analysis(st, c->run, GS_AN_DEFAULT);
     if (dd > 0) {
         section(t, "2. The mean direction");
         row *r = add_paper(t, GS_PAPER_MEAN_NORM);
@@ -168,7 +168,7 @@ static void summary(const plot_ctx *c, table *t) {
                      num(b, gp_scalar(st, dd, "mean_norm2_over_lambda1")));
         }
     }
-    int64_t h = gp_analysis(st, c->run, "horizons");
+    int64_t h = gp_analysis(st, c->run, GS_AN_HORIZON);
     if (h > 0) {
         section(t, "3. Horizons");
         double k1 = NAN, v1 = NAN, k2 = NAN, v2 = NAN;
@@ -194,7 +194,7 @@ static void summary(const plot_ctx *c, table *t) {
         r = add_paper(t, GS_PAPER_HORIZON_002);
         snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_002_censored") > 0 ? ">= " : "", num(a, h2));
     }
-    int64_t rt = gp_analysis(st, c->run, "retention");
+    int64_t rt = gp_analysis(st, c->run, GS_AN_RETENTION);
     if (rt > 0) {
         section(t, "3. Memory horizon (GPN+M)");
         row *r = add_paper(t, GS_PAPER_HEADS);
@@ -235,7 +235,7 @@ static void summary(const plot_ctx *c, table *t) {
 #undef SC
         }
     }
-    int64_t p = gp_analysis(st, c->run, "probe");
+    int64_t p = gp_analysis(st, c->run, GS_AN_PROBE);
     if (p > 0) {
         section(t, "4. Probe horizon (beyond the paper)");
         row *r = add_paper(t, GS_PAPER_PROBE_HORIZON);
@@ -326,7 +326,7 @@ static void html_text(FILE *f, const char *s) {
 /* ---------- the verdicts (analysis "findings", written by gpnscope analyze) ---------- */
 
 static void findings(const plot_ctx *c, FILE *m, FILE *h) {
-    int64_t fid = gp_analysis(c->st, c->run, "findings");
+    int64_t fid = gp_analysis(c->st, c->run, GS_AN_FINDINGS);
     if (fid <= 0) return;
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(store_db(c->st),
@@ -395,6 +395,10 @@ static void run_line(const plot_ctx *c, char *out, size_t size) {
 static const char *shown_format(unsigned formats) {
     return (formats & GS_PLOT_PNG) ? "png" : (formats & GS_PLOT_SVG) ? "svg" : "pdf";
 }
+
+/* the analyses whose numbers the summary table shows (its sections above) */
+const unsigned gp_report_analyses =
+    GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION | GS_AN_PROBE | GS_AN_FINDINGS;
 
 int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
     static const char *const fmt_names[3] = {"png", "svg", "pdf"};
