@@ -166,8 +166,7 @@ void gs_analysis_free(gs_analysis *a) {
     memset(a, 0, sizeof *a);
 }
 
-/* The model file recorded with the run, or the one given; checked against the run's hash. */
-static gpn_model *load_model(const store_run_info *info, const char *given) {
+gpn_model *gs_analysis_load_model(const store_run_info *info, const char *given) {
     const char *path = given;
     if (!path) {
         if (info->model_id <= 0) { gs_fail("run %lld names no model: give one with --model", (long long)info->id); return NULL; }
@@ -190,7 +189,7 @@ static gpn_model *load_model(const store_run_info *info, const char *given) {
 }
 
 gpn_model *gs_analysis_ctx_model(gs_analysis_ctx *c) {
-    if (!c->a->model) c->a->model = load_model(c->info, c->o->model_path);
+    if (!c->a->model) c->a->model = gs_analysis_load_model(c->info, c->o->model_path);
     return c->a->model;
 }
 
@@ -242,7 +241,7 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
         if (!c.src) return -1;
     }
     if (rows_needing(parts, GS_NEEDS_MODEL | GS_WANTS_MODEL)) {
-        a->model = load_model(&info, o->model_path);
+        a->model = gs_analysis_load_model(&info, o->model_path);
         unsigned needing = rows_needing(parts, GS_NEEDS_MODEL);
         if (!a->model) {
             if (strict && needing) goto fail;

@@ -95,6 +95,9 @@ void gs_analysis_print(FILE *f, store *st, const gs_analysis *a);
 /* The results as one JSON object: {"run": N, one member per computed row (its stored name), "notes"}. */
 struct cJSON *gs_analysis_json(const gs_analysis *a);
 void gs_analysis_free(gs_analysis *a);
+/* The run's model: the file given, else the one the store registered with the run; refused (NULL with
+ * gs_error()) when its sha256 is not the one the run was recorded with. */
+gpn_model *gs_analysis_load_model(const store_run_info *info, const char *given);
 
 /* A state source over a store run (the analyze command's, exposed for the
  * benchmark and tests). Free with gs_store_source_close. */

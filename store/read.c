@@ -408,3 +408,22 @@ int store_token_piece(store *st, int64_t run_id, int32_t token_id, char *buf, si
     sqlite3_finalize(s);
     return found ? 0 : -1;
 }
+
+int store_first_token_outside(store *st, int64_t run_id, int V, int64_t *window, int64_t *position, char *id_text,
+                              size_t size) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT window, position, token_id FROM tokens WHERE run_id = ?1 AND"
+                                     " (typeof(token_id) <> 'integer' OR token_id < 0 OR token_id >= ?2) LIMIT 1");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    sqlite3_bind_int(s, 2, V);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *window = sqlite3_column_int64(s, 0);
+        *position = sqlite3_column_int64(s, 1);
+        st_copy_text(s, 2, id_text, size);
+    }
+    sqlite3_finalize(s);
+    if (rc == SQLITE_ROW) return 1;
+    if (rc == SQLITE_DONE) return 0;
+    return st_fail(st, "checking the run's token ids");
+}

@@ -235,6 +235,11 @@ typedef struct {
     float *nll, *entropy;
 } store_token_array;
 int store_read_tokens(store *st, int64_t run_id, store_token_array *out);
+/* The first token row of the run whose id is not an integer in [0, V) (an
+ * import of another tokenizer's ids, say): 1 with its window, position and
+ * the id as stored (text) filled in, 0 when every id is in range, -1 on error. */
+int store_first_token_outside(store *st, int64_t run_id, int V, int64_t *window, int64_t *position, char *id_text,
+                              size_t size);
 void store_token_array_free(store_token_array *a);
 
 /* Unigram counts of the run's corpus as a dense array (*counts malloc'd) of
