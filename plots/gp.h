@@ -125,10 +125,9 @@ extern const int gp_n_figure_rows;
 /* The analyses (GS_AN_* bits) the report's summary table shows (plots/report.c). */
 extern const unsigned gp_report_analyses;
 
-/* The newest analysis per intervention (what, scope) of run ?1: rows of
- * (id, what, scope) in id order, for the ablation figure and the report.
- * Returns sqlite3_prepare_v2's code. */
-int gp_prepare_ablations(sqlite3 *db, sqlite3_stmt **s);
+/* An intervention's label: prefix, what, and its scope in parentheses (a head ablation stored without
+ * heads_at zeroed before the norm); into out. */
+const char *gp_ablation_label(const store_ablation_ref *r, const char *prefix, char *out, size_t size);
 
 /* Runs `gnuplot -e "fmt='FMT'; out='OUT'" NAME.gp` in dir with stderr
  * captured; anything on stderr (a warning) or a non-zero exit is an error

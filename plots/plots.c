@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +40,7 @@ int gs_plot_parse_formats(const char *list, unsigned *formats) {
     return 0;
 }
 
-int64_t gs_plot_default_run(store *st) {
-    sqlite3_stmt *s = NULL;
-    sqlite3 *db = store_db(st);
-    if (sqlite3_prepare_v2(db, "SELECT ifnull(max(run_id), 0) FROM analyses", -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("%s: finding a run with analyses: %s", store_path(st), sqlite3_errmsg(db));
-    int64_t run = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-    sqlite3_finalize(s);
-    if (run < 0) return gs_fail("%s: finding a run with analyses: %s", store_path(st), sqlite3_errmsg(db));
-    return run;
-}
+int64_t gs_plot_default_run(store *st) { return store_newest_analysed_run(st); }
 
 static int mkdirs(const char *dir) {
     char buf[4096];
@@ -80,20 +70,12 @@ static void note(gs_plot_result *r, const char *fmt, ...) {
 }
 
 /* "run 3 · model.safetensors" */
-static void run_label(store *st, int64_t run, char *out, size_t size) {
-    char path[1024] = "", vis[300];
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT m.path FROM runs r JOIN models m ON m.id = r.model_id WHERE r.id = ?1",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, run);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-            snprintf(path, sizeof path, "%s", (const char *)sqlite3_column_text(s, 0));
-        sqlite3_finalize(s);
-    }
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (*base) snprintf(out, size, "run %lld · %s", (long long)run, gp_text_visible(vis, sizeof vis, base, (size_t)-1, 60));
-    else snprintf(out, size, "run %lld", (long long)run);
+static void run_label(const store_run_info *info, char *out, size_t size) {
+    char vis[300];
+    const char *base = strrchr(info->model_path, '/');
+    base = base ? base + 1 : info->model_path;
+    if (*base) snprintf(out, size, "run %lld · %s", (long long)info->id, gp_text_visible(vis, sizeof vis, base, (size_t)-1, 60));
+    else snprintf(out, size, "run %lld", (long long)info->id);
 }
 
 int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o, gs_plot_result *r) {
@@ -107,16 +89,9 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     unsigned formats = o->formats ? o->formats : GS_PLOT_PNG;
     store_run_info info;
     if (store_run_get(st, run, &info) != 0) return -1;
-    sqlite3_stmt *s = NULL;
-    sqlite3 *db = store_db(st);
-    if (sqlite3_prepare_v2(db, "SELECT DISTINCT name FROM analyses WHERE run_id = ?1 ORDER BY name", -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("%s: listing the analyses of run %lld: %s", store_path(st), (long long)run, sqlite3_errmsg(db));
-    sqlite3_bind_int64(s, 1, run);
     char names[32][64];
-    int n_names = 0;
-    while (sqlite3_step(s) == SQLITE_ROW && n_names < 32)
-        snprintf(names[n_names++], sizeof names[0], "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
+    int n_names = store_analysis_names(st, run, names, 32);
+    if (n_names < 0) return -1;
     char q[4200];
     if (n_names == 0)
         return gs_fail("%s: run %lld has no analyses to plot: run `gpnscope analyze %s --run %lld` first", store_path(st),
@@ -129,7 +104,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     c.font = o->font_size ? o->font_size : (int)lround(16.0 * o->width / 1200.0);
     if (c.font < 12) c.font = 12;
     for (int k = 0; k < 3; k++) if (formats & (1u << k)) { snprintf(c.first_fmt, sizeof c.first_fmt, "%s", format_names[k]); break; }
-    run_label(st, run, c.run_label, sizeof c.run_label);
+    run_label(&info, c.run_label, sizeof c.run_label);
     {
         const char *p = store_path(st), *b = strrchr(p, '/');
         gp_text_visible(c.store_name, sizeof c.store_name, b ? b + 1 : p, (size_t)-1, 80);

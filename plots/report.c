@@ -249,24 +249,19 @@ static void summary(const plot_ctx *c, table *t) {
                      bydoc > 0 ? "document" : "window");
     }
     /* ablations (gpnscope ablate): the newest analysis per intervention */
-    sqlite3_stmt *s = NULL;
-    if (gp_prepare_ablations(store_db(st), &s) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, c->run);
+    store_ablation_ref *refs = NULL;
+    int n_refs = store_newest_ablations(st, c->run, &refs);
+    if (n_refs < 0) gs_clear_error(); /* the table goes without them */
+    {
         int first = 1;
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t aid = sqlite3_column_int64(s, 0);
+        for (int q = 0; q < n_refs; q++) {
+            int64_t aid = refs[q].id;
             double dl = gp_scalar(st, aid, "delta_ppl");
             if (!isfinite(dl)) continue;
             if (first) section(t, "4. Causal ablations (beyond the paper)");
             first = 0;
-            const char *what = (const char *)sqlite3_column_text(s, 1);
-            const char *scope = (const char *)sqlite3_column_text(s, 2);
             char raw[200], vis[96];
-            /* a head ablation stored without heads_at zeroed before the norm */
-            if (what && (!strncmp(what, "pool:", 5) || !strncmp(what, "heads:", 6)) && !(scope && *scope))
-                scope = "before-norm";
-            snprintf(raw, sizeof raw, "perplexity change: %s%s%s%s", what ? what : "?", scope && *scope ? " (" : "",
-                     scope ? scope : "", scope && *scope ? ")" : "");
+            gp_ablation_label(&refs[q], "perplexity change: ", raw, sizeof raw);
             row *r = add(t, gp_text_visible(vis, sizeof vis, raw, (size_t)-1, 80), "not measured");
             double lo = gp_scalar(st, aid, "delta_ppl_ci_low"), hi = gp_scalar(st, aid, "delta_ppl_ci_high");
             double pb = gp_scalar(st, aid, "ppl_base"), pa = gp_scalar(st, aid, "ppl_ablated");
@@ -292,7 +287,7 @@ static void summary(const plot_ctx *c, table *t) {
                                         "; random %s control %+.3g nats/token, effect beyond it %+.3g", kinds[k], cm, ex);
             }
         }
-        sqlite3_finalize(s);
+        free(refs);
     }
 }
 
@@ -370,19 +365,8 @@ static void run_line(const plot_ctx *c, char *out, size_t size) {
     store_run_info info;
     out[0] = 0;
     if (store_run_get(c->st, c->run, &info) != 0) { gs_clear_error(); return; }
-    char model[1024] = "", corpus[1024] = "", vm[600], vc[600];
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(c->st),
-                           "SELECT m.path, c.path FROM runs r LEFT JOIN models m ON m.id = r.model_id "
-                           "LEFT JOIN corpora c ON c.id = r.corpus_id WHERE r.id = ?1",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, c->run);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            if (sqlite3_column_text(s, 0)) snprintf(model, sizeof model, "%s", (const char *)sqlite3_column_text(s, 0));
-            if (sqlite3_column_text(s, 1)) snprintf(corpus, sizeof corpus, "%s", (const char *)sqlite3_column_text(s, 1));
-        }
-        sqlite3_finalize(s);
-    }
+    char vm[600], vc[600];
+    const char *model = info.model_path, *corpus = info.corpus_path;
     snprintf(out, size, "%s run %lld (%s, %s): model %s%s%.12s%s, corpus %s; %lld windows of %d tokens, %s states, d = %d",
              info.kind, (long long)info.id, info.status, info.device[0] ? info.device : "-",
              model[0] ? gp_text_visible(vm, sizeof vm, model, (size_t)-1, 200) : "(unknown)",

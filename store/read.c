@@ -21,7 +21,8 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
         "SELECT r.id, ifnull(r.model_id, 0), ifnull(r.tokenizer_id, 0), ifnull(r.corpus_id, 0), r.kind, r.status,"
         " r.states, r.positions, r.state_dtype, r.device, ifnull(r.seq_len, 0), ifnull(r.batch, 0),"
         " ifnull(r.d_state, 0), ifnull(r.n_heads, 0), ifnull(r.n_windows, 0), r.windows_done, r.tokens_done,"
-         " m.sha256, t.sha256, c.sha256, r.code_version, r.started_at, r.finished_at, m.path, t.path, c.path"
+         " m.sha256, t.sha256, c.sha256, r.code_version, r.started_at, r.finished_at, m.path, t.path, c.path,"
+        " ifnull(m.vocab_size, 0), ifnull(t.vocab_size, 0)"
         " FROM runs r LEFT JOIN models m ON m.id = r.model_id LEFT JOIN tokenizers t ON t.id = r.tokenizer_id"
         " LEFT JOIN corpora c ON c.id = r.corpus_id WHERE r.id = ?1");
     if (!s) return -1;
@@ -62,6 +63,8 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     st_copy_text(s, 23, out->model_path, sizeof out->model_path);
     st_copy_text(s, 24, out->tokenizer_path, sizeof out->tokenizer_path);
     st_copy_text(s, 25, out->corpus_path, sizeof out->corpus_path);
+    out->model_vocab = sqlite3_column_int64(s, 26);
+    out->tokenizer_vocab = sqlite3_column_int64(s, 27);
     sqlite3_finalize(s);
     return 0;
 }

@@ -165,6 +165,7 @@ typedef struct {
     /* the files as registered with the run ("" when none or no path): the model analyses load, the
      * tokenizer and corpus they name */
     char model_path[4096], tokenizer_path[4096], corpus_path[4096];
+    int64_t model_vocab, tokenizer_vocab; /* their vocab_size; 0 when unknown */
 } store_run_info;
 
 /* Ids of every run, oldest first (*ids malloc'd; free it). Returns the count. */
@@ -278,6 +279,25 @@ int store_analysis_get_scalar(store *st, int64_t analysis_id, const char *key, d
 /* Returns n and malloc'd *x, *y (free them); NULL values read as NaN. */
 int64_t store_analysis_get_series(store *st, int64_t analysis_id, const char *series, double **x, double **y);
 int64_t store_analysis_get_vector(store *st, int64_t analysis_id, const char *key, float **v);
+
+/* Lists for figures and reports (store/analysis_read.c). */
+/* The newest run that has analyses; 0 if none has, -1 on error. */
+int64_t store_newest_analysed_run(store *st);
+/* The run's distinct analysis names, sorted, at most max of them; the count, or -1. */
+int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max);
+/* The labels of a series in point order (*labels malloc'd, NULL entries where none; free with
+ * store_free_labels); the count, or -1. */
+int64_t store_analysis_get_labels(store *st, int64_t analysis_id, const char *series, char ***labels);
+void store_free_labels(char **labels, int64_t n);
+/* A scalar's note into buf ("" when NULL): 0, 1 when the scalar is absent, -1 on error. */
+int store_analysis_get_note(store *st, int64_t analysis_id, const char *key, char *buf, size_t size);
+/* The newest "ablation" analysis per intervention of the run (what, and scope + heads_at as one string),
+ * oldest first (*out malloc'd); the count, or -1. */
+typedef struct {
+    int64_t id;
+    char what[256], scope[128];
+} store_ablation_ref;
+int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out);
 
 /* Canonical form of a settings JSON object (keys sorted, no spaces; malloc'd)
  * and its sha256; NULL/-1 with gs_error() on invalid JSON. */

@@ -1,0 +1,119 @@
+/* Readers of stored analysis results for the layers above (plots,
+ * notebooks-export, the CLI): lists and labels that the figures and reports
+ * need, so that no module outside store/ prepares SQL of its own. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "store/store_internal.h"
+
+int64_t store_newest_analysed_run(store *st) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT ifnull(max(run_id), 0) FROM analyses");
+    if (!s) return -1;
+    int64_t run = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    return run < 0 ? st_fail(st, "finding a run with analyses") : run;
+}
+
+int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT DISTINCT name FROM analyses WHERE run_id = ?1 ORDER BY name");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    int n = 0, rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW && n < max) st_copy_text(s, 0, names[n++], sizeof names[0]);
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : st_fail(st, "listing the analyses of a run");
+}
+
+int64_t store_analysis_get_labels(store *st, int64_t analysis_id, const char *series, char ***labels) {
+    *labels = NULL;
+    sqlite3_stmt *s = st_prepare(st, "SELECT label FROM analysis_series WHERE analysis_id = ?1 AND series = ?2 ORDER BY idx");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, analysis_id);
+    sqlite3_bind_text(s, 2, series, -1, SQLITE_STATIC);
+    int64_t n = 0, cap = 0;
+    char **out = NULL;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nl = realloc(out, (size_t)cap * sizeof *nl);
+            if (!nl) { rc = SQLITE_NOMEM; break; }
+            out = nl;
+        }
+        const unsigned char *t = sqlite3_column_text(s, 0);
+        out[n] = NULL;
+        if (t) {
+            int len = sqlite3_column_bytes(s, 0);
+            out[n] = malloc((size_t)len + 1);
+            if (!out[n]) { rc = SQLITE_NOMEM; break; }
+            memcpy(out[n], t, (size_t)len);
+            out[n][len] = 0;
+        }
+        n++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        store_free_labels(out, n);
+        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory reading labels of '%s'", st->path, series)
+                                  : st_fail(st, "reading the labels of a series");
+    }
+    *labels = out;
+    return n;
+}
+
+void store_free_labels(char **labels, int64_t n) {
+    if (!labels) return;
+    for (int64_t i = 0; i < n; i++) free(labels[i]);
+    free(labels);
+}
+
+int store_analysis_get_note(store *st, int64_t analysis_id, const char *key, char *buf, size_t size) {
+    buf[0] = 0;
+    sqlite3_stmt *s = st_prepare(st, "SELECT note FROM analysis_scalars WHERE analysis_id = ?1 AND key = ?2");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, analysis_id);
+    sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) st_copy_text(s, 0, buf, size);
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : st_fail(st, "reading a scalar's note");
+}
+
+int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out) {
+    *out = NULL;
+    sqlite3_stmt *s = st_prepare(st,
+        "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
+        "ifnull(json_extract(settings, '$.scope'), '') || "
+        "ifnull(json_extract(settings, '$.heads_at'), '') FROM analyses a "
+        "WHERE run_id = ?1 AND name LIKE 'ablation%' AND id = (SELECT max(id) FROM analyses b "
+        "WHERE b.run_id = a.run_id AND b.name = a.name AND "
+        "ifnull(json_extract(b.settings, '$.what'), '') = ifnull(json_extract(a.settings, '$.what'), '') AND "
+        "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '') AND "
+        "ifnull(json_extract(b.settings, '$.heads_at'), '') = ifnull(json_extract(a.settings, '$.heads_at'), '')) "
+        "ORDER BY id");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    int n = 0, cap = 0, rc;
+    store_ablation_ref *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            store_ablation_ref *nv = realloc(v, (size_t)cap * sizeof *nv);
+            if (!nv) { rc = SQLITE_NOMEM; break; }
+            v = nv;
+        }
+        v[n].id = sqlite3_column_int64(s, 0);
+        st_copy_text(s, 1, v[n].what, sizeof v[n].what);
+        st_copy_text(s, 2, v[n].scope, sizeof v[n].scope);
+        n++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory listing ablations", st->path)
+                                  : st_fail(st, "listing ablations");
+    }
+    *out = v;
+    return n;
+}
