@@ -13,7 +13,6 @@
  * When the same intervention was run with several settings, the newest
  * counts. */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,6 @@
 #ifndef GS_PLOTS_GP_H
 #define GS_PLOTS_GP_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 

@@ -2,7 +2,6 @@
  * summary table with our numbers (from the store's analysis results) beside
  * the paper's (store/paper_figures.h, shared with analyses/report.c). */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -323,36 +322,39 @@ static void html_text(FILE *f, const char *s) {
 static void findings(const plot_ctx *c, FILE *m, FILE *h) {
     int64_t fid = gp_analysis(c->st, c->run, GS_AN_FINDINGS);
     if (fid <= 0) return;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(c->st),
-                           "SELECT key, value, ifnull(note, '') FROM analysis_scalars WHERE analysis_id = ?1 "
-                           "ORDER BY CASE key WHEN 'default_direction' THEN 1 WHEN 'content_horizon' THEN 2 "
-                           "WHEN 'memory_pools' THEN 3 ELSE 4 END, key",
-                           -1, &s, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(s, 1, fid);
+    store_scalar_row *rows = NULL;
+    int n_rows = store_analysis_scalar_rows(c->st, fid, &rows);
+    if (n_rows < 0) { gs_clear_error(); return; }
+    /* the paper's three structures in its order, then any other verdict by key */
+    static const char *const order[] = {"default_direction", "content_horizon", "memory_pools", NULL};
     int any = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (!any) {
-            fputs("## The paper's three structures in this run\n\n", m);
-            fputs("<h2>The paper's three structures in this run</h2>\n<ul>\n", h);
+    for (int pass = 0; pass < 4; pass++) {
+        for (int i = 0; i < n_rows; i++) {
+            int rank = 3;
+            for (int k = 0; order[k]; k++)
+                if (!strcmp(rows[i].key, order[k])) rank = k;
+            if (rank != pass) continue;
+            if (!any) {
+                fputs("## The paper's three structures in this run\n\n", m);
+                fputs("<h2>The paper's three structures in this run</h2>\n<ul>\n", h);
+            }
+            any = 1;
+            char key[128], note[1200];
+            gp_text_visible(key, sizeof key, rows[i].key, (size_t)-1, 60);
+            gp_text_visible(note, sizeof note, rows[i].note, (size_t)-1, 0);
+            fputs("- **", m);
+            md_text(m, key);
+            fputs("**: ", m);
+            md_text(m, note);
+            fputs("\n", m);
+            fputs("<li><b>", h);
+            html_text(h, key);
+            fputs("</b>: ", h);
+            html_text(h, note);
+            fputs("</li>\n", h);
         }
-        any = 1;
-        char key[128], note[1200];
-        gp_text_visible(key, sizeof key, (const char *)sqlite3_column_text(s, 0), (size_t)-1, 60);
-        gp_text_visible(note, sizeof note, (const char *)sqlite3_column_text(s, 2), (size_t)-1, 0);
-        fputs("- **", m);
-        md_text(m, key);
-        fputs("**: ", m);
-        md_text(m, note);
-        fputs("\n", m);
-        fputs("<li><b>", h);
-        html_text(h, key);
-        fputs("</b>: ", h);
-        html_text(h, note);
-        fputs("</li>\n", h);
     }
-    sqlite3_finalize(s);
+    free(rows);
     if (any) {
         fputs("\n", m);
         fputs("</ul>\n", h);
@@ -524,34 +526,22 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
     /* which analyses, with which settings */
     fputs("\n## Analyses drawn from\n\n", m);
     fputs("<h2>Analyses drawn from</h2>\n<ul>\n", h);
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(c->st),
-                           "SELECT id, name, settings, created_at, ifnull(code_version, '') FROM analyses "
-                           /* the newest per name, and per intervention for ablations (every one the
-                            * report and figure show, not only the newest of them) */
-                           "WHERE run_id = ?1 AND id IN (SELECT max(id) FROM analyses WHERE run_id = ?1 GROUP BY name, "
-                           "CASE WHEN name LIKE 'ablation%' THEN ifnull(json_extract(settings, '$.what'), '') || '|' || "
-                           "ifnull(json_extract(settings, '$.scope'), '') || '|' || "
-                           "ifnull(json_extract(settings, '$.heads_at'), '') ELSE '' END) "
-                           "ORDER BY id",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, c->run);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            char line[2048], vis[2100];
-            snprintf(line, sizeof line, "%s (analysis %lld, %s, gpnscope %s): settings %s",
-                     (const char *)sqlite3_column_text(s, 1), (long long)sqlite3_column_int64(s, 0),
-                     (const char *)sqlite3_column_text(s, 3), (const char *)sqlite3_column_text(s, 4),
-                     (const char *)sqlite3_column_text(s, 2));
-            gp_text_visible(vis, sizeof vis, line, (size_t)-1, 0);
-            fputs("- ", m);
-            md_text(m, vis);
-            fputs("\n", m);
-            fputs("<li>", h);
-            html_text(h, vis);
-            fputs("</li>\n", h);
-        }
-        sqlite3_finalize(s);
+    store_analysis_ref *an = NULL;
+    int n_an = store_newest_analyses(c->st, c->run, &an);
+    if (n_an < 0) gs_clear_error(); /* the list goes without them */
+    for (int i = 0; i < n_an; i++) {
+        char line[2300], vis[2400];
+        snprintf(line, sizeof line, "%s (analysis %lld, %s, gpnscope %s): settings %s", an[i].name, (long long)an[i].id,
+                 an[i].created_at, an[i].code_version, an[i].settings);
+        gp_text_visible(vis, sizeof vis, line, (size_t)-1, 0);
+        fputs("- ", m);
+        md_text(m, vis);
+        fputs("\n", m);
+        fputs("<li>", h);
+        html_text(h, vis);
+        fputs("</li>\n", h);
     }
+    free(an);
     fputs("</ul>\n", h);
     if (res->notes[0]) {
         fputs("\nNotes:\n\n", m);

@@ -1,6 +1,7 @@
 /* Readers of stored analysis results for the layers above (plots,
  * notebooks-export, the CLI): lists and labels that the figures and reports
  * need, so that no module outside store/ prepares SQL of its own. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,74 @@ int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out) 
         free(v);
         return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory listing ablations", st->path)
                                   : st_fail(st, "listing ablations");
+    }
+    *out = v;
+    return n;
+}
+
+int store_newest_analyses(store *st, int64_t run_id, store_analysis_ref **out) {
+    *out = NULL;
+    sqlite3_stmt *s = st_prepare(st,
+        "SELECT id, name, settings, created_at, ifnull(code_version, '') FROM analyses "
+        /* the newest per name, and per intervention for ablations */
+        "WHERE run_id = ?1 AND id IN (SELECT max(id) FROM analyses WHERE run_id = ?1 GROUP BY name, "
+        "CASE WHEN name LIKE 'ablation%' THEN ifnull(json_extract(settings, '$.what'), '') || '|' || "
+        "ifnull(json_extract(settings, '$.scope'), '') || '|' || "
+        "ifnull(json_extract(settings, '$.heads_at'), '') ELSE '' END) "
+        "ORDER BY id");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    int n = 0, cap = 0, rc;
+    store_analysis_ref *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            store_analysis_ref *nv = realloc(v, (size_t)cap * sizeof *nv);
+            if (!nv) { rc = SQLITE_NOMEM; break; }
+            v = nv;
+        }
+        v[n].id = sqlite3_column_int64(s, 0);
+        st_copy_text(s, 1, v[n].name, sizeof v[n].name);
+        st_copy_text(s, 2, v[n].settings, sizeof v[n].settings);
+        st_copy_text(s, 3, v[n].created_at, sizeof v[n].created_at);
+        st_copy_text(s, 4, v[n].code_version, sizeof v[n].code_version);
+        n++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory listing analyses", st->path)
+                                  : st_fail(st, "listing the analyses of a run");
+    }
+    *out = v;
+    return n;
+}
+
+int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row **out) {
+    *out = NULL;
+    sqlite3_stmt *s = st_prepare(st, "SELECT key, value, ifnull(note, '') FROM analysis_scalars WHERE analysis_id = ?1 "
+                                     "ORDER BY key");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, analysis_id);
+    int n = 0, cap = 0, rc;
+    store_scalar_row *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            store_scalar_row *nv = realloc(v, (size_t)cap * sizeof *nv);
+            if (!nv) { rc = SQLITE_NOMEM; break; }
+            v = nv;
+        }
+        st_copy_text(s, 0, v[n].key, sizeof v[n].key);
+        v[n].value = sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
+        st_copy_text(s, 2, v[n].note, sizeof v[n].note);
+        n++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory reading scalars", st->path)
+                                  : st_fail(st, "reading an analysis' scalars");
     }
     *out = v;
     return n;

@@ -298,6 +298,19 @@ typedef struct {
     char what[256], scope[128];
 } store_ablation_ref;
 int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out);
+/* The newest analysis per name of the run (and per intervention for ablations), oldest first (*out
+ * malloc'd); the count, or -1. */
+typedef struct {
+    int64_t id;
+    char name[64], created_at[32], code_version[64], settings[2048];
+} store_analysis_ref;
+int store_newest_analyses(store *st, int64_t run_id, store_analysis_ref **out);
+/* Every scalar of an analysis by key (*out malloc'd; NULL values read as NaN); the count, or -1. */
+typedef struct {
+    char key[128], note[1200];
+    double value;
+} store_scalar_row;
+int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row **out);
 
 /* Canonical form of a settings JSON object (keys sorted, no spaces; malloc'd)
  * and its sha256; NULL/-1 with gs_error() on invalid JSON. */
