@@ -90,7 +90,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     store_run_info info;
     if (store_run_get(st, run, &info) != 0) return -1;
     char names[32][64];
-    int n_names = store_analysis_names(st, run, names, 32);
+    int n_names = store_analysis_names(st, run, names, 32, 0);
     if (n_names < 0) return -1;
     char q[4200];
     if (n_names == 0)

@@ -16,8 +16,9 @@ int64_t store_newest_analysed_run(store *st) {
     return run < 0 ? st_fail(st, "finding a run with analyses") : run;
 }
 
-int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max) {
-    sqlite3_stmt *s = st_prepare(st, "SELECT DISTINCT name FROM analyses WHERE run_id = ?1 ORDER BY name");
+int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max, int by_first) {
+    sqlite3_stmt *s = st_prepare(st, by_first ? "SELECT name FROM analyses WHERE run_id = ?1 GROUP BY name ORDER BY min(id)"
+                                              : "SELECT DISTINCT name FROM analyses WHERE run_id = ?1 ORDER BY name");
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run_id);
     int n = 0, rc;
@@ -185,4 +186,41 @@ int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row 
     }
     *out = v;
     return n;
+}
+
+int store_state_counts(store *st, int64_t run_id, store_kind_count **out) {
+    *out = NULL;
+    sqlite3_stmt *s = st_prepare(st, "SELECT kind, count(*) FROM states WHERE run_id = ?1 GROUP BY kind ORDER BY kind");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    int n = 0, cap = 0, rc;
+    store_kind_count *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            store_kind_count *nv = realloc(v, (size_t)cap * sizeof *nv);
+            if (!nv) { rc = SQLITE_NOMEM; break; }
+            v = nv;
+        }
+        st_copy_text(s, 0, v[n].kind, sizeof v[n].kind);
+        v[n].n = sqlite3_column_int64(s, 1);
+        n++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory counting states", st->path)
+                                  : st_fail(st, "counting the run's states");
+    }
+    *out = v;
+    return n;
+}
+
+int64_t store_count_head_steps(store *st, int64_t run_id) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT count(*) FROM head_steps WHERE run_id = ?1");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    return n < 0 ? st_fail(st, "counting the run's head steps") : n;
 }

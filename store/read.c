@@ -22,7 +22,7 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
         " r.states, r.positions, r.state_dtype, r.device, ifnull(r.seq_len, 0), ifnull(r.batch, 0),"
         " ifnull(r.d_state, 0), ifnull(r.n_heads, 0), ifnull(r.n_windows, 0), r.windows_done, r.tokens_done,"
          " m.sha256, t.sha256, c.sha256, r.code_version, r.started_at, r.finished_at, m.path, t.path, c.path,"
-        " ifnull(m.vocab_size, 0), ifnull(t.vocab_size, 0)"
+        " ifnull(m.vocab_size, 0), ifnull(t.vocab_size, 0), m.arch"
         " FROM runs r LEFT JOIN models m ON m.id = r.model_id LEFT JOIN tokenizers t ON t.id = r.tokenizer_id"
         " LEFT JOIN corpora c ON c.id = r.corpus_id WHERE r.id = ?1");
     if (!s) return -1;
@@ -65,6 +65,7 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     st_copy_text(s, 25, out->corpus_path, sizeof out->corpus_path);
     out->model_vocab = sqlite3_column_int64(s, 26);
     out->tokenizer_vocab = sqlite3_column_int64(s, 27);
+    st_copy_text(s, 28, out->model_arch, sizeof out->model_arch);
     sqlite3_finalize(s);
     return 0;
 }
@@ -430,3 +431,7 @@ int store_first_token_outside(store *st, int64_t run_id, int V, int64_t *window,
     if (rc == SQLITE_DONE) return 0;
     return st_fail(st, "checking the run's token ids");
 }
+
+void store_snapshot_begin(store *st) { sqlite3_exec(st->db, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL); }
+
+void store_snapshot_end(store *st) { sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL); }

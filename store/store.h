@@ -166,10 +166,16 @@ typedef struct {
      * tokenizer and corpus they name */
     char model_path[4096], tokenizer_path[4096], corpus_path[4096];
     int64_t model_vocab, tokenizer_vocab; /* their vocab_size; 0 when unknown */
+    char model_arch[32];                  /* the model's arch as registered; "" when unknown */
 } store_run_info;
 
 /* Ids of every run, oldest first (*ids malloc'd; free it). Returns the count. */
 int64_t store_list_runs(store *st, int64_t **ids);
+/* One snapshot of the store for a series of reads (a plot, an export), even while a recording writes:
+ * a read transaction begun and its first read done; end it with store_snapshot_end. Best effort: a
+ * snapshot that cannot begin leaves every read on its own. */
+void store_snapshot_begin(store *st);
+void store_snapshot_end(store *st);
 int store_run_get(store *st, int64_t run_id, store_run_info *out);
 /* The run's settings JSON (malloc'd; free it). */
 char *store_run_settings(store *st, int64_t run_id);
@@ -283,8 +289,17 @@ int64_t store_analysis_get_vector(store *st, int64_t analysis_id, const char *ke
 /* Lists for figures and reports (store/analysis_read.c). */
 /* The newest run that has analyses; 0 if none has, -1 on error. */
 int64_t store_newest_analysed_run(store *st);
-/* The run's distinct analysis names, sorted, at most max of them; the count, or -1. */
-int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max);
+/* The run's distinct analysis names, at most max of them, sorted by name (by_first = 0) or in the order
+ * they were first stored (1); the count, or -1. */
+int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max, int by_first);
+/* How many states of each kind the run stored, by kind (*out malloc'd); the count of kinds, or -1. */
+typedef struct {
+    char kind[64];
+    int64_t n;
+} store_kind_count;
+int store_state_counts(store *st, int64_t run_id, store_kind_count **out);
+/* The run's head_steps rows; -1 on error. */
+int64_t store_count_head_steps(store *st, int64_t run_id);
 /* The labels of a series in point order (*labels malloc'd, NULL entries where none; free with
  * store_free_labels); the count, or -1. */
 int64_t store_analysis_get_labels(store *st, int64_t analysis_id, const char *series, char ***labels);
