@@ -137,6 +137,8 @@ typedef enum { STORE_F32 = 0, STORE_F16 = 1 } store_dtype;
  * for state.pred and state.ground (what stores have always called them),
  * the site's own name (layer spelled out) for any other. */
 const char *store_kind_of_site(const char *site);
+/* The inverse: the site a states.kind holds ("pred" -> state.pred; any other kind is its site's name). */
+const char *store_site_of_kind(const char *kind);
 /* A state vector of d floats, stored little-endian in dtype, under kind
  * (store_kind_of_site; at most 32 bytes). */
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind,
