@@ -154,7 +154,7 @@ int cmd_analyze(int argc, char **argv) {
     if (json) {
         cJSON *j = gs_analysis_json(&a);
         if (have_findings) {
-            cJSON *f = cJSON_AddObjectToObject(j, "findings");
+            cJSON *f = cJSON_AddObjectToObject(j, gs_analysis_stored_name(GS_AN_FINDINGS));
             const finding *all[] = {&fd.default_direction, &fd.content_horizon, &fd.memory_pools};
             const char *names[] = {"default_direction", "content_horizon", "memory_pools"};
             for (int i = 0; i < 3; i++) {

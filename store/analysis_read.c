@@ -8,6 +8,32 @@
 #include "base/error.h"
 #include "store/store_internal.h"
 
+/* Step s to its end, one row of `size` bytes per result row, filled by fill; finalizes s. *out malloc'd
+ * (NULL when no rows); the count, or -1 with the error set (`what` names the list). */
+static int read_rows(store *st, sqlite3_stmt *s, size_t size, void (*fill)(sqlite3_stmt *, void *), void **out,
+                     const char *what) {
+    *out = NULL;
+    if (!s) return -1;
+    int n = 0, cap = 0, rc;
+    char *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char *nv = realloc(v, (size_t)cap * size);
+            if (!nv) { rc = SQLITE_NOMEM; break; }
+            v = nv;
+        }
+        fill(s, v + (size_t)n++ * size);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory %s", st->path, what) : st_fail(st, what);
+    }
+    *out = v;
+    return n;
+}
+
 int64_t store_newest_analysed_run(store *st) {
     sqlite3_stmt *s = st_prepare(st, "SELECT ifnull(max(run_id), 0) FROM analyses");
     if (!s) return -1;
@@ -82,8 +108,14 @@ int store_analysis_get_note(store *st, int64_t analysis_id, const char *key, cha
     return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : st_fail(st, "reading a scalar's note");
 }
 
+static void fill_ablation(sqlite3_stmt *s, void *row) {
+    store_ablation_ref *r = row;
+    r->id = sqlite3_column_int64(s, 0);
+    st_copy_text(s, 1, r->what, sizeof r->what);
+    st_copy_text(s, 2, r->scope, sizeof r->scope);
+}
+
 int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out) {
-    *out = NULL;
     sqlite3_stmt *s = st_prepare(st,
         "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
         "ifnull(json_extract(settings, '$.scope'), '') || "
@@ -94,34 +126,23 @@ int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out) 
         "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '') AND "
         "ifnull(json_extract(b.settings, '$.heads_at'), '') = ifnull(json_extract(a.settings, '$.heads_at'), '')) "
         "ORDER BY id");
-    if (!s) return -1;
-    sqlite3_bind_int64(s, 1, run_id);
-    int n = 0, cap = 0, rc;
-    store_ablation_ref *v = NULL;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            store_ablation_ref *nv = realloc(v, (size_t)cap * sizeof *nv);
-            if (!nv) { rc = SQLITE_NOMEM; break; }
-            v = nv;
-        }
-        v[n].id = sqlite3_column_int64(s, 0);
-        st_copy_text(s, 1, v[n].what, sizeof v[n].what);
-        st_copy_text(s, 2, v[n].scope, sizeof v[n].scope);
-        n++;
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        free(v);
-        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory listing ablations", st->path)
-                                  : st_fail(st, "listing ablations");
-    }
-    *out = v;
+    if (s) sqlite3_bind_int64(s, 1, run_id);
+    void *rows = NULL;
+    int n = read_rows(st, s, sizeof **out, fill_ablation, &rows, "listing ablations");
+    *out = rows;
     return n;
 }
 
+static void fill_analysis(sqlite3_stmt *s, void *row) {
+    store_analysis_ref *r = row;
+    r->id = sqlite3_column_int64(s, 0);
+    st_copy_text(s, 1, r->name, sizeof r->name);
+    st_copy_text(s, 2, r->settings, sizeof r->settings);
+    st_copy_text(s, 3, r->created_at, sizeof r->created_at);
+    st_copy_text(s, 4, r->code_version, sizeof r->code_version);
+}
+
 int store_newest_analyses(store *st, int64_t run_id, store_analysis_ref **out) {
-    *out = NULL;
     sqlite3_stmt *s = st_prepare(st,
         "SELECT id, name, settings, created_at, ifnull(code_version, '') FROM analyses "
         /* the newest per name, and per intervention for ablations */
@@ -130,89 +151,42 @@ int store_newest_analyses(store *st, int64_t run_id, store_analysis_ref **out) {
         "ifnull(json_extract(settings, '$.scope'), '') || '|' || "
         "ifnull(json_extract(settings, '$.heads_at'), '') ELSE '' END) "
         "ORDER BY id");
-    if (!s) return -1;
-    sqlite3_bind_int64(s, 1, run_id);
-    int n = 0, cap = 0, rc;
-    store_analysis_ref *v = NULL;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            store_analysis_ref *nv = realloc(v, (size_t)cap * sizeof *nv);
-            if (!nv) { rc = SQLITE_NOMEM; break; }
-            v = nv;
-        }
-        v[n].id = sqlite3_column_int64(s, 0);
-        st_copy_text(s, 1, v[n].name, sizeof v[n].name);
-        st_copy_text(s, 2, v[n].settings, sizeof v[n].settings);
-        st_copy_text(s, 3, v[n].created_at, sizeof v[n].created_at);
-        st_copy_text(s, 4, v[n].code_version, sizeof v[n].code_version);
-        n++;
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        free(v);
-        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory listing analyses", st->path)
-                                  : st_fail(st, "listing the analyses of a run");
-    }
-    *out = v;
+    if (s) sqlite3_bind_int64(s, 1, run_id);
+    void *rows = NULL;
+    int n = read_rows(st, s, sizeof **out, fill_analysis, &rows, "listing the analyses of a run");
+    *out = rows;
     return n;
+}
+
+static void fill_scalar(sqlite3_stmt *s, void *row) {
+    store_scalar_row *r = row;
+    st_copy_text(s, 0, r->key, sizeof r->key);
+    r->value = sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
+    st_copy_text(s, 2, r->note, sizeof r->note);
 }
 
 int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row **out) {
-    *out = NULL;
     sqlite3_stmt *s = st_prepare(st, "SELECT key, value, ifnull(note, '') FROM analysis_scalars WHERE analysis_id = ?1 "
                                      "ORDER BY key");
-    if (!s) return -1;
-    sqlite3_bind_int64(s, 1, analysis_id);
-    int n = 0, cap = 0, rc;
-    store_scalar_row *v = NULL;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            store_scalar_row *nv = realloc(v, (size_t)cap * sizeof *nv);
-            if (!nv) { rc = SQLITE_NOMEM; break; }
-            v = nv;
-        }
-        st_copy_text(s, 0, v[n].key, sizeof v[n].key);
-        v[n].value = sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
-        st_copy_text(s, 2, v[n].note, sizeof v[n].note);
-        n++;
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        free(v);
-        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory reading scalars", st->path)
-                                  : st_fail(st, "reading an analysis' scalars");
-    }
-    *out = v;
+    if (s) sqlite3_bind_int64(s, 1, analysis_id);
+    void *rows = NULL;
+    int n = read_rows(st, s, sizeof **out, fill_scalar, &rows, "reading an analysis' scalars");
+    *out = rows;
     return n;
 }
 
+static void fill_kind_count(sqlite3_stmt *s, void *row) {
+    store_kind_count *r = row;
+    st_copy_text(s, 0, r->kind, sizeof r->kind);
+    r->n = sqlite3_column_int64(s, 1);
+}
+
 int store_state_counts(store *st, int64_t run_id, store_kind_count **out) {
-    *out = NULL;
     sqlite3_stmt *s = st_prepare(st, "SELECT kind, count(*) FROM states WHERE run_id = ?1 GROUP BY kind ORDER BY kind");
-    if (!s) return -1;
-    sqlite3_bind_int64(s, 1, run_id);
-    int n = 0, cap = 0, rc;
-    store_kind_count *v = NULL;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 8;
-            store_kind_count *nv = realloc(v, (size_t)cap * sizeof *nv);
-            if (!nv) { rc = SQLITE_NOMEM; break; }
-            v = nv;
-        }
-        st_copy_text(s, 0, v[n].kind, sizeof v[n].kind);
-        v[n].n = sqlite3_column_int64(s, 1);
-        n++;
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        free(v);
-        return rc == SQLITE_NOMEM ? gs_fail("%s: out of memory counting states", st->path)
-                                  : st_fail(st, "counting the run's states");
-    }
-    *out = v;
+    if (s) sqlite3_bind_int64(s, 1, run_id);
+    void *rows = NULL;
+    int n = read_rows(st, s, sizeof **out, fill_kind_count, &rows, "counting the run's states");
+    *out = rows;
     return n;
 }
 

@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "engine/checkpoint/safetensors.h"
 #include "probes/probes.h"
+#include "fixture_compare.h"
 #include "testlib.h"
 
 /* The sites compared, by site name and the expect file's name ("%d": a layer). */
@@ -102,26 +103,6 @@ static int run_model(const gpn_model *m, const int32_t *tokens, int B, int T, in
     return 0;
 }
 
-static float *expected(const st_file *f, const char *name, long *n) {
-    const st_tensor *t = safetensors_find(f, name);
-    if (!t) return NULL;
-    float *x = malloc((size_t)t->numel * 4);
-    st_tensor_to_f32(t, x);
-    *n = (long)t->numel;
-    return x;
-}
-
-static void compare(const char *fx, const st_file *ex, const char *name, const float *got, long n_got) {
-    long n = 0;
-    float *want = expected(ex, name, &n);
-    CHECK(want && n == n_got, "%s: fixture lacks %s of %ld values (has %ld)", fx, name, n_got, n);
-    if (!want || n != n_got) { free(want); return; }
-    double err = rel_err(got, want, n);
-    printf("  %-6s %-14s rel err %.2e\n", fx, name, err);
-    CHECK(err < 1e-4, "%s %s: relative error %.3e >= 1e-4", fx, name, err);
-    free(want);
-}
-
 /* Save the model's tensors with the given metadata (key, value, ..., NULL) and load it back. */
 static gpn_model *resave(const gpn_model *m, const char *path, const char *const *meta) {
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
@@ -172,11 +153,11 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
      * reference's files: all of them) */
     int compared = 0;
     for (int i = 0; i < full.n; i++)
-        if (safetensors_find(ex, full.expect[i])) compare(fx, ex, full.expect[i], full.cap[i], BTd), compared++;
+        if (safetensors_find(ex, full.expect[i])) compare_fixture(fx, ex, full.expect[i], full.cap[i], BTd, 1e-4), compared++;
     printf("  %-6s %d of %d captured sites in the expect file\n", fx, compared, full.n);
     CHECK(compared >= m->cfg.n_layers + 1, "%s: only %d sites to compare", fx, compared);
-    compare(fx, ex, "logits", full.logits, (long)B * T * V);
-    compare(fx, ex, "nll", full.nll, (long)B * (T - 1));
+    compare_fixture(fx, ex, "logits", full.logits, (long)B * T * V, 1e-4);
+    compare_fixture(fx, ex, "nll", full.nll, (long)B * (T - 1), 1e-4);
     int nan0 = 1;
     for (int b = 0; b < B; b++) nan0 &= isnan(full.nll0[b]);
     CHECK(nan0 && full.top1_0, "%s: step 0 predicts nothing: its nll must be NaN and its top1 -1", fx);
