@@ -11,17 +11,17 @@
                 .json = gs_##fn##_row_json
 
 const gs_analysis_row gs_analysis_rows[] = {
-    {GS_AN_GEOMETRY, "geometry", NULL, "geometry", "norms, spread, correlations and spectrum of the state",
+    {GS_AN_GEOMETRY, "geometry", NULL, "geometry", "norms, spread, correlations, spectrum of the state",
      GS_NEEDS_STATES, 0, ROW(geometry), NULL},
     {GS_AN_DEFAULT, "default", NULL, "default_direction",
-     "the mean direction: stability, emergence, default tokens (with the model)", GS_NEEDS_STATES | GS_WANTS_MODEL,
+     "the mean direction, its emergence and default tokens", GS_NEEDS_STATES | GS_WANTS_MODEL,
      GS_AN_GEOMETRY, ROW(default), NULL},
     {GS_AN_HORIZON, "horizon", "horizons", "horizons", "raw and centered lag cosines, content horizons",
      GS_NEEDS_STATES, 0, ROW(horizons), NULL},
     {GS_AN_RETENTION, "retention", NULL, "retention",
-     "per-head 1/e times of a decay site, fast and slow pools (GPN+M, GDN)", GS_NEEDS_HEAD_SITE | GS_WANTS_MODEL, 0,
+     "per-head 1/e times of a decay site, the two pools", GS_NEEDS_HEAD_SITE | GS_WANTS_MODEL, 0,
      ROW(retention), NULL},
-    {GS_AN_PROBE, "probe", NULL, "probe", "ridge probes for the token k back, the probe horizon",
+    {GS_AN_PROBE, "probe", NULL, "probe", "ridge probes for the token k back: the probe horizon",
      GS_NEEDS_STATES | GS_NEEDS_MODEL | GS_NEEDS_TOKENS, 0, ROW(probe), NULL},
     /* stored by other commands; rows so that figures and readers find them by bit */
     {GS_AN_ABLATION, "ablation", NULL, "ablation", "interventions and their effect on the loss", 0, 0, NULL, NULL,

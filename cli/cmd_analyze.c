@@ -18,7 +18,8 @@
 static const char *help =
     "usage: gpnscope analyze FILE [--run N] [--only LIST]\n"
     "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
-    "                        [--max-lag K] [--probe-max-lag K] [--site NAME] [--decay-site NAME]\n"
+    "                        [--max-lag K] [--probe-max-lag K] [--probe-splits K] [--site NAME]\n"
+    "                        [--decay-site NAME] [--kind pred|ground]\n"
     "                        [--train-corpus PATH] [--json]\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
     "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
@@ -60,7 +61,7 @@ static void print_help(FILE *f) {
         if (!r->run) continue;
         char name[40];
         snprintf(name, sizeof name, "%s%s%s", r->name, r->alias ? "|" : "", r->alias ? r->alias : "");
-        len += (size_t)snprintf(rows + len, sizeof rows - len, "                        %-18s %s\n", name, r->summary);
+        len += (size_t)snprintf(rows + len, sizeof rows - len, "                        %-17s %s\n", name, r->summary);
     }
     fputs(help, f);
     fputs(rows, f);
