@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/registry.h"
 #include "base/error.h"
 
 static double scalar(store *st, int64_t an, const char *key) {
@@ -39,7 +40,7 @@ finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdic
 }
 
 static void judge_default(store *st, int64_t run, finding *f) {
-    int64_t dd = store_analysis_find(st, run, "default_direction", NULL);
+    int64_t dd = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_DEFAULT), NULL);
     if (dd <= 0) {
         f->verdict = FINDING_NOT_MEASURED;
         snprintf(f->text, sizeof f->text, "not measured (no default-direction analysis)");
@@ -74,7 +75,7 @@ static void judge_default(store *st, int64_t run, finding *f) {
 }
 
 static void judge_horizon(store *st, int64_t run, finding *f) {
-    int64_t h = store_analysis_find(st, run, "horizons", NULL);
+    int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);
     if (h <= 0) {
         f->verdict = FINDING_NOT_MEASURED;
         snprintf(f->text, sizeof f->text, "not measured (no horizons analysis)");
@@ -156,7 +157,7 @@ static void init_text(store *st, int64_t r, char *out, size_t size) {
 }
 
 static void judge_pools(store *st, int64_t run, finding *f) {
-    int64_t r = store_analysis_find(st, run, "retention", NULL);
+    int64_t r = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_RETENTION), NULL);
     if (r <= 0) {
         f->verdict = FINDING_NOT_MEASURED;
         snprintf(f->text, sizeof f->text, "not measured (no retention analysis: a GPN without memory, or not analyzed)");
@@ -195,7 +196,7 @@ int gs_findings_compute(store *st, int64_t run_id, gs_findings *out) {
 }
 
 int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const char *code_version) {
-    int64_t id = store_analysis_begin(st, run_id, "findings", "{}", code_version);
+    int64_t id = store_analysis_begin(st, run_id, gs_analysis_stored_name(GS_AN_FINDINGS), "{}", code_version);
     if (id < 0) return -1;
     const struct { const char *key; const finding *f; } all[] = {
         {"default_direction", &f->default_direction}, {"content_horizon", &f->content_horizon},
