@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},
     {"export-notebook", "write a Jupyter notebook that studies a run (SQL, pandas, matplotlib)", cmd_export_notebook},
     {"export", "write a run's tokens, heads, states and results as CSV or .npy files", cmd_export},
+    {"merge", "fold the shards of an MPI recording (mpirun ... record) into one store", cmd_merge},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,39 @@
+/* Folding the shards of an MPI recording (docs/scale.md) into one store.
+ *
+ * Each shard holds one run of rank r of K (its settings carry "shard":
+ * {"rank": r, "of": K}) over windows [N*r/K, N*(r+1)/K) at their own window
+ * numbers. The merge checks that the shards are complete runs of one job
+ * (the same model, tokenizer, corpus and settings, the same K, no rank
+ * twice), then copies them in rank order into one run of the target whose
+ * settings are the one-process run's (the shard key taken out): models,
+ * tokenizers, corpora, vocabulary and unigram counts once, then per shard
+ * its tokens, head_steps, states and windows in one transaction. Shards are
+ * ATTACHed in groups (SQLite attaches at most 10 files by default).
+ *
+ * Resumable: a shard whose windows the target run already holds is skipped,
+ * so an interrupted merge is continued by running it again, and shards may be
+ * merged a few at a time. The target run is 'complete' once it holds every
+ * window. Rows equal a one-process recording's (state ids too, when the
+ * shards are merged into a store without other states: they are numbered in
+ * the order a one-process recording writes them). */
+#ifndef GS_STORE_MERGE_H
+#define GS_STORE_MERGE_H
+
+#include <stdint.h>
+
+typedef struct {
+    int64_t run;          /* the target's run */
+    int n_ranks;          /* K */
+    int merged, skipped;  /* shards copied now / already in the target */
+    int64_t windows, n_windows; /* the target run's windows after the merge, of N */
+} store_merge_result;
+
+/* Called after each shard: its path and rank, whether it was copied (0:
+ * already in the target), and its windows. */
+typedef void (*store_merge_progress)(void *ctx, const char *shard, int rank, int copied, int64_t windows);
+
+/* 0, or -1 with gs_error() (the message names the shard). */
+int store_merge_shards(const char *target, const char *const *shards, int n_shards, store_merge_progress progress,
+                       void *ctx, store_merge_result *out);
+
+#endif
