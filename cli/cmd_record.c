@@ -131,11 +131,11 @@ static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
 typedef struct {
     progress pg;
     gs_job *job;
+    int said; /* rank 0 has said its own failure */
 } bar;
 
 /* One line for the whole job: rank 0 draws the sum of every rank's progress. */
-static void draw_job(void *ctx) {
-    bar *b = ctx;
+static void draw_job(bar *b) {
     int64_t done, total;
     gs_job_progress(b->job, &done, &total);
     b->pg.total = total;
@@ -146,6 +146,18 @@ static void on_progress(void *ctx, int64_t done, int64_t total) {
     bar *b = ctx;
     gs_job_report(b->job, done, total);
     if (b->job->rank == 0) draw_job(b);
+}
+
+/* Rank 0 waiting for the others: a signal now is mpirun ending the job
+ * (one rank was killed or failed): say so, since the outcome will not come. */
+static int wait_for_ranks(void *ctx) {
+    bar *b = ctx;
+    draw_job(b);
+    if (!stop_requested) return 0;
+    if (!b->said) fprintf(stderr, "gpnscope record: rank 0 of %d: stopped by a signal while the other ranks recorded (mpirun stops "
+            "every rank when one fails or is killed); every shard is resumable: run the same command again with "
+            "--resume\n", b->job->size);
+    return 130;
 }
 
 /* What happened, in one line (without the "gpnscope record: " prefix);
@@ -160,8 +172,8 @@ static int outcome_line(int rc, const gs_record_opts *o, const gs_record_result 
         return 0;
     case 130:
         if (sharded)
-            snprintf(line, size, "%s: interrupted after %lld of its %lld windows; every shard is resumable: run the "
-                     "same command again with --resume", o->db, (long long)(res->windows_done - res->begin),
+            snprintf(line, size, "%s: stopped by a signal after %lld of its %lld windows; every shard is resumable: run "
+                     "the same command again with --resume", o->db, (long long)(res->windows_done - res->begin),
                      (long long)(res->end - res->begin));
         else
             snprintf(line, size, "interrupted after %lld of %lld windows; run %lld is resumable with --resume",
@@ -206,6 +218,7 @@ int cmd_record(int argc, char **argv) {
     bar b;
     progress_start(&b.pg, "record", "tok", 0);
     b.job = &job;
+    b.said = 0;
     if (quiet || job.rank) b.pg.enabled = 0;
     if (prc) {
         snprintf(line, sizeof line, "%s", prc == 2 ? "bad usage" : gs_error());
@@ -226,10 +239,18 @@ int cmd_record(int argc, char **argv) {
     }
     /* the job: rank 0 waits for every rank (drawing their progress), then says the outcome once */
     gs_job_report(&job, (res.windows_done - res.first) * o.seq_len, (res.end - res.first) * o.seq_len);
+    /* rank 0's own failure is said at once: when a rank is killed, mpirun stops
+     * the others and the outcome never arrives */
+    if (job.rank == 0 && rc) {
+        fprintf(stderr, "gpnscope record: rank 0 of %d: %s\n", job.size, line);
+        b.said = 1;
+    }
     int failed, n_failed;
     char msg[sizeof line];
-    rc = gs_job_outcome(&job, rc, line, draw_job, &b, &failed, &n_failed, msg, sizeof msg);
-    if (job.rank == 0) {
+    int own = rc;
+    rc = gs_job_outcome(&job, rc, line, wait_for_ranks, &b, &failed, &n_failed, msg, sizeof msg);
+    if (rc && failed < 0) return rc; /* rank 0 gave up waiting: mpirun is ending the job (no MPI_Finalize) */
+    if (job.rank == 0 && (rc == 0 || !(own && failed == 0))) {
         int64_t done, total;
         gs_job_progress(&job, &done, &total);
         progress_end(&b.pg, done);
@@ -237,9 +258,9 @@ int cmd_record(int argc, char **argv) {
             char first[4096], last[4096];
             gs_shard_path(study, 0, job.size, first, sizeof first);
             gs_shard_path(study, job.size - 1, job.size, last, sizeof last);
-            printf("recorded %lld windows x %lld tokens into %d shards (%s ... %s); fold them into one store with "
-                   "gpnscope merge %s SHARD...\n", (long long)res.n_windows, (long long)o.seq_len, job.size, first,
-                   job.size > 1 ? last : first, study);
+            printf("recorded %lld windows x %lld tokens into %d shard%s (%s%s%s); fold them into one store with "
+                   "gpnscope merge %s SHARD...\n", (long long)res.n_windows, (long long)o.seq_len, job.size,
+                   job.size > 1 ? "s" : "", first, job.size > 1 ? " ... " : "", job.size > 1 ? last : "", study);
         } else if (n_failed > 1) {
             fprintf(stderr, "gpnscope record: rank %d of %d: %s (and %d more ranks failed)\n", failed, job.size, msg,
                     n_failed - 1);

@@ -38,8 +38,9 @@ void gs_job_progress(gs_job *j, int64_t *done, int64_t *total);
  * else the first failing rank's (by rank); rank 0 also gets that rank in
  * *failed_rank, its message in msg, and the number of failing ranks in
  * *n_failed. While it waits, rank 0 calls wait(ctx) about 20 times a second
- * (a progress line). */
-int gs_job_outcome(gs_job *j, int rc, const char *message, void (*wait)(void *ctx), void *ctx, int *failed_rank,
+ * (a progress line); a non-zero return gives up waiting (a signal: mpirun is
+ * ending the job) and is returned, with *failed_rank -1. */
+int gs_job_outcome(gs_job *j, int rc, const char *message, int (*wait)(void *ctx), void *ctx, int *failed_rank,
                    int *n_failed, char *msg, size_t msg_size);
 
 /* In-place sums and maxima over every rank (every rank calls them, in the

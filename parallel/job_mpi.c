@@ -93,7 +93,7 @@ void gs_job_progress(gs_job *j, int64_t *done, int64_t *total) {
     for (int r = 0; r < j->size; r++) *done += j->done[r], *total += j->total[r];
 }
 
-int gs_job_outcome(gs_job *j, int rc, const char *message, void (*wait)(void *ctx), void *ctx, int *failed_rank,
+int gs_job_outcome(gs_job *j, int rc, const char *message, int (*wait)(void *ctx), void *ctx, int *failed_rank,
                    int *n_failed, char *msg, size_t msg_size) {
     *failed_rank = -1;
     *n_failed = 0;
@@ -117,7 +117,12 @@ int gs_job_outcome(gs_job *j, int rc, const char *message, void (*wait)(void *ct
         for (int left = j->size - 1; left > 0;) {
             left -= drain(j, all, seen);
             if (left <= 0) break;
-            if (wait) wait(ctx);
+            int gave_up = wait ? wait(ctx) : 0;
+            if (gave_up) { /* no Bcast: the job is ending under us */
+                free(all);
+                free(seen);
+                return gave_up;
+            }
             struct timespec ts = {0, 50 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }

@@ -27,7 +27,7 @@ void gs_job_progress(gs_job *j, int64_t *done, int64_t *total) {
     *total = own_total;
 }
 
-int gs_job_outcome(gs_job *j, int rc, const char *message, void (*wait)(void *ctx), void *ctx, int *failed_rank,
+int gs_job_outcome(gs_job *j, int rc, const char *message, int (*wait)(void *ctx), void *ctx, int *failed_rank,
                    int *n_failed, char *msg, size_t msg_size) {
     (void)j, (void)wait, (void)ctx;
     *failed_rank = rc ? 0 : -1;
