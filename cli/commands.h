@@ -24,5 +24,6 @@ int cmd_plot(int argc, char **argv);
 int cmd_export_notebook(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_analyze_shards(int argc, char **argv); /* analyze --shards */
 
 #endif

@@ -11,19 +11,16 @@
 #include "store/lock.h"
 #include "store/store_internal.h"
 
-/* What a shard is: its run, its rank of K, and the job's identity. */
-typedef struct {
-    const char *path;
-    int64_t run;
-    int rank, of;
-    int64_t begin, end, n_windows;
-    char *settings; /* the run's settings without "shard": a one-process run's */
-    store_run_info info;
-} shard;
+typedef store_shard shard;
 
 static void shards_free(shard *s, int n) {
-    for (int i = 0; i < n; i++) free(s[i].settings);
+    for (int i = 0; i < n; i++) store_shard_free(&s[i]);
     free(s);
+}
+
+void store_shard_free(store_shard *s) {
+    free(s->settings);
+    s->settings = NULL;
 }
 
 /* Take "shard" out of a run's settings (cJSON prints them as the recorder
@@ -43,8 +40,7 @@ static int split_settings(const char *json, int *rank, int *of, char **rest) {
     return ok && *rest ? 0 : -1;
 }
 
-/* The shard's run: the newest recorded as a shard; it must be complete. */
-static int read_shard(const char *path, shard *out) {
+int store_shard_read(const char *path, store_shard *out) {
     memset(out, 0, sizeof *out);
     out->path = path;
     store *st = store_open(path, STORE_READ);
@@ -76,8 +72,7 @@ done:
     return rc;
 }
 
-/* The first way two shards are not of one job, or NULL. */
-static const char *differs(const shard *a, const shard *b) {
+const char *store_shards_differ(const store_shard *a, const store_shard *b) {
     if (strcmp(a->info.model_sha256, b->info.model_sha256)) return "the models differ";
     if (strcmp(a->info.corpus_sha256, b->info.corpus_sha256)) return "the corpora differ";
     if (strcmp(a->info.tokenizer_sha256, b->info.tokenizer_sha256)) return "the tokenizers differ";
@@ -261,8 +256,8 @@ int store_merge_shards(const char *target, const char *const *paths, int n, stor
     store_lock *lock = NULL;
     int rc = -1;
     for (int i = 0; i < n; i++) {
-        if (read_shard(paths[i], &s[i])) { n = i + 1; goto out; }
-        const char *why = i ? differs(&s[0], &s[i]) : NULL;
+        if (store_shard_read(paths[i], &s[i])) { n = i + 1; goto out; }
+        const char *why = i ? store_shards_differ(&s[0], &s[i]) : NULL;
         if (why) {
             gs_fail("%s and %s are shards of different runs (%s): merge each run's shards into its own store",
                     s[0].path, s[i].path, why);

@@ -21,6 +21,25 @@
 
 #include <stdint.h>
 
+#include "store/store.h"
+
+/* What a shard is: its run (the newest recorded as a shard; it must be
+ * complete), its rank of K, its windows and the job's identity. */
+typedef struct {
+    const char *path;
+    int64_t run;
+    int rank, of;
+    int64_t begin, end, n_windows;
+    char *settings; /* the run's settings without "shard": a one-process run's (malloc'd) */
+    store_run_info info;
+} store_shard;
+
+/* 0, or -1 with gs_error() (not a store, no shard run, not complete). */
+int store_shard_read(const char *path, store_shard *out);
+void store_shard_free(store_shard *s);
+/* The first way two shards are not of one job ("their settings differ"), or NULL. */
+const char *store_shards_differ(const store_shard *a, const store_shard *b);
+
 typedef struct {
     int64_t run;          /* the target's run */
     int n_ranks;          /* K */
