@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/analyze.h"
+#include "analyses/analyze.h" /* the store source, GS_AN_* */
 #include "base/error.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -159,16 +159,60 @@ out:
     return rc;
 }
 
-int gs_shards_geometry(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_geometry *g,
-                       gs_shards_info *info) {
-    memset(g, 0, sizeof *g);
-    memset(info, 0, sizeof *info);
+/* One failure anywhere fails every rank (agreed before any reduction). */
+static int agree(gs_job *job, int ok) {
+    int64_t failed = !ok;
+    if (gs_job_sum_i64(job, &failed, 1)) return -1;
+    if (!failed) return 0;
+    if (ok) gs_fail("another rank failed");
+    return -1;
+}
+
+static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
+    gs_geometry_sums sums;
+    int rc = gs_geometry_accumulate(src, &o->geometry, &sums);
+    if (agree(job, rc == 0)) {
+        if (rc == 0) gs_cov_acc_free(&sums.acc);
+        return -1;
+    }
+    r->states_here = sums.n;
+    if (reduce_sums(job, &sums)) { gs_cov_acc_free(&sums.acc); return -1; }
+    if (job->rank) { gs_cov_acc_free(&sums.acc); return 0; }
+    return gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
+}
+
+static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
+    int max_lag = 0;
+    int rc = gs_horizons_max_lag(src, &o->horizons, &max_lag);
+    if (agree(job, rc == 0)) return -1;
+    int64_t lag = max_lag;
+    if (gs_job_max_i64(job, &lag, 1)) return -1;
+    gs_horizons *h = &r->horizons;
+    rc = gs_horizons_accumulate(src, (int)lag, &o->horizons, h);
+    if (agree(job, rc == 0)) { gs_horizons_free(h); return -1; }
+    if (gs_job_sum_f64(job, h->raw, h->n_lags) || gs_job_sum_f64(job, h->centered, h->n_lags) ||
+        gs_job_sum_i64(job, h->n_raw, h->n_lags) || gs_job_sum_i64(job, h->n_centered, h->n_lags) ||
+        gs_job_sum_i64(job, &h->n_zero_states, 1)) {
+        gs_horizons_free(h);
+        return -1;
+    }
+    if (job->rank) { gs_horizons_free(h); return 0; }
+    return gs_horizons_finish(h);
+}
+
+void gs_shards_result_free(gs_shards_result *r) {
+    gs_geometry_free(&r->geometry);
+    gs_horizons_free(&r->horizons);
+}
+
+int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r) {
+    memset(r, 0, sizeof *r);
     store_shard *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
     int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count), *take = calloc((size_t)(n > 0 ? n : 1), sizeof *take);
     int rc = -1, ok = 1, read = 0;
-    gs_geometry_sums sums;
-    memset(&sums, 0, sizeof sums);
+    chain c = {0};
     if (!s || !count || !take) { gs_fail("out of memory"); ok = 0; }
+    if (ok && n < 1) { gs_fail("no shards to analyse"); ok = 0; }
     /* every rank checks the whole list, so a bad shard fails every rank alike */
     for (int i = 0; ok && i < n; i++, read++) {
         if (store_shard_read(paths[i], &s[i])) ok = 0;
@@ -183,18 +227,20 @@ int gs_shards_geometry(gs_job *job, const char *const *paths, int n, const gs_sh
         for (int i = 1; i < n && ok; i++)
             if (s[i].rank == s[i - 1].rank) ok = 0, gs_fail("%s and %s are both rank %d of %d", s[i - 1].path, s[i].path, s[i].rank, s[i].of);
     }
-    if (ok && state_kind(&s[0], o->kind, info->kind, sizeof info->kind)) ok = 0;
+    if (ok && state_kind(&s[0], o->kind, r->kind, sizeof r->kind)) ok = 0;
     /* each shard's states: counted by the rank that reads it, shared by a sum */
     for (int i = job->rank; ok && i < n; i += job->size)
-        if ((count[i] = count_states(&s[i], info->kind, o->skip_positions)) < 0) ok = 0;
-    /* a failure anywhere fails every rank here, before the reductions */
-    int64_t failed = !ok;
-    if (gs_job_sum_i64(job, &failed, 1)) goto out;
-    if (failed) {
-        if (ok) gs_fail("another rank failed");
-        goto out;
+        if ((count[i] = count_states(&s[i], r->kind, o->skip_positions)) < 0) ok = 0;
+    int d = 0;
+    for (int i = 0; ok && i < n && !d; i++) { /* the width, from the first shard with states */
+        store *st = store_open(s[i].path, STORE_READ);
+        gs_state_source *src = st ? gs_store_source_open(st, s[i].run, r->kind, o->skip_positions, 1) : NULL;
+        if (src) d = src->d;
+        else ok = 0;
+        gs_store_source_close(src);
+        store_close(st);
     }
-    if (gs_job_sum_i64(job, count, n)) goto out;
+    if (agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
     /* the first max_states of the job in window order: shards in rank order */
     int64_t before = 0;
     for (int i = 0; i < n; i++) {
@@ -203,40 +249,22 @@ int gs_shards_geometry(gs_job *job, const char *const *paths, int n, const gs_sh
         before += count[i];
         if (i % job->size != job->rank) take[i] = 0; /* another rank's */
     }
-    int d = 0;
-    for (int i = 0; i < n && !d; i++) { /* the width, from the first shard with states */
-        store *st = store_open(s[i].path, STORE_READ);
-        gs_state_source *src = st ? gs_store_source_open(st, s[i].run, info->kind, o->skip_positions, 1) : NULL;
-        if (src) d = src->d;
-        gs_store_source_close(src);
-        store_close(st);
-        if (!src) goto out;
-    }
-    chain c = {.src = {.d = d}, .shards = s, .take = take, .n = n, .kind = info->kind, .skip = o->skip_positions};
+    c = (chain){.src = {.d = d}, .shards = s, .take = take, .n = n, .kind = r->kind, .skip = o->skip_positions};
     c.src.ctx = &c;
     c.src.rewind = chain_rewind;
     c.src.next = chain_next;
-    int acc_rc = gs_geometry_accumulate(&c.src, &o->geometry, &sums);
-    chain_close_current(&c);
-    int64_t acc_failed = acc_rc != 0;
-    if (gs_job_sum_i64(job, &acc_failed, 1)) goto out;
-    if (acc_failed) {
-        if (!acc_rc) gs_fail("another rank failed");
-        goto out;
-    }
-    info->states_here = sums.n;
-    if (reduce_sums(job, &sums)) goto out;
-    info->n_shards = n;
-    info->n_ranks = s[0].of;
-    info->run_windows = s[0].n_windows;
-    if (job->rank == 0) {
-        rc = gs_geometry_finish(&sums, &o->geometry, g); /* takes over sums.acc */
-        memset(&sums, 0, sizeof sums);
-    } else {
-        rc = 0;
-    }
+    r->n_shards = n;
+    r->n_ranks = s[0].of;
+    r->run_windows = s[0].n_windows;
+    unsigned parts = o->parts ? o->parts : GS_AN_GEOMETRY | GS_AN_HORIZON;
+    if ((parts & GS_AN_GEOMETRY) && geometry_part(job, &c.src, o, r)) goto out;
+    if (parts & GS_AN_GEOMETRY) r->done |= GS_AN_GEOMETRY;
+    if ((parts & GS_AN_HORIZON) && horizons_part(job, &c.src, o, r)) goto out;
+    if (parts & GS_AN_HORIZON) r->done |= GS_AN_HORIZON;
+    rc = 0;
 out:
-    gs_cov_acc_free(&sums.acc);
+    if (rc) gs_shards_result_free(r);
+    chain_close_current(&c);
     for (int i = 0; i < read && s; i++) store_shard_free(&s[i]);
     free(s);
     free(count);

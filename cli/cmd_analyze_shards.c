@@ -15,21 +15,23 @@
 #include "parallel/job.h"
 
 static const char *help =
-    "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only geometry] [--max-states N]\n"
-    "                                     [--skip-positions K] [--seed S] [--site NAME]\n\n"
+    "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only geometry,horizon] [--max-states N]\n"
+    "                                     [--skip-positions K] [--seed S] [--max-lag K] [--site NAME]\n\n"
     "Analyse the shards of an MPI recording (mpirun -n K gpnscope record; docs/scale.md)\n"
     "without merging them: rank r reads the shards at places r, r + K, ... of the list (in\n"
     "the order of the ranks that recorded them), streams their states through the\n"
-    "analysis's accumulation, and the sums are added up over the ranks (MPI_Allreduce);\n"
+    "analyses' accumulation (geometry: norms, mean, covariance; horizons: per-lag sums\n"
+    "of cosines and pair counts), and the sums are added up over the ranks (MPI_Allreduce);\n"
     "rank 0 finishes and prints one JSON object. Its numbers equal `gpnscope analyze` on\n"
     "the merged store (gpnscope merge) to rounding: the same sums, added in another order\n"
     "(about 1e-12 relative; the test checks 1e-9). Without mpirun it is one rank.\n"
     "Nothing is written to the shards.\n\n"
-    "  --only LIST         the analyses: geometry (the one reduced over shards so far; the\n"
-    "                      others need the merged store)\n"
+    "  --only LIST         geometry, horizon or both (default; the two reduced over shards so\n"
+    "                      far: the others need the merged store)\n"
     "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
     "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
     "  --seed S            the correlation heatmap's sample of coordinates (1)\n"
+    "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
     "  --site NAME         the recorded vector site to read (default: the run's state site);\n"
     "                      --kind pred|ground is the older spelling\n";
 
@@ -61,15 +63,39 @@ static cJSON *geometry_json(const gs_geometry *g) {
     return j;
 }
 
+static cJSON *horizons_json(const gs_horizons *h) {
+    cJSON *j = cJSON_CreateObject();
+    /* the keys and series `gpnscope analyze` stores for "horizons" */
+    cJSON_AddNumberToObject(j, "c1", h->c1);
+    if (h->h_e_valid) {
+        cJSON_AddNumberToObject(j, "content_horizon_e", h->h_e);
+        cJSON_AddNumberToObject(j, "content_horizon_e_censored", h->h_e_censored);
+    }
+    cJSON_AddNumberToObject(j, "content_horizon_002", h->h_002);
+    cJSON_AddNumberToObject(j, "content_horizon_002_censored", h->h_002_censored);
+    cJSON_AddNumberToObject(j, "zero_states", (double)h->n_zero_states);
+    cJSON_AddItemToObject(j, "lags", cJSON_CreateIntArray(h->lags, h->n_lags));
+    cJSON_AddItemToObject(j, "raw", cJSON_CreateDoubleArray(h->raw, h->n_lags)); /* NaN prints as null */
+    cJSON_AddItemToObject(j, "centered", cJSON_CreateDoubleArray(h->centered, h->n_lags));
+    cJSON *nr = cJSON_AddArrayToObject(j, "raw_pairs"), *nc = cJSON_AddArrayToObject(j, "centered_pairs");
+    for (int i = 0; i < h->n_lags; i++) {
+        cJSON_AddItemToArray(nr, cJSON_CreateNumber((double)h->n_raw[i]));
+        cJSON_AddItemToArray(nc, cJSON_CreateNumber((double)h->n_centered[i]));
+    }
+    return j;
+}
+
 int cmd_analyze_shards(int argc, char **argv) {
     gs_shards_opts o = {0};
     gs_geometry_opts_default(&o.geometry);
+    gs_horizon_opts_default(&o.horizons);
     o.max_states = 16384;
     static const struct option opts[] = {
         {"shards", no_argument, 0, 'S'},           {"only", required_argument, 0, 'o'},
         {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
         {"seed", required_argument, 0, 's'},       {"site", required_argument, 0, 'x'},
-        {"kind", required_argument, 0, 'K'},       {"help", no_argument, 0, 'h'},
+        {"kind", required_argument, 0, 'K'},       {"max-lag", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch;
     optind = 1;
@@ -78,17 +104,19 @@ int cmd_analyze_shards(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end = NULL;
         long long v = 0;
-        if (strchr("nks", ch)) {
+        if (strchr("nksL", ch)) {
             v = strtoll(optarg, &end, 10);
             if (!*optarg || *end || v < 0) { snprintf(why, sizeof why, "'%s': expected a non-negative integer", optarg); break; }
         }
         switch (ch) {
         case 'S': break;
         case 'o':
-            if (strcmp(optarg, "geometry"))
-                snprintf(why, sizeof why, "--only %s: only geometry is reduced over shards so far: merge the shards "
-                         "(gpnscope merge STORE SHARD...) and analyze the store for the others", optarg);
+            if (gs_analyze_parse_parts(optarg, &o.parts)) snprintf(why, sizeof why, "--only: %s", gs_error());
+            else if (o.parts & ~(unsigned)(GS_AN_GEOMETRY | GS_AN_HORIZON))
+                snprintf(why, sizeof why, "--only %s: only geometry and horizon are reduced over shards so far: merge "
+                         "the shards (gpnscope merge STORE SHARD...) and analyze the store for the others", optarg);
             break;
+        case 'L': o.horizons.max_lag = (int)v; break;
         case 'n': o.max_states = v; break;
         case 'k': o.skip_positions = (int)v; break;
         case 's': o.geometry.seed = (uint64_t)v; break;
@@ -107,23 +135,23 @@ int cmd_analyze_shards(int argc, char **argv) {
     }
     gs_job job;
     if (gs_job_start(&job)) { fprintf(stderr, "gpnscope analyze: %s\n", gs_error()); return 1; }
-    gs_geometry g;
-    gs_shards_info info;
-    int rc = gs_shards_geometry(&job, (const char *const *)argv + optind, argc - optind, &o, &g, &info);
+    gs_shards_result r;
+    int rc = gs_shards_analyze(&job, (const char *const *)argv + optind, argc - optind, &o, &r);
     if (rc && job.rank == 0) fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
     if (!rc && job.rank == 0) {
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "shards", info.n_shards);
-        cJSON_AddNumberToObject(j, "recorded_by_ranks", info.n_ranks);
+        cJSON_AddNumberToObject(j, "shards", r.n_shards);
+        cJSON_AddNumberToObject(j, "recorded_by_ranks", r.n_ranks);
         cJSON_AddNumberToObject(j, "analysed_by_ranks", job.size);
-        cJSON_AddStringToObject(j, "kind", info.kind);
-        cJSON_AddItemToObject(j, "geometry", geometry_json(&g));
-        char *s = cJSON_Print(j);
-        printf("%s\n", s);
-        free(s);
+        cJSON_AddStringToObject(j, "kind", r.kind);
+        if (r.done & GS_AN_GEOMETRY) cJSON_AddItemToObject(j, "geometry", geometry_json(&r.geometry));
+        if (r.done & GS_AN_HORIZON) cJSON_AddItemToObject(j, "horizons", horizons_json(&r.horizons));
+        char *txt = cJSON_Print(j);
+        printf("%s\n", txt);
+        free(txt);
         cJSON_Delete(j);
     }
-    gs_geometry_free(&g);
+    if (!rc) gs_shards_result_free(&r);
     gs_job_end(&job);
     return rc ? 1 : 0;
 }

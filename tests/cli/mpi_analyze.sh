@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Sharded analysis (docs/scale.md): `mpirun -n K gpnscope analyze --shards`
 # with K = 1, 2 and 3 (and more ranks than shards) over the shards of a
-# 3-rank recording gives the geometry that `gpnscope analyze` stores for the
-# merged store, every scalar and eigenvalue to 1e-9 relative (the same sums
-# in another order: ~1e-12 here), with all states and with a --max-states
-# prefix that cuts inside a shard. Skipped when the build has no MPI.
+# 3-rank recording gives the geometry and the horizons that `gpnscope
+# analyze` stores for the merged store: every scalar, eigenvalue and lag
+# cosine to 1e-9 relative (the same sums in another order: ~1e-14 here), pair
+# counts exactly, with all states and with a --max-states prefix that cuts
+# inside a shard. Skipped when the build has no MPI.
 set -euo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
@@ -26,34 +27,50 @@ mpi 3 "$bin" record "${args[@]}" --db "$dir/study.db" >/dev/null
 shards=("$dir/study.rank-"{0,1,2}"-of-3.db")
 "$bin" merge --quiet "$dir/study.db" "${shards[@]}" >/dev/null && ok "recorded with 3 ranks and merged" || bad "record/merge"
 
-# compare SHARDED.json with the merged store's stored geometry (settings: max_states, skip)
+# compare SHARDED.json with the merged store's stored geometry and horizons (settings: max_states)
 compare() {
   "$py" - "$1" "$dir/study.db" "$2" <<'PY'
-import json, sqlite3, sys
-got = json.load(open(sys.argv[1]))["geometry"]
+import json, math, sqlite3, sys
+got = json.load(open(sys.argv[1]))
 db = sqlite3.connect(sys.argv[2])
-aid = db.execute("select id from analyses where name = 'geometry' and json_extract(settings, '$.max_states') = ?",
-                 (int(sys.argv[3]),)).fetchone()[0]
-want = dict(db.execute("select key, value from analysis_scalars where analysis_id = ?", (aid,)))
-eig = [y for (y,) in db.execute("select y from analysis_series where analysis_id = ? and series = 'eigenvalues'"
-                               " order by idx", (aid,))]
-worst, n = 0.0, 0
-for k, v in want.items():
-    if k not in got: continue
-    worst = max(worst, abs(got[k] - v) / max(abs(v), 1e-300)); n += 1
-top = max(eig)
-for a, b in zip(got["eigenvalues"], eig):  # small eigenvalues relative to the largest
-    worst = max(worst, abs(a - b) / top); n += 1
-assert len(got["eigenvalues"]) == len(eig) and n > 20, (n, len(eig))
-print("%d values, worst relative difference %.1e" % (n, worst))
-sys.exit(0 if worst < 1e-9 else 1)
+def analysis(name):
+    return db.execute("select id from analyses where name = ? and json_extract(settings, '$.max_states') = ?",
+                      (name, int(sys.argv[3]))).fetchone()[0]
+def series(aid, name):
+    return {x: y for (x, y) in db.execute("select x, y from analysis_series where analysis_id = ? and series = ?",
+                                          (aid, name))}
+worst, n, exact = 0.0, 0, True
+def rel(a, b, scale=None):
+    global worst, n
+    worst = max(worst, abs(a - b) / (scale or max(abs(b), 1e-300))); n += 1
+for part in ("geometry", "horizons"):
+    aid, g = analysis(part), got[part]
+    for k, v in db.execute("select key, value from analysis_scalars where analysis_id = ?", (aid,)):
+        if k in g: rel(g[k], v)
+if True:
+    aid, g = analysis("geometry"), got["geometry"]
+    eig = [y for (y,) in db.execute("select y from analysis_series where analysis_id = ? and series = 'eigenvalues'"
+                                   " order by idx", (aid,))]
+    exact &= len(g["eigenvalues"]) == len(eig)
+    for a, b in zip(g["eigenvalues"], eig): rel(a, b, max(eig))  # small eigenvalues relative to the largest
+    aid, h = analysis("horizons"), got["horizons"]
+    for name in ("raw", "centered"):
+        want = series(aid, name)
+        for lag, y in zip(h["lags"], h[name]):
+            if y is None or want.get(lag) is None: exact &= (y is None) == (want.get(lag) is None); continue
+            rel(y, want[lag])
+    for name in ("raw_pairs", "centered_pairs"):
+        want = series(aid, name)
+        exact &= [want[l] for l in h["lags"]] == h[name]
+print("%d values, worst relative difference %.1e, pair counts %s" % (n, worst, "equal" if exact else "DIFFER"))
+sys.exit(0 if worst < 1e-9 and exact and n > 40 else 1)
 PY
 }
 for max in 0 500; do
-  "$bin" analyze "$dir/study.db" --only geometry --max-states "$max" >/dev/null || bad "analyze the merged store"
+  "$bin" analyze "$dir/study.db" --only geometry,horizon --max-states "$max" >/dev/null || bad "analyze the merged store"
   for k in 1 2 3 5; do
     if mpi "$k" "$bin" analyze --shards "${shards[@]}" --max-states "$max" >"$dir/k$k.json" 2>"$dir/k$k.err"; then
-      r="$(compare "$dir/k$k.json" "$max")" && ok "--max-states $max, -n $k: equals the merged store's geometry: $r" \
+      r="$(compare "$dir/k$k.json" "$max")" && ok "--max-states $max, -n $k: equals the merged store's geometry and horizons: $r" \
         || bad "--max-states $max, -n $k: differs: $r"
     else bad "--max-states $max, -n $k: $(cat "$dir/k$k.err")"; fi
   done
@@ -62,8 +79,8 @@ done
 # refusals, each in one line
 msg="$("$bin" analyze --shards "$dir/study.db" 2>&1 >/dev/null || true)"
 [[ "$msg" == "gpnscope analyze: "*"not a shard"* ]] && ok "a merged store is not a shard: $msg" || bad "not a shard: $msg"
-msg="$("$bin" analyze --shards "${shards[@]}" --only horizon 2>&1 >/dev/null || true)"
-[[ "$msg" == *"only geometry is reduced over shards"* ]] && ok "other analyses name the way: merge" || bad "--only: $msg"
+msg="$("$bin" analyze --shards "${shards[@]}" --only retention 2>&1 >/dev/null || true)"
+[[ "$msg" == *"only geometry and horizon are reduced over shards"* ]] && ok "other analyses name the way: merge" || bad "--only: $msg"
 
 echo "mpi_analyze: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
