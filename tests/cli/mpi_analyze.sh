@@ -9,12 +9,7 @@
 set -euo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
-if [[ "${GPNSCOPE_WITH_MPI:-OFF}" != ON ]]; then echo "skip: this build has no MPI (install libopenmpi-dev, reconfigure)"; exit 77; fi
-mpirun="${GPNSCOPE_MPIEXEC:-mpirun}"
-command -v "$mpirun" >/dev/null || { echo "skip: no $mpirun"; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-mpi() { local k="$1"; shift; "$mpirun" -q --oversubscribe --allow-run-as-root -n "$k" "$@"; }
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
 dir="$GPNSCOPE_BUILD/test-scratch/mpi_analyze"; rm -rf "$dir"; mkdir -p "$dir/corpus"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 fail=0; pass=0
