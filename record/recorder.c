@@ -16,6 +16,7 @@
 #include "probes/probes.h"
 #include "probes/runner.h"
 #include "store/lock.h"
+#include "store/merge.h"
 #include "store/store.h"
 
 /* One recorded vector site: its rows go to the states table under `kind`
@@ -155,6 +156,7 @@ static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
         cJSON *sh = cJSON_AddObjectToObject(j, "shard");
         cJSON_AddNumberToObject(sh, "rank", o->shard);
         cJSON_AddNumberToObject(sh, "of", o->n_shards);
+        cJSON_AddNumberToObject(sh, "batch", o->batch); /* the split is by batches: resume with the same */
     }
     cJSON_AddStringToObject(j, "corpus_format", corpus_format_name(corpus_get_format(c)));
     if (o->field) cJSON_AddStringToObject(j, "field", o->field);
@@ -468,14 +470,13 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     if (o.separator) co.separator = o.separator;
     if (!(r.corpus = corpus_open(o.corpus, r.tok, &co))) goto out;
     int64_t n_windows = corpus_n_windows(r.corpus), begin = 0, end = n_windows;
-    if (o.n_shards) {
+    int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
+    if (o.n_shards) { /* whole batches of a one-process recording (store/merge.h) */
         if (o.shard < 0 || o.shard >= o.n_shards) { gs_fail("shard %d of %d: no such rank", o.shard, o.n_shards); goto out; }
-        begin = n_windows * o.shard / o.n_shards;
-        end = n_windows * (o.shard + 1) / o.n_shards;
+        store_shard_range(n_windows, o.n_shards, o.shard, B, &begin, &end);
     }
     res->begin = begin;
     res->end = end;
-    int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
     /* the engine (the device) first: a device that cannot start leaves no run behind */
     if (!(r.engine = gpn_engine_new_on(r.model, B, &o.dev))) goto out;
     if (!(r.st = store_open(o.db, STORE_WRITE | STORE_CREATE))) goto out;

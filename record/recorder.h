@@ -23,8 +23,9 @@ typedef struct {
     int batch, resume, states_given;
     const char *recorded; /* set by gs_record: the vector sites' kinds */
     const char *code_version;
-    /* a rank's share of an MPI job (docs/scale.md): windows [N*shard/n_shards,
-     * N*(shard+1)/n_shards) of the N selected, at their own window numbers;
+    /* a rank's share of an MPI job (docs/scale.md): of the N selected windows
+     * in batches of B, batches [nb*shard/n_shards, nb*(shard+1)/n_shards) of
+     * the nb = ceil(N/B) (store_shard_range), at their own window numbers;
      * the run's settings say so ("shard"). n_shards 0: every window. */
     int shard, n_shards;
 } gs_record_opts;

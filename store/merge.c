@@ -40,6 +40,14 @@ static int split_settings(const char *json, int *rank, int *of, char **rest) {
     return ok && *rest ? 0 : -1;
 }
 
+void store_shard_range(int64_t n_windows, int n_ranks, int rank, int64_t batch, int64_t *begin, int64_t *end) {
+    if (batch < 1) batch = 1;
+    int64_t n_batches = (n_windows + batch - 1) / batch;
+    int64_t b0 = n_batches * rank / n_ranks, b1 = n_batches * (rank + 1) / n_ranks;
+    *begin = b0 * batch < n_windows ? b0 * batch : n_windows;
+    *end = b1 * batch < n_windows ? b1 * batch : n_windows;
+}
+
 int store_shard_read(const char *path, store_shard *out) {
     memset(out, 0, sizeof *out);
     out->path = path;
@@ -64,8 +72,8 @@ int store_shard_read(const char *path, store_shard *out) {
         goto done;
     }
     out->n_windows = out->info.n_windows;
-    out->begin = out->n_windows * out->rank / out->of;
-    out->end = out->n_windows * (out->rank + 1) / out->of;
+    out->batch = out->info.batch < out->n_windows ? out->info.batch : (out->n_windows ? out->n_windows : 1);
+    store_shard_range(out->n_windows, out->of, out->rank, out->batch, &out->begin, &out->end);
     rc = 0;
 done:
     store_close(st);
@@ -79,6 +87,7 @@ const char *store_shards_differ(const store_shard *a, const store_shard *b) {
     if (a->of != b->of) return "they come from jobs of different sizes";
     if (strcmp(a->settings, b->settings)) return "their settings differ";
     if (a->n_windows != b->n_windows || a->info.seq_len != b->info.seq_len) return "their windows differ";
+    if (a->batch != b->batch) return "their batches differ";
     if (strcmp(a->info.code_version, b->info.code_version)) return "different gpnscope versions recorded them";
     return NULL;
 }
@@ -292,7 +301,7 @@ int store_merge_shards(const char *target, const char *const *paths, int n, stor
     out->n_ranks = s[0].of;
     out->n_windows = s[0].n_windows;
     if (!(lock = store_lock_run(target, run, "gpnscope merge"))) goto out;
-    int batch = s[0].info.batch < s[0].n_windows ? s[0].info.batch : (int)(s[0].n_windows ? s[0].n_windows : 1);
+    int batch = (int)s[0].batch;
     for (int g = 0; g < n; g += limit) {
         int k = n - g < limit ? n - g : limit, attached = 0;
         char alias[16];

@@ -1,8 +1,8 @@
 /* Folding the shards of an MPI recording (docs/scale.md) into one store.
  *
  * Each shard holds one run of rank r of K (its settings carry "shard":
- * {"rank": r, "of": K}) over windows [N*r/K, N*(r+1)/K) at their own window
- * numbers. The merge checks that the shards are complete runs of one job
+ * {"rank": r, "of": K, "batch": B}) over its whole batches of windows
+ * (store_shard_range) at their own window numbers. The merge checks that the shards are complete runs of one job
  * (the same model, tokenizer, corpus and settings, the same K, no rank
  * twice), then copies them in rank order into one run of the target whose
  * settings are the one-process run's (the shard key taken out): models,
@@ -29,10 +29,18 @@ typedef struct {
     const char *path;
     int64_t run;
     int rank, of;
+    int64_t batch; /* the run's effective batch */
     int64_t begin, end, n_windows;
     char *settings; /* the run's settings without "shard": a one-process run's (malloc'd) */
     store_run_info info;
 } store_shard;
+
+/* The windows [*begin, *end) of rank r of K over n_windows windows run in
+ * batches of `batch` (the effective batch: min(--batch, N)): the ceil(N/B)
+ * batches are split as evenly as whole batches allow, so every batch of a
+ * shard is a batch of a one-process recording (the engine's rounding depends
+ * on which windows share a batch) and the merged rows equal its bit for bit. */
+void store_shard_range(int64_t n_windows, int n_ranks, int rank, int64_t batch, int64_t *begin, int64_t *end);
 
 /* 0, or -1 with gs_error() (not a store, no shard run, not complete). */
 int store_shard_read(const char *path, store_shard *out);
