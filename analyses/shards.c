@@ -231,8 +231,10 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     /* each shard's states: counted by the rank that reads it, shared by a sum */
     for (int i = job->rank; ok && i < n; i += job->size)
         if ((count[i] = count_states(&s[i], r->kind, o->skip_positions)) < 0) ok = 0;
+    if (agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
     int d = 0;
-    for (int i = 0; ok && i < n && !d; i++) { /* the width, from the first shard with states */
+    for (int i = 0; ok && i < n && !d; i++) { /* the width, from the first shard with states (a rank may have none) */
+        if (!count[i]) continue;
         store *st = store_open(s[i].path, STORE_READ);
         gs_state_source *src = st ? gs_store_source_open(st, s[i].run, r->kind, o->skip_positions, 1) : NULL;
         if (src) d = src->d;
@@ -240,7 +242,8 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
         gs_store_source_close(src);
         store_close(st);
     }
-    if (agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
+    if (ok && !d) ok = 0, gs_fail("the shards hold no '%s' states after position %d", r->kind, o->skip_positions);
+    if (agree(job, ok)) goto out;
     /* the first max_states of the job in window order: shards in rank order */
     int64_t before = 0;
     for (int i = 0; i < n; i++) {

@@ -23,8 +23,9 @@ static const char *help =
 
 static void on_shard(void *ctx, const char *path, int rank, int copied, int64_t windows) {
     if (*(const int *)ctx) return;
-    fprintf(stderr, "merge: %s (rank %d): %s %lld windows\n", path, rank, copied ? "copied" : "already merged,",
-            (long long)windows);
+    if (!windows) fprintf(stderr, "merge: %s (rank %d): no windows (more ranks than batches)\n", path, rank);
+    else fprintf(stderr, "merge: %s (rank %d): %s %lld windows\n", path, rank, copied ? "copied" : "already merged,",
+                 (long long)windows);
 }
 
 int cmd_merge(int argc, char **argv) {

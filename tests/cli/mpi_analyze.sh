@@ -23,8 +23,8 @@ shards=("$dir/study.rank-"{0,1,2}"-of-3.db")
 "$bin" merge --quiet "$dir/study.db" "${shards[@]}" >/dev/null && ok "recorded with 3 ranks and merged" || bad "record/merge"
 
 # compare SHARDED.json with the merged store's stored geometry and horizons (settings: max_states)
-compare() {
-  "$py" - "$1" "$dir/study.db" "$2" <<'PY'
+compare() { # SHARDED.json MAX_STATES [STORE]
+  "$py" - "$1" "${3:-$dir/study.db}" "$2" <<'PY'
 import json, math, sqlite3, sys
 got = json.load(open(sys.argv[1]))
 db = sqlite3.connect(sys.argv[2])
@@ -70,6 +70,14 @@ for max in 0 500; do
     else bad "--max-states $max, -n $k: $(cat "$dir/k$k.err")"; fi
   done
 done
+
+# more ranks than batches: rank 0's shard is empty; the analysis reads rank 1's alone
+mpi 2 "$bin" record "${args[@]}" --windows 4 --batch 16 --db "$dir/tiny.db" >/dev/null
+"$bin" merge --quiet "$dir/tiny.db" "$dir/tiny.rank-"{0,1}"-of-2.db" >/dev/null
+"$bin" analyze "$dir/tiny.db" --only geometry,horizon --max-states 0 >/dev/null
+if mpi 2 "$bin" analyze --shards "$dir/tiny.rank-"{0,1}"-of-2.db" --max-states 0 >"$dir/tiny.json" 2>"$dir/tiny.err"; then
+  r="$(compare "$dir/tiny.json" 0 "$dir/tiny.db")" && ok "an empty shard (more ranks than batches): equal: $r" || bad "empty shard: $r"
+else bad "empty shard: $(cat "$dir/tiny.err")"; fi
 
 # refusals, each in one line
 msg="$("$bin" analyze --shards "$dir/study.db" 2>&1 >/dev/null || true)"
