@@ -133,18 +133,12 @@ static int max_span_pass(gs_state_source *src, int32_t *span) {
     return 0;
 }
 
-int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h) {
+int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_opts *o, gs_horizons *h) {
     memset(h, 0, sizeof *h);
     gs_horizon_opts dflt;
     if (!o) { gs_horizon_opts_default(&dflt); o = &dflt; }
     if (!src || src->d < 1) return gs_fail("horizons: state source without rows");
     const int d = src->d;
-    int max_lag = o->max_lag;
-    if (max_lag <= 0) {
-        int32_t span = src->max_span_hint;
-        if (span <= 0 && max_span_pass(src, &span) != 0) return -1;
-        max_lag = span;
-    }
     if (max_lag < 1)
         return gs_fail("horizons need pairs of states of one window at lag 1 or more: every window has a single "
                        "state (record longer windows)");
@@ -220,7 +214,36 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
     gs_window_reader_free(wr);
     wr = NULL;
     free(u); free(valid); free(row_of); free(mean);
-    u = NULL; valid = NULL; row_of = NULL; mean = NULL;
+    return 0;
+fail:
+    gs_window_reader_free(wr);
+    free(u); free(valid); free(row_of); free(mean);
+    gs_horizons_free(h);
+    return -1;
+}
+
+int gs_horizons_max_lag(gs_state_source *src, const gs_horizon_opts *o, int *max_lag) {
+    gs_horizon_opts dflt;
+    if (!o) { gs_horizon_opts_default(&dflt); o = &dflt; }
+    if (!src || src->d < 1) return gs_fail("horizons: state source without rows");
+    *max_lag = o->max_lag;
+    if (*max_lag <= 0) {
+        int32_t span = src->max_span_hint;
+        if (span <= 0 && max_span_pass(src, &span) != 0) return -1;
+        *max_lag = span;
+    }
+    return 0;
+}
+
+int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h) {
+    int max_lag;
+    memset(h, 0, sizeof *h);
+    if (gs_horizons_max_lag(src, o, &max_lag) || gs_horizons_accumulate(src, max_lag, o, h)) return -1;
+    return gs_horizons_finish(h);
+}
+
+int gs_horizons_finish(gs_horizons *h) {
+    const int L = h->n_lags;
 
     /* undefined is not zero: a lag without pairs has no value */
     for (int i = 0; i < L; i++) {
@@ -252,9 +275,4 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
     }
     h->h_002_censored = !gs_log_crossing(h->lags, h->centered, h->n_centered, L, 0.02, 1, &h->h_002);
     return 0;
-fail:
-    gs_window_reader_free(wr);
-    free(u); free(valid); free(row_of); free(mean);
-    gs_horizons_free(h);
-    return -1;
 }

@@ -53,6 +53,14 @@ typedef struct {
 } gs_horizons;
 
 int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h);
+/* The run in parts, for sums made in pieces (analyses/shards.h adds them up
+ * over MPI ranks): the largest lag (o->max_lag, else the longest window's
+ * span: a pass over the states), the pass that leaves per-lag sums of
+ * cosines in raw and centered with their pair counts, and the means, c_1 and
+ * horizons from them. gs_horizons_run is the three in turn. */
+int gs_horizons_max_lag(gs_state_source *src, const gs_horizon_opts *o, int *max_lag);
+int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_opts *o, gs_horizons *h);
+int gs_horizons_finish(gs_horizons *h);
 /* The grid index nearest to k on a log scale among the lags with at least
  * GS_HORIZON_MIN_PAIRS pairs (n_pairs: n_raw or n_centered), or -1. */
 int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, double k);

@@ -50,7 +50,9 @@ static const char *help_rest =
     "  --train-corpus PATH the model's training corpus (shards, or JSONL/text tokenized with\n"
     "                      the run's tokenizer): the Spearman of the default tokens against\n"
     "                      its unigram counts, the paper's comparison (default: not measured)\n"
-    "  --json              print one JSON object instead of the table\n";
+    "  --json              print one JSON object instead of the table\n\n"
+    "mpirun -n K gpnscope analyze --shards SHARD... analyses an MPI recording's shards\n"
+    "without merging them (gpnscope analyze --shards --help; docs/scale.md).\n";
 
 /* the help, with one line per analysis of the registry (analyses/registry.c) */
 static void print_help(FILE *f) {
@@ -77,6 +79,8 @@ static int parse_i64(const char *s, long long lo, long long *out) {
 }
 
 int cmd_analyze(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) /* an MPI recording's shards: cli/cmd_analyze_shards.c */
+        if (!strcmp(argv[i], "--shards")) return cmd_analyze_shards(argc, argv);
     gs_analyze_opts o;
     gs_analyze_opts_default(&o);
     long long run = 0, v;

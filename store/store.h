@@ -112,6 +112,11 @@ int store_finish_run(store *st, int64_t run_id, const char *status, const char *
  * and of windows after the first gap, marks the run 'running' and returns
  * the number of leading complete windows (= the next window to record). */
 int64_t store_resume_run(store *st, int64_t run_id, const char *model_sha256, const char *settings_json);
+/* The same for a run that records windows from `from` on (a rank's shard,
+ * docs/scale.md): the window to continue at is from + its complete leading
+ * windows; windows_done and tokens_done count from `from`. */
+int64_t store_resume_run_at(store *st, int64_t run_id, const char *model_sha256, const char *settings_json,
+                            int64_t from);
 
 /* ---------- per-token rows (inside a batch) ---------- */
 /* One row per token, as the model steps (docs/gpn-model.md): token_id is x_t,
