@@ -1,7 +1,8 @@
 /* The trainer: its float32 forward against the inference engine and the
  * companion's fixtures (NLL to 1e-5), its float32 gradient against the
  * float64 one, the companion's initialisation, config errors, and resume:
- * 6 steps straight equal 3 steps + checkpoint + resume + 3 steps, bit for bit. */
+ * 6 steps straight equal 3 steps + checkpoint + resume + 3 steps, bit for bit,
+ * for GPN+M, Transformer++ and GDN. */
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -249,16 +250,19 @@ static char *csv_numbers(const char *path) {
     return out;
 }
 
-static void check_resume(const char *dir) {
-    char train[4200], eval[4200];
-    snprintf(train, sizeof train, "%s/train", dir);
-    snprintf(eval, sizeof eval, "%s/eval", dir);
+/* For each trainable family (model): a run straight through equals one
+ * stopped, checkpointed and resumed, bit for bit; then (once, on GPN+M) the
+ * refusals of a different model and of a damaged state. */
+static void check_resume(const char *root, const char *name, gpn_config model, int bptt, int refusals) {
+    char train[4200], eval[4200], dir[4200];
+    snprintf(train, sizeof train, "%s/train", root);
+    snprintf(eval, sizeof eval, "%s/eval", root);
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
     write_shard(train, 40000, 37, 1);
     write_shard(eval, 3000, 37, 2);
     train_config c;
     train_config_defaults(&c);
-    c.model = (gpn_config){.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 24, .e = 12, .f = 32, .H = 3, .dk = 4, .dv = 6,
-                           .V = 37, .decoder_bias = 1};
+    c.model = model;
     snprintf(c.train_dir, sizeof c.train_dir, "%s", train);
     snprintf(c.eval_dir, sizeof c.eval_dir, "%s", eval);
     c.seq_len = 24;
@@ -267,7 +271,7 @@ static void check_resume(const char *dir) {
     c.opt.warmup = 2;
     c.opt.lr = 0.01;
     c.opt.clip = 0.5;
-    c.bptt = 5;
+    c.bptt = bptt;
     c.shuffle = 1;
     c.eval_every = 2;
     c.eval_windows = 7;
@@ -299,7 +303,8 @@ static void check_resume(const char *dir) {
         const gpn_model *ma = gpn_trainer_model(a), *mb = gpn_trainer_model(resumed);
         int same = memcmp(ma->block, mb->block, ma->n_params * 4) == 0;
         double err = rel_err(mb->block, ma->block, (long)ma->n_params);
-        printf("  resume: 6 steps vs 3 + resume + 3: weights %s (rel diff %.1e)\n", same ? "bitwise equal" : "DIFFER", err);
+        printf("  resume (%s): 6 steps vs 3 + resume + 3: weights %s (rel diff %.1e)\n", name,
+               same ? "bitwise equal" : "DIFFER", err);
         CHECK(same, "resumed run differs from the straight run (rel %.3e)", err);
         gpn_trainer_free(resumed);
         char p1[4200], p2[4200];
@@ -323,6 +328,7 @@ static void check_resume(const char *dir) {
         CHECK(lm && !strcmp(lm->source_dtype, "BF16"), "BF16 export: %s", lm ? lm->source_dtype : gs_error());
         gpn_model_free(lm);
     }
+    if (!refusals) { gpn_trainer_free(a); return; }
     /* resuming with different model sizes is refused */
     train_config c2 = c;
     c2.model.d = 20;
@@ -354,6 +360,11 @@ int main(void) {
     check_parity("gpn");
     check_init();
     check_config(dir);
-    check_resume(dir);
+    check_resume(dir, "gpnm", (gpn_config){.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 24, .e = 12, .f = 32, .H = 3,
+                                            .dk = 4, .dv = 6, .V = 37, .decoder_bias = 1}, 5, 1);
+    check_resume(dir, "tpp", (gpn_config){.arch = GPN_ARCH_TPP, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
+                                           .dk = 8, .dv = 8, .V = 37, .norm_eps = 1e-6f}, 0, 0);
+    check_resume(dir, "gdn", (gpn_config){.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
+                                           .dk = 4, .dv = 8, .V = 37, .conv = 4, .norm_eps = 1e-6f}, 0, 0);
     return test_summary();
 }
