@@ -202,6 +202,18 @@ static void check_config(const char *dir) {
         {"[1, 2]", "not a JSON object"},
         {"{\"model\": {\"arch\": \"gpn\", \"vocab_size\": 50.5, \"d_state\": 16, \"d_emb\": 8, \"d_ffn\": 24},"
          " \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "integer"},
+        /* the baselines: a family without a training entry, truncation, another family's key, a remainder */
+        {"{\"model\": {\"arch\": \"elman\", \"vocab_size\": 50, \"d_state\": 16, \"d_emb\": 8, \"d_ffn\": 24},"
+         " \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "\"transformer++\", \"gdn\""},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2},"
+         " \"data\": {\"train\": \"x\"}, \"training\": {\"bptt\": 4}, \"output\": {\"dir\": \"o\"}}", "full window only"},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"conv_size\": 4}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "belongs to \"gdn\""},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 18, \"d_ffn\": 24, \"n_heads\": 4},"
+         " \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "does not divide"},
+        {"{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"d_key\": 4, \"d_val\": 8}, \"data\": {\"train\": \"x\", \"seq_len\": 1}, \"output\": {\"dir\": \"o\"}}",
+         "at least 2 tokens"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         train_config_defaults(&c);
@@ -210,6 +222,18 @@ static void check_config(const char *dir) {
         CHECK(rc != 0 && strstr(gs_error(), bad[i].expect), "bad config %zu: rc %d, message '%s' lacks '%s'", i, rc,
               gs_error(), bad[i].expect);
     }
+    /* a GDN config reads its sizes (and conv_size's default) and writes them back */
+    train_config_defaults(&c);
+    const char *g = write_text(dir, "gdn.json",
+        "{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+        " \"d_key\": 4, \"d_val\": 8, \"n_layers\": 3}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}");
+    CHECK(train_config_load(g, &c) == 0, "gdn config: %s", gs_error());
+    CHECK(c.model.arch == GPN_ARCH_GDN && c.model.e == 16 && c.model.conv == 4 && c.model.n_layers == 3 &&
+              c.model.dv == 8 && c.model.norm_eps == 1e-6f, "gdn sizes read");
+    char *json = train_config_to_json(&c);
+    CHECK(json && strstr(json, "\"conv_size\":\t4") && strstr(json, "\"gdn\"") && !strstr(json, "d_emb"),
+          "gdn config written back: %s", json ? json : "(null)");
+    free(json);
     printf("  config: fields, relative paths, %zu kinds of bad input rejected with one-line messages\n",
            sizeof bad / sizeof *bad);
 }
