@@ -47,28 +47,22 @@ static void check_family(const char *name, gpn_config c) {
     float *g32 = calloc((size_t)np, sizeof *g32), *g64f = malloc((size_t)np * sizeof *g64f);
     double *P64 = malloc((size_t)np * sizeof *P64), *g64 = calloc((size_t)np, sizeof *g64), loss, loss64;
     for (long i = 0; i < np; i++) P64[i] = m->block[i];
-    int tpp = c.arch == GPN_ARCH_TPP;
-    if (tpp) {
-        tpp_tape_f32 *tp = tpp_tape_new_f32(&c, B, T);
-        CHECK(tpp_tape_forward_f32(tp, m->block, tok, g32, &loss) == 0, "forward: %s", gs_error());
-        tpp_tape_nll_f32(tp, got);
-        tpp_tape_backward_f32(tp, m->block, g32);
-        tpp_tape_free_f32(tp);
-        tpp_tape_f64 *t64 = tpp_tape_new_f64(&c, B, T);
-        tpp_tape_forward_f64(t64, P64, tok, g64, &loss64);
-        tpp_tape_backward_f64(t64, P64, g64);
-        tpp_tape_free_f64(t64);
-    } else {
-        gdn_tape_f32 *tp = gdn_tape_new_f32(&c, B, T);
-        CHECK(gdn_tape_forward_f32(tp, m->block, tok, g32, &loss) == 0, "forward: %s", gs_error());
-        gdn_tape_nll_f32(tp, got);
-        gdn_tape_backward_f32(tp, m->block, g32);
-        gdn_tape_free_f32(tp);
-        gdn_tape_f64 *t64 = gdn_tape_new_f64(&c, B, T);
-        gdn_tape_forward_f64(t64, P64, tok, g64, &loss64);
-        gdn_tape_backward_f64(t64, P64, g64);
-        gdn_tape_free_f64(t64);
-    }
+    /* the float32 tape (loss, per-token NLL, gradient) and the float64 one (loss, gradient) of one family */
+#define RUN_TAPES(FAM)                                                                                               \
+    do {                                                                                                             \
+        FAM##_tape_f32 *tp = FAM##_tape_new_f32(&c, B, T);                                                           \
+        CHECK(FAM##_tape_forward_f32(tp, m->block, tok, g32, &loss) == 0, "forward: %s", gs_error());                \
+        FAM##_tape_nll_f32(tp, got);                                                                                 \
+        FAM##_tape_backward_f32(tp, m->block, g32);                                                                  \
+        FAM##_tape_free_f32(tp);                                                                                     \
+        FAM##_tape_f64 *t64 = FAM##_tape_new_f64(&c, B, T);                                                          \
+        FAM##_tape_forward_f64(t64, P64, tok, g64, &loss64);                                                         \
+        FAM##_tape_backward_f64(t64, P64, g64);                                                                      \
+        FAM##_tape_free_f64(t64);                                                                                    \
+    } while (0)
+    if (c.arch == GPN_ARCH_TPP) RUN_TAPES(tpp);
+    else RUN_TAPES(gdn);
+#undef RUN_TAPES
     int nan_where_engine = 1;
     for (int i = 0; i < B * T; i++) nan_where_engine &= isnan(got[i]) == isnan(eng[i]);
     CHECK(nan_where_engine && counted == B * (T - 1), "%s: the first token of each window is not predicted", name);
