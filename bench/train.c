@@ -8,7 +8,7 @@
  * share of the ceiling the trainer reaches; the rest is the memory loops,
  * elementwise ops, softmax and the optimizer.
  *
- *   bench_train [--steps N] [--threads N] [--only small|medium|tpp-small|gdn-small] [--cpu]
+ *   bench_train [--steps N] [--threads N] [--only small|medium|gpnm15-small|tpp-small|gdn-small] [--cpu]
  *
  * --cpu times with this thread's CPU clock instead of the wall clock; with
  * --threads 1 that is robust to other processes on a shared machine.
@@ -203,7 +203,7 @@ static int run(const bench_cfg *bc, int steps) {
     free(gb.B);
     free(gb.C);
     double tokens = (double)B * T;
-    printf("%-9s %8.2fM %4dx%-4d %9.0f %9.0f %7.1f%% %8.1f %8.1f   fwd %.0f%% bwd %.0f%% adamw %.0f%%  (%zu MB)\n",
+    printf("%-12s %8.2fM %4dx%-4d %9.0f %9.0f %7.1f%% %8.1f %8.1f   fwd %.0f%% bwd %.0f%% adamw %.0f%%  (%zu MB)\n",
            bc->name, m->n_params / 1e6, B, T, tokens / best, tokens / tg, 100.0 * tg / best, flops / best * 1e-9,
            flops / tg * 1e-9, 100 * tf / best, 100 * tb / best, 100 * to / best, tr->tape_bytes(c, B, T) >> 20);
     tr->tape_free(tp);
@@ -227,7 +227,8 @@ int main(int argc, char **argv) {
         else if (ch == 'o') only = optarg;
         else if (ch == 'c') use_cpu_time = 1;
         else {
-            printf("usage: bench_train [--steps N] [--threads N] [--only small|medium|tpp-small|gdn-small] [--cpu]\n"
+            printf("usage: bench_train [--steps N] [--threads N] [--cpu]\n"
+                   "                   [--only small|medium|gpnm15-small|tpp-small|gdn-small]\n"
                    "  training tokens/s (best of N steps after one warm-up) next to the GEMM-only ceiling\n"
                    "  measured in the same run; --cpu: thread CPU time (use with --threads 1)\n");
             return ch == 'h' ? 0 : 2;
@@ -244,13 +245,16 @@ int main(int argc, char **argv) {
                    .V = 32000}, 8, 64},
         {"medium", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 384, .e = 96, .f = 768, .H = 8, .dk = 32, .dv = 48,
                     .V = 32000}, 16, 128},
-        /* the baselines at configs/tpp-small.json's and gdn-small.json's shapes */
+        /* the three configs trained under one budget (configs/gpnm15-small.json, tpp-small.json, gdn-small.json),
+         * at their shapes and windows */
+        {"gpnm15-small", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 15, .dk = 32,
+                          .dv = 64, .V = 32000}, 8, 512},
         {"tpp-small", {.arch = GPN_ARCH_TPP, .n_layers = 4, .d = 128, .e = 128, .f = 320, .H = 4, .dk = 32, .dv = 32,
-                       .V = 32000, .norm_eps = 1e-6f}, 8, 128},
+                       .V = 32000, .norm_eps = 1e-6f}, 8, 512},
         {"gdn-small", {.arch = GPN_ARCH_GDN, .n_layers = 4, .d = 64, .e = 64, .f = 512, .H = 4, .dk = 16, .dv = 32,
-                       .V = 32000, .conv = 4, .norm_eps = 1e-6f}, 8, 128},
+                       .V = 32000, .conv = 4, .norm_eps = 1e-6f}, 8, 512},
     };
-    printf("config     params  BxT       train tok/s  GEMM tok/s  ratio  GFLOP/s (train, GEMM only)\n");
+    printf("config        params  BxT       train tok/s  GEMM tok/s  ratio  GFLOP/s (train, GEMM only)\n");
     for (size_t i = 0; i < sizeof cfgs / sizeof *cfgs; i++)
         if (!only || !strcmp(only, cfgs[i].name))
             if (run(&cfgs[i], steps) != 0) return 1;
