@@ -204,7 +204,14 @@ int train_config_load(const char *path, train_config *c) {
         c->model.H = c->model.dk = c->model.dv = 0;
         c->model.n_layers = 1;
     }
-    if (is_tpp || is_gdn) {
+    if (is_tpp || is_gdn) { /* keys of GPN's that these families have no use for are errors, not ignored */
+        static const char *const gpn_only[] = {"d_emb", "use_decoder_bias", "d_key", "d_val"};
+        for (int i = 0; i < (is_tpp ? 4 : 2); i++)
+            if (cJSON_GetObjectItemCaseSensitive(m.obj, gpn_only[i])) {
+                rc = gs_fail("\"model.%s\" has no meaning for \"%s\"%s", gpn_only[i], gpn_arch_name(a),
+                             i >= 2 ? " (its head size is d_state / n_heads)" : "");
+                goto done;
+            }
         c->model.e = c->model.d;
         c->model.norm_eps = (float)TRAIN_RMS_EPS; /* the tapes' RMSNorm eps (the sources' 1e-6) */
     }

@@ -209,6 +209,10 @@ static void check_config(const char *dir) {
          " \"data\": {\"train\": \"x\"}, \"training\": {\"bptt\": 4}, \"output\": {\"dir\": \"o\"}}", "full window only"},
         {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
          " \"conv_size\": 4}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "belongs to \"gdn\""},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"d_key\": 8}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "d_state / n_heads"},
+        {"{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_emb\": 8, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"d_key\": 4, \"d_val\": 8}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "no meaning for \"gdn\""},
         {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 18, \"d_ffn\": 24, \"n_heads\": 4},"
          " \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "does not divide"},
         {"{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
