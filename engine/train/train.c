@@ -294,7 +294,7 @@ char *train_config_to_json(const train_config *c) {
         cJSON_AddNumberToObject(m, "n_layers", c->model.n_layers);
     }
     if (a == GPN_ARCH_GDN) cJSON_AddNumberToObject(m, "conv_size", c->model.conv);
-    cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
+    if (a != GPN_ARCH_TPP && a != GPN_ARCH_GDN) cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
     cJSON *d = cJSON_AddObjectToObject(root, "data");
     cJSON_AddStringToObject(d, "train", c->train_dir);
     if (c->eval_dir[0]) cJSON_AddStringToObject(d, "eval", c->eval_dir);

@@ -237,6 +237,11 @@ static void check_config(const char *dir) {
     char *json = train_config_to_json(&c);
     CHECK(json && strstr(json, "\"conv_size\":\t4") && strstr(json, "\"gdn\"") && !strstr(json, "d_emb"),
           "gdn config written back: %s", json ? json : "(null)");
+    /* and what it writes (the run's config.json) reads back to the same sizes */
+    train_config back;
+    train_config_defaults(&back);
+    CHECK(json && train_config_load(write_text(dir, "gdn-back.json", json), &back) == 0 &&
+              !memcmp(&back.model, &c.model, sizeof c.model), "gdn config.json reads back: %s", gs_error());
     free(json);
     printf("  config: fields, relative paths, %zu kinds of bad input rejected with one-line messages\n",
            sizeof bad / sizeof *bad);
