@@ -1,6 +1,7 @@
 /* GPN and GPN+M as rows of the family table: their sites, in step order
  * (docs/gpn-model.md, docs/hooks.md). The old hook names stay as aliases. */
 #include "engine/arch/gpn/gpn_family.h"
+#include "engine/train/train_family.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 
@@ -47,7 +48,7 @@ static const gs_site gpn_sites[] = {
 
 const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, 1, gpn_sites, ARRAY_LEN(gpn_sites),
                                  GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                 gpn_family_embedding, gpn_family_describe};
+                                 gpn_family_embedding, gpn_family_describe, &gs_train_gpn};
 const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, 1, gpn_sites,
                                    ARRAY_LEN(gpn_sites), GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                   gpn_family_embedding, gpn_family_describe};
+                                   gpn_family_embedding, gpn_family_describe, &gs_train_gpn};
