@@ -231,6 +231,7 @@ static void write_memory(gpn_cpu *e, int B) {
     project(e, e->k_next, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
     relu_l2n_rows(e->k_next, B, H, c->dk);
     fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
+    fire(e, GPN_HOOK_MEM_V, 0, e->v, B, hv);
     fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
     fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
     read_query(e, &p->layers[0], 0, B);

@@ -6,6 +6,10 @@
 
 extern const gs_family gs_family_gpn, gs_family_gpn_m;
 
+/* GPN+M's own points in the family-local range (engine/hooks.h): the write's
+ * values, which effective attention needs (analyses/effective_attention.h). */
+#define GPN_HOOK_MEM_V ((gpn_hook_point)(GS_HOOK_LOCAL + 0))
+
 /* Checkpoints (gpn_model.c). */
 int gpn_family_recognise(const st_file *f);
 int gpn_family_infer(const st_file *f, gpn_config *c);

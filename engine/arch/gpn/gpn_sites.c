@@ -8,6 +8,8 @@ static const gs_site gpn_sites[] = {
     /* the memory write, once per step */
     {"mem.k", NULL, GPN_HOOK_MEM_K, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 1, 0,
      "write keys k_h = l2n(relu(rms(prev) W_k + b_k)), before the write"},
+    {"mem.v", NULL, GPN_HOOK_MEM_V, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 1, 0,
+     "write values v_h = rms(s) W_v, before the write"},
     {"mem.alpha", NULL, GPN_HOOK_MEM_ALPHA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_DECAY, 1, 1,
      "per-head decay rate alpha_h = exp(-exp(A_log) softplus(a + dt_bias))"},
     {"mem.beta", NULL, GPN_HOOK_MEM_BETA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_NONE, 1, 1,
