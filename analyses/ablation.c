@@ -36,7 +36,7 @@ static int bucket_of(int position) {
 
 /* The run's model: the given file, or the path the store recorded; the
  * checkpoint must be the one the run was recorded with. */
-static gpn_model *run_model(store *st, const store_run_info *info, const char *given) {
+gpn_model *gs_run_model(store *st, const store_run_info *info, const char *given) {
     char path[4096] = "";
     if (given) {
         snprintf(path, sizeof path, "%s", given);
@@ -362,7 +362,7 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     int64_t W = tk.n_windows;
     if (o->windows > 0 && o->windows < W) W = o->windows;
     if (W < 1 || T < 1) { gs_fail("run %lld has no recorded tokens", (long long)run_id); goto done; }
-    if (!(m = run_model(st, &info, o->model_path))) goto done;
+    if (!(m = gs_run_model(st, &info, o->model_path))) goto done;
     /* ids outside the model's vocabulary first: read as int32 they could
      * look like the -1 of a missing token */
     if (out_of_vocabulary(st, run_id, m->cfg.V)) goto done;

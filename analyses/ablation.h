@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "engine/model.h"
 #include "store/store.h"
 
 #define ABLATION_BUCKETS 5
@@ -85,5 +86,9 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
 /* The run's memory heads (for each-head loops); -1 with gs_error() when the
  * run's model has none. */
 int gs_ablation_heads(store *st, int64_t run_id);
+/* A run's model: the file `given`, else the path the store recorded; the
+ * checkpoint must be the one the run was recorded with (its sha256). Also
+ * what the causal tools re-run (analyses/attention_run.h). */
+gpn_model *gs_run_model(store *st, const store_run_info *info, const char *given);
 
 #endif

@@ -23,5 +23,6 @@ int cmd_analyze(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_export_notebook(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
 
 #endif

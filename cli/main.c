@@ -18,6 +18,7 @@ static const cli_command commands[] = {
     {"sql", "run SQL on a store, with the vector functions loaded", cmd_sql},
     {"migrate", "bring a store to this gpnscope's schema (one transaction)", cmd_migrate},
     {"ablate", "causal interventions on a run: mean direction, heads, pools; perplexity change", cmd_ablate},
+    {"attention", "exact effective attention of a run's delta-rule heads, beside the heuristic", cmd_attention},
     {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},

@@ -1,0 +1,48 @@
+/* The store's side of the causal tools (docs/causal.md; tables in
+ * docs/schema.md, schema version 3): effective attention of delta-rule heads
+ * and direct logit attribution, each keyed by its analysis row
+ * (store_analysis_begin), written inside that analysis's batch. */
+#ifndef GS_STORE_CAUSAL_H
+#define GS_STORE_CAUSAL_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* ---------- effective attention ---------- */
+/* One query of one head: its top keys (most weight first) and how they and
+ * the heuristic relate to all of its keys. */
+typedef struct {
+    int32_t query, n_keys;     /* n_keys: the keys it may attend to (query + 1) */
+    int n_top;                 /* entries in key / weight / heuristic */
+    const int *key;
+    const double *weight, *heuristic; /* heuristic may be NULL */
+    double topk_mass, l1, heuristic_l1, read_error, heuristic_error;
+} store_attention_query;
+
+/* The queries of one (window, layer, head), into attention_queries and
+ * attention_topk. */
+int store_put_attention_queries(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                                const store_attention_query *q, int n);
+/* A whole n x n query x key matrix (row-major, row = query) of kind "exact"
+ * or "heuristic" into attention_matrices. */
+int store_put_attention_matrix(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                               const char *kind, int32_t n, const float *weights);
+/* Read one back: *weights malloc'd (n x n), *n its side; 1 when there is no
+ * such matrix, 0 when read, -1 on an error. */
+int store_read_attention_matrix(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                                const char *kind, float **weights, int32_t *n);
+
+/* ---------- direct logit attribution ---------- */
+/* One part of a predicted state at (window, position): its name ("carry",
+ * "ground", "ffn", "mem", "residual"), its layer and head (-1: none) and the
+ * logit of the recorded token it accounts for. */
+typedef struct {
+    const char *part;
+    int32_t layer, head;
+    double logit;
+} store_logit_part;
+int store_put_logit_parts(store *st, int64_t analysis_id, int32_t window, int32_t position, int32_t token_id,
+                          const store_logit_part *parts, int n);
+
+#endif
