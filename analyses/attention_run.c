@@ -11,6 +11,7 @@
 #include "analyses/ablation.h"
 #include "analyses/effective_attention.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/engine.h"
 #include "store/causal.h"
 
@@ -226,7 +227,10 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
         goto done;
     }
     if (summaries(st, a.an, out) || store_analysis_scalar(st, a.an, "windows", (double)W, NULL) ||
-        store_analysis_scalar(st, a.an, "length", T, NULL) || store_analysis_scalar(st, a.an, "full_matrices", a.full, NULL) ||
+        store_analysis_scalar(st, a.an, "length", T, NULL) ||
+        store_analysis_scalar(st, a.an, "token_offset", gs_family_of(c)->predicts_first_token,
+                              "the last token read at step t is x_{t - token_offset} (1: GPN's step predicts x_t "
+                              "before reading it; 0: GDN's step reads x_t)") || store_analysis_scalar(st, a.an, "full_matrices", a.full, NULL) ||
         store_commit(st)) {
         store_rollback(st);
         goto done;
