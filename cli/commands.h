@@ -24,5 +24,6 @@ int cmd_plot(int argc, char **argv);
 int cmd_export_notebook(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
+int cmd_attribute(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const cli_command commands[] = {
     {"migrate", "bring a store to this gpnscope's schema (one transaction)", cmd_migrate},
     {"ablate", "causal interventions on a run: mean direction, heads, pools; perplexity change", cmd_ablate},
     {"attention", "exact effective attention of a run's delta-rule heads, beside the heuristic", cmd_attention},
+    {"attribute", "direct logit attribution: each token's logit split over the step's parts and heads", cmd_attribute},
     {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},

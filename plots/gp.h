@@ -108,6 +108,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig);
 int fig_probe(const plot_ctx *c, gs_plot_figure *fig);
 int fig_ablations(const plot_ctx *c, gs_plot_figure *fig);
 int fig_attention(const plot_ctx *c, gs_plot_figure *fig);
+int fig_logit_attribution(const plot_ctx *c, gs_plot_figure *fig);
 /* The newest analysis per intervention (what, scope) of run ?1: rows of
  * (id, what, scope) in id order, for the ablation figure and the report.
  * Returns sqlite3_prepare_v2's code. */

@@ -139,7 +139,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
 
     /* ---- scripts and data ---- */
     static const figure_fn figures[] = {fig_geometry, fig_horizons, fig_default_direction, fig_probe, fig_ablations,
-                                        fig_attention};
+                                        fig_attention, fig_logit_attribution};
     int ablations_drawn = 0;
     for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
         gs_plot_figure *fg = &r->fig[r->n_figures];
@@ -161,7 +161,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
         const char *nm = names[i];
         if (!strcmp(nm, "geometry") || !strcmp(nm, "default_direction") || !strcmp(nm, "horizons") ||
             !strcmp(nm, "retention") || !strcmp(nm, "probe") || !strcmp(nm, "findings") /* in the report */ ||
-            !strcmp(nm, "attention"))
+            !strcmp(nm, "attention") || !strcmp(nm, "logit_attribution"))
             continue;
         if (!strncmp(nm, "ablation", 8) && ablations_drawn) continue;
         char vis[128];

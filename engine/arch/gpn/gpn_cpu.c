@@ -254,6 +254,7 @@ static void read_memory(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B
     project(e, e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
     rows(ROWS_RMSNORM, e->on, e->o, lp->read_out_norm_w, B, hv);
     rows(ROWS_TIMES_SILU, e->on, e->g, NULL, B, hv);
+    fire(e, GPN_HOOK_MEM_GATED, layer, e->on, B, hv);
     project(e, e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
     fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
 }

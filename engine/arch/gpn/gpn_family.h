@@ -9,6 +9,9 @@ extern const gs_family gs_family_gpn, gs_family_gpn_m;
 /* GPN+M's own points in the family-local range (engine/hooks.h): the write's
  * values, which effective attention needs (analyses/effective_attention.h). */
 #define GPN_HOOK_MEM_V ((gpn_hook_point)(GS_HOOK_LOCAL + 0))
+/* each layer's per-head reads after the output norm and the read gate, what
+ * W_o maps to the state: one head's share of hook_mem_out (logit attribution) */
+#define GPN_HOOK_MEM_GATED ((gpn_hook_point)(GS_HOOK_LOCAL + 1))
 
 /* Checkpoints (gpn_model.c). */
 int gpn_family_recognise(const st_file *f);

@@ -21,6 +21,8 @@ static const gs_site gpn_sites[] = {
      "read queries"},
     {"blocks.{i}.mem.heads", "L{i}.mem.heads", GPN_HOOK_MEM_HEADS, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL,
      GS_ROLE_NONE, 1, 0, "per-head reads q_h M_h before the output norm (zero a head here to ablate it)"},
+    {"blocks.{i}.mem.gated", "L{i}.mem.gated", GPN_HOOK_MEM_GATED, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL,
+     GS_ROLE_NONE, 1, 0, "per-head reads after the output norm and the read gate; hook_mem_out = their W_o"},
     {"blocks.{i}.hook_mem_out", "L{i}.mem_read", GPN_HOOK_MEM_READ, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 1, 0,
      "the memory read's contribution to the state"},
     {"blocks.{i}.hook_mlp_out", "L{i}.ffn_out", GPN_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
