@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/ablation.h"
 #include "analyses/effective_attention.h"
+#include "analyses/rerun.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
 #include "engine/engine.h"
@@ -40,9 +40,8 @@ static int parse_selection(const char *what, const char *list, int n, unsigned c
 typedef struct {
     store *st;
     int64_t an;
-    const store_token_array *tk;
+    const gs_rerun *rr;
     int T, top_k, full;
-    int64_t W;
     unsigned char layer_on[GS_ATTENTION_MAX_LAYERS], head_on[GS_ATTENTION_MAX_HEADS];
     double *exact, *heur;      /* T x T */
     float *f32;                /* T x T */
@@ -52,12 +51,6 @@ typedef struct {
     gs_attention_result *out;
 } attention_ctx;
 
-static int window_tokens(void *ctx, int64_t w, int32_t *tokens) {
-    const attention_ctx *a = ctx;
-    memcpy(tokens, a->tk->token_id + w * a->tk->n_positions, (size_t)a->T * sizeof *tokens);
-    return 0;
-}
-
 static int put_matrix(attention_ctx *a, int32_t window, int l, int h, const char *kind, const double *w) {
     for (long i = 0; i < (long)a->T * a->T; i++) a->f32[i] = (float)w[i];
     return store_put_attention_matrix(a->st, a->an, window, l, h, kind, a->T, a->f32);
@@ -66,7 +59,7 @@ static int put_matrix(attention_ctx *a, int32_t window, int l, int h, const char
 static int one_window(void *ctx, int64_t w, const gs_delta_trace *tr) {
     attention_ctx *a = ctx;
     int T = a->T, k = a->top_k;
-    int32_t window = a->tk->window_ids[w];
+    int32_t window = a->rr->tk.window_ids[w];
     gs_attention_head *hs = a->out->head;
     for (int l = 0, slot = 0; l < tr->n_layers; l++) {
         if (!a->layer_on[l]) continue;
@@ -146,38 +139,17 @@ static int summaries(store *st, int64_t an, gs_attention_result *r) {
 
 int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_attention_result *out) {
     memset(out, 0, sizeof *out);
-    store_run_info info;
-    if (store_run_get(st, run_id, &info)) return -1;
-    store_token_array tk;
-    if (store_read_tokens(st, run_id, &tk)) return -1;
+    if (o->top_k < 1 || o->top_k > 4096) return gs_fail("--top-k %d: 1 to 4096", o->top_k);
+    gs_rerun rr;
+    if (gs_rerun_open(st, run_id, o->windows, o->length, 512, o->model_path, &rr)) return -1;
     int rc = -1;
-    gpn_model *m = NULL;
     gpn_engine *e = NULL;
     gs_delta_capture *cap = NULL;
-    attention_ctx a = {.st = st, .tk = &tk, .out = out};
-    if (tk.n_windows < 1 || tk.n_positions < 1) { gs_fail("run %lld has no recorded tokens", (long long)run_id); goto done; }
-    int64_t W = o->windows > 0 && o->windows < tk.n_windows ? o->windows : tk.n_windows;
-    int T = o->length > 0 ? o->length : (int)(tk.n_positions < 512 ? tk.n_positions : 512);
-    if (T > tk.n_positions) {
-        gs_fail("--length %d: run %lld's windows have %lld positions", T, (long long)run_id, (long long)tk.n_positions);
-        goto done;
-    }
-    if (o->top_k < 1 || o->top_k > 4096) { gs_fail("--top-k %d: 1 to 4096", o->top_k); goto done; }
-    for (int64_t i = 0; i < W * tk.n_positions; i++)
-        if (i % tk.n_positions < T && tk.token_id[i] < 0) {
-            gs_fail("run %lld: window %d has no token at position %lld (the window is incomplete): use fewer --windows or a "
-                    "shorter --length", (long long)run_id, tk.window_ids[i / tk.n_positions], (long long)(i % tk.n_positions));
-            goto done;
-        }
-    if (!(m = gs_run_model(st, &info, o->model_path))) goto done;
-    const gpn_config *c = &m->cfg;
+    attention_ctx a = {.st = st, .rr = &rr, .out = out};
+    const gpn_config *c = &rr.m->cfg;
+    int64_t W = rr.W;
+    int T = rr.T;
     if (!gs_delta_memory_of(c)) goto done;
-    for (int64_t i = 0; i < W * tk.n_positions; i++)
-        if (i % tk.n_positions < T && tk.token_id[i] >= c->V) {
-            gs_fail("run %lld holds token id %d, outside the model's vocabulary (0 to %d)", (long long)run_id,
-                    tk.token_id[i], c->V - 1);
-            goto done;
-        }
     if (c->n_layers > GS_ATTENTION_MAX_LAYERS || c->H > GS_ATTENTION_MAX_HEADS) {
         gs_fail("the model has %d layers of %d heads: effective attention handles at most %d layers and %d heads",
                 c->n_layers, c->H, GS_ATTENTION_MAX_LAYERS, GS_ATTENTION_MAX_HEADS);
@@ -195,7 +167,6 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
                 out->head[out->n_heads++] = (gs_attention_head){.layer = l, .head = h};
             }
     a.T = T;
-    a.W = W;
     a.top_k = o->top_k;
     a.full = o->full_upto > 0 && T <= o->full_upto;
     size_t TT = (size_t)T * T;
@@ -211,14 +182,14 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
         goto done;
     }
     int B = W < 8 ? (int)W : 8;
-    if (!(e = gpn_engine_new(m, B)) || !(cap = gs_delta_capture_new(e, T, one_window, &a))) goto done;
+    if (!(e = gpn_engine_new(rr.m, B)) || !(cap = gs_delta_capture_new(e, T, one_window, &a))) goto done;
     char settings[512];
     snprintf(settings, sizeof settings, "{\"windows\":%lld,\"length\":%d,\"heads\":\"%s\",\"layers\":\"%s\",\"top_k\":%d}",
              (long long)W, T, o->heads ? o->heads : "all", o->layers ? o->layers : "all", o->top_k);
     if ((a.an = store_analysis_begin(st, run_id, "attention", settings, o->code_version)) < 0) goto done;
     out->analysis_id = a.an;
     runner_sink sink = gs_delta_capture_sink(cap);
-    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = window_tokens, .window_ctx = &a,
+    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = gs_rerun_window, .window_ctx = &rr,
                       .progress = o->progress, .progress_ctx = o->progress_ctx};
     int run = runner_run(&ro, &sink, 1, NULL);
     if (run != 0) {
@@ -243,7 +214,7 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
 done:
     gs_delta_capture_free(cap);
     gpn_engine_free(e);
-    gpn_model_free(m);
+    gs_rerun_close(&rr);
     free(a.exact);
     free(a.heur);
     free(a.f32);
@@ -251,6 +222,5 @@ done:
     free(a.keys);
     free(a.kw);
     free(a.kh);
-    store_token_array_free(&tk);
     return rc;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/ablation.h"
+#include "analyses/rerun.h"
 #include "base/error.h"
 #include "engine/cpu/kernel_math.h"
 #include "engine/engine.h"
@@ -30,7 +30,7 @@ typedef struct {
     store *st;
     int64_t an;
     const gpn_model *m;
-    const store_token_array *tk;
+    const gs_rerun *rr;
     int T, L, H, d, has_mem;
     probe_capture *pred, *fuse, *ground, *pg[GPN_MAX_LAYERS], *ffn[GPN_MAX_LAYERS], *gated[GPN_MAX_LAYERS];
     float *prev;             /* B x 3d: the last step's s_pred, fuse gate, s_ground (0 before the first) */
@@ -40,12 +40,6 @@ typedef struct {
     int n_parts;
     gs_dla_result *out;
 } dla_ctx;
-
-static int window_tokens(void *ctx, int64_t w, int32_t *tokens) {
-    const dla_ctx *a = ctx;
-    memcpy(tokens, a->tk->token_id + w * a->tk->n_positions, (size_t)a->T * sizeof *tokens);
-    return 0;
-}
 
 static int begin_batch(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
     (void)w0, (void)tokens;
@@ -120,7 +114,7 @@ static int after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const
     for (int b = 0; b < nb; b++) {
         int32_t x = tokens[(size_t)b * a->T + t];
         attribute(a, b, x, logits[(size_t)b * V + x]);
-        if (store_put_logit_parts(a->st, a->an, a->tk->window_ids[w0 + b], t, x, a->parts, a->n_parts)) return -1;
+        if (store_put_logit_parts(a->st, a->an, a->rr->tk.window_ids[w0 + b], t, x, a->parts, a->n_parts)) return -1;
         for (int i = 0; i < a->n_parts; i++) {
             a->sum[i] += a->parts[i].logit;
             a->sum_abs[i] += fabs(a->parts[i].logit);
@@ -192,36 +186,20 @@ static int summaries(dla_ctx *a) {
 
 int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla_result *out) {
     memset(out, 0, sizeof *out);
-    store_run_info info;
-    if (store_run_get(st, run_id, &info)) return -1;
-    store_token_array tk;
-    if (store_read_tokens(st, run_id, &tk)) return -1;
+    gs_rerun rr;
+    if (gs_rerun_open(st, run_id, o->windows, o->length, 0, o->model_path, &rr)) return -1;
     int rc = -1;
-    gpn_model *m = NULL;
     gpn_engine *e = NULL;
     probe_set *ps = NULL;
-    dla_ctx a = {.st = st, .tk = &tk, .out = out};
-    if (tk.n_windows < 1 || tk.n_positions < 1) { gs_fail("run %lld has no recorded tokens", (long long)run_id); goto done; }
-    int64_t W = o->windows > 0 && o->windows < tk.n_windows ? o->windows : tk.n_windows;
-    int T = o->length > 0 ? o->length : (int)tk.n_positions;
-    if (T > tk.n_positions) {
-        gs_fail("--length %d: run %lld's windows have %lld positions", T, (long long)run_id, (long long)tk.n_positions);
-        goto done;
-    }
-    if (!(m = gs_run_model(st, &info, o->model_path))) goto done;
+    dla_ctx a = {.st = st, .rr = &rr, .out = out};
+    const gpn_model *m = rr.m;
     const gpn_config *c = &m->cfg;
+    int64_t W = rr.W;
+    int T = rr.T;
     if (c->arch != GPN_ARCH_GPN && c->arch != GPN_ARCH_GPN_M) {
         gs_fail("logit attribution splits GPN's and GPN+M's step; this model is %s", gpn_arch_name(c->arch));
         goto done;
     }
-    for (int64_t i = 0; i < W * tk.n_positions; i++)
-        if (i % tk.n_positions < T && (tk.token_id[i] < 0 || tk.token_id[i] >= c->V)) {
-            gs_fail("run %lld: window %d, position %lld: %s", (long long)run_id, tk.window_ids[i / tk.n_positions],
-                    (long long)(i % tk.n_positions),
-                    tk.token_id[i] < 0 ? "no token (the window is incomplete): use fewer --windows or a shorter --length"
-                                       : "a token id outside the model's vocabulary");
-            goto done;
-        }
     a.m = m;
     a.T = T;
     a.L = c->n_layers;
@@ -260,7 +238,7 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
     if ((a.an = store_analysis_begin(st, run_id, "logit_attribution", settings, o->code_version)) < 0) goto done;
     out->analysis_id = a.an;
     runner_sink sink = {.ctx = &a, .begin = begin_batch, .after_step = after_step};
-    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = window_tokens, .window_ctx = &a,
+    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = gs_rerun_window, .window_ctx = &rr,
                       .progress = o->progress, .progress_ctx = o->progress_ctx};
     int run = runner_run(&ro, &sink, 1, NULL);
     if (run != 0) {
@@ -275,11 +253,10 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
 done:
     probe_set_free(ps);
     gpn_engine_free(e);
-    gpn_model_free(m);
+    gs_rerun_close(&rr);
     free(a.prev);
     free(a.g);
     free(a.parts);
     free(a.sum);
-    store_token_array_free(&tk);
     return rc;
 }

@@ -122,16 +122,11 @@ int cmd_attention(int argc, char **argv) {
         default: return cli_bad_option("attention", opts, argv);
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "gpnscope attention: %s (see gpnscope attention --help)\n",
-                optind >= argc ? "no store FILE given" : "one store FILE only");
-        return 2;
-    }
-    const char *path = argv[optind];
-    store *st = store_open(path, STORE_WRITE);
-    if (!st) { fprintf(stderr, "gpnscope attention: %s\n", gs_error()); return 1; }
+    const char *path = optind < argc ? argv[optind] : "";
     store_lock *lock = NULL;
-    if (cli_pick_run("attention", st, &run, &lock) != 0) { store_close(st); return 1; }
+    int status;
+    store *st = cli_open_run("attention", argc, argv, optind, &run, &lock, &status);
+    if (!st) return status;
     progress p;
     progress_start(&p, "attention", "windows", o.windows);
     o.progress = show_progress;

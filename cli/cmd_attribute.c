@@ -81,16 +81,11 @@ int cmd_attribute(int argc, char **argv) {
         default: return cli_bad_option("attribute", opts, argv);
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "gpnscope attribute: %s (see gpnscope attribute --help)\n",
-                optind >= argc ? "no store FILE given" : "one store FILE only");
-        return 2;
-    }
-    const char *path = argv[optind];
-    store *st = store_open(path, STORE_WRITE);
-    if (!st) { fprintf(stderr, "gpnscope attribute: %s\n", gs_error()); return 1; }
+    const char *path = optind < argc ? argv[optind] : "";
     store_lock *lock = NULL;
-    if (cli_pick_run("attribute", st, &run, &lock) != 0) { store_close(st); return 1; }
+    int status;
+    store *st = cli_open_run("attribute", argc, argv, optind, &run, &lock, &status);
+    if (!st) return status;
     progress p;
     progress_start(&p, "attribute", "windows", o.windows);
     o.progress = show_progress;
