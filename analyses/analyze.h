@@ -36,6 +36,8 @@ enum {
     GS_AN_ALL = 31,         /* the rows analyze runs (gs_analysis_runnable(); a unit test keeps them equal) */
     GS_AN_ABLATION = 32,    /* stored by `gpnscope ablate` */
     GS_AN_FINDINGS = 64,    /* stored by `gpnscope analyze` from the rows' stored results */
+    GS_AN_ATTENTION = 128,  /* stored by `gpnscope attention` */
+    GS_AN_ATTRIBUTION = 256, /* stored by `gpnscope attribute` */
 };
 
 typedef struct {

@@ -28,6 +28,11 @@ const gs_analysis_row gs_analysis_rows[] = {
      NULL, NULL, "gpnscope ablate"},
     {GS_AN_FINDINGS, "findings", NULL, "findings", "the verdicts on the paper's three structures", 0, 0, NULL, NULL,
      NULL, NULL, "gpnscope analyze (after the rows above)"},
+    {GS_AN_ATTENTION, "attention", NULL, "attention", "exact effective attention of delta-rule heads", 0, 0, NULL,
+     NULL, NULL, NULL, "gpnscope attention"},
+    {GS_AN_ATTRIBUTION, "logit_attribution", NULL, "logit_attribution",
+     "direct logit attribution of the predicted state by part and head", 0, 0, NULL, NULL, NULL, NULL,
+     "gpnscope attribute"},
 };
 
 const int gs_n_analysis_rows = (int)(sizeof gs_analysis_rows / sizeof *gs_analysis_rows);

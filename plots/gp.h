@@ -127,6 +127,8 @@ extern const unsigned gp_report_analyses;
 /* An intervention's label: prefix, what, and its scope in parentheses (a head ablation stored without
  * heads_at zeroed before the norm); into out. */
 const char *gp_ablation_label(const store_ablation_ref *r, const char *prefix, char *out, size_t size);
+int fig_attention(const plot_ctx *c, gs_plot_figure *fig);
+int fig_logit_attribution(const plot_ctx *c, gs_plot_figure *fig);
 
 /* Runs `gnuplot -e "fmt='FMT'; out='OUT'" NAME.gp` in dir with stderr
  * captured; anything on stderr (a warning) or a non-zero exit is an error

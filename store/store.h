@@ -34,7 +34,7 @@ typedef struct store store;
 struct sqlite3;
 
 /* Schema version written to PRAGMA user_version by this build. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* ---------- opening ---------- */
 enum {

@@ -189,15 +189,25 @@ int store_finish_run(store *st, int64_t run_id, const char *status, const char *
     if (!status || (strcmp(status, "complete") && strcmp(status, "interrupted") && strcmp(status, "failed")))
         return gs_fail("%s: finishing run %lld: status must be complete, interrupted or failed, got '%s'", st->path,
                        (long long)run_id, status ? status : "(none)");
-    sqlite3_stmt *s = st_prepare(st, "UPDATE runs SET status = ?2, message = ?3,"
-                                     " finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
-                                     " updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
-    if (s) {
-        sqlite3_bind_int64(s, 1, run_id);
-        sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
-        st_bind_text(s, 3, message);
+    /* A run that failed because its files hit a size limit still gets its
+     * status: the update needs a few WAL pages past the last commit, and when
+     * that commit ended right at the limit there are none, so once (outside
+     * a batch) the committed WAL is checkpointed into the file and truncated,
+     * and the update tried again at the WAL's start. */
+    for (int attempt = 0;; attempt++) {
+        sqlite3_stmt *s = st_prepare(st, "UPDATE runs SET status = ?2, message = ?3,"
+                                         " finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
+                                         " updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
+        if (s) {
+            sqlite3_bind_int64(s, 1, run_id);
+            sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+            st_bind_text(s, 3, message);
+        }
+        int rc = update_run(st, s, run_id, "finishing a run");
+        int io = (sqlite3_errcode(st->db) & 0xff) == SQLITE_IOERR || (sqlite3_errcode(st->db) & 0xff) == SQLITE_FULL;
+        if (rc == 0 || attempt > 0 || !s || !io || st->depth > 0) return rc;
+        sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
     }
-    return update_run(st, s, run_id, "finishing a run");
 }
 
 int store_put_tokens(store *st, int64_t run_id, const store_token_row *rows, int64_t n) {
