@@ -1,13 +1,13 @@
 #include "analyses/ablation.h"
 
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyses/documents.h"
 #include "analyses/stats.h"
+#include "analyses/registry.h"
 #include "base/error.h"
 #include "engine/engine.h"
 #include "probes/probes.h"
@@ -34,33 +34,6 @@ static int bucket_of(int position) {
     return b;
 }
 
-/* The run's model: the given file, or the path the store recorded; the
- * checkpoint must be the one the run was recorded with. */
-static gpn_model *run_model(store *st, const store_run_info *info, const char *given) {
-    char path[4096] = "";
-    if (given) {
-        snprintf(path, sizeof path, "%s", given);
-    } else {
-        sqlite3_stmt *s;
-        if (sqlite3_prepare_v2(store_db(st), "SELECT path FROM models WHERE id = ?1", -1, &s, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(s, 1, info->model_id);
-            if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-                snprintf(path, sizeof path, "%s", (const char *)sqlite3_column_text(s, 0));
-            sqlite3_finalize(s);
-        }
-        if (!path[0]) { gs_fail("run %lld has no model file recorded: give --model", (long long)info->id); return NULL; }
-    }
-    gpn_model *m = gpn_model_load(path);
-    if (!m) return NULL;
-    if (info->model_sha256[0] && strcmp(m->hash, info->model_sha256)) {
-        gs_fail("%s is not the model run %lld was recorded with (sha256 %.12s..., the run's %.12s...)", path,
-                (long long)info->id, m->hash, info->model_sha256);
-        gpn_model_free(m);
-        return NULL;
-    }
-    return m;
-}
-
 int gs_ablation_heads(store *st, int64_t run_id) {
     store_run_info info;
     if (store_run_get(st, run_id, &info)) return -1;
@@ -70,7 +43,7 @@ int gs_ablation_heads(store *st, int64_t run_id) {
 
 /* Heads of a retention pool: series "pool" holds 0 (fast) or 1 (slow) per head. */
 static int pool_heads(store *st, int64_t run, const char *which, int *heads, int max) {
-    int64_t an = store_analysis_find(st, run, "retention", NULL);
+    int64_t an = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_RETENTION), NULL);
     if (an <= 0) return gs_fail("pool:%s needs the run's retention analysis: run gpnscope analyze first", which);
     double *x = NULL, *y = NULL;
     int64_t n = store_analysis_get_series(st, an, "pool", &x, &y);
@@ -131,7 +104,7 @@ static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_abl
             return gs_fail("--what %s: mean-direction:subtract or mean-direction:project", what);
         if (strcmp(o->scope, "decode") && strcmp(o->scope, "carry"))
             return gs_fail("--scope %s: decode or carry", o->scope);
-        int64_t an = store_analysis_find(st, run, "geometry", NULL);
+        int64_t an = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_GEOMETRY), NULL);
         int64_t n = an > 0 ? store_analysis_get_vector(st, an, "mean", &tg->v) : -1;
         if (n != c->d) {
             free(tg->v);
@@ -312,20 +285,15 @@ static int store_batch(void *ctx, int64_t w0, int nb) {
 /* -1 with the error set when a token of the run is not an id of a vocabulary
  * of V pieces (an import of another tokenizer's ids, say). */
 static int out_of_vocabulary(store *st, int64_t run_id, int V) {
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT window, position, token_id FROM tokens WHERE run_id = ?1 AND"
-                           " (typeof(token_id) <> 'integer' OR token_id < 0 OR token_id >= ?2) LIMIT 1", -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("%s: checking the run's token ids: %s", store_path(st), sqlite3_errmsg(store_db(st)));
-    sqlite3_bind_int64(s, 1, run_id);
-    sqlite3_bind_int(s, 2, V);
-    int rc = 0;
-    if (sqlite3_step(s) == SQLITE_ROW)
-        rc = gs_fail("run %lld: window %lld, position %lld holds token id %s, outside the model's vocabulary (0 to %d): "
-                     "the run's tokens are not this model's (check the tokenizer it was recorded or imported with)",
-                     (long long)run_id, (long long)sqlite3_column_int64(s, 0), (long long)sqlite3_column_int64(s, 1),
-                     (const char *)sqlite3_column_text(s, 2), V - 1);
-    sqlite3_finalize(s);
-    return rc;
+    int64_t w = 0, p = 0;
+    char id[64];
+    int found = store_first_token_outside(st, run_id, V, &w, &p, id, sizeof id);
+    if (found < 0) return -1;
+    if (found)
+        return gs_fail("run %lld: window %lld, position %lld holds token id %s, outside the model's vocabulary (0 to %d): "
+                       "the run's tokens are not this model's (check the tokenizer it was recorded or imported with)",
+                       (long long)run_id, (long long)w, (long long)p, id, V - 1);
+    return 0;
 }
 
 /* Per document: the NLL change and tokens of bucket k. */
@@ -362,7 +330,7 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     int64_t W = tk.n_windows;
     if (o->windows > 0 && o->windows < W) W = o->windows;
     if (W < 1 || T < 1) { gs_fail("run %lld has no recorded tokens", (long long)run_id); goto done; }
-    if (!(m = run_model(st, &info, o->model_path))) goto done;
+    if (!(m = gs_analysis_load_model(&info, o->model_path))) goto done;
     /* ids outside the model's vocabulary first: read as int32 they could
      * look like the -1 of a missing token */
     if (out_of_vocabulary(st, run_id, m->cfg.V)) goto done;
@@ -402,7 +370,7 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     else
         snprintf(settings, sizeof settings, "{\"what\":\"%s\",\"scope\":\"%s\",\"windows\":%lld,\"seed\":%llu}", out->what,
                  out->scope, (long long)W, (unsigned long long)o->seed);
-    int64_t an = store_analysis_begin(st, run_id, "ablation", settings, o->code_version);
+    int64_t an = store_analysis_begin(st, run_id, gs_analysis_stored_name(GS_AN_ABLATION), settings, o->code_version);
     if (an < 0) goto done;
     out->analysis_id = an;
     int n_draws = tg.kind == 0 ? 0 : o->controls < 0 ? 0 : o->controls > ABLATION_MAX_CONTROLS ? ABLATION_MAX_CONTROLS : o->controls;

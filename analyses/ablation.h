@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "engine/model.h"
 #include "store/store.h"
 
 #define ABLATION_BUCKETS 5

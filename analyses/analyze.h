@@ -25,13 +25,19 @@
 #include "engine/model.h"
 #include "store/store.h"
 
+/* One bit per row of the analysis registry (analyses/registry.h, where each
+ * analysis' name, needs and functions are). */
 enum {
     GS_AN_GEOMETRY = 1,
     GS_AN_DEFAULT = 2,
     GS_AN_HORIZON = 4,
     GS_AN_RETENTION = 8,
     GS_AN_PROBE = 16,
-    GS_AN_ALL = 31,
+    GS_AN_ALL = 31,         /* the rows analyze runs (gs_analysis_runnable(); a unit test keeps them equal) */
+    GS_AN_ABLATION = 32,    /* stored by `gpnscope ablate` */
+    GS_AN_FINDINGS = 64,    /* stored by `gpnscope analyze` from the rows' stored results */
+    GS_AN_ATTENTION = 128,  /* stored by `gpnscope attention` */
+    GS_AN_ATTRIBUTION = 256, /* stored by `gpnscope attribute` */
 };
 
 typedef struct {
@@ -41,6 +47,9 @@ typedef struct {
     int skip_positions;     /* leave out store positions < K */
     uint64_t seed;          /* 1 */
     const char *model_path; /* NULL: the run's model file */
+    const char *site;       /* --site: a site the run recorded, read by every analysis that reads its kind: a
+                             * per-head scalar site is retention's decay site (unless decay_site is given),
+                             * any other the state analyses' vector site (as kind); NULL: the defaults below */
     const char *kind;       /* the states.kind the state analyses read; NULL: the run's state site (run_sites
                              * role 'state'), else "pred" */
     const char *decay_site; /* the per-head decay site retention reads; NULL: the run's (role 'decay'), else
@@ -53,8 +62,10 @@ typedef struct {
 } gs_analyze_opts;
 
 void gs_analyze_opts_default(gs_analyze_opts *o);
-/* Parse "geometry,default,horizon,retention,probe" into GS_AN_* bits. */
+/* Parse a comma-separated list of the registry's names ("all": every row analyze runs) into GS_AN_* bits. */
 int gs_analyze_parse_parts(const char *list, unsigned *parts);
+/* The bits of the rows analyze runs. */
+unsigned gs_analysis_runnable(void);
 
 typedef struct {
     int64_t run_id;
@@ -78,12 +89,17 @@ typedef struct {
  * asked for by name that cannot run, a failure inside a part). */
 int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a);
 /* Write every computed result to the store: one analysis row per part,
- * named "geometry", "default_direction", "horizons", "retention", "probe",
- * with the settings that produced it (same settings replace, others add). */
+ * under its registry row's stored name, with the settings that produced it
+ * (same settings replace, others add). */
 int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *code_version);
 /* The summary table, with token text from the run's vocabulary. */
 void gs_analysis_print(FILE *f, store *st, const gs_analysis *a);
+/* The results as one JSON object: {"run": N, one member per computed row (its stored name), "notes"}. */
+struct cJSON *gs_analysis_json(const gs_analysis *a);
 void gs_analysis_free(gs_analysis *a);
+/* The run's model: the file given, else the one the store registered with the run; refused (NULL with
+ * gs_error()) when its sha256 is not the one the run was recorded with. */
+gpn_model *gs_analysis_load_model(const store_run_info *info, const char *given);
 
 /* A state source over a store run (the analyze command's, exposed for the
  * benchmark and tests). Free with gs_store_source_close. */

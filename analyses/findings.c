@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/registry.h"
 #include "base/error.h"
 
 static double scalar(store *st, int64_t an, const char *key) {
@@ -17,8 +18,29 @@ const char *gs_finding_word(finding_verdict v) {
                                                                                                       : "not measured";
 }
 
+static int weaker(int a, int b) {
+    static const int rank[3] = {[FINDING_ABSENT] = 0, [FINDING_PRESENT] = 2, [FINDING_MARGINAL] = 1};
+    return rank[a] <= rank[b] ? a : b;
+}
+
+finding_verdict gs_finding_default_rule(double norm_ratio, double batch_cos, double top_sv_abs_cos) {
+    int large = norm_ratio >= 0.25, persistent = batch_cos >= 0.9, principal = top_sv_abs_cos >= 0.9;
+    return large && persistent && principal ? FINDING_PRESENT : FINDING_ABSENT;
+}
+
+finding_verdict gs_finding_horizon_rule(double c1, int h002_inside, double h002) {
+    return c1 >= 0.05 && h002_inside && h002 >= 10 && h002 < 1000 ? FINDING_PRESENT : FINDING_ABSENT;
+}
+
+finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts) {
+    static const finding_verdict as_finding[] = {[GS_POOLS_NOT_SHOWN] = FINDING_ABSENT,
+                                                 [GS_POOLS_MARGINAL] = FINDING_MARGINAL,
+                                                 [GS_POOLS_PRESENT] = FINDING_PRESENT};
+    return (finding_verdict)weaker(as_finding[from_start], as_finding[all_starts]);
+}
+
 static void judge_default(store *st, int64_t run, finding *f) {
-    int64_t dd = store_analysis_find(st, run, "default_direction", NULL);
+    int64_t dd = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_DEFAULT), NULL);
     if (dd <= 0) {
         f->verdict = FINDING_NOT_MEASURED;
         snprintf(f->text, sizeof f->text, "not measured (no default-direction analysis)");
@@ -29,8 +51,7 @@ static void judge_default(store *st, int64_t run, finding *f) {
     double top = fabs(scalar(st, dd, "top_sv_cos")), pc1 = scalar(st, dd, "pc1_cos");
     double m2 = scalar(st, dd, "mean_norm2_over_lambda1");
     double rho_t = scalar(st, dd, "spearman_unigram_train"), rho_r = scalar(st, dd, "spearman_unigram");
-    int large = ratio >= 0.25, persistent = cos8 >= 0.9, principal = top >= 0.9;
-    f->verdict = large && persistent && principal ? FINDING_PRESENT : FINDING_ABSENT;
+    f->verdict = gs_finding_default_rule(ratio, cos8, top);
     /* like for like: the paper's +0.46 is against its training corpus */
     char unigram[256], random_b[64] = "", pc[200] = "";
     if (!isnan(rho_t))
@@ -54,7 +75,7 @@ static void judge_default(store *st, int64_t run, finding *f) {
 }
 
 static void judge_horizon(store *st, int64_t run, finding *f) {
-    int64_t h = store_analysis_find(st, run, "horizons", NULL);
+    int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);
     if (h <= 0) {
         f->verdict = FINDING_NOT_MEASURED;
         snprintf(f->text, sizeof f->text, "not measured (no horizons analysis)");
@@ -75,8 +96,8 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     free(y);
     free(px);
     free(pn);
-    int decays = c1 >= 0.05 && censored == 0 && h002 >= 10 && h002 < 1000;
-    f->verdict = decays ? FINDING_PRESENT : FINDING_ABSENT;
+    f->verdict = gs_finding_horizon_rule(c1, censored == 0, h002);
+    const int decays = f->verdict == FINDING_PRESENT;
     char e_text[64];
     if (isnan(he)) snprintf(e_text, sizeof e_text, "n/a");
     else snprintf(e_text, sizeof e_text, "%.1f", he);
@@ -110,11 +131,6 @@ static int pools_text(store *st, int64_t r, const char *sfx, char *buf, size_t s
     return verdict;
 }
 
-static int weaker(int a, int b) {
-    static const int rank[3] = {[FINDING_ABSENT] = 0, [FINDING_PRESENT] = 2, [FINDING_MARGINAL] = 1};
-    return rank[a] <= rank[b] ? a : b;
-}
-
 /* Did training move the decays (analyses/decay_init.h)? "" when not measured. */
 static void init_text(store *st, int64_t r, char *out, size_t size) {
     out[0] = 0;
@@ -141,7 +157,7 @@ static void init_text(store *st, int64_t r, char *out, size_t size) {
 }
 
 static void judge_pools(store *st, int64_t run, finding *f) {
-    int64_t r = store_analysis_find(st, run, "retention", NULL);
+    int64_t r = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_RETENTION), NULL);
     if (r <= 0) {
         f->verdict = FINDING_NOT_MEASURED;
         snprintf(f->text, sizeof f->text, "not measured (no retention analysis: a GPN without memory, or not analyzed)");
@@ -180,7 +196,7 @@ int gs_findings_compute(store *st, int64_t run_id, gs_findings *out) {
 }
 
 int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const char *code_version) {
-    int64_t id = store_analysis_begin(st, run_id, "findings", "{}", code_version);
+    int64_t id = store_analysis_begin(st, run_id, gs_analysis_stored_name(GS_AN_FINDINGS), "{}", code_version);
     if (id < 0) return -1;
     const struct { const char *key; const finding *f; } all[] = {
         {"default_direction", &f->default_direction}, {"content_horizon", &f->content_horizon},

@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 
+#include "analyses/pools.h"
 #include "store/store.h"
 
 typedef enum { FINDING_NOT_MEASURED = -1, FINDING_ABSENT = 0, FINDING_PRESENT = 1, FINDING_MARGINAL = 2 } finding_verdict;
@@ -36,6 +37,16 @@ const char *gs_finding_word(finding_verdict v);
 typedef struct {
     finding default_direction, content_horizon, memory_pools;
 } gs_findings;
+
+/* The rules above on their numbers, for callers that hold the results in
+ * memory (compare): the default direction from ||s_bar|| / mean ||s||, the
+ * 8-batch cosine and |cos| with the top singular vector; the content horizon
+ * from c_1, whether h_0.02 was reached inside the window, and h_0.02; the
+ * pools as the weaker of the two estimators' three-way verdicts. A NaN
+ * fails its test (not shown). */
+finding_verdict gs_finding_default_rule(double norm_ratio, double batch_cos, double top_sv_abs_cos);
+finding_verdict gs_finding_horizon_rule(double c1, int h002_inside, double h002);
+finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts);
 
 /* Judge a run from its stored analyses (gpnscope analyze first). */
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);

@@ -32,16 +32,14 @@ static int cmp_std_desc(const void *a, const void *b) {
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 static int cmp_dbl(const void *a, const void *b) { return (*(const double *)a > *(const double *)b) - (*(const double *)a < *(const double *)b); }
 
-int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *opts, gs_geometry *g) {
+int gs_geometry_accumulate(gs_state_source *src, const gs_geometry_opts *opts, gs_geometry_sums *sums) {
     gs_geometry_opts dflt;
     if (!opts) { gs_geometry_opts_default(&dflt); opts = &dflt; }
-    memset(g, 0, sizeof *g);
+    memset(sums, 0, sizeof *sums);
     const int d = src ? src->d : 0;
-    gs_cov_acc acc;
-    if (gs_cov_acc_init(&acc, d, opts->block_rows) != 0) return -1;
+    if (gs_cov_acc_init(&sums->acc, d, opts->block_rows) != 0) return -1;
     gs_window_reader *wr = gs_window_reader_new(src);
-    if (!wr) { gs_cov_acc_free(&acc); return -1; }
-    g->d = d;
+    if (!wr) { gs_cov_acc_free(&sums->acc); return -1; }
 
     /* ---- the one pass: norms (Welford), windows, mean and covariance ---- */
     double nm = 0, nM2 = 0, sq = 0;
@@ -53,7 +51,7 @@ int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *opts, gs_geome
         int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
         if (k < 0) goto fail;
         if (k == 0) break;
-        g->n_windows++;
+        sums->n_windows++;
         for (int64_t i = 0; i < k; i++) {
             double s2 = 0;
             const float *r = rows + i * d;
@@ -65,10 +63,37 @@ int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *opts, gs_geome
             nM2 += dl * (x - nm);
             sq += s2;
         }
-        if (gs_cov_acc_add(&acc, rows, k) != 0) goto fail;
+        if (gs_cov_acc_add(&sums->acc, rows, k) != 0) goto fail;
     }
     gs_window_reader_free(wr);
-    wr = NULL;
+    sums->n = n;
+    sums->norm_mean = nm;
+    sums->norm_m2 = nM2;
+    sums->sq = sq;
+    return 0;
+fail:
+    gs_window_reader_free(wr);
+    gs_cov_acc_free(&sums->acc);
+    return -1;
+}
+
+int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *opts, gs_geometry *g) {
+    gs_geometry_sums sums;
+    memset(g, 0, sizeof *g);
+    if (gs_geometry_accumulate(src, opts, &sums) != 0) return -1;
+    return gs_geometry_finish(&sums, opts, g);
+}
+
+int gs_geometry_finish(gs_geometry_sums *sums, const gs_geometry_opts *opts, gs_geometry *g) {
+    gs_geometry_opts dflt;
+    if (!opts) { gs_geometry_opts_default(&dflt); opts = &dflt; }
+    memset(g, 0, sizeof *g);
+    gs_cov_acc acc = sums->acc; /* owned from here on */
+    const int d = acc.d;
+    const int64_t n = sums->n;
+    const double nm = sums->norm_mean, nM2 = sums->norm_m2, sq = sums->sq;
+    g->d = d;
+    g->n_windows = sums->n_windows;
     if (n < 2) {
         gs_fail("geometry needs at least 2 states (got %lld): record more tokens or lower --skip-positions", (long long)n);
         goto fail;
@@ -234,7 +259,6 @@ int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *opts, gs_geome
     gs_cov_acc_free(&acc);
     return 0;
 fail:
-    gs_window_reader_free(wr);
     gs_cov_acc_free(&acc);
     gs_geometry_free(g);
     return -1;

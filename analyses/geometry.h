@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "analyses/linalg.h"
 #include "analyses/states.h"
 
 #define GS_GEOM_SAMPLE 300
@@ -61,6 +62,18 @@ typedef struct {
 /* 0, or -1 with gs_error() (fewer than 2 states, identical states, a
  * non-finite value, a stream out of order). */
 int gs_geometry_run(gs_state_source *src, const gs_geometry_opts *o, gs_geometry *g);
+
+/* The run in two halves, for sums made in pieces (analyses/shards.h adds
+ * them up over MPI ranks): the one pass's sums, then everything computed
+ * from them. gs_geometry_run is accumulate + finish. */
+typedef struct {
+    gs_cov_acc acc;                /* mean and covariance (analyses/linalg.h) */
+    int64_t n, n_windows;
+    double norm_mean, norm_m2, sq; /* Welford's mean and M2 of ||s||; sum of ||s||^2 */
+} gs_geometry_sums;
+int gs_geometry_accumulate(gs_state_source *src, const gs_geometry_opts *o, gs_geometry_sums *sums);
+/* Takes over (and frees) sums->acc. */
+int gs_geometry_finish(gs_geometry_sums *sums, const gs_geometry_opts *o, gs_geometry *g);
 void gs_geometry_free(gs_geometry *g);
 
 #endif

@@ -11,6 +11,7 @@
 void gs_horizon_opts_default(gs_horizon_opts *o) {
     o->max_lag = 0;
     o->per_decade = 16;
+    o->per_window = 0;
 }
 
 int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, double k) {
@@ -26,6 +27,7 @@ int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, dou
 
 void gs_horizons_free(gs_horizons *h) {
     free(h->lags); free(h->raw); free(h->centered); free(h->n_raw); free(h->n_centered);
+    free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered);
     memset(h, 0, sizeof *h);
 }
 
@@ -90,6 +92,30 @@ static void lag_sums(const double *u, const unsigned char *valid, const int32_t 
     }
 }
 
+/* one more zeroed row of per-window sums (grown by doubling) */
+static int keep_window(gs_horizons *h, int L) {
+    const int64_t w = h->n_windows;
+    if ((w & (w - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to 2w (at least 1) */
+        const size_t rows = (size_t)(w ? 2 * w : 1) * (size_t)L;
+        double *a = realloc(h->win_raw, rows * sizeof *a);
+        if (a) h->win_raw = a;
+        double *b = realloc(h->win_centered, rows * sizeof *b);
+        if (b) h->win_centered = b;
+        int64_t *c = realloc(h->win_n_raw, rows * sizeof *c);
+        if (c) h->win_n_raw = c;
+        int64_t *e = realloc(h->win_n_centered, rows * sizeof *e);
+        if (e) h->win_n_centered = e;
+        if (!a || !b || !c || !e) return gs_fail("out of memory for the per-window lag sums");
+    }
+    const size_t at = (size_t)w * (size_t)L;
+    memset(h->win_raw + at, 0, (size_t)L * sizeof *h->win_raw);
+    memset(h->win_centered + at, 0, (size_t)L * sizeof *h->win_centered);
+    memset(h->win_n_raw + at, 0, (size_t)L * sizeof *h->win_n_raw);
+    memset(h->win_n_centered + at, 0, (size_t)L * sizeof *h->win_n_centered);
+    h->n_windows = w + 1;
+    return 0;
+}
+
 static int max_span_pass(gs_state_source *src, int32_t *span) {
     gs_window_reader *wr = gs_window_reader_new(src);
     if (!wr) return -1;
@@ -107,18 +133,12 @@ static int max_span_pass(gs_state_source *src, int32_t *span) {
     return 0;
 }
 
-int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h) {
+int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_opts *o, gs_horizons *h) {
     memset(h, 0, sizeof *h);
     gs_horizon_opts dflt;
     if (!o) { gs_horizon_opts_default(&dflt); o = &dflt; }
     if (!src || src->d < 1) return gs_fail("horizons: state source without rows");
     const int d = src->d;
-    int max_lag = o->max_lag;
-    if (max_lag <= 0) {
-        int32_t span = src->max_span_hint;
-        if (span <= 0 && max_span_pass(src, &span) != 0) return -1;
-        max_lag = span;
-    }
     if (max_lag < 1)
         return gs_fail("horizons need pairs of states of one window at lag 1 or more: every window has a single "
                        "state (record longer windows)");
@@ -161,11 +181,20 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
         for (int64_t q = 0; q <= span; q++) row_of[q] = -1;
         for (int64_t t = 0; t < k; t++) row_of[pos[t] - pos[0]] = (int32_t)t;
 
+        /* each window's sums go to its own row when kept, else straight to the pooled ones */
+        double *s_raw = h->raw, *s_cen = h->centered;
+        int64_t *c_raw = h->n_raw, *c_cen = h->n_centered;
+        if (o->per_window) {
+            if (keep_window(h, L) != 0) goto fail;
+            const int64_t at = (h->n_windows - 1) * L;
+            s_raw = h->win_raw + at; s_cen = h->win_centered + at;
+            c_raw = h->win_n_raw + at; c_cen = h->win_n_centered + at;
+        }
         /* raw */
         for (int64_t i = 0; i < k * d; i++) u[i] = rows[i];
         unit_rows(u, valid, k, d);
         for (int64_t t = 0; t < k; t++) h->n_zero_states += !valid[t];
-        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, h->raw, h->n_raw);
+        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, s_raw, c_raw);
 
         /* centered on the window's own mean */
         memset(mean, 0, (size_t)d * sizeof *mean);
@@ -175,12 +204,46 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
         for (int64_t t = 0; t < k; t++)
             for (int j = 0; j < d; j++) u[t * d + j] = (double)rows[t * d + j] - mean[j];
         unit_rows(u, valid, k, d);
-        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, h->centered, h->n_centered);
+        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, s_cen, c_cen);
+        if (o->per_window)
+            for (int i = 0; i < L; i++) {
+                h->raw[i] += s_raw[i]; h->centered[i] += s_cen[i];
+                h->n_raw[i] += c_raw[i]; h->n_centered[i] += c_cen[i];
+            }
     }
     gs_window_reader_free(wr);
     wr = NULL;
     free(u); free(valid); free(row_of); free(mean);
-    u = NULL; valid = NULL; row_of = NULL; mean = NULL;
+    return 0;
+fail:
+    gs_window_reader_free(wr);
+    free(u); free(valid); free(row_of); free(mean);
+    gs_horizons_free(h);
+    return -1;
+}
+
+int gs_horizons_max_lag(gs_state_source *src, const gs_horizon_opts *o, int *max_lag) {
+    gs_horizon_opts dflt;
+    if (!o) { gs_horizon_opts_default(&dflt); o = &dflt; }
+    if (!src || src->d < 1) return gs_fail("horizons: state source without rows");
+    *max_lag = o->max_lag;
+    if (*max_lag <= 0) {
+        int32_t span = src->max_span_hint;
+        if (span <= 0 && max_span_pass(src, &span) != 0) return -1;
+        *max_lag = span;
+    }
+    return 0;
+}
+
+int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h) {
+    int max_lag;
+    memset(h, 0, sizeof *h);
+    if (gs_horizons_max_lag(src, o, &max_lag) || gs_horizons_accumulate(src, max_lag, o, h)) return -1;
+    return gs_horizons_finish(h);
+}
+
+int gs_horizons_finish(gs_horizons *h) {
+    const int L = h->n_lags;
 
     /* undefined is not zero: a lag without pairs has no value */
     for (int i = 0; i < L; i++) {
@@ -212,9 +275,4 @@ int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons 
     }
     h->h_002_censored = !gs_log_crossing(h->lags, h->centered, h->n_centered, L, 0.02, 1, &h->h_002);
     return 0;
-fail:
-    gs_window_reader_free(wr);
-    free(u); free(valid); free(row_of); free(mean);
-    gs_horizons_free(h);
-    return -1;
 }

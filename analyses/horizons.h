@@ -30,6 +30,7 @@
 typedef struct {
     int max_lag;     /* 0: the longest window's span (at least T - 1) */
     int per_decade;  /* grid density (16) */
+    int per_window;  /* 1: also keep each window's sums (a bootstrap over windows resamples them); 0 */
 } gs_horizon_opts;
 
 void gs_horizon_opts_default(gs_horizon_opts *o);
@@ -44,9 +45,22 @@ typedef struct {
     int c1_lag;                       /* 1, or the stride of states kept at every K-th position */
     double h_e, h_002;
     int h_e_valid, h_e_censored, h_002_censored;
+    /* with per_window: window w's sums of cosines and pair counts, row w of n_windows x n_lags (the
+     * curves above are the pooled sums over the rows divided by the pooled counts) */
+    int64_t n_windows;
+    double *win_raw, *win_centered;
+    int64_t *win_n_raw, *win_n_centered;
 } gs_horizons;
 
 int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h);
+/* The run in parts, for sums made in pieces (analyses/shards.h adds them up
+ * over MPI ranks): the largest lag (o->max_lag, else the longest window's
+ * span: a pass over the states), the pass that leaves per-lag sums of
+ * cosines in raw and centered with their pair counts, and the means, c_1 and
+ * horizons from them. gs_horizons_run is the three in turn. */
+int gs_horizons_max_lag(gs_state_source *src, const gs_horizon_opts *o, int *max_lag);
+int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_opts *o, gs_horizons *h);
+int gs_horizons_finish(gs_horizons *h);
 /* The grid index nearest to k on a log scale among the lags with at least
  * GS_HORIZON_MIN_PAIRS pairs (n_pairs: n_raw or n_centered), or -1. */
 int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, double k);

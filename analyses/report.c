@@ -30,12 +30,13 @@ static void section(FILE *f, const char *title) {
     fprintf(f, "  %-38s %-34s %s\n", "quantity", "ours", "paper");
 }
 
-static void tokens_text(char *buf, size_t n, const int *ids, int k, const gs_report *r) {
+static void tokens_text(char *buf, size_t n, const int *ids, int k, const char *(*token_text)(void *, int),
+                        void *token_ctx) {
     buf[0] = 0;
     for (int i = 0; i < k && ids[i] >= 0; i++) {
         size_t len = strlen(buf);
-        if (r->token_text) {
-            const char *t = r->token_text(r->token_ctx, ids[i]);
+        if (token_text) {
+            const char *t = token_text(token_ctx, ids[i]);
             snprintf(buf + len, n - len, "%s\"%s\"", i ? " " : "", t ? t : "?");
         } else {
             snprintf(buf + len, n - len, "%s%d", i ? " " : "", ids[i]);
@@ -43,10 +44,9 @@ static void tokens_text(char *buf, size_t n, const int *ids, int k, const gs_rep
     }
 }
 
-void gs_report_print(FILE *f, const gs_report *r) {
-    char a[512], b[160];
-    const gs_geometry *g = r->geometry;
-    if (g) {
+void gs_report_geometry(FILE *f, const gs_geometry *g) {
+    char a[512];
+    {
         section(f, "1. Geometry of the state");
         snprintf(a, sizeof a, "%lld states in %lld windows, d = %d", (long long)g->n, (long long)g->n_windows, g->d);
         paper_row(f, GS_PAPER_STATES, a);
@@ -67,8 +67,12 @@ void gs_report_print(FILE *f, const gs_report *r) {
         snprintf(a, sizeof a, "%.4g", g->participation_ratio);
         paper_row(f, GS_PAPER_PARTICIPATION, a);
     }
-    const gs_default_dir *dd = r->default_dir;
-    if (dd) {
+}
+
+void gs_report_default_dir(FILE *f, const gs_default_dir *dd, const char *(*token_text)(void *ctx, int id),
+                           void *token_ctx) {
+    char a[512], b[160];
+    {
         section(f, "2. The mean direction");
         snprintf(a, sizeof a, "%.4g (ratio to mean ||s|| %.3f)", dd->mean_norm, dd->norm_ratio);
         paper_row(f, GS_PAPER_MEAN_NORM, a);
@@ -85,7 +89,7 @@ void gs_report_print(FILE *f, const gs_report *r) {
             row(f, b, a, "");
         }
         if (dd->has_decode) {
-            tokens_text(a, sizeof a, dd->top, GS_TOPK, r);
+            tokens_text(a, sizeof a, dd->top, GS_TOPK, token_text, token_ctx);
             paper_row(f, GS_PAPER_DEFAULT_TOKENS, a);
             /* like for like: the paper's row holds the training corpus's number only */
             if (dd->has_train_unigram && dd->spearman_train_defined) snprintf(a, sizeof a, "%+.4f", dd->spearman_train);
@@ -113,8 +117,11 @@ void gs_report_print(FILE *f, const gs_report *r) {
             row(f, "|cos(s_bar, centered PC1)|", a, "");
         }
     }
-    const gs_horizons *h = r->horizons;
-    if (h && h->n_lags > 0) {
+}
+
+void gs_report_horizons(FILE *f, const gs_horizons *h) {
+    char a[512];
+    if (h->n_lags > 0) {
         section(f, "3. Horizons");
         /* read out to the last lag with enough pairs (GS_HORIZON_MIN_PAIRS) */
         int r1 = gs_horizons_nearest_enough(h, h->n_raw, h->c1_lag), r1500 = gs_horizons_nearest_enough(h, h->n_raw, 1500);
@@ -137,8 +144,11 @@ void gs_report_print(FILE *f, const gs_report *r) {
         snprintf(a, sizeof a, "%s%.4g", h->h_002_censored ? ">= " : "", h->h_002);
         paper_row(f, GS_PAPER_HORIZON_002, a);
     }
-    const gs_retention *rt = r->retention;
-    if (rt) {
+}
+
+void gs_report_retention(FILE *f, const gs_retention *rt) {
+    char a[512], b[160];
+    {
         section(f, "3. Memory horizon (GPN+M)");
         snprintf(a, sizeof a, "%d", rt->H);
         paper_row(f, GS_PAPER_HEADS, a);
@@ -185,8 +195,11 @@ void gs_report_print(FILE *f, const gs_report *r) {
             }
         }
     }
-    const gs_probe *p = r->probe;
-    if (p) {
+}
+
+void gs_report_probe(FILE *f, const gs_probe *p) {
+    char a[512], b[160];
+    {
         section(f, "4. Probe horizon (beyond the paper)");
         for (int i = 0; i < p->n_lags; i++) {
             if (!p->measured[i]) continue;
@@ -198,4 +211,12 @@ void gs_report_print(FILE *f, const gs_report *r) {
         paper_row(f, GS_PAPER_PROBE_HORIZON, a);
         fprintf(f, "  rule: %s\n", p->rule);
     }
+}
+
+void gs_report_print(FILE *f, const gs_report *r) {
+    if (r->geometry) gs_report_geometry(f, r->geometry);
+    if (r->default_dir) gs_report_default_dir(f, r->default_dir, r->token_text, r->token_ctx);
+    if (r->horizons) gs_report_horizons(f, r->horizons);
+    if (r->retention) gs_report_retention(f, r->retention);
+    if (r->probe) gs_report_probe(f, r->probe);
 }

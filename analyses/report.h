@@ -24,6 +24,13 @@ typedef struct {
 } gs_report;
 
 void gs_report_print(FILE *f, const gs_report *r);
+/* One section each (what gs_report_print prints for a part; the analysis registry's print entries). */
+void gs_report_geometry(FILE *f, const gs_geometry *g);
+void gs_report_default_dir(FILE *f, const gs_default_dir *dd, const char *(*token_text)(void *ctx, int id),
+                           void *token_ctx);
+void gs_report_horizons(FILE *f, const gs_horizons *h);
+void gs_report_retention(FILE *f, const gs_retention *rt);
+void gs_report_probe(FILE *f, const gs_probe *p);
 
 /* the grid lag nearest to k in log terms (index), or -1 for an empty grid */
 int gs_nearest_lag(const int *lags, int n, double k);

@@ -1,12 +1,14 @@
 /* bench_train: training throughput (tokens/s of a whole optimizer step:
- * forward, BPTT backward, AdamW) next to the GEMM-only ceiling for the same
+ * forward, BPTT backward, AdamW) of every trainable family (GPN+M, and the
+ * Transformer++ and GDN baselines at their shipped shapes) next to the
+ * GEMM-only ceiling for the same
  * shapes, timed in the same run: every SGEMM the step issues (per-step
  * projections of B rows, the batched decode head and weight gradients), with
  * the same sizes, called back to back on resident buffers. The ratio is the
  * share of the ceiling the trainer reaches; the rest is the memory loops,
  * elementwise ops, softmax and the optimizer.
  *
- *   bench_train [--steps N] [--threads N] [--only small|medium] [--cpu]
+ *   bench_train [--steps N] [--threads N] [--only small|medium|gpnm15-small|tpp-small|gdn-small] [--cpu]
  *
  * --cpu times with this thread's CPU clock instead of the wall clock; with
  * --threads 1 that is robust to other processes on a shared machine.
@@ -20,7 +22,9 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/train/adamw.h"
+#include "engine/train/train_family.h"
 #include "engine/train/train_init.h"
 #include "engine/train/train_window.h"
 
@@ -73,6 +77,52 @@ static int step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
     return n;
 }
 
+/* The GEMMs of one Transformer++ / GDN step, as tpp_window.inc / gdn_window.inc
+ * (through seq_common.inc's linear_forward / linear_backward) issue them. */
+static int linear_gemms(gemm_shape *g, int n, int rows, int in, int out) {
+    g[n++] = (gemm_shape){0, 1, rows, out, in, 1}; /* forward */
+    g[n++] = (gemm_shape){0, 0, rows, in, out, 1}; /* dX */
+    g[n++] = (gemm_shape){1, 0, out, in, rows, 1}; /* dW */
+    return n;
+}
+
+static int seq_step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
+    int n = 0, R = B * T, d = c->d, f = c->f, H = c->H, V = c->V;
+    int chunk = (1 << 24) / V;
+    if (chunk < 1) chunk = 1;
+    if (chunk > R) chunk = R;
+    int nchunk = (R + chunk - 1) / chunk, K = H * c->dk, Vd = H * c->dv;
+    for (int l = 0; l < c->n_layers; l++) {
+        if (c->arch == GPN_ARCH_TPP) {
+            for (int i = 0; i < 4; i++) n = linear_gemms(g, n, R, d, d); /* W_q, W_k, W_v, W_o */
+            n = linear_gemms(g, n, R, d, 2 * f);                         /* w1 */
+            n = linear_gemms(g, n, R, f, d);                             /* w2 */
+            int Dh = c->dk;
+            g[n++] = (gemm_shape){0, 1, T, T, Dh, B * H}; /* scores */
+            g[n++] = (gemm_shape){0, 0, T, Dh, T, B * H}; /* P v */
+            g[n++] = (gemm_shape){0, 1, T, T, Dh, B * H}; /* dP */
+            g[n++] = (gemm_shape){1, 0, T, Dh, T, B * H}; /* dv */
+            g[n++] = (gemm_shape){0, 0, T, Dh, T, B * H}; /* dq */
+            g[n++] = (gemm_shape){1, 0, T, Dh, T, B * H}; /* dk */
+        } else {
+            n = linear_gemms(g, n, R, d, K);  /* q_proj */
+            n = linear_gemms(g, n, R, d, K);  /* k_proj */
+            n = linear_gemms(g, n, R, d, Vd); /* v_proj */
+            n = linear_gemms(g, n, R, d, H);  /* a_proj */
+            n = linear_gemms(g, n, R, d, H);  /* b_proj */
+            n = linear_gemms(g, n, R, d, Vd); /* g_proj */
+            n = linear_gemms(g, n, R, Vd, d); /* o_proj */
+            n = linear_gemms(g, n, R, d, f);  /* gate_proj */
+            n = linear_gemms(g, n, R, d, f);  /* up_proj */
+            n = linear_gemms(g, n, R, f, d);  /* down_proj */
+        }
+    }
+    g[n++] = (gemm_shape){0, 1, chunk, V, d, nchunk}; /* logits */
+    g[n++] = (gemm_shape){0, 0, chunk, d, V, nchunk}; /* dX of the head */
+    g[n++] = (gemm_shape){1, 0, V, d, chunk, nchunk}; /* d of the embedding / lm_head */
+    return n;
+}
+
 static double gemm_flops(const gemm_shape *g, int n) {
     double f = 0;
     for (int i = 0; i < n; i++) f += 2.0 * g[i].M * g[i].N * (double)g[i].K * g[i].reps;
@@ -115,20 +165,22 @@ static int run(const bench_cfg *bc, int steps) {
     const gpn_config *c = &bc->c;
     gpn_model *m = gpn_model_new(c);
     if (!m) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
+    const gs_train_i *tr = gs_family_of(c)->train; /* the trainer's own entry: the same tape it runs */
     train_rng r;
     train_rng_seed(&r, 1);
-    train_init_params(c, m->block, &r);
+    tr->init(c, m->block, &r);
     adamw_config oc = {.lr = 3e-4, .min_lr_ratio = 0.1, .warmup = 0, .total_steps = 1000, .beta1 = 0.9, .beta2 = 0.95,
                        .eps = 1e-8, .weight_decay = 0.1, .clip = 1.0};
     adamw *opt = adamw_new(c, &oc);
     float *grads = calloc(m->n_params, 4);
     int B = bc->B, T = bc->T;
-    gpn_tape_f32 *tp = gpn_tape_new_f32(c, B, T);
+    void *tp = tr->tape_new(c, B, T);
     int32_t *tok = malloc((size_t)B * T * 4);
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(train_rng_next(&r) % (uint64_t)c->V);
     if (!tp || !opt || !grads) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
-    gemm_shape g[64];
-    int ng = step_gemms(c, B, T, g);
+    gemm_shape g[64 + 30 * GPN_MAX_LAYERS];
+    int seq = c->arch == GPN_ARCH_TPP || c->arch == GPN_ARCH_GDN;
+    int ng = seq ? seq_step_gemms(c, B, T, g) : step_gemms(c, B, T, g);
     gemm_bufs gb;
     gemm_bufs_init(&gb, g, ng);
     double flops = gemm_flops(g, ng);
@@ -137,9 +189,9 @@ static int run(const bench_cfg *bc, int steps) {
     for (int s = 0; s <= steps; s++) { /* round 0 warms up */
         double loss, t0 = now();
         memset(grads, 0, m->n_params * 4);
-        gpn_tape_forward_f32(tp, m->block, tok, NULL, NULL, NULL, grads, &loss);
+        tr->forward(tp, m->block, tok, grads, &loss);
         double t1 = now();
-        gpn_tape_backward_f32(tp, m->block, grads, 0);
+        tr->backward(tp, m->block, grads, 0);
         double t2 = now(), lr;
         adamw_step(opt, m->block, grads, &lr);
         double t3 = now();
@@ -151,10 +203,10 @@ static int run(const bench_cfg *bc, int steps) {
     free(gb.B);
     free(gb.C);
     double tokens = (double)B * T;
-    printf("%-7s %8.2fM %4dx%-4d %9.0f %9.0f %7.1f%% %8.1f %8.1f   fwd %.0f%% bwd %.0f%% adamw %.0f%%  (%zu MB)\n",
+    printf("%-12s %8.2fM %4dx%-4d %9.0f %9.0f %7.1f%% %8.1f %8.1f   fwd %.0f%% bwd %.0f%% adamw %.0f%%  (%zu MB)\n",
            bc->name, m->n_params / 1e6, B, T, tokens / best, tokens / tg, 100.0 * tg / best, flops / best * 1e-9,
-           flops / tg * 1e-9, 100 * tf / best, 100 * tb / best, 100 * to / best, gpn_tape_bytes(c, B, T) >> 20);
-    gpn_tape_free_f32(tp);
+           flops / tg * 1e-9, 100 * tf / best, 100 * tb / best, 100 * to / best, tr->tape_bytes(c, B, T) >> 20);
+    tr->tape_free(tp);
     adamw_free(opt);
     gpn_model_free(m);
     free(grads);
@@ -175,7 +227,8 @@ int main(int argc, char **argv) {
         else if (ch == 'o') only = optarg;
         else if (ch == 'c') use_cpu_time = 1;
         else {
-            printf("usage: bench_train [--steps N] [--threads N] [--only small|medium] [--cpu]\n"
+            printf("usage: bench_train [--steps N] [--threads N] [--cpu]\n"
+                   "                   [--only small|medium|gpnm15-small|tpp-small|gdn-small]\n"
                    "  training tokens/s (best of N steps after one warm-up) next to the GEMM-only ceiling\n"
                    "  measured in the same run; --cpu: thread CPU time (use with --threads 1)\n");
             return ch == 'h' ? 0 : 2;
@@ -192,8 +245,16 @@ int main(int argc, char **argv) {
                    .V = 32000}, 8, 64},
         {"medium", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 384, .e = 96, .f = 768, .H = 8, .dk = 32, .dv = 48,
                     .V = 32000}, 16, 128},
+        /* the three configs trained under one budget (configs/gpnm15-small.json, tpp-small.json, gdn-small.json),
+         * at their shapes and windows */
+        {"gpnm15-small", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 15, .dk = 32,
+                          .dv = 64, .V = 32000}, 8, 512},
+        {"tpp-small", {.arch = GPN_ARCH_TPP, .n_layers = 4, .d = 128, .e = 128, .f = 320, .H = 4, .dk = 32, .dv = 32,
+                       .V = 32000, .norm_eps = 1e-6f}, 8, 512},
+        {"gdn-small", {.arch = GPN_ARCH_GDN, .n_layers = 4, .d = 64, .e = 64, .f = 512, .H = 4, .dk = 16, .dv = 32,
+                       .V = 32000, .conv = 4, .norm_eps = 1e-6f}, 8, 512},
     };
-    printf("config   params  BxT       train tok/s  GEMM tok/s  ratio  GFLOP/s (train, GEMM only)\n");
+    printf("config        params  BxT       train tok/s  GEMM tok/s  ratio  GFLOP/s (train, GEMM only)\n");
     for (size_t i = 0; i < sizeof cfgs / sizeof *cfgs; i++)
         if (!only || !strcmp(only, cfgs[i].name))
             if (run(&cfgs[i], steps) != 0) return 1;

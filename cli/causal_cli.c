@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "store/causal.h"
+#include "store/experiments.h"
 
 gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_model *m, int required, int *failed) {
     static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";

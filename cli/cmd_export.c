@@ -5,7 +5,6 @@
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <libgen.h>
-#include <sqlite3.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,9 +184,9 @@ int cmd_export_notebook(int argc, char **argv) {
     char *vec = find_vec_extension(why, sizeof why);
     gs_notebook_opts o = {run, vec, GPNSCOPE_VERSION};
     /* one snapshot of the store for the whole notebook, even while a recording writes */
-    sqlite3_exec(store_db(st), "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL);
+    store_snapshot_begin(st);
     int rc = gs_notebook_write(st, out, &o);
-    sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
+    store_snapshot_end(st);
     store_close(st);
     if (rc != 0) {
         free(vec);

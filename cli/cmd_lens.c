@@ -11,7 +11,7 @@
 #include "cli/causal_cli.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "store/causal.h"
+#include "store/experiments.h"
 
 static const char *help =
     "usage: gpnscope lens MODEL (--text TEXT | --tokens IDS) [--sites LIST] [--top K]\n"

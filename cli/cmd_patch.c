@@ -14,7 +14,7 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "plots/causal_plots.h"
-#include "store/causal.h"
+#include "store/experiments.h"
 
 static const char *help =
     "usage: gpnscope patch MODEL PAIRS.jsonl [--components LIST] [--direction D] [--from STORE]\n"

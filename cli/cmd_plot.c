@@ -2,7 +2,6 @@
  * gnuplot scripts with their data, rendered when gnuplot is installed, and
  * report.md / report.html. The work is in plots/ (docs/plots.md). */
 #include <getopt.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,9 +116,9 @@ int cmd_plot(int argc, char **argv) {
     gs_remove_stale_tmp(out);
     gs_plot_result r;
     /* one snapshot of the store for every figure, even while a recording writes */
-    sqlite3_exec(store_db(st), "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL);
+    store_snapshot_begin(st);
     int rc = gs_plot_store(st, run, out, &o, &r);
-    sqlite3_exec(store_db(st), "COMMIT", NULL, NULL, NULL);
+    store_snapshot_end(st);
     store_close(st);
     if (rc != 0 && r.n_figures == 0 && !r.n_failed) {
         fprintf(stderr, "gpnscope plot: %s\n", gs_error());

@@ -17,7 +17,9 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "parallel/job.h"
 #include "record/recorder.h"
+#include "record/shard.h"
 
 static const char *help =
     "usage: gpnscope record --model M.safetensors --corpus C --db FILE [options]\n\n"
@@ -59,7 +61,14 @@ static const char *help =
     "                      BF16 checkpoint, else f32); the run records it\n"
     "  --resume            continue the newest unfinished run in the store (same model\n"
     "                      and settings required); its rows will equal an uninterrupted run's\n"
-    "  --quiet             no progress line\n";
+    "  --quiet             no progress line\n\n"
+    "Under MPI (mpirun -n K or srun; docs/scale.md) rank r of K records batches\n"
+    "[nb*r/K, nb*(r+1)/K) of the nb = ceil(N/B) batches of B windows (--batch) of the N\n"
+    "selected, at their own window numbers (so its rows are a one-process run's), into its own\n"
+    "store FILE.rank-r-of-K.db beside --db (keep it on a local disk: SQLite's WAL must\n"
+    "not live on a network file system); rank 0 draws one progress line for the job\n"
+    "and names the first failing rank; --resume continues every shard. gpnscope merge\n"
+    "folds the shards into one store equal to a one-process recording.\n";
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
@@ -125,48 +134,144 @@ static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
 
 typedef struct {
     progress pg;
+    gs_job *job;
+    int said; /* rank 0 has said its own failure */
 } bar;
 
+/* One line for the whole job: rank 0 draws the sum of every rank's progress. */
+static void draw_job(bar *b) {
+    int64_t done, total;
+    gs_job_progress(b->job, &done, &total);
+    b->pg.total = total;
+    progress_update(&b->pg, done);
+}
+
 static void on_progress(void *ctx, int64_t done, int64_t total) {
-    (void)total;
-    progress_update(&((bar *)ctx)->pg, done);
+    bar *b = ctx;
+    gs_job_report(b->job, done, total);
+    if (b->job->rank == 0) draw_job(b);
+}
+
+/* Rank 0 waiting for the others: a signal now is mpirun ending the job
+ * (one rank was killed or failed): say so, since the outcome will not come. */
+static int wait_for_ranks(void *ctx) {
+    bar *b = ctx;
+    draw_job(b);
+    if (!stop_requested) return 0;
+    if (!b->said) fprintf(stderr, "gpnscope record: rank 0 of %d: stopped by a signal while the other ranks recorded (mpirun stops "
+            "every rank when one fails or is killed); every shard is resumable: run the same command again with "
+            "--resume\n", b->job->size);
+    return 130;
+}
+
+/* What happened, in one line (without the "gpnscope record: " prefix);
+ * returns the exit code. A shard's line names its file. */
+static int outcome_line(int rc, const gs_record_opts *o, const gs_record_result *res, int sharded, char *line,
+                        size_t size) {
+    char q[4200];
+    switch (rc) {
+    case 0:
+        snprintf(line, size, "recorded run %lld into %s: %lld windows x %lld tokens", (long long)res->run, o->db,
+                 (long long)(res->end - res->begin), (long long)o->seq_len);
+        return 0;
+    case 130:
+        if (sharded)
+            snprintf(line, size, "%s: stopped by a signal after %lld of its %lld windows; every shard is resumable: run "
+                     "the same command again with --resume", o->db, (long long)(res->windows_done - res->begin),
+                     (long long)(res->end - res->begin));
+        else
+            snprintf(line, size, "interrupted after %lld of %lld windows; run %lld is resumable with --resume",
+                     (long long)res->windows_done, (long long)res->n_windows, (long long)res->run);
+        return 130;
+    case 2: snprintf(line, size, "%s", gs_error()); return 2;
+    default:
+        if (res->resumable && sharded)
+            snprintf(line, size, "%s: %s; its %lld windows are kept: run the same command again with --resume", o->db,
+                     gs_error(), (long long)(res->windows_done - res->begin));
+        else if (res->resumable)
+            snprintf(line, size, "%s; run %lld keeps its %lld windows: continue it with the same command and --resume "
+                     "(gpnscope record ... --db %s --resume)", gs_error(), (long long)res->run,
+                     (long long)res->windows_done, gs_shell_quote(o->db, q, sizeof q));
+        else snprintf(line, size, "%s", gs_error());
+        return 1;
+    }
 }
 
 int cmd_record(int argc, char **argv) {
     gs_record_opts o;
     int quiet = 0;
+    gs_job job;
+    if (gs_job_start(&job)) { fprintf(stderr, "gpnscope record: %s\n", gs_error()); return 1; }
     int prc = parse_args(argc, argv, &o, &quiet);
-    if (prc == 1) return 0;
-    if (prc == 3) return 2;
-    if (prc) { fprintf(stderr, "gpnscope record: %s\n", prc == 2 ? "bad usage" : gs_error()); return 2; }
-    o.code_version = GPNSCOPE_VERSION;
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    char shard[4096];
+    const char *study = o.db;
+    if (prc == 0 && job.mpi) { /* rank r of K records its share into its own shard */
+        if (gs_shard_path(o.db, job.rank, job.size, shard, sizeof shard)) prc = -1;
+        o.db = shard;
+        o.shard = job.rank;
+        o.n_shards = job.size;
+    }
+    if (prc == 1 || prc == 3) {
+        gs_job_end(&job);
+        return prc == 1 ? 0 : 2;
+    }
+    char line[GS_ERROR_MAX + 4400];
+    int rc;
+    gs_record_result res;
+    memset(&res, 0, sizeof res);
     bar b;
     progress_start(&b.pg, "record", "tok", 0);
-    if (quiet) b.pg.enabled = 0;
-    gs_record_result res;
-    int rc = gs_record(&o, on_progress, &b, &stop_requested, &res);
-    if (rc == 0 || rc == 130) progress_end(&b.pg, (res.windows_done - res.first) * o.seq_len);
-    char q[4200];
-    switch (rc) {
-    case 0:
-        printf("recorded run %lld into %s: %lld windows x %lld tokens\n", (long long)res.run, o.db,
-               (long long)res.n_windows, (long long)o.seq_len);
-        return 0;
-    case 130:
-        fprintf(stderr, "gpnscope record: interrupted after %lld of %lld windows; run %lld is resumable with --resume\n",
-                (long long)res.windows_done, (long long)res.n_windows, (long long)res.run);
-        return 130;
-    case 2: fprintf(stderr, "gpnscope record: %s\n", gs_error()); return 2;
-    default:
-        if (res.resumable)
-            fprintf(stderr, "gpnscope record: %s; run %lld keeps its %lld windows: continue it with the same command "
-                    "and --resume (gpnscope record ... --db %s --resume)\n", gs_error(), (long long)res.run,
-                    (long long)res.windows_done, gs_shell_quote(o.db, q, sizeof q));
-        else fprintf(stderr, "gpnscope record: %s\n", gs_error());
-        return 1;
+    b.job = &job;
+    b.said = 0;
+    if (quiet || job.rank) b.pg.enabled = 0;
+    if (prc) {
+        snprintf(line, sizeof line, "%s", prc == 2 ? "bad usage" : gs_error());
+        rc = 2;
+    } else {
+        o.code_version = GPNSCOPE_VERSION;
+        struct sigaction sa = {0};
+        sa.sa_handler = on_signal;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        rc = outcome_line(gs_record(&o, on_progress, &b, &stop_requested, &res), &o, &res, job.mpi, line, sizeof line);
     }
+    if (!job.mpi) {
+        if (rc == 0 || rc == 130) progress_end(&b.pg, (res.windows_done - res.first) * o.seq_len);
+        if (rc == 0) printf("%s\n", line);
+        else fprintf(stderr, "gpnscope record: %s\n", line);
+        return rc;
+    }
+    /* the job: rank 0 waits for every rank (drawing their progress), then says the outcome once */
+    gs_job_report(&job, (res.windows_done - res.first) * o.seq_len, (res.end - res.first) * o.seq_len);
+    /* rank 0's own failure is said at once: when a rank is killed, mpirun stops
+     * the others and the outcome never arrives */
+    if (job.rank == 0 && rc) {
+        fprintf(stderr, "gpnscope record: rank 0 of %d: %s\n", job.size, line);
+        b.said = 1;
+    }
+    int failed, n_failed;
+    char msg[sizeof line];
+    int own = rc;
+    rc = gs_job_outcome(&job, rc, line, wait_for_ranks, &b, &failed, &n_failed, msg, sizeof msg);
+    if (rc && failed < 0) return rc; /* rank 0 gave up waiting: mpirun is ending the job (no MPI_Finalize) */
+    if (job.rank == 0 && (rc == 0 || !(own && failed == 0))) {
+        int64_t done, total;
+        gs_job_progress(&job, &done, &total);
+        progress_end(&b.pg, done);
+        if (rc == 0) {
+            char first[4096], last[4096];
+            gs_shard_path(study, 0, job.size, first, sizeof first);
+            gs_shard_path(study, job.size - 1, job.size, last, sizeof last);
+            printf("recorded %lld windows x %lld tokens into %d shard%s (%s%s%s); fold them into one store with "
+                   "gpnscope merge %s SHARD...\n", (long long)res.n_windows, (long long)o.seq_len, job.size,
+                   job.size > 1 ? "s" : "", first, job.size > 1 ? " ... " : "", job.size > 1 ? last : "", study);
+        } else if (n_failed > 1) {
+            fprintf(stderr, "gpnscope record: rank %d of %d: %s (and %d more ranks failed)\n", failed, job.size, msg,
+                    n_failed - 1);
+        } else {
+            fprintf(stderr, "gpnscope record: rank %d of %d: %s\n", failed, job.size, msg);
+        }
+    }
+    gs_job_end(&job);
+    return rc;
 }

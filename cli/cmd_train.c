@@ -1,5 +1,5 @@
 /* gpnscope train --config FILE [--resume CKPT] [--bptt K] ...: train a GPN /
- * GPN+M with BPTT (engine/train/train.h). SIGINT finishes the current step, writes
+ * GPN+M with BPTT, or a Transformer++ / GDN baseline (engine/train/train.h). SIGINT finishes the current step, writes
  * a checkpoint and exits with 130; a second SIGINT stops at once. */
 #include <getopt.h>
 #include <math.h>
@@ -18,7 +18,9 @@ static const char *help =
     "usage: gpnscope train --config FILE [--resume CKPT] [--bptt K] [options]\n\n"
     "Train a GPN or GPN+M on token shards (data_XXXX.bin, uint32 ids) with backpropagation\n"
     "through time and the companion's recipe (AdamW, linear warm-up then cosine decay to a\n"
-    "fraction of the peak, global-norm clipping; its initialisation). The config file (JSON,\n"
+    "fraction of the peak, global-norm clipping; its initialisation), or one of the paper's\n"
+    "baselines with the same recipe: model.arch \"transformer++\" or \"gdn\" (full window,\n"
+    "no truncation; GPT-2 / fla initialisation). The config file (JSON,\n"
     "see docs/training.md) gives the model sizes, data, schedule and output directory;\n"
     "relative paths in it are relative to the config file. Writes model.safetensors,\n"
     "optimizer.safetensors (the resumable state), loss.csv and config.json there.\n\n"
@@ -26,7 +28,7 @@ static const char *help =
     "  --resume CKPT     continue from a checkpoint directory (or its optimizer.safetensors);\n"
     "                    the run continues exactly as if it had not stopped\n"
     "  --bptt K          truncate backpropagation every K tokens (0: the whole window);\n"
-    "                    overrides training.bptt\n"
+    "                    overrides training.bptt (GPN / GPN+M only)\n"
     "  --out DIR         output directory (overrides output.dir)\n"
     "  --steps N         total optimizer steps, the schedule's length (overrides training.steps)\n"
     "  --run-steps N     stop (with a checkpoint) after N more steps; the schedule is unchanged\n"

@@ -21,12 +21,16 @@ static const cli_command commands[] = {
     {"patch", "state patching through the recurrence: prompt pairs, components x positions", cmd_patch},
     {"steer", "steering: add c times a direction to the state; NLL and top-1 change against c", cmd_steer},
     {"lens", "the logit lens over a window: top tokens of each site's decode per position", cmd_lens},
+    {"attention", "exact effective attention of a run's delta-rule heads, beside the heuristic", cmd_attention},
+    {"attribute", "direct logit attribution: each token's logit split over the step's parts and heads", cmd_attribute},
     {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
     {"recurrence-depth", "how far back each layer's attention reaches (attention-weighted lag per head)", cmd_recurrence_depth},
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},
     {"export-notebook", "write a Jupyter notebook that studies a run (SQL, pandas, matplotlib)", cmd_export_notebook},
     {"export", "write a run's tokens, heads, states and results as CSV or .npy files", cmd_export},
+    {"compare", "runs, sites or layers side by side: the three structures with intervals and verdicts", cmd_compare},
+    {"merge", "fold the shards of an MPI recording (mpirun ... record) into one store", cmd_merge},
 };
 
 static void usage(FILE *out) {

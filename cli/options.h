@@ -26,5 +26,9 @@ int cli_int_option(const char *cmd, const char *name, const char *text, long lon
  * resumes it meanwhile; one being recorded is refused. Prints one line and
  * returns -1 on failure, with a note on stderr when the run is unfinished. */
 int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock);
+/* The one store FILE of a command that writes results (argv[file_arg], the
+ * last argument) opened for writing, and its run by cli_pick_run; NULL after
+ * one line on stderr, *status the exit code (2: usage, 1: the store or run). */
+store *cli_open_run(const char *cmd, int argc, char **argv, int file_arg, long long *run, store_lock **lock, int *status);
 
 #endif

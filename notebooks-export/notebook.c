@@ -3,7 +3,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,7 +168,6 @@ static void lit(sbuf *b, const char *t) {
 }
 
 static void intro(sbuf *b, store *st, const store_run_info *ri, const char *store_shown, const char *version) {
-    sqlite3 *db = store_db(st);
     const char *base = strrchr(store_path(st), '/');
     base = base ? base + 1 : store_path(st);
     sb_printf(b, "# gpnscope study: run %lld of ", (long long)ri->id);
@@ -184,17 +182,7 @@ static void intro(sbuf *b, store *st, const store_run_info *ri, const char *stor
               "of `gpnscope plot` with matplotlib from the stored results (the numbers, not images). It only reads "
               "the store: after `gpnscope analyze` adds or replaces results, execute it again (Run All, or "
               "`jupyter nbconvert --to notebook --execute --inplace` on this file).\n\n");
-    char arch[32] = "", model[4096] = "";
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT arch, path FROM models WHERE id = ?1", -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, ri->model_id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            const char *a = (const char *)sqlite3_column_text(s, 0), *p = (const char *)sqlite3_column_text(s, 1);
-            snprintf(arch, sizeof arch, "%s", a ? a : "");
-            snprintf(model, sizeof model, "%s", p ? p : "");
-        }
-    }
-    sqlite3_finalize(s);
+    const char *arch = ri->model_arch, *model = ri->model_path;
     sb_printf(b, "**When this notebook was written**, run %lld was a ", (long long)ri->id);
     lit(b, ri->kind);
     sb_str(b, " run (");
@@ -212,37 +200,27 @@ static void intro(sbuf *b, store *st, const store_run_info *ri, const char *stor
     lit(b, ri->positions);
     /* counts */
     int n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT kind, count(*) FROM states WHERE run_id = ?1 GROUP BY kind ORDER BY kind", -1,
-                           &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, ri->id);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            const char *k = (const char *)sqlite3_column_text(s, 0);
-            if (!k || !valid_utf8(k)) continue;
-            sb_printf(b, "%s %lld ", n++ ? "," : ":", (long long)sqlite3_column_int64(s, 1));
-            lit(b, k);
-            sb_str(b, " states");
-        }
+    store_kind_count *kinds = NULL;
+    int n_kinds = store_state_counts(st, ri->id, &kinds);
+    for (int i = 0; i < n_kinds; i++) {
+        if (!valid_utf8(kinds[i].kind)) continue;
+        sb_printf(b, "%s %lld ", n++ ? "," : ":", (long long)kinds[i].n);
+        lit(b, kinds[i].kind);
+        sb_str(b, " states");
     }
-    sqlite3_finalize(s);
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM head_steps WHERE run_id = ?1", -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, ri->id);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0)
-            sb_printf(b, "%s %lld head steps", n++ ? "," : ":", (long long)sqlite3_column_int64(s, 0));
-    }
-    sqlite3_finalize(s);
+    free(kinds);
+    int64_t heads = store_count_head_steps(st, ri->id);
+    if (heads > 0) sb_printf(b, "%s %lld head steps", n++ ? "," : ":", (long long)heads);
     sb_str(b, ". ");
     n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM analyses WHERE run_id = ?1 GROUP BY name ORDER BY min(id)", -1, &s,
-                           NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, ri->id);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            const char *k = (const char *)sqlite3_column_text(s, 0);
-            if (!k || !valid_utf8(k)) continue;
-            sb_str(b, n++ ? ", " : "Its analyses: ");
-            lit(b, k);
-        }
+    char names[256][64];
+    int n_names = store_analysis_names(st, ri->id, names, 256, 1);
+    for (int i = 0; i < n_names; i++) {
+        if (!valid_utf8(names[i])) continue;
+        sb_str(b, n++ ? ", " : "Its analyses: ");
+        lit(b, names[i]);
     }
-    sqlite3_finalize(s);
+    gs_clear_error(); /* a count that failed is left out of the introduction */
     if (n) sb_str(b, ".");
     else sb_str(b, "It had no analyses yet: run `gpnscope analyze` on the store, then execute this notebook.");
     sb_str(b, "\n\nDefinitions: `docs/analyses.md` in the gpnscope sources (how each quantity is computed) and "

@@ -653,6 +653,55 @@ static const char *const c_findings[] = {
     NULL,
 };
 
+static const char *const c_md_causal[] = {
+    "## 8a. Mechanisms: effective attention and logit attribution",
+    "",
+    "`gpnscope attention STORE` writes each memory head's read as exact weights on the earlier writes,",
+    "a_tj = beta_j k_j^T A_{j+1} ... A_t q_t, beside the heuristic that drops key removal; `gpnscope attribute STORE`",
+    "splits each token's logit over the parts of the predicted state (carry, grounded input, FFN, each memory head)",
+    "with the decode norm's scale frozen from the full state (`docs/causal.md`). Per head: how far the heuristic is",
+    "from the exact weights, the exact weights' own check against the engine's read, and a heatmap of one head; then",
+    "the mean logit share of each part.",
+    NULL,
+};
+
+static const char *const c_causal[] = {
+    "with reading('attention'):",
+    "    at = analysis('attention')",
+    "    if at is None:",
+    "        print(f'run {RUN} has no attention results: run `gpnscope attention {STORE} --run {RUN}`')",
+    "    else:",
+    "        display(q('SELECT layer, head, count(*) AS queries, avg(heuristic_l1) AS heuristic_l1,'",
+    "                  ' avg(heuristic_error) AS heuristic_read_error, max(read_error) AS exact_read_error,'",
+    "                  ' avg(topk_mass) AS topk_mass FROM attention_queries WHERE analysis_id = ?'",
+    "                  ' GROUP BY layer, head ORDER BY layer, head', at))",
+    "        row = con.execute(\"SELECT window, layer, head, n, weights FROM attention_matrices WHERE analysis_id = ?\"",
+    "                          \" AND kind = 'exact' ORDER BY window, layer, head LIMIT 1\", (at,)).fetchone()",
+    "        if row is not None:",
+    "            w, layer, head, n, blob = row",
+    "            if not isinstance(blob, bytes) or not isinstance(n, int) or n < 1 or len(blob) != 4 * n * n:",
+    "                raise StoreProblem(f'attention matrix of window {w}, head {head} is not {n} x {n} float32')",
+    "            A = np.frombuffer(blob, dtype='<f4').reshape(n, n)",
+    "            m = float(np.abs(A).max()) or 1.0",
+    "            fig, ax = plt.subplots(figsize=(6, 5))",
+    "            im = ax.imshow(A, cmap='RdBu_r', vmin=-m, vmax=m, interpolation='nearest')",
+    "            ax.set_xlabel('key j (write at step j)')",
+    "            ax.set_ylabel('query t (read at step t)')",
+    "            ax.set_title(f'exact effective attention, layer {layer}, head {head}, window {w}')",
+    "            fig.colorbar(im, ax=ax)",
+    "            plt.show()",
+    "with reading('logit_attribution'):",
+    "    la = analysis('logit_attribution')",
+    "    if la is None:",
+    "        print(f'run {RUN} has no logit attribution: run `gpnscope attribute {STORE} --run {RUN}`')",
+    "    else:",
+    "        parts = series(la, 'mean').merge(series(la, 'mean_abs'), on=['x', 'label'], suffixes=('_mean', '_abs'))",
+    "        display(parts[['label', 'y_mean', 'y_abs']].rename(columns={'label': 'part', 'y_mean': 'mean logit',",
+    "                                                                   'y_abs': 'mean |logit|'}))",
+    "        print('largest |logit - sum of parts|:', scalars(la).get('residual_max'))",
+    NULL,
+};
+
 static const char *const c_md_other[] = {
     "## 8. Other results: causal ablations and later analyses",
     "",
@@ -667,7 +716,8 @@ static const char *const c_md_other[] = {
 };
 
 static const char *const c_other[] = {
-    "known = {'geometry', 'default_direction', 'horizons', 'retention', 'probe', 'findings'}",
+    "known = {'geometry', 'default_direction', 'horizons', 'retention', 'probe', 'findings', 'attention',",
+    "         'logit_attribution'}",
     "others = con.execute('SELECT id, name FROM analyses WHERE run_id = ? ORDER BY id', (RUN,)).fetchall()",
     "others = [(i, n) for i, n in others if n not in known]",
     "if not others:",
@@ -772,6 +822,8 @@ const gs_nb_cell gs_nb_cells[] = {
     {"probe", 1, c_probe},
     {"md-findings", 0, c_md_findings},
     {"findings", 1, c_findings},
+    {"md-causal", 0, c_md_causal},
+    {"causal", 1, c_causal},
     {"md-other", 0, c_md_other},
     {"other", 1, c_other},
     {"md-all", 0, c_md_all},

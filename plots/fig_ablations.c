@@ -13,7 +13,6 @@
  * When the same intervention was run with several settings, the newest
  * counts. */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,44 +43,30 @@ static int single_head(const char *what) {
     return h;
 }
 
-int gp_prepare_ablations(sqlite3 *db, sqlite3_stmt **s) {
-    return sqlite3_prepare_v2(db,
-                              "SELECT id, ifnull(json_extract(settings, '$.what'), name), "
-                              "ifnull(json_extract(settings, '$.scope'), '') || "
-                              "ifnull(json_extract(settings, '$.heads_at'), '') FROM analyses a "
-                              "WHERE run_id = ?1 AND name LIKE 'ablation%' AND id = (SELECT max(id) FROM analyses b "
-                              "WHERE b.run_id = a.run_id AND b.name = a.name AND "
-                              "ifnull(json_extract(b.settings, '$.what'), '') = ifnull(json_extract(a.settings, '$.what'), '') AND "
-                              "ifnull(json_extract(b.settings, '$.scope'), '') = ifnull(json_extract(a.settings, '$.scope'), '') AND "
-                              "ifnull(json_extract(b.settings, '$.heads_at'), '') = ifnull(json_extract(a.settings, '$.heads_at'), '')) "
-                              "ORDER BY id",
-                              -1, s, NULL);
+const char *gp_ablation_label(const store_ablation_ref *r, const char *prefix, char *out, size_t size) {
+    const char *scope = r->scope;
+    /* a head ablation stored without heads_at zeroed before the norm */
+    if ((!strncmp(r->what, "pool:", 5) || !strncmp(r->what, "heads:", 6)) && !*scope) scope = "before-norm";
+    snprintf(out, size, "%s%s%s%s%s", prefix, r->what[0] ? r->what : "?", *scope ? " (" : "", scope, *scope ? ")" : "");
+    return out;
 }
 
 int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
-    sqlite3 *db = store_db(c->st);
-    sqlite3_stmt *s = NULL;
-    if (gp_prepare_ablations(db, &s) != SQLITE_OK)
-        return gs_fail("%s: listing ablations: %s", store_path(c->st), sqlite3_errmsg(db));
-    sqlite3_bind_int64(s, 1, c->run);
+    store_ablation_ref *refs = NULL;
+    int n_refs = store_newest_ablations(c->st, c->run, &refs);
+    if (n_refs < 0) return -1;
     intervention *iv = calloc(MAX_IV, sizeof *iv);
-    if (!iv) { sqlite3_finalize(s); return gs_fail("out of memory"); }
-    int n = 0, step, max_head = -1;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW && n < MAX_IV) {
-        int64_t aid = sqlite3_column_int64(s, 0);
+    if (!iv) { free(refs); return gs_fail("out of memory"); }
+    int n = 0, max_head = -1;
+    for (int k = 0; k < n_refs && n < MAX_IV; k++) {
+        int64_t aid = refs[k].id;
         double d = gp_scalar(c->st, aid, "delta_ppl");
         if (!isfinite(d)) continue;
-        const char *what = (const char *)sqlite3_column_text(s, 1);
-        const char *scope = (const char *)sqlite3_column_text(s, 2);
         intervention *v = &iv[n++];
         char raw[300];
-        /* a head ablation stored without heads_at zeroed before the norm */
-        if (what && (!strncmp(what, "pool:", 5) || !strncmp(what, "heads:", 6)) && !(scope && *scope)) scope = "before-norm";
-        snprintf(raw, sizeof raw, "%s%s%s%s", what ? what : "?", scope && *scope ? " (" : "", scope ? scope : "",
-                 scope && *scope ? ")" : "");
-        gp_text_visible(v->label, sizeof v->label, raw, (size_t)-1, 32);
+        gp_text_visible(v->label, sizeof v->label, gp_ablation_label(&refs[k], "", raw, sizeof raw), (size_t)-1, 32);
         v->aid = aid;
-        v->head = single_head(what);
+        v->head = single_head(refs[k].what);
         if (v->head > max_head) max_head = v->head;
         v->delta = d;
         v->lo = gp_scalar(c->st, aid, "delta_ppl_ci_low");
@@ -90,11 +75,7 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
         v->ablated = gp_scalar(c->st, aid, "ppl_ablated");
         v->dnll = gp_scalar(c->st, aid, "delta_nll");
     }
-    sqlite3_finalize(s);
-    if (step != SQLITE_ROW && step != SQLITE_DONE) {
-        free(iv);
-        return gs_fail("%s: listing ablations: %s", store_path(c->st), sqlite3_errmsg(db));
-    }
+    free(refs);
     if (n == 0) { free(iv); return 1; }
 
     const int H = max_head >= 0 && max_head < 4096 ? max_head + 1 : 0;
@@ -102,7 +83,8 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
     for (int i = 0; i < n; i++) n_other += iv[i].head < 0;
     const char *name = "ablations";
     snprintf(fig->name, sizeof fig->name, "%s", name);
-    snprintf(fig->sources, sizeof fig->sources, "ablation%s", H ? ", retention" : "");
+    snprintf(fig->sources, sizeof fig->sources, "%s%s%s", gs_analysis_stored_name(GS_AN_ABLATION), H ? ", " : "",
+             H ? gs_analysis_stored_name(GS_AN_RETENTION) : "");
     snprintf(fig->title, sizeof fig->title, "Causal ablations: perplexity change under each intervention");
     int rc = -1;
     gp_file a = {0};
@@ -113,7 +95,7 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig) {
     /* ---- (a) data: per head ---- */
     if (H > 0) {
         double *head = col, *d = head + H, *lo = d + H, *hi = lo + H, *pool = hi + H, *aid = pool + H;
-        int64_t rid = gp_analysis(c->st, c->run, "retention");
+        int64_t rid = gp_analysis(c->st, c->run, GS_AN_RETENTION);
         double *px = NULL, *py = NULL;
         int64_t np = gp_series(c->st, rid, "pool", &px, &py);
         for (int h = 0; h < H; h++) {

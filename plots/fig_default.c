@@ -37,24 +37,13 @@ static void token_label(const plot_ctx *c, int64_t id, const char *stored, char 
 
 /* The vocabulary size of the run's model (else its tokenizer's); 0 when neither is known. */
 static int64_t run_vocab(const plot_ctx *c) {
-    sqlite3_stmt *s = NULL;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(store_db(c->st),
-                           "SELECT ifnull(m.vocab_size, 0), ifnull(t.vocab_size, 0) FROM runs r LEFT JOIN models m"
-                           " ON m.id = r.model_id LEFT JOIN tokenizers t ON t.id = r.tokenizer_id WHERE r.id = ?1",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, c->run);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            v = sqlite3_column_int64(s, 0);
-            if (v <= 0) v = sqlite3_column_int64(s, 1);
-        }
-    }
-    sqlite3_finalize(s);
-    return v > 0 ? v : 0;
+    store_run_info info;
+    if (store_run_get(c->st, c->run, &info) != 0) { gs_clear_error(); return 0; }
+    return info.model_vocab > 0 ? info.model_vocab : info.tokenizer_vocab > 0 ? info.tokenizer_vocab : 0;
 }
 
 int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
-    int64_t aid = gp_analysis(c->st, c->run, "default_direction");
+    int64_t aid = gp_analysis(c->st, c->run, GS_AN_DEFAULT);
     if (aid <= 0) return 1;
     const char *name = "default_direction";
     double *logits = NULL, *tx = NULL, *ty = NULL, *ex = NULL, *ey = NULL;
@@ -79,7 +68,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
     }
     if (nt > 0 && (nst = gp_series_labels(c->st, aid, "default_tokens", &stored)) < 0) goto done;
     snprintf(fig->name, sizeof fig->name, "%s", name);
-    snprintf(fig->sources, sizeof fig->sources, "default_direction");
+    snprintf(fig->sources, sizeof fig->sources, "%s", gs_analysis_stored_name(GS_AN_DEFAULT));
     snprintf(fig->title, sizeof fig->title, "The mean state as a default-token distribution");
 
     /* the top tokens: from the whole logit vector when stored, else the stored top list */

@@ -16,11 +16,11 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
-    int64_t aid = gp_analysis(c->st, c->run, "geometry");
+    int64_t aid = gp_analysis(c->st, c->run, GS_AN_GEOMETRY);
     if (aid <= 0) return 1;
     const char *name = "state_geometry";
     snprintf(fig->name, sizeof fig->name, "%s", name);
-    snprintf(fig->sources, sizeof fig->sources, "geometry");
+    snprintf(fig->sources, sizeof fig->sources, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY));
     snprintf(fig->title, sizeof fig->title, "State geometry: per-coordinate spread, correlations, PCA spectrum");
 
     double *sx = NULL, *sy = NULL, *cx = NULL, *cy = NULL, *ex = NULL, *ey = NULL, *corr = NULL, *dims = NULL;

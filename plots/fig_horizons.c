@@ -38,7 +38,7 @@ static void retention_free(retention *r) {
 
 static int load_lagcos(const plot_ctx *c, lagcos *l) {
     memset(l, 0, sizeof *l);
-    l->aid = gp_analysis(c->st, c->run, "horizons");
+    l->aid = gp_analysis(c->st, c->run, GS_AN_HORIZON);
     if (l->aid <= 0) return 0;
     double *x2 = NULL, *x3 = NULL, *x4 = NULL;
     int64_t n = gp_series(c->st, l->aid, "raw", &l->lag, &l->raw);
@@ -96,7 +96,7 @@ static int head_values(const plot_ctx *c, int64_t aid, const char *name, int H, 
 
 static int load_retention(const plot_ctx *c, retention *r) {
     memset(r, 0, sizeof *r);
-    r->aid = gp_analysis(c->st, c->run, "retention");
+    r->aid = gp_analysis(c->st, c->run, GS_AN_RETENTION);
     if (r->aid <= 0) return 0;
     double heads = gp_scalar(c->st, r->aid, "heads");
     if (!(heads >= 1 && heads <= 4096)) { r->aid = 0; return 0; }
@@ -291,8 +291,8 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig) {
     if (!has_l && !has_r) { lagcos_free(&l); retention_free(&r); return 1; }
     const char *name = "horizons";
     snprintf(fig->name, sizeof fig->name, "%s", name);
-    snprintf(fig->sources, sizeof fig->sources, "%s%s%s", has_l ? "horizons" : "", has_l && has_r ? ", " : "",
-             has_r ? "retention" : "");
+    snprintf(fig->sources, sizeof fig->sources, "%s%s%s", has_l ? gs_analysis_stored_name(GS_AN_HORIZON) : "",
+             has_l && has_r ? ", " : "", has_r ? gs_analysis_stored_name(GS_AN_RETENTION) : "");
     snprintf(fig->title, sizeof fig->title, "Horizons: how long the state and the memory heads keep content");
     int rc = -1;
     gp_file a = {0};

@@ -20,7 +20,7 @@ static void align(const double *gx, int64_t n, const double *x, const double *y,
 }
 
 int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
-    int64_t aid = gp_analysis(c->st, c->run, "probe");
+    int64_t aid = gp_analysis(c->st, c->run, GS_AN_PROBE);
     if (aid <= 0) return 1;
     double *ax = NULL, *acc = NULL, *bx = NULL, *by = NULL, *px = NULL, *py = NULL, *nx = NULL, *ny = NULL;
     double *base = NULL, *pass = NULL, *ntest = NULL, *z = NULL, *sx = NULL, *sy = NULL, *se = NULL;
@@ -38,7 +38,7 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
     }
     const char *name = "probe_horizon";
     snprintf(fig->name, sizeof fig->name, "%s", name);
-    snprintf(fig->sources, sizeof fig->sources, "probe");
+    snprintf(fig->sources, sizeof fig->sources, "%s", gs_analysis_stored_name(GS_AN_PROBE));
     snprintf(fig->title, sizeof fig->title, "Probe horizon: decoding the token read k steps ago from the state");
     base = malloc((size_t)n * sizeof *base);
     pass = malloc((size_t)n * sizeof *pass);

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,50 +330,10 @@ int64_t gp_series(store *st, int64_t aid, const char *name, double **x, double *
 }
 
 int64_t gp_series_labels(store *st, int64_t aid, const char *name, char ***labels) {
-    *labels = NULL;
-    sqlite3 *db = store_db(st);
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT label FROM analysis_series WHERE analysis_id = ?1 AND series = ?2 ORDER BY idx",
-                           -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("%s: reading labels of '%s': %s", store_path(st), name, sqlite3_errmsg(db));
-    sqlite3_bind_int64(s, 1, aid);
-    sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-    int64_t n = 0, cap = 0;
-    char **out = NULL;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **nl = realloc(out, (size_t)cap * sizeof *nl);
-            if (!nl) { rc = SQLITE_NOMEM; break; }
-            out = nl;
-        }
-        const unsigned char *t = sqlite3_column_text(s, 0);
-        out[n] = NULL;
-        if (t) {
-            int len = sqlite3_column_bytes(s, 0);
-            out[n] = malloc((size_t)len + 1);
-            if (!out[n]) { rc = SQLITE_NOMEM; break; }
-            memcpy(out[n], t, (size_t)len);
-            out[n][len] = 0;
-        }
-        n++;
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        gp_free_labels(out, n);
-        return gs_fail("%s: reading labels of '%s': %s", store_path(st), name,
-                       rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(db));
-    }
-    *labels = out;
-    return n;
+    return store_analysis_get_labels(st, aid, name, labels);
 }
 
-void gp_free_labels(char **labels, int64_t n) {
-    if (!labels) return;
-    for (int64_t i = 0; i < n; i++) free(labels[i]);
-    free(labels);
-}
+void gp_free_labels(char **labels, int64_t n) { store_free_labels(labels, n); }
 
 double gp_scalar(store *st, int64_t aid, const char *key) {
     double v = NAN;
@@ -386,16 +345,7 @@ double gp_scalar(store *st, int64_t aid, const char *key) {
 }
 
 char *gp_scalar_note(store *st, int64_t aid, const char *key, char *buf, size_t size) {
-    sqlite3_stmt *s = NULL;
-    buf[0] = 0;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT note FROM analysis_scalars WHERE analysis_id = ?1 AND key = ?2", -1,
-                           &s, NULL) != SQLITE_OK)
-        return buf;
-    sqlite3_bind_int64(s, 1, aid);
-    sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-        snprintf(buf, size, "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
+    if (store_analysis_get_note(st, aid, key, buf, size) < 0) gs_clear_error(); /* no note: "" */
     return buf;
 }
 
@@ -412,8 +362,8 @@ int64_t gp_vector(store *st, int64_t aid, const char *key, double **v) {
     return n;
 }
 
-int64_t gp_analysis(store *st, int64_t run, const char *name) {
-    int64_t id = store_analysis_find(st, run, name, NULL);
+int64_t gp_analysis(store *st, int64_t run, unsigned analysis) {
+    int64_t id = store_analysis_find(st, run, gs_analysis_stored_name(analysis), NULL);
     if (id < 0) { gs_clear_error(); return 0; }
     return id;
 }

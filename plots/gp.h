@@ -9,10 +9,10 @@
 #ifndef GS_PLOTS_GP_H
 #define GS_PLOTS_GP_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyses/registry.h"
 #include "plots/plots.h"
 
 /* ---------- text ---------- */
@@ -95,8 +95,8 @@ double gp_scalar(store *st, int64_t aid, const char *key);
 char *gp_scalar_note(store *st, int64_t aid, const char *key, char *buf, size_t size);
 /* A float32 vector of analysis aid as doubles (malloc'd); 0 and NULL when absent. */
 int64_t gp_vector(store *st, int64_t aid, const char *key, double **v);
-/* The newest analysis of that name for the run; 0 when none. */
-int64_t gp_analysis(store *st, int64_t run, const char *name);
+/* The newest analysis of a registry row (GS_AN_*, analyses/registry.h) for the run; 0 when none. */
+int64_t gp_analysis(store *st, int64_t run, unsigned analysis);
 
 /* ---------- the figures (plots/fig_*.c) ---------- */
 /* Each writes NAME.gp and its data files and fills the figure's name, title,
@@ -107,10 +107,28 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig);
 int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig);
 int fig_probe(const plot_ctx *c, gs_plot_figure *fig);
 int fig_ablations(const plot_ctx *c, gs_plot_figure *fig);
-/* The newest analysis per intervention (what, scope) of run ?1: rows of
- * (id, what, scope) in id order, for the ablation figure and the report.
- * Returns sqlite3_prepare_v2's code. */
-int gp_prepare_ablations(sqlite3 *db, sqlite3_stmt **s);
+/* The figures as one table (plots/figures.c), keyed by the analysis registry
+ * (analyses/registry.h): gs_plot_store draws them in this order. Adding a
+ * figure: its fig_NAME.c, one row here, its matplotlib twin as a cell of the
+ * study notebook (notebooks-export/notebook_cells.c) named in the row, and
+ * docs/plots.md. */
+typedef struct {
+    unsigned analysis;         /* the registry row (GS_AN_*) it is drawn from */
+    unsigned also;             /* rows it reads besides (GS_AN_* bits) */
+    int (*draw)(const plot_ctx *c, gs_plot_figure *fig);
+    const char *notebook_cell; /* the id of its matplotlib twin in the study notebook; NULL: none yet */
+    const char *when_undrawn;  /* said after "analysis 'X' has no figure" when X is stored but drew nothing */
+} gp_figure_row;
+extern const gp_figure_row gp_figure_rows[];
+extern const int gp_n_figure_rows;
+/* The analyses (GS_AN_* bits) the report's summary table shows (plots/report.c). */
+extern const unsigned gp_report_analyses;
+
+/* An intervention's label: prefix, what, and its scope in parentheses (a head ablation stored without
+ * heads_at zeroed before the norm); into out. */
+const char *gp_ablation_label(const store_ablation_ref *r, const char *prefix, char *out, size_t size);
+int fig_attention(const plot_ctx *c, gs_plot_figure *fig);
+int fig_logit_attribution(const plot_ctx *c, gs_plot_figure *fig);
 
 /* Runs `gnuplot -e "fmt='FMT'; out='OUT'" NAME.gp` in dir with stderr
  * captured; anything on stderr (a warning) or a non-zero exit is an error
@@ -119,6 +137,12 @@ int gp_render(const char *program, const char *dir, const char *name, const char
 /* The path of program on PATH (or program itself if it has a /) into buf;
  * 0 when found and executable, -1 otherwise. */
 int gp_find_program(const char *program, char *buf, size_t size);
+
+/* Render r's figures into dir in each of formats (plots/plots.c): finds gnuplot when o->render, marks a
+ * figure that failed (its error; r->n_failed) and keeps the first message in first_error. -1 only when
+ * o->gnuplot names a program that is not there. */
+int gp_render_figures(const char *dir, const gs_plot_opts *o, unsigned formats, gs_plot_result *r, char *first_error,
+                      size_t fe_size);
 
 /* report.md and report.html (plots/report.c). */
 int gp_write_report(const plot_ctx *c, const gs_plot_result *r);

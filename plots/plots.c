@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +40,7 @@ int gs_plot_parse_formats(const char *list, unsigned *formats) {
     return 0;
 }
 
-int64_t gs_plot_default_run(store *st) {
-    sqlite3_stmt *s = NULL;
-    sqlite3 *db = store_db(st);
-    if (sqlite3_prepare_v2(db, "SELECT ifnull(max(run_id), 0) FROM analyses", -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("%s: finding a run with analyses: %s", store_path(st), sqlite3_errmsg(db));
-    int64_t run = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-    sqlite3_finalize(s);
-    if (run < 0) return gs_fail("%s: finding a run with analyses: %s", store_path(st), sqlite3_errmsg(db));
-    return run;
-}
+int64_t gs_plot_default_run(store *st) { return store_newest_analysed_run(st); }
 
 static int mkdirs(const char *dir) {
     char buf[4096];
@@ -80,94 +70,19 @@ static void note(gs_plot_result *r, const char *fmt, ...) {
 }
 
 /* "run 3 · model.safetensors" */
-static void run_label(store *st, int64_t run, char *out, size_t size) {
-    char path[1024] = "", vis[300];
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT m.path FROM runs r JOIN models m ON m.id = r.model_id WHERE r.id = ?1",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, run);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-            snprintf(path, sizeof path, "%s", (const char *)sqlite3_column_text(s, 0));
-        sqlite3_finalize(s);
-    }
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (*base) snprintf(out, size, "run %lld · %s", (long long)run, gp_text_visible(vis, sizeof vis, base, (size_t)-1, 60));
-    else snprintf(out, size, "run %lld", (long long)run);
+static void run_label(const store_run_info *info, char *out, size_t size) {
+    char vis[300];
+    const char *base = strrchr(info->model_path, '/');
+    base = base ? base + 1 : info->model_path;
+    if (*base) snprintf(out, size, "run %lld · %s", (long long)info->id, gp_text_visible(vis, sizeof vis, base, (size_t)-1, 60));
+    else snprintf(out, size, "run %lld", (long long)info->id);
 }
 
-typedef int (*figure_fn)(const plot_ctx *, gs_plot_figure *);
-
-int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o, gs_plot_result *r) {
-    gs_plot_opts dflt;
-    if (!o) { gs_plot_opts_default(&dflt); o = &dflt; }
-    memset(r, 0, sizeof *r);
-    r->run_id = run;
-    if (o->width < 200 || o->width > 10000 || o->height < 150 || o->height > 10000)
-        return gs_fail("figure size %dx%d is out of range (200x150 to 10000x10000 pixels)", o->width, o->height);
-    if (o->font_size < 0 || o->font_size > 200) return gs_fail("font size %d is out of range (1 to 200 points)", o->font_size);
-    unsigned formats = o->formats ? o->formats : GS_PLOT_PNG;
-    store_run_info info;
-    if (store_run_get(st, run, &info) != 0) return -1;
-    sqlite3_stmt *s = NULL;
-    sqlite3 *db = store_db(st);
-    if (sqlite3_prepare_v2(db, "SELECT DISTINCT name FROM analyses WHERE run_id = ?1 ORDER BY name", -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("%s: listing the analyses of run %lld: %s", store_path(st), (long long)run, sqlite3_errmsg(db));
-    sqlite3_bind_int64(s, 1, run);
-    char names[32][64];
-    int n_names = 0;
-    while (sqlite3_step(s) == SQLITE_ROW && n_names < 32)
-        snprintf(names[n_names++], sizeof names[0], "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
-    char q[4200];
-    if (n_names == 0)
-        return gs_fail("%s: run %lld has no analyses to plot: run `gpnscope analyze %s --run %lld` first", store_path(st),
-                       (long long)run, gs_shell_quote(store_path(st), q, sizeof q), (long long)run);
-    if (mkdirs(dir) != 0) return -1;
-
-    gs_plot_opts oo = *o;
-    oo.formats = formats;
-    plot_ctx c = {.st = st, .run = run, .dir = dir, .o = &oo};
-    c.font = o->font_size ? o->font_size : (int)lround(16.0 * o->width / 1200.0);
-    if (c.font < 12) c.font = 12;
-    for (int k = 0; k < 3; k++) if (formats & (1u << k)) { snprintf(c.first_fmt, sizeof c.first_fmt, "%s", format_names[k]); break; }
-    run_label(st, run, c.run_label, sizeof c.run_label);
-    {
-        const char *p = store_path(st), *b = strrchr(p, '/');
-        gp_text_visible(c.store_name, sizeof c.store_name, b ? b + 1 : p, (size_t)-1, 80);
-    }
-
-    /* ---- scripts and data ---- */
-    static const figure_fn figures[] = {fig_geometry, fig_horizons, fig_default_direction, fig_probe, fig_ablations};
-    int ablations_drawn = 0;
-    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
-        gs_plot_figure *fg = &r->fig[r->n_figures];
-        memset(fg, 0, sizeof *fg);
-        gs_clear_error();
-        int rc = figures[i](&c, fg);
-        if (rc < 0) {
-            gs_fail_context("%s: writing figure '%s' (%d figure%s written before it): ", dir,
-                            fg->name[0] ? fg->name : "?", r->n_figures, r->n_figures == 1 ? "" : "s");
-            return -1;
-        }
-        if (rc == 0) {
-            if (fg->problem[0]) note(r, "figure '%s': %s", fg->name, fg->problem);
-            if (figures[i] == fig_ablations) ablations_drawn = 1;
-            r->n_figures++;
-        }
-    }
-    for (int i = 0; i < n_names; i++) {
-        const char *nm = names[i];
-        if (!strcmp(nm, "geometry") || !strcmp(nm, "default_direction") || !strcmp(nm, "horizons") ||
-            !strcmp(nm, "retention") || !strcmp(nm, "probe") || !strcmp(nm, "findings") /* in the report */)
-            continue;
-        if (!strncmp(nm, "ablation", 8) && ablations_drawn) continue;
-        char vis[128];
-        note(r, "analysis '%s' has no figure%s", gp_text_visible(vis, sizeof vis, nm, (size_t)-1, 60),
-             !strncmp(nm, "ablation", 8) ? " (no delta_ppl in it: see docs/plots.md, Ablations)" : "");
-    }
-
-    /* ---- rendering ---- */
+/* Find gnuplot (when o->render) and render every figure of r in each format; a failed figure is marked in
+ * r (its error, n_failed) and the first failure's message goes to first_error. -1 only when the program
+ * given with o->gnuplot is not there. */
+int gp_render_figures(const char *dir, const gs_plot_opts *o, unsigned formats, gs_plot_result *r, char *first_error,
+                      size_t fe_size) {
     char program[4096] = "";
     if (o->render) {
         const char *want = o->gnuplot ? o->gnuplot : "gnuplot";
@@ -179,7 +94,6 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
             note(r, "gnuplot not found on PATH: scripts and data written, nothing rendered");
         }
     }
-    char first_error[GS_ERROR_MAX] = "";
     if (r->gnuplot_found) {
         for (int i = 0; i < r->n_figures; i++) {
             gs_plot_figure *fg = &r->fig[i];
@@ -194,7 +108,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
                         snprintf(fg->error, sizeof fg->error, "%s", gs_error());
                         r->n_failed++;
                     }
-                    if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", gs_error());
+                    if (!first_error[0]) snprintf(first_error, fe_size, "%s", gs_error());
                     continue;
                 }
                 int ok = gp_render(program, dir, fg->name, format_names[k], tmp) == 0;
@@ -214,13 +128,82 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
                         snprintf(fg->error, sizeof fg->error, "%s", gs_error());
                         r->n_failed++;
                     }
-                    if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", gs_error());
+                    if (!first_error[0]) snprintf(first_error, fe_size, "%s", gs_error());
                     continue;
                 }
                 fg->rendered |= 1u << k;
             }
         }
     }
+
+    return 0;
+}
+
+int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o, gs_plot_result *r) {
+    gs_plot_opts dflt;
+    if (!o) { gs_plot_opts_default(&dflt); o = &dflt; }
+    memset(r, 0, sizeof *r);
+    r->run_id = run;
+    if (o->width < 200 || o->width > 10000 || o->height < 150 || o->height > 10000)
+        return gs_fail("figure size %dx%d is out of range (200x150 to 10000x10000 pixels)", o->width, o->height);
+    if (o->font_size < 0 || o->font_size > 200) return gs_fail("font size %d is out of range (1 to 200 points)", o->font_size);
+    unsigned formats = o->formats ? o->formats : GS_PLOT_PNG;
+    store_run_info info;
+    if (store_run_get(st, run, &info) != 0) return -1;
+    char names[32][64];
+    int n_names = store_analysis_names(st, run, names, 32, 0);
+    if (n_names < 0) return -1;
+    char q[4200];
+    if (n_names == 0)
+        return gs_fail("%s: run %lld has no analyses to plot: run `gpnscope analyze %s --run %lld` first", store_path(st),
+                       (long long)run, gs_shell_quote(store_path(st), q, sizeof q), (long long)run);
+    if (mkdirs(dir) != 0) return -1;
+
+    gs_plot_opts oo = *o;
+    oo.formats = formats;
+    plot_ctx c = {.st = st, .run = run, .dir = dir, .o = &oo};
+    c.font = o->font_size ? o->font_size : (int)lround(16.0 * o->width / 1200.0);
+    if (c.font < 12) c.font = 12;
+    for (int k = 0; k < 3; k++) if (formats & (1u << k)) { snprintf(c.first_fmt, sizeof c.first_fmt, "%s", format_names[k]); break; }
+    run_label(&info, c.run_label, sizeof c.run_label);
+    {
+        const char *p = store_path(st), *b = strrchr(p, '/');
+        gp_text_visible(c.store_name, sizeof c.store_name, b ? b + 1 : p, (size_t)-1, 80);
+    }
+
+    /* ---- scripts and data: every row of the figure table ---- */
+    unsigned drawn = gp_report_analyses; /* the analyses the figures or the report show */
+    for (int i = 0; i < gp_n_figure_rows; i++) {
+        const gp_figure_row *row = &gp_figure_rows[i];
+        gs_plot_figure *fg = &r->fig[r->n_figures];
+        memset(fg, 0, sizeof *fg);
+        gs_clear_error();
+        int rc = row->draw(&c, fg);
+        if (rc < 0) {
+            gs_fail_context("%s: writing figure '%s' (%d figure%s written before it): ", dir,
+                            fg->name[0] ? fg->name : "?", r->n_figures, r->n_figures == 1 ? "" : "s");
+            return -1;
+        }
+        if (rc == 0) {
+            if (fg->problem[0]) note(r, "figure '%s': %s", fg->name, fg->problem);
+            drawn |= row->analysis;
+            r->n_figures++;
+        }
+    }
+    for (int i = 0; i < n_names; i++) {
+        const char *nm = names[i];
+        const gs_analysis_row *an = gs_analysis_row_stored(nm);
+        if (an && (drawn & an->bit)) continue;
+        const char *why = "";
+        for (int k = 0; an && k < gp_n_figure_rows; k++)
+            if (gp_figure_rows[k].analysis == an->bit && gp_figure_rows[k].when_undrawn) why = gp_figure_rows[k].when_undrawn;
+        char vis[128];
+        note(r, "analysis '%s' has no figure%s", gp_text_visible(vis, sizeof vis, nm, (size_t)-1, 60), why);
+    }
+
+    /* ---- rendering ---- */
+    char first_error[GS_ERROR_MAX] = "";
+    if (gp_render_figures(dir, o, formats, r, first_error, sizeof first_error) != 0) return -1;
 
     /* ---- report ---- */
     if (gp_write_report(&c, r) != 0) return -1;

@@ -2,7 +2,6 @@
  * summary table with our numbers (from the store's analysis results) beside
  * the paper's (store/paper_figures.h, shared with analyses/report.c). */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,7 +91,7 @@ static void pool_row(char *out, size_t size, double n, double lo, double hi) {
 static void summary(const plot_ctx *c, table *t) {
     store *st = c->st;
     char a[32], b[32], d[32];
-    int64_t g = gp_analysis(st, c->run, "geometry");
+    int64_t g = gp_analysis(st, c->run, GS_AN_GEOMETRY);
     if (g > 0) {
         section(t, "1. Geometry of the state");
         row *r = add_paper(t, GS_PAPER_STATES);
@@ -120,7 +119,7 @@ static void summary(const plot_ctx *c, table *t) {
         r = add_paper(t, GS_PAPER_PARTICIPATION);
         snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "participation_ratio")));
     }
-    int64_t dd = gp_analysis(st, c->run, "default_direction");
+    int64_t dd = gp_analysis(st, c->run, GS_AN_DEFAULT);
     if (dd > 0) {
         section(t, "2. The mean direction");
         row *r = add_paper(t, GS_PAPER_MEAN_NORM);
@@ -168,7 +167,7 @@ static void summary(const plot_ctx *c, table *t) {
                      num(b, gp_scalar(st, dd, "mean_norm2_over_lambda1")));
         }
     }
-    int64_t h = gp_analysis(st, c->run, "horizons");
+    int64_t h = gp_analysis(st, c->run, GS_AN_HORIZON);
     if (h > 0) {
         section(t, "3. Horizons");
         double k1 = NAN, v1 = NAN, k2 = NAN, v2 = NAN;
@@ -194,7 +193,7 @@ static void summary(const plot_ctx *c, table *t) {
         r = add_paper(t, GS_PAPER_HORIZON_002);
         snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_002_censored") > 0 ? ">= " : "", num(a, h2));
     }
-    int64_t rt = gp_analysis(st, c->run, "retention");
+    int64_t rt = gp_analysis(st, c->run, GS_AN_RETENTION);
     if (rt > 0) {
         section(t, "3. Memory horizon (GPN+M)");
         row *r = add_paper(t, GS_PAPER_HEADS);
@@ -235,7 +234,7 @@ static void summary(const plot_ctx *c, table *t) {
 #undef SC
         }
     }
-    int64_t p = gp_analysis(st, c->run, "probe");
+    int64_t p = gp_analysis(st, c->run, GS_AN_PROBE);
     if (p > 0) {
         section(t, "4. Probe horizon (beyond the paper)");
         row *r = add_paper(t, GS_PAPER_PROBE_HORIZON);
@@ -249,24 +248,19 @@ static void summary(const plot_ctx *c, table *t) {
                      bydoc > 0 ? "document" : "window");
     }
     /* ablations (gpnscope ablate): the newest analysis per intervention */
-    sqlite3_stmt *s = NULL;
-    if (gp_prepare_ablations(store_db(st), &s) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, c->run);
+    store_ablation_ref *refs = NULL;
+    int n_refs = store_newest_ablations(st, c->run, &refs);
+    if (n_refs < 0) gs_clear_error(); /* the table goes without them */
+    {
         int first = 1;
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t aid = sqlite3_column_int64(s, 0);
+        for (int q = 0; q < n_refs; q++) {
+            int64_t aid = refs[q].id;
             double dl = gp_scalar(st, aid, "delta_ppl");
             if (!isfinite(dl)) continue;
             if (first) section(t, "4. Causal ablations (beyond the paper)");
             first = 0;
-            const char *what = (const char *)sqlite3_column_text(s, 1);
-            const char *scope = (const char *)sqlite3_column_text(s, 2);
             char raw[200], vis[96];
-            /* a head ablation stored without heads_at zeroed before the norm */
-            if (what && (!strncmp(what, "pool:", 5) || !strncmp(what, "heads:", 6)) && !(scope && *scope))
-                scope = "before-norm";
-            snprintf(raw, sizeof raw, "perplexity change: %s%s%s%s", what ? what : "?", scope && *scope ? " (" : "",
-                     scope ? scope : "", scope && *scope ? ")" : "");
+            gp_ablation_label(&refs[q], "perplexity change: ", raw, sizeof raw);
             row *r = add(t, gp_text_visible(vis, sizeof vis, raw, (size_t)-1, 80), "not measured");
             double lo = gp_scalar(st, aid, "delta_ppl_ci_low"), hi = gp_scalar(st, aid, "delta_ppl_ci_high");
             double pb = gp_scalar(st, aid, "ppl_base"), pa = gp_scalar(st, aid, "ppl_ablated");
@@ -292,7 +286,7 @@ static void summary(const plot_ctx *c, table *t) {
                                         "; random %s control %+.3g nats/token, effect beyond it %+.3g", kinds[k], cm, ex);
             }
         }
-        sqlite3_finalize(s);
+        free(refs);
     }
 }
 
@@ -326,38 +320,41 @@ static void html_text(FILE *f, const char *s) {
 /* ---------- the verdicts (analysis "findings", written by gpnscope analyze) ---------- */
 
 static void findings(const plot_ctx *c, FILE *m, FILE *h) {
-    int64_t fid = gp_analysis(c->st, c->run, "findings");
+    int64_t fid = gp_analysis(c->st, c->run, GS_AN_FINDINGS);
     if (fid <= 0) return;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(c->st),
-                           "SELECT key, value, ifnull(note, '') FROM analysis_scalars WHERE analysis_id = ?1 "
-                           "ORDER BY CASE key WHEN 'default_direction' THEN 1 WHEN 'content_horizon' THEN 2 "
-                           "WHEN 'memory_pools' THEN 3 ELSE 4 END, key",
-                           -1, &s, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(s, 1, fid);
+    store_scalar_row *rows = NULL;
+    int n_rows = store_analysis_scalar_rows(c->st, fid, &rows);
+    if (n_rows < 0) { gs_clear_error(); return; }
+    /* the paper's three structures in its order, then any other verdict by key */
+    static const char *const order[] = {"default_direction", "content_horizon", "memory_pools", NULL};
     int any = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (!any) {
-            fputs("## The paper's three structures in this run\n\n", m);
-            fputs("<h2>The paper's three structures in this run</h2>\n<ul>\n", h);
+    for (int pass = 0; pass < 4; pass++) {
+        for (int i = 0; i < n_rows; i++) {
+            int rank = 3;
+            for (int k = 0; order[k]; k++)
+                if (!strcmp(rows[i].key, order[k])) rank = k;
+            if (rank != pass) continue;
+            if (!any) {
+                fputs("## The paper's three structures in this run\n\n", m);
+                fputs("<h2>The paper's three structures in this run</h2>\n<ul>\n", h);
+            }
+            any = 1;
+            char key[128], note[1200];
+            gp_text_visible(key, sizeof key, rows[i].key, (size_t)-1, 60);
+            gp_text_visible(note, sizeof note, rows[i].note, (size_t)-1, 0);
+            fputs("- **", m);
+            md_text(m, key);
+            fputs("**: ", m);
+            md_text(m, note);
+            fputs("\n", m);
+            fputs("<li><b>", h);
+            html_text(h, key);
+            fputs("</b>: ", h);
+            html_text(h, note);
+            fputs("</li>\n", h);
         }
-        any = 1;
-        char key[128], note[1200];
-        gp_text_visible(key, sizeof key, (const char *)sqlite3_column_text(s, 0), (size_t)-1, 60);
-        gp_text_visible(note, sizeof note, (const char *)sqlite3_column_text(s, 2), (size_t)-1, 0);
-        fputs("- **", m);
-        md_text(m, key);
-        fputs("**: ", m);
-        md_text(m, note);
-        fputs("\n", m);
-        fputs("<li><b>", h);
-        html_text(h, key);
-        fputs("</b>: ", h);
-        html_text(h, note);
-        fputs("</li>\n", h);
     }
-    sqlite3_finalize(s);
+    free(rows);
     if (any) {
         fputs("\n", m);
         fputs("</ul>\n", h);
@@ -370,19 +367,8 @@ static void run_line(const plot_ctx *c, char *out, size_t size) {
     store_run_info info;
     out[0] = 0;
     if (store_run_get(c->st, c->run, &info) != 0) { gs_clear_error(); return; }
-    char model[1024] = "", corpus[1024] = "", vm[600], vc[600];
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(c->st),
-                           "SELECT m.path, c.path FROM runs r LEFT JOIN models m ON m.id = r.model_id "
-                           "LEFT JOIN corpora c ON c.id = r.corpus_id WHERE r.id = ?1",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, c->run);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            if (sqlite3_column_text(s, 0)) snprintf(model, sizeof model, "%s", (const char *)sqlite3_column_text(s, 0));
-            if (sqlite3_column_text(s, 1)) snprintf(corpus, sizeof corpus, "%s", (const char *)sqlite3_column_text(s, 1));
-        }
-        sqlite3_finalize(s);
-    }
+    char vm[600], vc[600];
+    const char *model = info.model_path, *corpus = info.corpus_path;
     snprintf(out, size, "%s run %lld (%s, %s): model %s%s%.12s%s, corpus %s; %lld windows of %d tokens, %s states, d = %d",
              info.kind, (long long)info.id, info.status, info.device[0] ? info.device : "-",
              model[0] ? gp_text_visible(vm, sizeof vm, model, (size_t)-1, 200) : "(unknown)",
@@ -395,6 +381,10 @@ static void run_line(const plot_ctx *c, char *out, size_t size) {
 static const char *shown_format(unsigned formats) {
     return (formats & GS_PLOT_PNG) ? "png" : (formats & GS_PLOT_SVG) ? "svg" : "pdf";
 }
+
+/* the analyses whose numbers the summary table shows (its sections above) */
+const unsigned gp_report_analyses =
+    GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION | GS_AN_PROBE | GS_AN_FINDINGS;
 
 int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
     static const char *const fmt_names[3] = {"png", "svg", "pdf"};
@@ -536,34 +526,22 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
     /* which analyses, with which settings */
     fputs("\n## Analyses drawn from\n\n", m);
     fputs("<h2>Analyses drawn from</h2>\n<ul>\n", h);
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(c->st),
-                           "SELECT id, name, settings, created_at, ifnull(code_version, '') FROM analyses "
-                           /* the newest per name, and per intervention for ablations (every one the
-                            * report and figure show, not only the newest of them) */
-                           "WHERE run_id = ?1 AND id IN (SELECT max(id) FROM analyses WHERE run_id = ?1 GROUP BY name, "
-                           "CASE WHEN name LIKE 'ablation%' THEN ifnull(json_extract(settings, '$.what'), '') || '|' || "
-                           "ifnull(json_extract(settings, '$.scope'), '') || '|' || "
-                           "ifnull(json_extract(settings, '$.heads_at'), '') ELSE '' END) "
-                           "ORDER BY id",
-                           -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, c->run);
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            char line[2048], vis[2100];
-            snprintf(line, sizeof line, "%s (analysis %lld, %s, gpnscope %s): settings %s",
-                     (const char *)sqlite3_column_text(s, 1), (long long)sqlite3_column_int64(s, 0),
-                     (const char *)sqlite3_column_text(s, 3), (const char *)sqlite3_column_text(s, 4),
-                     (const char *)sqlite3_column_text(s, 2));
-            gp_text_visible(vis, sizeof vis, line, (size_t)-1, 0);
-            fputs("- ", m);
-            md_text(m, vis);
-            fputs("\n", m);
-            fputs("<li>", h);
-            html_text(h, vis);
-            fputs("</li>\n", h);
-        }
-        sqlite3_finalize(s);
+    store_analysis_ref *an = NULL;
+    int n_an = store_newest_analyses(c->st, c->run, &an);
+    if (n_an < 0) gs_clear_error(); /* the list goes without them */
+    for (int i = 0; i < n_an; i++) {
+        char line[2300], vis[2400];
+        snprintf(line, sizeof line, "%s (analysis %lld, %s, gpnscope %s): settings %s", an[i].name, (long long)an[i].id,
+                 an[i].created_at, an[i].code_version, an[i].settings);
+        gp_text_visible(vis, sizeof vis, line, (size_t)-1, 0);
+        fputs("- ", m);
+        md_text(m, vis);
+        fputs("\n", m);
+        fputs("<li>", h);
+        html_text(h, vis);
+        fputs("</li>\n", h);
     }
+    free(an);
     fputs("</ul>\n", h);
     if (res->notes[0]) {
         fputs("\nNotes:\n\n", m);

@@ -17,6 +17,7 @@
 #include "probes/runner.h"
 #include "record/head_select.h"
 #include "store/lock.h"
+#include "store/merge.h"
 #include "store/store.h"
 
 /* One recorded vector site: its rows go to the states table under `kind`
@@ -170,6 +171,12 @@ static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
     /* the device is part of the settings: a resumed run continues on the same one */
     cJSON_AddStringToObject(j, "device", o->device);
     if (o->precision) cJSON_AddStringToObject(j, "precision", o->precision);
+    if (o->n_shards) { /* gpnscope merge takes it out again: the merged run's settings are a one-process run's */
+        cJSON *sh = cJSON_AddObjectToObject(j, "shard");
+        cJSON_AddNumberToObject(sh, "rank", o->shard);
+        cJSON_AddNumberToObject(sh, "of", o->n_shards);
+        cJSON_AddNumberToObject(sh, "batch", o->batch); /* the split is by batches: resume with the same */
+    }
     cJSON_AddStringToObject(j, "corpus_format", corpus_format_name(corpus_get_format(c)));
     if (o->field) cJSON_AddStringToObject(j, "field", o->field);
     if (o->separator) cJSON_AddStringToObject(j, "separator", o->separator);
@@ -231,7 +238,7 @@ static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_co
 }
 
 static int64_t register_run(const gs_record_opts *o, const capture_plan *plan, resources *r, const char *settings,
-                            int64_t *first_window) {
+                            int64_t begin, int64_t *first_window) {
     store *st = r->st;
     const gpn_model *m = r->model;
     const gpn_config *c = &m->cfg;
@@ -262,7 +269,7 @@ static int64_t register_run(const gs_record_opts *o, const capture_plan *plan, r
     int64_t corpus_id = store_add_corpus(st, &sc);
     if (corpus_id < 0) goto fail;
     int64_t run = 0;
-    *first_window = 0;
+    *first_window = begin;
     if (o->resume) {
         run = store_last_run(st, 1);
         if (run == 0) { gs_fail("%s: --resume: no unfinished run in this store", o->db); goto fail; }
@@ -287,7 +294,7 @@ static int64_t register_run(const gs_record_opts *o, const capture_plan *plan, r
                     (long long)run, info.corpus_sha256, chash);
             goto fail;
         }
-        if ((*first_window = store_resume_run(st, run, m->hash, settings)) < 0) goto fail;
+        if ((*first_window = store_resume_run_at(st, run, m->hash, settings, begin)) < 0) goto fail;
     } else {
         int64_t *counts = calloc((size_t)c->V, sizeof *counts);
         if (!counts || corpus_unigram_counts(r->corpus, c->V, counts) || store_put_unigram_counts(st, corpus_id, counts, c->V)) {
@@ -323,6 +330,7 @@ typedef struct {
     unsigned char *keep;        /* B x T: positions whose states are kept */
     unsigned char want[4096];   /* this step's rows whose states are kept: only those leave a GPU */
     store_token_row *rows;
+    int64_t begin;              /* the first window of the range (a shard's; 0) */
     float *gather; /* one row of the widest head-selected site */
 } recorder;
 
@@ -382,7 +390,8 @@ static int rec_end(void *ctx, int64_t w0, int nb) {
     for (int b = 0; b < nb; b++)
         if (store_window_done(k->r->st, k->run, (int32_t)(w0 + b), corpus_window_index(k->r->corpus, w0 + b) * T, (int)T))
             return -1;
-    return store_run_progress(k->r->st, k->run, w0 + nb, (w0 + nb) * T) || store_commit(k->r->st);
+    int64_t done = w0 + nb - k->begin; /* windows of this recording's range (all of a one-process run's) */
+    return store_run_progress(k->r->st, k->run, done, done * T) || store_commit(k->r->st);
 }
 
 /* Sites the backend keeps (gs_site.kept) are read from it after each step,
@@ -416,6 +425,22 @@ static int show_progress(void *ctx, int64_t done, int64_t total) {
     rec_progress *p = ctx;
     if (p->fn) p->fn(p->ctx, (done - p->first) * p->T, p->total);
     return 0;
+}
+
+/* The store's newest run when it is complete, of this model and these
+ * settings and no unfinished run is newer; else 0 (-1 on a read error). */
+static int64_t complete_shard(store *st, const char *model_sha256, const char *settings) {
+    int64_t last = store_last_run(st, STORE_RUN_ANY);
+    if (last <= 0 || store_last_run(st, STORE_RUN_UNFINISHED) > 0) return last < 0 ? -1 : 0;
+    store_run_info info;
+    if (store_run_get(st, last, &info)) return -1;
+    char *recorded = store_run_settings(st, last);
+    char *a = recorded ? store_canonical_json(recorded) : NULL, *b = store_canonical_json(settings);
+    int same = a && b && !strcmp(a, b) && !strcmp(info.model_sha256, model_sha256) && !strcmp(info.status, "complete");
+    free(recorded);
+    free(a);
+    free(b);
+    return same ? last : 0;
 }
 
 void gs_record_opts_default(gs_record_opts *o) {
@@ -467,14 +492,31 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     if (o.field) co.field = o.field;
     if (o.separator) co.separator = o.separator;
     if (!(r.corpus = corpus_open(o.corpus, r.tok, &co))) goto out;
-    int64_t n_windows = corpus_n_windows(r.corpus);
+    int64_t n_windows = corpus_n_windows(r.corpus), begin = 0, end = n_windows;
     int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
+    if (o.n_shards) { /* whole batches of a one-process recording (store/merge.h) */
+        if (o.shard < 0 || o.shard >= o.n_shards) { gs_fail("shard %d of %d: no such rank", o.shard, o.n_shards); goto out; }
+        store_shard_range(n_windows, o.n_shards, o.shard, B, &begin, &end);
+    }
+    res->begin = begin;
+    res->end = end;
     /* the engine (the device) first: a device that cannot start leaves no run behind */
     if (!(r.engine = gpn_engine_new_on(r.model, B, &o.dev))) goto out;
     if (!(r.st = store_open(o.db, STORE_WRITE | STORE_CREATE))) goto out;
     settings = settings_json(&o, r.corpus);
+    if (o.resume && o.n_shards) { /* a shard that finished before its job failed: nothing left to do */
+        int64_t done_run = complete_shard(r.st, r.model->hash, settings);
+        if (done_run < 0) goto out;
+        if (done_run > 0) {
+            res->run = run = done_run;
+            res->first = res->windows_done = end;
+            res->n_windows = n_windows;
+            rc = 0;
+            goto out;
+        }
+    }
     int64_t first = 0;
-    run = register_run(&o, &plan, &r, settings, &first);
+    run = register_run(&o, &plan, &r, settings, begin, &first);
     if (run < 0) goto out;
     keep = malloc((size_t)B * o.seq_len);
     rows = malloc((size_t)B * sizeof *rows);
@@ -483,11 +525,11 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     gather = malloc((size_t)widest * sizeof *gather);
     if (!keep || !rows || !gather) { gs_fail("out of memory"); goto out; }
 
-    recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows, gather};
+    recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows, begin, gather};
     if (plan_captures(&plan, &r, rec.want)) goto out;
     runner_sink sink = {&rec, rec_begin, rec_before_step, rec_after_step, rec_end};
-    rec_progress rp = {progress_fn, progress_ctx, first, o.seq_len, (n_windows - first) * o.seq_len};
-    runner_opts ro = {.engine = r.engine, .T = (int)o.seq_len, .first = first, .total = n_windows,
+    rec_progress rp = {progress_fn, progress_ctx, first, o.seq_len, (end - first) * o.seq_len};
+    runner_opts ro = {.engine = r.engine, .T = (int)o.seq_len, .first = first, .total = end,
                       .window = runner_corpus_window, .window_ctx = r.corpus, .progress = show_progress,
                       .progress_ctx = &rp, .stop = stop};
     int64_t w = first;
@@ -504,7 +546,7 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
         gs_fail("%s", msg);
         goto out;
     }
-    if (w < n_windows) {
+    if (w < end) {
         store_finish_run(r.st, run, "interrupted", "stopped by a signal; continue with --resume");
         rc = 130;
         goto out;
@@ -521,7 +563,7 @@ out:
         if (run > 0 && r.st && store_run_get(r.st, run, &ri) == 0 && !strcmp(ri.status, "running"))
             store_finish_run(r.st, run, "failed", msg);
         res->resumable = run > 0 && r.st && store_run_get(r.st, run, &ri) == 0 && strcmp(ri.status, "complete");
-        if (res->resumable) res->windows_done = ri.windows_done;
+        if (res->resumable) res->windows_done = res->begin + ri.windows_done;
         gs_fail("%s", msg);
     }
     free(settings);

@@ -23,6 +23,11 @@ typedef struct {
     int batch, resume, states_given;
     const char *recorded; /* set by gs_record: the vector sites' kinds */
     const char *code_version;
+    /* a rank's share of an MPI job (docs/scale.md): of the N selected windows
+     * in batches of B, batches [nb*shard/n_shards, nb*(shard+1)/n_shards) of
+     * the nb = ceil(N/B) (store_shard_range), at their own window numbers;
+     * the run's settings say so ("shard"). n_shards 0: every window. */
+    int shard, n_shards;
 } gs_record_opts;
 
 typedef struct {
@@ -31,6 +36,7 @@ typedef struct {
     int64_t windows_done; /* the run's complete windows */
     int64_t n_windows;
     int resumable;        /* a failed run that --resume can continue */
+    int64_t begin, end;   /* the windows this recording covers ([0, n_windows) unless a shard) */
 } gs_record_result;
 
 /* Tokens recorded by this call so far, of total. */

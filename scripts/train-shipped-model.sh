@@ -5,6 +5,8 @@
 # interruption), evaluate on the held-out shards, and write
 # models/NAME-retrained/.
 #   usage: train-shipped-model.sh [NAME]   (default NAME: gpnm-small)
+#   NAME: any configs/NAME.json, e.g. gpnm15-small and the baselines trained
+#         under the same budget, tpp-small and gdn-small (docs/model.md)
 #   STEPS=N   stop after N optimizer steps (the schedule stays the config's)
 #   OUT=DIR   the training directory (default data/train-NAME); a second
 #             directory reproduces the run beside an existing one

@@ -83,6 +83,10 @@ int64_t store_analysis_begin(store *st, int64_t run_id, const char *name, const 
         "DELETE FROM analysis_series WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
         "DELETE FROM analysis_vectors WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
         "DELETE FROM ablation_tokens WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
+        "DELETE FROM attention_queries WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
+        "DELETE FROM attention_topk WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
+        "DELETE FROM attention_matrices WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
+        "DELETE FROM logit_attribution WHERE analysis_id IN (SELECT id FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3)",
         "DELETE FROM analyses WHERE run_id = ?1 AND name = ?2 AND settings_hash = ?3",
         "INSERT INTO analyses(run_id, name, settings, settings_hash, code_version) VALUES (?1, ?2, ?4, ?3, ?5)",
     };

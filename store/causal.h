@@ -1,10 +1,7 @@
-/* Tables of the causal tools (docs/causal.md, docs/schema.md "Causal
- * experiments"): patching sweeps, steering curves and the logit lens. They
- * are experiments on a model and prompts rather than analyses of a recorded
- * run, so they key on their own experiment rows. The tables are additive:
- * created (IF NOT EXISTS) by the first write, so the schema version stays
- * and an older gpnscope reads the file as before. Each writer runs in one
- * transaction: an interrupted command leaves no partial experiment. */
+/* The store's side of the causal tools (docs/causal.md; tables in
+ * docs/schema.md, schema version 3): effective attention of delta-rule heads
+ * and direct logit attribution, each keyed by its analysis row
+ * (store_analysis_begin), written inside that analysis's batch. */
 #ifndef GS_STORE_CAUSAL_H
 #define GS_STORE_CAUSAL_H
 
@@ -12,26 +9,40 @@
 
 #include "store/store.h"
 
-/* Creates the tables if the file lacks them. */
-int store_causal_tables(store *st);
+/* ---------- effective attention ---------- */
+/* One query of one head: its top keys (most weight first) and how they and
+ * the heuristic relate to all of its keys. */
+typedef struct {
+    int32_t query, n_keys;     /* n_keys: the keys it may attend to (query + 1) */
+    int n_top;                 /* entries in key / weight / heuristic */
+    const int *key;
+    const double *weight, *heuristic; /* heuristic may be NULL */
+    double topk_mass, l1, heuristic_l1, read_error, heuristic_error;
+} store_attention_query;
 
-/* One experiment row of kind "patch", "steer" or "lens"; settings a JSON
- * object. Opens a transaction (store_causal_commit ends it). Returns the id. */
-int64_t store_causal_begin(store *st, const char *kind, const char *model_path, const char *model_sha256,
-                           const char *input_path, const char *settings_json, const char *code_version);
-int store_causal_commit(store *st);
-void store_causal_rollback(store *st);
+/* The queries of one (window, layer, head), into attention_queries and
+ * attention_topk. */
+int store_put_attention_queries(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                                const store_attention_query *q, int n);
+/* A whole n x n query x key matrix (row-major, row = query) of kind "exact"
+ * or "heuristic" into attention_matrices. */
+int store_put_attention_matrix(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                               const char *kind, int32_t n, const float *weights);
+/* Read one back: *weights malloc'd (n x n), *n its side; 1 when there is no
+ * such matrix, 0 when read, -1 on an error. */
+int store_read_attention_matrix(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                                const char *kind, float **weights, int32_t *n);
 
-/* patch_results: one row per (component, position, pair), components numbered
- * in the sweep's order; position -1: every position. */
-int store_put_patch_baseline(store *st, int64_t exp, int pair, double ld_clean, double ld_corrupted);
-int store_put_patch(store *st, int64_t exp, int component_index, const char *component, int position, int pair,
-                    double logit_diff, double score);
-/* steer_results: one row per coefficient c. top_tokens: a JSON array (may be NULL). */
-int store_put_steer(store *st, int64_t exp, double c, int64_t n_tokens, double nll, double delta_nll,
-                    double top1_changed, const char *top_tokens);
-/* lens_tokens: rank 0 is the top token of the site's decode at the position. */
-int store_put_lens(store *st, int64_t exp, const char *site, int position, int rank, int32_t token_id, double logit,
-                   const char *piece);
+/* ---------- direct logit attribution ---------- */
+/* One part of a predicted state at (window, position): its name ("carry",
+ * "ground", "ffn", "mem", "residual"), its layer and head (-1: none) and the
+ * logit of the recorded token it accounts for. */
+typedef struct {
+    const char *part;
+    int32_t layer, head;
+    double logit;
+} store_logit_part;
+int store_put_logit_parts(store *st, int64_t analysis_id, int32_t window, int32_t position, int32_t token_id,
+                          const store_logit_part *parts, int n);
 
 #endif

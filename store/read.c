@@ -21,7 +21,8 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
         "SELECT r.id, ifnull(r.model_id, 0), ifnull(r.tokenizer_id, 0), ifnull(r.corpus_id, 0), r.kind, r.status,"
         " r.states, r.positions, r.state_dtype, r.device, ifnull(r.seq_len, 0), ifnull(r.batch, 0),"
         " ifnull(r.d_state, 0), ifnull(r.n_heads, 0), ifnull(r.n_windows, 0), r.windows_done, r.tokens_done,"
-        " m.sha256, t.sha256, c.sha256, r.code_version, r.started_at, r.finished_at"
+         " m.sha256, t.sha256, c.sha256, r.code_version, r.started_at, r.finished_at, m.path, t.path, c.path,"
+        " ifnull(m.vocab_size, 0), ifnull(t.vocab_size, 0), m.arch"
         " FROM runs r LEFT JOIN models m ON m.id = r.model_id LEFT JOIN tokenizers t ON t.id = r.tokenizer_id"
         " LEFT JOIN corpora c ON c.id = r.corpus_id WHERE r.id = ?1");
     if (!s) return -1;
@@ -59,6 +60,12 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     st_copy_text(s, 20, out->code_version, sizeof out->code_version);
     st_copy_text(s, 21, out->started_at, sizeof out->started_at);
     st_copy_text(s, 22, out->finished_at, sizeof out->finished_at);
+    st_copy_text(s, 23, out->model_path, sizeof out->model_path);
+    st_copy_text(s, 24, out->tokenizer_path, sizeof out->tokenizer_path);
+    st_copy_text(s, 25, out->corpus_path, sizeof out->corpus_path);
+    out->model_vocab = sqlite3_column_int64(s, 26);
+    out->tokenizer_vocab = sqlite3_column_int64(s, 27);
+    st_copy_text(s, 28, out->model_arch, sizeof out->model_arch);
     sqlite3_finalize(s);
     return 0;
 }
@@ -405,3 +412,26 @@ int store_token_piece(store *st, int64_t run_id, int32_t token_id, char *buf, si
     sqlite3_finalize(s);
     return found ? 0 : -1;
 }
+
+int store_first_token_outside(store *st, int64_t run_id, int V, int64_t *window, int64_t *position, char *id_text,
+                              size_t size) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT window, position, token_id FROM tokens WHERE run_id = ?1 AND"
+                                     " (typeof(token_id) <> 'integer' OR token_id < 0 OR token_id >= ?2) LIMIT 1");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    sqlite3_bind_int(s, 2, V);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *window = sqlite3_column_int64(s, 0);
+        *position = sqlite3_column_int64(s, 1);
+        st_copy_text(s, 2, id_text, size);
+    }
+    sqlite3_finalize(s);
+    if (rc == SQLITE_ROW) return 1;
+    if (rc == SQLITE_DONE) return 0;
+    return st_fail(st, "checking the run's token ids");
+}
+
+void store_snapshot_begin(store *st) { sqlite3_exec(st->db, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL); }
+
+void store_snapshot_end(store *st) { sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL); }

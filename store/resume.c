@@ -35,6 +35,11 @@ static void describe_difference(const char *a_json, const char *b_json, char *ou
 }
 
 int64_t store_resume_run(store *st, int64_t run_id, const char *model_sha256, const char *settings_json) {
+    return store_resume_run_at(st, run_id, model_sha256, settings_json, 0);
+}
+
+int64_t store_resume_run_at(store *st, int64_t run_id, const char *model_sha256, const char *settings_json,
+                            int64_t from) {
     if (!st->writable) return gs_fail("%s: opened read-only; cannot resume", st->path);
     store_run_info info;
     if (store_run_get(st, run_id, &info)) return -1;
@@ -58,11 +63,13 @@ int64_t store_resume_run(store *st, int64_t run_id, const char *model_sha256, co
                            "record a new run without --resume", st->path, (long long)run_id, why);
     }
     if (store_begin(st)) return -1;
-    /* the number of leading complete windows 0, 1, ..., next-1 */
-    sqlite3_stmt *s = st_prepare(st, "SELECT window, ifnull(n_tokens, 0) FROM windows WHERE run_id = ?1 ORDER BY window");
+    /* the leading complete windows from, from + 1, ..., next - 1 */
+    sqlite3_stmt *s = st_prepare(st, "SELECT window, ifnull(n_tokens, 0) FROM windows WHERE run_id = ?1 AND window >= ?2"
+                                     " ORDER BY window");
     if (!s) goto fail;
     sqlite3_bind_int64(s, 1, run_id);
-    int64_t next = 0, tokens = 0;
+    sqlite3_bind_int64(s, 2, from);
+    int64_t next = from, tokens = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW && sqlite3_column_int64(s, 0) == next) {
         next++;
@@ -76,7 +83,7 @@ int64_t store_resume_run(store *st, int64_t run_id, const char *model_sha256, co
         "DELETE FROM head_steps WHERE run_id = ?1 AND window >= ?2",
         "DELETE FROM states WHERE run_id = ?1 AND window >= ?2",
         "DELETE FROM windows WHERE run_id = ?1 AND window >= ?2",
-        "UPDATE runs SET status = 'running', finished_at = NULL, message = NULL, windows_done = ?2, tokens_done = ?3,"
+        "UPDATE runs SET status = 'running', finished_at = NULL, message = NULL, windows_done = ?4, tokens_done = ?3,"
         " updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
     };
     for (size_t i = 0; i < sizeof sql / sizeof *sql; i++) {
@@ -85,6 +92,7 @@ int64_t store_resume_run(store *st, int64_t run_id, const char *model_sha256, co
         sqlite3_bind_int64(s, 1, run_id);
         sqlite3_bind_int64(s, 2, next);
         if (sqlite3_bind_parameter_count(s) >= 3) sqlite3_bind_int64(s, 3, tokens);
+        if (sqlite3_bind_parameter_count(s) >= 4) sqlite3_bind_int64(s, 4, next - from);
         rc = sqlite3_step(s);
         sqlite3_finalize(s);
         if (rc != SQLITE_DONE) { st_fail(st, "removing a run's partial windows"); goto fail; }

@@ -186,9 +186,46 @@ static const char schema_v2[] =
     "  (CASE c.col WHEN 'alpha' THEN h.alpha WHEN 'beta' THEN h.beta ELSE h.mem_norm END) IS NOT NULL);"
     "INSERT INTO run_sites SELECT id, 'nll', 'scalar', NULL, 1, NULL, 'tokens', 'nll', NULL FROM runs;";
 
+/* Version 3: causal tools' results (docs/causal.md), keyed by their analysis
+ * row: effective attention of delta-rule heads (per query the top keys and
+ * the mass they hold, the full query x key matrix for short windows) and
+ * direct logit attribution. Additive: new tables and views only. */
+static const char schema_v3[] =
+    "CREATE TABLE attention_queries ("
+    " analysis_id INTEGER NOT NULL REFERENCES analyses(id) ON DELETE CASCADE,"
+    " window INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, query INTEGER NOT NULL,"
+    " n_keys INTEGER NOT NULL, topk_mass REAL, l1 REAL, heuristic_l1 REAL, read_error REAL, heuristic_error REAL,"
+    " PRIMARY KEY (analysis_id, window, layer, head, query)) WITHOUT ROWID;"
+    "CREATE TABLE attention_topk ("
+    " analysis_id INTEGER NOT NULL REFERENCES analyses(id) ON DELETE CASCADE,"
+    " window INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL, query INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL, key INTEGER NOT NULL, weight REAL NOT NULL, heuristic REAL,"
+    " PRIMARY KEY (analysis_id, window, layer, head, query, rank)) WITHOUT ROWID;"
+    "CREATE TABLE attention_matrices ("
+    " id INTEGER PRIMARY KEY,"
+    " analysis_id INTEGER NOT NULL REFERENCES analyses(id) ON DELETE CASCADE,"
+    " window INTEGER NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL,"
+    " kind TEXT NOT NULL CHECK (kind IN ('exact', 'heuristic')),"
+    " n INTEGER NOT NULL CHECK (n > 0),"
+    " weights BLOB NOT NULL CHECK (typeof(weights) = 'blob' AND length(weights) = 4 * n * n),"
+    " UNIQUE (analysis_id, window, layer, head, kind));"
+    "CREATE TABLE logit_attribution ("
+    " analysis_id INTEGER NOT NULL REFERENCES analyses(id) ON DELETE CASCADE,"
+    " window INTEGER NOT NULL, position INTEGER NOT NULL,"
+    " part TEXT NOT NULL, layer INTEGER NOT NULL, head INTEGER NOT NULL,"
+    " token_id INTEGER, logit REAL,"
+    " PRIMARY KEY (analysis_id, window, position, part, layer, head)) WITHOUT ROWID;"
+    "CREATE VIEW attention_top_text AS"
+    " SELECT a.run_id, x.analysis_id, x.window, x.layer, x.head, x.query, x.rank, x.key, x.weight, x.heuristic,"
+    "  qt.piece AS query_piece, kt.piece AS key_piece"
+    " FROM attention_topk x JOIN analyses a ON a.id = x.analysis_id"
+    " LEFT JOIN tokens_text qt ON qt.run_id = a.run_id AND qt.window = x.window AND qt.position = x.query"
+    " LEFT JOIN tokens_text kt ON kt.run_id = a.run_id AND kt.window = x.window AND kt.position = x.key;";
+
 const store_migration store_migrations[] = {
     {1, schema_v1},
     {2, schema_v2},
+    {3, schema_v3},
 };
 const int store_n_migrations = (int)(sizeof store_migrations / sizeof *store_migrations);
 

@@ -34,7 +34,7 @@ typedef struct store store;
 struct sqlite3;
 
 /* Schema version written to PRAGMA user_version by this build. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* ---------- opening ---------- */
 enum {
@@ -112,6 +112,11 @@ int store_finish_run(store *st, int64_t run_id, const char *status, const char *
  * and of windows after the first gap, marks the run 'running' and returns
  * the number of leading complete windows (= the next window to record). */
 int64_t store_resume_run(store *st, int64_t run_id, const char *model_sha256, const char *settings_json);
+/* The same for a run that records windows from `from` on (a rank's shard,
+ * docs/scale.md): the window to continue at is from + its complete leading
+ * windows; windows_done and tokens_done count from `from`. */
+int64_t store_resume_run_at(store *st, int64_t run_id, const char *model_sha256, const char *settings_json,
+                            int64_t from);
 
 /* ---------- per-token rows (inside a batch) ---------- */
 /* One row per token, as the model steps (docs/gpn-model.md): token_id is x_t,
@@ -137,6 +142,8 @@ typedef enum { STORE_F32 = 0, STORE_F16 = 1 } store_dtype;
  * for state.pred and state.ground (what stores have always called them),
  * the site's own name (layer spelled out) for any other. */
 const char *store_kind_of_site(const char *site);
+/* The inverse: the site a states.kind holds ("pred" -> state.pred; any other kind is its site's name). */
+const char *store_site_of_kind(const char *kind);
 /* A state vector of d floats, stored little-endian in dtype, under kind
  * (store_kind_of_site; at most STORE_KIND_MAX bytes: a site's name with a
  * head selector, "blocks.11.attn.hook_pattern[heads=0-2,5]", fits). */
@@ -164,10 +171,20 @@ typedef struct {
     int64_t n_windows, windows_done, tokens_done;
     char model_sha256[65], tokenizer_sha256[65], corpus_sha256[65];
     char code_version[64], started_at[32], finished_at[32];
+    /* the files as registered with the run ("" when none or no path): the model analyses load, the
+     * tokenizer and corpus they name */
+    char model_path[4096], tokenizer_path[4096], corpus_path[4096];
+    int64_t model_vocab, tokenizer_vocab; /* their vocab_size; 0 when unknown */
+    char model_arch[32];                  /* the model's arch as registered; "" when unknown */
 } store_run_info;
 
 /* Ids of every run, oldest first (*ids malloc'd; free it). Returns the count. */
 int64_t store_list_runs(store *st, int64_t **ids);
+/* One snapshot of the store for a series of reads (a plot, an export), even while a recording writes:
+ * a read transaction begun and its first read done; end it with store_snapshot_end. Best effort: a
+ * snapshot that cannot begin leaves every read on its own. */
+void store_snapshot_begin(store *st);
+void store_snapshot_end(store *st);
 int store_run_get(store *st, int64_t run_id, store_run_info *out);
 /* The run's settings JSON (malloc'd; free it). */
 char *store_run_settings(store *st, int64_t run_id);
@@ -234,6 +251,11 @@ typedef struct {
     float *nll, *entropy;
 } store_token_array;
 int store_read_tokens(store *st, int64_t run_id, store_token_array *out);
+/* The first token row of the run whose id is not an integer in [0, V) (an
+ * import of another tokenizer's ids, say): 1 with its window, position and
+ * the id as stored (text) filled in, 0 when every id is in range, -1 on error. */
+int store_first_token_outside(store *st, int64_t run_id, int V, int64_t *window, int64_t *position, char *id_text,
+                              size_t size);
 void store_token_array_free(store_token_array *a);
 
 /* Unigram counts of the run's corpus as a dense array (*counts malloc'd) of
@@ -272,6 +294,47 @@ int store_analysis_get_scalar(store *st, int64_t analysis_id, const char *key, d
 /* Returns n and malloc'd *x, *y (free them); NULL values read as NaN. */
 int64_t store_analysis_get_series(store *st, int64_t analysis_id, const char *series, double **x, double **y);
 int64_t store_analysis_get_vector(store *st, int64_t analysis_id, const char *key, float **v);
+
+/* Lists for figures and reports (store/analysis_read.c). */
+/* The newest run that has analyses; 0 if none has, -1 on error. */
+int64_t store_newest_analysed_run(store *st);
+/* The run's distinct analysis names, at most max of them, sorted by name (by_first = 0) or in the order
+ * they were first stored (1); the count, or -1. */
+int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max, int by_first);
+/* How many states of each kind the run stored, by kind (*out malloc'd); the count of kinds, or -1. */
+typedef struct {
+    char kind[64];
+    int64_t n;
+} store_kind_count;
+int store_state_counts(store *st, int64_t run_id, store_kind_count **out);
+/* The run's head_steps rows; -1 on error. */
+int64_t store_count_head_steps(store *st, int64_t run_id);
+/* The labels of a series in point order (*labels malloc'd, NULL entries where none; free with
+ * store_free_labels); the count, or -1. */
+int64_t store_analysis_get_labels(store *st, int64_t analysis_id, const char *series, char ***labels);
+void store_free_labels(char **labels, int64_t n);
+/* A scalar's note into buf ("" when NULL): 0, 1 when the scalar is absent, -1 on error. */
+int store_analysis_get_note(store *st, int64_t analysis_id, const char *key, char *buf, size_t size);
+/* The newest "ablation" analysis per intervention of the run (what, and scope + heads_at as one string),
+ * oldest first (*out malloc'd); the count, or -1. */
+typedef struct {
+    int64_t id;
+    char what[256], scope[128];
+} store_ablation_ref;
+int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out);
+/* The newest analysis per name of the run (and per intervention for ablations), oldest first (*out
+ * malloc'd); the count, or -1. */
+typedef struct {
+    int64_t id;
+    char name[64], created_at[32], code_version[64], settings[2048];
+} store_analysis_ref;
+int store_newest_analyses(store *st, int64_t run_id, store_analysis_ref **out);
+/* Every scalar of an analysis by key (*out malloc'd; NULL values read as NaN); the count, or -1. */
+typedef struct {
+    char key[128], note[1200];
+    double value;
+} store_scalar_row;
+int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row **out);
 
 /* Canonical form of a settings JSON object (keys sorted, no spaces; malloc'd)
  * and its sha256; NULL/-1 with gs_error() on invalid JSON. */

@@ -189,15 +189,25 @@ int store_finish_run(store *st, int64_t run_id, const char *status, const char *
     if (!status || (strcmp(status, "complete") && strcmp(status, "interrupted") && strcmp(status, "failed")))
         return gs_fail("%s: finishing run %lld: status must be complete, interrupted or failed, got '%s'", st->path,
                        (long long)run_id, status ? status : "(none)");
-    sqlite3_stmt *s = st_prepare(st, "UPDATE runs SET status = ?2, message = ?3,"
-                                     " finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
-                                     " updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
-    if (s) {
-        sqlite3_bind_int64(s, 1, run_id);
-        sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
-        st_bind_text(s, 3, message);
+    /* A run that failed because its files hit a size limit still gets its
+     * status: the update needs a few WAL pages past the last commit, and when
+     * that commit ended right at the limit there are none, so once (outside
+     * a batch) the committed WAL is checkpointed into the file and truncated,
+     * and the update tried again at the WAL's start. */
+    for (int attempt = 0;; attempt++) {
+        sqlite3_stmt *s = st_prepare(st, "UPDATE runs SET status = ?2, message = ?3,"
+                                         " finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),"
+                                         " updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
+        if (s) {
+            sqlite3_bind_int64(s, 1, run_id);
+            sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+            st_bind_text(s, 3, message);
+        }
+        int rc = update_run(st, s, run_id, "finishing a run");
+        int io = (sqlite3_errcode(st->db) & 0xff) == SQLITE_IOERR || (sqlite3_errcode(st->db) & 0xff) == SQLITE_FULL;
+        if (rc == 0 || attempt > 0 || !s || !io || st->depth > 0) return rc;
+        sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
     }
-    return update_run(st, s, run_id, "finishing a run");
 }
 
 int store_put_tokens(store *st, int64_t run_id, const store_token_row *rows, int64_t n) {
@@ -245,10 +255,19 @@ fail:
     return end_failed(st);
 }
 
+/* the sites stored under a states.kind of their own (what stores have always called them) */
+static const struct { const char *site, *kind; } short_kinds[] = {{"state.pred", "pred"}, {"state.ground", "ground"}};
+
 const char *store_kind_of_site(const char *site) {
-    if (!strcmp(site, "state.pred")) return "pred";
-    if (!strcmp(site, "state.ground")) return "ground";
+    for (size_t i = 0; i < sizeof short_kinds / sizeof *short_kinds; i++)
+        if (!strcmp(site, short_kinds[i].site)) return short_kinds[i].kind;
     return site;
+}
+
+const char *store_site_of_kind(const char *kind) {
+    for (size_t i = 0; i < sizeof short_kinds / sizeof *short_kinds; i++)
+        if (!strcmp(kind, short_kinds[i].kind)) return short_kinds[i].site;
+    return kind;
 }
 
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind, store_dtype dtype,

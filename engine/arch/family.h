@@ -97,6 +97,9 @@ typedef struct {
      * the file still holds the metadata. (Entries are added at the end only:
      * the rows use positional initializers, so trailing ones are NULL.) */
     void (*describe)(const st_file *f, const gpn_config *c, char *buf, size_t size);
+    /* `gpnscope train`'s entry (engine/train/train_family.h): the family's
+     * training tape and initialisation; NULL: the trainer does not train it */
+    const struct gs_train_i *train;
 } gs_family;
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */

@@ -10,6 +10,7 @@
 extern "C" {
 #include "base/error.h"
 }
+#include "engine/arch/gpn/gpn_hooks.h"
 #include "engine/cuda/cuda_engine.h"
 #include "engine/cuda/cuda_kernels.cuh"
 
@@ -318,7 +319,8 @@ static int write_memory(gpn_cuda *g, const hooks *hk, int B) {
         gemm(g, g->alpha, g->xn, g->xn16, p->write_W_a_k, B, d, H))
         return -1;
     k_write_gates(g->stream, g->beta, g->alpha, P(p->write_A_log), P(p->write_dt_bias), B, H);
-    if (fire(g, hk, GPN_HOOK_MEM_K, 0, g->k, B, hk_w) || fire(g, hk, GPN_HOOK_MEM_ALPHA, 0, g->alpha, B, H) ||
+    if (fire(g, hk, GPN_HOOK_MEM_K, 0, g->k, B, hk_w) || fire(g, hk, GPN_HOOK_MEM_V, 0, g->v, B, hv) ||
+        fire(g, hk, GPN_HOOK_MEM_ALPHA, 0, g->alpha, B, H) ||
         fire(g, hk, GPN_HOOK_MEM_BETA, 0, g->beta, B, H) || read_query(g, hk, &p->layers[0], 0, B))
         return -1;
     k_memory_write_read(g->stream, g->M, g->k, g->v, g->alpha, g->beta, g->mem_norm, g->q, g->o, B, H, c->dk, c->dv);
@@ -335,6 +337,8 @@ static int read_memory(gpn_cuda *g, const hooks *hk, const gpn_layer_params *lp,
     if (fire(g, hk, GPN_HOOK_MEM_HEADS, layer, g->o, B, hv)) return -1;
     if (gemm(g, g->g, g->xr, g->xr16, lp->read_W_gate_k, B, d, hv)) return -1;
     k_gated_read(g->stream, g->on, IF16(g->on16), g->o, P(lp->read_out_norm_w), g->g, B, hv);
+    /* a capture (with bf16 GEMMs, an edit here misses W_o's bf16 copy of the reads) */
+    if (fire(g, hk, GPN_HOOK_MEM_GATED, layer, g->on, B, hv)) return -1;
     if (gemm(g, g->mem, g->on, g->on16, lp->read_W_o_k, B, hv, d)) return -1;
     return fire(g, hk, GPN_HOOK_MEM_READ, layer, g->mem, B, d);
 }

@@ -17,12 +17,25 @@
 #include "engine/checkpoint/safetensors.h"
 #include "engine/corpora/corpus.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/arch/family.h"
+#include "engine/train/train_family.h"
 #include "engine/train/train_init.h"
-#include "engine/train/train_window.h"
+#include "engine/train/train_ops.h"
 
 #define OPT_FORMAT "gpnscope-train-state-1"
 
 /* ---- configuration ------------------------------------------------------ */
+
+/* "\"gpn\", \"gpn_m\", ...": the families whose rows have a training entry */
+static const char *trainable_families(void) {
+    static char list[256];
+    list[0] = 0;
+    const gs_family *f;
+    for (int a = 0; (f = gs_family_of(&(gpn_config){.arch = (gpn_arch)a})) != NULL; a++) /* the ids number the rows */
+        if (f->train)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", list[0] ? ", " : "", f->name);
+    return list;
+}
 
 void train_config_defaults(train_config *c) {
     memset(c, 0, sizeof *c);
@@ -145,7 +158,7 @@ int train_config_load(const char *path, train_config *c) {
     int rc = 0;
     static const char *const sections[] = {"model", "data", "training", "optimizer", "output", NULL};
     static const char *const k_model[] = {"arch", "vocab_size", "d_state", "d_emb", "d_ffn", "n_heads", "d_key",
-                                          "d_val", "n_layers", "use_decoder_bias", NULL};
+                                          "d_val", "n_layers", "use_decoder_bias", "conv_size", NULL};
     static const char *const k_data[] = {"train", "eval", "tokenizer", "seq_len", "batch_size", "shuffle", NULL};
     static const char *const k_training[] = {"steps", "seed", "bptt", "threads", NULL};
     static const char *const k_opt[] = {"learning_rate", "warmup_steps", "min_lr_ratio", "adam_beta1", "adam_beta2",
@@ -167,26 +180,48 @@ int train_config_load(const char *path, train_config *c) {
         goto done;
     }
     cJSON *arch = cJSON_GetObjectItemCaseSensitive(m.obj, "arch");
-    if (arch) {
-        if (cJSON_IsString(arch) && (!strcmp(arch->valuestring, "gpn_m") || !strcmp(arch->valuestring, "sot_m")))
-            c->model.arch = GPN_ARCH_GPN_M;
-        else if (cJSON_IsString(arch) && (!strcmp(arch->valuestring, "gpn") || !strcmp(arch->valuestring, "sot")))
-            c->model.arch = GPN_ARCH_GPN;
-        else { rc = gs_fail("\"model.arch\" must be \"gpn_m\" or \"gpn\""); goto done; }
+    if (arch) { /* any family whose row has a training entry; "sot" / "sot_m": GPN's old names */
+        const char *name = cJSON_IsString(arch) ? arch->valuestring : "";
+        const gs_family *fam = gs_family_by_name(!strcmp(name, "sot_m") ? "gpn_m" : !strcmp(name, "sot") ? "gpn" : name);
+        if (!fam || !fam->train) {
+            rc = gs_fail("\"model.arch\" must be one of %s", trainable_families());
+            goto done;
+        }
+        c->model.arch = fam->arch;
     }
-    int is_m = c->model.arch == GPN_ARCH_GPN_M;
+    gpn_arch a = c->model.arch;
+    int is_m = a == GPN_ARCH_GPN_M, is_tpp = a == GPN_ARCH_TPP, is_gdn = a == GPN_ARCH_GDN;
     get_int(&m, "vocab_size", &c->model.V, 1, 1, 1 << 24);
     get_int(&m, "d_state", &c->model.d, 1, 1, 1 << 16);
-    get_int(&m, "d_emb", &c->model.e, 1, 1, 1 << 16);
+    get_int(&m, "d_emb", &c->model.e, !is_tpp && !is_gdn, 1, 1 << 16); /* the baselines: e = d_state */
     get_int(&m, "d_ffn", &c->model.f, 1, 1, 1 << 18);
-    if (is_m) {
+    if (is_m || is_tpp || is_gdn) {
         get_int(&m, "n_heads", &c->model.H, 1, 1, 4096);
-        get_int(&m, "d_key", &c->model.dk, 1, 1, 4096);
-        get_int(&m, "d_val", &c->model.dv, 1, 1, 4096);
+        get_int(&m, "d_key", &c->model.dk, is_m || is_gdn, 1, 4096);
+        get_int(&m, "d_val", &c->model.dv, is_m || is_gdn, 1, 4096);
         get_int(&m, "n_layers", &c->model.n_layers, 0, 1, GPN_MAX_LAYERS);
     } else {
         c->model.H = c->model.dk = c->model.dv = 0;
         c->model.n_layers = 1;
+    }
+    if (is_tpp || is_gdn) { /* keys of GPN's that these families have no use for are errors, not ignored */
+        static const char *const gpn_only[] = {"d_emb", "use_decoder_bias", "d_key", "d_val"};
+        for (int i = 0; i < (is_tpp ? 4 : 2); i++)
+            if (cJSON_GetObjectItemCaseSensitive(m.obj, gpn_only[i])) {
+                rc = gs_fail("\"model.%s\" has no meaning for \"%s\"%s", gpn_only[i], gpn_arch_name(a),
+                             i >= 2 ? " (its head size is d_state / n_heads)" : "");
+                goto done;
+            }
+        c->model.e = c->model.d;
+        c->model.norm_eps = (float)TRAIN_RMS_EPS; /* the tapes' RMSNorm eps (the sources' 1e-6) */
+    }
+    if (is_tpp && c->model.H > 0) c->model.dk = c->model.dv = c->model.d / c->model.H; /* validate refuses a remainder */
+    if (is_gdn) {
+        c->model.conv = 4; /* fla's conv_size */
+        get_int(&m, "conv_size", &c->model.conv, 0, 1, 16);
+    } else if (cJSON_GetObjectItemCaseSensitive(m.obj, "conv_size")) {
+        rc = gs_fail("\"model.conv_size\" belongs to \"gdn\" only");
+        goto done;
     }
     get_bool(&m, "use_decoder_bias", &c->model.decoder_bias);
     get_path(&d, "train", c->train_dir, 1, base);
@@ -225,10 +260,17 @@ done:
 }
 
 int train_config_validate(const train_config *c) {
+    const gs_family *fam = gs_family_of(&c->model);
+    if (!fam || !fam->train) return gs_fail("the trainer trains %s, not %s", trainable_families(), gpn_arch_name(c->model.arch));
     if (gpn_config_validate(&c->model) != 0) return -1;
     if (c->seq_len < 1 || c->batch < 1) return gs_fail("seq_len and batch_size must be positive");
+    if (c->seq_len < fam->train->min_seq_len)
+        return gs_fail("seq_len %d: a %s window needs at least %d tokens (it does not predict the first)", c->seq_len,
+                       fam->name, fam->train->min_seq_len);
     if (c->steps < 1) return gs_fail("steps must be positive");
     if (c->bptt < 0) return gs_fail("bptt must be 0 (full window) or positive");
+    if (c->bptt > 0 && !fam->train->truncated_bptt)
+        return gs_fail("bptt %d: %s trains on the full window only (set training.bptt to 0)", c->bptt, fam->name);
     if (!c->train_dir[0]) return gs_fail("no training data directory (data.train)");
     if (!c->out_dir[0]) return gs_fail("no output directory (output.dir)");
     if (c->opt.beta1 < 0 || c->opt.beta1 >= 1 || c->opt.beta2 < 0 || c->opt.beta2 >= 1)
@@ -242,15 +284,17 @@ char *train_config_to_json(const train_config *c) {
     cJSON_AddStringToObject(m, "arch", gpn_arch_name(c->model.arch));
     cJSON_AddNumberToObject(m, "vocab_size", c->model.V);
     cJSON_AddNumberToObject(m, "d_state", c->model.d);
-    cJSON_AddNumberToObject(m, "d_emb", c->model.e);
+    gpn_arch a = c->model.arch;
+    if (a != GPN_ARCH_TPP && a != GPN_ARCH_GDN) cJSON_AddNumberToObject(m, "d_emb", c->model.e);
     cJSON_AddNumberToObject(m, "d_ffn", c->model.f);
-    if (c->model.arch == GPN_ARCH_GPN_M) {
+    if (a == GPN_ARCH_GPN_M || a == GPN_ARCH_TPP || a == GPN_ARCH_GDN) {
         cJSON_AddNumberToObject(m, "n_heads", c->model.H);
-        cJSON_AddNumberToObject(m, "d_key", c->model.dk);
-        cJSON_AddNumberToObject(m, "d_val", c->model.dv);
+        if (a != GPN_ARCH_TPP) cJSON_AddNumberToObject(m, "d_key", c->model.dk);
+        if (a != GPN_ARCH_TPP) cJSON_AddNumberToObject(m, "d_val", c->model.dv);
         cJSON_AddNumberToObject(m, "n_layers", c->model.n_layers);
     }
-    cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
+    if (a == GPN_ARCH_GDN) cJSON_AddNumberToObject(m, "conv_size", c->model.conv);
+    if (a != GPN_ARCH_TPP && a != GPN_ARCH_GDN) cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
     cJSON *d = cJSON_AddObjectToObject(root, "data");
     cJSON_AddStringToObject(d, "train", c->train_dir);
     if (c->eval_dir[0]) cJSON_AddStringToObject(d, "eval", c->eval_dir);
@@ -290,7 +334,8 @@ struct gpn_trainer {
     gpn_model *model;
     adamw *opt;
     float *grads;
-    gpn_tape_f32 *tape, *eval_tape;
+    const gs_train_i *tr; /* the family's training entry */
+    void *tape, *eval_tape;
     gpn_corpus *train, *eval;
     gpn_tokenizer *tok; /* only for text / JSONL data */
     int64_t n_windows, n_batches;
@@ -301,10 +346,13 @@ struct gpn_trainer {
     train_rng rng;
     int64_t *perm;     /* window order of perm_epoch when shuffling */
     int64_t perm_epoch;
-    /* The decay parameters (write_A_log, write_dt_bias) as initialised from the
-     * seed: kept so the log shows how far training moved them and the
-     * checkpoint carries them (the retention analysis compares against them). */
-    size_t decay_off[2], decay_n;
+    /* The decay parameters (GPN+M's write_A_log, write_dt_bias; GDN's A_log,
+     * dt_bias of every layer) as initialised from the seed: kept so the log
+     * shows how far training moved them and the checkpoint carries them (the
+     * retention analysis compares against them). decay_init holds every A_log
+     * tensor in spec order, then every dt_bias tensor. */
+    size_t decay_off[2][GPN_MAX_LAYERS], decay_h, decay_n; /* decay_n = decay_tensors * decay_h */
+    int decay_tensors;
     float *decay_init;
     FILE *log;
     char path_model[TRAIN_PATH_MAX + 32], path_opt[TRAIN_PATH_MAX + 32], path_bf16[TRAIN_PATH_MAX + 32];
@@ -346,35 +394,43 @@ static int64_t window_of(gpn_trainer *t, int64_t pos, int i) {
 }
 
 static int keep_decay_init(gpn_trainer *t) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&t->cfg.model, specs), k = 0;
+    gpn_tensor_spec *specs = malloc(GPN_MAX_TENSORS * sizeof *specs);
+    if (!specs) return gs_fail("out of memory");
+    int n = gpn_tensor_specs(&t->cfg.model, specs), k[2] = {0, 0}, bad = 0;
     for (int i = 0; i < n; i++)
         if (specs[i].role == GPN_ROLE_A_LOG || specs[i].role == GPN_ROLE_DT_BIAS) {
-            if (k == 2 || (k == 1 && specs[i].numel != t->decay_n)) return gs_fail("unexpected decay parameter layout");
-            t->decay_off[specs[i].role == GPN_ROLE_A_LOG ? 0 : 1] = specs[i].offset;
-            t->decay_n = specs[i].numel;
-            k++;
+            int j = specs[i].role == GPN_ROLE_DT_BIAS;
+            if (k[j] == GPN_MAX_LAYERS || (k[0] + k[1] > 0 && specs[i].numel != t->decay_h)) bad = 1;
+            else t->decay_off[j][k[j]++] = specs[i].offset;
+            t->decay_h = specs[i].numel;
         }
-    if (k == 0) return 0; /* GPN: no memory, no decays */
-    if (k != 2) return gs_fail("unexpected decay parameter layout");
+    free(specs);
+    if (k[0] + k[1] == 0) return 0; /* GPN, Transformer++: no decays */
+    if (bad || k[0] != k[1]) return gs_fail("unexpected decay parameter layout");
+    t->decay_tensors = k[0];
+    t->decay_n = (size_t)k[0] * t->decay_h;
     t->decay_init = malloc(2 * t->decay_n * sizeof *t->decay_init);
     if (!t->decay_init) return gs_fail("out of memory");
     for (int j = 0; j < 2; j++)
-        memcpy(t->decay_init + j * t->decay_n, t->model->block + t->decay_off[j], t->decay_n * sizeof(float));
+        for (int i = 0; i < t->decay_tensors; i++)
+            memcpy(t->decay_init + j * t->decay_n + i * t->decay_h, t->model->block + t->decay_off[j][i],
+                   t->decay_h * sizeof(float));
     return 0;
 }
 
-/* ",mean,max|change|" of A_log and of dt_bias against their initial values */
+/* ",mean,max|change|" of A_log and of dt_bias (all layers) against their initial values */
 static void decay_stats(const gpn_trainer *t, char *out, size_t cap) {
     if (!t->decay_init) { snprintf(out, cap, ",,,,"); return; }
     size_t len = 0;
     for (int j = 0; j < 2; j++) {
-        const float *now = t->model->block + t->decay_off[j], *init = t->decay_init + j * t->decay_n;
         double sum = 0, moved = 0;
-        for (size_t h = 0; h < t->decay_n; h++) {
-            sum += now[h];
-            double d = fabs((double)now[h] - init[h]);
-            if (d > moved) moved = d;
+        for (int i = 0; i < t->decay_tensors; i++) {
+            const float *now = t->model->block + t->decay_off[j][i], *init = t->decay_init + j * t->decay_n + i * t->decay_h;
+            for (size_t h = 0; h < t->decay_h; h++) {
+                sum += now[h];
+                double d = fabs((double)now[h] - init[h]);
+                if (d > moved) moved = d;
+            }
         }
         len += (size_t)snprintf(out + len, cap - len, ",%.6f,%.6f", sum / (double)t->decay_n, moved);
     }
@@ -398,7 +454,10 @@ static int save_model(const gpn_trainer *t, const char *path, int bf16) {
     int rc;
     if (!a || !dt) rc = gs_fail("out of memory");
     else {
-        const char *meta[] = {"train_seed", seed, "init_write_A_log", a, "init_write_dt_bias", dt, NULL};
+        /* GPN+M's one write; GDN's per layer, layer after layer (n_layers x n_heads numbers) */
+        int gpn = t->cfg.model.arch == GPN_ARCH_GPN_M;
+        const char *meta[] = {"train_seed", seed, gpn ? "init_write_A_log" : "init_A_log", a,
+                              gpn ? "init_write_dt_bias" : "init_dt_bias", dt, NULL};
         rc = gpn_model_save_meta(t->model, path, bf16, meta);
     }
     free(a);
@@ -449,6 +508,13 @@ static int open_log(gpn_trainer *t, const char *from, long step) {
     return 0;
 }
 
+/* the sizes a training state belongs to (its "model" metadata; GDN adds its convolution) */
+static void model_signature(const gpn_config *c, char *buf, size_t size) {
+    int n = snprintf(buf, size, "%s V=%d d=%d e=%d f=%d H=%d dk=%d dv=%d N=%d bias=%d", gpn_arch_name(c->arch), c->V, c->d,
+                     c->e, c->f, c->H, c->dk, c->dv, c->n_layers, c->decoder_bias);
+    if (c->conv && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, " conv=%d", c->conv);
+}
+
 static int tensor_i64(const st_file *f, const char *name, int64_t *out, int n) {
     const st_tensor *x = safetensors_find(f, name);
     if (!x || x->dtype != ST_I64 || x->numel != n) return gs_fail("missing or malformed tensor '%s' (I64[%d])", name, n);
@@ -471,8 +537,7 @@ static int load_state(gpn_trainer *t, const char *resume) {
     if (!fmt || strcmp(fmt, OPT_FORMAT) != 0) { gs_fail("not a gpnscope training state (format '%s')", fmt ? fmt : "?"); goto out; }
     const char *sizes = safetensors_meta(f, "model");
     char want[256];
-    snprintf(want, sizeof want, "%s V=%d d=%d e=%d f=%d H=%d dk=%d dv=%d N=%d bias=%d", gpn_arch_name(c->arch), c->V, c->d,
-             c->e, c->f, c->H, c->dk, c->dv, c->n_layers, c->decoder_bias);
+    model_signature(c, want, sizeof want);
     if (!sizes || strcmp(sizes, want) != 0) {
         gs_fail("the checkpoint's model (%s) differs from the config's (%s)", sizes ? sizes : "?", want);
         goto out;
@@ -523,7 +588,8 @@ gpn_trainer *gpn_trainer_new(const train_config *cfg, const char *resume) {
     t->tokens = calloc((size_t)c->batch * c->seq_len, sizeof *t->tokens);
     if (!t->opt || !t->grads || !t->tokens) { gs_fail("out of memory"); goto fail; }
     train_rng_seed(&t->rng, c->seed);
-    train_init_params(&c->model, t->model->block, &t->rng);
+    t->tr = gs_family_of(&c->model)->train; /* validated above */
+    t->tr->init(&c->model, t->model->block, &t->rng);
     if (keep_decay_init(t) != 0) goto fail;
     t->perm_epoch = -1;
     const char *paths[] = {c->train_dir, c->eval_dir, c->tokenizer};
@@ -562,7 +628,7 @@ gpn_trainer *gpn_trainer_new(const train_config *cfg, const char *resume) {
         t->eval = corpus_open(c->eval_dir, t->tok, &co);
         if (!t->eval) { gs_fail_context("held-out data: "); goto fail; }
     }
-    t->tape = gpn_tape_new_f32(&c->model, c->batch, c->seq_len);
+    t->tape = t->tr->tape_new(&c->model, c->batch, c->seq_len);
     if (!t->tape) goto fail;
     if (resume && load_state(t, resume) != 0) goto fail;
     if (gs_mkdir_p(c->out_dir) != 0) goto fail;
@@ -603,8 +669,10 @@ fail:
 void gpn_trainer_free(gpn_trainer *t) {
     if (!t) return;
     if (t->log) fclose(t->log);
-    gpn_tape_free_f32(t->tape);
-    gpn_tape_free_f32(t->eval_tape);
+    if (t->tr) {
+        t->tr->tape_free(t->tape);
+        t->tr->tape_free(t->eval_tape);
+    }
     corpus_free(t->train);
     corpus_free(t->eval);
     tokenizer_free(t->tok);
@@ -627,19 +695,19 @@ int gpn_trainer_evaluate(gpn_trainer *t, double *loss) {
     if (!tok) return gs_fail("out of memory");
     for (int64_t w0 = 0; w0 < n; w0 += B) {
         int nb = (int)(n - w0 < B ? n - w0 : B);
-        gpn_tape_f32 *tp = t->tape;
+        void *tp = t->tape;
         if (nb < B) { /* the last, partial batch runs on its own (small) tape */
-            gpn_tape_free_f32(t->eval_tape);
-            t->eval_tape = tp = gpn_tape_new_f32(&t->cfg.model, nb, T);
+            t->tr->tape_free(t->eval_tape);
+            t->eval_tape = tp = t->tr->tape_new(&t->cfg.model, nb, T);
             if (!tp) { free(tok); return -1; }
         }
         double l;
         for (int i = 0; i < nb; i++)
             if (corpus_window(t->eval, w0 + i, tok + (long)i * T) != 0) { free(tok); return -1; }
-        if (gpn_tape_forward_f32(tp, t->model->block, tok, NULL, NULL, NULL, NULL, &l) != 0) { free(tok); return -1; }
+        if (t->tr->forward(tp, t->model->block, tok, NULL, &l) != 0) { free(tok); return -1; }
         total += l * nb;
     }
-    gpn_tape_free_f32(t->eval_tape);
+    t->tr->tape_free(t->eval_tape);
     t->eval_tape = NULL;
     free(tok);
     *loss = total / (double)n;
@@ -653,11 +721,11 @@ int gpn_trainer_step(gpn_trainer *t, train_report *r) {
     if (load_batch(t, t->data_pos) != 0) return -1;
     memset(t->grads, 0, t->model->n_params * sizeof *t->grads);
     double loss;
-    if (gpn_tape_forward_f32(t->tape, t->model->block, t->tokens, NULL, NULL, NULL, t->grads, &loss) != 0) return -1;
+    if (t->tr->forward(t->tape, t->model->block, t->tokens, t->grads, &loss) != 0) return -1;
     if (!isfinite(loss))
         return gs_fail("training diverged at step %ld (loss %g): lower optimizer.learning_rate or raise warmup_steps; "
                        "the last checkpoint is intact", t->opt->step + 1, loss);
-    gpn_tape_backward_f32(t->tape, t->model->block, t->grads, c->bptt);
+    t->tr->backward(t->tape, t->model->block, t->grads, c->bptt);
     double lr, gnorm = adamw_step(t->opt, t->model->block, t->grads, &lr);
     if (!isfinite(gnorm)) /* the weights in memory are now damaged; the checkpoint on disk is not */
         return gs_fail("training diverged at step %ld (gradient norm %g): lower optimizer.learning_rate; "
@@ -709,8 +777,7 @@ int gpn_trainer_checkpoint(gpn_trainer *t) {
     st_writer_add(w, "elapsed_s", ST_F64, 1, one, &t->elapsed);
     char buf[256];
     st_writer_meta(w, "format", OPT_FORMAT);
-    snprintf(buf, sizeof buf, "%s V=%d d=%d e=%d f=%d H=%d dk=%d dv=%d N=%d bias=%d", gpn_arch_name(c->arch), c->V, c->d,
-             c->e, c->f, c->H, c->dk, c->dv, c->n_layers, c->decoder_bias);
+    model_signature(c, buf, sizeof buf);
     st_writer_meta(w, "model", buf);
     snprintf(buf, sizeof buf, "%016llx", (unsigned long long)fnv1a(t->model->block, n * 4));
     st_writer_meta(w, "params_fnv1a64", buf);
@@ -726,4 +793,4 @@ const gpn_model *gpn_trainer_model(const gpn_trainer *t) { return t->model; }
 const train_config *gpn_trainer_config(const gpn_trainer *t) { return &t->cfg; }
 long gpn_trainer_step_count(const gpn_trainer *t) { return t->opt->step; }
 int64_t gpn_trainer_train_tokens(const gpn_trainer *t) { return corpus_total_tokens(t->train); }
-size_t gpn_trainer_memory(const gpn_trainer *t) { return gpn_tape_bytes(&t->cfg.model, t->cfg.batch, t->cfg.seq_len); }
+size_t gpn_trainer_memory(const gpn_trainer *t) { return t->tr->tape_bytes(&t->cfg.model, t->cfg.batch, t->cfg.seq_len); }

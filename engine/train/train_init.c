@@ -44,6 +44,20 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* the decay parameters, shared by GPN+M and GDN (fla draws them the same way) */
+static void init_decay(const gpn_tensor_spec *s, float *x, train_rng *r) {
+    for (size_t k = 0; k < s->numel; k++) {
+        if (s->role == GPN_ROLE_A_LOG) {
+            double a = 16.0 * train_rng_uniform(r);
+            x[k] = (float)log(a > 1e-8 ? a : 1e-8);
+        } else {
+            double dt = exp(train_rng_uniform(r) * (log(0.1) - log(0.001)) + log(0.001));
+            if (dt < 1e-4) dt = 1e-4;
+            x[k] = (float)(dt + log(-expm1(-dt))); /* inverse softplus */
+        }
+    }
+}
+
 void train_init_params(const gpn_config *c, float *block, train_rng *r) {
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(c, specs);
@@ -59,17 +73,8 @@ void train_init_params(const gpn_config *c, float *block, train_rng *r) {
             memset(x, 0, m * sizeof *x);
             break;
         case GPN_ROLE_A_LOG:
-            for (size_t k = 0; k < m; k++) {
-                double a = 16.0 * train_rng_uniform(r);
-                x[k] = (float)log(a > 1e-8 ? a : 1e-8);
-            }
-            break;
         case GPN_ROLE_DT_BIAS:
-            for (size_t k = 0; k < m; k++) {
-                double dt = exp(train_rng_uniform(r) * (log(0.1) - log(0.001)) + log(0.001));
-                if (dt < 1e-4) dt = 1e-4;
-                x[k] = (float)(dt + log(-expm1(-dt))); /* inverse softplus */
-            }
+            init_decay(s, x, r);
             break;
         case GPN_ROLE_MATRIX:
             if (ends_with(s->name, "fg_gate_k") || ends_with(s->name, "pg_gate_k") || ends_with(s->name, "ffn_w2_k")) {
@@ -81,6 +86,28 @@ void train_init_params(const gpn_config *c, float *block, train_rng *r) {
                 for (size_t k = 0; k < m; k++) x[k] = (float)(std * train_rng_truncated_normal(r, -2.0, 2.0));
             }
             break;
+        }
+    }
+}
+
+void train_init_lm(const gpn_config *c, float *block, train_rng *r) {
+    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+    int n = gpn_tensor_specs(c, specs);
+    double out_std = 0.02 / sqrt(2.0 * (c->n_layers > 0 ? c->n_layers : 1));
+    for (int i = 0; i < n; i++) {
+        const gpn_tensor_spec *s = &specs[i];
+        float *x = block + s->offset;
+        if (s->role == GPN_ROLE_NORM) {
+            for (size_t k = 0; k < s->numel; k++) x[k] = 1.0f;
+        } else if (s->role == GPN_ROLE_BIAS) {
+            memset(x, 0, s->numel * sizeof *x);
+        } else if (s->role == GPN_ROLE_A_LOG || s->role == GPN_ROLE_DT_BIAS) {
+            init_decay(s, x, r);
+        } else {
+            int back = ends_with(s->name, "attn.W_o.weight") || ends_with(s->name, "ffn.w2.weight") ||
+                       ends_with(s->name, "attn.o_proj.weight") || ends_with(s->name, "mlp.down_proj.weight");
+            double std = back ? out_std : 0.02;
+            for (size_t k = 0; k < s->numel; k++) x[k] = (float)(std * train_rng_normal(r));
         }
     }
 }

@@ -10,6 +10,8 @@
 #include "engine/cpu/target_clones.h"
 #include "engine/train/train_ops.h"
 #include "engine/train/train_window.h"
+#include "engine/train/seq_window.h"
+#include "engine/arch/gdn/gdn.h"
 
 #define FN_(name, sfx) name##_##sfx
 #define FN__(name, sfx) FN_(name, sfx)
@@ -78,6 +80,9 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define SQRT sqrtf
 #include "engine/train/train_ops.inc"
 #include "engine/train/train_window.inc"
+#include "engine/train/seq_common.inc"
+#include "engine/train/tpp_window.inc"
+#include "engine/train/gdn_window.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
@@ -98,9 +103,22 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define SQRT sqrt
 #include "engine/train/train_ops.inc"
 #include "engine/train/train_window.inc"
+#include "engine/train/seq_common.inc"
+#include "engine/train/tpp_window.inc"
+#include "engine/train/gdn_window.inc"
 
 size_t gpn_tape_bytes(const gpn_config *c, int B, int T) {
     train_layout L;
     if (train_layout_init(&L, c) != 0) return 0;
     return tape_buffers_f32(NULL, &L, B, T);
+}
+
+size_t tpp_tape_bytes(const gpn_config *c, int B, int T) {
+    tpp_tape_f32 tp;
+    return tpp_buffers_f32(&tp, NULL, c, B, T);
+}
+
+size_t gdn_tape_bytes(const gpn_config *c, int B, int T) {
+    gdn_tape_f32 tp;
+    return gdn_buffers_f32(&tp, NULL, c, B, T);
 }

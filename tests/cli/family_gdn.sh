@@ -19,6 +19,7 @@ ref="$GPNSCOPE_SOURCE/tests/reference/gdn_reference.py"
 fail=0; pass=0
 ok() { echo "ok: $1"; pass=$((pass+1)); }
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/numpy_horizons.sh"
 
 #          prefix     V  D  L H dk ev ffn K B  T seed
 "$py" "$ref" make "$dir/g1" 61 24 3 3 8 2 40 4 3 70 5
@@ -76,38 +77,7 @@ PY
 site=blocks.2.hook_resid_post
 "$bin" analyze "$dir/s.db" --only geometry,horizon --site $site >"$dir/analyze.txt" && ok "analyze geometry,horizon on $site" ||
   bad "analyze: $(cat "$dir/analyze.txt")"
-sqlite3 -json "$dir/s.db" "select window, position, hex(vector) as v from states where kind = '$site'" >"$dir/states.json"
-sqlite3 -json "$dir/s.db" "select s.key, s.value from analysis_scalars s join analyses a on a.id = s.analysis_id
-  union all select series || ':' || x, y from analysis_series s join analyses a on a.id = s.analysis_id
-  where a.name = 'horizons' and series in ('raw', 'centered') and x <= 3" >"$dir/results.json"
-"$py" - "$dir/states.json" "$dir/results.json" <<'PY' && ok "norm mean and the raw / centered lag cosines at k = 1..3 equal numpy's" || bad "analyze's numbers differ from numpy's"
-import json, sys
-import numpy as np
-rows = json.load(open(sys.argv[1]))
-got = {r["key"]: r["value"] for r in json.load(open(sys.argv[2]))}
-W = {}
-for r in rows:
-    W.setdefault(r["window"], {})[r["position"]] = np.frombuffer(bytes.fromhex(r["v"]), "<f4").astype(np.float64)
-assert len(W) == 40 and all(len(w) == 64 for w in W.values()), len(W)
-S = np.array([v for w in sorted(W) for _, v in sorted(W[w].items())])
-norms = np.linalg.norm(S, axis=1)
-assert abs(norms.mean() - got["norm_mean"]) < 1e-9 * max(1, norms.mean()), (norms.mean(), got["norm_mean"])
-def lag_cos(k, centered):
-    cs = []
-    for w in W.values():
-        X = np.array([w[t] for t in sorted(w)])
-        if centered:
-            X = X - X.mean(axis=0)
-        a, b = X[:-k], X[k:]
-        na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
-        keep = (na > 0) & (nb > 0)
-        cs.extend((a[keep] * b[keep]).sum(1) / (na[keep] * nb[keep]))
-    return np.mean(cs)
-for k in (1, 2, 3):
-    for name, centered in (("raw", False), ("centered", True)):
-        want, have = lag_cos(k, centered), got["%s:%d.0" % (name, k)]
-        assert abs(want - have) < 1e-6, (name, k, want, have)
-PY
+numpy_horizons "$dir/s.db" "$site" "$dir" 40 64
 
 # per-layer per-head sites into the store (schema 2, run_sites): every layer's decays, and retention on one layer's heads
 "$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --batch 7 --db "$dir/h.db" --quiet \

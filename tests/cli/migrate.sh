@@ -35,8 +35,10 @@ rows v1.db > rows-v1.txt
 results v1.db > results-v1.txt
 
 cp v1.db m.db
-"$bin" migrate m.db > out.txt && grep -q "schema version 2" out.txt && ok "migrate: $(cat out.txt)" || bad "migrate: $(cat out.txt)"
-[[ "$(sqlite3 m.db "pragma user_version; pragma integrity_check")" == $'2\nok' ]] && ok "version 2, integrity ok" || bad "after migrate"
+"$bin" migrate m.db > out.txt && grep -q "schema version 3" out.txt && ok "migrate: $(cat out.txt)" || bad "migrate: $(cat out.txt)"
+[[ "$(sqlite3 m.db "pragma user_version; pragma integrity_check")" == $'3\nok' ]] && ok "version 3, integrity ok" || bad "after migrate"
+[[ "$(sqlite3 m.db "select count(*) from sqlite_schema where name in ('attention_queries', 'attention_topk', 'attention_matrices', 'logit_attribution', 'attention_top_text')")" == 5 ]] &&
+  ok "version 3's causal tables and view are there" || bad "version 3 tables missing"
 rows m.db > rows-m.txt
 cmp -s rows-v1.txt rows-m.txt && ok "no recorded row or stored result changed" || bad "migration changed rows"
 sites="$(sqlite3 m.db "select site || ' ' || shape || ' ' || width || ' ' || stored_in || ':' || stored_as || ' ' || ifnull(role, '-') from run_sites order by site")"
@@ -54,7 +56,7 @@ if [[ -z "$missing" && -s results-v1.txt ]]; then ok "every analysis number equa
 else bad "analysis numbers differ after migrating: $(head -c 600 <<<"$missing")"; fi
 
 cp v1.db w.db
-"$bin" analyze w.db --model "$model" --only geometry >/dev/null 2>err.txt && [[ "$(sqlite3 w.db "pragma user_version")" == 2 ]] &&
+"$bin" analyze w.db --model "$model" --only geometry >/dev/null 2>err.txt && [[ "$(sqlite3 w.db "pragma user_version")" == 3 ]] &&
   ok "a writer (analyze) migrates on open" || bad "analyze on v1: $(cat err.txt)"
 set +e; "$bin" migrate missing.db >/dev/null 2>err.txt; rc=$?; set -e
 [[ $rc -eq 1 && ! -e missing.db && $(wc -l <err.txt) -eq 1 ]] && ok "migrate of a missing file: one line, nothing created" || bad "migrate missing: $rc"

@@ -4,12 +4,16 @@
  * with a carried initial state, GPN with and without the bias), full BPTT
  * through the memory; then truncated BPTT against finite differences of the
  * truncated objective (each chunk run from the frozen state at its start),
- * and truncation with K >= T equal to full BPTT. Relative error per tensor
+ * and truncation with K >= T equal to full BPTT; then Transformer++ and Gated
+ * DeltaNet (engine/train/seq_window.h), two layers each, every parameter,
+ * attention over the whole window and the delta rule backpropagated through
+ * every step of it. Relative error per tensor
  * ||fd - analytic|| / ||analytic|| must be below 1e-6. */
 #include <stdint.h>
 
 #include "base/error.h"
 #include "engine/train/train_ops.h"
+#include "engine/train/seq_window.h"
 #include "engine/train/train_window.h"
 #include "testlib.h"
 
@@ -384,6 +388,55 @@ static void check_truncated(gpn_config c, int B, int T, int K) {
     free(P); free(fd); free(an); free(full); free(tok);
 }
 
+/* ---- Transformer++ and GDN: the whole window, every parameter --------------- */
+
+typedef struct {
+    gpn_arch arch;
+    void *tp; /* tpp_tape_f64 or gdn_tape_f64 */
+    const int32_t *tok;
+    double *grads; /* NULL: loss only */
+} seq_ctx;
+
+static double seq_run(seq_ctx *s, const double *P) {
+    double loss = NAN;
+    int rc = s->arch == GPN_ARCH_TPP ? tpp_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss)
+                                     : gdn_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss);
+    CHECK(rc == 0, "forward: %s", gs_error());
+    if (s->grads) {
+        if (s->arch == GPN_ARCH_TPP) tpp_tape_backward_f64(s->tp, P, s->grads);
+        else gdn_tape_backward_f64(s->tp, P, s->grads);
+    }
+    return loss;
+}
+
+static double seq_loss(const double *P, void *v) {
+    seq_ctx *s = v;
+    s->grads = NULL;
+    return seq_run(s, P);
+}
+
+static void check_seq_model(const char *label, gpn_config c, int B, int T) {
+    long np = (long)gpn_param_count(&c);
+    double *P = malloc((size_t)np * sizeof *P), *fd = malloc((size_t)np * sizeof *P), *an = calloc((size_t)np, sizeof *P);
+    random_params(&c, P);
+    int32_t *tok = malloc((size_t)B * T * sizeof *tok);
+    for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(urand() * c.V);
+    int tpp = c.arch == GPN_ARCH_TPP;
+    seq_ctx s = {c.arch, tpp ? (void *)tpp_tape_new_f64(&c, B, T) : (void *)gdn_tape_new_f64(&c, B, T), tok, NULL};
+    CHECK(s.tp != NULL, "tape: %s", gs_error());
+    if (s.tp) {
+        fdiff(seq_loss, P, np, &s, fd);
+        s.grads = an;
+        seq_run(&s, P);
+        char what[128];
+        snprintf(what, sizeof what, "%s, %ld params, B=%d T=%d", label, np, B, T);
+        check_tensors(what, &c, fd, an);
+    }
+    if (tpp) tpp_tape_free_f64(s.tp);
+    else gdn_tape_free_f64(s.tp);
+    free(P); free(fd); free(an); free(tok);
+}
+
 int main(void) {
     printf("ops:\n");
     check_rmsnorm(0);
@@ -406,6 +459,13 @@ int main(void) {
 
     printf("truncated BPTT:\n");
     check_truncated(m2, 2, 7, 3);
+
+    printf("Transformer++ and Gated DeltaNet (mean NLL of the predicted tokens, the full window):\n");
+    gpn_config tpp = {.arch = GPN_ARCH_TPP, .n_layers = 2, .d = 8, .e = 8, .f = 6, .H = 2, .dk = 4, .dv = 4, .V = 11};
+    check_seq_model("Transformer++ N=2, 2 heads", tpp, 2, 7);
+    gpn_config gdn = {.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 6, .e = 6, .f = 5, .H = 2, .dk = 3, .dv = 4, .V = 9,
+                      .conv = 3, .norm_eps = 1e-6f};
+    check_seq_model("GDN N=2, 2 heads, conv 3", gdn, 2, 8);
 
     printf("largest relative error: %.2e (tolerance %.0e)\n", worst, TOL);
     return test_summary();

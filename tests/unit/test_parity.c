@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "engine/checkpoint/safetensors.h"
+#include "fixture_compare.h"
 #include "testlib.h"
 
 typedef struct {
@@ -58,26 +59,6 @@ static int run_model(const gpn_model *m, const int32_t *tokens, int B, int T, in
     return 0;
 }
 
-static float *expected(const st_file *f, const char *name, long *n) {
-    const st_tensor *t = safetensors_find(f, name);
-    if (!t) return NULL;
-    float *x = malloc((size_t)t->numel * 4);
-    st_tensor_to_f32(t, x);
-    *n = t->numel;
-    return x;
-}
-
-static void compare(const char *fixture_name, const char *label, const st_file *ex, const char *name, const float *got,
-                    double tol) {
-    long n = 0;
-    float *want = expected(ex, name, &n);
-    CHECK(want != NULL, "%s: fixture lacks %s", fixture_name, name);
-    if (!want) return;
-    double err = rel_err(got, want, n);
-    printf("  %-6s %-8s %-9s rel err %.2e (tolerance %.0e)\n", fixture_name, label, name, err, tol);
-    CHECK(err < tol, "%s %s %s: relative error %.3e >= %.0e", fixture_name, label, name, err, tol);
-    free(want);
-}
 
 static void check_pair(const char *name, const char *wpath, const char *epath) {
     gpn_model *m = gpn_model_load(wpath);
@@ -97,7 +78,9 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
     CHECK(run_model(m, tokens, B, T, B, &full) == 0, "run: %s", gs_error());
     const char *names[] = {"s_pred", "s_ground", "logits", "nll", "alpha", "beta", "mem_norm"};
     const float *outs[] = {full.s_pred, full.s_ground, full.logits, full.nll, full.alpha, full.beta, full.mem_norm};
-    for (int i = 0; i < (is_m ? 7 : 4); i++) compare(name, "f32", ex, names[i], outs[i], 1e-4);
+    char label[64];
+    snprintf(label, sizeof label, "%s f32", name);
+    for (int i = 0; i < (is_m ? 7 : 4); i++) compare_fixture(label, ex, names[i], outs[i], -1, 1e-4);
 
     /* 2. batch invariance: each sequence alone gives the same numbers, up to
      * float32 rounding (batch 1 goes through GEMV, batches through GEMM, which

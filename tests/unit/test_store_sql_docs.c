@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include "base/error.h"
+#include "store/causal.h"
 #include "store/store.h"
 #include "testlib.h"
 
@@ -107,6 +108,29 @@ static int synth_store(const char *path) {
         store_analysis_scalar(st, a, "stable_rank", 4.0, NULL) || store_analysis_series(st, a, "pca_cumvar", x, y, NULL, D) ||
         store_commit(st))
         goto fail;
+    /* effective attention and logit attribution (store/causal.h), as gpnscope attention and attribute write them */
+    int64_t at = store_analysis_begin(st, run, "attention", "{\"windows\": 1}", "synthetic");
+    if (at < 0) goto fail;
+    for (int h = 0; h < H; h++) {
+        store_attention_query q[T];
+        int keys[T][2];
+        double w[T][2], hw[T][2];
+        for (int t = 0; t < T; t++) {
+            int n = t ? 2 : 1;
+            for (int r = 0; r < n; r++) keys[t][r] = t - r, w[t][r] = 0.5 / (r + 1), hw[t][r] = 0.6 / (r + 1);
+            q[t] = (store_attention_query){t, t + 1, n, keys[t], w[t], hw[t], 0.9, 1.0, 0.3 + 0.1 * h, 1e-7, 0.2};
+        }
+        if (store_put_attention_queries(st, at, 0, 0, h, q, T)) goto fail;
+    }
+    if (store_commit(st)) goto fail;
+    int64_t la = store_analysis_begin(st, run, "logit_attribution", "{\"windows\": 1}", "synthetic");
+    if (la < 0) goto fail;
+    for (int t = 0; t < T; t++) {
+        store_logit_part parts[3 + H] = {{"carry", -1, -1, 0.5}, {"ground", -1, -1, 0.2}, {"ffn", 0, -1, 1.5}};
+        for (int h = 0; h < H; h++) parts[3 + h] = (store_logit_part){"mem", 0, h, 0.1 * ((t + h) % 5)};
+        if (store_put_logit_parts(st, la, 0, t, 3, parts, 3 + H)) goto fail;
+    }
+    if (store_commit(st)) goto fail;
     store_close(st);
     return 0;
 fail:

@@ -1,7 +1,8 @@
 /* The trainer: its float32 forward against the inference engine and the
  * companion's fixtures (NLL to 1e-5), its float32 gradient against the
  * float64 one, the companion's initialisation, config errors, and resume:
- * 6 steps straight equal 3 steps + checkpoint + resume + 3 steps, bit for bit. */
+ * 6 steps straight equal 3 steps + checkpoint + resume + 3 steps, bit for bit,
+ * for GPN+M, Transformer++ and GDN. */
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -201,6 +202,22 @@ static void check_config(const char *dir) {
         {"[1, 2]", "not a JSON object"},
         {"{\"model\": {\"arch\": \"gpn\", \"vocab_size\": 50.5, \"d_state\": 16, \"d_emb\": 8, \"d_ffn\": 24},"
          " \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "integer"},
+        /* the baselines: a family without a training entry, truncation, another family's key, a remainder */
+        {"{\"model\": {\"arch\": \"elman\", \"vocab_size\": 50, \"d_state\": 16, \"d_emb\": 8, \"d_ffn\": 24},"
+         " \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "\"transformer++\", \"gdn\""},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2},"
+         " \"data\": {\"train\": \"x\"}, \"training\": {\"bptt\": 4}, \"output\": {\"dir\": \"o\"}}", "full window only"},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"conv_size\": 4}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "belongs to \"gdn\""},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"d_key\": 8}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "d_state / n_heads"},
+        {"{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_emb\": 8, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"d_key\": 4, \"d_val\": 8}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "no meaning for \"gdn\""},
+        {"{\"model\": {\"arch\": \"transformer++\", \"vocab_size\": 50, \"d_state\": 18, \"d_ffn\": 24, \"n_heads\": 4},"
+         " \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "does not divide"},
+        {"{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+         " \"d_key\": 4, \"d_val\": 8}, \"data\": {\"train\": \"x\", \"seq_len\": 1}, \"output\": {\"dir\": \"o\"}}",
+         "at least 2 tokens"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         train_config_defaults(&c);
@@ -209,6 +226,23 @@ static void check_config(const char *dir) {
         CHECK(rc != 0 && strstr(gs_error(), bad[i].expect), "bad config %zu: rc %d, message '%s' lacks '%s'", i, rc,
               gs_error(), bad[i].expect);
     }
+    /* a GDN config reads its sizes (and conv_size's default) and writes them back */
+    train_config_defaults(&c);
+    const char *g = write_text(dir, "gdn.json",
+        "{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
+        " \"d_key\": 4, \"d_val\": 8, \"n_layers\": 3}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}");
+    CHECK(train_config_load(g, &c) == 0, "gdn config: %s", gs_error());
+    CHECK(c.model.arch == GPN_ARCH_GDN && c.model.e == 16 && c.model.conv == 4 && c.model.n_layers == 3 &&
+              c.model.dv == 8 && c.model.norm_eps == 1e-6f, "gdn sizes read");
+    char *json = train_config_to_json(&c);
+    CHECK(json && strstr(json, "\"conv_size\":\t4") && strstr(json, "\"gdn\"") && !strstr(json, "d_emb"),
+          "gdn config written back: %s", json ? json : "(null)");
+    /* and what it writes (the run's config.json) reads back to the same sizes */
+    train_config back;
+    train_config_defaults(&back);
+    CHECK(json && train_config_load(write_text(dir, "gdn-back.json", json), &back) == 0 &&
+              !memcmp(&back.model, &c.model, sizeof c.model), "gdn config.json reads back: %s", gs_error());
+    free(json);
     printf("  config: fields, relative paths, %zu kinds of bad input rejected with one-line messages\n",
            sizeof bad / sizeof *bad);
 }
@@ -249,16 +283,19 @@ static char *csv_numbers(const char *path) {
     return out;
 }
 
-static void check_resume(const char *dir) {
-    char train[4200], eval[4200];
-    snprintf(train, sizeof train, "%s/train", dir);
-    snprintf(eval, sizeof eval, "%s/eval", dir);
+/* For each trainable family (model): a run straight through equals one
+ * stopped, checkpointed and resumed, bit for bit; then (once, on GPN+M) the
+ * refusals of a different model and of a damaged state. */
+static void check_resume(const char *root, const char *name, gpn_config model, int bptt, int refusals) {
+    char train[4200], eval[4200], dir[4200];
+    snprintf(train, sizeof train, "%s/train", root);
+    snprintf(eval, sizeof eval, "%s/eval", root);
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
     write_shard(train, 40000, 37, 1);
     write_shard(eval, 3000, 37, 2);
     train_config c;
     train_config_defaults(&c);
-    c.model = (gpn_config){.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 24, .e = 12, .f = 32, .H = 3, .dk = 4, .dv = 6,
-                           .V = 37, .decoder_bias = 1};
+    c.model = model;
     snprintf(c.train_dir, sizeof c.train_dir, "%s", train);
     snprintf(c.eval_dir, sizeof c.eval_dir, "%s", eval);
     c.seq_len = 24;
@@ -267,7 +304,7 @@ static void check_resume(const char *dir) {
     c.opt.warmup = 2;
     c.opt.lr = 0.01;
     c.opt.clip = 0.5;
-    c.bptt = 5;
+    c.bptt = bptt;
     c.shuffle = 1;
     c.eval_every = 2;
     c.eval_windows = 7;
@@ -299,7 +336,8 @@ static void check_resume(const char *dir) {
         const gpn_model *ma = gpn_trainer_model(a), *mb = gpn_trainer_model(resumed);
         int same = memcmp(ma->block, mb->block, ma->n_params * 4) == 0;
         double err = rel_err(mb->block, ma->block, (long)ma->n_params);
-        printf("  resume: 6 steps vs 3 + resume + 3: weights %s (rel diff %.1e)\n", same ? "bitwise equal" : "DIFFER", err);
+        printf("  resume (%s): 6 steps vs 3 + resume + 3: weights %s (rel diff %.1e)\n", name,
+               same ? "bitwise equal" : "DIFFER", err);
         CHECK(same, "resumed run differs from the straight run (rel %.3e)", err);
         gpn_trainer_free(resumed);
         char p1[4200], p2[4200];
@@ -323,6 +361,7 @@ static void check_resume(const char *dir) {
         CHECK(lm && !strcmp(lm->source_dtype, "BF16"), "BF16 export: %s", lm ? lm->source_dtype : gs_error());
         gpn_model_free(lm);
     }
+    if (!refusals) { gpn_trainer_free(a); return; }
     /* resuming with different model sizes is refused */
     train_config c2 = c;
     c2.model.d = 20;
@@ -354,6 +393,11 @@ int main(void) {
     check_parity("gpn");
     check_init();
     check_config(dir);
-    check_resume(dir);
+    check_resume(dir, "gpnm", (gpn_config){.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 24, .e = 12, .f = 32, .H = 3,
+                                            .dk = 4, .dv = 6, .V = 37, .decoder_bias = 1}, 5, 1);
+    check_resume(dir, "tpp", (gpn_config){.arch = GPN_ARCH_TPP, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
+                                           .dk = 8, .dv = 8, .V = 37, .norm_eps = 1e-6f}, 0, 0);
+    check_resume(dir, "gdn", (gpn_config){.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
+                                           .dk = 4, .dv = 8, .V = 37, .conv = 4, .norm_eps = 1e-6f}, 0, 0);
     return test_summary();
 }

@@ -232,6 +232,7 @@ static void write_memory(gpn_cpu *e, int B) {
     relu_l2n_rows(e->k_next, B, H, c->dk);
     fire(e, GPN_HOOK_MEM_STATE, 0, e->M, B, H * c->dk * c->dv);
     fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
+    fire(e, GPN_HOOK_MEM_V, 0, e->v, B, hv);
     fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
     fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
     read_query(e, &p->layers[0], 0, B);
@@ -256,6 +257,7 @@ static void read_memory(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B
     project(e, e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
     rows(ROWS_RMSNORM, e->on, e->o, lp->read_out_norm_w, B, hv);
     rows(ROWS_TIMES_SILU, e->on, e->g, NULL, B, hv);
+    fire(e, GPN_HOOK_MEM_GATED, layer, e->on, B, hv);
     project(e, e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
     fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
 }

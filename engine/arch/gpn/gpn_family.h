@@ -3,13 +3,9 @@
 #define GS_ENGINE_ARCH_GPN_FAMILY_H
 
 #include "engine/arch/family.h"
+#include "engine/arch/gpn/gpn_hooks.h"
 
 extern const gs_family gs_family_gpn, gs_family_gpn_m;
-
-/* GPN+M's own hook point (engine/hooks.h's family-local range): each head's
- * memory matrix M_h (dk x dv, row-major) as carried into a step, before its
- * write. State patching (analyses/patching.h) replaces it. */
-#define GPN_HOOK_MEM_STATE ((gpn_hook_point)(GS_HOOK_LOCAL + 0))
 
 /* Checkpoints (gpn_model.c). */
 int gpn_family_recognise(const st_file *f);

@@ -1,6 +1,7 @@
 /* GPN and GPN+M as rows of the family table: their sites, in step order
  * (docs/gpn-model.md, docs/hooks.md). The old hook names stay as aliases. */
 #include "engine/arch/gpn/gpn_family.h"
+#include "engine/train/train_family.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 
@@ -10,6 +11,8 @@ static const gs_site gpn_sites[] = {
      "each head's memory M_h (d_key x d_val, row-major) carried into the step, before the write; an edit is carried"},
     {"mem.k", NULL, GPN_HOOK_MEM_K, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 1, 0,
      "write keys k_h = l2n(relu(rms(prev) W_k + b_k)), before the write"},
+    {"mem.v", NULL, GPN_HOOK_MEM_V, GS_SITE_HEAD_VECTOR, 0, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 1, 0,
+     "write values v_h = rms(s) W_v, before the write"},
     {"mem.alpha", NULL, GPN_HOOK_MEM_ALPHA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_DECAY, 1, 1,
      "per-head decay rate alpha_h = exp(-exp(A_log) softplus(a + dt_bias))"},
     {"mem.beta", NULL, GPN_HOOK_MEM_BETA, GS_SITE_HEAD_SCALAR, 0, GS_DIM_HEADS, GS_ROLE_NONE, 1, 1,
@@ -21,6 +24,8 @@ static const gs_site gpn_sites[] = {
      "read queries"},
     {"blocks.{i}.mem.heads", "L{i}.mem.heads", GPN_HOOK_MEM_HEADS, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL,
      GS_ROLE_NONE, 1, 0, "per-head reads q_h M_h before the output norm (zero a head here to ablate it)"},
+    {"blocks.{i}.mem.gated", "L{i}.mem.gated", GPN_HOOK_MEM_GATED, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL,
+     GS_ROLE_NONE, 1, 0, "per-head reads after the output norm and the read gate; hook_mem_out = their W_o"},
     {"blocks.{i}.hook_mem_out", "L{i}.mem_read", GPN_HOOK_MEM_READ, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 1, 0,
      "the memory read's contribution to the state"},
     {"blocks.{i}.hook_mlp_out", "L{i}.ffn_out", GPN_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
@@ -47,7 +52,7 @@ static const gs_site gpn_sites[] = {
 
 const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, 1, gpn_sites, ARRAY_LEN(gpn_sites),
                                  GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                 gpn_family_embedding, gpn_family_describe};
+                                 gpn_family_embedding, gpn_family_describe, &gs_train_gpn};
 const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, 1, gpn_sites,
                                    ARRAY_LEN(gpn_sites), GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                   gpn_family_embedding, gpn_family_describe};
+                                   gpn_family_embedding, gpn_family_describe, &gs_train_gpn};

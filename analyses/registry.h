@@ -1,0 +1,77 @@
+/* The analyses as one table (registry.c), in the spirit of sqlite-vec's
+ * aFunc[]: one row per analysis says its name, what it needs, and the
+ * functions that run it, store it, print it and put it in JSON. analyze.c,
+ * `gpnscope analyze` (--only, --json, --help), the figures (plots/figures.c)
+ * and the readers of stored results loop over or look up these rows; no
+ * other file spells an analysis' name.
+ *
+ * Adding an analysis (docs/architecture.md, "adding an analysis"): one file
+ * analyses/run_NAME.c with its run/write/print/json functions, one row in
+ * registry.c (and its declarations in analyses/rows.h), a bit GS_AN_* and a
+ * result field in gs_analysis (analyze.h), its tests and docs/analyses.md. */
+#ifndef GS_ANALYSES_REGISTRY_H
+#define GS_ANALYSES_REGISTRY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyses/analyze.h"
+
+struct cJSON;
+
+/* What a row needs before it runs (analyze.c provides it once for all rows). */
+enum {
+    GS_NEEDS_STATES = 1,     /* a state source over the run's vector site (--site) */
+    GS_NEEDS_MODEL = 2,      /* the run's model: without one the row is skipped (an error when asked for by name) */
+    GS_WANTS_MODEL = 4,      /* the model when there is one; the row runs without it */
+    GS_NEEDS_TOKENS = 8,     /* the run's token ids (the row reads them itself) */
+    GS_NEEDS_HEAD_SITE = 16, /* a per-head decay site (--decay-site; the row reads it itself) */
+};
+
+/* What a row's run function is handed. */
+typedef struct {
+    store *st;
+    int64_t run;
+    const store_run_info *info;
+    const gs_analyze_opts *o;
+    gs_analysis *a;          /* results go here; a->model is loaded when the row needs or wants it */
+    gs_state_source *src;    /* when the row needs states */
+    int strict;              /* asked for by name: a row that cannot run fails instead of noting it */
+} gs_analysis_ctx;
+
+/* Token id -> text for printed token lists (may be NULL: ids are printed). */
+typedef struct {
+    const char *(*text)(void *ctx, int id);
+    void *ctx;
+} gs_token_text;
+
+typedef struct {
+    unsigned bit;           /* GS_AN_*; 0 for results another command stores */
+    const char *name;       /* the name --only takes */
+    const char *alias;      /* another spelling --only takes, or NULL */
+    const char *stored;     /* the analyses.name its results are stored under */
+    const char *summary;    /* one line for --help */
+    unsigned needs;         /* GS_NEEDS_* / GS_WANTS_* */
+    unsigned requires;      /* GS_AN_* rows that must run first (their results are read) */
+    /* 0: done; 1: skipped with a note in a->notes; -1: failed (gs_error() says why, naming the analysis).
+     * NULL: another command stores these results (`written_by`). */
+    int (*run)(gs_analysis_ctx *c);
+    int (*write)(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *code_version);
+    void (*print)(FILE *f, const gs_analysis *a, const gs_token_text *tokens);
+    void (*json)(struct cJSON *object, const gs_analysis *a); /* fills the row's object (named `stored`) */
+    const char *written_by; /* for rows without run: the command that stores them */
+} gs_analysis_row;
+
+extern const gs_analysis_row gs_analysis_rows[];
+extern const int gs_n_analysis_rows;
+
+/* The row of a bit, or NULL. */
+const gs_analysis_row *gs_analysis_row_of(unsigned bit);
+/* The row whose stored name is `stored`, or NULL. */
+const gs_analysis_row *gs_analysis_row_stored(const char *stored);
+/* The stored name of a row (GS_AN_* or GS_AN_ABLATION / GS_AN_FINDINGS); "" for an unknown bit. */
+const char *gs_analysis_stored_name(unsigned bit);
+/* "geometry, default, ..." (the runnable rows' names) into buf. */
+const char *gs_analysis_names(char *buf, size_t size);
+
+#endif

@@ -1,0 +1,276 @@
+/* Sharded analyses (analyses/shards.h). */
+#include "analyses/shards.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyze.h" /* the store source, GS_AN_* */
+#include "base/error.h"
+#include "store/merge.h"
+#include "store/store.h"
+
+/* One state source over this rank's shards, one after another (their
+ * windows are disjoint and ascend with the shard's rank). */
+typedef struct {
+    gs_state_source src;
+    const store_shard *shards;
+    const int64_t *take; /* states to read from each shard (0: none) */
+    int n, at;           /* the shard being read */
+    const char *kind;
+    int skip;
+    store *st;
+    gs_state_source *cur;
+} chain;
+
+static void chain_close_current(chain *c) {
+    gs_store_source_close(c->cur);
+    store_close(c->st);
+    c->cur = NULL;
+    c->st = NULL;
+}
+
+static int chain_open(chain *c) {
+    for (; c->at < c->n; c->at++) {
+        if (c->take[c->at] <= 0) continue;
+        const store_shard *s = &c->shards[c->at];
+        if (!(c->st = store_open(s->path, STORE_READ))) return -1;
+        if (!(c->cur = gs_store_source_open(c->st, s->run, c->kind, c->skip, c->take[c->at]))) {
+            gs_fail_context("%s: ", s->path);
+            store_close(c->st);
+            c->st = NULL;
+            return -1;
+        }
+        if (c->cur->d != c->src.d)
+            return gs_fail("%s: states of width %d, the other shards' %d", s->path, c->cur->d, c->src.d);
+        return 0;
+    }
+    return 0;
+}
+
+static int chain_rewind(void *ctx) {
+    chain *c = ctx;
+    chain_close_current(c);
+    c->at = 0;
+    return chain_open(c);
+}
+
+static int64_t chain_next(void *ctx, float *rows, int64_t *window, int32_t *pos, int64_t cap) {
+    chain *c = ctx;
+    while (c->cur) {
+        int64_t k = c->cur->next(c->cur->ctx, rows, window, pos, cap);
+        if (k != 0) return k;
+        chain_close_current(c);
+        c->at++;
+        if (chain_open(c)) return -1;
+    }
+    return 0;
+}
+
+/* states of the shard's run after the first skip positions */
+static int64_t count_states(const store_shard *s, const char *kind, int skip) {
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    sqlite3_stmt *q = NULL;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2 AND position >= ?3",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, s->run);
+        sqlite3_bind_text(q, 2, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int(q, 3, skip);
+        if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
+    }
+    if (n < 0) gs_fail("%s: counting states: %s", s->path, sqlite3_errmsg(store_db(st)));
+    sqlite3_finalize(q);
+    store_close(st);
+    return n;
+}
+
+static int by_rank(const void *x, const void *y) {
+    return ((const store_shard *)x)->rank - ((const store_shard *)y)->rank;
+}
+
+/* The state kind to read: given, or the run's state site, else pred. */
+static int state_kind(const store_shard *s, const char *given, char *kind, size_t size) {
+    if (given) { snprintf(kind, size, "%s", given); return 0; }
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    store_site x;
+    snprintf(kind, size, "%s", store_site_of_role(st, s->run, "state", &x) == 0 ? x.stored_as : "pred");
+    store_close(st);
+    return 0;
+}
+
+/* Every rank's sums moved to one reference point c and added up (see
+ * analyses/linalg.h: S is the sum of (x - shift)(x - shift)^T). With
+ * delta = shift_r - c, x - c = (x - shift_r) + delta, so
+ *   sum' = sum + n delta,  S' = S + sum delta^T + delta sum^T + n delta delta^T.
+ * c is the lowest rank's with states: rank 0's first window, the merged
+ * store's reference point, so the two differ by summation order only.
+ * Welford's (n, mean, M2) of the norms combine by Chan's rule. */
+static int reduce_sums(gs_job *job, gs_geometry_sums *s) {
+    const int K = job->size, d = s->acc.d;
+    int rc = -1;
+    double *per = calloc((size_t)K * 3, sizeof *per), *c = calloc((size_t)d, sizeof *c);
+    int64_t *counts = calloc((size_t)K + 2, sizeof *counts);
+    if (!per || !c || !counts) { gs_fail("out of memory"); goto out; }
+    per[3 * job->rank] = (double)s->n;
+    per[3 * job->rank + 1] = s->norm_mean;
+    per[3 * job->rank + 2] = s->norm_m2;
+    counts[job->rank] = s->n;
+    if (gs_job_sum_f64(job, per, 3 * (int64_t)K) || gs_job_sum_i64(job, counts, K)) goto out;
+    int ref = 0;
+    while (ref < K - 1 && counts[ref] == 0) ref++;
+    if (job->rank == ref) memcpy(c, s->acc.shift, (size_t)d * sizeof *c);
+    if (gs_job_sum_f64(job, c, d)) goto out;
+    double *sum = s->acc.sum, *S = s->acc.S;
+    const double n = (double)s->n;
+    if (s->n > 0) {
+        for (int i = 0; i < d; i++) s->acc.shift[i] -= c[i]; /* delta */
+        const double *dl = s->acc.shift;
+        for (int i = 0; i < d; i++)
+            for (int j = i; j < d; j++) S[(int64_t)i * d + j] += sum[i] * dl[j] + dl[i] * sum[j] + n * dl[i] * dl[j];
+        for (int i = 0; i < d; i++) sum[i] += n * dl[i];
+    }
+    memcpy(s->acc.shift, c, (size_t)d * sizeof *c);
+    int64_t totals[2] = {s->n, s->n_windows};
+    double sq = s->sq;
+    if (gs_job_sum_f64(job, sum, d) || gs_job_sum_f64(job, S, (int64_t)d * d) || gs_job_sum_i64(job, totals, 2) ||
+        gs_job_sum_f64(job, &sq, 1))
+        goto out;
+    s->n = s->acc.n = totals[0];
+    s->n_windows = totals[1];
+    s->sq = sq;
+    double mean = 0, m2 = 0;
+    for (int r = 0; r < K; r++) mean += per[3 * r] * per[3 * r + 1];
+    mean = s->n ? mean / (double)s->n : 0;
+    for (int r = 0; r < K; r++) {
+        double dm = per[3 * r + 1] - mean;
+        m2 += per[3 * r + 2] + per[3 * r] * dm * dm;
+    }
+    s->norm_mean = mean;
+    s->norm_m2 = m2;
+    rc = 0;
+out:
+    free(per);
+    free(c);
+    free(counts);
+    return rc;
+}
+
+/* One failure anywhere fails every rank (agreed before any reduction). */
+static int agree(gs_job *job, int ok) {
+    int64_t failed = !ok;
+    if (gs_job_sum_i64(job, &failed, 1)) return -1;
+    if (!failed) return 0;
+    if (ok) gs_fail("another rank failed");
+    return -1;
+}
+
+static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
+    gs_geometry_sums sums;
+    int rc = gs_geometry_accumulate(src, &o->geometry, &sums);
+    if (agree(job, rc == 0)) {
+        if (rc == 0) gs_cov_acc_free(&sums.acc);
+        return -1;
+    }
+    r->states_here = sums.n;
+    if (reduce_sums(job, &sums)) { gs_cov_acc_free(&sums.acc); return -1; }
+    if (job->rank) { gs_cov_acc_free(&sums.acc); return 0; }
+    return gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
+}
+
+static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
+    int max_lag = 0;
+    int rc = gs_horizons_max_lag(src, &o->horizons, &max_lag);
+    if (agree(job, rc == 0)) return -1;
+    int64_t lag = max_lag;
+    if (gs_job_max_i64(job, &lag, 1)) return -1;
+    gs_horizons *h = &r->horizons;
+    rc = gs_horizons_accumulate(src, (int)lag, &o->horizons, h);
+    if (agree(job, rc == 0)) { gs_horizons_free(h); return -1; }
+    if (gs_job_sum_f64(job, h->raw, h->n_lags) || gs_job_sum_f64(job, h->centered, h->n_lags) ||
+        gs_job_sum_i64(job, h->n_raw, h->n_lags) || gs_job_sum_i64(job, h->n_centered, h->n_lags) ||
+        gs_job_sum_i64(job, &h->n_zero_states, 1)) {
+        gs_horizons_free(h);
+        return -1;
+    }
+    if (job->rank) { gs_horizons_free(h); return 0; }
+    return gs_horizons_finish(h);
+}
+
+void gs_shards_result_free(gs_shards_result *r) {
+    gs_geometry_free(&r->geometry);
+    gs_horizons_free(&r->horizons);
+}
+
+int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r) {
+    memset(r, 0, sizeof *r);
+    store_shard *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count), *take = calloc((size_t)(n > 0 ? n : 1), sizeof *take);
+    int rc = -1, ok = 1, read = 0;
+    chain c = {0};
+    if (!s || !count || !take) { gs_fail("out of memory"); ok = 0; }
+    if (ok && n < 1) { gs_fail("no shards to analyse"); ok = 0; }
+    /* every rank checks the whole list, so a bad shard fails every rank alike */
+    for (int i = 0; ok && i < n; i++, read++) {
+        if (store_shard_read(paths[i], &s[i])) ok = 0;
+        const char *why = ok && i ? store_shards_differ(&s[0], &s[i]) : NULL;
+        if (why) {
+            gs_fail("%s and %s are shards of different runs (%s)", s[0].path, s[i].path, why);
+            ok = 0;
+        }
+    }
+    if (ok) {
+        qsort(s, (size_t)n, sizeof *s, by_rank);
+        for (int i = 1; i < n && ok; i++)
+            if (s[i].rank == s[i - 1].rank) ok = 0, gs_fail("%s and %s are both rank %d of %d", s[i - 1].path, s[i].path, s[i].rank, s[i].of);
+    }
+    if (ok && state_kind(&s[0], o->kind, r->kind, sizeof r->kind)) ok = 0;
+    /* each shard's states: counted by the rank that reads it, shared by a sum */
+    for (int i = job->rank; ok && i < n; i += job->size)
+        if ((count[i] = count_states(&s[i], r->kind, o->skip_positions)) < 0) ok = 0;
+    if (agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
+    int d = 0;
+    for (int i = 0; ok && i < n && !d; i++) { /* the width, from the first shard with states (a rank may have none) */
+        if (!count[i]) continue;
+        store *st = store_open(s[i].path, STORE_READ);
+        gs_state_source *src = st ? gs_store_source_open(st, s[i].run, r->kind, o->skip_positions, 1) : NULL;
+        if (src) d = src->d;
+        else ok = 0;
+        gs_store_source_close(src);
+        store_close(st);
+    }
+    if (ok && !d) ok = 0, gs_fail("the shards hold no '%s' states after position %d", r->kind, o->skip_positions);
+    if (agree(job, ok)) goto out;
+    /* the first max_states of the job in window order: shards in rank order */
+    int64_t before = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t left = o->max_states > 0 ? o->max_states - before : count[i];
+        take[i] = left <= 0 ? 0 : left < count[i] ? left : count[i];
+        before += count[i];
+        if (i % job->size != job->rank) take[i] = 0; /* another rank's */
+    }
+    c = (chain){.src = {.d = d}, .shards = s, .take = take, .n = n, .kind = r->kind, .skip = o->skip_positions};
+    c.src.ctx = &c;
+    c.src.rewind = chain_rewind;
+    c.src.next = chain_next;
+    r->n_shards = n;
+    r->n_ranks = s[0].of;
+    r->run_windows = s[0].n_windows;
+    unsigned parts = o->parts ? o->parts : GS_AN_GEOMETRY | GS_AN_HORIZON;
+    if ((parts & GS_AN_GEOMETRY) && geometry_part(job, &c.src, o, r)) goto out;
+    if (parts & GS_AN_GEOMETRY) r->done |= GS_AN_GEOMETRY;
+    if ((parts & GS_AN_HORIZON) && horizons_part(job, &c.src, o, r)) goto out;
+    if (parts & GS_AN_HORIZON) r->done |= GS_AN_HORIZON;
+    rc = 0;
+out:
+    if (rc) gs_shards_result_free(r);
+    chain_close_current(&c);
+    for (int i = 0; i < read && s; i++) store_shard_free(&s[i]);
+    free(s);
+    free(count);
+    free(take);
+    return rc;
+}

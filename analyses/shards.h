@@ -1,0 +1,50 @@
+/* Analyses over the shards of an MPI recording without merging them
+ * (docs/scale.md): `mpirun -n K gpnscope analyze --shards SHARD...`. Rank r
+ * reads the shards at positions r, r + K, ... of the list (sorted by the rank
+ * that recorded them), streams their states through the analyses' own
+ * accumulation (gs_geometry_accumulate), and the sums are added up over the
+ * ranks with MPI; rank 0 finishes (gs_geometry_finish). The states are those
+ * a merged store's analysis reads: the first max_states in (window,
+ * position) order after skip_positions, split over the shards by counting
+ * each shard's first.
+ *
+ * The horizons go the same way: the global largest lag (a max over the
+ * ranks), then per-lag sums of cosines and pair counts (gs_horizons_accumulate),
+ * added up and finished on rank 0. Only these two reduce this way today; the
+ * other parts keep per-window or per-row state inside their passes
+ * (docs/scale.md says which and why). */
+#ifndef GS_ANALYSES_SHARDS_H
+#define GS_ANALYSES_SHARDS_H
+
+#include <stdint.h>
+
+#include "analyses/geometry.h"
+#include "analyses/horizons.h"
+#include "parallel/job.h"
+
+typedef struct {
+    const char *kind;   /* states.kind; NULL: the run's state site (run_sites role 'state'), else "pred" */
+    int skip_positions; /* leave out store positions < K */
+    int64_t max_states; /* <= 0: all */
+    unsigned parts;     /* GS_AN_GEOMETRY | GS_AN_HORIZON (analyses/analyze.h) */
+    gs_geometry_opts geometry;
+    gs_horizon_opts horizons;
+} gs_shards_opts;
+
+typedef struct {
+    int n_shards, n_ranks;
+    int64_t run_windows; /* the job's N */
+    char kind[64];
+    int64_t states_here; /* states this rank read */
+    unsigned done;       /* the parts in geometry / horizons (rank 0) */
+    gs_geometry geometry;
+    gs_horizons horizons;
+} gs_shards_result;
+
+/* Every rank calls it with the same list. Rank 0 gets the results; 0, or -1
+ * with gs_error() on every rank (a failure on one fails all alike, so the
+ * ranks never wait in different reductions). */
+int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r);
+void gs_shards_result_free(gs_shards_result *r);
+
+#endif

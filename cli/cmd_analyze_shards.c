@@ -1,0 +1,157 @@
+/* gpnscope analyze --shards SHARD...: the analyses of an MPI recording's
+ * shards without merging them, reduced over the ranks of `mpirun -n K`
+ * (analyses/shards.h, docs/scale.md). Rank 0 prints one JSON object. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/analyze.h"
+#include "analyses/shards.h"
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "parallel/job.h"
+
+static const char *help =
+    "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only geometry,horizon] [--max-states N]\n"
+    "                                     [--skip-positions K] [--seed S] [--max-lag K] [--site NAME]\n\n"
+    "Analyse the shards of an MPI recording (mpirun -n K gpnscope record; docs/scale.md)\n"
+    "without merging them: rank r reads the shards at places r, r + K, ... of the list (in\n"
+    "the order of the ranks that recorded them), streams their states through the\n"
+    "analyses' accumulation (geometry: norms, mean, covariance; horizons: per-lag sums\n"
+    "of cosines and pair counts), and the sums are added up over the ranks (MPI_Allreduce);\n"
+    "rank 0 finishes and prints one JSON object. Its numbers equal `gpnscope analyze` on\n"
+    "the merged store (gpnscope merge) to rounding: the same sums, added in another order\n"
+    "(about 1e-12 relative; the test checks 1e-9). Without mpirun it is one rank.\n"
+    "Nothing is written to the shards.\n\n"
+    "  --only LIST         geometry, horizon or both (default; the two reduced over shards so\n"
+    "                      far: the others need the merged store)\n"
+    "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
+    "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
+    "  --seed S            the correlation heatmap's sample of coordinates (1)\n"
+    "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
+    "  --site NAME         the recorded vector site to read (default: the run's state site);\n"
+    "                      --kind pred|ground is the older spelling\n";
+
+static cJSON *geometry_json(const gs_geometry *g) {
+    cJSON *j = cJSON_CreateObject();
+    /* the keys `gpnscope analyze` stores (analysis_scalars of "geometry") */
+    cJSON_AddNumberToObject(j, "n_states", (double)g->n);
+    cJSON_AddNumberToObject(j, "n_windows", (double)g->n_windows);
+    cJSON_AddNumberToObject(j, "d", g->d);
+    cJSON_AddNumberToObject(j, "norm_mean", g->norm_mean);
+    cJSON_AddNumberToObject(j, "norm_std", g->norm_std);
+    cJSON_AddNumberToObject(j, "mean_norm", g->mean_norm);
+    cJSON_AddNumberToObject(j, "median_std", g->median_std);
+    cJSON_AddNumberToObject(j, "dim_std_min", g->dim_std_sorted[g->d - 1]);
+    cJSON_AddNumberToObject(j, "dim_std_max", g->dim_std_sorted[0]);
+    cJSON_AddNumberToObject(j, "dead_dims", g->n_dead);
+    cJSON_AddNumberToObject(j, "zero_variance_dims", g->n_zero_var);
+    cJSON_AddNumberToObject(j, "corr_mean_abs", g->corr_mean_abs);
+    cJSON_AddNumberToObject(j, "corr_max_abs", g->corr_max_abs);
+    cJSON_AddNumberToObject(j, "participation_ratio", g->participation_ratio);
+    cJSON_AddNumberToObject(j, "total_variance", g->total_var);
+    if (g->has_spectrum) {
+        cJSON_AddNumberToObject(j, "components_90", g->n90);
+        cJSON_AddNumberToObject(j, "components_99", g->n99);
+        cJSON_AddNumberToObject(j, "stable_rank", g->stable_rank);
+        cJSON_AddItemToObject(j, "eigenvalues", cJSON_CreateDoubleArray(g->eigvals, g->d));
+    }
+    cJSON_AddItemToObject(j, "mean", cJSON_CreateDoubleArray(g->mean, g->d));
+    return j;
+}
+
+static cJSON *horizons_json(const gs_horizons *h) {
+    cJSON *j = cJSON_CreateObject();
+    /* the keys and series `gpnscope analyze` stores for "horizons" */
+    cJSON_AddNumberToObject(j, "c1", h->c1);
+    if (h->h_e_valid) {
+        cJSON_AddNumberToObject(j, "content_horizon_e", h->h_e);
+        cJSON_AddNumberToObject(j, "content_horizon_e_censored", h->h_e_censored);
+    }
+    cJSON_AddNumberToObject(j, "content_horizon_002", h->h_002);
+    cJSON_AddNumberToObject(j, "content_horizon_002_censored", h->h_002_censored);
+    cJSON_AddNumberToObject(j, "zero_states", (double)h->n_zero_states);
+    cJSON_AddItemToObject(j, "lags", cJSON_CreateIntArray(h->lags, h->n_lags));
+    cJSON_AddItemToObject(j, "raw", cJSON_CreateDoubleArray(h->raw, h->n_lags)); /* NaN prints as null */
+    cJSON_AddItemToObject(j, "centered", cJSON_CreateDoubleArray(h->centered, h->n_lags));
+    cJSON *nr = cJSON_AddArrayToObject(j, "raw_pairs"), *nc = cJSON_AddArrayToObject(j, "centered_pairs");
+    for (int i = 0; i < h->n_lags; i++) {
+        cJSON_AddItemToArray(nr, cJSON_CreateNumber((double)h->n_raw[i]));
+        cJSON_AddItemToArray(nc, cJSON_CreateNumber((double)h->n_centered[i]));
+    }
+    return j;
+}
+
+int cmd_analyze_shards(int argc, char **argv) {
+    gs_shards_opts o = {0};
+    gs_geometry_opts_default(&o.geometry);
+    gs_horizon_opts_default(&o.horizons);
+    o.max_states = 16384;
+    static const struct option opts[] = {
+        {"shards", no_argument, 0, 'S'},           {"only", required_argument, 0, 'o'},
+        {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
+        {"seed", required_argument, 0, 's'},       {"site", required_argument, 0, 'x'},
+        {"kind", required_argument, 0, 'K'},       {"max-lag", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    opterr = 0;
+    char why[256] = "";
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end = NULL;
+        long long v = 0;
+        if (strchr("nksL", ch)) {
+            v = strtoll(optarg, &end, 10);
+            if (!*optarg || *end || v < 0) { snprintf(why, sizeof why, "'%s': expected a non-negative integer", optarg); break; }
+        }
+        switch (ch) {
+        case 'S': break;
+        case 'o':
+            if (gs_analyze_parse_parts(optarg, &o.parts)) snprintf(why, sizeof why, "--only: %s", gs_error());
+            else if (o.parts & ~(unsigned)(GS_AN_GEOMETRY | GS_AN_HORIZON))
+                snprintf(why, sizeof why, "--only %s: only geometry and horizon are reduced over shards so far: merge "
+                         "the shards (gpnscope merge STORE SHARD...) and analyze the store for the others", optarg);
+            break;
+        case 'L': o.horizons.max_lag = (int)v; break;
+        case 'n': o.max_states = v; break;
+        case 'k': o.skip_positions = (int)v; break;
+        case 's': o.geometry.seed = (uint64_t)v; break;
+        case 'x': case 'K': o.kind = optarg; break;
+        case 'h': fputs(help, stdout); return 0;
+        default: cli_bad_option("analyze", opts, argv); return 2;
+        }
+        if (why[0]) break;
+    }
+    if (!why[0] && optind >= argc) snprintf(why, sizeof why, "--shards: name at least one shard (see --help)");
+    if (why[0]) { fprintf(stderr, "gpnscope analyze: %s\n", why); return 2; }
+    char kind[64];
+    if (o.kind && (!strncmp(o.kind, "state.", 6) || !strcmp(o.kind, "pred") || !strcmp(o.kind, "ground"))) {
+        snprintf(kind, sizeof kind, "%s", !strncmp(o.kind, "state.", 6) ? o.kind + 6 : o.kind); /* the stored kind */
+        o.kind = kind;
+    }
+    gs_job job;
+    if (gs_job_start(&job)) { fprintf(stderr, "gpnscope analyze: %s\n", gs_error()); return 1; }
+    gs_shards_result r;
+    int rc = gs_shards_analyze(&job, (const char *const *)argv + optind, argc - optind, &o, &r);
+    if (rc && job.rank == 0) fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
+    if (!rc && job.rank == 0) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "shards", r.n_shards);
+        cJSON_AddNumberToObject(j, "recorded_by_ranks", r.n_ranks);
+        cJSON_AddNumberToObject(j, "analysed_by_ranks", job.size);
+        cJSON_AddStringToObject(j, "kind", r.kind);
+        if (r.done & GS_AN_GEOMETRY) cJSON_AddItemToObject(j, "geometry", geometry_json(&r.geometry));
+        if (r.done & GS_AN_HORIZON) cJSON_AddItemToObject(j, "horizons", horizons_json(&r.horizons));
+        char *txt = cJSON_Print(j);
+        printf("%s\n", txt);
+        free(txt);
+        cJSON_Delete(j);
+    }
+    if (!rc) gs_shards_result_free(&r);
+    gs_job_end(&job);
+    return rc ? 1 : 0;
+}

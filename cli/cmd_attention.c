@@ -1,0 +1,159 @@
+/* gpnscope attention: exact effective attention of a recorded run's
+ * delta-rule heads (analyses/attention_run.h). */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/attention_run.h"
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/progress.h"
+
+static const char *help =
+    "usage: gpnscope attention FILE [--run N] [--windows K] [--length T] [--heads LIST]\n"
+    "                          [--layers LIST] [--top-k K] [--full-upto T] [--model M] [--json]\n\n"
+    "Exact effective attention of delta-rule memory heads (GPN+M's memory, Gated\n"
+    "DeltaNet's heads in every layer): re-run a recorded run's model over its first\n"
+    "windows, capture q, k, v, alpha, beta and the read at the engine's own sites, and\n"
+    "write each read o_t = sum_j a_tj v_j as weights on the earlier writes,\n"
+    "  a_tj = beta_j k_j^T A_{j+1} ... A_t q_t,  A_i = alpha_i I - beta_i k_i k_i^T (GPN+M)\n"
+    "                                           A_i = alpha_i (I - beta_i k_i k_i^T) (GDN)\n"
+    "by carrying each query backwards through the transitions. Beside them the\n"
+    "heuristic that drops key removal (TransformerLens's for Gated DeltaNet),\n"
+    "h_tj = beta_j k_j^T q_t alpha_{j+1} ... alpha_t, and per head how far it is from\n"
+    "the exact weights. Every query checks sum_j a_tj v_j against the engine's read.\n\n"
+    "Cost: O(T^2 d_k) per head, layer and window (plus O(T^2 d_v) for the check) and\n"
+    "16 T^2 bytes of scratch: bound it with --windows, --length, --heads, --layers.\n\n"
+    "Stored under analysis 'attention' (docs/causal.md, docs/sql.md): attention_queries\n"
+    "(per query: the top-k keys' share of sum_j |a_tj|, the heuristic's distance, the\n"
+    "read check), attention_topk (per query its top-k keys with exact and heuristic\n"
+    "weights; view attention_top_text adds the tokens), attention_matrices (the whole\n"
+    "T x T matrices when T <= --full-upto), and per head the summaries as scalars\n"
+    "L{layer}.h{head}.heuristic_l1, .heuristic_read_error, .read_error_max, .topk_mass.\n"
+    "`gpnscope plot FILE` draws the heatmaps of the first window.\n\n"
+    "  --run N         the run (default: the newest complete run)\n"
+    "  --windows K     the run's first K windows (default 4)\n"
+    "  --length T      the first T positions of each window (default: the run's, at most 512)\n"
+    "  --heads LIST    heads, e.g. 0,3,5 (default: every head)\n"
+    "  --layers LIST   layers, e.g. 0,1 (default: every layer)\n"
+    "  --top-k K       keys kept per query, 1 to 4096 (default 8)\n"
+    "  --full-upto T   store the whole matrices when the length is at most T (default\n"
+    "                  128; 0: never); they take 8 T^2 bytes per head, layer and window\n"
+    "  --model FILE    the run's checkpoint, if it moved (its sha256 must match)\n"
+    "  --json          the per-head summaries as one JSON object\n";
+
+static int show_progress(void *ctx, int64_t done, int64_t total) {
+    (void)total;
+    progress_update(ctx, done);
+    return 0;
+}
+
+static void print_json(const gs_attention_result *r) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "analysis_id", (double)r->analysis_id);
+    cJSON_AddNumberToObject(o, "windows", (double)r->windows);
+    cJSON_AddNumberToObject(o, "length", r->T);
+    cJSON_AddNumberToObject(o, "top_k", r->top_k);
+    cJSON_AddBoolToObject(o, "full_matrices", r->full);
+    cJSON *heads = cJSON_AddArrayToObject(o, "heads");
+    for (int i = 0; i < r->n_heads; i++) {
+        const gs_attention_head *h = &r->head[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "layer", h->layer);
+        cJSON_AddNumberToObject(x, "head", h->head);
+        cJSON_AddNumberToObject(x, "queries", (double)h->queries);
+        cJSON_AddNumberToObject(x, "heuristic_l1", h->heuristic_l1);
+        cJSON_AddNumberToObject(x, "heuristic_read_error", h->heuristic_error);
+        cJSON_AddNumberToObject(x, "read_error_max", h->read_error_max);
+        cJSON_AddNumberToObject(x, "topk_mass", h->topk_mass);
+        cJSON_AddItemToArray(heads, x);
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    puts(s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+int cmd_attention(int argc, char **argv) {
+    gs_attention_opts o;
+    gs_attention_opts_default(&o);
+    o.code_version = GPNSCOPE_VERSION;
+    long long run = 0, v;
+    int json = 0;
+    static const struct option opts[] = {
+        {"run", required_argument, 0, 'r'},    {"windows", required_argument, 0, 'n'},
+        {"length", required_argument, 0, 'T'}, {"heads", required_argument, 0, 'H'},
+        {"layers", required_argument, 0, 'L'}, {"top-k", required_argument, 0, 'k'},
+        {"full-upto", required_argument, 0, 'F'}, {"model", required_argument, 0, 'm'},
+        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'r':
+            if (cli_int_option("attention", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
+            break;
+        case 'n':
+            if (cli_int_option("attention", "windows", optarg, 1, 1 << 20, "a number of windows >= 1", &v)) return 2;
+            o.windows = v;
+            break;
+        case 'T':
+            if (cli_int_option("attention", "length", optarg, 1, 8192, "a number of positions from 1 to 8192", &v)) return 2;
+            o.length = (int)v;
+            break;
+        case 'k':
+            if (cli_int_option("attention", "top-k", optarg, 1, 4096, "a number of keys from 1 to 4096", &v)) return 2;
+            o.top_k = (int)v;
+            break;
+        case 'F':
+            if (cli_int_option("attention", "full-upto", optarg, 0, 8192, "a length from 0 (never) to 8192", &v)) return 2;
+            o.full_upto = (int)v;
+            break;
+        case 'H': o.heads = optarg; break;
+        case 'L': o.layers = optarg; break;
+        case 'm': o.model_path = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return cli_bad_option("attention", opts, argv);
+        }
+    }
+    const char *path = optind < argc ? argv[optind] : "";
+    store_lock *lock = NULL;
+    int status;
+    store *st = cli_open_run("attention", argc, argv, optind, &run, &lock, &status);
+    if (!st) return status;
+    progress p;
+    progress_start(&p, "attention", "windows", o.windows);
+    o.progress = show_progress;
+    o.progress_ctx = &p;
+    gs_attention_result r;
+    int rc = gs_attention_run(st, run, &o, &r);
+    progress_end(&p, r.windows);
+    if (rc) {
+        fprintf(stderr, "gpnscope attention: %s: %s\n", path, gs_error());
+    } else if (json) {
+        print_json(&r);
+    } else {
+        printf("run %lld: %lld windows of %d positions, top %d keys per query%s (analysis %lld)\n", run,
+               (long long)r.windows, r.T, r.top_k, r.full ? ", full matrices stored" : "", (long long)r.analysis_id);
+        printf("%-8s %9s %14s %16s %14s %12s\n", "head", "queries", "heuristic L1", "heuristic read", "exact read",
+               "top-k mass");
+        for (int i = 0; i < r.n_heads; i++) {
+            const gs_attention_head *h = &r.head[i];
+            char name[24];
+            snprintf(name, sizeof name, "L%d.h%d", h->layer, h->head);
+            printf("%-8s %9lld %14.4f %16.4f %14.2e %12.4f\n", name, (long long)h->queries, h->heuristic_l1,
+                   h->heuristic_error, h->read_error_max, h->topk_mass);
+        }
+        printf("heuristic L1: mean over queries of sum_j |h_tj - a_tj| / sum_j |a_tj|; heuristic read: mean\n"
+               "||sum_j h_tj v_j - o_t|| / ||o_t||; exact read: the largest such error of the exact weights\n");
+    }
+    store_close(st);
+    store_lock_release(lock);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,177 @@
+/* gpnscope compare STORE[:RUN[:SITE]] ...: the paper's three structures of
+ * several runs (or sites, or layers) side by side, with bootstrap intervals
+ * and verdicts; --out DIR adds figures, report.md / report.html and a
+ * notebook. The work is in analyses/compare.c (the table), plots/fig_compare.c
+ * (figures and report) and notebooks-export/compare_notebook.c. */
+#include "cli/cmd_compare.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/fs.h"
+#include "base/tmpfiles.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "notebooks-export/compare_notebook.h"
+#include "plots/compare_plots.h"
+
+static const char *help =
+    "usage: gpnscope compare STORE[:RUN[:SITE]] ... [--sites LIST] [--out DIR] [--json]\n"
+    "                        [--allow-different-windows] [--boot N] [--seed N] [--max-states N]\n"
+    "                        [--format png,svg,pdf] [--no-render] [--quiet]\n\n"
+    "Put runs side by side: models of different families, checkpoints of one model, or sites of one\n"
+    "model such as each layer's residual stream. For every row (one state site of one run) it\n"
+    "measures the paper's three structures with analyze's own code, from the recorded rows (the\n"
+    "stores are only read) and judges each by the findings' rules (docs/analyses.md, Findings):\n"
+    "  1. default-token direction: ||s_bar|| / mean ||s|| (rule >= 0.25), the 8-batch cosine (>= 0.9),\n"
+    "     |cos| with the top singular vector (>= 0.9);\n"
+    "  2. content horizon: raw and centered lag cosines at the first lag and at the readable lags\n"
+    "     nearest 1500 (raw) and 256 (centered), and h_0.02 (rule: c_1 >= 0.05, 10 <= h_0.02 < 1000);\n"
+    "  3. memory pools, where the run recorded per-head decays for the row's layer (GPN+M's\n"
+    "     mem.alpha, GDN's blocks.L.attn.alpha): present / marginal / not shown under both retention\n"
+    "     estimators (the weaker of the two).\n"
+    "Each number comes with a 95% bootstrap interval over windows. docs/comparison.md explains the table.\n\n"
+    "Operands:\n"
+    "  STORE            the newest complete run of the store, its state site\n"
+    "  STORE:RUN        run RUN\n"
+    "  STORE:RUN:SITE   SITE of run RUN; SITE may be a pattern with * and ? (blocks.*.hook_resid_post:\n"
+    "                   one row per layer); STORE::SITE takes the newest complete run\n"
+    "Runs must have been recorded on the same token windows (the same token ids at every position;\n"
+    "runs without token rows: the same corpus and window offsets), else compare stops and says which\n"
+    "runs differ and where.\n\n"
+    "  --sites LIST     comma-separated site patterns for operands without SITE (default: the run's\n"
+    "                   state site, role 'state': GPN's state.pred, a layered model's last resid_post)\n"
+    "  --out DIR        also write DIR/compare.json (the table with every curve), the figures overlaid\n"
+    "                   per row (compare_*.gp, their data and images), DIR/report.md, DIR/report.html\n"
+    "                   and DIR/compare.ipynb (created if missing; files of the same names replaced)\n"
+    "  --json           print the table as JSON instead of text (rows, each with default_direction,\n"
+    "                   content_horizon, memory_pools; numbers as {value, lo, hi})\n"
+    "  --allow-different-windows  compare runs recorded on different windows anyway (the table says so)\n"
+    "  --boot N         bootstrap resamples of the windows (200); 0: no intervals\n"
+    "  --seed N         seed of the bootstrap, the random batches and retention's null draws (1)\n"
+    "  --max-states N   states read per row, as analyze (16384); 0: all\n"
+    "  --format LIST    image formats for --out: png, svg, pdf (png)\n"
+    "  --no-render      write the scripts, data and report under --out without running gnuplot\n"
+    "  --quiet          no progress lines on stderr\n\n"
+    "Exit status: 0, 1 on an error (one line), 2 on a usage error.\n";
+
+void cli_compare_request_default(cli_compare_request *q) {
+    memset(q, 0, sizeof *q);
+    gs_compare_opts_default(&q->compare);
+    gs_plot_opts_default(&q->plot);
+}
+
+static void say_progress(void *ctx, int row, int n_rows, const char *label) {
+    (void)ctx;
+    fprintf(stderr, "compare: row %d of %d: %s\n", row + 1, n_rows, label);
+}
+
+static int fail(const char *what) {
+    fprintf(stderr, "gpnscope compare: %s\n", what);
+    return 1;
+}
+
+static int write_outputs(const cli_compare_request *q, const gs_compare *c, FILE *out) {
+    char path[4200];
+    if (gs_mkdir_p(q->out_dir) != 0) return fail(gs_error());
+    gs_remove_stale_tmp(q->out_dir);
+    char *json = gs_compare_json(c, 1);
+    if (!json) return fail(gs_error());
+    snprintf(path, sizeof path, "%s/compare.json", q->out_dir);
+    int rc = gs_write_atomic(path, json);
+    gs_plot_result r;
+    if (rc == 0) rc = gs_plot_compare(q->out_dir, json, &q->plot, &r);
+    free(json);
+    if (rc != 0) return fail(gs_error());
+    snprintf(path, sizeof path, "%s/compare.ipynb", q->out_dir);
+    if (gs_notebook_compare(path, "compare.json") != 0) return fail(gs_error());
+    if (q->json) return 0; /* stdout holds the JSON only */
+    fprintf(out, "\nwrote %s/compare.json, %d figure%s (%s), %s/report.md, %s/report.html, %s/compare.ipynb\n",
+            q->out_dir, r.n_figures, r.n_figures == 1 ? "" : "s",
+            !q->plot.render ? "not rendered: --no-render" : r.gnuplot_found ? "rendered" : "gnuplot not found: not rendered",
+            q->out_dir, q->out_dir, q->out_dir);
+    if (r.notes[0]) fprintf(out, "notes:\n%s", r.notes);
+    return 0;
+}
+
+int cli_compare_run(const cli_compare_request *q, FILE *out) {
+    gs_compare_operand *ops = calloc((size_t)(q->n_operands > 0 ? q->n_operands : 1), sizeof *ops);
+    if (!ops) return fail("out of memory");
+    for (int i = 0; i < q->n_operands; i++)
+        if (gs_compare_parse_operand(q->operands[i], &ops[i]) != 0) { free(ops); return fail(gs_error()); }
+    gs_compare_opts o = q->compare;
+    if (!q->quiet) o.progress = say_progress;
+    gs_compare c;
+    int rc = gs_compare_run(ops, q->n_operands, &o, &c);
+    free(ops);
+    if (rc != 0) return fail(gs_error());
+    if (q->json) {
+        char *text = gs_compare_json(&c, 0);
+        if (!text) { gs_compare_free(&c); return fail(gs_error()); }
+        fprintf(out, "%s\n", text);
+        free(text);
+    } else {
+        gs_compare_print(out, &c);
+    }
+    rc = q->out_dir ? write_outputs(q, &c, out) : 0;
+    gs_compare_free(&c);
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv) {
+    cli_compare_request q;
+    cli_compare_request_default(&q);
+    static const struct option opts[] = {
+        {"sites", required_argument, 0, 's'}, {"out", required_argument, 0, 'o'},
+        {"json", no_argument, 0, 'j'},        {"allow-different-windows", no_argument, 0, 'a'},
+        {"boot", required_argument, 0, 'b'},  {"seed", required_argument, 0, 'S'},
+        {"max-states", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
+        {"no-render", no_argument, 0, 'n'},   {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    int ch;
+    long long v;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (ch) {
+        case 's': q.compare.sites = optarg; break;
+        case 'o': q.out_dir = optarg; break;
+        case 'j': q.json = 1; break;
+        case 'a': q.compare.allow_different_windows = 1; break;
+        case 'b':
+            if (cli_int_option("compare", "boot", optarg, 0, 100000, "0 or 2..100000 resamples", &v) || v == 1) {
+                if (v == 1) fprintf(stderr, "gpnscope compare: --boot wants 0 or 2..100000 resamples, got '1'\n");
+                return 2;
+            }
+            q.compare.boot = (int)v;
+            break;
+        case 'S':
+            if (cli_int_option("compare", "seed", optarg, 0, INT64_MAX, "a seed >= 0", &v)) return 2;
+            q.compare.seed = (uint64_t)v;
+            break;
+        case 'm':
+            if (cli_int_option("compare", "max-states", optarg, 0, INT64_MAX, "a count >= 0", &v)) return 2;
+            q.compare.max_states = v;
+            break;
+        case 'f':
+            if (gs_plot_parse_formats(optarg, &q.plot.formats) != 0) {
+                fprintf(stderr, "gpnscope compare: %s\n", gs_error());
+                return 2;
+            }
+            break;
+        case 'n': q.plot.render = 0; break;
+        case 'q': q.quiet = 1; break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return cli_bad_option("compare", opts, argv);
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "gpnscope compare: no run given (want STORE[:RUN[:SITE]] ...; see gpnscope compare --help)\n");
+        return 2;
+    }
+    q.operands = (const char *const *)(argv + optind);
+    q.n_operands = argc - optind;
+    return cli_compare_run(&q, stdout);
+}

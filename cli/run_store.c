@@ -1,0 +1,27 @@
+/* The store and run of a command that re-runs a recorded run and writes its
+ * results (attention, attribute): cli/options.h, cli_open_run. */
+#include <stdio.h>
+
+#include "base/error.h"
+#include "cli/options.h"
+
+store *cli_open_run(const char *cmd, int argc, char **argv, int file_arg, long long *run, store_lock **lock, int *status) {
+    if (file_arg != argc - 1) {
+        fprintf(stderr, "gpnscope %s: %s (see gpnscope %s --help)\n", cmd,
+                file_arg >= argc ? "no store FILE given" : "one store FILE only", cmd);
+        *status = 2;
+        return NULL;
+    }
+    *status = 1;
+    store *st = store_open(argv[file_arg], STORE_WRITE);
+    if (!st) {
+        fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
+        return NULL;
+    }
+    if (cli_pick_run(cmd, st, run, lock) != 0) {
+        store_close(st);
+        return NULL;
+    }
+    *status = 0;
+    return st;
+}

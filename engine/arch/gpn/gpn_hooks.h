@@ -1,0 +1,18 @@
+/* GPN+M's own hook points in engine/hooks.h's family-local range, in one
+ * place for the C backends and the CUDA one (which cannot include the
+ * family table's C header). */
+#ifndef GS_ENGINE_ARCH_GPN_HOOKS_H
+#define GS_ENGINE_ARCH_GPN_HOOKS_H
+
+#include "engine/hooks.h"
+
+/* each head's memory matrix M_h (dk x dv, row-major) as carried into a step,
+ * before its write; state patching (analyses/patching.h) replaces it */
+#define GPN_HOOK_MEM_STATE ((gpn_hook_point)(GS_HOOK_LOCAL + 0))
+/* the write's values, which effective attention needs (analyses/effective_attention.h) */
+#define GPN_HOOK_MEM_V ((gpn_hook_point)(GS_HOOK_LOCAL + 1))
+/* each layer's per-head reads after the output norm and the read gate, what
+ * W_o maps to the state: one head's share of hook_mem_out (logit attribution) */
+#define GPN_HOOK_MEM_GATED ((gpn_hook_point)(GS_HOOK_LOCAL + 2))
+
+#endif

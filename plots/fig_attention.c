@@ -1,0 +1,153 @@
+/* effective_attention: per-head heatmaps of the exact effective attention
+ * a_tj of the run's newest attention analysis (gpnscope attention), over
+ * its first stored window, query down, key across, the tokens on both axes,
+ * a diverging palette around 0 (delta-rule weights may be negative). One
+ * layer: the first the analysis stored matrices for; at most 8 heads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "base/error.h"
+#include "plots/gp.h"
+#include "store/causal.h"
+
+#define MAX_PANELS 8
+#define MAX_TICS 12
+
+/* the stored (window, layer) to draw and its heads, in head order */
+static int pick(store *st, int64_t aid, int *window, int *layer, int *heads) {
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT window, layer, head FROM attention_matrices WHERE analysis_id = ?1 AND kind = 'exact'"
+                           " AND (window, layer) = (SELECT window, layer FROM attention_matrices WHERE analysis_id = ?1"
+                           " ORDER BY window, layer LIMIT 1) ORDER BY head LIMIT 8",
+                           -1, &s, NULL) != SQLITE_OK)
+        return gs_fail("%s: reading attention_matrices: %s", store_path(st), sqlite3_errmsg(store_db(st)));
+    sqlite3_bind_int64(s, 1, aid);
+    int n = 0;
+    while (sqlite3_step(s) == SQLITE_ROW && n < MAX_PANELS) {
+        *window = sqlite3_column_int(s, 0);
+        *layer = sqlite3_column_int(s, 1);
+        heads[n++] = sqlite3_column_int(s, 2);
+    }
+    sqlite3_finalize(s);
+    return n;
+}
+
+/* "set xtics (...)" labels: the token each position's state last read */
+static void tics(FILE *f, const char *axis, char **pieces, int T, int offset) {
+    int step = (T + MAX_TICS - 1) / MAX_TICS;
+    fprintf(f, "set %stics (", axis);
+    for (int t = 0, first = 1; t < T; t += step, first = 0) {
+        int at = t - offset;
+        char vis[64], q[160];
+        gp_text_visible(vis, sizeof vis, at >= 0 && pieces[at] ? pieces[at] : "·", (size_t)-1, 7);
+        fprintf(f, "%s%s %d", first ? "" : ", ", gp_quote(q, sizeof q, vis, GP_Q_PERCENT), t);
+    }
+    fprintf(f, ")%s font ',9'\n", axis[0] == 'x' ? " rotate by 90 right" : "");
+}
+
+int fig_attention(const plot_ctx *c, gs_plot_figure *fig) {
+    int64_t aid = gp_analysis(c->st, c->run, GS_AN_ATTENTION);
+    if (aid <= 0) return 1;
+    int window = 0, layer = 0, heads[MAX_PANELS];
+    int n = pick(c->st, aid, &window, &layer, heads);
+    if (n < 0) return -1;
+    snprintf(fig->name, sizeof fig->name, "effective_attention");
+    snprintf(fig->sources, sizeof fig->sources, "attention");
+    snprintf(fig->title, sizeof fig->title, "Exact effective attention of the memory heads");
+    if (n == 0) {
+        snprintf(fig->problem, sizeof fig->problem, "the attention analysis stored no full matrices (its length was over "
+                 "--full-upto): rerun gpnscope attention with a shorter --length or a larger --full-upto");
+        return 1;
+    }
+    int rc = -1, T = 0;
+    char **pieces = NULL;
+    float *w = NULL;
+    gp_file a = {0}, d = {0};
+    int offset = isfinite(gp_scalar(c->st, aid, "token_offset")) ? (int)gp_scalar(c->st, aid, "token_offset") : 0;
+    double l1[MAX_PANELS], mx[MAX_PANELS];
+    for (int i = 0; i < n; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "L%d.h%d.heuristic_l1", layer, heads[i]);
+        l1[i] = gp_scalar(c->st, aid, key);
+        int32_t side;
+        free(w);
+        w = NULL;
+        int got = store_read_attention_matrix(c->st, aid, window, layer, heads[i], "exact", &w, &side);
+        if (got != 0) { if (got > 0) gs_fail("attention matrix of head %d vanished", heads[i]); goto done; }
+        T = side;
+        mx[i] = 0;
+        for (long k = 0; k < (long)side * side; k++) mx[i] = fmax(mx[i], fabs(w[k]));
+        if (!(mx[i] > 0)) mx[i] = 1;
+        char file[64];
+        snprintf(file, sizeof file, "effective_attention-h%d.dat", heads[i]);
+        if (gp_file_open(&d, c->dir, file) != 0) goto done;
+        fprintf(d.f, "# exact effective attention a_tj of layer %d, head %d, window %d: row t = query, column j = key "
+                     "(gnuplot 'matrix' layout)\n", layer, heads[i], window);
+        for (int t = 0; t < side; t++)
+            for (int j = 0; j < side; j++) fprintf(d.f, "%.6g%c", w[(size_t)t * side + j], j + 1 < side ? ' ' : '\n');
+        if (gp_file_commit(&d) != 0) goto done;
+    }
+    pieces = calloc((size_t)T, sizeof *pieces);
+    if (!pieces) { gs_fail("out of memory"); goto done; }
+    {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(store_db(c->st), "SELECT position, piece FROM tokens_text WHERE run_id = ?1 AND window = ?2"
+                               " AND position < ?3", -1, &s, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(s, 1, c->run);
+            sqlite3_bind_int(s, 2, window);
+            sqlite3_bind_int(s, 3, T);
+            while (sqlite3_step(s) == SQLITE_ROW) {
+                int p = sqlite3_column_int(s, 0);
+                const char *txt = (const char *)sqlite3_column_text(s, 1);
+                if (p >= 0 && p < T && txt && !pieces[p]) pieces[p] = strdup(txt);
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    if (gp_file_open(&a, c->dir, "effective_attention.gp") != 0) goto done;
+    FILE *f = a.f;
+    gp_preamble(f, c, "effective_attention", "exact effective attention a_tj per memory head (query down, key across)",
+                "effective_attention-h*.dat");
+    int cols = n < 4 ? n : 4, rows = (n + cols - 1) / cols;
+    fprintf(f, "set multiplot title sprintf('Effective attention a_tj, layer %d, window %d (query down, key across) · %%s', "
+               "RUN) font TITLE_FONT\n",
+            layer, window);
+    fprintf(f, "set palette defined (-1 '#2166ac', 0 '#ffffff', 1 '#b2182b')\n");
+    for (int i = 0; i < n; i++) {
+        char comment[64];
+        snprintf(comment, sizeof comment, "head %d", heads[i]);
+        gp_panel(f, comment, (double)(i % cols) / cols, (rows - 1 - i / cols) * 0.94 / rows, 1.0 / cols, 0.94 / rows);
+        /* the colour range: the head's largest |a| on both sides of 0 */
+        fprintf(f,
+                "M = %.6g    # the largest |a_tj| of this head\n"
+                "set cbrange [-M:M]; set colorbox; set grid noxtics noytics; unset key; set cbtics font ',9'\n"
+                "set title 'head %d · heuristic L1 %.2f' font ',11'\n"
+                "set xrange [-0.5:%d.5]; set yrange [%d.5:-0.5]\n"
+                "unset xlabel; unset ylabel; set lmargin 7; set rmargin 5; set bmargin 4; set tmargin 1.5\n",
+                mx[i], heads[i], l1[i], T - 1, T - 1);
+        tics(f, "x", pieces, T, offset);
+        tics(f, "y", pieces, T, offset);
+        fprintf(f, "plot 'effective_attention-h%d.dat' matrix with image notitle\n", heads[i]);
+    }
+    fprintf(f, "\nunset multiplot\n");
+    gp_epilogue(f);
+    if (gp_file_commit(&a) != 0) goto done;
+    snprintf(fig->caption, sizeof fig->caption,
+             "Exact effective attention a_tj = beta_j k_j^T A_{j+1}...A_t q_t of %d memory head%s of layer %d over window "
+             "%d (%d positions): row t is the read at step t, column j the write at step j, red positive, blue negative, "
+             "each panel scaled to its largest |a|. Axis labels: the token the step's state last read (position t - %d). "
+             "In the panel titles, the heuristic that drops key removal, as mean sum_j |h - a| / sum_j |a|.",
+             n, n == 1 ? "" : "s", layer, window, T, offset);
+    rc = 0;
+done:
+    gp_file_abort(&a);
+    gp_file_abort(&d);
+    for (int i = 0; pieces && i < T; i++) free(pieces[i]);
+    free(pieces);
+    free(w);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* Tables of the causal tools (docs/causal.md, docs/schema.md "Causal
+ * experiments"): patching sweeps, steering curves and the logit lens. They
+ * are experiments on a model and prompts rather than analyses of a recorded
+ * run, so they key on their own experiment rows. The tables are additive:
+ * created (IF NOT EXISTS) by the first write, so the schema version stays
+ * and an older gpnscope reads the file as before. Each writer runs in one
+ * transaction: an interrupted command leaves no partial experiment. */
+#ifndef GS_STORE_EXPERIMENTS_H
+#define GS_STORE_EXPERIMENTS_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* Creates the tables if the file lacks them. */
+int store_causal_tables(store *st);
+
+/* One experiment row of kind "patch", "steer" or "lens"; settings a JSON
+ * object. Opens a transaction (store_causal_commit ends it). Returns the id. */
+int64_t store_causal_begin(store *st, const char *kind, const char *model_path, const char *model_sha256,
+                           const char *input_path, const char *settings_json, const char *code_version);
+int store_causal_commit(store *st);
+void store_causal_rollback(store *st);
+
+/* patch_results: one row per (component, position, pair), components numbered
+ * in the sweep's order; position -1: every position. */
+int store_put_patch_baseline(store *st, int64_t exp, int pair, double ld_clean, double ld_corrupted);
+int store_put_patch(store *st, int64_t exp, int component_index, const char *component, int position, int pair,
+                    double logit_diff, double score);
+/* steer_results: one row per coefficient c. top_tokens: a JSON array (may be NULL). */
+int store_put_steer(store *st, int64_t exp, double c, int64_t n_tokens, double nll, double delta_nll,
+                    double top1_changed, const char *top_tokens);
+/* lens_tokens: rank 0 is the top token of the site's decode at the position. */
+int store_put_lens(store *st, int64_t exp, const char *site, int position, int rank, int32_t token_id, double logit,
+                   const char *piece);
+
+#endif

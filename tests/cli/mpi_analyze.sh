@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Sharded analysis (docs/scale.md): `mpirun -n K gpnscope analyze --shards`
+# with K = 1, 2 and 3 (and more ranks than shards) over the shards of a
+# 3-rank recording gives the geometry and the horizons that `gpnscope
+# analyze` stores for the merged store: every scalar, eigenvalue and lag
+# cosine to 1e-9 relative (the same sums in another order: ~1e-14 here), pair
+# counts exactly, with all states and with a --max-states prefix that cuts
+# inside a shard. Skipped when the build has no MPI.
+set -euo pipefail
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+bin="$GPNSCOPE_BIN"
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
+dir="$GPNSCOPE_BUILD/test-scratch/mpi_analyze"; rm -rf "$dir"; mkdir -p "$dir/corpus"
+model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
+fail=0; pass=0
+ok() { echo "ok: $1"; pass=$((pass+1)); }
+bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+
+"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/corpus" $((101 * 24)) 11
+args=(--model "$model" --corpus "$dir/corpus" --seq-len 24 --batch 5 --quiet)
+mpi 3 "$bin" record "${args[@]}" --db "$dir/study.db" >/dev/null
+shards=("$dir/study.rank-"{0,1,2}"-of-3.db")
+"$bin" merge --quiet "$dir/study.db" "${shards[@]}" >/dev/null && ok "recorded with 3 ranks and merged" || bad "record/merge"
+
+# compare SHARDED.json with the merged store's stored geometry and horizons (settings: max_states)
+compare() { # SHARDED.json MAX_STATES [STORE]
+  "$py" - "$1" "${3:-$dir/study.db}" "$2" <<'PY'
+import json, math, sqlite3, sys
+got = json.load(open(sys.argv[1]))
+db = sqlite3.connect(sys.argv[2])
+def analysis(name):
+    return db.execute("select id from analyses where name = ? and json_extract(settings, '$.max_states') = ?",
+                      (name, int(sys.argv[3]))).fetchone()[0]
+def series(aid, name):
+    return {x: y for (x, y) in db.execute("select x, y from analysis_series where analysis_id = ? and series = ?",
+                                          (aid, name))}
+worst, n, exact = 0.0, 0, True
+def rel(a, b, scale=None):
+    global worst, n
+    worst = max(worst, abs(a - b) / (scale or max(abs(b), 1e-300))); n += 1
+for part in ("geometry", "horizons"):
+    aid, g = analysis(part), got[part]
+    for k, v in db.execute("select key, value from analysis_scalars where analysis_id = ?", (aid,)):
+        if k in g: rel(g[k], v)
+if True:
+    aid, g = analysis("geometry"), got["geometry"]
+    eig = [y for (y,) in db.execute("select y from analysis_series where analysis_id = ? and series = 'eigenvalues'"
+                                   " order by idx", (aid,))]
+    exact &= len(g["eigenvalues"]) == len(eig)
+    for a, b in zip(g["eigenvalues"], eig): rel(a, b, max(eig))  # small eigenvalues relative to the largest
+    aid, h = analysis("horizons"), got["horizons"]
+    for name in ("raw", "centered"):
+        want = series(aid, name)
+        for lag, y in zip(h["lags"], h[name]):
+            if y is None or want.get(lag) is None: exact &= (y is None) == (want.get(lag) is None); continue
+            rel(y, want[lag])
+    for name in ("raw_pairs", "centered_pairs"):
+        want = series(aid, name)
+        exact &= [want[l] for l in h["lags"]] == h[name]
+print("%d values, worst relative difference %.1e, pair counts %s" % (n, worst, "equal" if exact else "DIFFER"))
+sys.exit(0 if worst < 1e-9 and exact and n > 40 else 1)
+PY
+}
+for max in 0 500; do
+  "$bin" analyze "$dir/study.db" --only geometry,horizon --max-states "$max" >/dev/null || bad "analyze the merged store"
+  for k in 1 2 3 5; do
+    if mpi "$k" "$bin" analyze --shards "${shards[@]}" --max-states "$max" >"$dir/k$k.json" 2>"$dir/k$k.err"; then
+      r="$(compare "$dir/k$k.json" "$max")" && ok "--max-states $max, -n $k: equals the merged store's geometry and horizons: $r" \
+        || bad "--max-states $max, -n $k: differs: $r"
+    else bad "--max-states $max, -n $k: $(cat "$dir/k$k.err")"; fi
+  done
+done
+
+# more ranks than batches: rank 0's shard is empty; the analysis reads rank 1's alone
+mpi 2 "$bin" record "${args[@]}" --windows 4 --batch 16 --db "$dir/tiny.db" >/dev/null
+"$bin" merge --quiet "$dir/tiny.db" "$dir/tiny.rank-"{0,1}"-of-2.db" >/dev/null
+"$bin" analyze "$dir/tiny.db" --only geometry,horizon --max-states 0 >/dev/null
+if mpi 2 "$bin" analyze --shards "$dir/tiny.rank-"{0,1}"-of-2.db" --max-states 0 >"$dir/tiny.json" 2>"$dir/tiny.err"; then
+  r="$(compare "$dir/tiny.json" 0 "$dir/tiny.db")" && ok "an empty shard (more ranks than batches): equal: $r" || bad "empty shard: $r"
+else bad "empty shard: $(cat "$dir/tiny.err")"; fi
+
+# refusals, each in one line
+msg="$("$bin" analyze --shards "$dir/study.db" 2>&1 >/dev/null || true)"
+[[ "$msg" == "gpnscope analyze: "*"not a shard"* ]] && ok "a merged store is not a shard: $msg" || bad "not a shard: $msg"
+msg="$("$bin" analyze --shards "${shards[@]}" --only retention 2>&1 >/dev/null || true)"
+[[ "$msg" == *"only geometry and horizon are reduced over shards"* ]] && ok "other analyses name the way: merge" || bad "--only: $msg"
+
+echo "mpi_analyze: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
