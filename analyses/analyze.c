@@ -54,7 +54,7 @@ typedef struct {
     gs_state_source src; /* first: the source handed out */
     store *st;
     int64_t run;
-    char kind[32];
+    char kind[STORE_KIND_MAX + 1];
     int skip, ground; /* ground: kind is "ground" */
     int64_t max, delivered;
     store_states *rd;

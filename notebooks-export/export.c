@@ -369,18 +369,18 @@ static int heads_npy(ctx *c) {
 /* ---------- states ---------- */
 
 /* The kinds of states the run has ("pred", "ground", ...), ascending;
- * returns the count, -1 on error; *kinds holds n strings of 32 bytes. */
-static int kinds_of(ctx *c, char (**kinds)[32]) {
+ * returns the count, -1 on error; *kinds holds n strings of STORE_KIND_MAX + 1 bytes. */
+static int kinds_of(ctx *c, char (**kinds)[STORE_KIND_MAX + 1]) {
     *kinds = NULL;
     sqlite3_stmt *s = prepare(c, "SELECT DISTINCT kind FROM states WHERE run_id = ?1 ORDER BY kind");
     if (!s) return -1;
     int n = 0, rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        char(*k)[32] = realloc(*kinds, (size_t)(n + 1) * sizeof **kinds);
+        char(*k)[STORE_KIND_MAX + 1] = realloc(*kinds, (size_t)(n + 1) * sizeof **kinds);
         if (!k) { sqlite3_finalize(s); free(*kinds); *kinds = NULL; return gs_fail("out of memory"); }
         *kinds = k;
         const char *t = (const char *)sqlite3_column_text(s, 0);
-        snprintf(k[n++], 32, "%s", t ? t : "");
+        snprintf(k[n++], STORE_KIND_MAX + 1, "%s", t ? t : "");
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) { free(*kinds); *kinds = NULL; return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db)); }
@@ -494,7 +494,7 @@ static int states_kind(ctx *c, const char *kind) {
 }
 
 static int export_states(ctx *c) {
-    char(*kinds)[32] = NULL;
+    char(*kinds)[STORE_KIND_MAX + 1] = NULL;
     int n = kinds_of(c, &kinds);
     if (n < 0) return -1;
     if (n == 0) return lacking(c, "states", " (recorded with --states none)");

@@ -15,6 +15,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
+#include "record/head_select.h"
 #include "store/lock.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -28,6 +29,8 @@ typedef struct {
     const gs_site *site;
     int layer, width;
     int every_position; /* a per-head scalar kept as an H-vector: every position, float32 */
+    gs_head_select heads; /* [heads=...]: only these heads' slices, each per_head floats (record/head_select.h) */
+    int per_head;
     probe_capture *cap;
 } vector_site;
 
@@ -45,10 +48,18 @@ static const gpn_hook_point head_points[3] = {GPN_HOOK_MEM_ALPHA, GPN_HOOK_MEM_B
 
 /* What to record: --sites, or the older --states (pred, ground, both or
  * none) with the memory's per-head rows where the model has memory. */
-static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
+static int add_site(capture_plan *p, const gpn_config *c, const char *spec) {
     const gs_site *site;
     int layer;
-    if (probe_parse_site(c, name, &site, &layer)) return gs_fail_context("--sites: ");
+    char name[64], selector[64];
+    gs_head_select heads;
+    if (gs_head_select_parse(spec, c->H, name, sizeof name, &heads) || probe_parse_site(c, name, &site, &layer))
+        return gs_fail_context("--sites: ");
+    int stored_in_states = site->kind == GS_SITE_HEAD_VECTOR || (site->kind == GS_SITE_HEAD_SCALAR && site->per_layer);
+    if (heads.n && !stored_in_states)
+        return gs_fail("--sites: '%s': a head selector needs a per-head site stored per token (%s is a %s)", spec, name,
+                       gs_site_kind_name(site->kind));
+    if (gs_head_select_format(&heads, selector, sizeof selector)) return gs_fail("--sites: '%s': too many heads", spec);
     if (site->kind == GS_SITE_SCALAR) return 0; /* the NLL: always in the tokens table */
     if (site->kind == GS_SITE_HEAD_SCALAR && !site->per_layer) /* the memory's columns of head_steps */
         for (int i = 0; i < 3; i++)
@@ -63,9 +74,15 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *name) {
         /* other per-head scalars (a layer's decays) as H-vectors at every position, in float32: a
          * decay near 1 needs more than float16's 11 bits, and retention needs consecutive steps */
         v->every_position = site->kind == GS_SITE_HEAD_SCALAR;
-        char name[64];
-        gs_site_format(site, l, name, sizeof name);
-        snprintf(v->kind, sizeof v->kind, "%s", store_kind_of_site(name));
+        v->heads = heads;
+        v->per_head = c->H > 0 ? v->width / c->H : v->width; /* a model without heads takes no selector */
+        if (heads.n) v->width = heads.n * v->per_head;
+        char formatted[64];
+        gs_site_format(site, l, formatted, sizeof formatted);
+        int n = snprintf(v->kind, sizeof v->kind, "%s%s", store_kind_of_site(formatted), selector);
+        if (n < 0 || n > STORE_KIND_MAX)
+            return gs_fail("--sites: '%s%s' is longer than %d characters: select fewer heads", formatted, selector,
+                           STORE_KIND_MAX);
         for (int i = 0; i < p->n_vec; i++)
             if (!strcmp(p->vec[i].kind, v->kind)) return gs_fail("--sites: %s is named twice", v->kind);
         snprintf(p->kinds + strlen(p->kinds), sizeof p->kinds - strlen(p->kinds), "%s%s", p->n_vec ? "," : "", v->kind);
@@ -101,8 +118,10 @@ static int plan_sites(const gs_record_opts *o, const gpn_config *c, capture_plan
         int has_mem = mem && gs_site_present(mem, c); /* the memory's head rows go with the older spelling */
         snprintf(list, sizeof list, "%s%s%s", st, *st && has_mem ? "," : "", has_mem ? "mem.alpha,mem.beta,mem.norm" : "");
     }
-    for (char *save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
-        if (add_site(p, c, name)) return -1;
+    char name[256];
+    int got;
+    for (const char *cursor = list; (got = gs_sites_next(&cursor, name, sizeof name)) != 0;)
+        if (got < 0 ? gs_fail_context("--sites: ") : add_site(p, c, name)) return -1;
     if (!p->kinds[0]) snprintf(p->kinds, sizeof p->kinds, "none");
     return 0;
 }
@@ -193,7 +212,8 @@ static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_co
     for (int i = 0; i < p->n_vec; i++) {
         const vector_site *v = &p->vec[i];
         store_site x = {.layer = v->site->per_layer ? v->layer : -1, .width = v->width};
-        gs_site_format(v->site, v->layer, x.site, sizeof x.site);
+        snprintf(x.site, sizeof x.site, "%s", v->kind); /* the site's name, with its head selector */
+        if (!v->heads.n) gs_site_format(v->site, v->layer, x.site, sizeof x.site);
         snprintf(x.shape, sizeof x.shape, "%s", gs_site_kind_name(v->site->kind));
         snprintf(x.dtype, sizeof x.dtype, "%s", v->every_position ? "f32" : dtype);
         snprintf(x.stored_in, sizeof x.stored_in, "states");
@@ -311,6 +331,7 @@ typedef struct {
     unsigned char want[4096];   /* this step's rows whose states are kept: only those leave a GPU */
     store_token_row *rows;
     int64_t begin;              /* the first window of the range (a shard's; 0) */
+    float *gather; /* one row of the widest head-selected site */
 } recorder;
 
 static const float *site_rows(gpn_engine *e, const vector_site *v) {
@@ -354,8 +375,9 @@ static int rec_after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, c
         for (int i = 0; i < p->n_vec; i++) {
             const vector_site *v = &p->vec[i];
             if (!k->want[b] && !v->every_position) continue;
-            if (store_put_state(k->r->st, k->run, w, t, v->kind, v->every_position ? STORE_F32 : k->dt,
-                                vec[i] + (size_t)b * v->width, v->width))
+            const float *row = vec[i] + (size_t)b * (v->heads.n ? v->per_head * c->H : v->width);
+            if (v->heads.n) gs_head_select_gather(&v->heads, row, v->per_head, k->gather), row = k->gather;
+            if (store_put_state(k->r->st, k->run, w, t, v->kind, v->every_position ? STORE_F32 : k->dt, row, v->width))
                 return -1;
         }
     }
@@ -446,6 +468,7 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     char *settings = NULL;
     unsigned char *keep = NULL;
     store_token_row *rows = NULL;
+    float *gather = NULL;
     if (!(r.model = gpn_model_load(o.model))) goto out;
     if (plan_sites(&o, &r.model->cfg, &plan)) {
         rc = 2;
@@ -497,9 +520,12 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     if (run < 0) goto out;
     keep = malloc((size_t)B * o.seq_len);
     rows = malloc((size_t)B * sizeof *rows);
-    if (!keep || !rows) { gs_fail("out of memory"); goto out; }
+    int widest = 1;
+    for (int i = 0; i < plan.n_vec; i++) widest = plan.vec[i].width > widest ? plan.vec[i].width : widest;
+    gather = malloc((size_t)widest * sizeof *gather);
+    if (!keep || !rows || !gather) { gs_fail("out of memory"); goto out; }
 
-    recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows, begin};
+    recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows, begin, gather};
     if (plan_captures(&plan, &r, rec.want)) goto out;
     runner_sink sink = {&rec, rec_begin, rec_before_step, rec_after_step, rec_end};
     rec_progress rp = {progress_fn, progress_ctx, first, o.seq_len, (end - first) * o.seq_len};
@@ -543,6 +569,7 @@ out:
     free(settings);
     free(keep);
     free(rows);
+    free(gather);
     release(&r);
     return rc;
 }

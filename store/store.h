@@ -145,7 +145,9 @@ const char *store_kind_of_site(const char *site);
 /* The inverse: the site a states.kind holds ("pred" -> state.pred; any other kind is its site's name). */
 const char *store_site_of_kind(const char *kind);
 /* A state vector of d floats, stored little-endian in dtype, under kind
- * (store_kind_of_site; at most 32 bytes). */
+ * (store_kind_of_site; at most STORE_KIND_MAX bytes: a site's name with a
+ * head selector, "blocks.11.attn.hook_pattern[heads=0-2,5]", fits). */
+#define STORE_KIND_MAX 63
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind,
                     store_dtype dtype, const float *v, int d);
 

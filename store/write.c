@@ -274,7 +274,7 @@ int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position,
                     const float *v, int d) {
     if (need_writable(st)) return -1;
     if (d <= 0) return gs_fail("%s: writing a state: its length must be positive, got %d", st->path, d);
-    if (!kind || !*kind || strlen(kind) > 32)
+    if (!kind || !*kind || strlen(kind) > STORE_KIND_MAX)
         return gs_fail("%s: writing a state: kind must be a short name such as 'pred'", st->path);
     if (dtype != STORE_F32 && dtype != STORE_F16)
         return gs_fail("%s: writing a state: unknown dtype %d", st->path, (int)dtype);

@@ -69,7 +69,7 @@ void gs_report_pending(const gs_engine_host *host, float *logits, const float *p
         else memcpy(row, pending + (size_t)b * V, (size_t)V * sizeof *row);
     }
     gs_fire(host, GPN_HOOK_LOGITS, 0, logits, B, V);
-    logits_stats(logits, host->tokens, B, V, nll, entropy, top1);
+    logits_stats_pooled(logits, host->tokens, B, V, nll, entropy, top1); /* rows over the pool: the same bits */
     for (int b = 0; b < B; b++)
         if (isnan(nll[b])) top1[b] = -1;
     gs_fire(host, GPN_HOOK_NLL, 0, nll, B, 1);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "engine/cpu/parallel.h"
 #include "engine/cpu/target_clones.h"
 
 void rmsnorm_forward(float *out, const float *x, const float *w, int B, int n) {
@@ -227,4 +228,24 @@ GS_HOT void logits_stats(const float *logits, const int *targets, int B, int V, 
         if (entropy) entropy[b] = nan ? NAN : (float)(log(sum) - wsum / sum);
         if (top1) top1[b] = best;
     }
+}
+
+typedef struct {
+    const float *logits;
+    const int *targets;
+    int V;
+    float *nll, *entropy;
+    int *top1;
+} logits_job;
+
+static void logits_rows(void *ctx, long b0, long b1) {
+    const logits_job *j = ctx;
+    logits_stats(j->logits + b0 * j->V, j->targets + b0, (int)(b1 - b0), j->V, j->nll ? j->nll + b0 : NULL,
+                 j->entropy ? j->entropy + b0 : NULL, j->top1 ? j->top1 + b0 : NULL);
+}
+
+void logits_stats_pooled(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1) {
+    logits_job j = {logits, targets, V, nll, entropy, top1};
+    long grain = 65536L / (V > 0 ? V : 1); /* rows of about 64k floats per chunk, as the other loops */
+    gs_parallel_for(B, grain > 0 ? grain : 1, logits_rows, &j);
 }

@@ -41,5 +41,8 @@ void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv
 void decay_forward(float *a, const float *A_log, const float *dt_bias, int B, int H);
 /* per row of logits: nll of target, entropy (nats) and top-1 index */
 void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1);
+/* the same, its rows split over the engine's pool (engine/cpu/parallel.h):
+ * at batch 64 and V 32000 the serial loop is a tenth of a baseline's step */
+void logits_stats_pooled(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1);
 
 #endif

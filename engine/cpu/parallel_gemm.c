@@ -20,6 +20,15 @@ void gs_gemm_threads_end(int restore) {
     if (restore > 1) openblas_set_num_threads(restore);
 }
 
+int gs_gemm_pooled_step(int B, int *own_gemms, int (*step)(void *ctx, int B), void *ctx) {
+    int restore = 0;
+    *own_gemms = B > 1 && gs_gemm_threads_begin(&restore);
+    int rc = step(ctx, B);
+    gs_gemm_threads_end(restore);
+    *own_gemms = 0;
+    return rc;
+}
+
 typedef struct {
     float *out;
     const float *in, *W, *bias;

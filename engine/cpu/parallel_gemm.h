@@ -19,6 +19,12 @@
 int gs_gemm_threads_begin(int *restore);
 void gs_gemm_threads_end(int restore);
 
+/* A backend's step of B sequences, step(ctx, B), with its GEMMs on the pool
+ * above batch 1: *own_gemms is 1 for the step's duration when the pool takes
+ * them (gs_gemm_threads_begin), else 0, as the step's projections ask it;
+ * returns step's result. */
+int gs_gemm_pooled_step(int B, int *own_gemms, int (*step)(void *ctx, int B), void *ctx);
+
 /* out[B x n] = in[B x k] @ W (+ bias[n] when not NULL), W stored k x n
  * (w_rows_are_columns = 0) or n x k (1: out = in @ W^T, e.g. the tied
  * embedding), over the pool. */

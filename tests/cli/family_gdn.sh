@@ -32,6 +32,11 @@ if GPNSCOPE_THREADS=2 "$GPNSCOPE_BUILD/tests/test_family_gdn" "$dir/g1.weights.s
      "$dir/g3.weights.safetensors" "$dir/g3.expect.safetensors" >"$dir/parity.txt"; then
   ok "forward pass equals the float64 reference: $(grep -c 'rel err' "$dir/parity.txt") site tensors < 1e-4, batch invariance, bf16, state edits"
 else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+if GPNSCOPE_THREADS=2 "$GPNSCOPE_BUILD/tests/test_family_incremental" "$dir/g1.weights.safetensors" "$dir/g1.expect.safetensors" \
+     "$dir/g2.weights.safetensors" "$dir/g2.expect.safetensors" \
+     "$dir/g3.weights.safetensors" "$dir/g3.expect.safetensors" >"$dir/incremental.txt" 2>&1; then
+  ok "token by token = the reference's whole windows, and staggered batch rows = one at a time: every site < 1e-5 ($(grep -c 'worst' "$dir/incremental.txt") checks)"
+else bad "incremental / batch invariance: $(grep FAIL "$dir/incremental.txt" | head -3)"; fi
 
 model="$dir/m.weights.safetensors"
 info="$("$bin" info "$model")"

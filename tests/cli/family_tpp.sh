@@ -34,6 +34,9 @@ done
 if "$GPNSCOPE_BUILD/tests/test_family_tpp" "${args[@]}" >"$dir/parity.txt" 2>&1; then
   ok "every site equals the float64 reference on ${#configs[@]} configurations: $(grep -c 'rel err' "$dir/parity.txt") tensors < 1e-4"
 else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+if "$GPNSCOPE_BUILD/tests/test_family_incremental" "${args[@]}" >"$dir/incremental.txt" 2>&1; then
+  ok "KV-cache decoding = the reference's whole windows, and staggered batch rows = one at a time: every site < 1e-5 ($(grep -c 'worst' "$dir/incremental.txt") checks)"
+else bad "incremental / batch invariance: $(grep FAIL "$dir/incremental.txt" | head -3)"; fi
 
 model="$dir/c3h4.weights.safetensors"
 "$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"

@@ -226,15 +226,7 @@ static void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
 
 /* main: WEIGHTS EXPECT pairs from argv (named by their files), else the fixture `name` */
 static int fc_main(int argc, char **argv, const char *name, void (*check_pair)(const char *, const char *, const char *)) {
-    if (argc > 1) {
-        for (int i = 1; i + 1 < argc; i += 2) {
-            const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-            char fx[64];
-            snprintf(fx, sizeof fx, "%.*s", (int)strcspn(base, "."), base);
-            check_pair(fx, argv[i], argv[i + 1]);
-        }
-        return test_summary();
-    }
+    if (test_each_pair(argc, argv, check_pair)) return test_summary();
     char w[64], e[64];
     snprintf(w, sizeof w, "reference/%s.weights.safetensors", name);
     snprintf(e, sizeof e, "reference/%s.expect.safetensors", name);

@@ -292,18 +292,14 @@ static void check_pair(const char *label, const char *wpath, const char *epath, 
     free(tokens);
 }
 
+static void check_given(const char *label, const char *wpath, const char *epath) {
+    check_pair(label, wpath, epath, 1);
+}
+
 /* test_family_gdn [WEIGHTS EXPECT]...: the given pairs (every site required),
  * else the gdn2 fixture (the sites it holds). */
 int main(int argc, char **argv) {
-    if (argc > 1) {
-        for (int i = 1; i + 1 < argc; i += 2) {
-            const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
-            check_pair(name, argv[i], argv[i + 1], 1);
-        }
-        return test_summary();
-    }
+    if (test_each_pair(argc, argv, check_given)) return test_summary();
     check_pair("gdn2", fixture("reference/gdn2.weights.safetensors"), fixture("reference/gdn2.expect.safetensors"), 0);
     return test_summary();
 }

@@ -43,6 +43,20 @@ static inline const char *fixture(const char *name) {
     return out;
 }
 
+/* The parity tests' arguments: WEIGHTS EXPECT pairs, each checked by
+ * fn(label, weights, expect) with the label the weights' file name up to its
+ * first dot; returns the number of pairs (0: none given, use the fixtures). */
+static inline int test_each_pair(int argc, char **argv, void (*fn)(const char *, const char *, const char *)) {
+    int n = 0;
+    for (int i = 1; i + 1 < argc; i += 2, n++) {
+        const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
+        fn(name, argv[i], argv[i + 1]);
+    }
+    return n;
+}
+
 /* A scratch directory for this test, created fresh. */
 static inline const char *scratch_dir(const char *test_name) {
     static char buf[4096];

@@ -1,6 +1,10 @@
 /* The Gated DeltaNet CPU backend: one token per sequence per step, batched.
- * Every projection is one SGEMM over the batch (weights [out, in], so
- * CblasTrans); the short convolutions, norms and the delta rule are loops
+ * Every projection is one matrix product over the batch (weights [out, in]):
+ * at batch 1 a GEMV, which streams the weights at full bandwidth where
+ * OpenBLAS's GEMM with M = 1 does not; above, split by output columns over
+ * the engine's pool (engine/cpu/parallel_gemm.h), as GPN's step does. q, k
+ * and v are one product where their weights lie side by side (they do in
+ * every model the family's tensor specs lay out). The short convolutions, norms and the delta rule are loops
  * per sequence and head, in the order fla's naive recurrence computes them
  * (fla/ops/gated_delta_rule/naive.py). State per sequence: each layer's last
  * conv-1 inputs of q, k and v, each layer's per-head S (d_k x d_v), and the
@@ -14,6 +18,7 @@
 #include "engine/arch/gdn/gdn.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/parallel.h"
+#include "engine/cpu/parallel_gemm.h"
 
 typedef struct {
     const float *w[GDN_PER_LAYER];
@@ -23,6 +28,7 @@ typedef struct {
     const gpn_model *m;
     const gs_engine_host *host;
     int max_batch, K, Vd, C; /* K = H d_k, Vd = H d_v, C = 2K + Vd conv channels */
+    int own_gemms;           /* this step's products split over the pool (parallel_gemm.h) */
     const float *E, *norm_w, *lm_head;
     gdn_layer L[GPN_MAX_LAYERS];
     /* carried per sequence */
@@ -81,8 +87,10 @@ static void rms_rows(float *out, const float *x, const float *w, long rows, int 
 }
 
 /* Y[B x out] = X[B x in] W^T for W stored [out, in] */
-static void proj(float *Y, const float *X, const float *W, int B, int in, int out) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, X, in, W, in, 0.0f, Y, out);
+static void proj(const gdn_cpu *e, float *Y, const float *X, const float *W, int B, int in, int out) {
+    if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, out, in, 1.0f, W, in, X, 1, 0.0f, Y, 1);
+    else if (e->own_gemms) gs_gemm_parallel(Y, X, W, 1, NULL, B, in, out);
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, X, in, W, in, 0.0f, Y, out);
 }
 
 /* The short causal depthwise convolution of one sequence's C channels, then
@@ -198,14 +206,17 @@ static void attention(gdn_cpu *e, int l, int B) {
     int D = c->d, H = c->H, dk = c->dk, dv = c->dv, K = e->K, Vd = e->Vd, C = e->C;
     rms_rows(e->x, e->h, w[GDN_ATTN_NORM], B, D, c->norm_eps);
     /* q | k | v side by side per row, so one conv pass covers all three */
-    for (int p = 0; p < 3; p++) {
-        int n = p == 2 ? Vd : K, at = p * K;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n, D, 1.0f, e->x, D, w[GDN_Q + p], D, 0.0f,
-                    e->qkv + at, C);
-    }
-    proj(e->a, e->x, w[GDN_A], B, D, H);
-    proj(e->beta, e->x, w[GDN_B], B, D, H);
-    proj(e->gate, e->x, w[GDN_G], B, D, Vd);
+    if (w[GDN_K] == w[GDN_Q] + (size_t)K * D && w[GDN_V] == w[GDN_K] + (size_t)K * D)
+        proj(e, e->qkv, e->x, w[GDN_Q], B, D, C); /* one [C, D] matrix */
+    else
+        for (int p = 0; p < 3; p++) {
+            int n = p == 2 ? Vd : K, at = p * K;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n, D, 1.0f, e->x, D, w[GDN_Q + p], D, 0.0f,
+                        e->qkv + at, C);
+        }
+    proj(e, e->a, e->x, w[GDN_A], B, D, H);
+    proj(e, e->beta, e->x, w[GDN_B], B, D, H);
+    proj(e, e->gate, e->x, w[GDN_G], B, D, Vd);
     const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
     int off[3] = {0, K, 2 * K};
     conv_job cj = {e, l, cw, off};
@@ -239,7 +250,7 @@ static void attention(gdn_cpu *e, int l, int B) {
     /* fla's FusedRMSNormGated: rms(o_h) w * silu(g) per head, one weight shared by the heads */
     rms_rows(e->o, e->o, w[GDN_ONORM], (long)B * H, dv, c->norm_eps);
     for (long i = 0; i < (long)B * Vd; i++) e->o[i] *= gs_silu(e->gate[i]);
-    proj(e->attn_out, e->o, w[GDN_O], B, Vd, D);
+    proj(e, e->attn_out, e->o, w[GDN_O], B, Vd, D);
     gs_fire(h, GDN_HOOK_ATTN_OUT, l, e->attn_out, B, D);
 }
 
@@ -247,14 +258,14 @@ static void mlp(gdn_cpu *e, int l, int B) {
     const gpn_config *c = &e->m->cfg;
     const float *const *w = e->L[l].w;
     rms_rows(e->x, e->h, w[GDN_MLP_NORM], B, c->d, c->norm_eps);
-    proj(e->ffn_g, e->x, w[GDN_GATE], B, c->d, c->f);
-    proj(e->ffn_u, e->x, w[GDN_UP], B, c->d, c->f);
+    proj(e, e->ffn_g, e->x, w[GDN_GATE], B, c->d, c->f);
+    proj(e, e->ffn_u, e->x, w[GDN_UP], B, c->d, c->f);
     for (long i = 0; i < (long)B * c->f; i++) e->ffn_g[i] = gs_swiglu(e->ffn_g[i], e->ffn_u[i]);
-    proj(e->mlp_out, e->ffn_g, w[GDN_DOWN], B, c->f, c->d);
+    proj(e, e->mlp_out, e->ffn_g, w[GDN_DOWN], B, c->f, c->d);
     gs_fire(e->host, GDN_HOOK_MLP_OUT, l, e->mlp_out, B, c->d);
 }
 
-static int cpu_step(void *impl, int B) {
+static int step_layers(void *impl, int B) {
     gdn_cpu *e = impl;
     const gpn_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
@@ -263,7 +274,7 @@ static int cpu_step(void *impl, int B) {
     /* the prediction of x_t, made at the last step */
     memcpy(e->logits, e->carry, (size_t)B * V * sizeof(float));
     gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, V);
-    logits_stats(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
+    logits_stats_pooled(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
     for (int b = 0; b < B; b++)
         if (h->pos[b] == 0) e->nll[b] = e->entropy[b] = NAN, e->top1[b] = -1;
     gs_fire(h, GPN_HOOK_NLL, 0, e->nll, B, 1);
@@ -283,8 +294,12 @@ static int cpu_step(void *impl, int B) {
     memcpy(e->resid_post_last, e->h, BD * sizeof(float));
     rms_rows(e->final, e->h, e->norm_w, B, D, c->norm_eps);
     gs_fire(h, GDN_HOOK_LN_FINAL, 0, e->final, B, D);
-    proj(e->carry, e->final, e->lm_head, B, D, V);
+    proj(e, e->carry, e->final, e->lm_head, B, D, V);
     return 0;
+}
+
+static int cpu_step(void *impl, int B) {
+    return gs_gemm_pooled_step(B, &((gdn_cpu *)impl)->own_gemms, step_layers, impl);
 }
 
 static gpn_step_out cpu_out(const void *impl) {

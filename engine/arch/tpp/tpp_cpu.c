@@ -1,7 +1,9 @@
 /* The Transformer++ CPU backend: incremental decoding, one position per
- * sequence per step. Every projection is one SGEMM over the batch (weights
- * [out, in], so B^T); attention is a per-sequence loop over that sequence's
- * KV cache (two GEMVs per head). The cache grows as positions advance; a
+ * sequence per step. Every projection is one matrix product over the batch
+ * (weights [out, in], so B^T): a GEMV at batch 1 (gs_linear), above it split
+ * by output columns over the engine's pool (engine/cpu/parallel_gemm.h, as
+ * GPN's step). Attention is a loop over (sequence, head) pairs on that pool,
+ * each two GEMVs over the sequence's KV cache. The cache grows as positions advance; a
  * sequence's logits wait in `pending` until the next step reports them. */
 #include <cblas.h>
 #include <math.h>
@@ -12,6 +14,8 @@
 #include "engine/arch/attention.h"
 #include "engine/arch/tpp/tpp.h"
 #include "engine/cpu/ops.h"
+#include "engine/cpu/parallel.h"
+#include "engine/cpu/parallel_gemm.h"
 
 typedef struct {
     const float *norm_a, *W_q, *W_k, *W_v, *W_o, *norm_f, *w1, *w2;
@@ -27,8 +31,11 @@ typedef struct {
     float *arena, *emb, *h, *xn, *q, *k, *v, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
     float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
     float *pattern;   /* B x H x GS_PATTERN_KEYS: the pattern site's rows */
-    float *scores;    /* one sequence's attention weights */
+    float *scores;    /* one sequence's attention weights (gs_kv_reserve sizes it; pairs' rows below) */
     int scores_cap;
+    float *pair_scores; /* max_batch x H rows of pair_stride: each (sequence, head) pair's weights */
+    int pair_stride;
+    int own_gemms;    /* this step's products split over the pool (parallel_gemm.h) */
     int32_t *top1;
 } tpp_cpu;
 
@@ -46,6 +53,7 @@ static void cpu_free(void *impl) {
     free(e->top1);
     free(e->layer);
     free(e->scores);
+    free(e->pair_scores);
     free(e);
 }
 
@@ -101,36 +109,58 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
  * hook on the pattern site, every head's weights are computed first into the
  * site's window (TPP_HOOK_PATTERN), the hook runs, and the read then takes
  * the window's weights as the hook left them: the weights are recomputed
- * rather than kept, so no step holds B * H * pos of them. Without a hook the
- * pattern costs nothing. */
-static void attend(tpp_cpu *e, int l, int B) {
+ * rather than kept past the step. Without a hook the pattern costs nothing.
+ * Each (sequence, head) pair has its own row of weights, so the pairs run on
+ * the pool; at batch 1 they stay on the caller (OpenBLAS's GEMVs there may
+ * use its own threads). */
+typedef struct {
+    tpp_cpu *e;
+    int l, hooked, fill_pattern; /* fill_pattern: only the site's window, no read */
+} attend_job;
+
+static void attend_range(void *ctx, long i0, long i1) {
+    const attend_job *j = ctx;
+    tpp_cpu *e = j->e;
     const gpn_config *c = &e->m->cfg;
     int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, P = GS_PATTERN_KEYS;
+    for (long i = i0; i < i1; i++) {
+        int b = (int)(i / H), hd = (int)(i % H);
+        float *p = e->pair_scores + (size_t)i * e->pair_stride, *row = e->pattern + (size_t)i * P;
+        int n = weights(e, j->l, b, hd, p);
+        if (j->fill_pattern) {
+            gs_pattern_window(row, p, n, P);
+            continue;
+        }
+        if (j->hooked) gs_pattern_apply(p, row, n, P);
+        const float *Vc = e->cache[b].v + (size_t)j->l * d + (size_t)hd * Dh;
+        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc, L * d, p, 1, 0.0f, e->att + (size_t)b * d + (size_t)hd * Dh, 1);
+    }
+}
+
+static void attend(tpp_cpu *e, int l, int B) {
+    int H = e->m->cfg.H;
+    long pairs = (long)B * H, grain = e->own_gemms ? 1 : pairs;
     int hooked = e->host->hook[TPP_HOOK_PATTERN] != NULL;
     if (hooked) {
-        for (int b = 0; b < B; b++)
-            for (int hd = 0; hd < H; hd++) {
-                int n = weights(e, l, b, hd, e->scores);
-                gs_pattern_window(e->pattern + ((size_t)b * H + hd) * P, e->scores, n, P);
-            }
-        gs_fire(e->host, TPP_HOOK_PATTERN, l, e->pattern, B, H * P);
+        attend_job fill = {e, l, 1, 1};
+        gs_parallel_for(pairs, grain, attend_range, &fill);
+        gs_fire(e->host, TPP_HOOK_PATTERN, l, e->pattern, B, H * GS_PATTERN_KEYS);
     }
-    for (int b = 0; b < B; b++) {
-        const float *Vc = e->cache[b].v + (size_t)l * d;
-        for (int hd = 0; hd < H; hd++) {
-            float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->scores;
-            int n = weights(e, l, b, hd, p);
-            if (hooked) gs_pattern_apply(p, e->pattern + ((size_t)b * H + hd) * P, n, P);
-            cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc + (size_t)hd * Dh, L * d, p, 1, 0.0f, o, 1);
-        }
-    }
+    attend_job read = {e, l, hooked, 0};
+    gs_parallel_for(pairs, grain, attend_range, &read);
+}
+
+/* out = x W^T: gs_linear, or split over the pool while the step owns the GEMMs */
+static void linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out) {
+    if (e->own_gemms) gs_gemm_parallel(out, x, W, 1, NULL, B, n_in, n_out);
+    else gs_linear(out, x, W, B, n_in, n_out);
 }
 
 static void add(float *h, const float *x, long n) {
     for (long i = 0; i < n; i++) h[i] += x[i];
 }
 
-static int cpu_step(void *impl, int B) {
+static int step_layers(void *impl, int B) {
     tpp_cpu *e = impl;
     const gs_engine_host *host = e->host;
     const gpn_config *c = &e->m->cfg;
@@ -141,6 +171,12 @@ static int cpu_step(void *impl, int B) {
 
     for (int b = 0; b < B; b++)
         if (gs_kv_reserve(&e->cache[b], b, host->pos[b], (size_t)L * d, &e->scores, &e->scores_cap)) return -1;
+    if (e->scores_cap > e->pair_stride) { /* every pair's row as long as the longest cache's weights */
+        float *s = realloc(e->pair_scores, (size_t)e->max_batch * c->H * e->scores_cap * sizeof *s);
+        if (!s) return gs_fail("out of memory for attention weights over %d positions", e->scores_cap);
+        e->pair_scores = s;
+        e->pair_stride = e->scores_cap;
+    }
     rope_tables(e, B);
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * d, e->E + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
     gs_fire(host, GPN_HOOK_EMBED, 0, e->emb, B, d);
@@ -149,9 +185,9 @@ static int cpu_step(void *impl, int B) {
         const tpp_layer *w = &e->layer[l];
         gs_fire(host, GPN_HOOK_RESID_PRE, l, e->h, B, d);
         rmsnorm_forward(e->xn, e->h, w->norm_a, B, d);
-        gs_linear(e->q, e->xn, w->W_q, B, d, d);
-        gs_linear(e->k, e->xn, w->W_k, B, d, d);
-        gs_linear(e->v, e->xn, w->W_v, B, d, d);
+        linear(e, e->q, e->xn, w->W_q, B, d, d);
+        linear(e, e->k, e->xn, w->W_k, B, d, d);
+        linear(e, e->v, e->xn, w->W_v, B, d, d);
         rope_apply(e, e->q, B);
         rope_apply(e, e->k, B);
         gs_fire(host, GPN_HOOK_ATTN_Q, l, e->q, B, d);
@@ -164,22 +200,26 @@ static int cpu_step(void *impl, int B) {
             memcpy(e->cache[b].v + at, e->v + (size_t)b * d, (size_t)d * sizeof(float));
         }
         attend(e, l, B);
-        gs_linear(e->out, e->att, w->W_o, B, d, d);
+        linear(e, e->out, e->att, w->W_o, B, d, d);
         gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
         add(e->h, e->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_MID, l, e->h, B, d);
         rmsnorm_forward(e->xn, e->h, w->norm_f, B, d);
-        gs_linear(e->u, e->xn, w->w1, B, d, 2 * f);
+        linear(e, e->u, e->xn, w->w1, B, d, 2 * f);
         swiglu_forward(e->g, e->u, B, f);
-        gs_linear(e->out, e->g, w->w2, B, f, d);
+        linear(e, e->out, e->g, w->w2, B, f, d);
         gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
         add(e->h, e->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_POST, l, e->h, B, d);
     }
     rmsnorm_forward(e->fin, e->h, e->norm, B, d);
     gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->fin, B, d);
-    gs_linear(e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
+    linear(e, e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
     return 0;
+}
+
+static int cpu_step(void *impl, int B) {
+    return gs_gemm_pooled_step(B, &((tpp_cpu *)impl)->own_gemms, step_layers, impl);
 }
 
 /* The family's state, the last block's resid_post, stands in both state
