@@ -13,7 +13,7 @@
 #include "probes/probes.h"
 #include "probes/runner.h"
 
-#define MAX_SLOTS 16
+#define MAX_SLOTS 64 /* a GDN's state is two sites a layer */
 
 /* One hooked site: its capture of the clean runs, [pair][step][width], and
  * the step offset of a position (the memory after x_p is carried into step
@@ -23,6 +23,7 @@ typedef struct {
     sweep *sw;
     char name[80];
     int width, offset;
+    int in_state; /* part of the whole carried state (component `state`) */
     float *clean;
 } slot;
 
@@ -72,9 +73,10 @@ int gs_patch_parse_component(const gpn_model *m, const char *name, const float *
     const gpn_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     if (!strcmp(name, "state")) {
-        if (!f || (f->arch != GPN_ARCH_GPN && f->arch != GPN_ARCH_GPN_M))
-            return gs_fail("state: the whole carried state of a %s model is not one site; patch its layers' residuals "
-                           "(site:blocks.{i}.hook_resid_post) instead", f ? f->store_name : "model of this family");
+        if (!f || (f->arch != GPN_ARCH_GPN && f->arch != GPN_ARCH_GPN_M && f->arch != GPN_ARCH_GDN))
+            return gs_fail("state: a %s model carries its KV cache of every earlier position, not a state at one; patch "
+                           "a layer's residual at the position (site:blocks.{i}.hook_resid_post) instead",
+                           f ? f->store_name : "model of this family");
         out->kind = GS_PATCH_STATE;
         return 0;
     }
@@ -126,7 +128,8 @@ int gs_patch_default_components(const gpn_model *m, const float *u, const char *
     const gpn_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     int gpn = f && (f->arch == GPN_ARCH_GPN || f->arch == GPN_ARCH_GPN_M), mem = has_memory(m);
-    int n = (gpn ? 1 + (mem ? c->H : 0) : c->n_layers) + (u ? 1 : 0), k = 0;
+    int gdn = f && f->arch == GPN_ARCH_GDN;
+    int n = (gpn ? 1 + (mem ? c->H : 0) : gdn + c->n_layers) + (u ? 1 : 0), k = 0;
     gs_patch_component *v = calloc((size_t)n, sizeof *v);
     if (!v) return gs_fail("out of memory");
     char name[128];
@@ -138,6 +141,7 @@ int gs_patch_default_components(const gpn_model *m, const float *u, const char *
             rc = gs_patch_parse_component(m, name, u, &v[k++]);
         }
     } else {
+        if (gdn) rc = gs_patch_parse_component(m, "state", u, &v[k++]);
         for (int l = 0; l < c->n_layers && !rc; l++) {
             snprintf(name, sizeof name, "site:blocks.%d.hook_resid_post", l);
             rc = gs_patch_parse_component(m, name, u, &v[k++]);
@@ -167,7 +171,7 @@ static int edits(const sweep *sw, int k, int step) {
     int p = step - sw->slots[k].offset; /* the position this step's value belongs to */
     if (p < 0 || p >= sw->T || (sw->pos >= 0 && p != sw->pos)) return 0;
     switch (c->kind) {
-    case GS_PATCH_STATE: return k == sw->carried || k == sw->mem_state || k == sw->mem_k;
+    case GS_PATCH_STATE: return sw->slots[k].in_state;
     case GS_PATCH_HEAD: return k == sw->mem_state;
     case GS_PATCH_DIRECTION: return k == sw->carried;
     case GS_PATCH_SITE: return !strcmp(sw->slots[k].name, c->site) && sw->slots[k].offset == 0;
@@ -234,6 +238,26 @@ static int add_slot(sweep *sw, const char *name, int offset, int capture, int *i
     return 0;
 }
 
+/* What a GDN carries out of step p: each layer's delta-rule state S (after
+ * p's write, before its read) and its convolutions' kept inputs, both at step
+ * p; with the last residual already a slot (the prediction the step leaves
+ * for the next, a transformer's convention), nothing else reaches step p + 1. */
+static int add_gdn_state(sweep *sw) {
+    const gpn_config *c = &sw->m->cfg;
+    char name[80];
+    for (int l = 0; l < c->n_layers; l++) {
+        int k;
+        snprintf(name, sizeof name, "blocks.%d.attn.state", l);
+        if (add_slot(sw, name, 0, 1, &k)) return -1;
+        sw->slots[k].in_state = 1;
+        if (c->conv < 2) continue; /* a one-tap convolution keeps nothing */
+        snprintf(name, sizeof name, "blocks.%d.attn.conv_state", l);
+        if (add_slot(sw, name, 0, 1, &k)) return -1;
+        sw->slots[k].in_state = 1;
+    }
+    return 0;
+}
+
 static int sweep_init(sweep *sw, const gpn_model *m, const gs_patch_pairs *p, const gs_patch_component *c, int n,
                       const gs_patch_opts *o) {
     memset(sw, 0, sizeof *sw);
@@ -245,10 +269,18 @@ static int sweep_init(sweep *sw, const gpn_model *m, const gs_patch_pairs *p, co
     sw->carried = sw->mem_state = sw->mem_k = -1;
     char name[80];
     if (carried_site(m, name, sizeof name) || add_slot(sw, name, 0, 1, &sw->carried)) return -1;
-    int need_mem = 0;
-    for (int i = 0; i < n; i++) need_mem |= (c[i].kind == GS_PATCH_STATE || c[i].kind == GS_PATCH_HEAD);
+    int need_mem = 0, need_state = 0;
+    for (int i = 0; i < n; i++) {
+        need_mem |= (c[i].kind == GS_PATCH_STATE || c[i].kind == GS_PATCH_HEAD);
+        need_state |= c[i].kind == GS_PATCH_STATE;
+    }
     if (need_mem && has_memory(m)) {
         if (add_slot(sw, "mem.state", 1, 1, &sw->mem_state) || add_slot(sw, "mem.k", 1, 1, &sw->mem_k)) return -1;
+    }
+    if (need_state) {
+        sw->slots[sw->carried].in_state = 1;
+        if (sw->mem_state >= 0) sw->slots[sw->mem_state].in_state = sw->slots[sw->mem_k].in_state = 1;
+        if (gs_family_of(&m->cfg)->arch == GPN_ARCH_GDN && add_gdn_state(sw)) return -1;
     }
     for (int i = 0; i < n; i++) {
         int k;

@@ -65,7 +65,8 @@ typedef struct {
 
 /* The components a model patches by default: the whole state, each memory
  * head, and (when u is given) the direction u; for a layered family every
- * layer's residual (blocks.{i}.hook_resid_post) and u. Returns the count
+ * layer's residual (blocks.{i}.hook_resid_post) and u, after GDN's whole
+ * state (each layer's attn.state and attn.conv_state, docs/causal.md). Returns the count
  * (*out malloc'd), -1 with gs_error(). */
 int gs_patch_default_components(const gpn_model *m, const float *u, const char *u_name, gs_patch_component **out);
 /* One component from its name (a direction needs u; NULL: dir: is refused). */

@@ -31,9 +31,12 @@ static const char *help =
     "same number of tokens; answer and foil one token each (an id, a piece such as\n"
     "\"\\u2581cat\", or a text of one token). Blank lines and lines starting with # are skipped.\n\n"
     "  --components L  comma-separated (default: state, each memory head, and dir:D; for\n"
-    "                  a layered family each layer's blocks.{i}.hook_resid_post and dir:D):\n"
+    "                  a layered family each layer's blocks.{i}.hook_resid_post and dir:D,\n"
+    "                  GDN state first):\n"
     "                  state      the whole carried state (GPN: state.ground; GPN+M also\n"
-    "                             the memory and the next write's keys)\n"
+    "                             the memory and the next write's keys; GDN: every layer's\n"
+    "                             attn.state and attn.conv_state, and the last residual;\n"
+    "                             not Transformer++, whose KV cache holds every position)\n"
     "                  head:H     memory head H's matrix (GPN+M)\n"
     "                  dir        the state's component along the direction D\n"
     "                  site:NAME  one site at the position, e.g. site:blocks.1.hook_resid_post\n"
@@ -48,8 +51,8 @@ static const char *help =
     "  --batch B       pairs per batch, 1 to 4096 (default 64); every run uses the same\n"
     "  --store OUT.db  store the sweep (tables causal_experiments, patch_baselines,\n"
     "                  patch_results, view patch_summary; created if missing)\n"
-    "  --plot DIR      draw the heatmap of mean scores (DIR/patch_heatmap.gp and .png;\n"
-    "                  needs --store)\n"
+    "  --plot DIR      draw the heatmap of mean scores, positions labelled by the first\n"
+    "                  pair's clean prompt (DIR/patch_heatmap.gp and .png; needs --store)\n"
     "  --json          one JSON object\n"
     "Runs on the CPU: 2 + components x (T + 1) passes over the pairs. See docs/causal.md.\n";
 
@@ -136,6 +139,33 @@ static void print_json(const gs_patch_result *r, const gs_patch_component *c, in
     puts(s);
     free(s);
     cJSON_Delete(o);
+}
+
+/* The experiment's settings (a JSON object, malloc'd). clean_tokens: the
+ * first pair's clean prompt as pieces ("#ID" without a tokenizer), the
+ * labels of the heatmap's positions. */
+static char *patch_settings(const char *direction, const char *from, int batch, int n_components,
+                            const gs_patch_pairs *p, const gpn_tokenizer *tok) {
+    cJSON *o = cJSON_CreateObject(), *toks = cJSON_CreateArray();
+    if (!o || !toks) {
+        cJSON_Delete(o);
+        cJSON_Delete(toks);
+        return NULL;
+    }
+    cJSON_AddStringToObject(o, "direction", direction);
+    cJSON_AddStringToObject(o, "from", from ? from : "");
+    cJSON_AddNumberToObject(o, "batch", batch);
+    cJSON_AddNumberToObject(o, "components", n_components);
+    for (int t = 0; t < p->T; t++) {
+        char id[24];
+        const char *piece = tok ? tokenizer_piece(tok, p->clean[t]) : NULL;
+        snprintf(id, sizeof id, "#%d", (int)p->clean[t]);
+        cJSON_AddItemToArray(toks, cJSON_CreateString(piece ? piece : id));
+    }
+    cJSON_AddItemToObject(o, "clean_tokens", toks);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
 }
 
 static int64_t save(store *st, const gpn_model *m, const char *pairs_path, const char *settings,
@@ -237,13 +267,11 @@ int cmd_patch(int argc, char **argv) {
     if (r) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
     int64_t exp = 0;
     if (st) {
-        char settings[1024];
-        snprintf(settings, sizeof settings, "{\"direction\": \"%s\", \"from\": \"%s\", \"batch\": %d, \"components\": %d}",
-                 have_u ? direction : "none", from ? from : "", batch, n);
-        cJSON *chk = cJSON_Parse(settings); /* a path with a quote in it: store the settings without it */
-        if (!chk) snprintf(settings, sizeof settings, "{\"batch\": %d, \"components\": %d}", batch, n);
-        cJSON_Delete(chk);
-        if ((exp = save(st, m, pairs_path, settings, &res, comps)) < 0) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
+        char *settings = patch_settings(have_u ? direction : "none", from, batch, n, &pairs, tok);
+        if (!settings) { fprintf(stderr, "gpnscope patch: out of memory\n"); goto done; }
+        exp = save(st, m, pairs_path, settings, &res, comps);
+        free(settings);
+        if (exp < 0) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
     }
     if (json) print_json(&res, comps, exp);
     else {

@@ -49,6 +49,35 @@ static int render(const plot_ctx *c, const char *name, char *made, size_t size) 
     return 0;
 }
 
+/* The first pair's clean prompt as the experiment stored it (settings'
+ * clean_tokens), n pieces malloc'd into *out; 0 for an experiment without
+ * them (the axis then shows position numbers). */
+static int patch_tokens(store *st, int64_t experiment, char ***out) {
+    sqlite3_stmt *s;
+    *out = NULL;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT j.value FROM causal_experiments e, json_each(e.settings, '$.clean_tokens') j"
+                           " WHERE e.id = ?1 AND json_valid(e.settings) ORDER BY j.key",
+                           -1, &s, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(s, 1, experiment);
+    int n = 0, cap = 0;
+    char **v = NULL;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        if (n == cap) {
+            char **a = realloc(v, (size_t)(cap = cap ? 2 * cap : 32) * sizeof *a);
+            if (!a) break;
+            v = a;
+        }
+        const char *t = (const char *)sqlite3_column_text(s, 0);
+        if (!(v[n] = strdup(t ? t : ""))) break;
+        n++;
+    }
+    sqlite3_finalize(s);
+    *out = v;
+    return n;
+}
+
 int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, size_t size) {
     if (gs_mkdir_p(dir)) return -1;
     sqlite3 *db = store_db(st);
@@ -94,6 +123,8 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
     const double *cols[3] = {x, y, z};
     if (!rc) rc = gp_write_columns(&c, "patch_heatmap-scores.dat", "mean patching score by component and position",
                                    "position (last column: every position) component_index mean_score", 3, n, cols);
+    char **tokens = NULL;
+    int n_tok = rc ? 0 : patch_tokens(st, experiment, &tokens);
     gp_file f = {0};
     if (!rc) rc = gp_file_open(&f, dir, "patch_heatmap.gp");
     if (!rc) {
@@ -101,13 +132,24 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
                     "patch_heatmap-scores.dat");
         char q[512], v[256];
         fprintf(f.f, "set title 'State patching: mean of (LD - LD_corr) / (LD_clean - LD_corr)' font TITLE_FONT\n"
-                     "set xlabel 'position patched (all: every position)'\nset ylabel ''\n"
+                     "set xlabel '%s (all: every position)'\nset ylabel ''\n"
                      "set cbrange [-0.2:1.2]\nset palette defined (-0.2 '#D55E00', 0 '#ffffff', 1 '#0072B2', 1.2 '#003050')\n"
-                     "set cblabel 'score (0 corrupted, 1 clean)'\nunset grid\nunset key\nset lmargin 28\n");
+                     "set cblabel 'score (0 corrupted, 1 clean)'\nunset grid\nunset key\nset lmargin 28\n",
+                n_tok >= n_pos ? "position patched, labelled by the clean prompt of pair 0" : "position patched");
         fprintf(f.f, "set xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics (", n_pos, n_comp - 1);
         int step = n_pos > 24 ? (n_pos + 23) / 24 : 1;
-        for (int p = 0; p < n_pos; p += step) fprintf(f.f, "%s'%d' %d", p ? ", " : "", p, p);
-        fprintf(f.f, ", 'all' %d)\nset ytics (", n_pos);
+        for (int p = 0; p < n_pos; p += step) {
+            char num[16], label[96];
+            snprintf(num, sizeof num, "%d", p);
+            if (n_tok >= n_pos) { /* "3 ▁free": the position and the token the state read there */
+                gp_text_visible(v, sizeof v, tokens[p], (size_t)-1, 12);
+                snprintf(label, sizeof label, "%d %s", p, v);
+            } else {
+                snprintf(label, sizeof label, "%s", num);
+            }
+            fprintf(f.f, "%s%s %d", p ? ", " : "", gp_quote(q, sizeof q, label, GP_Q_PERCENT), p);
+        }
+        fprintf(f.f, ", 'all' %d)%s\nset ytics (", n_pos, n_tok >= n_pos ? " rotate by 90 right" : "");
         for (int k = 0; k < n_comp; k++) {
             gp_text_visible(v, sizeof v, names[k], (size_t)-1, 40);
             fprintf(f.f, "%s%s %d", k ? ", " : "", gp_quote(q, sizeof q, v, GP_Q_PERCENT), k);
@@ -119,6 +161,8 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
     } else {
         gp_file_abort(&f);
     }
+    for (int i = 0; i < n_tok; i++) free(tokens[i]);
+    free(tokens);
     free(names);
     free(x);
     free(y);

@@ -56,6 +56,7 @@ int gs_site_width(const gs_site *s, const gpn_config *c) {
     case GS_DIM_HEADS_VAL: return c->H * c->dv;
     case GS_DIM_HEADS_KEY_VAL: return c->H * c->dk * c->dv;
     case GS_DIM_HEADS_PATTERN: return c->H * GS_PATTERN_KEYS;
+    case GS_DIM_CONV_PAST: return c->conv > 1 ? (c->conv - 1) * c->H * (2 * c->dk + c->dv) : 0;
     }
     return 0;
 }

@@ -52,7 +52,7 @@ import json, sys
 doc = open(sys.argv[1]).read()
 sites = json.load(sys.stdin)["sites"]
 missing = [s["name"] for s in sites if "| `%s` |" % s["name"] not in doc.split("## Gated DeltaNet")[1]]
-assert len(sites) == 16 and not missing, missing
+assert len(sites) == 17 and not missing, missing
 ' "$GPNSCOPE_SOURCE/docs/hooks.md" && ok "docs/hooks.md, Gated DeltaNet: all 16 sites" || bad "docs/hooks.md lacks GDN sites"
 
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" $((40 * 64)) 4

@@ -3,7 +3,8 @@
 # with float32 states; a second run with float16 states, not analysed; a GPN),
 # write their notebooks, validate them with nbformat, execute them with
 # `jupyter nbconvert --execute`, and check that the outputs carry the stored
-# numbers (tests/notebooks/check_notebook.py). Skips visibly (77) when the
+# numbers (tests/notebooks/check_notebook.py); a.db also holds a patch, a
+# steer and a lens experiment (section 8b). Skips visibly (77) when the
 # Debian notebook packages are not installed.
 set -uo pipefail
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
@@ -31,6 +32,17 @@ ref="$src/tests/fixtures/reference"
 "$bin" record --model "$ref/gpnm1.weights.safetensors" --corpus shards --seq-len 64 --db a.db --states pred --quiet > /dev/null || die "record a.db"
 "$bin" analyze a.db > /dev/null || die "analyze a.db"
 "$bin" record --model "$ref/gpnm1.weights.safetensors" --corpus shards --seq-len 64 --windows 6 --db a.db --states pred,ground --dtype f16 --quiet > /dev/null || die "record run 2"
+# section 8b: a patching sweep, a steering curve and a lens in a.db (experiments: no run of their own)
+"$py" -c "
+import json
+with open('pairs.jsonl', 'w') as f:
+    for i in range(4):
+        w = [5 + i, 17, 29 + i, 41]
+        f.write(json.dumps({'clean': w + [60 + i] + w, 'corrupted': w + [70 + i] + w, 'answer': 60 + i, 'foil': 70 + i}) + '\\n')"
+"$bin" patch "$ref/gpnm1.weights.safetensors" pairs.jsonl --store a.db > /dev/null || die "patch into a.db"
+"$bin" steer "$ref/gpnm1.weights.safetensors" --corpus shards --seq-len 32 --windows 2 --direction s_bar --from a.db \
+    --run 1 --c -4,0,4 --store a.db > /dev/null || die "steer into a.db"
+"$bin" lens "$ref/gpnm1.weights.safetensors" --tokens 5,17,29,41,60 --store a.db > /dev/null || die "lens into a.db"
 "$bin" record --model "$ref/gpn.weights.safetensors" --corpus shards --seq-len 64 --db b.db --states pred --quiet > /dev/null || die "record b.db"
 "$bin" analyze b.db > /dev/null || die "analyze b.db"
 

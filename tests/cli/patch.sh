@@ -6,7 +6,9 @@
 # without the memory does not restore the clean run (the memory is carried,
 # and the patch of mem.state is what carries it); in the layered families the
 # last layer's residual at the last position gives the clean logits, an
-# earlier layer's there does not; the store holds components x (T + 1) cells
+# earlier layer's there does not; GDN's whole state (each layer's S and
+# convolution inputs) from the differing token on gives the clean logits bit
+# for bit, one layer's S alone does not; Transformer++'s state is refused; the store holds components x (T + 1) cells
 # per pair and the heatmap script; bad JSONL lines are one-line errors with
 # the line number.
 set -euo pipefail
@@ -76,6 +78,14 @@ check "Gated DeltaNet: the last layer's residual at the last position gives the 
 assert ld("site:blocks.1.hook_resid_post", T - 1) == clean and ld("site:blocks.1.hook_resid_post", T) == clean
 assert all(ld("site:blocks.0.hook_resid_post", p) == corr for p in range(4))
 '
+check "Gated DeltaNet: the whole state (every layer's S and convolution inputs) from the differing token on gives the clean logits" \
+  "$fx/gdn2.weights.safetensors" "$dir/p97.jsonl" "state,site:blocks.0.attn.state,site:blocks.1.attn.state" '
+assert all(ld("state", p) == clean for p in range(4, T + 1)), [ld("state", p) == clean for p in range(T + 1)]
+assert score("state", T - 1) == 1 and score("state", 4) == 1
+assert all(ld("state", p) == corr for p in range(4)), "before the difference nothing changes"
+for l in (0, 1):  # one layer'"'"'s S alone does not carry the clean run
+    assert max(abs(a - b) for a, b in zip(ld(f"site:blocks.{l}.attn.state", 5), clean)) > 1e-4, l
+'
 
 # the default components, stored, with the heatmap script
 if "$bin" patch "$fx/gpnm1.weights.safetensors" "$dir/p97.jsonl" --store "$dir/s.db" --plot "$dir/fig" >"$dir/default.txt" 2>&1; then
@@ -85,6 +95,13 @@ if "$bin" patch "$fx/gpnm1.weights.safetensors" "$dir/p97.jsonl" --store "$dir/s
     ok "default components (state, 3 heads, dir:s_bar) stored: $n rows, patch_summary's state at the last position $one, heatmap script" ||
     bad "store: $comps components, $n rows, '$one'; $(ls "$dir/fig" 2>&1)"
 else bad "default run: $(tail -2 "$dir/default.txt")"; fi
+# the heatmap's positions are labelled by the first pair's clean prompt (ids: no tokenizer was needed)
+want="$("$py" -c "
+import json, sys
+p = next(json.loads(l) for l in open(sys.argv[1]) if l.strip() and not l.startswith('#'))
+print(', '.join(f\"'{t} #{x}' {t}\" for t, x in enumerate(p['clean'])) + \", 'all' 9)\")" "$dir/p97.jsonl")"
+grep -qF "set xtics ($want" "$dir/fig/patch_heatmap.gp" && ok "heatmap x axis: the clean prompt of pair 0 ($want)" ||
+  bad "heatmap x axis: wanted ($want, got $(grep xtics "$dir/fig/patch_heatmap.gp")"
 
 # bad input: one line, naming the file and line
 m="$fx/gpnm1.weights.safetensors"
@@ -106,6 +123,6 @@ bad_line '{"clean": [5, -6, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 10}
 set +e; "$bin" patch "$m" "$dir/p97.jsonl" --components head:9 2>"$dir/h.err" >/dev/null; rc=$?; set -e
 [[ $rc -eq 2 && "$(cat "$dir/h.err")" == *"head:9: a memory head 0..2"* ]] && ok "head:9 of three heads: $(cat "$dir/h.err")" || bad "head:9: $rc $(cat "$dir/h.err")"
 set +e; "$bin" patch "$fx/tpp2.weights.safetensors" "$dir/p89.jsonl" --components state 2>"$dir/s.err" >/dev/null; rc=$?; set -e
-[[ $rc -eq 2 && "$(cat "$dir/s.err")" == *"not one site"* ]] && ok "state of a transformer: $(cat "$dir/s.err")" || bad "state of tpp: $rc $(cat "$dir/s.err")"
+[[ $rc -eq 2 && $(wc -l <"$dir/s.err") -eq 1 && "$(cat "$dir/s.err")" == *"carries its KV cache"* ]] && ok "state of a transformer: $(cat "$dir/s.err")" || bad "state of tpp: $rc $(cat "$dir/s.err")"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

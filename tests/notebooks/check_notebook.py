@@ -137,6 +137,30 @@ loss_text, _ = outputs(nb, 'sql-loss')
 n_tokens = a.execute('SELECT count(*) FROM tokens WHERE run_id = 1').fetchone()[0]
 check(sum(int(r[1]) for r in table_rows(loss_text, 5)) == n_tokens, 'a1: the loss table covers every token')
 
+# section 8b: the newest patch, steer and lens experiments of a.db, read here with sqlite3
+ex_text, ex_images = outputs(nb, 'experiments')
+check(ex_images == 2, f'a1: section 8b drew {ex_images} figures, not 2 (the patching heatmap, the steering curve)')
+pid = a.execute("SELECT max(id) FROM causal_experiments WHERE kind = 'patch'").fetchone()[0]
+toks = [t for (t,) in a.execute("SELECT j.value FROM causal_experiments e, json_each(e.settings, '$.clean_tokens') j"
+                                " WHERE e.id = ? ORDER BY j.key", (pid,))]
+header = [line.split() for line in ex_text.splitlines() if line.split()[:2] == ['0', toks[0] if toks else '?']]
+check(len(toks) > 0 and header and header[0] == [x for p, t in enumerate(toks) for x in (str(p), t)] + ['all'],
+      f'a1: the patching table is labelled by pair 0\'s clean prompt {toks}: {header[:1]}')
+for comp in ('state', 'head:0'):
+    want = [f'{v:.3f}' for (v,) in a.execute('SELECT mean_score FROM patch_summary WHERE experiment_id = ? AND component = ?'
+                                              ' ORDER BY position < 0, position', (pid, comp))]
+    got = [line.split()[1:] for line in ex_text.splitlines() if line.split()[:1] == [comp]]
+    check(got and got[0] == want, f'a1: patching row {comp}: notebook {got[:1]}, store {want}')
+sid = a.execute("SELECT max(id) FROM causal_experiments WHERE kind = 'steer'").fetchone()[0]
+for c, d in a.execute('SELECT c, delta_nll FROM steer_results WHERE experiment_id = ? ORDER BY c', (sid,)):
+    check(f'{d:.6f}' in ex_text, f'a1: steering at c = {c}: the NLL change {d:.6f} is in the outputs')
+lid = a.execute("SELECT max(id) FROM causal_experiments WHERE kind = 'lens'").fetchone()[0]
+for (site,) in a.execute('SELECT DISTINCT site FROM lens_tokens WHERE experiment_id = ?', (lid,)):
+    want = [site] + [p if p is not None else f'#{t}' for t, p in a.execute(
+        'SELECT token_id, piece FROM lens_tokens WHERE experiment_id = ? AND site = ? AND rank = 0 ORDER BY position',
+        (lid, site))]
+    check(want in [line.split() for line in ex_text.splitlines()], f'a1: the lens row of {site} is {want}')
+
 # ---- a2: float16 states, no analyses, no extension ----
 nb = load('a2', executed=True)
 text, images = outputs(nb)
@@ -152,6 +176,7 @@ nb = load('b1', executed=True)
 text, images = outputs(nb)
 check('has no head steps: a GPN has no memory heads' in text, 'b1: no head steps is said')
 check('has no retention results' in text, 'b1: no retention is said')
+check(all(f'no {k} experiment in' in text for k in ('patch', 'steer', 'lens')), 'b1: a store without experiments is said')
 check(outputs(nb, 'horizons')[1] == 1 and outputs(nb, 'geometry')[1] == 1, 'b1: the horizons and geometry figures')
 v = scalar(b, 1, 'geometry', 'participation_ratio')
 check(v is not None and stored_repr(v) in text, 'b1: the participation ratio is in the outputs')

@@ -221,6 +221,9 @@ static void attention(gdn_cpu *e, int l, int B) {
     int off[3] = {0, K, 2 * K};
     conv_job cj = {e, l, cw, off};
     gs_parallel_for(B, grain((long)C * c->conv), conv_range, &cj);
+    /* the kept inputs now end with x_t's: what the next step's convolution reads
+     * (layer l's B rows are contiguous, (conv-1) x C each) */
+    if (c->conv > 1) gs_fire(h, GDN_HOOK_CONV, l, conv_of(e, l, 0), B, (c->conv - 1) * C);
     /* the per-head sites are views of the q | k | v rows: gather each to B x n for its hook and back */
     static const gpn_hook_point points[3] = {GDN_HOOK_Q, GDN_HOOK_K, GDN_HOOK_V};
     for (int p = 0; p < 3; p++) {

@@ -194,6 +194,8 @@ static const gs_site sites[] = {
      "the embedding E[x_t], the first layer's input"},
     {"blocks.{i}.hook_resid_pre", NULL, GDN_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the residual stream into layer i"},
+    {"blocks.{i}.attn.conv_state", NULL, GDN_HOOK_CONV, GS_SITE_VECTOR, 1, GS_DIM_CONV_PAST, GS_ROLE_NONE, 0, 0,
+     "the short convolutions' kept inputs after x_t's: conv-1 rows of q | k | v projections, oldest first (edits are carried)"},
     {"blocks.{i}.attn.q", NULL, GDN_HOOK_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
      "queries l2n(silu(conv(q_proj x))) / sqrt(d_k), as the read uses them"},
     {"blocks.{i}.attn.k", NULL, GDN_HOOK_K, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
