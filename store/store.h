@@ -46,8 +46,9 @@ enum {
 store *store_open(const char *path, int flags);
 void store_close(store *st); /* NULL is fine; rolls back an open batch */
 const char *store_path(const store *st);
-/* The connection, vector functions registered, for ad-hoc SQL (the sql
- * command, plots, notebooks). Do not close it. */
+/* The connection, vector functions registered, for ad-hoc SQL: the sql
+ * command and the store bench only (docs/architecture.md, "Who may talk
+ * SQL"); every other module asks a named reader. Do not close it. */
 struct sqlite3 *store_db(store *st);
 
 /* ---------- batches ---------- */
