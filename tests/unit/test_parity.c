@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "engine/checkpoint/safetensors.h"
-#include "fixture_compare.h"
+#include "family_check.h"
 #include "testlib.h"
 
 typedef struct {
@@ -80,7 +80,7 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
     const float *outs[] = {full.s_pred, full.s_ground, full.logits, full.nll, full.alpha, full.beta, full.mem_norm};
     char label[64];
     snprintf(label, sizeof label, "%s f32", name);
-    for (int i = 0; i < (is_m ? 7 : 4); i++) compare_fixture(label, ex, names[i], outs[i], -1, 1e-4);
+    for (int i = 0; i < (is_m ? 7 : 4); i++) fc_compare(label, ex, names[i], outs[i], -1, 1e-4);
 
     /* 2. batch invariance: each sequence alone gives the same numbers, up to
      * float32 rounding (batch 1 goes through GEMV, batches through GEMM, which
