@@ -31,12 +31,19 @@ static void fill_patch_cell(sqlite3_stmt *s, void *row) {
     c->mean_score = real_or_nan(s, 2);
 }
 
-int64_t store_patch_summary(store *st, int64_t experiment, store_patch_cell **out) {
-    sqlite3_stmt *s = st_prepare(st, "SELECT component, position, mean_score FROM patch_summary"
-                                     " WHERE experiment_id = ?1 ORDER BY component_index, position < 0, position");
+/* The rows of an experiment's query (?1 the experiment), one struct of `size` bytes each, by fill. */
+static int experiment_rows(store *st, int64_t experiment, const char *sql, size_t size,
+                           void (*fill)(sqlite3_stmt *, void *), void **out, const char *what) {
+    sqlite3_stmt *s = st_prepare(st, sql);
     if (s) sqlite3_bind_int64(s, 1, experiment);
+    return st_read_rows(st, s, size, fill, out, what);
+}
+
+int64_t store_patch_summary(store *st, int64_t experiment, store_patch_cell **out) {
     void *rows = NULL;
-    int n = st_read_rows(st, s, sizeof **out, fill_patch_cell, &rows, "reading a patch experiment");
+    int n = experiment_rows(st, experiment, "SELECT component, position, mean_score FROM patch_summary"
+                            " WHERE experiment_id = ?1 ORDER BY component_index, position < 0, position",
+                            sizeof **out, fill_patch_cell, &rows, "reading a patch experiment");
     *out = rows;
     return n;
 }
@@ -49,11 +56,10 @@ static void fill_steer_point(sqlite3_stmt *s, void *row) {
 }
 
 int store_steer_points(store *st, int64_t experiment, store_steer_point **out) {
-    sqlite3_stmt *s = st_prepare(st, "SELECT c, delta_nll, top1_changed FROM steer_results WHERE experiment_id = ?1"
-                                     " ORDER BY c");
-    if (s) sqlite3_bind_int64(s, 1, experiment);
     void *rows = NULL;
-    int n = st_read_rows(st, s, sizeof **out, fill_steer_point, &rows, "reading a steer experiment");
+    int n = experiment_rows(st, experiment, "SELECT c, delta_nll, top1_changed FROM steer_results"
+                            " WHERE experiment_id = ?1 ORDER BY c", sizeof **out, fill_steer_point, &rows,
+                            "reading a steer experiment");
     *out = rows;
     return n;
 }

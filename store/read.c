@@ -446,12 +446,11 @@ int store_snapshot_begin(store *st) {
 void store_snapshot_end(store *st) { sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL); }
 
 int store_window_pieces(store *st, int64_t run_id, int32_t window, int T, char **pieces) {
-    sqlite3_stmt *s = st_prepare(st, "SELECT position, piece FROM tokens_text WHERE run_id = ?1 AND window = ?2"
-                                     " AND position < ?3");
+    /* positions past T are passed over below */
+    sqlite3_stmt *s = st_prepare(st, "SELECT position, piece FROM tokens_text WHERE run_id = ?1 AND window = ?2");
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_int(s, 2, window);
-    sqlite3_bind_int(s, 3, T);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int p = sqlite3_column_int(s, 0);

@@ -252,8 +252,10 @@ static inline void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
         if (ev->positions[b] == 0) memset(ev->data + (size_t)b * ev->width, 0, (size_t)ev->width * sizeof(float));
 }
 
-/* main: WEIGHTS EXPECT pairs from argv (named by their files), else the fixture `name` */
-static inline int fc_main(int argc, char **argv, const char *name, void (*check_pair)(const char *, const char *, const char *)) {
+/* main: WEIGHTS EXPECT pairs from argv (named by their files), else the
+ * fixtures `names` (NULL-terminated) */
+static inline int fc_main_fixtures(int argc, char **argv, const char *const *names,
+                                   void (*check_pair)(const char *, const char *, const char *)) {
     if (argc > 1) {
         for (int i = 1; i + 1 < argc; i += 2) {
             const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
@@ -263,11 +265,19 @@ static inline int fc_main(int argc, char **argv, const char *name, void (*check_
         }
         return test_summary();
     }
-    char w[64], e[64];
-    snprintf(w, sizeof w, "reference/%s.weights.safetensors", name);
-    snprintf(e, sizeof e, "reference/%s.expect.safetensors", name);
-    check_pair(name, fixture(w), fixture(e));
+    for (int k = 0; names[k]; k++) {
+        char w[96], e[96];
+        snprintf(w, sizeof w, "reference/%s.weights.safetensors", names[k]);
+        snprintf(e, sizeof e, "reference/%s.expect.safetensors", names[k]);
+        check_pair(names[k], fixture(w), fixture(e));
+    }
     return test_summary();
+}
+
+/* the same for one fixture */
+static inline int fc_main(int argc, char **argv, const char *name, void (*check_pair)(const char *, const char *, const char *)) {
+    const char *const names[2] = {name, NULL};
+    return fc_main_fixtures(argc, argv, names, check_pair);
 }
 
 #endif
