@@ -33,7 +33,7 @@ int store_rows_columns(const store_rows *r);
 const char *store_rows_name(const store_rows *r, int col);
 store_value_type store_rows_type(store_rows *r, int col);
 int64_t store_rows_int(store_rows *r, int col);
-double store_rows_double(store_rows *r, int col); /* an integer column widened; NULL and text read as 0 */
+double store_rows_double(store_rows *r, int col); /* an integer widened; NULL reads 0, text its numeric prefix */
 const char *store_rows_text(store_rows *r, int col); /* NULL for a NULL value; valid until the next row */
 const void *store_rows_blob(store_rows *r, int col, int *bytes);
 void store_rows_close(store_rows *r); /* NULL is fine */
