@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <fnmatch.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,14 +105,8 @@ static void pair_decay(const store_site *sites, int n, gs_compare_row *r) {
 
 static void run_arch(store *st, int64_t run, char *out, size_t size) {
     out[0] = 0;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT m.arch FROM runs r JOIN models m ON m.id = r.model_id WHERE r.id = ?1",
-                           -1, &s, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(s, 1, run);
-    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-        snprintf(out, size, "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
+    store_run_info info;
+    if (store_run_get(st, run, &info) == 0) snprintf(out, size, "%s", info.model_arch);
 }
 
 static int add_rows(const gs_compare_operand *op, const gs_compare_opts *o, gs_compare *c) {
@@ -220,20 +213,9 @@ static int read_sig(const char *path, int64_t run, window_sig *w) {
         w->token_id = T.token_id;
         T.window_ids = T.token_id = NULL;
         snprintf(w->corpus_sha, sizeof w->corpus_sha, "%s", info.corpus_sha256);
-        sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(store_db(st), "SELECT ifnull(corpus_offset, -1), ifnull(n_tokens, -1) FROM windows "
-                               "WHERE run_id = ?1 ORDER BY window", -1, &s, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(s, 1, run);
-            while (sqlite3_step(s) == SQLITE_ROW) {
-                int64_t *g = realloc(w->offsets, (size_t)(w->n_offsets + 1) * 2 * sizeof *g);
-                if (!g) { rc = gs_fail("out of memory"); break; }
-                w->offsets = g;
-                g[2 * w->n_offsets] = sqlite3_column_int64(s, 0);
-                g[2 * w->n_offsets + 1] = sqlite3_column_int64(s, 1);
-                w->n_offsets++;
-            }
-        }
-        sqlite3_finalize(s);
+        int64_t n = store_window_offsets(st, run, &w->offsets);
+        if (n < 0) rc = -1;
+        else w->n_offsets = n;
     }
     store_token_array_free(&T);
     store_close(st);

@@ -1,11 +1,11 @@
 /* Directions by name (analyses/direction.h). */
 #include "analyses/direction.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyses/registry.h"
 #include "base/error.h"
 #include "store/npy.h"
 
@@ -25,8 +25,8 @@ int gs_direction_load(const char *spec, store *st, int64_t run, int d, float *ou
     if (n > 4 && !strcmp(spec + n - 4, ".npy")) return from_npy(spec, d, out);
     char analysis[64], key[128];
     const char *colon = strchr(spec, ':');
-    if (!strcmp(spec, "s_bar")) { snprintf(analysis, sizeof analysis, "geometry"); snprintf(key, sizeof key, "mean"); }
-    else if (!strcmp(spec, "pc1")) { snprintf(analysis, sizeof analysis, "geometry"); snprintf(key, sizeof key, "top_singular_vector"); }
+    if (!strcmp(spec, "s_bar")) { snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY)); snprintf(key, sizeof key, "mean"); }
+    else if (!strcmp(spec, "pc1")) { snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY)); snprintf(key, sizeof key, "top_singular_vector"); }
     else if (colon && colon > spec && (size_t)(colon - spec) < sizeof analysis && colon[1]) {
         snprintf(analysis, sizeof analysis, "%.*s", (int)(colon - spec), spec);
         snprintf(key, sizeof key, "%s", colon + 1);
@@ -34,15 +34,8 @@ int gs_direction_load(const char *spec, store *st, int64_t run, int d, float *ou
         return gs_fail("direction '%s': s_bar, pc1, ANALYSIS:KEY (a stored vector) or FILE.npy", spec);
     }
     if (!st) return gs_fail("direction '%s' is read from a store's analyses: give the store (--from STORE)", spec);
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT id FROM analyses WHERE name = ?1 AND (?2 <= 0 OR run_id = ?2) ORDER BY id DESC LIMIT 1",
-                           -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("reading the analyses: %s", sqlite3_errmsg(store_db(st)));
-    sqlite3_bind_text(s, 1, analysis, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 2, run);
-    int64_t an = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    sqlite3_finalize(s);
+    int64_t an = store_analysis_newest(st, run, analysis);
+    if (an < 0) return -1;
     if (an <= 0) return gs_fail("direction '%s': the store has no %s analysis%s: run gpnscope analyze first", spec, analysis, run > 0 ? " of that run" : "");
     float *v = NULL;
     int64_t got = store_analysis_get_vector(st, an, key, &v);

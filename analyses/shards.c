@@ -1,7 +1,6 @@
 /* Sharded analyses (analyses/shards.h). */
 #include "analyses/shards.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,17 +71,7 @@ static int64_t chain_next(void *ctx, float *rows, int64_t *window, int32_t *pos,
 static int64_t count_states(const store_shard *s, const char *kind, int skip) {
     store *st = store_open(s->path, STORE_READ);
     if (!st) return -1;
-    sqlite3_stmt *q = NULL;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2 AND position >= ?3",
-                           -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, s->run);
-        sqlite3_bind_text(q, 2, kind, -1, SQLITE_STATIC);
-        sqlite3_bind_int(q, 3, skip);
-        if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
-    }
-    if (n < 0) gs_fail("%s: counting states: %s", s->path, sqlite3_errmsg(store_db(st)));
-    sqlite3_finalize(q);
+    int64_t n = store_count_states_from(st, s->run, kind, skip);
     store_close(st);
     return n;
 }

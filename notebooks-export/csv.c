@@ -1,7 +1,6 @@
 #include "notebooks-export/csv.h"
 
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,38 +49,34 @@ void gs_csv_float(FILE *f, float v) {
 
 void gs_csv_int(FILE *f, int64_t v) { fprintf(f, "%lld", (long long)v); }
 
-int64_t gs_csv_query(FILE *f, sqlite3_stmt *s) {
-    int cols = sqlite3_column_count(s);
+int64_t gs_csv_query(FILE *f, store_rows *r) {
+    int cols = store_rows_columns(r);
     for (int c = 0; c < cols; c++) {
         if (c) gs_csv_sep(f);
-        const char *name = sqlite3_column_name(s, c);
+        const char *name = store_rows_name(r, c);
         gs_csv_text(f, name ? name : "?");
     }
     gs_csv_eol(f);
     int64_t rows = 0;
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    while ((rc = store_rows_next(r)) == 1) {
         for (int c = 0; c < cols; c++) {
             if (c) gs_csv_sep(f);
-            switch (sqlite3_column_type(s, c)) {
-            case SQLITE_NULL: break;
-            case SQLITE_INTEGER: gs_csv_int(f, sqlite3_column_int64(s, c)); break;
-            case SQLITE_FLOAT: gs_csv_double(f, sqlite3_column_double(s, c)); break;
-            case SQLITE_BLOB: {
-                const unsigned char *b = sqlite3_column_blob(s, c);
-                int n = sqlite3_column_bytes(s, c);
+            switch (store_rows_type(r, c)) {
+            case STORE_VALUE_NULL: break;
+            case STORE_VALUE_INT: gs_csv_int(f, store_rows_int(r, c)); break;
+            case STORE_VALUE_FLOAT: gs_csv_double(f, store_rows_double(r, c)); break;
+            case STORE_VALUE_BLOB: {
+                int n;
+                const unsigned char *b = store_rows_blob(r, c, &n);
                 for (int i = 0; i < n; i++) fprintf(f, "%02x", b[i]);
                 break;
             }
-            default: gs_csv_text(f, (const char *)sqlite3_column_text(s, c)); break;
+            default: gs_csv_text(f, store_rows_text(r, c)); break;
             }
         }
         gs_csv_eol(f);
         rows++;
     }
-    if (rc != SQLITE_DONE) {
-        sqlite3 *db = sqlite3_db_handle(s);
-        return gs_fail("reading rows: %s", db ? sqlite3_errmsg(db) : "SQL error");
-    }
-    return rows;
+    return rc < 0 ? -1 : rows;
 }

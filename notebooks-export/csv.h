@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct sqlite3_stmt;
+#include "store/rows.h"
 
 void gs_csv_text(FILE *f, const char *s); /* NULL: an empty field */
 void gs_csv_double(FILE *f, double v);
@@ -24,9 +24,9 @@ static inline void gs_csv_eol(FILE *f) { fputs("\r\n", f); }
 void gs_fmt_double(char *buf, size_t size, double v);
 void gs_fmt_float(char *buf, size_t size, float v);
 
-/* Every row of a prepared statement, after a header of its column names;
- * BLOBs are written as hex text. Returns the rows written (>= 0), or -1 with
- * gs_error() set (an SQL error; the statement is left to the caller). */
-int64_t gs_csv_query(FILE *f, struct sqlite3_stmt *s);
+/* Every row of a store table, after a header of its column names; BLOBs are
+ * written as hex text. Returns the rows written (>= 0), or -1 with
+ * gs_error() set (a read error; the cursor is left to the caller). */
+int64_t gs_csv_query(FILE *f, store_rows *r);
 
 #endif

@@ -2,7 +2,6 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,7 +41,6 @@ void gs_export_result_free(gs_export_result *res) {
 
 typedef struct {
     store *st;
-    sqlite3 *db;
     int64_t run;
     const char *dir;
     const gs_export_opts *o;
@@ -100,37 +98,17 @@ static int add_file(ctx *c, const char *name, const char *what, int64_t rows, in
     return 0;
 }
 
-static sqlite3_stmt *prepare(ctx *c, const char *sql) {
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL) != SQLITE_OK) {
-        gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
-        sqlite3_finalize(s);
-        return NULL;
-    }
-    sqlite3_bind_int64(s, 1, c->run);
-    return s;
-}
-
-static int64_t count_rows(ctx *c, const char *sql) {
-    sqlite3_stmt *s = prepare(c, sql);
-    if (!s) return -1;
-    int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-    if (n < 0) gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
-    sqlite3_finalize(s);
-    return n;
-}
-
-/* A query's rows as NAME.csv. Returns the rows, or -1. With skip_empty, a
- * query without rows writes nothing and returns 0. */
-static int64_t query_csv(ctx *c, const char *name, const char *what, const char *sql, int skip_empty) {
+/* A store table's rows as NAME.csv. Returns the rows, or -1. With skip_empty,
+ * a table without rows writes nothing and returns 0. */
+static int64_t query_csv(ctx *c, const char *name, const char *what, store_rows_table table, int skip_empty) {
     char path[4096];
     path_of(c, name, path, sizeof path);
-    sqlite3_stmt *s = prepare(c, sql);
+    store_rows *s = store_rows_open(c->st, c->run, table);
     if (!s) return -1;
     gs_outfile out;
-    if (gs_outfile_open(&out, path) != 0) { sqlite3_finalize(s); return -1; }
+    if (gs_outfile_open(&out, path) != 0) { store_rows_close(s); return -1; }
     int64_t rows = gs_csv_query(out.f, s);
-    sqlite3_finalize(s);
+    store_rows_close(s);
     if (rows < 0) { gs_fail_context("%s: ", path); gs_outfile_abort(&out); return -1; }
     if (rows == 0 && skip_empty) { gs_outfile_abort(&out); return 0; }
     if (ferror(out.f)) { gs_outfile_write_failed(&out); gs_outfile_abort(&out); return -1; }
@@ -178,7 +156,7 @@ static void unique_stem(const ctx *c, char *stem, size_t size, const char *const
 
 static int export_run_row(ctx *c) {
     return query_csv(c, "runs.csv", "the run's row of the runs table (docs/schema.md)",
-                     "SELECT * FROM runs WHERE id = ?1", 0) < 0 ? -1 : 0;
+                     STORE_ROWS_RUN, 0) < 0 ? -1 : 0;
 }
 
 /* ---------- tokens ---------- */
@@ -187,9 +165,7 @@ static int tokens_csv(ctx *c) {
     int64_t rows = query_csv(c, "tokens.csv",
                              "one row per token: x_t, its text, the next token, the model's top-1 prediction, "
                              "-ln p(x_t) and the entropy (nats) of the prediction made before reading it",
-                             "SELECT window, position, token_id, piece, next_token_id, next_piece, top1, top1_piece,"
-                             " nll, entropy FROM tokens_text WHERE run_id = ?1 ORDER BY window, position",
-                             1);
+                             STORE_ROWS_TOKENS_TEXT, 1);
     if (rows < 0) return -1;
     return rows == 0 ? lacking(c, "token rows", "") : 0;
 }
@@ -208,29 +184,19 @@ static int write_npy(ctx *c, const char *name, const char *what, const char *des
 }
 
 static int tokens_npy(ctx *c) {
-    int64_t n = count_rows(c, "SELECT count(*) FROM tokens WHERE run_id = ?1");
+    int64_t n = store_count_tokens(c->st, c->run);
     if (n < 0) return -1;
     if (n == 0) return lacking(c, "token rows", "");
     /* the arrays are <i4: an id past int32 would wrap negative (or into another id) */
     static const char *const id_cols[3] = {"token_id", "next_token_id", "top1"};
     for (int k = 0; k < 3; k++) {
-        char sql[256];
-        snprintf(sql, sizeof sql, "SELECT window, position, %s FROM tokens WHERE run_id = ?1 AND typeof(%s) = 'integer'"
-                 " AND %s NOT BETWEEN -2147483648 AND 2147483647 ORDER BY window, position LIMIT 1",
-                 id_cols[k], id_cols[k], id_cols[k]);
-        sqlite3_stmt *s = prepare(c, sql);
-        if (!s) return -1;
-        int step = sqlite3_step(s);
-        int rc = step == SQLITE_ROW
-                     ? gs_fail("%s: run %lld, window %lld, position %lld: tokens.%s is %lld, outside the 32-bit range "
-                               "of token ids in tokens_%s.npy: export --format csv", store_path(c->st),
-                               (long long)c->run, (long long)sqlite3_column_int64(s, 0),
-                               (long long)sqlite3_column_int64(s, 1), id_cols[k],
-                               (long long)sqlite3_column_int64(s, 2), id_cols[k])
-                 : step != SQLITE_DONE ? gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db))
-                                       : 0;
-        sqlite3_finalize(s);
-        if (rc) return rc;
+        int64_t w, p, v;
+        int found = store_first_token_past_int32(c->st, c->run, k, &w, &p, &v);
+        if (found < 0) return -1;
+        if (found)
+            return gs_fail("%s: run %lld, window %lld, position %lld: tokens.%s is %lld, outside the 32-bit range "
+                           "of token ids in tokens_%s.npy: export --format csv", store_path(c->st), (long long)c->run,
+                           (long long)w, (long long)p, id_cols[k], (long long)v, id_cols[k]);
     }
     store_token_array t;
     if (store_read_tokens(c->st, c->run, &t) != 0) return -1;
@@ -250,9 +216,7 @@ static int tokens_npy(ctx *c) {
     if (rc) return -1;
     /* the text of the tokens, when the run has a vocabulary */
     return query_csv(c, "vocabulary.csv", "token id -> piece text of the run's tokenizer",
-                     "SELECT v.token_id, v.piece FROM vocabulary v JOIN runs r ON r.tokenizer_id = v.tokenizer_id"
-                     " WHERE r.id = ?1 ORDER BY v.token_id",
-                     1) < 0
+                     STORE_ROWS_VOCABULARY, 1) < 0
                ? -1
                : 0;
 }
@@ -263,9 +227,7 @@ static int heads_csv(ctx *c) {
     int64_t rows = query_csv(c, "heads.csv",
                              "one row per token per memory head: decay alpha, write strength beta, Frobenius norm "
                              "of the head's memory after the step",
-                             "SELECT window, position, head, alpha, beta, mem_norm FROM head_steps WHERE run_id = ?1"
-                             " ORDER BY window, position, head",
-                             1);
+                             STORE_ROWS_HEAD_STEPS, 1);
     if (rows < 0) return -1;
     return rows == 0 ? lacking(c, "head steps", " (a GPN has no memory heads)") : 0;
 }
@@ -273,18 +235,10 @@ static int heads_csv(ctx *c) {
 /* alpha, beta and mem_norm as dense (n_windows, T, H) arrays, streamed
  * from one ordered query: one window's block in memory at a time. */
 static int heads_npy(ctx *c) {
-    sqlite3_stmt *s = prepare(c, "SELECT count(*), count(DISTINCT window), ifnull(max(position), -1) + 1,"
-                                 " ifnull(max(head), -1) + 1, min(position), min(head), min(window), max(window)"
-                                 " FROM head_steps WHERE run_id = ?1");
-    if (!s) return -1;
-    if (sqlite3_step(s) != SQLITE_ROW) {
-        sqlite3_finalize(s);
-        return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
-    }
-    int64_t rows = sqlite3_column_int64(s, 0), nw = sqlite3_column_int64(s, 1), T = sqlite3_column_int64(s, 2),
-            H = sqlite3_column_int64(s, 3), minp = sqlite3_column_int64(s, 4), minh = sqlite3_column_int64(s, 5),
-            minw = sqlite3_column_int64(s, 6), maxw = sqlite3_column_int64(s, 7);
-    sqlite3_finalize(s);
+    store_head_extent e;
+    if (store_head_steps_extent(c->st, c->run, &e) != 0) return -1;
+    int64_t rows = e.rows, nw = e.n_windows, T = e.n_positions, H = e.n_heads, minp = e.min_position,
+            minh = e.min_head, minw = e.min_window, maxw = e.max_window;
     if (rows == 0) return lacking(c, "head steps", " (a GPN has no memory heads)");
     if (minw < INT32_MIN || maxw > INT32_MAX)
         return gs_fail("%s: run %lld has head steps of window %lld, outside the int32 of heads_window.npy: export "
@@ -315,17 +269,14 @@ static int heads_npy(ctx *c) {
         path_of(c, names[k], path, sizeof path);
         rc = gs_npy_begin(&w[k], path, "<f4", 3, shape);
     }
-    s = rc ? NULL : prepare(c, "SELECT window, position, head, alpha, beta, mem_norm FROM head_steps WHERE run_id = ?1"
-                               " ORDER BY window, position, head");
+    store_rows *s = rc ? NULL : store_rows_open(c->st, c->run, STORE_ROWS_HEAD_STEPS);
     if (!rc && !s) rc = -1;
     int64_t wi = -1, cur = 0, not_numbers = 0, first_w = 0, first_p = 0;
     int first_col = 0;
-    int step = SQLITE_DONE;
     while (!rc) {
-        step = sqlite3_step(s);
-        int more = step == SQLITE_ROW;
-        if (!more && step != SQLITE_DONE) { rc = gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db)); break; }
-        int64_t win = more ? sqlite3_column_int64(s, 0) : 0;
+        int more = store_rows_next(s);
+        if (more < 0) { rc = -1; break; }
+        int64_t win = more ? store_rows_int(s, 0) : 0;
         if (!more || wi < 0 || win != cur) { /* a window ends */
             if (wi >= 0)
                 for (int k = 0; k < 3 && !rc; k++) rc = gs_npy_write(&w[k], block + k * T * H, T * H);
@@ -335,19 +286,19 @@ static int heads_npy(ctx *c) {
             wins[wi] = (int32_t)win;
             for (int64_t i = 0; i < 3 * T * H; i++) block[i] = NAN;
         }
-        int64_t p = sqlite3_column_int64(s, 1), h = sqlite3_column_int64(s, 2);
+        int64_t p = store_rows_int(s, 1), h = store_rows_int(s, 2);
         for (int k = 0; k < 3; k++) {
-            int type = sqlite3_column_type(s, 3 + k);
-            if (type == SQLITE_FLOAT || type == SQLITE_INTEGER)
-                block[k * T * H + p * H + h] = (float)sqlite3_column_double(s, 3 + k);
-            else if (type != SQLITE_NULL && !not_numbers++) { /* text reads as 0.0: NaN, and said */
+            store_value_type type = store_rows_type(s, 3 + k);
+            if (type == STORE_VALUE_FLOAT || type == STORE_VALUE_INT)
+                block[k * T * H + p * H + h] = (float)store_rows_double(s, 3 + k);
+            else if (type != STORE_VALUE_NULL && !not_numbers++) { /* text reads as 0.0: NaN, and said */
                 first_w = win;
                 first_p = p;
                 first_col = k;
             }
         }
     }
-    sqlite3_finalize(s);
+    store_rows_close(s);
     if (!rc && not_numbers)
         note(c, "warning: run %lld has %lld head-step value%s that %s not a number (the first: %s at window %lld, "
                 "position %lld): written as NaN", (long long)c->run, (long long)not_numbers,
@@ -368,25 +319,6 @@ static int heads_npy(ctx *c) {
 
 /* ---------- states ---------- */
 
-/* The kinds of states the run has ("pred", "ground", ...), ascending;
- * returns the count, -1 on error; *kinds holds n strings of STORE_KIND_MAX + 1 bytes. */
-static int kinds_of(ctx *c, char (**kinds)[STORE_KIND_MAX + 1]) {
-    *kinds = NULL;
-    sqlite3_stmt *s = prepare(c, "SELECT DISTINCT kind FROM states WHERE run_id = ?1 ORDER BY kind");
-    if (!s) return -1;
-    int n = 0, rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        char(*k)[STORE_KIND_MAX + 1] = realloc(*kinds, (size_t)(n + 1) * sizeof **kinds);
-        if (!k) { sqlite3_finalize(s); free(*kinds); *kinds = NULL; return gs_fail("out of memory"); }
-        *kinds = k;
-        const char *t = (const char *)sqlite3_column_text(s, 0);
-        snprintf(k[n++], STORE_KIND_MAX + 1, "%s", t ? t : "");
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) { free(*kinds); *kinds = NULL; return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db)); }
-    return n;
-}
-
 static int states_kind(ctx *c, const char *kind) {
     char sk[80], stem[120], name[3][200], path[4096];
     safe_name(sk, sizeof sk, kind);
@@ -395,22 +327,13 @@ static int states_kind(ctx *c, const char *kind) {
     if (c->o->format == GS_EXPORT_NPY) unique_stem(c, stem, sizeof stem, npy_suffixes, 3);
     else unique_stem(c, stem, sizeof stem, csv_suffix, 1);
     /* the reader hands windows and positions over as int32: a larger one would wrap */
-    sqlite3_stmt *q = prepare(c, "SELECT window, position FROM states WHERE run_id = ?1 AND kind = ?2 AND"
-                                 " (window NOT BETWEEN -2147483648 AND 2147483647 OR"
-                                 " position NOT BETWEEN -2147483648 AND 2147483647) LIMIT 1");
-    if (!q) return -1;
-    sqlite3_bind_text(q, 2, kind, -1, SQLITE_TRANSIENT);
-    int step = sqlite3_step(q);
-    if (step == SQLITE_ROW) {
-        int rc = gs_fail("%s: run %lld has a '%s' state at window %lld, position %lld, outside the 32-bit range of "
-                         "window and position ids (a damaged or hand-edited store)", store_path(c->st),
-                         (long long)c->run, kind, (long long)sqlite3_column_int64(q, 0),
-                         (long long)sqlite3_column_int64(q, 1));
-        sqlite3_finalize(q);
-        return rc;
-    }
-    sqlite3_finalize(q);
-    if (step != SQLITE_DONE) return gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
+    int64_t bad_w, bad_p;
+    int bad = store_first_state_past_int32(c->st, c->run, kind, &bad_w, &bad_p);
+    if (bad < 0) return -1;
+    if (bad)
+        return gs_fail("%s: run %lld has a '%s' state at window %lld, position %lld, outside the 32-bit range of "
+                       "window and position ids (a damaged or hand-edited store)", store_path(c->st),
+                       (long long)c->run, kind, (long long)bad_w, (long long)bad_p);
     int64_t n = store_count_states(c->st, c->run, kind);
     if (n < 0) return -1;
     store_states *rd = store_states_open(c->st, c->run, kind, -1, -1);
@@ -494,12 +417,12 @@ static int states_kind(ctx *c, const char *kind) {
 }
 
 static int export_states(ctx *c) {
-    char(*kinds)[STORE_KIND_MAX + 1] = NULL;
-    int n = kinds_of(c, &kinds);
+    store_kind_count *kinds = NULL; /* ascending by kind */
+    int n = store_state_counts(c->st, c->run, &kinds);
     if (n < 0) return -1;
-    if (n == 0) return lacking(c, "states", " (recorded with --states none)");
+    if (n == 0) { free(kinds); return lacking(c, "states", " (recorded with --states none)"); }
     int rc = 0;
-    for (int i = 0; i < n && !rc; i++) rc = states_kind(c, kinds[i]);
+    for (int i = 0; i < n && !rc; i++) rc = states_kind(c, kinds[i].kind);
     free(kinds);
     return rc;
 }
@@ -509,30 +432,29 @@ static int export_states(ctx *c) {
 static int vectors_csv(ctx *c) {
     char path[4096];
     path_of(c, "analysis_vectors.csv", path, sizeof path);
-    sqlite3_stmt *s = prepare(c, "SELECT a.id, a.name, v.key, v.vector FROM analysis_vectors v"
-                                 " JOIN analyses a ON a.id = v.analysis_id WHERE a.run_id = ?1 ORDER BY a.id, v.key");
+    store_rows *s = store_rows_open(c->st, c->run, STORE_ROWS_ANALYSIS_VECTORS);
     if (!s) return -1;
     gs_outfile out;
-    if (gs_outfile_open(&out, path) != 0) { sqlite3_finalize(s); return -1; }
+    if (gs_outfile_open(&out, path) != 0) { store_rows_close(s); return -1; }
     fputs("analysis_id,analysis,key,idx,value\r\n", out.f);
     int64_t rows = 0;
     int step, rc = 0;
     char head[512];
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        const unsigned char *b = sqlite3_column_blob(s, 3);
-        int bytes = sqlite3_column_bytes(s, 3);
-        const char *key = (const char *)sqlite3_column_text(s, 2);
+    while ((step = store_rows_next(s)) == 1) {
+        int bytes;
+        const unsigned char *b = store_rows_blob(s, 3, &bytes);
+        const char *key = store_rows_text(s, 2);
         if (bytes % 4) {
             rc = gs_fail("%s: analysis %lld's vector '%s' has %d bytes, not a float32 vector", store_path(c->st),
-                         (long long)sqlite3_column_int64(s, 0), key ? key : "", bytes);
+                         (long long)store_rows_int(s, 0), key ? key : "", bytes);
             break;
         }
         /* the row's first three fields, quoted as needed, once */
         FILE *m = fmemopen(head, sizeof head, "w");
         if (!m) { rc = gs_fail("out of memory"); break; }
-        gs_csv_int(m, sqlite3_column_int64(s, 0));
+        gs_csv_int(m, store_rows_int(s, 0));
         gs_csv_sep(m);
-        gs_csv_text(m, (const char *)sqlite3_column_text(s, 1));
+        gs_csv_text(m, store_rows_text(s, 1));
         gs_csv_sep(m);
         gs_csv_text(m, key);
         fclose(m);
@@ -545,8 +467,8 @@ static int vectors_csv(ctx *c) {
             rows++;
         }
     }
-    if (!rc && step != SQLITE_DONE) rc = gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
-    sqlite3_finalize(s);
+    if (!rc && step < 0) rc = -1;
+    store_rows_close(s);
     if (!rc && ferror(out.f)) rc = gs_outfile_write_failed(&out);
     if (rc) { gs_outfile_abort(&out); return -1; }
     if (gs_outfile_commit(&out) != 0) return -1;
@@ -555,13 +477,12 @@ static int vectors_csv(ctx *c) {
 }
 
 static int vectors_npy(ctx *c) {
-    sqlite3_stmt *s = prepare(c, "SELECT a.id, a.name, v.key, v.vector FROM analysis_vectors v"
-                                 " JOIN analyses a ON a.id = v.analysis_id WHERE a.run_id = ?1 ORDER BY a.id, v.key");
+    store_rows *s = store_rows_open(c->st, c->run, STORE_ROWS_ANALYSIS_VECTORS);
     if (!s) return -1;
-    int step, rc = 0;
-    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(s, 0);
-        const char *an = (const char *)sqlite3_column_text(s, 1), *key = (const char *)sqlite3_column_text(s, 2);
+    int step = 0, rc = 0;
+    while (!rc && (step = store_rows_next(s)) == 1) {
+        int64_t id = store_rows_int(s, 0);
+        const char *an = store_rows_text(s, 1), *key = store_rows_text(s, 2);
         char san[80], skey[80], stem[200], name[220], what[256];
         safe_name(san, sizeof san, an ? an : "");
         safe_name(skey, sizeof skey, key ? key : "");
@@ -570,8 +491,8 @@ static int vectors_npy(ctx *c) {
         unique_stem(c, stem, sizeof stem, suffix, 1);
         snprintf(name, sizeof name, "%s.npy", stem);
         snprintf(what, sizeof what, "vector '%s' of analysis %lld (%s)", key ? key : "", (long long)id, an ? an : "");
-        int bytes = sqlite3_column_bytes(s, 3);
-        const void *b = sqlite3_column_blob(s, 3);
+        int bytes;
+        const void *b = store_rows_blob(s, 3, &bytes);
         if (bytes % 4) {
             rc = gs_fail("%s: analysis %lld's vector '%s' has %d bytes, not a float32 vector", store_path(c->st),
                          (long long)id, key ? key : "", bytes);
@@ -584,30 +505,23 @@ static int vectors_npy(ctx *c) {
         rc = write_npy(c, name, what, "<f4", 1, &n, v);
         free(v);
     }
-    if (!rc && step != SQLITE_DONE) rc = gs_fail("%s: %s", store_path(c->st), sqlite3_errmsg(c->db));
-    sqlite3_finalize(s);
+    if (!rc && step < 0) rc = -1;
+    store_rows_close(s);
     return rc;
 }
 
 static int export_analyses(ctx *c) {
-    int64_t n = count_rows(c, "SELECT count(*) FROM analyses WHERE run_id = ?1");
+    int64_t n = store_count_analyses(c->st, c->run);
     if (n < 0) return -1;
     if (n == 0) return lacking(c, "analyses", " (run gpnscope analyze first)");
     if (query_csv(c, "analyses.csv", "one row per analysis of the run: name, settings (JSON), when, code version",
-                  "SELECT id AS analysis_id, name, settings, settings_hash, created_at, code_version FROM analyses"
-                  " WHERE run_id = ?1 ORDER BY id",
-                  0) < 0)
+                  STORE_ROWS_ANALYSES, 0) < 0)
         return -1;
     if (query_csv(c, "analysis_scalars.csv", "every analysis scalar: key, value and how it was computed",
-                  "SELECT a.id AS analysis_id, a.name AS analysis, s.key, s.value, s.note FROM analysis_scalars s"
-                  " JOIN analyses a ON a.id = s.analysis_id WHERE a.run_id = ?1 ORDER BY a.id, s.key",
-                  0) < 0)
+                  STORE_ROWS_ANALYSIS_SCALARS, 0) < 0)
         return -1;
     if (query_csv(c, "analysis_series.csv", "every analysis series (curves, lists): points in idx order",
-                  "SELECT a.id AS analysis_id, a.name AS analysis, s.series, s.idx, s.x, s.y, s.label"
-                  " FROM analysis_series s JOIN analyses a ON a.id = s.analysis_id WHERE a.run_id = ?1"
-                  " ORDER BY a.id, s.series, s.idx",
-                  0) < 0)
+                  STORE_ROWS_ANALYSIS_SERIES, 0) < 0)
         return -1;
     return c->o->format == GS_EXPORT_NPY ? vectors_npy(c) : vectors_csv(c);
 }
@@ -646,12 +560,12 @@ int gs_export_run(store *st, int64_t run_id, const char *dir, const gs_export_op
     store_run_info info;
     if (store_run_get(st, run_id, &info) != 0) return -1;
     if (gs_make_dirs(dir) != 0) return -1;
-    ctx c = {st, store_db(st), run_id, dir, o, res, cJSON_CreateArray(), o->block_rows > 0 ? o->block_rows : 256};
+    ctx c = {st, run_id, dir, o, res, cJSON_CreateArray(), o->block_rows > 0 ? o->block_rows : 256};
     if (!c.files) return gs_fail("out of memory");
     /* one snapshot for every file, even while a recording writes */
-    if (sqlite3_exec(c.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+    if (store_snapshot_begin(st) != 0) {
         cJSON_Delete(c.files);
-        return gs_fail("%s: starting a read: %s", store_path(st), sqlite3_errmsg(c.db));
+        return -1;
     }
     unsigned what = o->what ? o->what : GS_EXPORT_ALL;
     int rc = export_run_row(&c);
@@ -659,7 +573,7 @@ int gs_export_run(store *st, int64_t run_id, const char *dir, const gs_export_op
     if (!rc && (what & GS_EXPORT_HEADS)) rc = o->format == GS_EXPORT_NPY ? heads_npy(&c) : heads_csv(&c);
     if (!rc && (what & GS_EXPORT_STATES)) rc = export_states(&c);
     if (!rc && (what & GS_EXPORT_ANALYSES)) rc = export_analyses(&c);
-    sqlite3_exec(c.db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    store_snapshot_end(st);
     if (!rc) rc = write_manifest(&c, o->format == GS_EXPORT_NPY ? "npy" : "csv");
     cJSON_Delete(c.files);
     return rc;

@@ -2,7 +2,6 @@
 #include "plots/causal_plots.h"
 
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "base/error.h"
 #include "base/fs.h"
 #include "plots/gp.h"
+#include "store/experiments.h"
 
 /* A plot context for an experiment (the figures of a run use a run's). */
 static void context(plot_ctx *c, gs_plot_opts *o, store *st, int64_t experiment, const char *dir, const char *kind) {
@@ -20,15 +20,10 @@ static void context(plot_ctx *c, gs_plot_opts *o, store *st, int64_t experiment,
     c->o = o;
     c->font = 16;
     snprintf(c->first_fmt, sizeof c->first_fmt, "png");
-    char model[512] = "";
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT model_path FROM causal_experiments WHERE id = ?1", -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, experiment);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
-            const char *p = (const char *)sqlite3_column_text(s, 0), *b = strrchr(p, '/');
-            gp_text_visible(model, sizeof model, b ? b + 1 : p, (size_t)-1, 60);
-        }
-        sqlite3_finalize(s);
+    char model[512] = "", path[4096];
+    if (store_experiment_model_path(st, experiment, path, sizeof path) == 0 && path[0]) {
+        const char *b = strrchr(path, '/');
+        gp_text_visible(model, sizeof model, b ? b + 1 : path, (size_t)-1, 60);
     }
     snprintf(c->run_label, sizeof c->run_label, "%s experiment %lld · %s", kind, (long long)experiment, model);
     const char *p = store_path(st), *b = strrchr(p, '/');
@@ -49,71 +44,24 @@ static int render(const plot_ctx *c, const char *name, char *made, size_t size) 
     return 0;
 }
 
-/* The first pair's clean prompt as the experiment stored it (settings'
- * clean_tokens), n pieces malloc'd into *out; 0 for an experiment without
- * them (the axis then shows position numbers). */
-static int patch_tokens(store *st, int64_t experiment, char ***out) {
-    sqlite3_stmt *s;
-    *out = NULL;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT j.value FROM causal_experiments e, json_each(e.settings, '$.clean_tokens') j"
-                           " WHERE e.id = ?1 AND json_valid(e.settings) ORDER BY j.key",
-                           -1, &s, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(s, 1, experiment);
-    int n = 0, cap = 0;
-    char **v = NULL;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        if (n == cap) {
-            char **a = realloc(v, (size_t)(cap = cap ? 2 * cap : 32) * sizeof *a);
-            if (!a) break;
-            v = a;
-        }
-        const char *t = (const char *)sqlite3_column_text(s, 0);
-        if (!(v[n] = strdup(t ? t : ""))) break;
-        n++;
-    }
-    sqlite3_finalize(s);
-    *out = v;
-    return n;
-}
-
 int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, size_t size) {
     if (gs_mkdir_p(dir)) return -1;
-    sqlite3 *db = store_db(st);
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT component, position, mean_score FROM patch_summary"
-                           " WHERE experiment_id = ?1 ORDER BY component_index, position < 0, position",
-                           -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("reading patch experiment %lld: %s", (long long)experiment, sqlite3_errmsg(db));
-    sqlite3_bind_int64(s, 1, experiment);
-    char (*names)[96] = NULL;
-    double *x = NULL, *y = NULL, *z = NULL;
-    int64_t n = 0, cap = 0;
-    int n_comp = 0, n_pos = 0, rc = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *comp = (const char *)sqlite3_column_text(s, 0);
-        int pos = sqlite3_column_int(s, 1);
-        if (n == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *a = realloc(x, (size_t)cap * sizeof *a), *b = a ? realloc(y, (size_t)cap * sizeof *b) : NULL;
-            if (a) x = a;
-            if (b) y = b;
-            double *c3 = b ? realloc(z, (size_t)cap * sizeof *c3) : NULL;
-            if (c3) z = c3;
-            char (*nm)[96] = c3 ? realloc(names, (size_t)cap * sizeof *nm) : NULL;
-            if (!nm) { rc = gs_fail("out of memory"); break; }
-            names = nm;
-        }
-        if (n_comp == 0 || strcmp(names[n_comp - 1], comp ? comp : "")) snprintf(names[n_comp++], 96, "%s", comp ? comp : "");
-        if (pos + 1 > n_pos) n_pos = pos + 1;
-        x[n] = pos;
-        y[n] = n_comp - 1;
-        z[n] = sqlite3_column_type(s, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 2);
-        n++;
+    store_patch_cell *cells = NULL;
+    int64_t n = store_patch_summary(st, experiment, &cells);
+    if (n < 0) return gs_fail_context("reading patch experiment %lld: ", (long long)experiment);
+    size_t m = n ? (size_t)n : 1;
+    char (*names)[96] = malloc(m * sizeof *names);
+    double *x = malloc(m * sizeof *x), *y = malloc(m * sizeof *y), *z = malloc(m * sizeof *z);
+    int n_comp = 0, n_pos = 0, rc = names && x && y && z ? 0 : gs_fail("out of memory");
+    for (int64_t i = 0; !rc && i < n; i++) {
+        const store_patch_cell *e = &cells[i];
+        if (n_comp == 0 || strcmp(names[n_comp - 1], e->component)) snprintf(names[n_comp++], 96, "%s", e->component);
+        if (e->position + 1 > n_pos) n_pos = e->position + 1;
+        x[i] = e->position;
+        y[i] = n_comp - 1;
+        z[i] = e->mean_score;
     }
-    sqlite3_finalize(s);
+    free(cells);
     if (!rc && n == 0) rc = gs_fail("patch experiment %lld has no results", (long long)experiment);
     for (int64_t i = 0; !rc && i < n; i++)
         if (x[i] < 0) x[i] = n_pos; /* "all" after the last position */
@@ -124,7 +72,7 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
     if (!rc) rc = gp_write_columns(&c, "patch_heatmap-scores.dat", "mean patching score by component and position",
                                    "position (last column: every position) component_index mean_score", 3, n, cols);
     char **tokens = NULL;
-    int n_tok = rc ? 0 : patch_tokens(st, experiment, &tokens);
+    int n_tok = rc ? 0 : store_patch_clean_tokens(st, experiment, &tokens);
     gp_file f = {0};
     if (!rc) rc = gp_file_open(&f, dir, "patch_heatmap.gp");
     if (!rc) {
@@ -172,21 +120,17 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
 
 int gs_plot_steer(store *st, int64_t experiment, const char *dir, char *made, size_t size) {
     if (gs_mkdir_p(dir)) return -1;
-    sqlite3 *db = store_db(st);
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT c, delta_nll, top1_changed FROM steer_results WHERE experiment_id = ?1 ORDER BY c",
-                           -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("reading steer experiment %lld: %s", (long long)experiment, sqlite3_errmsg(db));
-    sqlite3_bind_int64(s, 1, experiment);
+    store_steer_point *pts = NULL;
+    int n = store_steer_points(st, experiment, &pts);
+    if (n < 0) return gs_fail_context("reading steer experiment %lld: ", (long long)experiment);
+    if (n > 256) n = 256; /* the figure's limit (a sweep of --c values is a few dozen) */
     double cc[256], dn[256], tc[256];
-    int n = 0;
-    while (n < 256 && sqlite3_step(s) == SQLITE_ROW) {
-        cc[n] = sqlite3_column_double(s, 0);
-        dn[n] = sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
-        tc[n] = sqlite3_column_type(s, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 2);
-        n++;
+    for (int i = 0; i < n; i++) {
+        cc[i] = pts[i].c;
+        dn[i] = pts[i].delta_nll;
+        tc[i] = pts[i].top1_changed;
     }
-    sqlite3_finalize(s);
+    free(pts);
     if (n == 0) return gs_fail("steer experiment %lld has no results", (long long)experiment);
     plot_ctx c;
     gs_plot_opts o;

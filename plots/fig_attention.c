@@ -7,34 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
-
 #include "base/error.h"
 #include "plots/gp.h"
 #include "store/causal.h"
 
 #define MAX_PANELS 8
 #define MAX_TICS 12
-
-/* the stored (window, layer) to draw and its heads, in head order */
-static int pick(store *st, int64_t aid, int *window, int *layer, int *heads) {
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT window, layer, head FROM attention_matrices WHERE analysis_id = ?1 AND kind = 'exact'"
-                           " AND (window, layer) = (SELECT window, layer FROM attention_matrices WHERE analysis_id = ?1"
-                           " ORDER BY window, layer LIMIT 1) ORDER BY head LIMIT 8",
-                           -1, &s, NULL) != SQLITE_OK)
-        return gs_fail("%s: reading attention_matrices: %s", store_path(st), sqlite3_errmsg(store_db(st)));
-    sqlite3_bind_int64(s, 1, aid);
-    int n = 0;
-    while (sqlite3_step(s) == SQLITE_ROW && n < MAX_PANELS) {
-        *window = sqlite3_column_int(s, 0);
-        *layer = sqlite3_column_int(s, 1);
-        heads[n++] = sqlite3_column_int(s, 2);
-    }
-    sqlite3_finalize(s);
-    return n;
-}
 
 /* "set xtics (...)" labels: the token each position's state last read */
 static void tics(FILE *f, const char *axis, char **pieces, int T, int offset) {
@@ -52,8 +30,9 @@ static void tics(FILE *f, const char *axis, char **pieces, int T, int offset) {
 int fig_attention(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t aid = gp_analysis(c->st, c->run, GS_AN_ATTENTION);
     if (aid <= 0) return 1;
-    int window = 0, layer = 0, heads[MAX_PANELS];
-    int n = pick(c->st, aid, &window, &layer, heads);
+    int32_t window = 0, layer = 0;
+    int heads[MAX_PANELS];
+    int n = store_attention_first_panel(c->st, aid, &window, &layer, heads, MAX_PANELS);
     if (n < 0) return -1;
     snprintf(fig->name, sizeof fig->name, "effective_attention");
     snprintf(fig->sources, sizeof fig->sources, "attention");
@@ -93,21 +72,7 @@ int fig_attention(const plot_ctx *c, gs_plot_figure *fig) {
     }
     pieces = calloc((size_t)T, sizeof *pieces);
     if (!pieces) { gs_fail("out of memory"); goto done; }
-    {
-        sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(store_db(c->st), "SELECT position, piece FROM tokens_text WHERE run_id = ?1 AND window = ?2"
-                               " AND position < ?3", -1, &s, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(s, 1, c->run);
-            sqlite3_bind_int(s, 2, window);
-            sqlite3_bind_int(s, 3, T);
-            while (sqlite3_step(s) == SQLITE_ROW) {
-                int p = sqlite3_column_int(s, 0);
-                const char *txt = (const char *)sqlite3_column_text(s, 1);
-                if (p >= 0 && p < T && txt && !pieces[p]) pieces[p] = strdup(txt);
-            }
-        }
-        sqlite3_finalize(s);
-    }
+    store_window_pieces(c->st, c->run, window, T, pieces); /* best effort: tics without text otherwise */
     if (gp_file_open(&a, c->dir, "effective_attention.gp") != 0) goto done;
     FILE *f = a.f;
     gp_preamble(f, c, "effective_attention", "exact effective attention a_tj per memory head (query down, key across)",

@@ -8,10 +8,8 @@
 #include "base/error.h"
 #include "store/store_internal.h"
 
-/* Step s to its end, one row of `size` bytes per result row, filled by fill; finalizes s. *out malloc'd
- * (NULL when no rows); the count, or -1 with the error set (`what` names the list). */
-static int read_rows(store *st, sqlite3_stmt *s, size_t size, void (*fill)(sqlite3_stmt *, void *), void **out,
-                     const char *what) {
+int st_read_rows(store *st, sqlite3_stmt *s, size_t size, void (*fill)(sqlite3_stmt *, void *), void **out,
+                 const char *what) {
     *out = NULL;
     if (!s) return -1;
     int n = 0, cap = 0, rc;
@@ -128,7 +126,7 @@ int store_newest_ablations(store *st, int64_t run_id, store_ablation_ref **out) 
         "ORDER BY id");
     if (s) sqlite3_bind_int64(s, 1, run_id);
     void *rows = NULL;
-    int n = read_rows(st, s, sizeof **out, fill_ablation, &rows, "listing ablations");
+    int n = st_read_rows(st, s, sizeof **out, fill_ablation, &rows, "listing ablations");
     *out = rows;
     return n;
 }
@@ -153,7 +151,7 @@ int store_newest_analyses(store *st, int64_t run_id, store_analysis_ref **out) {
         "ORDER BY id");
     if (s) sqlite3_bind_int64(s, 1, run_id);
     void *rows = NULL;
-    int n = read_rows(st, s, sizeof **out, fill_analysis, &rows, "listing the analyses of a run");
+    int n = st_read_rows(st, s, sizeof **out, fill_analysis, &rows, "listing the analyses of a run");
     *out = rows;
     return n;
 }
@@ -170,7 +168,7 @@ int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row 
                                      "ORDER BY key");
     if (s) sqlite3_bind_int64(s, 1, analysis_id);
     void *rows = NULL;
-    int n = read_rows(st, s, sizeof **out, fill_scalar, &rows, "reading an analysis' scalars");
+    int n = st_read_rows(st, s, sizeof **out, fill_scalar, &rows, "reading an analysis' scalars");
     *out = rows;
     return n;
 }
@@ -185,7 +183,7 @@ int store_state_counts(store *st, int64_t run_id, store_kind_count **out) {
     sqlite3_stmt *s = st_prepare(st, "SELECT kind, count(*) FROM states WHERE run_id = ?1 GROUP BY kind ORDER BY kind");
     if (s) sqlite3_bind_int64(s, 1, run_id);
     void *rows = NULL;
-    int n = read_rows(st, s, sizeof **out, fill_kind_count, &rows, "counting the run's states");
+    int n = st_read_rows(st, s, sizeof **out, fill_kind_count, &rows, "counting the run's states");
     *out = rows;
     return n;
 }
@@ -197,4 +195,14 @@ int64_t store_count_head_steps(store *st, int64_t run_id) {
     int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
     sqlite3_finalize(s);
     return n < 0 ? st_fail(st, "counting the run's head steps") : n;
+}
+
+int64_t store_analysis_newest(store *st, int64_t run_id, const char *name) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT ifnull(max(id), 0) FROM analyses WHERE name = ?1 AND (?2 <= 0 OR run_id = ?2)");
+    if (!s) return -1;
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, run_id);
+    int64_t id = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : st_fail(st, "finding an analysis");
+    sqlite3_finalize(s);
+    return id;
 }

@@ -33,6 +33,10 @@ int store_put_attention_matrix(store *st, int64_t analysis_id, int32_t window, i
 int store_read_attention_matrix(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
                                 const char *kind, float **weights, int32_t *n);
 
+/* The first stored (window, layer) of the analysis and up to max of its heads with an "exact" matrix there,
+ * in head order (what a figure draws); the count of heads, 0 when none, -1 on error. */
+int store_attention_first_panel(store *st, int64_t analysis_id, int32_t *window, int32_t *layer, int *heads, int max);
+
 /* ---------- direct logit attribution ---------- */
 /* One part of a predicted state at (window, position): its name ("carry",
  * "ground", "ffn", "mem", "residual"), its layer and head (-1: none) and the

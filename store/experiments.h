@@ -8,6 +8,7 @@
 #ifndef GS_STORE_EXPERIMENTS_H
 #define GS_STORE_EXPERIMENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -33,5 +34,28 @@ int store_put_steer(store *st, int64_t exp, double c, int64_t n_tokens, double n
 /* lens_tokens: rank 0 is the top token of the site's decode at the position. */
 int store_put_lens(store *st, int64_t exp, const char *site, int position, int rank, int32_t token_id, double logit,
                    const char *piece);
+
+
+/* ---------- reading, for the figures (store/experiments_read.c) ---------- */
+/* The experiment's model path into buf ("" when NULL): 0, 1 when there is no such experiment, -1 on error. */
+int store_experiment_model_path(store *st, int64_t experiment, char *buf, size_t size);
+/* patch_summary's cells in sweep order (component, then position with -1, "every position", last);
+ * *out malloc'd; the count, or -1. mean_score NaN where NULL. */
+typedef struct {
+    char component[256];
+    int position;
+    double mean_score;
+} store_patch_cell;
+int64_t store_patch_summary(store *st, int64_t experiment, store_patch_cell **out);
+/* steer_results by c (*out malloc'd; NULLs read as NaN); the count, or -1. */
+typedef struct {
+    double c, delta_nll, top1_changed;
+} store_steer_point;
+int store_steer_points(store *st, int64_t experiment, store_steer_point **out);
+
+/* The first pair's clean prompt as a patch experiment stored it (its settings'
+ * clean_tokens): n pieces malloc'd into *out (free each and the array); 0 for an
+ * experiment without them (a figure then shows position numbers). */
+int store_patch_clean_tokens(store *st, int64_t experiment, char ***out);
 
 #endif

@@ -119,10 +119,15 @@ int64_t store_last_run(store *st, int which) {
 }
 
 int64_t store_count_states(store *st, int64_t run_id, const char *kind) {
-    sqlite3_stmt *s = st_prepare(st, "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2");
+    return store_count_states_from(st, run_id, kind, INT32_MIN);
+}
+
+int64_t store_count_states_from(store *st, int64_t run_id, const char *kind, int first) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2 AND position >= ?3");
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_text(s, 2, kind ? kind : "pred", -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 3, first);
     int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : st_fail(st, "counting states");
     sqlite3_finalize(s);
     return n;
@@ -432,6 +437,43 @@ int store_first_token_outside(store *st, int64_t run_id, int V, int64_t *window,
     return st_fail(st, "checking the run's token ids");
 }
 
-void store_snapshot_begin(store *st) { sqlite3_exec(st->db, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL); }
+int store_snapshot_begin(store *st) {
+    return sqlite3_exec(st->db, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL) == SQLITE_OK
+               ? 0
+               : st_fail(st, "starting a read");
+}
 
 void store_snapshot_end(store *st) { sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL); }
+
+int store_window_pieces(store *st, int64_t run_id, int32_t window, int T, char **pieces) {
+    /* positions past T are passed over below */
+    sqlite3_stmt *s = st_prepare(st, "SELECT position, piece FROM tokens_text WHERE run_id = ?1 AND window = ?2");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run_id);
+    sqlite3_bind_int(s, 2, window);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int p = sqlite3_column_int(s, 0);
+        const char *txt = (const char *)sqlite3_column_text(s, 1);
+        if (p >= 0 && p < T && txt && !pieces[p] && !(pieces[p] = strdup(txt))) { rc = SQLITE_NOMEM; break; }
+    }
+    sqlite3_finalize(s);
+    if (rc == SQLITE_NOMEM) return gs_fail("%s: out of memory reading token pieces", st->path);
+    return rc == SQLITE_DONE ? 0 : st_fail(st, "reading the window's token pieces");
+}
+
+static void fill_offset_pair(sqlite3_stmt *s, void *row) {
+    int64_t *g = row;
+    g[0] = sqlite3_column_int64(s, 0);
+    g[1] = sqlite3_column_int64(s, 1);
+}
+
+int64_t store_window_offsets(store *st, int64_t run_id, int64_t **pairs) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT ifnull(corpus_offset, -1), ifnull(n_tokens, -1) FROM windows"
+                                     " WHERE run_id = ?1 ORDER BY window");
+    if (s) sqlite3_bind_int64(s, 1, run_id);
+    void *rows = NULL;
+    int n = st_read_rows(st, s, 2 * sizeof **pairs, fill_offset_pair, &rows, "reading the run's windows");
+    *pairs = rows;
+    return n;
+}

@@ -46,8 +46,9 @@ enum {
 store *store_open(const char *path, int flags);
 void store_close(store *st); /* NULL is fine; rolls back an open batch */
 const char *store_path(const store *st);
-/* The connection, vector functions registered, for ad-hoc SQL (the sql
- * command, plots, notebooks). Do not close it. */
+/* The connection, vector functions registered, for ad-hoc SQL: the sql
+ * command and the store bench only (docs/architecture.md, "Who may talk
+ * SQL"); every other module asks a named reader. Do not close it. */
 struct sqlite3 *store_db(store *st);
 
 /* ---------- batches ---------- */
@@ -182,8 +183,9 @@ typedef struct {
 int64_t store_list_runs(store *st, int64_t **ids);
 /* One snapshot of the store for a series of reads (a plot, an export), even while a recording writes:
  * a read transaction begun and its first read done; end it with store_snapshot_end. Best effort: a
- * snapshot that cannot begin leaves every read on its own. */
-void store_snapshot_begin(store *st);
+ * snapshot that cannot begin leaves every read on its own (and returns -1 with the error set, for a
+ * caller that needs the one snapshot: the exporter). */
+int store_snapshot_begin(store *st);
 void store_snapshot_end(store *st);
 int store_run_get(store *st, int64_t run_id, store_run_info *out);
 /* The run's settings JSON (malloc'd; free it). */
@@ -197,6 +199,8 @@ enum {
 int64_t store_last_run(store *st, int which);
 
 int64_t store_count_states(store *st, int64_t run_id, const char *kind);
+/* The same from position `first` on (states after a warm-up that analyses skip). */
+int64_t store_count_states_from(store *st, int64_t run_id, const char *kind, int first);
 
 /* Stream a run's states of one kind, ordered by (window, position), as float32
  * rows. windows [window_from, window_to] inclusive; -1 for either end means
@@ -265,6 +269,12 @@ int store_read_unigram_counts(store *st, int64_t run_id, int64_t **counts, int64
 /* The piece text of a token in the run's vocabulary into buf; 0, or -1 if the
  * run has no vocabulary row for it. */
 int store_token_piece(store *st, int64_t run_id, int32_t token_id, char *buf, size_t size);
+/* The piece texts of window's tokens at positions 0..T-1 into pieces[] (strdup'd; entries already set,
+ * and positions without a token or piece, are left as they are). 0, or -1 on error. */
+int store_window_pieces(store *st, int64_t run_id, int32_t window, int T, char **pieces);
+/* The run's windows in order as (corpus_offset, n_tokens) pairs, -1 where unknown (*pairs malloc'd, 2 per
+ * window); the count of windows, or -1. */
+int64_t store_window_offsets(store *st, int64_t run_id, int64_t **pairs);
 
 /* ---------- analysis results ---------- */
 /* Start the results of analysis `name` on a run with these settings (a JSON
@@ -303,7 +313,7 @@ int64_t store_newest_analysed_run(store *st);
 int store_analysis_names(store *st, int64_t run_id, char (*names)[64], int max, int by_first);
 /* How many states of each kind the run stored, by kind (*out malloc'd); the count of kinds, or -1. */
 typedef struct {
-    char kind[64];
+    char kind[STORE_KIND_MAX + 1];
     int64_t n;
 } store_kind_count;
 int store_state_counts(store *st, int64_t run_id, store_kind_count **out);
@@ -335,6 +345,8 @@ typedef struct {
     double value;
 } store_scalar_row;
 int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row **out);
+/* The newest analysis `name` of a run, or of any run when run_id <= 0; 0 if none, -1 on error. */
+int64_t store_analysis_newest(store *st, int64_t run_id, const char *name);
 
 /* Canonical form of a settings JSON object (keys sorted, no spaces; malloc'd)
  * and its sha256; NULL/-1 with gs_error() on invalid JSON. */

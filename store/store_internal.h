@@ -45,6 +45,10 @@ int st_step_done(store *st, sqlite3_stmt *s, const char *what);
 void st_bind_text(sqlite3_stmt *s, int i, const char *text);
 /* Bind a float, or NULL when it is NaN. */
 void st_bind_float(sqlite3_stmt *s, int i, double v);
+/* Step s to its end, one row of `size` bytes per result row, filled by fill; finalizes s. *out malloc'd
+ * (NULL when no rows); the count, or -1 with the error set (`what` names the list). (analysis_read.c) */
+int st_read_rows(store *st, sqlite3_stmt *s, size_t size, void (*fill)(sqlite3_stmt *, void *), void **out,
+                 const char *what);
 
 /* schema.c */
 typedef struct {

@@ -1,6 +1,8 @@
-/* The checks every transformer-like family's test makes against an expect
- * file (tests/fixtures/reference/README.md's layout: position t of each
- * sequence), shared by test_family_tpp.c and test_family_rt.c:
+/* The one helper of the family tests (test_family_tpp.c, test_family_rt.c,
+ * test_family_gdn.c, test_parity.c): a fixture's tensors against a run's
+ * (fc_compare), and the checks every family without a first-token
+ * prediction makes against an expect file (tests/fixtures/reference/
+ * README.md's layout: position t of each sequence):
  *   1. every site the expect file holds, read through the engine's sites
  *      (probes/ captures), the logits and the nll within 1e-4, under the
  *      engine's step convention (a site at step t is the file's position t;
@@ -10,12 +12,15 @@
  *   2. batch invariance: one sequence at a time (GEMV) against the batch;
  *   3. BF16 weights drift no more than 3x a control model's whose weights
  *      carry random relative noise of bf16's size (test_parity.c's measure).
- * One header, static functions: each test is its own executable. */
+ * One header, static inline functions: each test is its own executable. */
 #ifndef GS_TESTS_FAMILY_CHECK_H
 #define GS_TESTS_FAMILY_CHECK_H
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "engine/arch/family.h"
@@ -30,6 +35,13 @@ typedef struct {
     int per_layer;
 } fc_site;
 
+/* a handler on every site a pattern names, added to each engine a run makes */
+typedef struct {
+    const char *pattern;
+    probe_fn fn;
+    void *ctx;
+} fc_hook;
+
 #define FC_MAX_CAPS (2 + 16 * 8)
 
 typedef struct {
@@ -42,7 +54,7 @@ typedef struct {
     int nan0;                /* every nll at step 0 is NaN and its top1 -1 */
 } fc_run;
 
-static void fc_run_free(fc_run *r) {
+static inline void fc_run_free(fc_run *r) {
     for (int i = 0; i < r->n; i++) free(r->cap[i]);
     free(r->logits);
     free(r->nll);
@@ -50,10 +62,11 @@ static void fc_run_free(fc_run *r) {
 
 /* B sequences of T tokens, `batch` at a time, every site captured, then one
  * more step whose logits are the prediction made at position T - 1. */
-static int fc_run_model(const gpn_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
-                        int batch, fc_run *r) {
+static inline int fc_run_hooked(const gpn_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
+                         int batch, const fc_hook *hooks, int n_hooks, fc_run *r) {
     const gpn_config *c = &m->cfg;
     memset(r, 0, sizeof *r);
+    if (batch > 64) return gs_fail("at most 64 sequences a batch (%d)", batch);
     r->B = B, r->T = T, r->V = c->V, r->nan0 = 1;
     for (int s = 0; s < n_sites; s++)
         for (int l = 0; l < (sites[s].per_layer ? c->n_layers : 1) && r->n < FC_MAX_CAPS; l++) {
@@ -74,6 +87,12 @@ static int fc_run_model(const gpn_model *m, const fc_site *sites, int n_sites, c
             r->width[i] = cap[i]->width;
             if (!r->cap[i]) r->cap[i] = calloc((size_t)B * T * cap[i]->width, 4);
         }
+        for (int k = 0; k < n_hooks; k++)
+            if (probe_add(ps, hooks[k].pattern, hooks[k].fn, hooks[k].ctx) != 0) {
+                probe_set_free(ps);
+                gpn_engine_free(e);
+                return -1;
+            }
         gpn_engine_reset(e);
         for (int t = 0; t <= T; t++) {
             int32_t tok[64];
@@ -100,12 +119,21 @@ static int fc_run_model(const gpn_model *m, const fc_site *sites, int n_sites, c
     return 0;
 }
 
-/* ||got - want|| / ||want|| over the entries where want is a number; NaN in
- * one and not the other is a failure */
-static void fc_compare(const char *fx, const st_file *ex, const char *name, const float *got, long n_got) {
+static inline int fc_run_model(const gpn_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
+                        int batch, fc_run *r) {
+    return fc_run_hooked(m, sites, n_sites, tokens, B, T, batch, NULL, 0, r);
+}
+
+/* got against the fixture's tensor `name`: ||got - want|| / ||want|| over the
+ * entries where want is a number, printed after `label` and CHECKed below
+ * tol; a NaN in one and not the other fails. n_got: the values got holds (the
+ * fixture must hold as many), or -1 for the fixture's count. */
+static inline void fc_compare(const char *label, const st_file *ex, const char *name, const float *got, long n_got,
+                       double tol) {
     const st_tensor *t = safetensors_find(ex, name);
-    CHECK(t && t->numel == n_got, "%s: fixture lacks %s of %ld values", fx, name, n_got);
-    if (!t || t->numel != n_got) return;
+    CHECK(t && (n_got < 0 || t->numel == n_got), "%s: the fixture lacks %s of %ld values", label, name, n_got);
+    if (!t || (n_got >= 0 && t->numel != n_got)) return;
+    n_got = (long)t->numel;
     float *want = malloc((size_t)n_got * 4);
     st_tensor_to_f32(t, want);
     double num = 0, den = 0;
@@ -120,27 +148,27 @@ static void fc_compare(const char *fx, const st_file *ex, const char *name, cons
         den += (double)want[i] * want[i];
     }
     double err = den > 0 ? sqrt(num / den) : sqrt(num);
-    printf("  %-6s %-16s rel err %.2e%s\n", fx, name, err, nans ? " (NaN before position 0 alike)" : "");
-    CHECK(err < 1e-4 && !nan_mismatch, "%s %s: relative error %.3e, %ld NaNs where the other has a number", fx, name,
-          err, nan_mismatch);
+    printf("  %-6s %-16s rel err %.2e%s\n", label, name, err, nans ? " (NaN before position 0 alike)" : "");
+    CHECK(err < tol && !nan_mismatch, "%s %s: relative error %.3e (tolerance %.0e), %ld NaNs where the other has a number",
+          label, name, err, tol, nan_mismatch);
     free(want);
 }
 
 /* Checks 1-3 on model m against the expect file ex; *full keeps the batch's
  * run for the caller's further checks (fc_run_free it). min_sites: how many
  * of the sites the file must hold. */
-static void fc_parity(const char *fx, const gpn_model *m, const st_file *ex, const fc_site *sites, int n_sites,
+static inline void fc_parity(const char *fx, const gpn_model *m, const st_file *ex, const fc_site *sites, int n_sites,
                       const int32_t *tokens, int B, int T, int min_sites, fc_run *full) {
     int d = m->cfg.d, V = m->cfg.V;
     CHECK(fc_run_model(m, sites, n_sites, tokens, B, T, B, full) == 0, "run: %s", gs_error());
     int compared = 0;
     for (int i = 0; i < full->n; i++)
         if (safetensors_find(ex, full->expect[i]))
-            fc_compare(fx, ex, full->expect[i], full->cap[i], (long)B * T * full->width[i]), compared++;
+            fc_compare(fx, ex, full->expect[i], full->cap[i], (long)B * T * full->width[i], 1e-4), compared++;
     printf("  %-6s %d of %d captured sites in the expect file\n", fx, compared, full->n);
     CHECK(compared >= min_sites, "%s: only %d sites to compare", fx, compared);
-    fc_compare(fx, ex, "logits", full->logits, (long)B * T * V);
-    fc_compare(fx, ex, "nll", full->nll, (long)B * (T - 1));
+    fc_compare(fx, ex, "logits", full->logits, (long)B * T * V, 1e-4);
+    fc_compare(fx, ex, "nll", full->nll, (long)B * (T - 1), 1e-4);
     CHECK(full->nan0, "%s: step 0 predicts nothing: its nll must be NaN and its top1 -1", fx);
 
     fc_run one;
@@ -189,18 +217,18 @@ typedef struct {
     int B, T;
 } fc_pair;
 
-static int fc_open(const char *fx, const char *wpath, const char *epath, gpn_arch arch, fc_pair *p) {
+static inline int fc_open(const char *fx, const char *wpath, const char *epath, gpn_arch arch, fc_pair *p) {
     memset(p, 0, sizeof *p);
     p->m = gpn_model_load(wpath);
     CHECK(p->m != NULL, "load %s: %s", fx, gs_error());
     p->ex = safetensors_open(epath);
     CHECK(p->ex != NULL, "open %s: %s", epath, gs_error());
     const st_tensor *tt = p->ex ? safetensors_find(p->ex, "tokens") : NULL;
-    CHECK(!p->ex || (tt && tt->ndim == 2), "%s: no 2-D tokens", epath);
+    CHECK(!p->ex || (tt && tt->ndim == 2 && tt->shape[0] <= 64), "%s: no 2-D tokens of at most 64 sequences", epath);
     const gs_family *fam = p->m ? gs_family_of(&p->m->cfg) : NULL;
     CHECK(!p->m || (p->m->cfg.arch == arch && fam && !fam->predicts_first_token), "%s: recognised as %s", fx,
           gpn_arch_name(p->m->cfg.arch));
-    if (!p->m || !tt || p->m->cfg.arch != arch) {
+    if (!p->m || !tt || tt->ndim != 2 || tt->shape[0] > 64 || p->m->cfg.arch != arch) {
         gpn_model_free(p->m);
         safetensors_close(p->ex);
         return -1;
@@ -211,27 +239,37 @@ static int fc_open(const char *fx, const char *wpath, const char *epath, gpn_arc
     return 0;
 }
 
-static void fc_close(fc_pair *p) {
+static inline void fc_close(fc_pair *p) {
     gpn_model_free(p->m);
     safetensors_close(p->ex);
     free(p->tokens);
 }
 
 /* probe handler: zero the rows of sequences at position 0 */
-static void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
+static inline void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
     (void)ctx;
     for (int b = 0; b < ev->B; b++)
         if (ev->positions[b] == 0) memset(ev->data + (size_t)b * ev->width, 0, (size_t)ev->width * sizeof(float));
 }
 
-/* main: WEIGHTS EXPECT pairs from argv (named by their files), else the fixture `name` */
-static int fc_main(int argc, char **argv, const char *name, void (*check_pair)(const char *, const char *, const char *)) {
+/* main: WEIGHTS EXPECT pairs from argv (named by their files), else the
+ * fixtures `names` (NULL-terminated) */
+static inline int fc_main_fixtures(int argc, char **argv, const char *const *names,
+                                   void (*check_pair)(const char *, const char *, const char *)) {
     if (test_each_pair(argc, argv, check_pair)) return test_summary();
-    char w[64], e[64];
-    snprintf(w, sizeof w, "reference/%s.weights.safetensors", name);
-    snprintf(e, sizeof e, "reference/%s.expect.safetensors", name);
-    check_pair(name, fixture(w), fixture(e));
+    for (int k = 0; names[k]; k++) {
+        char w[96], e[96];
+        snprintf(w, sizeof w, "reference/%s.weights.safetensors", names[k]);
+        snprintf(e, sizeof e, "reference/%s.expect.safetensors", names[k]);
+        check_pair(names[k], fixture(w), fixture(e));
+    }
     return test_summary();
+}
+
+/* the same for one fixture */
+static inline int fc_main(int argc, char **argv, const char *name, void (*check_pair)(const char *, const char *, const char *)) {
+    const char *const names[2] = {name, NULL};
+    return fc_main_fixtures(argc, argv, names, check_pair);
 }
 
 #endif

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "engine/engine.h"
 #include "engine/checkpoint/safetensors.h"
-#include "fixture_compare.h"
+#include "family_check.h"
 #include "testlib.h"
 
 typedef struct {
@@ -80,7 +80,7 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
     const float *outs[] = {full.s_pred, full.s_ground, full.logits, full.nll, full.alpha, full.beta, full.mem_norm};
     char label[64];
     snprintf(label, sizeof label, "%s f32", name);
-    for (int i = 0; i < (is_m ? 7 : 4); i++) compare_fixture(label, ex, names[i], outs[i], -1, 1e-4);
+    for (int i = 0; i < (is_m ? 7 : 4); i++) fc_compare(label, ex, names[i], outs[i], -1, 1e-4);
 
     /* 2. batch invariance: each sequence alone gives the same numbers, up to
      * float32 rounding (batch 1 goes through GEMV, batches through GEMM, which
@@ -138,26 +138,9 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
     free(tokens);
 }
 
-static void check_fixture(const char *name) {
-    char wpath[256], epath[256];
-    snprintf(wpath, sizeof wpath, "reference/%s.weights.safetensors", name);
-    snprintf(epath, sizeof epath, "reference/%s.expect.safetensors", name);
-    check_pair(name, fixture(wpath), fixture(epath));
-}
-
 /* test_parity [WEIGHTS EXPECT]...: the given pairs (tests/cli/parity_configs.sh
  * generates them), else the companion fixtures. */
 int main(int argc, char **argv) {
-    if (argc > 1) {
-        for (int i = 1; i + 1 < argc; i += 2) {
-            const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
-            check_pair(name, argv[i], argv[i + 1]);
-        }
-        return test_summary();
-    }
-    check_fixture("gpnm1");
-    check_fixture("gpn");
-    return test_summary();
+    static const char *const fixtures[] = {"gpnm1", "gpn", NULL};
+    return fc_main_fixtures(argc, argv, fixtures, check_pair);
 }
