@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyses/analyze.h" /* the store source, GS_AN_* */
+#include "analyses/registry.h"
 #include "base/error.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -168,6 +169,8 @@ static int agree(gs_job *job, int ok) {
     return -1;
 }
 
+static int share_mean(gs_job *job, gs_geometry *g);
+
 static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
     gs_geometry_sums sums;
     int rc = gs_geometry_accumulate(src, &o->geometry, &sums);
@@ -177,8 +180,113 @@ static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts
     }
     r->states_here = sums.n;
     if (reduce_sums(job, &sums)) { gs_cov_acc_free(&sums.acc); return -1; }
-    if (job->rank) { gs_cov_acc_free(&sums.acc); return 0; }
-    return gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
+    rc = 0;
+    if (job->rank) gs_cov_acc_free(&sums.acc);
+    else rc = gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
+    if (agree(job, rc == 0)) return -1;
+    return share_mean(job, &r->geometry);
+}
+
+/* What the default direction's pass reads of the geometry (its mean, norms and
+ * counts), rank 0's exact numbers sent to every rank: a sum with zeros
+ * elsewhere, exact in floating point. */
+static int share_mean(gs_job *job, gs_geometry *g) {
+    int64_t d = g->d, counts[3] = {g->d, g->n, g->n_windows};
+    if (gs_job_max_i64(job, &d, 1)) return -1;
+    if (job->rank) {
+        memset(g, 0, sizeof *g);
+        counts[0] = counts[1] = counts[2] = 0;
+        if (!(g->mean = calloc((size_t)d, sizeof *g->mean))) return gs_fail("out of memory");
+    }
+    double norms[2] = {job->rank ? 0 : g->mean_norm, job->rank ? 0 : g->norm_mean};
+    if (gs_job_sum_i64(job, counts, 3) || gs_job_sum_f64(job, g->mean, d) || gs_job_sum_f64(job, norms, 2)) return -1;
+    g->d = (int)counts[0];
+    g->n = counts[1];
+    g->n_windows = counts[2];
+    g->mean_norm = norms[0];
+    g->norm_mean = norms[1];
+    return 0;
+}
+
+/* The windows among shard s's first `take` states: the default direction
+ * assigns batches by a window's place in the whole job. */
+static int64_t count_windows(const store_shard *s, const char *kind, int skip, int64_t take) {
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    sqlite3_stmt *q = NULL;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(store_db(st),
+                           "SELECT count(DISTINCT window) FROM (SELECT window FROM states WHERE run_id = ?1 AND kind = ?2"
+                           " AND position >= ?3 ORDER BY window, position LIMIT ?4)",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, s->run);
+        sqlite3_bind_text(q, 2, kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int(q, 3, skip);
+        sqlite3_bind_int64(q, 4, take);
+        if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
+    }
+    if (n < 0) gs_fail("%s: counting windows: %s", s->path, sqlite3_errmsg(store_db(st)));
+    sqlite3_finalize(q);
+    store_close(st);
+    return n;
+}
+
+/* The default direction: each of this rank's shards read on its own, with its
+ * first window's and state's places in the job, adds its batch and emergence
+ * sums; the sums are added up and rank 0 finishes (no decode: the model is
+ * not read here, so the default tokens need the merged store). */
+static int default_part(gs_job *job, const chain *c, const int64_t *all_take, const gs_shards_opts *o,
+                        gs_shards_result *r) {
+    const int n = c->n;
+    gs_geometry *g = &r->geometry;
+    int64_t *wins = calloc((size_t)n, sizeof *wins);
+    gs_default_sums sums = {0};
+    int ok = wins && gs_default_sums_init(&sums, g->d, &o->dflt) == 0, rc = -1;
+    if (!wins) gs_fail("out of memory");
+    for (int i = 0; ok && i < n; i++)
+        if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->take[i])) < 0) ok = 0;
+    if (agree(job, ok) || gs_job_sum_i64(job, wins, n)) goto out;
+    int64_t win0 = 0, row0 = 0;
+    for (int i = 0; ok && i < n; win0 += wins[i], row0 += all_take[i], i++) {
+        if (c->take[i] <= 0) continue;
+        store *st = store_open(c->shards[i].path, STORE_READ);
+        gs_state_source *src = st ? gs_store_source_open(st, c->shards[i].run, c->kind, c->skip, c->take[i]) : NULL;
+        if (!src || gs_default_dir_accumulate(src, g, &o->dflt, win0, row0, &sums)) {
+            gs_fail_context("%s: ", c->shards[i].path);
+            ok = 0;
+        }
+        gs_store_source_close(src);
+        store_close(st);
+    }
+    if (agree(job, ok)) goto out;
+    int64_t cap = sums.cap;
+    if (gs_job_max_i64(job, &cap, 1)) goto out;
+    if (cap > sums.cap) { /* the longest window may be another rank's */
+        double *e = realloc(sums.emergence, (size_t)cap * sizeof *e);
+        if (e) sums.emergence = e;
+        int64_t *en = e ? realloc(sums.emergence_n, (size_t)cap * sizeof *en) : NULL;
+        if (en) sums.emergence_n = en;
+        ok = e && en;
+        for (int64_t t = sums.cap; ok && t < cap; t++) sums.emergence[t] = 0, sums.emergence_n[t] = 0;
+        if (ok) sums.cap = cap;
+        else gs_fail("out of memory");
+    }
+    if (agree(job, ok)) goto out;
+    const int64_t bd = (int64_t)sums.n_batches * sums.d;
+    int64_t totals[2] = {sums.n, sums.n_windows};
+    if (gs_job_sum_f64(job, sums.bsum, bd) || gs_job_sum_f64(job, sums.rsum, bd) ||
+        gs_job_sum_i64(job, sums.bcount, sums.n_batches) || gs_job_sum_i64(job, sums.rcount, sums.n_batches) ||
+        gs_job_sum_f64(job, sums.emergence, cap) || gs_job_sum_i64(job, sums.emergence_n, cap) ||
+        gs_job_sum_i64(job, totals, 2))
+        goto out;
+    sums.n = totals[0];
+    sums.n_windows = totals[1];
+    rc = 0;
+    if (job->rank == 0) rc = gs_default_dir_finish(&sums, g, NULL, NULL, 0, &o->dflt, &r->default_dir);
+out:
+    gs_default_sums_free(&sums);
+    free(wins);
+    return rc;
 }
 
 static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
@@ -202,16 +310,18 @@ static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts
 
 void gs_shards_result_free(gs_shards_result *r) {
     gs_geometry_free(&r->geometry);
+    gs_default_dir_free(&r->default_dir);
     gs_horizons_free(&r->horizons);
 }
 
 int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r) {
     memset(r, 0, sizeof *r);
     store_shard *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count), *take = calloc((size_t)(n > 0 ? n : 1), sizeof *take);
+    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count), *take = calloc((size_t)(n > 0 ? n : 1), sizeof *take),
+            *all_take = calloc((size_t)(n > 0 ? n : 1), sizeof *all_take);
     int rc = -1, ok = 1, read = 0;
     chain c = {0};
-    if (!s || !count || !take) { gs_fail("out of memory"); ok = 0; }
+    if (!s || !count || !take || !all_take) { gs_fail("out of memory"); ok = 0; }
     if (ok && n < 1) { gs_fail("no shards to analyse"); ok = 0; }
     /* every rank checks the whole list, so a bad shard fails every rank alike */
     for (int i = 0; ok && i < n; i++, read++) {
@@ -248,7 +358,7 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     int64_t before = 0;
     for (int i = 0; i < n; i++) {
         int64_t left = o->max_states > 0 ? o->max_states - before : count[i];
-        take[i] = left <= 0 ? 0 : left < count[i] ? left : count[i];
+        all_take[i] = take[i] = left <= 0 ? 0 : left < count[i] ? left : count[i];
         before += count[i];
         if (i % job->size != job->rank) take[i] = 0; /* another rank's */
     }
@@ -259,9 +369,13 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     r->n_shards = n;
     r->n_ranks = s[0].of;
     r->run_windows = s[0].n_windows;
-    unsigned parts = o->parts ? o->parts : GS_AN_GEOMETRY | GS_AN_HORIZON;
+    unsigned parts = o->parts ? o->parts : GS_SHARDS_PARTS;
+    for (int i = 0; i < gs_n_analysis_rows; i++) /* the rows a part reads (the default direction: the geometry) */
+        if (parts & gs_analysis_rows[i].bit) parts |= gs_analysis_rows[i].requires;
     if ((parts & GS_AN_GEOMETRY) && geometry_part(job, &c.src, o, r)) goto out;
     if (parts & GS_AN_GEOMETRY) r->done |= GS_AN_GEOMETRY;
+    if ((parts & GS_AN_DEFAULT) && default_part(job, &c, all_take, o, r)) goto out;
+    if (parts & GS_AN_DEFAULT) r->done |= GS_AN_DEFAULT;
     if ((parts & GS_AN_HORIZON) && horizons_part(job, &c.src, o, r)) goto out;
     if (parts & GS_AN_HORIZON) r->done |= GS_AN_HORIZON;
     rc = 0;
@@ -272,5 +386,6 @@ out:
     free(s);
     free(count);
     free(take);
+    free(all_take);
     return rc;
 }

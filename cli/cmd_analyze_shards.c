@@ -15,22 +15,25 @@
 #include "parallel/job.h"
 
 static const char *help =
-    "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only geometry,horizon] [--max-states N]\n"
+    "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only geometry,default,horizon] [--max-states N]\n"
     "                                     [--skip-positions K] [--seed S] [--max-lag K] [--site NAME]\n\n"
     "Analyse the shards of an MPI recording (mpirun -n K gpnscope record; docs/scale.md)\n"
     "without merging them: rank r reads the shards at places r, r + K, ... of the list (in\n"
     "the order of the ranks that recorded them), streams their states through the\n"
-    "analyses' accumulation (geometry: norms, mean, covariance; horizons: per-lag sums\n"
-    "of cosines and pair counts), and the sums are added up over the ranks (MPI_Allreduce);\n"
+    "analyses' accumulation (geometry: norms, mean, covariance; default direction: batch\n"
+    "and per-step emergence sums; horizons: per-lag sums of cosines and pair counts), and\n"
+    "the sums are added up over the ranks (MPI_Allreduce);\n"
     "rank 0 finishes and prints one JSON object. Its numbers equal `gpnscope analyze` on\n"
     "the merged store (gpnscope merge) to rounding: the same sums, added in another order\n"
     "(about 1e-12 relative; the test checks 1e-9). Without mpirun it is one rank.\n"
     "Nothing is written to the shards.\n\n"
-    "  --only LIST         geometry, horizon or both (default; the two reduced over shards so\n"
-    "                      far: the others need the merged store)\n"
+    "  --only LIST         of geometry, default, horizon (default: all three, the ones reduced\n"
+    "                      over shards so far; default reads the geometry; its decode to default\n"
+    "                      tokens, retention and the probe need the merged store)\n"
+    "  --seed S            the correlation heatmap's coordinates, the default direction's\n"
+    "                      random batches (1)\n"
     "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
     "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
-    "  --seed S            the correlation heatmap's sample of coordinates (1)\n"
     "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
     "  --site NAME         the recorded vector site to read (default: the run's state site);\n"
     "                      --kind pred|ground is the older spelling\n";
@@ -63,6 +66,30 @@ static cJSON *geometry_json(const gs_geometry *g) {
     return j;
 }
 
+static cJSON *default_json(const gs_default_dir *r) {
+    cJSON *j = cJSON_CreateObject();
+    /* the keys and series `gpnscope analyze` stores for "default_direction" (no decode: no model here) */
+    cJSON_AddNumberToObject(j, "mean_norm", r->mean_norm);
+    cJSON_AddNumberToObject(j, "norm_ratio", r->norm_ratio);
+    if (r->stability_valid) {
+        cJSON_AddNumberToObject(j, "batch_cos_mean", r->stab_mean);
+        cJSON_AddNumberToObject(j, "batch_cos_std", r->stab_std);
+        cJSON_AddItemToObject(j, "batch_cosines", cJSON_CreateDoubleArray(r->batch_cos, r->n_pairs));
+    }
+    if (r->random_valid) {
+        cJSON_AddNumberToObject(j, "batch_cos_random_mean", r->rand_mean);
+        cJSON_AddNumberToObject(j, "batch_cos_random_std", r->rand_std);
+    }
+    if (r->pc1_cos == r->pc1_cos) cJSON_AddNumberToObject(j, "pc1_cos", r->pc1_cos);
+    if (r->mean_norm2_over_lambda1 == r->mean_norm2_over_lambda1)
+        cJSON_AddNumberToObject(j, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1);
+    if (r->has_t10) cJSON_AddNumberToObject(j, "emergence_t10", r->emerg_t10);
+    if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
+    cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
+    cJSON_AddItemToObject(j, "emergence", cJSON_CreateDoubleArray(r->emergence, (int)r->emerg_len));
+    return j;
+}
+
 static cJSON *horizons_json(const gs_horizons *h) {
     cJSON *j = cJSON_CreateObject();
     /* the keys and series `gpnscope analyze` stores for "horizons" */
@@ -89,6 +116,7 @@ int cmd_analyze_shards(int argc, char **argv) {
     gs_shards_opts o = {0};
     gs_geometry_opts_default(&o.geometry);
     gs_horizon_opts_default(&o.horizons);
+    gs_default_opts_default(&o.dflt);
     o.max_states = 16384;
     static const struct option opts[] = {
         {"shards", no_argument, 0, 'S'},           {"only", required_argument, 0, 'o'},
@@ -112,14 +140,15 @@ int cmd_analyze_shards(int argc, char **argv) {
         case 'S': break;
         case 'o':
             if (gs_analyze_parse_parts(optarg, &o.parts)) snprintf(why, sizeof why, "--only: %s", gs_error());
-            else if (o.parts & ~(unsigned)(GS_AN_GEOMETRY | GS_AN_HORIZON))
-                snprintf(why, sizeof why, "--only %s: only geometry and horizon are reduced over shards so far: merge "
-                         "the shards (gpnscope merge STORE SHARD...) and analyze the store for the others", optarg);
+            else if (o.parts & ~(unsigned)GS_SHARDS_PARTS)
+                snprintf(why, sizeof why, "--only %s: only geometry, default and horizon are reduced over shards so "
+                         "far: merge the shards (gpnscope merge STORE SHARD...) and analyze the store for the others",
+                         optarg);
             break;
         case 'L': o.horizons.max_lag = (int)v; break;
         case 'n': o.max_states = v; break;
         case 'k': o.skip_positions = (int)v; break;
-        case 's': o.geometry.seed = (uint64_t)v; break;
+        case 's': o.geometry.seed = o.dflt.seed = (uint64_t)v; break;
         case 'x': case 'K': o.kind = optarg; break;
         case 'h': fputs(help, stdout); return 0;
         default: cli_bad_option("analyze", opts, argv); return 2;
@@ -145,6 +174,7 @@ int cmd_analyze_shards(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "analysed_by_ranks", job.size);
         cJSON_AddStringToObject(j, "kind", r.kind);
         if (r.done & GS_AN_GEOMETRY) cJSON_AddItemToObject(j, "geometry", geometry_json(&r.geometry));
+        if (r.done & GS_AN_DEFAULT) cJSON_AddItemToObject(j, "default", default_json(&r.default_dir));
         if (r.done & GS_AN_HORIZON) cJSON_AddItemToObject(j, "horizons", horizons_json(&r.horizons));
         char *txt = cJSON_Print(j);
         printf("%s\n", txt);
