@@ -8,6 +8,8 @@
 
 #include "analyses/analyze.h" /* the store source, GS_AN_* */
 #include "analyses/registry.h"
+#include "analyses/retention_store.h"
+#include "analyses/rows.h" /* the run's decay site */
 #include "base/error.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -308,7 +310,72 @@ static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts
     return gs_horizons_finish(h);
 }
 
+/* One shard's decays, read by the rank that reads the shard. */
+typedef struct {
+    float *alpha, *beta;
+    int64_t *ws;
+    int nw, H;
+} decays;
+
+static int read_shard_decays(const store_shard *s, const gs_shards_opts *o, decays *dk) {
+    if (s->begin >= s->end) return 0; /* a rank that had no windows to record (more ranks than batches) */
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    char buf[64];
+    const char *site = o->decay_site ? o->decay_site
+                                     : gs_analysis_site_of_role(st, s->run, "decay", 0, "mem.alpha", buf, sizeof buf);
+    int rc = gs_retention_read_decays(st, s->run, site, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
+    if (rc) gs_fail_context("%s: reading the decays: ", s->path);
+    store_close(st);
+    return rc;
+}
+
+/* Retention: every rank reads its shards' decays (a shard's, not the job's),
+ * the windows are numbered across the shards in rank order, each rank adds
+ * its windows' sums for every lag once and per bootstrap resample
+ * (gs_retention_accumulate), the sums are added up and rank 0 finishes. */
+static int retention_part(gs_job *job, const store_shard *shards, int n, const gs_shards_opts *o, gs_shards_result *r) {
+    decays *dk = calloc((size_t)n, sizeof *dk);
+    int64_t *wins = calloc((size_t)n + 2, sizeof *wins); /* per shard, then H and the longest window */
+    gs_retention_sums sums = {0};
+    int ok = dk && wins, rc = -1;
+    if (!ok) gs_fail("out of memory");
+    for (int i = job->rank; ok && i < n; i += job->size) {
+        if (read_shard_decays(&shards[i], o, &dk[i])) { ok = 0; break; }
+        wins[i] = dk[i].nw;
+        if (dk[i].nw && dk[i].H > wins[n]) wins[n] = dk[i].H;
+        for (int w = 0; w < dk[i].nw; w++)
+            if (dk[i].ws[w + 1] - dk[i].ws[w] > wins[n + 1]) wins[n + 1] = dk[i].ws[w + 1] - dk[i].ws[w];
+    }
+    if (agree(job, ok) || gs_job_sum_i64(job, wins, n) || gs_job_max_i64(job, wins + n, 2)) goto out;
+    int64_t nw = 0;
+    for (int i = 0; i < n; i++) nw += wins[i];
+    for (int i = job->rank; ok && i < n; i += job->size)
+        if (dk[i].nw && dk[i].H != wins[n])
+            ok = 0, gs_fail("%s: decays of %d heads, another shard's %lld", shards[i].path, dk[i].H, (long long)wins[n]);
+    if (ok && nw > INT32_MAX) ok = 0, gs_fail("retention: %lld windows is too many", (long long)nw);
+    if (ok && gs_retention_sums_init(&sums, (int)wins[n], (int)nw, (int)wins[n + 1] - 1, &o->retention)) ok = 0;
+    int64_t first = 0;
+    for (int i = 0; ok && i < n; first += wins[i], i++)
+        if (i % job->size == job->rank && dk[i].nw &&
+            gs_retention_accumulate(dk[i].alpha, dk[i].beta, dk[i].ws, dk[i].nw, (int)first, &sums)) {
+            gs_fail_context("%s: ", shards[i].path);
+            ok = 0;
+        }
+    if (agree(job, ok)) goto out;
+    if (gs_job_sum_f64(job, sums.f64, sums.n_f64) || gs_job_sum_i64(job, sums.i64, sums.n_i64)) goto out;
+    rc = job->rank ? 0 : gs_retention_finish(&sums, &o->retention, &r->retention);
+    if (rc == 0 && job->rank == 0 && !(*sums.has_beta)) r->retention.has_beta = 0;
+out:
+    gs_retention_sums_free(&sums);
+    for (int i = 0; dk && i < n; i++) free(dk[i].alpha), free(dk[i].beta), free(dk[i].ws);
+    free(dk);
+    free(wins);
+    return rc;
+}
+
 void gs_shards_result_free(gs_shards_result *r) {
+    gs_retention_free(&r->retention);
     gs_geometry_free(&r->geometry);
     gs_default_dir_free(&r->default_dir);
     gs_horizons_free(&r->horizons);
@@ -369,7 +436,7 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     r->n_shards = n;
     r->n_ranks = s[0].of;
     r->run_windows = s[0].n_windows;
-    unsigned parts = o->parts ? o->parts : GS_SHARDS_PARTS;
+    unsigned parts = o->parts ? o->parts : GS_SHARDS_STATE_PARTS;
     for (int i = 0; i < gs_n_analysis_rows; i++) /* the rows a part reads (the default direction: the geometry) */
         if (parts & gs_analysis_rows[i].bit) parts |= gs_analysis_rows[i].requires;
     if ((parts & GS_AN_GEOMETRY) && geometry_part(job, &c.src, o, r)) goto out;
@@ -378,6 +445,8 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     if (parts & GS_AN_DEFAULT) r->done |= GS_AN_DEFAULT;
     if ((parts & GS_AN_HORIZON) && horizons_part(job, &c.src, o, r)) goto out;
     if (parts & GS_AN_HORIZON) r->done |= GS_AN_HORIZON;
+    if ((parts & GS_AN_RETENTION) && retention_part(job, s, n, o, r)) goto out;
+    if (parts & GS_AN_RETENTION) r->done |= GS_AN_RETENTION;
     rc = 0;
 out:
     if (rc) gs_shards_result_free(r);
