@@ -71,23 +71,31 @@ static int64_t chain_next(void *ctx, float *rows, int64_t *window, int32_t *pos,
     return 0;
 }
 
-/* states of the shard's run after the first skip positions */
-static int64_t count_states(const store_shard *s, const char *kind, int skip) {
+/* One count over a shard's states of the kind after the first skip
+ * positions (sql binds ?1 run, ?2 kind, ?3 skip and ?4 a limit when it has one). */
+static int64_t count_of(const store_shard *s, const char *sql, const char *what, const char *kind, int skip,
+                        int64_t limit) {
     store *st = store_open(s->path, STORE_READ);
     if (!st) return -1;
     sqlite3_stmt *q = NULL;
     int64_t n = -1;
-    if (sqlite3_prepare_v2(store_db(st), "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2 AND position >= ?3",
-                           -1, &q, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(q, 1, s->run);
         sqlite3_bind_text(q, 2, kind, -1, SQLITE_STATIC);
         sqlite3_bind_int(q, 3, skip);
+        if (sqlite3_bind_parameter_count(q) >= 4) sqlite3_bind_int64(q, 4, limit);
         if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
     }
-    if (n < 0) gs_fail("%s: counting states: %s", s->path, sqlite3_errmsg(store_db(st)));
+    if (n < 0) gs_fail("%s: counting %s: %s", s->path, what, sqlite3_errmsg(store_db(st)));
     sqlite3_finalize(q);
     store_close(st);
     return n;
+}
+
+/* states of the shard's run after the first skip positions */
+static int64_t count_states(const store_shard *s, const char *kind, int skip) {
+    return count_of(s, "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2 AND position >= ?3", "states", kind,
+                    skip, 0);
 }
 
 static int by_rank(const void *x, const void *y) {
@@ -213,24 +221,10 @@ static int share_mean(gs_job *job, gs_geometry *g) {
 /* The windows among shard s's first `take` states: the default direction
  * assigns batches by a window's place in the whole job. */
 static int64_t count_windows(const store_shard *s, const char *kind, int skip, int64_t take) {
-    store *st = store_open(s->path, STORE_READ);
-    if (!st) return -1;
-    sqlite3_stmt *q = NULL;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(store_db(st),
-                           "SELECT count(DISTINCT window) FROM (SELECT window FROM states WHERE run_id = ?1 AND kind = ?2"
-                           " AND position >= ?3 ORDER BY window, position LIMIT ?4)",
-                           -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, s->run);
-        sqlite3_bind_text(q, 2, kind, -1, SQLITE_STATIC);
-        sqlite3_bind_int(q, 3, skip);
-        sqlite3_bind_int64(q, 4, take);
-        if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
-    }
-    if (n < 0) gs_fail("%s: counting windows: %s", s->path, sqlite3_errmsg(store_db(st)));
-    sqlite3_finalize(q);
-    store_close(st);
-    return n;
+    return count_of(s,
+                    "SELECT count(DISTINCT window) FROM (SELECT window FROM states WHERE run_id = ?1 AND kind = ?2"
+                    " AND position >= ?3 ORDER BY window, position LIMIT ?4)",
+                    "windows", kind, skip, take);
 }
 
 /* The default direction: each of this rank's shards read on its own, with its
