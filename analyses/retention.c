@@ -365,26 +365,23 @@ int gs_retention_sums_init(gs_retention_sums *s, int H, int n_windows, int max_l
     if (!(s->lags = gs_log_lags(max_lag, o->per_decade > 0 ? o->per_decade : 16, &s->n_lags))) return -1;
     const int64_t L = s->n_lags, K = max_lag, J = s->B + 1;
     /* one block of doubles and one of counts, so the whole is two reductions */
-    int64_t at = 0;
-    s->sum_log = (double *)(intptr_t)at; at += H;
-    s->sum_alpha = (double *)(intptr_t)at; at += H;
-    s->sum_beta = (double *)(intptr_t)at; at += H;
-    for (int e = 0; e < GS_RET_COUNT; e++) {
-        s->grid[e] = (double *)(intptr_t)at; at += L * H;
-        s->num[e] = (double *)(intptr_t)at; at += J * K * H;
-        s->den[e] = (double *)(intptr_t)at; at += J * K;
-    }
-    s->ext_log = (double *)(intptr_t)at; at += J * H;
-    s->ext_n = (double *)(intptr_t)at; at += J;
-    s->n_f64 = at;
+    s->n_f64 = 3 * H + GS_RET_COUNT * (L * H + J * K * H + J * K) + J * H + J;
     s->n_i64 = 2 * L + 2;
     s->f64 = calloc((size_t)s->n_f64, sizeof *s->f64);
     s->i64 = calloc((size_t)s->n_i64, sizeof *s->i64);
     s->counts = resample_counts(o->seed, s->B, n_windows);
     if (!s->f64 || !s->i64 || (s->B && !s->counts)) { gs_retention_sums_free(s); return gs_fail("out of memory"); }
-    double **ptrs[] = {&s->sum_log, &s->sum_alpha, &s->sum_beta, &s->grid[0], &s->num[0], &s->den[0],
-                       &s->grid[1], &s->num[1], &s->den[1], &s->ext_log, &s->ext_n};
-    for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; i++) *ptrs[i] = s->f64 + (intptr_t)*ptrs[i];
+    double *at = s->f64;
+    s->sum_log = at, at += H;
+    s->sum_alpha = at, at += H;
+    s->sum_beta = at, at += H;
+    for (int e = 0; e < GS_RET_COUNT; e++) {
+        s->grid[e] = at, at += L * H;
+        s->num[e] = at, at += J * K * H;
+        s->den[e] = at, at += J * K;
+    }
+    s->ext_log = at, at += J * H;
+    s->ext_n = at;
     s->n_pairs = s->i64;
     s->n_starts = s->i64 + L;
     s->n_rows = s->i64 + 2 * L;
