@@ -277,8 +277,8 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         goto out;
     sums.n = totals[0];
     sums.n_windows = totals[1];
-    rc = 0;
-    if (job->rank == 0) rc = gs_default_dir_finish(&sums, g, NULL, NULL, 0, &o->dflt, &r->default_dir);
+    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, NULL, NULL, 0, &o->dflt, &r->default_dir);
+    if (agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
 out:
     gs_default_sums_free(&sums);
     free(wins);
@@ -359,7 +359,7 @@ static int retention_part(gs_job *job, const store_shard *shards, int n, const g
     if (agree(job, ok)) goto out;
     if (gs_job_sum_f64(job, sums.f64, sums.n_f64) || gs_job_sum_i64(job, sums.i64, sums.n_i64)) goto out;
     rc = job->rank ? 0 : gs_retention_finish(&sums, &o->retention, &r->retention);
-    if (rc == 0 && job->rank == 0 && !(*sums.has_beta)) r->retention.has_beta = 0;
+    if (agree(job, rc == 0)) rc = -1;
 out:
     gs_retention_sums_free(&sums);
     for (int i = 0; dk && i < n; i++) free(dk[i].alpha), free(dk[i].beta), free(dk[i].ws);
