@@ -98,17 +98,107 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
     return 0;
 }
 
-int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_model *m, const double *unigram,
-                       int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r) {
-    memset(r, 0, sizeof *r);
-    gs_default_opts dflt;
-    if (!o) { gs_default_opts_default(&dflt); o = &dflt; }
+void gs_default_sums_free(gs_default_sums *s) {
+    free(s->bsum); free(s->rsum); free(s->bcount); free(s->rcount); free(s->emergence); free(s->emergence_n);
+    memset(s, 0, sizeof *s);
+}
+
+static int check_geometry(const gs_state_source *src, const gs_geometry *g) {
     if (!g || !g->mean || g->n < 1) return gs_fail("the default direction needs the geometry result (run geometry first)");
     if (!src || src->d != g->d)
         return gs_fail("the state source has %d dimensions but the geometry was computed on %d", src ? src->d : 0, g->d);
-    const int d = g->d;
-    if (!(g->mean_norm > 0))
-        return gs_fail("the mean state s_bar is zero: the default direction is undefined");
+    if (!(g->mean_norm > 0)) return gs_fail("the mean state s_bar is zero: the default direction is undefined");
+    return 0;
+}
+
+int gs_default_sums_init(gs_default_sums *s, int d, const gs_default_opts *o) {
+    memset(s, 0, sizeof *s);
+    const int nb = o && o->n_batches > 1 ? o->n_batches : 8;
+    s->d = d;
+    s->n_batches = nb;
+    s->bsum = calloc((size_t)nb * d, sizeof *s->bsum);
+    s->rsum = calloc((size_t)nb * d, sizeof *s->rsum);
+    s->bcount = calloc((size_t)nb, sizeof *s->bcount);
+    s->rcount = calloc((size_t)nb, sizeof *s->rcount);
+    if (!s->bsum || !s->rsum || !s->bcount || !s->rcount) { gs_default_sums_free(s); return gs_fail("out of memory"); }
+    return 0;
+}
+
+/* One pass: batch sums and the emergence curve's sums. The batches are
+ * assigned by the states' places in the whole job (win0 + the window's
+ * ordinal here, row0 + the row's), so a piece read on its own adds what it
+ * adds in the one pass over everything. */
+int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const gs_default_opts *o, int64_t win0,
+                              int64_t row0, gs_default_sums *s) {
+    gs_default_opts dflt;
+    if (!o) { gs_default_opts_default(&dflt); o = &dflt; }
+    if (check_geometry(src, g)) return -1;
+    const int d = g->d, nb = s->n_batches;
+    const int by_window = g->n_windows >= nb;
+    double *run = malloc((size_t)d * sizeof *run);
+    if (!run) return gs_fail("out of memory");
+    gs_window_reader *wr = gs_window_reader_new(src);
+    if (!wr) { free(run); return -1; }
+    int64_t win_i = win0, row_i = row0;
+    int rc = -1;
+    for (;;) {
+        const float *rows;
+        const int32_t *pos;
+        int64_t w;
+        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        if (k < 0) goto out;
+        if (k == 0) break;
+        if (k > s->cap) {
+            int64_t nc = k;
+            double *ne = realloc(s->emergence, (size_t)nc * sizeof *ne);
+            if (!ne) { gs_fail("out of memory"); goto out; }
+            s->emergence = ne;
+            int64_t *nn = realloc(s->emergence_n, (size_t)nc * sizeof *nn);
+            if (!nn) { gs_fail("out of memory"); goto out; }
+            s->emergence_n = nn;
+            for (int64_t t = s->cap; t < nc; t++) { s->emergence[t] = 0; s->emergence_n[t] = 0; }
+            s->cap = nc;
+        }
+        memset(run, 0, (size_t)d * sizeof *run);
+        for (int64_t t = 0; t < k; t++, row_i++) {
+            const float *x = rows + t * d;
+            int b = by_window ? (int)(win_i * nb / g->n_windows) : (int)(row_i * nb / g->n);
+            if (b >= nb) b = nb - 1;
+            double *bs = s->bsum + (int64_t)b * d;
+            int rb = (int)(gs_hash2(o->seed, (uint64_t)row_i) % (uint64_t)nb); /* a random batch of rows */
+            double *rs = s->rsum + (int64_t)rb * d;
+            s->rcount[rb]++;
+            double dot = 0, nn = 0;
+            for (int j = 0; j < d; j++) {
+                bs[j] += x[j];
+                rs[j] += x[j];
+                run[j] += x[j];
+                dot += run[j] * g->mean[j];
+                nn += run[j] * run[j];
+            }
+            s->bcount[b]++;
+            if (nn > 0) { /* a zero running sum (e.g. a window starting at the zero state) has no direction */
+                s->emergence[t] += dot / (sqrt(nn) * g->mean_norm);
+                s->emergence_n[t]++;
+            }
+        }
+        win_i++;
+    }
+    s->n += row_i - row0;
+    s->n_windows += win_i - win0;
+    rc = 0;
+out:
+    gs_window_reader_free(wr);
+    free(run);
+    return rc;
+}
+
+int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_model *m, const double *unigram,
+                          int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r) {
+    memset(r, 0, sizeof *r);
+    gs_default_opts dflt;
+    if (!o) { gs_default_opts_default(&dflt); o = &dflt; }
+    const int d = g->d, nb = s->n_batches;
     r->d = d;
     r->n = g->n;
     r->n_windows = g->n_windows;
@@ -117,86 +207,36 @@ int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_mod
     r->top_sv_cos = g->top_sv ? gs_cosine(g->mean, g->top_sv, d) : 0.0;
     r->pc1_cos = g->pc1 ? fabs(gs_cosine(g->mean, g->pc1, d)) : NAN;
     r->mean_norm2_over_lambda1 = g->pc1_lambda > 0 ? g->mean_norm * g->mean_norm / g->pc1_lambda : NAN;
-
-    /* ---- one pass: batch sums and the emergence curve ---- */
-    const int nb = o->n_batches > 1 ? o->n_batches : 8;
     r->n_batches = nb;
     r->batches_by_window = g->n_windows >= nb;
-    double *bsum = calloc((size_t)nb * d, sizeof *bsum), *run = malloc((size_t)d * sizeof *run);
-    double *rsum = calloc((size_t)nb * d, sizeof *rsum);
-    int64_t *bcount = calloc((size_t)nb, sizeof *bcount), *rcount = calloc((size_t)nb, sizeof *rcount);
-    gs_window_reader *wr = NULL;
-    if (!bsum || !run || !bcount || !rsum || !rcount) { gs_fail("out of memory"); goto fail; }
-    wr = gs_window_reader_new(src);
-    if (!wr) goto fail;
-    int64_t win_i = 0, row_i = 0, cap = 0;
-    for (;;) {
-        const float *rows;
-        const int32_t *pos;
-        int64_t w;
-        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
-        if (k < 0) goto fail;
-        if (k == 0) break;
-        if (k > cap) {
-            int64_t nc = k;
-            double *ne = realloc(r->emergence, (size_t)nc * sizeof *ne);
-            if (!ne) { gs_fail("out of memory"); goto fail; }
-            r->emergence = ne;
-            int64_t *nn = realloc(r->emergence_n, (size_t)nc * sizeof *nn);
-            if (!nn) { gs_fail("out of memory"); goto fail; }
-            r->emergence_n = nn;
-            for (int64_t t = cap; t < nc; t++) { r->emergence[t] = 0; r->emergence_n[t] = 0; }
-            cap = nc;
-        }
-        memset(run, 0, (size_t)d * sizeof *run);
-        for (int64_t t = 0; t < k; t++, row_i++) {
-            const float *s = rows + t * d;
-            int b = r->batches_by_window ? (int)(win_i * nb / g->n_windows) : (int)(row_i * nb / g->n);
-            if (b >= nb) b = nb - 1;
-            double *bs = bsum + (int64_t)b * d;
-            int rb = (int)(gs_hash2(o->seed, (uint64_t)row_i) % (uint64_t)nb); /* a random batch of rows */
-            double *rs = rsum + (int64_t)rb * d;
-            rcount[rb]++;
-            double dot = 0, nn = 0;
-            for (int j = 0; j < d; j++) {
-                bs[j] += s[j];
-                rs[j] += s[j];
-                run[j] += s[j];
-                dot += run[j] * g->mean[j];
-                nn += run[j] * run[j];
-            }
-            bcount[b]++;
-            if (nn > 0) { /* a zero running sum (e.g. a window starting at the zero state) has no direction */
-                r->emergence[t] += dot / (sqrt(nn) * g->mean_norm);
-                r->emergence_n[t]++;
-            }
-        }
-        win_i++;
-    }
-    gs_window_reader_free(wr);
-    wr = NULL;
-    if (row_i != g->n || win_i != g->n_windows) {
+    if (s->n != g->n || s->n_windows != g->n_windows) {
         gs_fail("the state source changed between passes (%lld states in %lld windows, geometry saw %lld in %lld)",
-                (long long)row_i, (long long)win_i, (long long)g->n, (long long)g->n_windows);
+                (long long)s->n, (long long)s->n_windows, (long long)g->n, (long long)g->n_windows);
         goto fail;
     }
-    r->emerg_len = cap;
-    for (int64_t t = 0; t < cap; t++)
+    /* the emergence curve: the sums become means (taken over, not copied) */
+    r->emerg_len = s->cap;
+    r->emergence = s->emergence;
+    r->emergence_n = s->emergence_n;
+    s->emergence = NULL;
+    s->emergence_n = NULL;
+    for (int64_t t = 0; t < r->emerg_len; t++)
         if (r->emergence_n[t]) r->emergence[t] /= (double)r->emergence_n[t];
-    if (cap >= 10 && r->emergence_n[9]) { r->has_t10 = 1; r->emerg_t10 = r->emergence[9]; }
-    if (cap >= 100 && r->emergence_n[99]) { r->has_t100 = 1; r->emerg_t100 = r->emergence[99]; }
+    if (r->emerg_len >= 10 && r->emergence_n[9]) { r->has_t10 = 1; r->emerg_t10 = r->emergence[9]; }
+    if (r->emerg_len >= 100 && r->emergence_n[99]) { r->has_t100 = 1; r->emerg_t100 = r->emergence[99]; }
 
     /* ---- the same over random batches of rows ---- */
     {
         int rfull = 1;
-        for (int b = 0; b < nb; b++) rfull &= rcount[b] > 0;
+        for (int b = 0; b < nb; b++) rfull &= s->rcount[b] > 0;
         if (rfull) {
-            double s = 0, v = 0, c[64 * 63 / 2];
+            double sum = 0, v = 0, c[64 * 63 / 2];
             int np = 0;
             for (int a = 0; a < nb && nb <= 64; a++)
-                for (int b = a + 1; b < nb; b++) s += c[np++] = gs_cosine(rsum + (int64_t)a * d, rsum + (int64_t)b * d, d);
+                for (int b = a + 1; b < nb; b++)
+                    sum += c[np++] = gs_cosine(s->rsum + (int64_t)a * d, s->rsum + (int64_t)b * d, d);
             if (np > 0) {
-                r->rand_mean = s / np;
+                r->rand_mean = sum / np;
                 for (int i = 0; i < np; i++) v += (c[i] - r->rand_mean) * (c[i] - r->rand_mean);
                 r->rand_std = np > 1 ? sqrt(v / (np - 1)) : 0.0;
                 r->random_valid = 1;
@@ -205,35 +245,39 @@ int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_mod
     }
     /* ---- stability: cosines between every pair of batch means ---- */
     int full = 1;
-    for (int b = 0; b < nb; b++) full &= bcount[b] > 0;
+    for (int b = 0; b < nb; b++) full &= s->bcount[b] > 0;
     if (full) {
         r->n_pairs = nb * (nb - 1) / 2;
         r->batch_cos = malloc((size_t)r->n_pairs * sizeof *r->batch_cos);
         if (!r->batch_cos) { gs_fail("out of memory"); goto fail; }
         int p = 0;
-        double s = 0;
+        double sum = 0;
         for (int a = 0; a < nb; a++)
             for (int b = a + 1; b < nb; b++) {
-                r->batch_cos[p] = gs_cosine(bsum + (int64_t)a * d, bsum + (int64_t)b * d, d);
-                s += r->batch_cos[p++];
+                r->batch_cos[p] = gs_cosine(s->bsum + (int64_t)a * d, s->bsum + (int64_t)b * d, d);
+                sum += r->batch_cos[p++];
             }
-        r->stab_mean = s / r->n_pairs;
+        r->stab_mean = sum / r->n_pairs;
         double v = 0;
         for (int i = 0; i < r->n_pairs; i++) v += (r->batch_cos[i] - r->stab_mean) * (r->batch_cos[i] - r->stab_mean);
         r->stab_std = r->n_pairs > 1 ? sqrt(v / (r->n_pairs - 1)) : 0.0;
         r->stability_valid = 1;
     }
-    free(bsum); bsum = NULL;
-    free(run); run = NULL;
-    free(bcount); bcount = NULL;
-    free(rsum); rsum = NULL;
-    free(rcount); rcount = NULL;
-
+    gs_default_sums_free(s);
     if (m && decode_part(g, m, unigram, unigram_len, o, r) != 0) goto fail;
     return 0;
 fail:
-    gs_window_reader_free(wr);
-    free(bsum); free(run); free(bcount); free(rsum); free(rcount);
+    gs_default_sums_free(s);
     gs_default_dir_free(r);
     return -1;
+}
+
+int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_model *m, const double *unigram,
+                       int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r) {
+    memset(r, 0, sizeof *r);
+    if (check_geometry(src, g)) return -1;
+    gs_default_sums s;
+    if (gs_default_sums_init(&s, g->d, o)) return -1;
+    if (gs_default_dir_accumulate(src, g, o, 0, 0, &s)) { gs_default_sums_free(&s); return -1; }
+    return gs_default_dir_finish(&s, g, m, unigram, unigram_len, o, r);
 }

@@ -66,6 +66,31 @@ typedef struct {
     double pc1_cos, mean_norm2_over_lambda1;
 } gs_default_dir;
 
+/* The pass over the states as sums (docs/scale.md: they add up over the
+ * shards of an MPI job): per batch of whole windows and per random batch of
+ * rows, the sum of the states and their count; per step t of a window, the
+ * sum over windows of cos(m_t, s_bar) and how many windows reach t. */
+typedef struct {
+    int d, n_batches;
+    int64_t n, n_windows;      /* states and windows added */
+    double *bsum, *rsum;       /* n_batches x d */
+    int64_t *bcount, *rcount;  /* n_batches */
+    int64_t cap;               /* the longest window added */
+    double *emergence;         /* cap */
+    int64_t *emergence_n;      /* cap */
+} gs_default_sums;
+
+int gs_default_sums_init(gs_default_sums *s, int d, const gs_default_opts *o);
+void gs_default_sums_free(gs_default_sums *s);
+/* Adds src's states, whose first window is window win0 of the whole pass and
+ * first state its state row0 (0, 0 for one pass over everything); g is the
+ * whole pass's geometry (its mean, n and n_windows are all that is read). */
+int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const gs_default_opts *o, int64_t win0,
+                              int64_t row0, gs_default_sums *s);
+/* From the sums of the whole pass; frees s (its emergence arrays pass to r). */
+int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_model *m, const double *unigram,
+                          int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r);
+
 /* m may be NULL (no decode); unigram (V counts) may be NULL. */
 int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_model *m, const double *unigram,
                        int64_t unigram_len, const gs_default_opts *o, gs_default_dir *out);

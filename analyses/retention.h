@@ -76,4 +76,38 @@ int gs_retention_run(const float *alpha, const float *beta, const int64_t *win_s
                      const gs_retention_opts *o, gs_retention *r);
 void gs_retention_free(gs_retention *r);
 
+/* The same as sums over windows, for pieces of the windows analysed apart
+ * (the shards of an MPI job, docs/scale.md): the means, the curves on the lag
+ * grid and their pair counts are sums; so are, for every integer lag, the
+ * numerator and denominator of R(k) weighted once and by each bootstrap
+ * resample's count of each window (the resamples are drawn from the whole
+ * pass's window count and seed, alike on every piece), and the 1/e times are
+ * scanned on the added-up curves. Memory: (boot + 1) x max_lag x (2H + 2)
+ * doubles, whatever the number of windows. Unlike gs_retention_run, which
+ * stops summing at the lags the 1/e times need, every lag of every window is
+ * summed (T^2 / 2 terms per window and head). */
+typedef struct {
+    int H, n_windows, max_lag, B, n_lags;
+    int *lags;
+    int *counts;                       /* B x n_windows resample counts */
+    double *f64;                       /* every double below, n_f64 in all (one reduction) */
+    int64_t n_f64;
+    double *sum_log, *sum_alpha, *sum_beta;            /* H */
+    double *grid[GS_RET_COUNT];                        /* n_lags x H: sums of the grid lags' terms */
+    double *num[GS_RET_COUNT], *den[GS_RET_COUNT];     /* (B + 1) x max_lag x H, (B + 1) x max_lag */
+    double *ext_log, *ext_n;                           /* (B + 1) x H, B + 1: for the extrapolation */
+    int64_t *i64;                      /* every count below, n_i64 in all */
+    int64_t n_i64;
+    int64_t *n_pairs, *n_starts;       /* n_lags */
+    int64_t *n_rows, *has_beta;        /* 1 each */
+} gs_retention_sums;
+
+/* n_windows: the whole pass's; max_lag: its longest window - 1 */
+int gs_retention_sums_init(gs_retention_sums *s, int H, int n_windows, int max_lag, const gs_retention_opts *o);
+/* windows first .. first + n_windows - 1 of the whole pass, laid out as gs_retention_run's */
+int gs_retention_accumulate(const float *alpha, const float *beta, const int64_t *win_start, int n_windows, int first,
+                            gs_retention_sums *s);
+int gs_retention_finish(const gs_retention_sums *s, const gs_retention_opts *o, gs_retention *r);
+void gs_retention_sums_free(gs_retention_sums *s);
+
 #endif

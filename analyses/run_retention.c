@@ -15,8 +15,8 @@
 /* decays as rows of consecutive positions per window: each window is cut at
  * its first position with a missing value; the write strengths are the site
  * named with "beta" for "alpha" (zeros where missing), when recorded alike */
-static int read_decays(store *st, int64_t run, const char *site, float **alpha, float **beta, int64_t **ws, int *nw,
-                       int *H) {
+int gs_retention_read_decays(store *st, int64_t run, const char *site, float **alpha, float **beta, int64_t **ws,
+                             int *nw, int *H) {
     store_head_array A = {0}, B = {0};
     *alpha = *beta = NULL;
     *ws = NULL;
@@ -72,7 +72,7 @@ int gs_retention_row_run(gs_analysis_ctx *c) {
     snprintf(a->decay_site, sizeof a->decay_site, "%s",
              c->o->decay_site ? c->o->decay_site
                               : gs_analysis_site_of_role(c->st, c->run, "decay", 0, "mem.alpha", dbuf, sizeof dbuf));
-    int rc = read_decays(c->st, c->run, a->decay_site, &alpha, &beta, &ws, &nw, &H);
+    int rc = gs_retention_read_decays(c->st, c->run, a->decay_site, &alpha, &beta, &ws, &nw, &H);
     if (rc != 0 && c->info->n_heads <= 0) /* a GPN: say that, not "no rows" */
         rc = gs_retention_run(NULL, NULL, NULL, 0, 0, NULL, &a->retention);
     else if (rc != 0)

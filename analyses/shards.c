@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "analyses/analyze.h" /* the store source, GS_AN_* */
+#include "analyses/registry.h"
+#include "analyses/retention_store.h"
+#include "analyses/rows.h" /* the run's decay site */
 #include "base/error.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -157,6 +160,8 @@ static int agree(gs_job *job, int ok) {
     return -1;
 }
 
+static int share_mean(gs_job *job, gs_geometry *g);
+
 static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
     gs_geometry_sums sums;
     int rc = gs_geometry_accumulate(src, &o->geometry, &sums);
@@ -166,8 +171,100 @@ static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts
     }
     r->states_here = sums.n;
     if (reduce_sums(job, &sums)) { gs_cov_acc_free(&sums.acc); return -1; }
-    if (job->rank) { gs_cov_acc_free(&sums.acc); return 0; }
-    return gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
+    rc = 0;
+    if (job->rank) gs_cov_acc_free(&sums.acc);
+    else rc = gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
+    if (agree(job, rc == 0)) return -1;
+    return share_mean(job, &r->geometry);
+}
+
+/* What the default direction's pass reads of the geometry (its mean, norms and
+ * counts), rank 0's exact numbers sent to every rank: a sum with zeros
+ * elsewhere, exact in floating point. */
+static int share_mean(gs_job *job, gs_geometry *g) {
+    int64_t d = g->d, counts[3] = {g->d, g->n, g->n_windows};
+    if (gs_job_max_i64(job, &d, 1)) return -1;
+    if (job->rank) {
+        memset(g, 0, sizeof *g);
+        counts[0] = counts[1] = counts[2] = 0;
+        if (!(g->mean = calloc((size_t)d, sizeof *g->mean))) return gs_fail("out of memory");
+    }
+    double norms[2] = {job->rank ? 0 : g->mean_norm, job->rank ? 0 : g->norm_mean};
+    if (gs_job_sum_i64(job, counts, 3) || gs_job_sum_f64(job, g->mean, d) || gs_job_sum_f64(job, norms, 2)) return -1;
+    g->d = (int)counts[0];
+    g->n = counts[1];
+    g->n_windows = counts[2];
+    g->mean_norm = norms[0];
+    g->norm_mean = norms[1];
+    return 0;
+}
+
+/* The windows among shard s's first `take` states: the default direction
+ * assigns batches by a window's place in the whole job. */
+static int64_t count_windows(const store_shard *s, const char *kind, int skip, int64_t take) {
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    int64_t n = store_count_windows_in_prefix(st, s->run, kind, skip, take);
+    store_close(st);
+    return n;
+}
+
+/* The default direction: each of this rank's shards read on its own, with its
+ * first window's and state's places in the job, adds its batch and emergence
+ * sums; the sums are added up and rank 0 finishes (no decode: the model is
+ * not read here, so the default tokens need the merged store). */
+static int default_part(gs_job *job, const chain *c, const int64_t *all_take, const gs_shards_opts *o,
+                        gs_shards_result *r) {
+    const int n = c->n;
+    gs_geometry *g = &r->geometry;
+    int64_t *wins = calloc((size_t)n, sizeof *wins);
+    gs_default_sums sums = {0};
+    int ok = wins && gs_default_sums_init(&sums, g->d, &o->dflt) == 0, rc = -1;
+    if (!wins) gs_fail("out of memory");
+    for (int i = 0; ok && i < n; i++)
+        if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->take[i])) < 0) ok = 0;
+    if (agree(job, ok) || gs_job_sum_i64(job, wins, n)) goto out;
+    int64_t win0 = 0, row0 = 0;
+    for (int i = 0; ok && i < n; win0 += wins[i], row0 += all_take[i], i++) {
+        if (c->take[i] <= 0) continue;
+        store *st = store_open(c->shards[i].path, STORE_READ);
+        gs_state_source *src = st ? gs_store_source_open(st, c->shards[i].run, c->kind, c->skip, c->take[i]) : NULL;
+        if (!src || gs_default_dir_accumulate(src, g, &o->dflt, win0, row0, &sums)) {
+            gs_fail_context("%s: ", c->shards[i].path);
+            ok = 0;
+        }
+        gs_store_source_close(src);
+        store_close(st);
+    }
+    if (agree(job, ok)) goto out;
+    int64_t cap = sums.cap;
+    if (gs_job_max_i64(job, &cap, 1)) goto out;
+    if (cap > sums.cap) { /* the longest window may be another rank's */
+        double *e = realloc(sums.emergence, (size_t)cap * sizeof *e);
+        if (e) sums.emergence = e;
+        int64_t *en = e ? realloc(sums.emergence_n, (size_t)cap * sizeof *en) : NULL;
+        if (en) sums.emergence_n = en;
+        ok = e && en;
+        for (int64_t t = sums.cap; ok && t < cap; t++) sums.emergence[t] = 0, sums.emergence_n[t] = 0;
+        if (ok) sums.cap = cap;
+        else gs_fail("out of memory");
+    }
+    if (agree(job, ok)) goto out;
+    const int64_t bd = (int64_t)sums.n_batches * sums.d;
+    int64_t totals[2] = {sums.n, sums.n_windows};
+    if (gs_job_sum_f64(job, sums.bsum, bd) || gs_job_sum_f64(job, sums.rsum, bd) ||
+        gs_job_sum_i64(job, sums.bcount, sums.n_batches) || gs_job_sum_i64(job, sums.rcount, sums.n_batches) ||
+        gs_job_sum_f64(job, sums.emergence, cap) || gs_job_sum_i64(job, sums.emergence_n, cap) ||
+        gs_job_sum_i64(job, totals, 2))
+        goto out;
+    sums.n = totals[0];
+    sums.n_windows = totals[1];
+    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, NULL, NULL, 0, &o->dflt, &r->default_dir);
+    if (agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
+out:
+    gs_default_sums_free(&sums);
+    free(wins);
+    return rc;
 }
 
 static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
@@ -189,18 +286,85 @@ static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts
     return gs_horizons_finish(h);
 }
 
+/* One shard's decays, read by the rank that reads the shard. */
+typedef struct {
+    float *alpha, *beta;
+    int64_t *ws;
+    int nw, H;
+} decays;
+
+static int read_shard_decays(const store_shard *s, const gs_shards_opts *o, decays *dk) {
+    if (s->begin >= s->end) return 0; /* a rank that had no windows to record (more ranks than batches) */
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    char buf[64];
+    const char *site = o->decay_site ? o->decay_site
+                                     : gs_analysis_site_of_role(st, s->run, "decay", 0, "mem.alpha", buf, sizeof buf);
+    int rc = gs_retention_read_decays(st, s->run, site, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
+    if (rc) gs_fail_context("%s: reading the decays: ", s->path);
+    store_close(st);
+    return rc;
+}
+
+/* Retention: every rank reads its shards' decays (a shard's, not the job's),
+ * the windows are numbered across the shards in rank order, each rank adds
+ * its windows' sums for every lag once and per bootstrap resample
+ * (gs_retention_accumulate), the sums are added up and rank 0 finishes. */
+static int retention_part(gs_job *job, const store_shard *shards, int n, const gs_shards_opts *o, gs_shards_result *r) {
+    decays *dk = calloc((size_t)n, sizeof *dk);
+    int64_t *wins = calloc((size_t)n + 2, sizeof *wins); /* per shard, then H and the longest window */
+    gs_retention_sums sums = {0};
+    int ok = dk && wins, rc = -1;
+    if (!ok) gs_fail("out of memory");
+    for (int i = job->rank; ok && i < n; i += job->size) {
+        if (read_shard_decays(&shards[i], o, &dk[i])) { ok = 0; break; }
+        wins[i] = dk[i].nw;
+        if (dk[i].nw && dk[i].H > wins[n]) wins[n] = dk[i].H;
+        for (int w = 0; w < dk[i].nw; w++)
+            if (dk[i].ws[w + 1] - dk[i].ws[w] > wins[n + 1]) wins[n + 1] = dk[i].ws[w + 1] - dk[i].ws[w];
+    }
+    if (agree(job, ok) || gs_job_sum_i64(job, wins, n) || gs_job_max_i64(job, wins + n, 2)) goto out;
+    int64_t nw = 0;
+    for (int i = 0; i < n; i++) nw += wins[i];
+    for (int i = job->rank; ok && i < n; i += job->size)
+        if (dk[i].nw && dk[i].H != wins[n])
+            ok = 0, gs_fail("%s: decays of %d heads, another shard's %lld", shards[i].path, dk[i].H, (long long)wins[n]);
+    if (ok && nw > INT32_MAX) ok = 0, gs_fail("retention: %lld windows is too many", (long long)nw);
+    if (ok && gs_retention_sums_init(&sums, (int)wins[n], (int)nw, (int)wins[n + 1] - 1, &o->retention)) ok = 0;
+    int64_t first = 0;
+    for (int i = 0; ok && i < n; first += wins[i], i++)
+        if (i % job->size == job->rank && dk[i].nw &&
+            gs_retention_accumulate(dk[i].alpha, dk[i].beta, dk[i].ws, dk[i].nw, (int)first, &sums)) {
+            gs_fail_context("%s: ", shards[i].path);
+            ok = 0;
+        }
+    if (agree(job, ok)) goto out;
+    if (gs_job_sum_f64(job, sums.f64, sums.n_f64) || gs_job_sum_i64(job, sums.i64, sums.n_i64)) goto out;
+    rc = job->rank ? 0 : gs_retention_finish(&sums, &o->retention, &r->retention);
+    if (agree(job, rc == 0)) rc = -1;
+out:
+    gs_retention_sums_free(&sums);
+    for (int i = 0; dk && i < n; i++) free(dk[i].alpha), free(dk[i].beta), free(dk[i].ws);
+    free(dk);
+    free(wins);
+    return rc;
+}
+
 void gs_shards_result_free(gs_shards_result *r) {
+    gs_retention_free(&r->retention);
     gs_geometry_free(&r->geometry);
+    gs_default_dir_free(&r->default_dir);
     gs_horizons_free(&r->horizons);
 }
 
 int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r) {
     memset(r, 0, sizeof *r);
     store_shard *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count), *take = calloc((size_t)(n > 0 ? n : 1), sizeof *take);
+    int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count), *take = calloc((size_t)(n > 0 ? n : 1), sizeof *take),
+            *all_take = calloc((size_t)(n > 0 ? n : 1), sizeof *all_take);
     int rc = -1, ok = 1, read = 0;
     chain c = {0};
-    if (!s || !count || !take) { gs_fail("out of memory"); ok = 0; }
+    if (!s || !count || !take || !all_take) { gs_fail("out of memory"); ok = 0; }
     if (ok && n < 1) { gs_fail("no shards to analyse"); ok = 0; }
     /* every rank checks the whole list, so a bad shard fails every rank alike */
     for (int i = 0; ok && i < n; i++, read++) {
@@ -237,7 +401,7 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     int64_t before = 0;
     for (int i = 0; i < n; i++) {
         int64_t left = o->max_states > 0 ? o->max_states - before : count[i];
-        take[i] = left <= 0 ? 0 : left < count[i] ? left : count[i];
+        all_take[i] = take[i] = left <= 0 ? 0 : left < count[i] ? left : count[i];
         before += count[i];
         if (i % job->size != job->rank) take[i] = 0; /* another rank's */
     }
@@ -248,11 +412,17 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     r->n_shards = n;
     r->n_ranks = s[0].of;
     r->run_windows = s[0].n_windows;
-    unsigned parts = o->parts ? o->parts : GS_AN_GEOMETRY | GS_AN_HORIZON;
+    unsigned parts = o->parts ? o->parts : GS_SHARDS_STATE_PARTS;
+    for (int i = 0; i < gs_n_analysis_rows; i++) /* the rows a part reads (the default direction: the geometry) */
+        if (parts & gs_analysis_rows[i].bit) parts |= gs_analysis_rows[i].requires;
     if ((parts & GS_AN_GEOMETRY) && geometry_part(job, &c.src, o, r)) goto out;
     if (parts & GS_AN_GEOMETRY) r->done |= GS_AN_GEOMETRY;
+    if ((parts & GS_AN_DEFAULT) && default_part(job, &c, all_take, o, r)) goto out;
+    if (parts & GS_AN_DEFAULT) r->done |= GS_AN_DEFAULT;
     if ((parts & GS_AN_HORIZON) && horizons_part(job, &c.src, o, r)) goto out;
     if (parts & GS_AN_HORIZON) r->done |= GS_AN_HORIZON;
+    if ((parts & GS_AN_RETENTION) && retention_part(job, s, n, o, r)) goto out;
+    if (parts & GS_AN_RETENTION) r->done |= GS_AN_RETENTION;
     rc = 0;
 out:
     if (rc) gs_shards_result_free(r);
@@ -261,5 +431,6 @@ out:
     free(s);
     free(count);
     free(take);
+    free(all_take);
     return rc;
 }

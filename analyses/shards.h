@@ -18,16 +18,26 @@
 
 #include <stdint.h>
 
+#include "analyses/default_dir.h"
 #include "analyses/geometry.h"
 #include "analyses/horizons.h"
+#include "analyses/retention.h"
 #include "parallel/job.h"
+
+/* the analyses reduced over shards; the others need the merged store */
+#define GS_SHARDS_PARTS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION)
+/* without --only: the parts that read the states (retention needs a model with memory) */
+#define GS_SHARDS_STATE_PARTS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON)
 
 typedef struct {
     const char *kind;   /* states.kind; NULL: the run's state site (run_sites role 'state'), else "pred" */
     int skip_positions; /* leave out store positions < K */
     int64_t max_states; /* <= 0: all */
-    unsigned parts;     /* GS_AN_GEOMETRY | GS_AN_HORIZON (analyses/analyze.h) */
+    unsigned parts;     /* of GS_SHARDS_PARTS (analyses/analyze.h); 0: GS_SHARDS_STATE_PARTS */
     gs_geometry_opts geometry;
+    gs_default_opts dflt;
+    gs_retention_opts retention;
+    const char *decay_site; /* NULL: the run's decay site (run_sites role 'decay'), else mem.alpha */
     gs_horizon_opts horizons;
 } gs_shards_opts;
 
@@ -37,8 +47,10 @@ typedef struct {
     char kind[64];
     int64_t states_here; /* states this rank read */
     unsigned done;       /* the parts in geometry / horizons (rank 0) */
-    gs_geometry geometry;
+    gs_geometry geometry; /* rank 0's; another rank holds only the mean and counts */
+    gs_default_dir default_dir;
     gs_horizons horizons;
+    gs_retention retention;
 } gs_shards_result;
 
 /* Every rank calls it with the same list. Rank 0 gets the results; 0, or -1

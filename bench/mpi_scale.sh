@@ -7,7 +7,7 @@
 # rank loads the model and owns its BLAS threads (OPENBLAS_NUM_THREADS=1
 # here, so ranks do not oversubscribe cores). Also the peak RSS of one
 # analysing rank at two corpus sizes: the states are streamed, so it is set
-# by d (a d x d covariance), not by the number of states.
+# by d (a d x d covariance), not by the number of states; and retention's.
 # Not a test: numbers depend on the machine (docs/scale.md).
 #   BUILD_DIR (build), RANKS ("1 2"), WINDOWS (8), SEQ_LEN (256), QUICK=1 (a small model)
 set -euo pipefail
@@ -41,9 +41,16 @@ shards=("$tmp/s$k.rank-"*"-of-$k.db")
 tm=$(secs "$bin" analyze "$tmp/m.db" --only geometry --max-states 0)
 ts=$(secs mpirun -q --oversubscribe -n "$k" "$bin" analyze --shards "${shards[@]}" --max-states 0)
 echo "geometry of $((W * L)) states: merged store $tm s, $k ranks over $k shards $ts s"
-# peak RSS of one rank (GNU time's maximum is the largest process) at 1x and 4x the states
+# peak RSS of one rank at 1x and 4x the states: run without mpirun (one rank), so GNU time
+# measures gpnscope itself, not the launcher
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
-r1=$(rss mpirun -q -n 1 "$bin" analyze --shards "$tmp/s$k.rank-0-of-$k.db" --max-states 0)
+# (one-rank recordings of both corpora: a shard of the K-rank one may be empty when K exceeds the batches)
+mpirun -q -n 1 "$bin" record "${sel[@]}" --corpus "$tmp/corpus" --db "$tmp/small1.db" >/dev/null
+r1=$(rss "$bin" analyze --shards "$tmp/small1.rank-0-of-1.db" --max-states 0)
 mpirun -q -n 1 "$bin" record "${sel[@]}" --corpus "$tmp/big" --db "$tmp/big1.db" >/dev/null
-r4=$(rss mpirun -q -n 1 "$bin" analyze --shards "$tmp/big1.rank-0-of-1.db" --max-states 0)
-echo "peak RSS of an analysing rank: $r1 KB for $((W * L / k)) states, $r4 KB for $((4 * W * L)) states"
+r4=$(rss "$bin" analyze --shards "$tmp/big1.rank-0-of-1.db" --max-states 0)
+echo "peak RSS of an analysing rank (geometry, default, horizons): $r1 KB for $((W * L)) states, $r4 KB for $((4 * W * L)) states"
+# retention holds its shard's decays (rows x H x 2 floats) and (boot+1) x max_lag x (2H+2) double sums
+r1=$(rss "$bin" analyze --shards "$tmp/small1.rank-0-of-1.db" --only retention)
+r4=$(rss "$bin" analyze --shards "$tmp/big1.rank-0-of-1.db" --only retention)
+echo "peak RSS of a rank's retention: $r1 KB for $((W * L)) rows, $r4 KB for $((4 * W * L)) rows"

@@ -3,6 +3,7 @@
  * (analyses/shards.h, docs/scale.md). Rank 0 prints one JSON object. */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,22 +16,28 @@
 #include "parallel/job.h"
 
 static const char *help =
-    "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only geometry,horizon] [--max-states N]\n"
+    "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only LIST] [--max-states N] [--decay-site NAME]\n"
     "                                     [--skip-positions K] [--seed S] [--max-lag K] [--site NAME]\n\n"
     "Analyse the shards of an MPI recording (mpirun -n K gpnscope record; docs/scale.md)\n"
     "without merging them: rank r reads the shards at places r, r + K, ... of the list (in\n"
     "the order of the ranks that recorded them), streams their states through the\n"
-    "analyses' accumulation (geometry: norms, mean, covariance; horizons: per-lag sums\n"
-    "of cosines and pair counts), and the sums are added up over the ranks (MPI_Allreduce);\n"
+    "analyses' accumulation (geometry: norms, mean, covariance; default direction: batch\n"
+    "and per-step emergence sums; horizons: per-lag sums of cosines and pair counts;\n"
+    "retention: per-lag, per-head sums of decay products, once and per bootstrap resample),\n"
+    "and the sums are added up over the ranks (MPI_Allreduce);\n"
     "rank 0 finishes and prints one JSON object. Its numbers equal `gpnscope analyze` on\n"
     "the merged store (gpnscope merge) to rounding: the same sums, added in another order\n"
     "(about 1e-12 relative; the test checks 1e-9). Without mpirun it is one rank.\n"
     "Nothing is written to the shards.\n\n"
-    "  --only LIST         geometry, horizon or both (default; the two reduced over shards so\n"
-    "                      far: the others need the merged store)\n"
+    "  --only LIST         of geometry, default, horizon, retention (default: the first three;\n"
+    "                      default reads the geometry; retention needs a model with memory);\n"
+    "                      the default tokens (a decode through the model) and the probe\n"
+    "                      need the merged store\n"
+    "  --seed S            the correlation heatmap's coordinates, the default direction's\n"
+    "                      random batches, retention's bootstrap and null draws (1)\n"
+    "  --decay-site NAME   retention's per-head decay site (default: the run's, else mem.alpha)\n"
     "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
     "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
-    "  --seed S            the correlation heatmap's sample of coordinates (1)\n"
     "  --max-lag K         largest lag of the horizon curves (default: longest window)\n"
     "  --site NAME         the recorded vector site to read (default: the run's state site);\n"
     "                      --kind pred|ground is the older spelling\n";
@@ -63,6 +70,80 @@ static cJSON *geometry_json(const gs_geometry *g) {
     return j;
 }
 
+static cJSON *default_json(const gs_default_dir *r) {
+    cJSON *j = cJSON_CreateObject();
+    /* the keys and series `gpnscope analyze` stores for "default_direction" (no decode: no model here) */
+    cJSON_AddNumberToObject(j, "mean_norm", r->mean_norm);
+    cJSON_AddNumberToObject(j, "norm_ratio", r->norm_ratio);
+    if (r->stability_valid) {
+        cJSON_AddNumberToObject(j, "batch_cos_mean", r->stab_mean);
+        cJSON_AddNumberToObject(j, "batch_cos_std", r->stab_std);
+        cJSON_AddItemToObject(j, "batch_cosines", cJSON_CreateDoubleArray(r->batch_cos, r->n_pairs));
+    }
+    if (r->random_valid) {
+        cJSON_AddNumberToObject(j, "batch_cos_random_mean", r->rand_mean);
+        cJSON_AddNumberToObject(j, "batch_cos_random_std", r->rand_std);
+    }
+    if (r->pc1_cos == r->pc1_cos) cJSON_AddNumberToObject(j, "pc1_cos", r->pc1_cos);
+    if (r->mean_norm2_over_lambda1 == r->mean_norm2_over_lambda1)
+        cJSON_AddNumberToObject(j, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1);
+    if (r->has_t10) cJSON_AddNumberToObject(j, "emergence_t10", r->emerg_t10);
+    if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
+    cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
+    cJSON_AddItemToObject(j, "emergence", cJSON_CreateDoubleArray(r->emergence, (int)r->emerg_len));
+    return j;
+}
+
+static void add_doubles(cJSON *j, const char *key, const double *x, int n) {
+    cJSON_AddItemToObject(j, key, cJSON_CreateDoubleArray(x, n)); /* NaN prints as null */
+}
+
+static cJSON *retention_json(const gs_retention *r) {
+    cJSON *j = cJSON_CreateObject();
+    /* the series and scalars `gpnscope analyze` stores for "retention" (retention_store.c), by the same names */
+    cJSON_AddNumberToObject(j, "heads", r->H);
+    cJSON_AddItemToObject(j, "lags", cJSON_CreateIntArray(r->lags, r->n_lags));
+    double *y = malloc(sizeof(double) * (size_t)(r->n_lags + r->H + 1));
+    if (!y) return j;
+    for (int i = 0; i < r->n_lags; i++) y[i] = (double)r->n_pairs[i];
+    add_doubles(j, "retention_pairs", y, r->n_lags);
+    for (int i = 0; i < r->n_lags; i++) y[i] = (double)r->n_starts[i];
+    add_doubles(j, "retention_starts", y, r->n_lags);
+    add_doubles(j, "extrapolated", r->extrapolated, r->H);
+    add_doubles(j, "mean_alpha", r->mean_alpha, r->H);
+    if (r->has_beta) add_doubles(j, "mean_beta", r->mean_beta, r->H);
+    for (int e = 0; e < GS_RET_COUNT; e++) {
+        const gs_retention_est *es = &r->est[e];
+        const gs_pools *p = &es->pools;
+        const char *sfx = gs_ret_estimator_suffix((gs_ret_estimator)e);
+        char k[96];
+        snprintf(k, sizeof k, "e_fold_time%s", sfx);
+        add_doubles(j, k, es->e_fold_time, r->H);
+        for (int h = 0; h < r->H; h++) y[h] = es->censored[h];
+        snprintf(k, sizeof k, "censored%s", sfx);
+        add_doubles(j, k, y, r->H);
+        for (int h = 0; h < r->H; h++) {
+            snprintf(k, sizeof k, e == GS_RET_FROM_START ? "R_from_start_head%d" : "R_head%d", h);
+            for (int i = 0; i < r->n_lags; i++) y[i] = es->R[(int64_t)i * r->H + h];
+            add_doubles(j, k, y, r->n_lags);
+        }
+        const struct { const char *key; double v; int valid; } sc[] = {
+            {"gap_log", p->gap, p->valid},
+            {"separation", p->separation, p->score_valid},
+            {"separation_boot_lo", p->boot_lo, p->score_valid && p->boot_n > 0},
+            {"separation_boot_median", p->boot_median, p->score_valid && p->boot_n > 0},
+            {"separation_boot_hi", p->boot_hi, p->score_valid && p->boot_n > 0},
+            {"split_stability", p->boot_same_split, p->score_valid && p->boot_n > 0},
+        };
+        for (size_t i = 0; i < sizeof sc / sizeof *sc; i++) {
+            snprintf(k, sizeof k, "%s%s", sc[i].key, sfx);
+            if (sc[i].valid && isfinite(sc[i].v)) cJSON_AddNumberToObject(j, k, sc[i].v);
+        }
+    }
+    free(y);
+    return j;
+}
+
 static cJSON *horizons_json(const gs_horizons *h) {
     cJSON *j = cJSON_CreateObject();
     /* the keys and series `gpnscope analyze` stores for "horizons" */
@@ -89,12 +170,15 @@ int cmd_analyze_shards(int argc, char **argv) {
     gs_shards_opts o = {0};
     gs_geometry_opts_default(&o.geometry);
     gs_horizon_opts_default(&o.horizons);
+    gs_default_opts_default(&o.dflt);
+    gs_retention_opts_default(&o.retention);
     o.max_states = 16384;
     static const struct option opts[] = {
         {"shards", no_argument, 0, 'S'},           {"only", required_argument, 0, 'o'},
         {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
         {"seed", required_argument, 0, 's'},       {"site", required_argument, 0, 'x'},
         {"kind", required_argument, 0, 'K'},       {"max-lag", required_argument, 0, 'L'},
+        {"decay-site", required_argument, 0, 'D'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch;
@@ -112,14 +196,16 @@ int cmd_analyze_shards(int argc, char **argv) {
         case 'S': break;
         case 'o':
             if (gs_analyze_parse_parts(optarg, &o.parts)) snprintf(why, sizeof why, "--only: %s", gs_error());
-            else if (o.parts & ~(unsigned)(GS_AN_GEOMETRY | GS_AN_HORIZON))
-                snprintf(why, sizeof why, "--only %s: only geometry and horizon are reduced over shards so far: merge "
-                         "the shards (gpnscope merge STORE SHARD...) and analyze the store for the others", optarg);
+            else if (o.parts & ~(unsigned)GS_SHARDS_PARTS)
+                snprintf(why, sizeof why, "--only %s: only geometry, default, horizon and retention are reduced over "
+                         "shards so far: merge the shards (gpnscope merge STORE SHARD...) and analyze the store for "
+                         "the others", optarg);
             break;
         case 'L': o.horizons.max_lag = (int)v; break;
         case 'n': o.max_states = v; break;
         case 'k': o.skip_positions = (int)v; break;
-        case 's': o.geometry.seed = (uint64_t)v; break;
+        case 's': o.geometry.seed = o.dflt.seed = o.retention.seed = (uint64_t)v; break;
+        case 'D': o.decay_site = optarg; break;
         case 'x': case 'K': o.kind = optarg; break;
         case 'h': fputs(help, stdout); return 0;
         default: cli_bad_option("analyze", opts, argv); return 2;
@@ -145,6 +231,8 @@ int cmd_analyze_shards(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "analysed_by_ranks", job.size);
         cJSON_AddStringToObject(j, "kind", r.kind);
         if (r.done & GS_AN_GEOMETRY) cJSON_AddItemToObject(j, "geometry", geometry_json(&r.geometry));
+        if (r.done & GS_AN_DEFAULT) cJSON_AddItemToObject(j, "default", default_json(&r.default_dir));
+        if (r.done & GS_AN_RETENTION) cJSON_AddItemToObject(j, "retention", retention_json(&r.retention));
         if (r.done & GS_AN_HORIZON) cJSON_AddItemToObject(j, "horizons", horizons_json(&r.horizons));
         char *txt = cJSON_Print(j);
         printf("%s\n", txt);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Sharded analysis (docs/scale.md): `mpirun -n K gpnscope analyze --shards`
 # with K = 1, 2 and 3 (and more ranks than shards) over the shards of a
-# 3-rank recording gives the geometry and the horizons that `gpnscope
-# analyze` stores for the merged store: every scalar, eigenvalue and lag
-# cosine to 1e-9 relative (the same sums in another order: ~1e-14 here), pair
+# 3-rank recording gives the geometry, the default direction (batch cosines,
+# emergence), the horizons and retention (curves, 1/e times, pools and the
+# bootstrap over windows) that `gpnscope analyze` stores for the merged
+# store: every scalar, eigenvalue, emergence step and lag cosine to 1e-9
+# relative (the same sums in another order: ~1e-14 here), pair
 # counts exactly, with all states and with a --max-states prefix that cuts
 # inside a shard. Skipped when the build has no MPI.
 set -euo pipefail
@@ -38,10 +40,37 @@ worst, n, exact = 0.0, 0, True
 def rel(a, b, scale=None):
     global worst, n
     worst = max(worst, abs(a - b) / (scale or max(abs(b), 1e-300))); n += 1
-for part in ("geometry", "horizons"):
-    aid, g = analysis(part), got[part]
-    for k, v in db.execute("select key, value from analysis_scalars where analysis_id = ?", (aid,)):
+for part, key in (("geometry", "geometry"), ("horizons", "horizons"), ("default_direction", "default")):
+    aid, g = analysis(part), got[key]
+    stored = dict(db.execute("select key, value from analysis_scalars where analysis_id = ?", (aid,)))
+    for k, v in stored.items():
         if k in g: rel(g[k], v)
+    # every scalar the sharded run gives must be one the merged store has (none left unchecked)
+    exact &= all(k in stored for k, v in g.items() if isinstance(v, (int, float)))
+if True:  # retention: every scalar and series it gives (1/e times, curves, bootstrap of the split)
+    aid, g = analysis("retention"), got["retention"]
+    stored = dict(db.execute("select key, value from analysis_scalars where analysis_id = ?", (aid,)))
+    boot = 0
+    for k, v in g.items():
+        if k == "lags": continue
+        if not isinstance(v, list):
+            exact &= k in stored
+            if k in stored: rel(v, stored[k]); boot += k.startswith("separation_boot")
+            continue
+        want = [y for (y,) in db.execute("select y from analysis_series where analysis_id = ? and series = ?"
+                                         " order by idx", (aid, k))]
+        exact &= len(want) == len(v) and len(want) > 0
+        for a, b in zip(v, want):
+            if a is None or b is None: exact &= (a is None) == (b is None); continue
+            rel(a, b)
+    exact &= boot == 6  # the bootstrap's interval under both estimators was compared
+if True:
+    aid, g = analysis("default_direction"), got["default"]
+    for name in ("emergence", "batch_cosines"):
+        want = [y for (y,) in db.execute("select y from analysis_series where analysis_id = ? and series = ?"
+                                         " order by idx", (aid, name))]
+        exact &= len(want) == len(g[name]) and len(want) > 0
+        for a, b in zip(g[name], want): rel(a, b)
 if True:
     aid, g = analysis("geometry"), got["geometry"]
     eig = [y for (y,) in db.execute("select y from analysis_series where analysis_id = ? and series = 'eigenvalues'"
@@ -62,10 +91,11 @@ sys.exit(0 if worst < 1e-9 and exact and n > 40 else 1)
 PY
 }
 for max in 0 500; do
-  "$bin" analyze "$dir/study.db" --only geometry,horizon --max-states "$max" >/dev/null || bad "analyze the merged store"
+  "$bin" analyze "$dir/study.db" --only geometry,default,horizon,retention --max-states "$max" >/dev/null || bad "analyze the merged store"
   for k in 1 2 3 5; do
-    if mpi "$k" "$bin" analyze --shards "${shards[@]}" --max-states "$max" >"$dir/k$k.json" 2>"$dir/k$k.err"; then
-      r="$(compare "$dir/k$k.json" "$max")" && ok "--max-states $max, -n $k: equals the merged store's geometry and horizons: $r" \
+    if mpi "$k" "$bin" analyze --shards "${shards[@]}" --only geometry,default,horizon,retention --max-states "$max" \
+      >"$dir/k$k.json" 2>"$dir/k$k.err"; then
+      r="$(compare "$dir/k$k.json" "$max")" && ok "--max-states $max, -n $k: equals the merged store's geometry, default direction, horizons, retention: $r" \
         || bad "--max-states $max, -n $k: differs: $r"
     else bad "--max-states $max, -n $k: $(cat "$dir/k$k.err")"; fi
   done
@@ -74,16 +104,17 @@ done
 # more ranks than batches: rank 0's shard is empty; the analysis reads rank 1's alone
 mpi 2 "$bin" record "${args[@]}" --windows 4 --batch 16 --db "$dir/tiny.db" >/dev/null
 "$bin" merge --quiet "$dir/tiny.db" "$dir/tiny.rank-"{0,1}"-of-2.db" >/dev/null
-"$bin" analyze "$dir/tiny.db" --only geometry,horizon --max-states 0 >/dev/null
-if mpi 2 "$bin" analyze --shards "$dir/tiny.rank-"{0,1}"-of-2.db" --max-states 0 >"$dir/tiny.json" 2>"$dir/tiny.err"; then
+"$bin" analyze "$dir/tiny.db" --only geometry,default,horizon,retention --max-states 0 >/dev/null
+if mpi 2 "$bin" analyze --shards "$dir/tiny.rank-"{0,1}"-of-2.db" --only geometry,default,horizon,retention \
+    --max-states 0 >"$dir/tiny.json" 2>"$dir/tiny.err"; then
   r="$(compare "$dir/tiny.json" 0 "$dir/tiny.db")" && ok "an empty shard (more ranks than batches): equal: $r" || bad "empty shard: $r"
 else bad "empty shard: $(cat "$dir/tiny.err")"; fi
 
 # refusals, each in one line
 msg="$("$bin" analyze --shards "$dir/study.db" 2>&1 >/dev/null || true)"
 [[ "$msg" == "gpnscope analyze: "*"not a shard"* ]] && ok "a merged store is not a shard: $msg" || bad "not a shard: $msg"
-msg="$("$bin" analyze --shards "${shards[@]}" --only retention 2>&1 >/dev/null || true)"
-[[ "$msg" == *"only geometry and horizon are reduced over shards"* ]] && ok "other analyses name the way: merge" || bad "--only: $msg"
+msg="$("$bin" analyze --shards "${shards[@]}" --only probe 2>&1 >/dev/null || true)"
+[[ "$msg" == *"only geometry, default, horizon and retention are reduced over shards"* ]] && ok "other analyses name the way: merge" || bad "--only: $msg"
 
 echo "mpi_analyze: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
