@@ -6,7 +6,7 @@
  * are equivalent (Moore partition refinement, written here, not taken from
  * the library); generated examples carry the rule's label, are the same for
  * a seed and differ across seeds, and membership tasks give both labels;
- * bad names and lengths fail with one line. */
+ * bad names and lengths fail with one line; the Tomita 3 reading is pinned. */
 #include <string.h>
 
 #include "base/error.h"
@@ -142,11 +142,23 @@ static void test_errors(void) {
     CHECK(gs_task_check_length(m, 3) == 0, "length 3 is a valid expression length");
 }
 
+/* Pins the reading of Tomita 3 chosen in docs/tasks.md: an odd 0-run counts
+ * only right after an odd 1-run. */
+static void test_tomita3_reading(void) {
+    const gs_task *t = gs_task_find("tomita3");
+    static const int later[] = {0, 1, 1, 1, 0, 0, 1, 1, 0, 1}, right_after[] = {1, 0, 0, 1, 0, 0, 0};
+    gs_dfa d;
+    gs_task_dfa(t, &d);
+    CHECK(t->label(later, 10) == 1 && gs_dfa_run(&d, later, 10) == 1, "tomita3 accepts 0111001101");
+    CHECK(t->label(right_after, 7) == 0 && gs_dfa_run(&d, right_after, 7) == 0, "tomita3 rejects 1001000");
+}
+
 int main(void) {
     int n;
     const gs_task *tasks = gs_tasks(&n);
     CHECK(n == 15, "15 tasks, got %d", n);
     for (int i = 0; i < n; i++) test_task(&tasks[i]);
     test_errors();
+    test_tomita3_reading();
     return test_summary();
 }
