@@ -57,7 +57,7 @@ static int reachable(const gs_dfa *d) {
  * from symbol_at(t) (all symbols, or the expression grammar's). */
 static long check_all(const gs_task *task, const gs_dfa *d, int max_len, int grammar_only, long *mismatches) {
     long checked = 0;
-    int s[16];
+    int s[16] = {0}; /* zeroed: length 0 passes it unread, which GCC -O3 cannot see */
     for (int len = 0; len <= max_len; len++) {
         if (grammar_only && len % 2 == 0) continue;
         for (int t = 0; t < len; t++) s[t] = grammar_only && t % 2 ? 5 : 0;
