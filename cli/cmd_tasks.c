@@ -83,7 +83,7 @@ int cmd_tasks(int argc, char **argv) {
                                          {"length", required_argument, 0, 'n'}, {"count", required_argument, 0, 'k'},
                                          {"seed", required_argument, 0, 's'},   {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int list = 0, json = 0, c;
+    int list = 0, json = 0, example_options = 0, c;
     long long length = 12, count = 10, seed = 0;
     opterr = 0;
     optind = 1;
@@ -92,13 +92,16 @@ int cmd_tasks(int argc, char **argv) {
         case 'L': list = 1; break;
         case 'j': json = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        case 'n': /* range checked by the task, which knows its own rule */
+        case 'n':
+            example_options = 1; /* range checked by the task, which knows its own rule */
             if (cli_int_option("tasks", "length", optarg, -1000000, 1000000, "a length", &length)) return 2;
             break;
         case 'k':
+            example_options = 1;
             if (cli_int_option("tasks", "count", optarg, 1, 100000, "a count in 1..100000", &count)) return 2;
             break;
         case 's':
+            example_options = 1;
             if (cli_int_option("tasks", "seed", optarg, 0, 9007199254740992LL, "a seed >= 0", &seed)) return 2;
             break;
         default: return cli_bad_option("tasks", opts, argv);
@@ -109,6 +112,10 @@ int cmd_tasks(int argc, char **argv) {
         return 2;
     }
     if (list || optind == argc) {
+        if (example_options) {
+            fprintf(stderr, "gpnscope tasks: --length, --count and --seed need a task NAME (see gpnscope tasks --list)\n");
+            return 2;
+        }
         list_tasks(json);
         return 0;
     }

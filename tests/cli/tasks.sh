@@ -52,6 +52,7 @@ expect 2 "length 1001 is outside" "$bin" tasks d2 --length 1001
 expect 2 "is even" "$bin" tasks modular_arithmetic --length 10
 expect 2 "--count wants" "$bin" tasks parity --count 0
 expect 2 "unknown option '--bogus'" "$bin" tasks parity --bogus
+expect 2 "need a task NAME" "$bin" tasks --length 5
 expect 2 "one task name at most" "$bin" tasks parity tomita3
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
