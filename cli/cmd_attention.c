@@ -46,12 +46,6 @@ static const char *help =
     "  --model FILE    the run's checkpoint, if it moved (its sha256 must match)\n"
     "  --json          the per-head summaries as one JSON object\n";
 
-static int show_progress(void *ctx, int64_t done, int64_t total) {
-    (void)total;
-    progress_update(ctx, done);
-    return 0;
-}
-
 static void print_json(const gs_attention_result *r) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "analysis_id", (double)r->analysis_id);
@@ -129,7 +123,7 @@ int cmd_attention(int argc, char **argv) {
     if (!st) return status;
     progress p;
     progress_start(&p, "attention", "windows", o.windows);
-    o.progress = show_progress;
+    o.progress = progress_callback;
     o.progress_ctx = &p;
     gs_attention_result r;
     int rc = gs_attention_run(st, run, &o, &r);

@@ -37,12 +37,6 @@ static const char *help =
     "  --model FILE   the run's checkpoint, if it moved (its sha256 must match)\n"
     "  --json         the per-part summaries as one JSON object\n";
 
-static int show_progress(void *ctx, int64_t done, int64_t total) {
-    (void)total;
-    progress_update(ctx, done);
-    return 0;
-}
-
 static void part_name(const gs_dla_part *p, char *out, size_t size) {
     if (p->head >= 0) snprintf(out, size, "%s.L%d.h%d", p->part, p->layer, p->head);
     else if (p->layer >= 0) snprintf(out, size, "%s.L%d", p->part, p->layer);
@@ -88,7 +82,7 @@ int cmd_attribute(int argc, char **argv) {
     if (!st) return status;
     progress p;
     progress_start(&p, "attribute", "windows", o.windows);
-    o.progress = show_progress;
+    o.progress = progress_callback;
     o.progress_ctx = &p;
     gs_dla_result *r = malloc(sizeof *r);
     int rc = r ? gs_logit_attribution(st, run, &o, r) : gs_fail("out of memory");

@@ -56,13 +56,6 @@ static const char *help =
     "  --json          one JSON object\n"
     "Runs on the CPU: 2 + components x (T + 1) passes over the pairs. See docs/causal.md.\n";
 
-typedef struct { progress p; } prog;
-static int on_progress(void *ctx, int64_t done, int64_t total) {
-    (void)total;
-    progress_update(&((prog *)ctx)->p, done);
-    return 0;
-}
-
 static int parse_components(const gpn_model *m, const char *list, const float *u, const char *u_name,
                             gs_patch_component **out) {
     int cap = 1;
@@ -258,12 +251,12 @@ int cmd_patch(int argc, char **argv) {
                    : gs_patch_default_components(m, u, direction, &comps);
     if (n < 0) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); rc = 2; goto done; }
     if (out && !(st = causal_store("patch", out))) goto done;
-    prog pg;
-    progress_start(&pg.p, "patch", "runs", 2 + (int64_t)n * (pairs.T + 1));
-    o.progress = on_progress;
+    progress pg;
+    progress_start(&pg, "patch", "runs", 2 + (int64_t)n * (pairs.T + 1));
+    o.progress = progress_callback;
     o.progress_ctx = &pg;
     int r = gs_patch_run(m, &pairs, comps, n, &o, &res);
-    progress_end(&pg.p, 2 + (int64_t)n * (pairs.T + 1));
+    progress_end(&pg, 2 + (int64_t)n * (pairs.T + 1));
     if (r) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
     int64_t exp = 0;
     if (st) {

@@ -46,12 +46,6 @@ static const char *help =
     "  --json            one JSON object\n"
     "Runs on the CPU: 1 + (number of c) passes over the windows. See docs/causal.md.\n";
 
-static int on_progress(void *ctx, int64_t done, int64_t total) {
-    (void)total;
-    progress_update(ctx, done);
-    return 0;
-}
-
 static cJSON *point_json(const gs_steer_point *p, const gpn_tokenizer *tok) {
     cJSON *x = cJSON_CreateObject();
     cJSON_AddNumberToObject(x, "c", p->c);
@@ -157,7 +151,7 @@ int cmd_steer(int argc, char **argv) {
     progress pg;
     progress_start(&pg, "steer", "runs", n_c + 1);
     gs_steer_opts o = {.u = u, .c = cs, .n_c = n_c, .from = (int)from_pos, .decode_only = !strcmp(scope, "decode"),
-                       .batch = batch, .progress = on_progress, .progress_ctx = &pg};
+                       .batch = batch, .progress = progress_callback, .progress_ctx = &pg};
     int sr = gs_steer_run(m, corpus, &o, r);
     progress_end(&pg, n_c + 1);
     if (sr) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }

@@ -52,3 +52,9 @@ void progress_update(progress *p, int64_t done) {
 void progress_end(progress *p, int64_t done) {
     if (p->enabled) draw(p, done, 1);
 }
+
+int progress_callback(void *ctx, int64_t done, int64_t total) {
+    (void)total;
+    progress_update(ctx, done);
+    return 0;
+}

@@ -19,5 +19,8 @@ void progress_start(progress *p, const char *label, const char *unit, int64_t to
 void progress_update(progress *p, int64_t done);
 void progress_end(progress *p, int64_t done);
 double progress_now(void); /* monotonic seconds */
+/* The analyses' progress callback (int (*)(void *ctx, int64_t done, int64_t total)) drawing
+ * on the progress line ctx points to; never asks to stop. */
+int progress_callback(void *ctx, int64_t done, int64_t total);
 
 #endif
