@@ -8,14 +8,13 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "cli/options.h"
 #include "store/experiments.h"
 
 gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_model *m, int required, int *failed) {
-    static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
-    const char *env = getenv("GPNSCOPE_TOKENIZER");
     *failed = 0;
     int given = path != NULL;
-    if (!path) path = env && *env ? env : access(built, R_OK) == 0 ? built : NULL;
+    if (!path) path = cli_default_tokenizer();
     if (!path) {
         if (!required) return NULL;
         fprintf(stderr, "gpnscope %s: no tokenizer: pass --tokenizer FILE, set GPNSCOPE_TOKENIZER, or run scripts/fetch-tokenizer.sh\n", cmd);

@@ -52,13 +52,6 @@ static const char *help =
     "  --json             print one JSON object instead of a table\n"
     "See docs/corpora.md.\n";
 
-static const char *default_tokenizer(void) {
-    const char *env = getenv("GPNSCOPE_TOKENIZER");
-    if (env && *env) return env;
-    static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
-    return access(built, R_OK) == 0 ? built : NULL;
-}
-
 /* Interpret \n, \t, \r, \\ and \0xx-free escapes in place. */
 static void unescape(char *s) {
     char *o = s;
@@ -169,7 +162,7 @@ int cmd_eval(int argc, char **argv) {
     }
     corpus_format fmt = o.format == CORPUS_AUTO ? corpus_detect(corpus_path) : o.format;
     if (!tok_path && fmt != CORPUS_SHARDS) {
-        tok_path = default_tokenizer();
+        tok_path = cli_default_tokenizer();
         if (!tok_path) {
             fprintf(stderr, "gpnscope eval: %s is a %s corpus and needs a tokenizer: pass --tokenizer, set GPNSCOPE_TOKENIZER, or run "
                             "scripts/fetch-tokenizer.sh\n", corpus_path, corpus_format_name(fmt));

@@ -27,14 +27,6 @@ static const char *help =
     "                       as its <0xXX> piece (lossless, not SentencePiece)\n"
     "See docs/tokenizer.md.\n";
 
-/* The tokenizer to use when none is given (also used by gpnscope eval). */
-static const char *default_tokenizer(void) {
-    const char *env = getenv("GPNSCOPE_TOKENIZER");
-    if (env && *env) return env;
-    static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
-    return access(built, R_OK) == 0 ? built : NULL;
-}
-
 static void put_int(FILE *out, int32_t v) {
     char buf[16];
     int n = 0;
@@ -97,7 +89,7 @@ int cmd_tokenize(int argc, char **argv) {
         }
     }
     if (optind != argc || (pieces && decode)) { fputs(help, stderr); return 2; }
-    if (!tok_path) tok_path = default_tokenizer();
+    if (!tok_path) tok_path = cli_default_tokenizer();
     if (!tok_path) {
         fprintf(stderr, "gpnscope tokenize: no tokenizer: pass --tokenizer FILE, set GPNSCOPE_TOKENIZER, or run scripts/fetch-tokenizer.sh\n");
         return 2;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/text.h"
@@ -81,4 +82,11 @@ int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock) 
         fprintf(stderr, "note: run %lld is not complete (status %s, %lld of %lld windows recorded): using what it holds\n",
                 *run, ri.status, (long long)ri.windows_done, (long long)ri.n_windows);
     return 0;
+}
+
+const char *cli_default_tokenizer(void) {
+    const char *env = getenv("GPNSCOPE_TOKENIZER");
+    if (env && *env) return env;
+    static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
+    return access(built, R_OK) == 0 ? built : NULL;
 }

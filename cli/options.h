@@ -31,4 +31,9 @@ int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock);
  * one line on stderr, *status the exit code (2: usage, 1: the store or run). */
 store *cli_open_run(const char *cmd, int argc, char **argv, int file_arg, long long *run, store_lock **lock, int *status);
 
+/* The tokenizer to use when none is given: $GPNSCOPE_TOKENIZER, else the one
+ * scripts/fetch-tokenizer.sh built (third_party/llama2-tokenizer.json) when it is
+ * readable; NULL when neither. */
+const char *cli_default_tokenizer(void);
+
 #endif
