@@ -46,7 +46,18 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int gs_decay_init_run(const gpn_model *m, gs_decay_init *d) {
+/* "layer L": the group name every family gives a layer's tensors (GDN's decays sit in them) */
+static int in_layer(const gpn_tensor_spec *s, int layer) {
+    int l;
+    return layer < 0 || (s->group && sscanf(s->group, "layer %d", &l) == 1 && l == layer);
+}
+
+int gs_decay_init_site_layer(const char *site) {
+    int l, n = 0;
+    return site && sscanf(site, "blocks.%d.%n", &l, &n) == 1 && n > 0 ? l : -1;
+}
+
+int gs_decay_init_run(const gpn_model *m, int layer, gs_decay_init *d) {
     memset(d, 0, sizeof *d);
     d->spearman = d->max_abs_dlog = d->median_abs_dlog = NAN;
     d->moved = -1;
@@ -54,10 +65,19 @@ int gs_decay_init_run(const gpn_model *m, gs_decay_init *d) {
     int n = gpn_tensor_specs(&m->cfg, specs), H = 0, Hd = 0;
     const float *alog[64], *dtb[64];
     int na = 0, nd = 0, len[64];
+    /* first: where the selected heads start in the trainer's list of every decaying head (spec order) */
+    int first = -1, seen = 0;
     for (int i = 0; i < n; i++) {
+        if (specs[i].role != GPN_ROLE_A_LOG) continue;
+        if (in_layer(&specs[i], layer) && first < 0) first = seen;
+        seen += (int)specs[i].numel;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!in_layer(&specs[i], layer)) continue;
         if (specs[i].role == GPN_ROLE_A_LOG && na < 64) { len[na] = (int)specs[i].numel; alog[na++] = m->block + specs[i].offset; H += (int)specs[i].numel; }
         if (specs[i].role == GPN_ROLE_DT_BIAS && nd < 64) { dtb[nd++] = m->block + specs[i].offset; Hd += (int)specs[i].numel; }
     }
+    if (H == 0 && layer >= 0) return gs_fail("the model has no decay parameters in layer %d", layer);
     if (H == 0) return 1;
     if (na != nd || H != Hd) return gs_fail("the model's A_log and dt_bias tensors do not pair up (%d and %d heads)", H, Hd);
     if (H > GS_DECAY_INIT_MAX_HEADS) return gs_fail("%d decaying heads: at most %d", H, GS_DECAY_INIT_MAX_HEADS);
@@ -65,22 +85,29 @@ int gs_decay_init_run(const gpn_model *m, gs_decay_init *d) {
     for (int t = 0, h = 0; t < na; t++)
         for (int k = 0; k < len[t]; k++, h++) d->tau_trained[h] = tau_of(alog[t][k], dtb[t][k]);
     for (int h = 0; h < H; h++) d->init_percentile[h] = 100.0 * init_cdf(d->tau_trained[h]);
-    /* the initial values: only the GPN trainer's metadata keys for now (one memory writer) */
+    /* the initial values the trainer kept: GPN+M's one write under init_write_*, GDN's every layer's heads,
+     * layer after layer, under init_* (engine/train/train.c) */
     st_file *f = m->path ? safetensors_open(m->path) : NULL;
     if (!f) return 0; /* a model built in memory, or a file gone: the distribution is the reference */
-    const char *a = safetensors_meta(f, "init_write_A_log"), *b = safetensors_meta(f, "init_write_dt_bias");
+    const char *ka = "init_write_A_log", *kb = "init_write_dt_bias";
+    const char *a = safetensors_meta(f, ka), *b = safetensors_meta(f, kb);
+    if (!a && !b) {
+        ka = "init_A_log", kb = "init_dt_bias";
+        a = safetensors_meta(f, ka), b = safetensors_meta(f, kb);
+    }
     double ia[GS_DECAY_INIT_MAX_HEADS], ib[GS_DECAY_INIT_MAX_HEADS];
-    int ok = a && b && parse_list(a, ia, H) == 0 && parse_list(b, ib, H) == 0;
+    int ok = a && b && seen <= GS_DECAY_INIT_MAX_HEADS && parse_list(a, ia, seen) == 0 && parse_list(b, ib, seen) == 0;
     if (a && b && !ok) {
         safetensors_close(f);
-        return gs_fail("%s: init_write_A_log / init_write_dt_bias are not %d numbers each", m->path, H);
+        return gs_fail("%s: %s / %s are not %d numbers each", m->path, ka, kb, seen);
     }
     safetensors_close(f);
     if (!ok) return 0;
     d->has_init = 1;
+    snprintf(d->init_keys, sizeof d->init_keys, "the checkpoint's %s / %s", ka, kb);
     double dl[GS_DECAY_INIT_MAX_HEADS];
     for (int h = 0; h < H; h++) {
-        d->tau_init[h] = tau_of(ia[h], ib[h]);
+        d->tau_init[h] = tau_of(ia[first + h], ib[first + h]);
         dl[h] = fabs(log(d->tau_trained[h]) - log(d->tau_init[h]));
     }
     qsort(dl, (size_t)H, sizeof *dl, cmp_double);
@@ -114,8 +141,7 @@ int gs_decay_init_write(store *st, int64_t id, const gs_decay_init *d, const gs_
     const int H = d->H;
     double x[GS_DECAY_INIT_MAX_HEADS];
     for (int h = 0; h < H; h++) x[h] = h;
-    int rc = store_analysis_scalar(st, id, "decays_init_known", d->has_init, d->has_init ? "the checkpoint's "
-                                   "init_write_A_log / init_write_dt_bias" : "no initial values in the checkpoint: "
+    int rc = store_analysis_scalar(st, id, "decays_init_known", d->has_init, d->has_init ? d->init_keys : "no initial values in the checkpoint: "
                                    "the initialisation's distribution is the reference") ||
              store_analysis_series(st, id, "tau_param", x, d->tau_trained, NULL, H) ||
              store_analysis_series(st, id, "tau_param_init_percentile", x, d->init_percentile, NULL, H);

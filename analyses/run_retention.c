@@ -91,7 +91,7 @@ int gs_retention_row_run(gs_analysis_ctx *c) {
     }
     /* did training move the decays? needs the checkpoint (its tensors and metadata) */
     gpn_model *m = gs_analysis_ctx_model(c);
-    int di = m ? gs_decay_init_run(m, &a->decay_init) : -1;
+    int di = m ? gs_decay_init_run(m, gs_decay_init_site_layer(a->decay_site), &a->decay_init) : -1;
     if (di == 0 && a->decay_init.H == a->retention.H) a->has_decay_init = 1;
     else if (di == 0) gs_analysis_note(a, "decays vs initialisation: %d decay parameters but %d recorded heads",
                                        a->decay_init.H, a->retention.H);

@@ -108,5 +108,47 @@ check "$dir/moved.safetensors" moved.db "moved" && [[ "$(sqlite3 moved.db "selec
 
 # a checkpoint without initial values (the reference fixture): the distribution only
 check "$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors" fixture.db "no init" && ok "no initial values: percentiles only" || bad "fixture model"
+# GDN: every layer's heads decay; the trainer keeps them all (init_A_log / init_dt_bias, layer after layer) and
+# retention on layer 1's decay site is compared with layer 1's slice, not layer 0's
+cat > g.json <<JSON
+{"model": {"arch": "gdn", "vocab_size": 97, "d_state": 16, "d_ffn": 24, "n_heads": 3, "d_key": 4, "d_val": 4,
+           "n_layers": 2, "conv_size": 4},
+ "data": {"train": "shards", "seq_len": 32, "batch_size": 4},
+ "training": {"steps": 40, "seed": 5, "threads": 1},
+ "optimizer": {"learning_rate": 0.05, "warmup_steps": 2},
+ "output": {"dir": "grun", "checkpoint_every": 0}}
+JSON
+"$bin" train --config g.json --quiet >/dev/null 2>err.txt || bad "train gdn: $(cat err.txt)"
+"$bin" record --model grun/model.safetensors --corpus shards --seq-len 32 --windows 40 --db gdn.db --quiet \
+  --sites blocks.0.attn.alpha,blocks.1.attn.alpha >/dev/null
+for layer in 0 1; do
+  "$bin" analyze gdn.db --only retention --decay-site "blocks.$layer.attn.alpha" > "gdn$layer.txt" 2>&1 ||
+    { bad "gdn layer $layer: analyze: $(cat "gdn$layer.txt")"; continue; }
+  sqlite3 -json gdn.db "select s.key, s.value from analysis_scalars s where s.analysis_id = (select max(id) from analyses
+    where name = 'retention') union all select x.series || ':' || x.idx, x.y from analysis_series x
+    where x.analysis_id = (select max(id) from analyses where name = 'retention') and x.series like 'tau_param%'" > "gdn$layer.json"
+  "$py" - grun/model.safetensors "gdn$layer.json" "$layer" <<'PY' && ok "GDN layer $layer: decays against that layer's initial values" || bad "GDN layer $layer"
+import json, struct, sys
+import numpy as np
+path, got, L = sys.argv[1], {r["key"]: r["value"] for r in json.load(open(sys.argv[2]))}, int(sys.argv[3])
+raw = open(path, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n]); meta = hdr["__metadata__"]
+def tensor(name):
+    t = hdr[name]; b, e = t["data_offsets"]
+    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4").astype(np.float64)
+sp = lambda x: np.log1p(np.exp(x))
+tau = 1 / (np.exp(tensor("model.layers.%d.attn.A_log" % L)) * sp(tensor("model.layers.%d.attn.dt_bias" % L)))
+H = len(tau)
+a0 = np.array([float(x) for x in meta["init_A_log"].split(",")]); d0 = np.array([float(x) for x in meta["init_dt_bias"].split(",")])
+assert len(a0) == 2 * H, len(a0)
+tau0 = 1 / (np.exp(a0[L * H:(L + 1) * H]) * sp(d0[L * H:(L + 1) * H]))
+assert got["decays_init_known"] == 1, got
+assert np.allclose([got["tau_param:%d" % h] for h in range(H)], tau, rtol=1e-9), "tau"
+assert np.allclose([got["tau_param_init:%d" % h] for h in range(H)], tau0, rtol=1e-9), "tau_init"
+dl = np.abs(np.log(tau) - np.log(tau0))
+assert abs(got["decays_max_abs_dlog_tau"] - dl.max()) < 1e-9, "dlog"
+print("layer", L, ": max change %.3fx" % np.exp(dl.max()))
+PY
+done
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
