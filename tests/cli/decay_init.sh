@@ -11,9 +11,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/decay_init"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((200 * 32)) 8
 cat > c.json <<JSON
 {"model": {"arch": "gpn_m", "vocab_size": 97, "d_state": 16, "d_emb": 8, "d_ffn": 24, "n_heads": 6, "d_key": 4, "d_val": 4},
@@ -108,5 +106,4 @@ check "$dir/moved.safetensors" moved.db "moved" && [[ "$(sqlite3 moved.db "selec
 
 # a checkpoint without initial values (the reference fixture): the distribution only
 check "$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors" fixture.db "no init" && ok "no initial values: percentiles only" || bad "fixture model"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish
