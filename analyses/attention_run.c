@@ -189,14 +189,7 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
     if ((a.an = store_analysis_begin(st, run_id, "attention", settings, o->code_version)) < 0) goto done;
     out->analysis_id = a.an;
     runner_sink sink = gs_delta_capture_sink(cap);
-    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = gs_rerun_window, .window_ctx = &rr,
-                      .progress = o->progress, .progress_ctx = o->progress_ctx};
-    int run = runner_run(&ro, &sink, 1, NULL);
-    if (run != 0) {
-        if (run > 0) gs_fail("stopped before the last window: nothing stored");
-        store_rollback(st);
-        goto done;
-    }
+    if (gs_rerun_run(st, &rr, e, &sink, o->progress, o->progress_ctx)) goto done;
     if (summaries(st, a.an, out) || store_analysis_scalar(st, a.an, "windows", (double)W, NULL) ||
         store_analysis_scalar(st, a.an, "length", T, NULL) ||
         store_analysis_scalar(st, a.an, "token_offset", gs_family_of(c)->predicts_first_token,

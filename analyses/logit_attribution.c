@@ -238,14 +238,7 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
     if ((a.an = store_analysis_begin(st, run_id, "logit_attribution", settings, o->code_version)) < 0) goto done;
     out->analysis_id = a.an;
     runner_sink sink = {.ctx = &a, .begin = begin_batch, .after_step = after_step};
-    runner_opts ro = {.engine = e, .T = T, .first = 0, .total = W, .window = gs_rerun_window, .window_ctx = &rr,
-                      .progress = o->progress, .progress_ctx = o->progress_ctx};
-    int run = runner_run(&ro, &sink, 1, NULL);
-    if (run != 0) {
-        if (run > 0) gs_fail("stopped before the last window: nothing stored");
-        store_rollback(st);
-        goto done;
-    }
+    if (gs_rerun_run(st, &rr, e, &sink, o->progress, o->progress_ctx)) goto done;
     if (summaries(&a) || store_commit(st)) { store_rollback(st); goto done; }
     out->windows = W;
     out->T = T;

@@ -50,3 +50,14 @@ int gs_rerun_window(void *ctx, int64_t w, int32_t *tokens) {
     memcpy(tokens, r->tk.token_id + w * r->tk.n_positions, (size_t)r->T * sizeof *tokens);
     return 0;
 }
+
+int gs_rerun_run(store *st, gs_rerun *r, gpn_engine *e, const runner_sink *sink, runner_progress_fn progress,
+                 void *progress_ctx) {
+    runner_opts ro = {.engine = e, .T = r->T, .first = 0, .total = r->W, .window = gs_rerun_window, .window_ctx = r,
+                      .progress = progress, .progress_ctx = progress_ctx};
+    int run = runner_run(&ro, sink, 1, NULL);
+    if (run == 0) return 0;
+    if (run > 0) gs_fail("stopped before the last window: nothing stored");
+    store_rollback(st);
+    return -1;
+}

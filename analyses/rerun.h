@@ -7,7 +7,9 @@
 
 #include <stdint.h>
 
+#include "engine/engine.h"
 #include "engine/model.h"
+#include "probes/runner.h"
 #include "store/store.h"
 
 typedef struct {
@@ -25,5 +27,11 @@ int gs_rerun_open(store *st, int64_t run_id, int64_t windows, int length, int de
 void gs_rerun_close(gs_rerun *r);
 /* The runner's window source (runner_window_fn) over an open rerun (ctx). */
 int gs_rerun_window(void *ctx, int64_t w, int32_t *tokens);
+/* The selected windows through engine e into sink, one at a time (the
+ * runner, reporting to progress): 0, or -1 with gs_error() and the store's
+ * open transaction rolled back, so a stopped or failed re-run stores
+ * nothing. */
+int gs_rerun_run(store *st, gs_rerun *r, gpn_engine *e, const runner_sink *sink, runner_progress_fn progress,
+                 void *progress_ctx);
 
 #endif

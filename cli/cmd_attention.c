@@ -117,17 +117,14 @@ int cmd_attention(int argc, char **argv) {
         }
     }
     const char *path = optind < argc ? argv[optind] : "";
-    store_lock *lock = NULL;
-    int status;
-    store *st = cli_open_run("attention", argc, argv, optind, &run, &lock, &status);
-    if (!st) return status;
-    progress p;
-    progress_start(&p, "attention", "windows", o.windows);
+    cli_run_session s;
+    int status = cli_run_begin(&s, "attention", argc, argv, optind, &run, o.windows);
+    if (status) return status;
     o.progress = progress_callback;
-    o.progress_ctx = &p;
+    o.progress_ctx = &s.bar;
     gs_attention_result r;
-    int rc = gs_attention_run(st, run, &o, &r);
-    progress_end(&p, r.windows);
+    int rc = gs_attention_run(s.st, run, &o, &r);
+    progress_end(&s.bar, r.windows);
     if (rc) {
         fprintf(stderr, "gpnscope attention: %s: %s\n", path, gs_error());
     } else if (json) {
@@ -147,7 +144,6 @@ int cmd_attention(int argc, char **argv) {
         printf("heuristic L1: mean over queries of sum_j |h_tj - a_tj| / sum_j |a_tj|; heuristic read: mean\n"
                "||sum_j h_tj v_j - o_t|| / ||o_t||; exact read: the largest such error of the exact weights\n");
     }
-    store_close(st);
-    store_lock_release(lock);
+    cli_run_end(&s);
     return rc ? 1 : 0;
 }

@@ -76,17 +76,14 @@ int cmd_attribute(int argc, char **argv) {
         }
     }
     const char *path = optind < argc ? argv[optind] : "";
-    store_lock *lock = NULL;
-    int status;
-    store *st = cli_open_run("attribute", argc, argv, optind, &run, &lock, &status);
-    if (!st) return status;
-    progress p;
-    progress_start(&p, "attribute", "windows", o.windows);
+    cli_run_session s;
+    int status = cli_run_begin(&s, "attribute", argc, argv, optind, &run, o.windows);
+    if (status) return status;
     o.progress = progress_callback;
-    o.progress_ctx = &p;
+    o.progress_ctx = &s.bar;
     gs_dla_result *r = malloc(sizeof *r);
-    int rc = r ? gs_logit_attribution(st, run, &o, r) : gs_fail("out of memory");
-    progress_end(&p, r ? r->windows : 0);
+    int rc = r ? gs_logit_attribution(s.st, run, &o, r) : gs_fail("out of memory");
+    progress_end(&s.bar, r ? r->windows : 0);
     char name[48];
     if (rc) {
         fprintf(stderr, "gpnscope attribute: %s: %s\n", path, gs_error());
@@ -120,7 +117,6 @@ int cmd_attribute(int argc, char **argv) {
                r->residual_rel, r->logit_mean_abs);
     }
     free(r);
-    store_close(st);
-    store_lock_release(lock);
+    cli_run_end(&s);
     return rc ? 1 : 0;
 }

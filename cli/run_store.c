@@ -1,11 +1,11 @@
 /* The store and run of a command that re-runs a recorded run and writes its
- * results (attention, attribute): cli/options.h, cli_open_run. */
+ * results (attention, attribute): cli/options.h, cli_run_begin. */
 #include <stdio.h>
 
 #include "base/error.h"
 #include "cli/options.h"
 
-store *cli_open_run(const char *cmd, int argc, char **argv, int file_arg, long long *run, store_lock **lock, int *status) {
+static store *open_run(const char *cmd, int argc, char **argv, int file_arg, long long *run, store_lock **lock, int *status) {
     if (file_arg != argc - 1) {
         fprintf(stderr, "gpnscope %s: %s (see gpnscope %s --help)\n", cmd,
                 file_arg >= argc ? "no store FILE given" : "one store FILE only", cmd);
@@ -24,4 +24,18 @@ store *cli_open_run(const char *cmd, int argc, char **argv, int file_arg, long l
     }
     *status = 0;
     return st;
+}
+
+int cli_run_begin(cli_run_session *s, const char *cmd, int argc, char **argv, int file_arg, long long *run,
+                  int64_t windows) {
+    int status;
+    s->lock = NULL;
+    if (!(s->st = open_run(cmd, argc, argv, file_arg, run, &s->lock, &status))) return status;
+    progress_start(&s->bar, cmd, "windows", windows);
+    return 0;
+}
+
+void cli_run_end(cli_run_session *s) {
+    store_close(s->st);
+    store_lock_release(s->lock);
 }

@@ -47,16 +47,22 @@ int store_put_attention_queries(store *st, int64_t analysis_id, int32_t window, 
     return rc;
 }
 
-int store_put_attention_matrix(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
-                               const char *kind, int32_t n, const float *weights) {
-    sqlite3_stmt *s = st_prepare(st, "INSERT OR REPLACE INTO attention_matrices(analysis_id, window, layer, head, kind,"
-                                     " n, weights) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-    if (!s) return -1;
+/* ?1..?5 of an attention_matrices statement: the row's key */
+static void bind_matrix_key(sqlite3_stmt *s, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                            const char *kind) {
     sqlite3_bind_int64(s, 1, analysis_id);
     sqlite3_bind_int(s, 2, window);
     sqlite3_bind_int(s, 3, layer);
     sqlite3_bind_int(s, 4, head);
     sqlite3_bind_text(s, 5, kind, -1, SQLITE_STATIC);
+}
+
+int store_put_attention_matrix(store *st, int64_t analysis_id, int32_t window, int32_t layer, int32_t head,
+                               const char *kind, int32_t n, const float *weights) {
+    sqlite3_stmt *s = st_prepare(st, "INSERT OR REPLACE INTO attention_matrices(analysis_id, window, layer, head, kind,"
+                                     " n, weights) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (!s) return -1;
+    bind_matrix_key(s, analysis_id, window, layer, head, kind);
     sqlite3_bind_int(s, 6, n);
     /* float32 little-endian, as every vector of the store (the hosts we build for are little-endian) */
     sqlite3_bind_blob64(s, 7, weights, (sqlite3_uint64)n * n * sizeof(float), SQLITE_STATIC);
@@ -72,11 +78,7 @@ int store_read_attention_matrix(store *st, int64_t analysis_id, int32_t window, 
     sqlite3_stmt *s = st_prepare(st, "SELECT n, weights FROM attention_matrices WHERE analysis_id = ?1 AND window = ?2"
                                      " AND layer = ?3 AND head = ?4 AND kind = ?5");
     if (!s) return -1;
-    sqlite3_bind_int64(s, 1, analysis_id);
-    sqlite3_bind_int(s, 2, window);
-    sqlite3_bind_int(s, 3, layer);
-    sqlite3_bind_int(s, 4, head);
-    sqlite3_bind_text(s, 5, kind, -1, SQLITE_STATIC);
+    bind_matrix_key(s, analysis_id, window, layer, head, kind);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_DONE) { sqlite3_finalize(s); return 1; }
     if (rc != SQLITE_ROW) { rc = st_fail(st, "reading an effective-attention matrix"); sqlite3_finalize(s); return rc; }

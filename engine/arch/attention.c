@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/cpu/ops.h"
 
 void gs_linear(float *out, const float *x, const float *W, int B, int n_in, int n_out) {
@@ -73,4 +74,80 @@ void gs_report_pending(const gs_engine_host *host, float *logits, const float *p
     for (int b = 0; b < B; b++)
         if (isnan(nll[b])) top1[b] = -1;
     gs_fire(host, GPN_HOOK_NLL, 0, nll, B, 1);
+}
+
+int gs_attn_cpu_alloc(gs_attn_cpu *a, int max_batch, size_t floats) {
+    size_t B = (size_t)max_batch;
+    if (!(a->arena = calloc(floats, sizeof(float))) || !(a->top1 = calloc(B, sizeof *a->top1)) ||
+        !(a->cache = calloc(B, sizeof *a->cache)))
+        return -1;
+    a->max_batch = max_batch; /* only with the caches: what gs_kv_free walks */
+    return 0;
+}
+
+void gs_attn_cpu_release(gs_attn_cpu *a) {
+    gs_kv_free(a->cache, a->max_batch);
+    free(a->arena);
+    free(a->top1);
+    free(a->scores);
+}
+
+float *gs_attn_cpu_carve_outputs(gs_attn_cpu *a, float *p, size_t B, size_t V) {
+    a->logits = p, p += B * V;
+    a->pending = p, p += B * V;
+    a->nll = p, p += B;
+    a->entropy = p, p += B;
+    return p;
+}
+
+int gs_attn_cpu_begin(gs_attn_cpu *a, const gs_engine_host *host, int B, int V, int d, size_t row, const float *E) {
+    /* the prediction of x_t, made at step t - 1 (none at a window's start) */
+    gs_report_pending(host, a->logits, a->pending, B, V, a->nll, a->entropy, a->top1);
+    for (int b = 0; b < B; b++)
+        if (gs_kv_reserve(&a->cache[b], b, host->pos[b], row, &a->scores, &a->scores_cap)) return -1;
+    for (int b = 0; b < B; b++) memcpy(a->emb + (size_t)b * d, E + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
+    gs_fire(host, GPN_HOOK_EMBED, 0, a->emb, B, d);
+    memcpy(a->h, a->emb, (size_t)B * d * sizeof(float));
+    return 0;
+}
+
+const char *gs_attn_cpu_name(const void *impl) {
+    (void)impl;
+    return "cpu";
+}
+
+void gs_attn_cpu_reset_seq(void *impl, int b) {
+    (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
+}
+
+gpn_step_out gs_attn_cpu_out(const void *impl) {
+    const gs_attn_cpu *a = impl;
+    return (gpn_step_out){a->nll, a->entropy, a->top1, a->h, a->h, a->logits, NULL, NULL, NULL};
+}
+
+const float *gs_attn_cpu_site(const void *impl, gpn_hook_point p) {
+    const gs_attn_cpu *a = impl;
+    switch (p) {
+    case GPN_HOOK_LOGITS: return a->logits;
+    case GPN_HOOK_NLL: return a->nll;
+    case GPN_HOOK_EMBED: return a->emb;
+    case GPN_HOOK_FINAL_NORM: return a->fin;
+    default: return NULL;
+    }
+}
+
+int gs_attn_validate(const gpn_config *c, const char *family, const char *width, const char *ffn) {
+    if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->n_layers < 1)
+        return gs_fail("invalid %s sizes (V=%d, %s=%d, %s=%d, n_heads=%d, n_layers=%d): all must be positive", family, c->V,
+                       width, c->d, ffn, c->f, c->H, c->n_layers);
+    if (c->n_layers > GPN_MAX_LAYERS)
+        return gs_fail("%d layers: the engine supports at most %d", c->n_layers, GPN_MAX_LAYERS);
+    if (c->d % c->H || c->dk != c->d / c->H || c->dv != c->dk)
+        return gs_fail("n_heads=%d does not divide %s=%d (the source asserts it)", c->H, width, c->d);
+    return 0;
+}
+
+void gs_attn_describe_pattern(char *buf, size_t size) {
+    gs_describe(buf, size, "pattern_keys", GS_PATTERN_KEYS,
+                "fixed: blocks.{i}.attn.hook_pattern keeps each head's weights on the most recent %d keys", GS_PATTERN_KEYS);
 }

@@ -46,4 +46,51 @@ void gs_pattern_apply(float *p, const float *row, int n, int P);
 void gs_report_pending(const gs_engine_host *host, float *logits, const float *pending, int B, int V, float *nll,
                        float *entropy, int32_t *top1);
 
+/* What the attention families' CPU backends hold alike: the caches, one
+ * arena for every float buffer (the family carves it), the buffers the
+ * engine reads after a step, and one head's attention weights. It is the
+ * first member of a backend's state, so the gs_backend_i entries below take
+ * the backend's impl as it is. */
+typedef struct {
+    int max_batch;
+    gs_kv_cache *cache; /* one per sequence */
+    float *arena;
+    float *emb, *h, *fin;                    /* hook_embed, the last block's resid_post (the state), ln_final */
+    float *logits, *pending, *nll, *entropy; /* pending: this step's prediction, reported at the next */
+    int32_t *top1;
+    float *scores; /* gs_kv_reserve sizes it */
+    int scores_cap;
+} gs_attn_cpu;
+
+/* a's caches for max_batch sequences, top1 and an arena of `floats`: 0, or
+ * -1 out of memory (a keeps what it got, for gs_attn_cpu_release) */
+int gs_attn_cpu_alloc(gs_attn_cpu *a, int max_batch, size_t floats);
+void gs_attn_cpu_release(gs_attn_cpu *a);
+/* logits and pending (B x V each), nll and entropy (B each) from the arena
+ * at p, in that order; returns the float after them */
+float *gs_attn_cpu_carve_outputs(gs_attn_cpu *a, float *p, size_t B, size_t V);
+
+/* A step's start: the pending prediction reported (gs_report_pending), room
+ * in each sequence's cache for a row of `row` floats at its position, and
+ * emb = h = E[token] (hook_embed fired on emb); 0, or -1 with gs_error(). */
+int gs_attn_cpu_begin(gs_attn_cpu *a, const gs_engine_host *host, int B, int V, int d, size_t row, const float *E);
+
+/* gs_backend_i entries for a backend whose state starts with a gs_attn_cpu:
+ * "cpu"; a reset that keeps the cache's memory (the engine's pos[b] = 0 is
+ * its length); h in both state slots (a transformer has no separate
+ * grounded state); logits, nll, hook_embed and ln_final as sites. */
+const char *gs_attn_cpu_name(const void *impl);
+void gs_attn_cpu_reset_seq(void *impl, int b);
+gpn_step_out gs_attn_cpu_out(const void *impl);
+const float *gs_attn_cpu_site(const void *impl, gpn_hook_point p);
+
+/* What every attention family's config must be: positive sizes, at most
+ * GPN_MAX_LAYERS layers, heads that divide the width (dk = dv = d / H).
+ * `family`, `width` and `ffn` name the family and its sizes as its source
+ * does, for the message. 0, or -1 with gs_error(). */
+int gs_attn_validate(const gpn_config *c, const char *family, const char *width, const char *ffn);
+
+/* describe()'s line for the fixed pattern_keys (GS_PATTERN_KEYS) */
+void gs_attn_describe_pattern(char *buf, size_t size);
+
 #endif

@@ -11,9 +11,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/ablate"; rm -rf "$dir"; mkdir -p "$dir/shards"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2"; }
 
 # corpus: 24 windows of 32 random tokens; a copy of the model whose head 1
@@ -159,5 +157,4 @@ for bad_what in "heads:9" "bogus" "heads:" "mean-direction:flip"; do
   if "$bin" ablate "$dir/a.db" --what "$bad_what" 2>"$dir/err.txt"; then bad "--what $bad_what accepted"
   else [[ $(wc -l <"$dir/err.txt") -eq 1 ]] && ok "--what $bad_what: $(cat "$dir/err.txt")" || bad "--what $bad_what: $(cat "$dir/err.txt")"; fi
 done
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -12,9 +12,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/attention"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 fx="$GPNSCOPE_FIXTURES/reference"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2"; }
 
 mkdir -p shards s2
@@ -99,5 +97,4 @@ else
   [[ -s figs/effective_attention.gp ]] && ok "plot writes the heatmap script (no gnuplot here)" || bad "plot script"
 fi
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

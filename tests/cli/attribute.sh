@@ -14,9 +14,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/attribute"; rm -rf "$dir"; mkdir -p "$dir/shards" "$dir/s89"; cd "$dir"
 fx="$GPNSCOPE_FIXTURES/reference"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2"; }
 
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((4 * 24)) 9
@@ -69,5 +67,4 @@ if command -v gnuplot >/dev/null; then
     ok "plot draws the per-part bars" || bad "plot: $(cat err.txt)"
 fi
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

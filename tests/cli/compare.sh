@@ -16,9 +16,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/compare"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
 ref="$GPNSCOPE_SOURCE/tests/reference"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 "$py" - <<'PY'
 import numpy as np
@@ -198,5 +196,4 @@ one_line "a site no run recorded" "no recorded vector site matching 'blocks.9.*'
 one_line "a run that is not there" "gpnscope compare: " "$bin" compare planted.db:7 --quiet
 one_line "no operand" "no run given" "$bin" compare
 one_line "--boot 1" "--boot wants" "$bin" compare planted.db --boot 1
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

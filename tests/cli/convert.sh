@@ -11,9 +11,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
 dir="$GPNSCOPE_BUILD/test-scratch/convert"; rm -rf "$dir"; mkdir -p "$dir"
 fx="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 "$py" - "$fx" "$dir" <<'PY'
 import json, pickle, struct, sys, types
@@ -184,5 +182,4 @@ set +e; "$GPNSCOPE_BIN" info "$dir/tpp2-noconfig.safetensors" >/dev/null 2>"$dir
 [[ $rc -ne 0 && $(wc -l <"$dir/nocfg.err") -eq 1 ]] && grep -q -- "--config" "$dir/nocfg.err" &&
   ok "without --config its heads are unknown: $(cat "$dir/nocfg.err")" || bad "no config: exit $rc $(cat "$dir/nocfg.err")"
 ls "$dir" | grep -q "convert-" && bad "temporary files left: $(ls "$dir" | grep convert-)" || ok "no temporary files left behind"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -11,9 +11,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/decay_init"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((200 * 32)) 8
 cat > c.json <<JSON
 {"model": {"arch": "gpn_m", "vocab_size": 97, "d_state": 16, "d_emb": 8, "d_ffn": 24, "n_heads": 6, "d_key": 4, "d_val": 4},
@@ -150,5 +148,4 @@ print("layer", L, ": max change %.3fx" % np.exp(dl.max()))
 PY
 done
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -11,9 +11,7 @@ for f in "$model" "$tok" "$corpus"; do
   [[ -f "$f" ]] || { echo "SKIPPED: $f is missing (scripts/setup.sh and scripts/demo.sh make it)"; exit 77; }
 done
 dir="$GPNSCOPE_BUILD/test-scratch/demo"; rm -rf "$dir"; mkdir -p "$dir"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 "$bin" demo --out "$dir/out" --windows 4 --seq-len 256 --batch 4 >"$dir/stdout" 2>"$dir/stderr" \
   && ok "demo ran" || { bad "demo failed: $(tail -3 "$dir/stderr")"; echo "$pass passed, $fail failed"; exit 1; }
@@ -34,5 +32,4 @@ grep -rqF "$(printf '%.4g' "$pr" | cut -c1-4)" "$dir/out/figures/report.md" 2>/d
   || bad "participation ratio $pr not in report.md"
 ls "$dir/out/figures/"*.png >/dev/null 2>&1 && ok "figures rendered" || bad "no PNG figures"
 [[ -s "$dir/out/study.ipynb" ]] && ok "notebook written" || bad "no notebook"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -10,9 +10,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/cli_eval"; rm -rf "$dir"; mkdir -p "$dir/shards"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 check() { if [[ "$2" == "$3" ]]; then ok "$1"; else bad "$1: got [$2] want [$3]"; fi; }
 
 want="$("$py" - "$GPNSCOPE_FIXTURES/reference/gpnm1.expect.safetensors" "$dir/shards" <<'PY'
@@ -119,5 +117,4 @@ for o in --model --corpus --format --tokenizer --seq-len --skip --windows --samp
   [[ "$help" == *"$o"* ]] || bad "--help lacks $o"
 done
 ok "--help explains every option"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -13,9 +13,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/families_analyze"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
 ref="$GPNSCOPE_SOURCE/tests/reference"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((40 * 48)) 9
 "$py" "$ref/elman_reference.py" make elman 97 16 1 4 3
 "$py" "$ref/tpp_reference.py" make tpp 97 24 2 3 40 1 4 4
@@ -53,5 +51,4 @@ PY
   [[ $rc -ne 0 && $(wc -l < "$fam.err") -eq 1 ]] && grep -q "no decode-only copy" "$fam.err" &&
     ok "$fam: decode scope refused: $(cat "$fam.err")" || bad "$fam: decode scope: exit $rc $(cat "$fam.err")"
 done
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

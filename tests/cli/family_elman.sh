@@ -13,9 +13,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/family_elman"; rm -rf "$dir"; mkdir -p "$dir/shards"
 ref="$GPNSCOPE_SOURCE/tests/reference/elman_reference.py"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/numpy_horizons.sh"
 
 "$py" "$ref" make "$dir/e1" 53 24 3 40 7
@@ -54,5 +52,4 @@ set +e
 set -e
 [[ $rc -ne 0 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "no CUDA engine" "$dir/err" &&
   ok "no CUDA backend: one line: $(cat "$dir/err")" || bad "cuda on Elman: exit $rc, $(cat "$dir/err")"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -16,9 +16,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/family_gdn_cli"; rm -rf "$dir"; mkdir -p "$dir/shards"
 ref="$GPNSCOPE_SOURCE/tests/reference/gdn_reference.py"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/numpy_horizons.sh"
 
 #          prefix     V  D  L H dk ev ffn K B  T seed
@@ -132,5 +130,4 @@ one_line "config contradicting the shapes (heads)" 1 "n_heads=4 but the tensor s
 one_line "config contradicting the shapes (expand_v)" 1 "expand_v=1" "$bin" info "$dir/expand.safetensors"
 one_line "a 2-D conv weight" 1 "v_conv1d.weight' has shape \[48, 4\], expected \[48, 1, 4\]" "$bin" info "$dir/conv.safetensors"
 one_line "no lm_head" 1 "missing tensor 'lm_head.weight'" "$bin" info "$dir/nohead.safetensors"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

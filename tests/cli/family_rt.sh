@@ -22,9 +22,7 @@ dir="$GPNSCOPE_BUILD/test-scratch/family_rt"; rm -rf "$dir"; mkdir -p "$dir/shar
 ref="$GPNSCOPE_SOURCE/tests/reference/rt_reference.py"
 fx="$GPNSCOPE_FIXTURES/reference"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 #            name V  D  L H F  B T  seed options
 configs=("c3 97 32 3 4 64 3 70 31"
@@ -207,5 +205,4 @@ one_line "no CUDA backend" "no CUDA engine" \
 one_line "a .pt converted without --config" "must carry its OLMo model config" "$bin" info "$dir/noconfig.safetensors"
 "$bin" convert "$fx/rt2.checkpoint.pt" "$dir/rope.safetensors" --config "$dir/rope.config.json" >/dev/null 2>&1 || true
 one_line "rope: true with the recurrent block" "RoPE with the recurrent block is not supported" "$bin" info "$dir/rope.safetensors"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -16,9 +16,7 @@ bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/family_tpp"; rm -rf "$dir"; mkdir -p "$dir/shards" "$dir/random"
 ref="$GPNSCOPE_SOURCE/tests/reference/tpp_reference.py"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 #            name  V  D  L H  F  B T  seed
 configs=("c3h4   97 32 3 4  48 3 70 21"
@@ -153,5 +151,4 @@ h = json.dumps(hdr).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
 PY
 one_line "no config: no heads" "number of attention heads" "$bin" info "$dir/noconfig.safetensors"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

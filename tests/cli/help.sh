@@ -5,9 +5,7 @@
 set -euo pipefail
 bin="$GPNSCOPE_BIN"
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 help="$("$bin" --help)"
 vars="$(grep -rhoE 'getenv\("[A-Z_]+"\)' "$src"/{base,engine,probes,store,analyses,plots,notebooks-export,cli} --include='*.c' |
         sed -E 's/getenv\("([A-Z_]+)"\)/\1/' | grep -v '^PATH$' | sort -u)"
@@ -22,5 +20,4 @@ set +e
 "$bin" >/dev/null 2>"$GPNSCOPE_BUILD/help.err"; rc=$?
 set -e
 [[ $rc -eq 2 && -s "$GPNSCOPE_BUILD/help.err" ]] && ok "no command: usage on stderr, exit 2" || bad "no command: exit $rc"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

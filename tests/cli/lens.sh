@@ -12,9 +12,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/lens"; rm -rf "$dir"; mkdir -p "$dir"
 fx="$GPNSCOPE_FIXTURES/reference"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # lens FIXTURE SITES REF-KEYS: run the lens on the reference's first window, compare with numpy
 lens() {
@@ -87,5 +85,4 @@ err() { local want="$1"; shift
 err "mem.alpha is 3 wide" "$fx/gpnm1.weights.safetensors" --tokens 1,2 --sites mem.alpha
 err "token ids from 0 to 96" "$fx/gpnm1.weights.safetensors" --tokens 1,200
 err "give --text or --tokens, one of them" "$fx/gpnm1.weights.safetensors"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

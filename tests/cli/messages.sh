@@ -18,9 +18,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/cli_messages"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 # expect CODE PATTERN CMD...: exit CODE, exactly one line on stderr matching PATTERN
 expect() {
   local code="$1" pattern="$2"; shift 2
@@ -128,5 +126,4 @@ cmd="$(sed -n 's/.*`gpnscope \(.*\)`.*/\1/p' err.txt)"
 eval "\"\$bin\" $cmd" > /dev/null 2> err.txt && "$bin" plot "my run's store.db" --out figs --no-render > /dev/null 2>> err.txt &&
   ok "the hint, pasted (gpnscope $cmd), works and plot then succeeds" || bad "pasting '$cmd': $(cat err.txt)"
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

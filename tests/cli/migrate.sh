@@ -10,9 +10,7 @@ bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/migrate"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 fx="$GPNSCOPE_FIXTURES/store-v1.db"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 rows() { # DB: every recorded row and every stored result, as text
   sqlite3 "$1" "select * from runs order by id; select * from tokens order by 1, 2, 3;
     select * from head_steps order by 1, 2, 3, 4; select run_id, window, position, kind, dtype, hex(vector) from states order by 1, 2, 3, 4;
@@ -60,5 +58,4 @@ cp v1.db w.db
   ok "a writer (analyze) migrates on open" || bad "analyze on v1: $(cat err.txt)"
 set +e; "$bin" migrate missing.db >/dev/null 2>err.txt; rc=$?; set -e
 [[ $rc -eq 1 && ! -e missing.db && $(wc -l <err.txt) -eq 1 ]] && ok "migrate of a missing file: one line, nothing created" || bad "migrate missing: $rc"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -14,9 +14,7 @@ bin="$GPNSCOPE_BIN"
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
 dir="$GPNSCOPE_BUILD/test-scratch/mpi_analyze"; rm -rf "$dir"; mkdir -p "$dir/corpus"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 "$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/corpus" $((101 * 24)) 11
 args=(--model "$model" --corpus "$dir/corpus" --seq-len 24 --batch 5 --quiet)

@@ -12,9 +12,7 @@ bin="$GPNSCOPE_BIN"
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
 dir="$GPNSCOPE_BUILD/test-scratch/mpi_record"; rm -rf "$dir"; mkdir -p "$dir/small" "$dir/big"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 "$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/small" $((121 * 24)) 5
 "$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/big" $((450 * 24)) 7

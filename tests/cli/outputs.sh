@@ -16,9 +16,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/cli_outputs"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 sum() { sha256sum < "$1" | cut -c1-16; }
 # refused WHAT FILE CMD...: exit 1, one line on stderr, FILE's bytes unchanged
 refused() {
@@ -108,5 +106,4 @@ printf x > "c/.tokens.csv.tmp.$dead.0"; printf x > "c/.heads.csv.tmp.$$.3"
 [[ ! -e "c/.tokens.csv.tmp.$dead.0" && -e "c/.heads.csv.tmp.$$.3" ]] &&
   ok "export removed a dead writer's temporary file and kept a live one's" || bad "temporary files in c: $(ls -A c | grep tmp)"
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

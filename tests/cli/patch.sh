@@ -17,9 +17,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/patch"; rm -rf "$dir"; mkdir -p "$dir"
 fx="$GPNSCOPE_FIXTURES/reference"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # pairs of token ids: four words, the word that differs, the four again
 pairs() { "$py" - "$1" "$2" <<'PY'
@@ -124,5 +122,4 @@ set +e; "$bin" patch "$m" "$dir/p97.jsonl" --components head:9 2>"$dir/h.err" >/
 [[ $rc -eq 2 && "$(cat "$dir/h.err")" == *"head:9: a memory head 0..2"* ]] && ok "head:9 of three heads: $(cat "$dir/h.err")" || bad "head:9: $rc $(cat "$dir/h.err")"
 set +e; "$bin" patch "$fx/tpp2.weights.safetensors" "$dir/p89.jsonl" --components state 2>"$dir/s.err" >/dev/null; rc=$?; set -e
 [[ $rc -eq 2 && $(wc -l <"$dir/s.err") -eq 1 && "$(cat "$dir/s.err")" == *"carries its KV cache"* ]] && ok "state of a transformer: $(cat "$dir/s.err")" || bad "state of tpp: $rc $(cat "$dir/s.err")"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

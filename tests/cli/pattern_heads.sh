@@ -13,21 +13,11 @@ command -v sqlite3 >/dev/null || { echo "SKIPPED: no sqlite3"; exit 77; }
 bin="$GPNSCOPE_BIN"
 fx="$GPNSCOPE_FIXTURES/reference"
 dir="$GPNSCOPE_BUILD/test-scratch/pattern_heads"; rm -rf "$dir"; mkdir -p "$dir"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # three windows of 70 tokens (more than the pattern's 64 keys) of ids 3..88 (tpp2 has 89, gdn2 97)
 mkdir -p "$dir/shards"
-"$py" - "$dir/shards" <<'PY'
-import json, random, struct, sys
-out, n = sys.argv[1], 210
-rng = random.Random(19)
-open(out + "/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[rng.randrange(3, 89) for _ in range(n)]))
-json.dump([n], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 89, "total_tokens": n, "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-PY
+"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" 210 19 89
 tpp=(--model "$fx/tpp2.weights.safetensors" --corpus "$dir/shards" --seq-len 70 --batch 2 --quiet)
 
 # same_rows DB FULL SELECTED HEADS PER_HEAD: every stored row of SELECTED equals FULL's slices of HEADS
@@ -101,5 +91,4 @@ one_line "a vector site" "needs a per-head site stored per token (blocks.0.hook_
   'blocks.0.hook_resid_post[heads=0]'
 one_line "an unknown site with a selector" "unknown hook name 'blocks.0.attn.nope'" 'blocks.0.attn.nope[heads=0]'
 [[ ! -e "$dir/bad.db" ]] && ok "no store is made by a refused --sites" || bad "a refused --sites left $dir/bad.db"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -17,9 +17,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/cli_readonly"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 sum() { sha256sum < "$1" | cut -c1-16; }
 # the file alone, as it is on disk (immutable: no -wal read, nothing written)
 integrity() { sqlite3 "file:$1?immutable=1" "pragma integrity_check" 2>&1 | head -1; }
@@ -133,5 +131,4 @@ else bad "schema 0: exit $rc: $(cat err.txt)"; fi
 eval "\"\$bin\" $cmd" > /dev/null 2> err.txt && "$bin" sql "$old" "select count(*) from runs" > /dev/null 2>> err.txt &&
   ok "schema 0: the suggested command, pasted as printed, migrates it" || bad "schema 0: '$cmd' failed: $(cat err.txt)"
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -16,9 +16,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/record_disk_full"; rm -rf "$dir"; mkdir -p "$dir/shards"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # 300 windows of 24 tokens: random ids of the fixture's 97-token vocabulary
 "$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/shards" $((300 * 24)) 5
@@ -90,5 +88,4 @@ if unshare -rm true 2>/dev/null && unshare -rm mount -t tmpfs -o size=600k tmpfs
 else
   echo "SKIPPED part: no private mount namespace here (unshare -rm), so no tmpfs to fill; the file-size limit case ran"
 fi
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -15,9 +15,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/record_lock"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2" 2>/dev/null; }
 
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((300 * 24)) 5
@@ -90,5 +88,4 @@ kill -9 "$pid" 2>/dev/null; kill -CONT "$pid" 2>/dev/null; wait "$pid" 2>/dev/nu
 [[ $rc -eq 0 ]] && grep -q "^note: run 3 is not complete" an.err && ok "analyze --run 3 analyses the unfinished run, and says so: $(cat an.err)" ||
   bad "analyze --run 3: exit $rc: $(cat an.err)"
 [[ ! -e a.db.run-3.lock || "$(cat a.db.run-3.lock)" != *analyze* ]] && ok "analyze released its lock" || bad "analyze left its lock"
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -9,9 +9,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/record_resume"; rm -rf "$dir"; mkdir -p "$dir/shards"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # 900 windows of 24 tokens: random ids of the fixture's 97-token vocabulary
 "$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/shards" $((900 * 24)) 5
@@ -154,5 +152,4 @@ if "$bin" record "${args[@]/sample:7/sample:8}" --db "$dir/part.db" --resume 2>"
 else
   ok "other settings refused: $(cat "$dir/set.err")"
 fi
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -9,9 +9,7 @@ py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/record_sites"; rm -rf "$dir"; mkdir -p "$dir/shards"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 "$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/shards" $((12 * 24)) 3
 args=(--model "$model" --corpus "$dir/shards" --seq-len 24 --batch 5 --quiet)
 digest() { # DB: every recorded row, as text
@@ -72,5 +70,4 @@ expect_usage "named twice" --sites state.pred,s_pred
 "$bin" record --model "$GPNSCOPE_FIXTURES/reference/gpn.weights.safetensors" --corpus "$dir/shards" --seq-len 24 \
   --quiet --db "$dir/gpn.db" --sites mem.alpha >/dev/null 2>"$dir/err" && bad "GPN recorded mem.alpha" ||
   { grep -q "no memory" "$dir/err" && ok "GPN has no mem.alpha: $(cat "$dir/err")" || bad "GPN mem.alpha: $(cat "$dir/err")"; }
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -7,9 +7,7 @@ set -euo pipefail
 bin="$GPNSCOPE_BIN"
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 doc="$src/docs/hooks.md"
 check() { # MODEL WANT_MEMORY
   local json text
@@ -44,5 +42,4 @@ if o["n_heads"]:
 }
 check "$src/models/gpnm-small/model.safetensors" 1
 check "$GPNSCOPE_FIXTURES/reference/gpn.weights.safetensors" 0
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -13,9 +13,7 @@ bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/steer"; rm -rf "$dir"; mkdir -p "$dir/shards"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 tpp="$GPNSCOPE_FIXTURES/reference/tpp2.weights.safetensors"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # 8 windows of 32 random tokens (ids below 89, both fixtures' vocabularies); a direction for each model
 "$py" - "$dir" <<'PY'
@@ -112,5 +110,4 @@ err "finite numbers separated by commas" "$model" "${common[@]}" --direction "$d
 err "give the store" "$model" "${common[@]}" --direction s_bar --c 1
 err "no geometry analysis" "$model" "${common[@]}" --direction s_bar --from "$dir/s.db" --c 1
 err "--from-position 40: 0 to 31" "$model" "${common[@]}" --direction "$dir/u40.npy" --c 1 --from-position 40
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

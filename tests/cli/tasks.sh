@@ -6,9 +6,7 @@
 # are refused in one line with exit 2.
 set -uo pipefail
 bin="$GPNSCOPE_BIN"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 expect() { # CODE PATTERN CMD...: exit CODE, one line on stderr matching PATTERN
   local code="$1" pattern="$2"; shift 2
   local err; err="$("$@" 2>&1 >/dev/null)"; local rc=$?
@@ -54,5 +52,4 @@ expect 2 "--count wants" "$bin" tasks parity --count 0
 expect 2 "unknown option '--bogus'" "$bin" tasks parity --bogus
 expect 2 "need a task NAME" "$bin" tasks --length 5
 expect 2 "one task name at most" "$bin" tasks parity tomita3
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -7,9 +7,7 @@
 set -euo pipefail
 bin="$GPNSCOPE_BIN"
 dir="$GPNSCOPE_BUILD/test-scratch/cli_tokenize"; rm -rf "$dir"; mkdir -p "$dir"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 check() { if [[ "$2" == "$3" ]]; then ok "$1"; else bad "$1: got [$2] want [$3]"; fi; }
 
 # <unk> <s> </s> <0x00>..<0xFF> ▁ o n e on one ▁one; merges o+n, on+e, ▁+one
@@ -69,5 +67,4 @@ if [[ -f "$llama" ]]; then
 else
   echo "note: $llama absent (scripts/fetch-tokenizer.sh); LLaMA-2 checks not run"
 fi
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -22,9 +22,7 @@ src="${GPNSCOPE_COMPANION_SRC:-}"
 bin="$GPNSCOPE_BIN"
 ref="$GPNSCOPE_SOURCE/tests/reference"
 dir="$GPNSCOPE_BUILD/test-scratch/torch_companion"; rm -rf "$dir"; mkdir -p "$dir"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 #            name  V  D  L H  F  B T  seed
 configs=("c3h4   97 32 3 4  48 3 70 31"
@@ -54,5 +52,4 @@ for c in "${configs[@]}"; do
     ok "$name: eval's log perplexity $("$py" -c "import math; print('%.6f' % math.log($ppl))") = the module's loss $loss" ||
     bad "$name: eval's log perplexity of $ppl vs the companion's loss $loss"
 done
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -11,9 +11,7 @@ command -v sqlite3 >/dev/null || { echo "SKIPPED: no sqlite3"; exit 77; }
 bin="$GPNSCOPE_BIN"
 fx="$GPNSCOPE_FIXTURES/reference"
 dir="$GPNSCOPE_BUILD/test-scratch/tpp_pattern"; rm -rf "$dir"; mkdir -p "$dir/shards"
-fail=0; pass=0
-ok() { echo "ok: $1"; pass=$((pass+1)); }
-bad() { echo "FAIL: $1"; fail=$((fail+1)); }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 info="$("$bin" info "$fx/tpp2.weights.safetensors")"
 grep -qF "  n_heads 2 (__metadata__.config n_heads)" <<<"$info" && grep -qF "  hidden_dim 32 (embedding.weight [89, 32])" <<<"$info" &&
@@ -28,15 +26,7 @@ for f in tpp2:n_heads:"__metadata__.config n_heads" gdn2:n_heads:"model.layers.0
 done
 
 # two windows of 70 tokens of tpp2's 89-token vocabulary: longer than the window of 64 keys
-"$py" - "$dir/shards" <<'PY'
-import json, random, struct, sys
-out, n = sys.argv[1], 140
-rng = random.Random(5)
-open(out + "/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[rng.randrange(3, 89) for _ in range(n)]))
-json.dump([n], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 89, "total_tokens": n, "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-PY
+"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" 140 5 89
 "$bin" record --model "$fx/tpp2.weights.safetensors" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/p.db" \
   --sites blocks.0.attn.hook_pattern,blocks.0.attn.hook_q,blocks.0.attn.hook_k --quiet >/dev/null &&
   ok "record --sites blocks.0.attn.hook_pattern" || bad "record of the pattern site"
@@ -68,5 +58,4 @@ for w in windows:
 assert worst < 1e-5, worst
 print("pattern max abs error", worst)
 PY
-echo "$pass passed, $fail failed"
-[[ $fail == 0 ]]
+finish

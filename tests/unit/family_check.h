@@ -252,6 +252,38 @@ static inline void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
         if (ev->positions[b] == 0) memset(ev->data + (size_t)b * ev->width, 0, (size_t)ev->width * sizeof(float));
 }
 
+/* How far an edit travels: `site`'s rows at position 0 zeroed (fc_zero_first)
+ * in a fresh run of the pair's first three steps, and the summed |difference|
+ * of sequence 0's state (s_pred) from the unedited run `full` at step 0
+ * (*same) and at steps 1-2 (*moved). 0, or -1 after a failed CHECK. */
+static inline int fc_edit_moves(const fc_pair *pr, const char *site, const fc_run *full, double *same, double *moved) {
+    const gpn_model *m = pr->m;
+    const int32_t *tokens = pr->tokens;
+    int B = pr->B, T = pr->T, d = m->cfg.d;
+    gpn_engine *e = gpn_engine_new(m, B);
+    probe_set *ps = e ? probe_set_new(e) : NULL;
+    int ok = ps && probe_add(ps, site, fc_zero_first, NULL) == 0;
+    CHECK(ok, "probes: %s", gs_error());
+    *same = *moved = 0;
+    if (ok) {
+        gpn_engine_reset(e);
+        for (int t = 0; t < 3 && t < T; t++) {
+            int32_t tok[64];
+            for (int b = 0; b < B; b++) tok[b] = tokens[(size_t)b * T + t];
+            CHECK(gpn_engine_step(e, tok, B) == 0, "step: %s", gs_error());
+            /* sequence 0's last resid_post against the unedited run's */
+            gpn_step_out o = gpn_engine_out(e);
+            double diff = 0;
+            for (int k = 0; k < d; k++) diff += fabs(o.s_pred[k] - full->cap[full->last_resid][(size_t)t * d + k]);
+            if (t == 0) *same = diff;
+            else *moved += diff;
+        }
+    }
+    probe_set_free(ps);
+    gpn_engine_free(e);
+    return ok ? 0 : -1;
+}
+
 /* main: WEIGHTS EXPECT pairs from argv (named by their files), else the
  * fixtures `names` (NULL-terminated) */
 static inline int fc_main_fixtures(int argc, char **argv, const char *const *names,

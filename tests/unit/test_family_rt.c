@@ -83,40 +83,20 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
     fc_pair pr;
     if (fc_open(fx, wpath, epath, GPN_ARCH_RT, &pr)) return;
     gpn_model *m = pr.m;
-    const st_file *ex = pr.ex;
-    const int32_t *tokens = pr.tokens;
-    int B = pr.B, T = pr.T, d = m->cfg.d;
 
     /* 1-3. every site, batch invariance, BF16 (family_check.h) */
     fc_run full;
-    fc_parity(fx, m, ex, sites, N_SITES, tokens, B, T, 2 * m->cfg.n_layers + 1, &full);
+    fc_parity(fx, m, pr.ex, sites, N_SITES, pr.tokens, pr.B, pr.T, 2 * m->cfg.n_layers + 1, &full);
     const char *dir = scratch_dir(fx);
 
     /* 4. the memory keeps an edit: zeroing layer 0's recurrent keys of
      * position 0 leaves step 0 alone (they are written after its output)
      * and changes every later step, which reads them */
-    gpn_engine *e = gpn_engine_new(m, B);
-    probe_set *ps = e ? probe_set_new(e) : NULL;
-    int ok = ps && probe_add(ps, "blocks.0.attn.hook_k_rec", fc_zero_first, NULL) == 0;
-    CHECK(ok, "probes: %s", gs_error());
-    if (ok) {
-        gpn_engine_reset(e);
-        double same = 0, moved = 0;
-        for (int t = 0; t < 3 && t < T; t++) {
-            int32_t tok[64];
-            for (int b = 0; b < B; b++) tok[b] = tokens[(size_t)b * T + t];
-            CHECK(gpn_engine_step(e, tok, B) == 0, "step: %s", gs_error());
-            gpn_step_out o = gpn_engine_out(e);
-            double diff = 0;
-            for (int k = 0; k < d; k++) diff += fabs(o.s_pred[k] - full.cap[full.last_resid][(size_t)t * d + k]);
-            if (t == 0) same = diff;
-            else moved += diff;
-        }
+    double same, moved;
+    if (fc_edit_moves(&pr, "blocks.0.attn.hook_k_rec", &full, &same, &moved) == 0) {
         printf("  %-6s zeroed recurrent keys of position 0: step 0 moved %.2e, steps 1-2 moved %.2e\n", fx, same, moved);
         CHECK(same == 0 && moved > 1e-3, "%s: editing hook_k_rec: step 0 moved %.3e, later %.3e", fx, same, moved);
     }
-    probe_set_free(ps);
-    gpn_engine_free(e);
 
     /* 5. what the engine does not run, or metadata that contradicts the
      * shapes, is refused in one line */

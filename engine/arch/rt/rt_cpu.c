@@ -20,20 +20,16 @@ typedef struct {
 } rt_layer;
 
 typedef struct {
+    gs_attn_cpu a; /* first: the shared backend entries take this state; caches K_j, V_j as [pos][n_layers][d] */
     const gpn_model *m;
     const gs_engine_host *host;
     const float *wte, *ln_f, *head;
     rt_layer *layer;
-    gs_kv_cache *cache; /* one per sequence: K_j, V_j as [pos][n_layers][d] */
-    int max_batch;
-    float *arena, *emb, *h, *xn, *q, *kv, *k0, *v0, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
+    float *xn, *q, *kv, *k0, *v0, *att, *out, *u, *g;
     float *kr, *vr;   /* B x d: this step's recurrent key and value */
     float *pattern;   /* B x H x GS_PATTERN_KEYS */
     float *diag;      /* B x H: weight on the diagonal key */
     float *slope;     /* H: ALiBi slopes */
-    float *scores;    /* one head's attention weights over t + 1 keys */
-    int scores_cap;
-    int32_t *top1;
 } rt_cpu;
 
 void rt_layer_norm(float *out, const float *x, const float *w, int B, int n, float eps) {
@@ -82,16 +78,9 @@ static void activate(float *g, const float *u, int B, int f, int act) {
 static void cpu_free(void *impl) {
     rt_cpu *e = impl;
     if (!e) return;
-    gs_kv_free(e->cache, e->max_batch);
-    free(e->arena);
-    free(e->top1);
+    gs_attn_cpu_release(&e->a);
     free(e->layer);
-    free(e->scores);
     free(e);
-}
-
-static void cpu_reset_seq(void *impl, int b) {
-    (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
 }
 
 /* Head hd of sequence b: softmax over keys j = 0..t (t its position) of
@@ -103,7 +92,7 @@ static int weights(const rt_cpu *e, int l, int b, int hd, float *p) {
     const float *q = e->q + (size_t)b * d + (size_t)hd * Dh, *k0 = e->k0 + (size_t)b * d + (size_t)hd * Dh;
     float scale = 1.0f / sqrtf((float)Dh);
     if (t > 0)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, t, Dh, scale, e->cache[b].k + (size_t)l * d + (size_t)hd * Dh, L * d, q,
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, t, Dh, scale, e->a.cache[b].k + (size_t)l * d + (size_t)hd * Dh, L * d, q,
                     1, 0.0f, p, 1);
     p[t] = cblas_sdot(Dh, q, 1, k0, 1) * scale;
     for (int j = 0; j <= t; j++) p[j] -= e->slope[hd] * (float)(t - j); /* ALiBi: 0 on the diagonal */
@@ -122,15 +111,15 @@ static void attend(rt_cpu *e, int l, int B) {
     if (hooked) {
         for (int b = 0; b < B; b++)
             for (int hd = 0; hd < H; hd++) {
-                int n = weights(e, l, b, hd, e->scores);
-                gs_pattern_window(e->pattern + ((size_t)b * H + hd) * P, e->scores, n, P);
+                int n = weights(e, l, b, hd, e->a.scores);
+                gs_pattern_window(e->pattern + ((size_t)b * H + hd) * P, e->a.scores, n, P);
             }
         gs_fire(e->host, RT_HOOK_PATTERN, l, e->pattern, B, H * P);
     }
     for (int b = 0; b < B; b++) {
-        const float *Vc = e->cache[b].v + (size_t)l * d;
+        const float *Vc = e->a.cache[b].v + (size_t)l * d;
         for (int hd = 0; hd < H; hd++) {
-            float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->scores;
+            float *o = e->att + (size_t)b * d + (size_t)hd * Dh, *p = e->a.scores;
             int n = weights(e, l, b, hd, p);
             if (hooked) gs_pattern_apply(p, e->pattern + ((size_t)b * H + hd) * P, n, P);
             const float *v0 = e->v0 + (size_t)b * d + (size_t)hd * Dh;
@@ -154,8 +143,8 @@ static void layer_step(rt_cpu *e, int l, int B) {
     const rt_layer *w = &e->layer[l];
     int d = c->d, f = c->f, fo = c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f;
     long Bd = (long)B * d;
-    gs_fire(host, GPN_HOOK_RESID_PRE, l, e->h, B, d);
-    rt_layer_norm(e->xn, e->h, w->attn_norm, B, d, c->norm_eps);
+    gs_fire(host, GPN_HOOK_RESID_PRE, l, e->a.h, B, d);
+    rt_layer_norm(e->xn, e->a.h, w->attn_norm, B, d, c->norm_eps);
     gs_linear(e->q, e->xn, w->q_proj, B, d, d);
     gs_linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
     clip(e->q, Bd, c->clip_qkv);
@@ -171,17 +160,17 @@ static void layer_step(rt_cpu *e, int l, int B) {
     attend(e, l, B);
     gs_linear(e->out, e->att, w->attn_out, B, d, d);
     gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
-    add(e->h, e->out, Bd);
-    gs_fire(host, GPN_HOOK_RESID_MID, l, e->h, B, d);
-    rt_layer_norm(e->xn, e->h, w->ff_norm, B, d, c->norm_eps);
+    add(e->a.h, e->out, Bd);
+    gs_fire(host, GPN_HOOK_RESID_MID, l, e->a.h, B, d);
+    rt_layer_norm(e->xn, e->a.h, w->ff_norm, B, d, c->norm_eps);
     gs_linear(e->u, e->xn, w->ff_proj, B, d, f);
     activate(e->g, e->u, B, f, c->activation);
     gs_linear(e->out, e->g, w->ff_out, B, fo, d);
     gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
-    add(e->h, e->out, Bd);
-    gs_fire(host, GPN_HOOK_RESID_POST, l, e->h, B, d);
+    add(e->a.h, e->out, Bd);
+    gs_fire(host, GPN_HOOK_RESID_POST, l, e->a.h, B, d);
     /* the memory: the output as the hooks left it, through attn_norm and kv_proj */
-    rt_layer_norm(e->xn, e->h, w->attn_norm, B, d, c->norm_eps);
+    rt_layer_norm(e->xn, e->a.h, w->attn_norm, B, d, c->norm_eps);
     gs_linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
     clip(e->kv, 2 * Bd, c->clip_qkv);
     split(e->kv, e->kr, e->vr, B, d);
@@ -191,8 +180,8 @@ static void layer_step(rt_cpu *e, int l, int B) {
     /* the cache keeps them as the hooks left them, so an edit reaches every later position */
     for (int b = 0; b < B; b++) {
         size_t at = ((size_t)host->pos[b] * c->n_layers + l) * d;
-        memcpy(e->cache[b].k + at, e->kr + (size_t)b * d, (size_t)d * sizeof(float));
-        memcpy(e->cache[b].v + at, e->vr + (size_t)b * d, (size_t)d * sizeof(float));
+        memcpy(e->a.cache[b].k + at, e->kr + (size_t)b * d, (size_t)d * sizeof(float));
+        memcpy(e->a.cache[b].v + at, e->vr + (size_t)b * d, (size_t)d * sizeof(float));
     }
 }
 
@@ -201,44 +190,16 @@ static int cpu_step(void *impl, int B) {
     const gs_engine_host *host = e->host;
     const gpn_config *c = &e->m->cfg;
     int d = c->d, V = c->V;
-    /* the prediction of x_t, made at step t - 1 (none at a window's start) */
-    gs_report_pending(host, e->logits, e->pending, B, V, e->nll, e->entropy, e->top1);
-
-    for (int b = 0; b < B; b++)
-        if (gs_kv_reserve(&e->cache[b], b, host->pos[b], (size_t)c->n_layers * d, &e->scores, &e->scores_cap)) return -1;
-    for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * d, e->wte + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
-    gs_fire(host, GPN_HOOK_EMBED, 0, e->emb, B, d);
-    memcpy(e->h, e->emb, (size_t)B * d * sizeof(float));
+    if (gs_attn_cpu_begin(&e->a, host, B, V, d, (size_t)c->n_layers * d, e->wte)) return -1;
     for (int l = 0; l < c->n_layers; l++) layer_step(e, l, B);
-    rt_layer_norm(e->fin, e->h, e->ln_f, B, d, c->norm_eps);
-    gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->fin, B, d);
-    gs_linear(e->pending, e->fin, e->head, B, d, V); /* untied head: reported at the next step */
+    rt_layer_norm(e->a.fin, e->a.h, e->ln_f, B, d, c->norm_eps);
+    gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->a.fin, B, d);
+    gs_linear(e->a.pending, e->a.fin, e->head, B, d, V); /* untied head: reported at the next step */
     return 0;
 }
 
-/* The last layer's output stands in both state slots, as for Transformer++. */
-static gpn_step_out cpu_out(const void *impl) {
-    const rt_cpu *e = impl;
-    return (gpn_step_out){e->nll, e->entropy, e->top1, e->h, e->h, e->logits, NULL, NULL, NULL};
-}
-
-static const float *cpu_site(const void *impl, gpn_hook_point p) {
-    const rt_cpu *e = impl;
-    switch (p) {
-    case GPN_HOOK_LOGITS: return e->logits;
-    case GPN_HOOK_NLL: return e->nll;
-    case GPN_HOOK_EMBED: return e->emb;
-    case GPN_HOOK_FINAL_NORM: return e->fin;
-    default: return NULL;
-    }
-}
-
-static const char *cpu_name(const void *impl) {
-    (void)impl;
-    return "cpu";
-}
-
-static const gs_backend_i rt_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+static const gs_backend_i rt_cpu_i = {gs_attn_cpu_name, cpu_free, gs_attn_cpu_reset_seq, cpu_step, gs_attn_cpu_out,
+                                    gs_attn_cpu_site, NULL};
 
 int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
@@ -246,15 +207,12 @@ int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs
     size_t P = H * GS_PATTERN_KEYS;
     size_t floats = B * (13 * d + 2 * f + 2 * V + 2 + P + H) + H;
     rt_cpu *e = calloc(1, sizeof *e);
-    if (!e || !(e->arena = calloc(floats, sizeof(float))) || !(e->top1 = calloc(B, sizeof *e->top1)) ||
-        !(e->layer = calloc((size_t)c->n_layers, sizeof *e->layer)) || !(e->cache = calloc(B, sizeof *e->cache))) {
-        if (e) e->max_batch = e->cache ? max_batch : 0;
+    if (!e || gs_attn_cpu_alloc(&e->a, max_batch, floats) || !(e->layer = calloc((size_t)c->n_layers, sizeof *e->layer))) {
         cpu_free(e);
         return gs_fail("out of memory for a Recurrent Transformer engine of batch %d", max_batch);
     }
     e->m = m;
     e->host = host;
-    e->max_batch = max_batch;
     e->wte = gs_model_tensor(m, "transformer.wte.weight");
     e->ln_f = gs_model_tensor(m, "transformer.ln_f.weight");
     e->head = gs_model_tensor(m, "transformer.ff_out.weight");
@@ -270,16 +228,13 @@ int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs
             *slot[i] = gs_model_tensor(m, name); /* q_norm, k_norm: NULL without attention_layer_norm */
         }
     }
-    float *p = e->arena;
-    float **bufs[] = {&e->emb, &e->h, &e->xn, &e->q, &e->k0, &e->v0, &e->att, &e->out, &e->fin, &e->kr, &e->vr};
+    float *p = e->a.arena;
+    float **bufs[] = {&e->a.emb, &e->a.h, &e->xn, &e->q, &e->k0, &e->v0, &e->att, &e->out, &e->a.fin, &e->kr, &e->vr};
     for (int i = 0; i < 11; i++) *bufs[i] = p, p += B * d;
     e->kv = p, p += B * 2 * d;
     e->u = p, p += B * f;
     e->g = p, p += B * f;
-    e->logits = p, p += B * V;
-    e->pending = p, p += B * V;
-    e->nll = p, p += B;
-    e->entropy = p, p += B;
+    p = gs_attn_cpu_carve_outputs(&e->a, p, B, V);
     e->pattern = p, p += B * P;
     e->diag = p, p += B * H;
     e->slope = p;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/attention.h"
 #include "engine/arch/rt/rt.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
@@ -250,13 +251,7 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
 static int ff_out_width(const gpn_config *c) { return c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f; }
 
 static int validate(const gpn_config *c) {
-    if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->n_layers < 1)
-        return gs_fail("invalid Recurrent Transformer sizes (V=%d, d_model=%d, mlp_hidden_size=%d, n_heads=%d, "
-                       "n_layers=%d): all must be positive", c->V, c->d, c->f, c->H, c->n_layers);
-    if (c->n_layers > GPN_MAX_LAYERS)
-        return gs_fail("%d layers: the engine supports at most %d", c->n_layers, GPN_MAX_LAYERS);
-    if (c->d % c->H || c->dk != c->d / c->H || c->dv != c->dk)
-        return gs_fail("n_heads=%d does not divide d_model=%d (the source asserts it)", c->H, c->d);
+    if (gs_attn_validate(c, "Recurrent Transformer", "d_model", "mlp_hidden_size")) return -1;
     if (c->activation < RT_ACT_GELU || c->activation > RT_ACT_SWIGLU)
         return gs_fail("activation %d is none of gelu, relu, swiglu", c->activation);
     if (c->activation == RT_ACT_SWIGLU && c->f % 2)
@@ -350,9 +345,7 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
 #undef SOURCE
     describe_text(buf, size, "attention_layer_norm", c->qk_norm ? "true" : "false",
                   c->qk_norm ? "transformer.blocks.0.q_norm.weight present" : "no transformer.blocks.0.q_norm.weight");
-    gs_describe(buf, size, "pattern_keys", GS_PATTERN_KEYS,
-                "fixed: blocks.{i}.attn.hook_pattern keeps each head's weights on the most recent %d keys",
-                GS_PATTERN_KEYS);
+    gs_attn_describe_pattern(buf, size);
     cJSON_Delete(j);
 }
 

@@ -22,21 +22,17 @@ typedef struct {
 } tpp_layer;
 
 typedef struct {
+    gs_attn_cpu a; /* first: the shared backend entries take this state; caches [pos][n_layers][d] */
     const gpn_model *m;
     const gs_engine_host *host;
     const float *E, *norm;
     tpp_layer *layer;
-    gs_kv_cache *cache; /* one per sequence: [pos][n_layers][d] */
-    int max_batch;
-    float *arena, *emb, *h, *xn, *q, *k, *v, *att, *out, *u, *g, *fin, *logits, *pending, *nll, *entropy;
+    float *xn, *q, *k, *v, *att, *out, *u, *g;
     float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
     float *pattern;   /* B x H x GS_PATTERN_KEYS: the pattern site's rows */
-    float *scores;    /* one sequence's attention weights (gs_kv_reserve sizes it; pairs' rows below) */
-    int scores_cap;
     float *pair_scores; /* max_batch x H rows of pair_stride: each (sequence, head) pair's weights */
     int pair_stride;
     int own_gemms;    /* this step's products split over the pool (parallel_gemm.h) */
-    int32_t *top1;
 } tpp_cpu;
 
 static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int n, const char *name) {
@@ -48,17 +44,10 @@ static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int
 static void cpu_free(void *impl) {
     tpp_cpu *e = impl;
     if (!e) return;
-    gs_kv_free(e->cache, e->max_batch);
-    free(e->arena);
-    free(e->top1);
+    gs_attn_cpu_release(&e->a);
     free(e->layer);
-    free(e->scores);
     free(e->pair_scores);
     free(e);
-}
-
-static void cpu_reset_seq(void *impl, int b) {
-    (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
 }
 
 /* RoPE as the source: freq_i = 1 / 10000^(i / half) and the angle pos * freq_i,
@@ -98,7 +87,7 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
     const gpn_config *c = &e->m->cfg;
     int d = c->d, Dh = c->dk, L = c->n_layers;
     int n = (int)e->host->pos[b] + 1;
-    const float *K = e->cache[b].k + (size_t)l * d + (size_t)hd * Dh;
+    const float *K = e->a.cache[b].k + (size_t)l * d + (size_t)hd * Dh;
     const float *q = e->q + (size_t)b * d + (size_t)hd * Dh;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, 1.0f / sqrtf((float)Dh), K, L * d, q, 1, 0.0f, p, 1);
     gs_softmax_inplace(p, n);
@@ -132,7 +121,7 @@ static void attend_range(void *ctx, long i0, long i1) {
             continue;
         }
         if (j->hooked) gs_pattern_apply(p, row, n, P);
-        const float *Vc = e->cache[b].v + (size_t)j->l * d + (size_t)hd * Dh;
+        const float *Vc = e->a.cache[b].v + (size_t)j->l * d + (size_t)hd * Dh;
         cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc, L * d, p, 1, 0.0f, e->att + (size_t)b * d + (size_t)hd * Dh, 1);
     }
 }
@@ -166,25 +155,18 @@ static int step_layers(void *impl, int B) {
     const gpn_config *c = &e->m->cfg;
     int d = c->d, V = c->V, f = c->f, L = c->n_layers;
     long Bd = (long)B * d;
-    /* the prediction of x_t, made at step t - 1 (none at a window's start) */
-    gs_report_pending(host, e->logits, e->pending, B, V, e->nll, e->entropy, e->top1);
-
-    for (int b = 0; b < B; b++)
-        if (gs_kv_reserve(&e->cache[b], b, host->pos[b], (size_t)L * d, &e->scores, &e->scores_cap)) return -1;
-    if (e->scores_cap > e->pair_stride) { /* every pair's row as long as the longest cache's weights */
-        float *s = realloc(e->pair_scores, (size_t)e->max_batch * c->H * e->scores_cap * sizeof *s);
-        if (!s) return gs_fail("out of memory for attention weights over %d positions", e->scores_cap);
+    if (gs_attn_cpu_begin(&e->a, host, B, V, d, (size_t)L * d, e->E)) return -1;
+    if (e->a.scores_cap > e->pair_stride) { /* every pair's row as long as the longest cache's weights */
+        float *s = realloc(e->pair_scores, (size_t)e->a.max_batch * c->H * e->a.scores_cap * sizeof *s);
+        if (!s) return gs_fail("out of memory for attention weights over %d positions", e->a.scores_cap);
         e->pair_scores = s;
-        e->pair_stride = e->scores_cap;
+        e->pair_stride = e->a.scores_cap;
     }
     rope_tables(e, B);
-    for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * d, e->E + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
-    gs_fire(host, GPN_HOOK_EMBED, 0, e->emb, B, d);
-    memcpy(e->h, e->emb, (size_t)Bd * sizeof(float));
     for (int l = 0; l < L; l++) {
         const tpp_layer *w = &e->layer[l];
-        gs_fire(host, GPN_HOOK_RESID_PRE, l, e->h, B, d);
-        rmsnorm_forward(e->xn, e->h, w->norm_a, B, d);
+        gs_fire(host, GPN_HOOK_RESID_PRE, l, e->a.h, B, d);
+        rmsnorm_forward(e->xn, e->a.h, w->norm_a, B, d);
         linear(e, e->q, e->xn, w->W_q, B, d, d);
         linear(e, e->k, e->xn, w->W_k, B, d, d);
         linear(e, e->v, e->xn, w->W_v, B, d, d);
@@ -196,25 +178,25 @@ static int step_layers(void *impl, int B) {
         /* the cache keeps k and v as the hooks left them, so an edit persists */
         for (int b = 0; b < B; b++) {
             size_t at = ((size_t)host->pos[b] * L + l) * d;
-            memcpy(e->cache[b].k + at, e->k + (size_t)b * d, (size_t)d * sizeof(float));
-            memcpy(e->cache[b].v + at, e->v + (size_t)b * d, (size_t)d * sizeof(float));
+            memcpy(e->a.cache[b].k + at, e->k + (size_t)b * d, (size_t)d * sizeof(float));
+            memcpy(e->a.cache[b].v + at, e->v + (size_t)b * d, (size_t)d * sizeof(float));
         }
         attend(e, l, B);
         linear(e, e->out, e->att, w->W_o, B, d, d);
         gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
-        add(e->h, e->out, Bd);
-        gs_fire(host, GPN_HOOK_RESID_MID, l, e->h, B, d);
-        rmsnorm_forward(e->xn, e->h, w->norm_f, B, d);
+        add(e->a.h, e->out, Bd);
+        gs_fire(host, GPN_HOOK_RESID_MID, l, e->a.h, B, d);
+        rmsnorm_forward(e->xn, e->a.h, w->norm_f, B, d);
         linear(e, e->u, e->xn, w->w1, B, d, 2 * f);
         swiglu_forward(e->g, e->u, B, f);
         linear(e, e->out, e->g, w->w2, B, f, d);
         gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
-        add(e->h, e->out, Bd);
-        gs_fire(host, GPN_HOOK_RESID_POST, l, e->h, B, d);
+        add(e->a.h, e->out, Bd);
+        gs_fire(host, GPN_HOOK_RESID_POST, l, e->a.h, B, d);
     }
-    rmsnorm_forward(e->fin, e->h, e->norm, B, d);
-    gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->fin, B, d);
-    linear(e, e->pending, e->fin, e->E, B, d, V); /* tied head: reported at the next step */
+    rmsnorm_forward(e->a.fin, e->a.h, e->norm, B, d);
+    gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->a.fin, B, d);
+    linear(e, e->a.pending, e->a.fin, e->E, B, d, V); /* tied head: reported at the next step */
     return 0;
 }
 
@@ -222,30 +204,8 @@ static int cpu_step(void *impl, int B) {
     return gs_gemm_pooled_step(B, &((tpp_cpu *)impl)->own_gemms, step_layers, impl);
 }
 
-/* The family's state, the last block's resid_post, stands in both state
- * slots: a transformer has no separate grounded state. */
-static gpn_step_out cpu_out(const void *impl) {
-    const tpp_cpu *e = impl;
-    return (gpn_step_out){e->nll, e->entropy, e->top1, e->h, e->h, e->logits, NULL, NULL, NULL};
-}
-
-static const float *cpu_site(const void *impl, gpn_hook_point p) {
-    const tpp_cpu *e = impl;
-    switch (p) {
-    case GPN_HOOK_LOGITS: return e->logits;
-    case GPN_HOOK_NLL: return e->nll;
-    case GPN_HOOK_EMBED: return e->emb;
-    case GPN_HOOK_FINAL_NORM: return e->fin;
-    default: return NULL;
-    }
-}
-
-static const char *cpu_name(const void *impl) {
-    (void)impl;
-    return "cpu";
-}
-
-static const gs_backend_i tpp_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+static const gs_backend_i tpp_cpu_i = {gs_attn_cpu_name, cpu_free, gs_attn_cpu_reset_seq, cpu_step, gs_attn_cpu_out,
+                                     gs_attn_cpu_site, NULL};
 
 int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
@@ -253,15 +213,12 @@ int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
     size_t P = (size_t)c->H * GS_PATTERN_KEYS;
     size_t floats = B * (9 * d + 3 * f + 2 * V + 2 + 2 * half + P);
     tpp_cpu *e = calloc(1, sizeof *e);
-    if (!e || !(e->arena = calloc(floats, sizeof(float))) || !(e->top1 = calloc(B, sizeof *e->top1)) ||
-        !(e->layer = calloc((size_t)c->n_layers, sizeof *e->layer)) || !(e->cache = calloc(B, sizeof *e->cache))) {
-        if (e) e->max_batch = e->cache ? max_batch : 0;
+    if (!e || gs_attn_cpu_alloc(&e->a, max_batch, floats) || !(e->layer = calloc((size_t)c->n_layers, sizeof *e->layer))) {
         cpu_free(e);
         return gs_fail("out of memory for a Transformer++ engine of batch %d", max_batch);
     }
     e->m = m;
     e->host = host;
-    e->max_batch = max_batch;
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(c, specs);
     e->E = tensor(m, specs, n, "embedding.weight");
@@ -276,15 +233,12 @@ int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
             *slot[i] = tensor(m, specs, n, name);
         }
     }
-    float *p = e->arena;
-    float **bufs[] = {&e->emb, &e->h, &e->xn, &e->q, &e->k, &e->v, &e->att, &e->out, &e->fin};
+    float *p = e->a.arena;
+    float **bufs[] = {&e->a.emb, &e->a.h, &e->xn, &e->q, &e->k, &e->v, &e->att, &e->out, &e->a.fin};
     for (int i = 0; i < 9; i++) *bufs[i] = p, p += B * d;
     e->u = p, p += B * 2 * f;
     e->g = p, p += B * f;
-    e->logits = p, p += B * V;
-    e->pending = p, p += B * V;
-    e->nll = p, p += B;
-    e->entropy = p, p += B;
+    p = gs_attn_cpu_carve_outputs(&e->a, p, B, V);
     e->cos = p, p += B * half;
     e->sin = p, p += B * half;
     e->pattern = p;

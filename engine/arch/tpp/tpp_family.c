@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/attention.h"
 #include "engine/arch/decode.h"
 #include "engine/arch/tpp/tpp.h"
 #include "engine/train/train_family.h"
@@ -103,13 +104,7 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
 }
 
 static int validate(const gpn_config *c) {
-    if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->n_layers < 1)
-        return gs_fail("invalid Transformer++ sizes (V=%d, hidden_dim=%d, ffn_dim=%d, n_heads=%d, n_layers=%d): all "
-                       "must be positive", c->V, c->d, c->f, c->H, c->n_layers);
-    if (c->n_layers > GPN_MAX_LAYERS)
-        return gs_fail("%d layers: the engine supports at most %d", c->n_layers, GPN_MAX_LAYERS);
-    if (c->d % c->H || c->dk != c->d / c->H || c->dv != c->dk)
-        return gs_fail("n_heads=%d does not divide hidden_dim=%d (the source asserts it)", c->H, c->d);
+    if (gs_attn_validate(c, "Transformer++", "hidden_dim", "ffn_dim")) return -1;
     /* the source's RoPE splits each head in two halves and its cos/sin tables
      * are 2 * (Dh / 2) wide: an odd head size does not run there */
     if (c->dk % 2) return gs_fail("head size %d = hidden_dim / n_heads is odd: RoPE needs an even one", c->dk);
@@ -163,9 +158,7 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
     if (safetensors_meta(f, "n_heads")) gs_describe(buf, size, "n_heads", c->H, "__metadata__ n_heads");
     else gs_describe(buf, size, "n_heads", c->H, "__metadata__.config n_heads");
     gs_describe(buf, size, "d_head", c->dk, "hidden_dim / n_heads");
-    gs_describe(buf, size, "pattern_keys", GS_PATTERN_KEYS,
-                "fixed: blocks.{i}.attn.hook_pattern keeps each head's weights on the most recent %d keys",
-                GS_PATTERN_KEYS);
+    gs_attn_describe_pattern(buf, size);
 }
 
 /* In step order. Residual sites of step t are at position t (after reading
