@@ -12,6 +12,7 @@
 #include "engine/train/train_window.h"
 #include "engine/train/seq_window.h"
 #include "engine/arch/gdn/gdn.h"
+#include "engine/arch/rt/rt.h"
 
 #define FN_(name, sfx) name##_##sfx
 #define FN__(name, sfx) FN_(name, sfx)
@@ -83,6 +84,7 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #include "engine/train/seq_common.inc"
 #include "engine/train/tpp_window.inc"
 #include "engine/train/gdn_window.inc"
+#include "engine/train/rt_window.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
@@ -106,6 +108,7 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #include "engine/train/seq_common.inc"
 #include "engine/train/tpp_window.inc"
 #include "engine/train/gdn_window.inc"
+#include "engine/train/rt_window.inc"
 
 size_t gpn_tape_bytes(const gpn_config *c, int B, int T) {
     train_layout L;
@@ -121,4 +124,9 @@ size_t tpp_tape_bytes(const gpn_config *c, int B, int T) {
 size_t gdn_tape_bytes(const gpn_config *c, int B, int T) {
     gdn_tape_f32 tp;
     return gdn_buffers_f32(&tp, NULL, c, B, T);
+}
+
+size_t rt_tape_bytes(const gpn_config *c, int B, int T) {
+    rt_tape_f32 tp;
+    return rt_buffers_f32(&tp, NULL, c, B, T);
 }
