@@ -74,6 +74,8 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define REAL float
 #define SFX f32
 #define GEMM cblas_sgemm
+#define GEMV cblas_sgemv
+#define GER cblas_sger
 #define EXP expf
 #define FEXP fast_expf
 #define LOG logf
@@ -88,6 +90,8 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #undef REAL
 #undef SFX
 #undef GEMM
+#undef GEMV
+#undef GER
 #undef EXP
 #undef LOG
 #undef LOG1P
@@ -98,6 +102,8 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define REAL double
 #define SFX f64
 #define GEMM cblas_dgemm
+#define GEMV cblas_dgemv
+#define GER cblas_dger
 #define EXP exp
 #define FEXP exp
 #define LOG log
