@@ -1,6 +1,6 @@
 /* bench_train: training throughput (tokens/s of a whole optimizer step:
  * forward, BPTT backward, AdamW) of every trainable family (GPN+M, and the
- * Transformer++ and GDN baselines at their shipped shapes) next to the
+ * Transformer++, GDN and Recurrent Transformer at their shipped shapes) next to the
  * GEMM-only ceiling for the same
  * shapes, timed in the same run: every SGEMM the step issues (per-step
  * projections of B rows, the batched decode head and weight gradients), with
@@ -8,7 +8,7 @@
  * share of the ceiling the trainer reaches; the rest is the memory loops,
  * elementwise ops, softmax and the optimizer.
  *
- *   bench_train [--steps N] [--threads N] [--only small|medium|gpnm15-small|tpp-small|gdn-small] [--cpu]
+ *   bench_train [--steps N] [--threads N] [--only small|medium|gpnm15-small|tpp-small|gdn-small|rt-small] [--cpu]
  *
  * --cpu times with this thread's CPU clock instead of the wall clock; with
  * --threads 1 that is robust to other processes on a shared machine.
@@ -23,6 +23,7 @@
 
 #include "base/error.h"
 #include "engine/arch/family.h"
+#include "engine/arch/rt/rt.h"
 #include "engine/train/adamw.h"
 #include "engine/train/train_family.h"
 #include "engine/train/train_init.h"
@@ -86,6 +87,15 @@ static int linear_gemms(gemm_shape *g, int n, int rows, int in, int out) {
     return n;
 }
 
+/* a projection on the Recurrent Transformer's walk: forward and dX one position of the B sequences at a time
+ * (T calls of B rows), the weight gradient once over every row after the walk (rt_window.inc) */
+static int walked_gemms(gemm_shape *g, int n, int B, int T, int in, int out) {
+    g[n++] = (gemm_shape){0, 1, B, out, in, T};     /* forward */
+    g[n++] = (gemm_shape){0, 0, B, in, out, T};     /* dX */
+    g[n++] = (gemm_shape){1, 0, out, in, B * T, 1}; /* dW */
+    return n;
+}
+
 static int seq_step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
     int n = 0, R = B * T, d = c->d, f = c->f, H = c->H, V = c->V;
     int chunk = (1 << 24) / V;
@@ -104,6 +114,13 @@ static int seq_step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
             g[n++] = (gemm_shape){1, 0, T, Dh, T, B * H}; /* dv */
             g[n++] = (gemm_shape){0, 0, T, Dh, T, B * H}; /* dq */
             g[n++] = (gemm_shape){1, 0, T, Dh, T, B * H}; /* dk */
+        } else if (c->arch == GPN_ARCH_RT) { /* its attention is loops over the keys, no GEMM */
+            n = linear_gemms(g, n, R, d, d);           /* q_proj */
+            n = linear_gemms(g, n, R, d, 2 * d);       /* kv_proj of the input: the diagonal key and value */
+            n = walked_gemms(g, n, B, T, d, d);        /* attn_out */
+            n = walked_gemms(g, n, B, T, d, f);        /* ff_proj */
+            n = walked_gemms(g, n, B, T, f, d);        /* ff_out */
+            n = walked_gemms(g, n, B, T, d, 2 * d);    /* kv_proj of the output: the recurrent key and value */
         } else {
             n = linear_gemms(g, n, R, d, K);  /* q_proj */
             n = linear_gemms(g, n, R, d, K);  /* k_proj */
@@ -179,7 +196,7 @@ static int run(const bench_cfg *bc, int steps) {
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(train_rng_next(&r) % (uint64_t)c->V);
     if (!tp || !opt || !grads) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
     gemm_shape g[64 + 30 * GPN_MAX_LAYERS];
-    int seq = c->arch == GPN_ARCH_TPP || c->arch == GPN_ARCH_GDN;
+    int seq = c->arch == GPN_ARCH_TPP || c->arch == GPN_ARCH_GDN || c->arch == GPN_ARCH_RT;
     int ng = seq ? seq_step_gemms(c, B, T, g) : step_gemms(c, B, T, g);
     gemm_bufs gb;
     gemm_bufs_init(&gb, g, ng);
@@ -228,7 +245,7 @@ int main(int argc, char **argv) {
         else if (ch == 'c') use_cpu_time = 1;
         else {
             printf("usage: bench_train [--steps N] [--threads N] [--cpu]\n"
-                   "                   [--only small|medium|gpnm15-small|tpp-small|gdn-small]\n"
+                   "                   [--only small|medium|gpnm15-small|tpp-small|gdn-small|rt-small]\n"
                    "  training tokens/s (best of N steps after one warm-up) next to the GEMM-only ceiling\n"
                    "  measured in the same run; --cpu: thread CPU time (use with --threads 1)\n");
             return ch == 'h' ? 0 : 2;
@@ -253,6 +270,9 @@ int main(int argc, char **argv) {
                        .V = 32000, .norm_eps = 1e-6f}, 8, 512},
         {"gdn-small", {.arch = GPN_ARCH_GDN, .n_layers = 4, .d = 64, .e = 64, .f = 512, .H = 4, .dk = 16, .dv = 32,
                        .V = 32000, .conv = 4, .norm_eps = 1e-6f}, 8, 512},
+        /* configs/rt-small.json under the same budget: the paper's options (GELU, q/k LayerNorms, ALiBi 8) */
+        {"rt-small", {.arch = GPN_ARCH_RT, .n_layers = 4, .d = 72, .e = 72, .f = 288, .H = 4, .dk = 18, .dv = 18,
+                      .V = 32000, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1, .alibi_bias_max = 8.0f}, 8, 512},
     };
     printf("config        params  BxT       train tok/s  GEMM tok/s  ratio  GFLOP/s (train, GEMM only)\n");
     for (size_t i = 0; i < sizeof cfgs / sizeof *cfgs; i++)

@@ -1,17 +1,22 @@
-/* Forward and backward of a Transformer++ (tpp_tape) and of a Gated DeltaNet
- * (gdn_tape) over a window of B sequences x T tokens, for the trainer
- * (float32, SGEMM) and for gradient checks (float64, DGEMM), from one source
- * each (tpp_window.inc, gdn_window.inc; shared pieces in seq_common.inc),
- * with the equations of engine/arch/tpp/tpp.h and engine/arch/gdn/gdn.h
- * (docs/families.md) and the inference engines' order of operations.
+/* Forward and backward of a Transformer++ (tpp_tape), a Gated DeltaNet
+ * (gdn_tape) and a Recurrent Transformer (rt_tape) over a window of B
+ * sequences x T tokens, for the trainer (float32, SGEMM) and for gradient
+ * checks (float64, DGEMM), from one source each (tpp_window.inc,
+ * gdn_window.inc, rt_window.inc; shared pieces in seq_common.inc), with the
+ * equations of engine/arch/tpp/tpp.h, engine/arch/gdn/gdn.h and
+ * engine/arch/rt/rt.h (docs/families.md) and the inference engines' order of
+ * operations.
  *
  * Rows are sequence-major (row = b*T + t), so one sequence's T rows are
- * contiguous: attention is a GEMM per (sequence, head) and the delta rule
- * walks a sequence's rows in order. Neither family predicts a window's first
- * token (gs_family.predicts_first_token = 0): step t predicts x_{t+1} and the
- * loss is the mean NLL over the B*(T-1) predicted tokens, what `gpnscope
- * eval` reports on the same window. Full backpropagation through the window:
- * attention over every earlier position, the delta rule through every step. */
+ * contiguous: attention is a GEMM per (sequence, head), the delta rule
+ * walks a sequence's rows in order, and the Recurrent Transformer walks the
+ * positions of every sequence together (rows T apart). None of the three
+ * predicts a window's first token (gs_family.predicts_first_token = 0): step
+ * t predicts x_{t+1} and the loss is the mean NLL over the B*(T-1) predicted
+ * tokens, what `gpnscope eval` reports on the same window. Full
+ * backpropagation through the window: attention over every earlier position,
+ * the delta rule through every step, the Recurrent Transformer's attention
+ * over each layer's own earlier outputs. */
 #ifndef GS_ENGINE_TRAIN_SEQ_WINDOW_H
 #define GS_ENGINE_TRAIN_SEQ_WINDOW_H
 
@@ -23,6 +28,7 @@
 /* Bytes of activations a tape of B x T keeps for its backward pass. */
 size_t tpp_tape_bytes(const gpn_config *c, int B, int T);
 size_t gdn_tape_bytes(const gpn_config *c, int B, int T);
+size_t rt_tape_bytes(const gpn_config *c, int B, int T);
 
 #define SEQ_WINDOW_DECLARE(FAM, R, S)                                                                                \
     typedef struct FAM##_tape_##S FAM##_tape_##S;                                                                    \
@@ -41,5 +47,12 @@ SEQ_WINDOW_DECLARE(tpp, float, f32)
 SEQ_WINDOW_DECLARE(tpp, double, f64)
 SEQ_WINDOW_DECLARE(gdn, float, f32)
 SEQ_WINDOW_DECLARE(gdn, double, f64)
+/* The Recurrent Transformer (rt_window.inc): BPTT through each layer's attention over its own earlier outputs */
+SEQ_WINDOW_DECLARE(rt, float, f32)
+SEQ_WINDOW_DECLARE(rt, double, f64)
+/* cut != 0: the backward drops what later positions send back through K_t, V_t into out_t (a stop-gradient on
+ * the recurrent memory), so the gradient check can show it sees that term; 0 (the default): full BPTT */
+void rt_tape_cut_recurrence_f32(rt_tape_f32 *tp, int cut);
+void rt_tape_cut_recurrence_f64(rt_tape_f64 *tp, int cut);
 
 #endif

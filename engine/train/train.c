@@ -18,6 +18,7 @@
 #include "engine/corpora/corpus.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/arch/family.h"
+#include "engine/arch/rt/rt.h"
 #include "engine/train/train_family.h"
 #include "engine/train/train_init.h"
 #include "engine/train/train_ops.h"
@@ -190,12 +191,12 @@ int train_config_load(const char *path, train_config *c) {
         c->model.arch = fam->arch;
     }
     gpn_arch a = c->model.arch;
-    int is_m = a == GPN_ARCH_GPN_M, is_tpp = a == GPN_ARCH_TPP, is_gdn = a == GPN_ARCH_GDN;
+    int is_m = a == GPN_ARCH_GPN_M, is_tpp = a == GPN_ARCH_TPP, is_gdn = a == GPN_ARCH_GDN, is_rt = a == GPN_ARCH_RT;
     get_int(&m, "vocab_size", &c->model.V, 1, 1, 1 << 24);
     get_int(&m, "d_state", &c->model.d, 1, 1, 1 << 16);
-    get_int(&m, "d_emb", &c->model.e, !is_tpp && !is_gdn, 1, 1 << 16); /* the baselines: e = d_state */
+    get_int(&m, "d_emb", &c->model.e, !is_tpp && !is_gdn && !is_rt, 1, 1 << 16); /* the baselines: e = d_state */
     get_int(&m, "d_ffn", &c->model.f, 1, 1, 1 << 18);
-    if (is_m || is_tpp || is_gdn) {
+    if (is_m || is_tpp || is_gdn || is_rt) {
         get_int(&m, "n_heads", &c->model.H, 1, 1, 4096);
         get_int(&m, "d_key", &c->model.dk, is_m || is_gdn, 1, 4096);
         get_int(&m, "d_val", &c->model.dv, is_m || is_gdn, 1, 4096);
@@ -204,9 +205,9 @@ int train_config_load(const char *path, train_config *c) {
         c->model.H = c->model.dk = c->model.dv = 0;
         c->model.n_layers = 1;
     }
-    if (is_tpp || is_gdn) { /* keys of GPN's that these families have no use for are errors, not ignored */
+    if (is_tpp || is_gdn || is_rt) { /* keys of GPN's that these families have no use for are errors, not ignored */
         static const char *const gpn_only[] = {"d_emb", "use_decoder_bias", "d_key", "d_val"};
-        for (int i = 0; i < (is_tpp ? 4 : 2); i++)
+        for (int i = 0; i < (is_tpp || is_rt ? 4 : 2); i++)
             if (cJSON_GetObjectItemCaseSensitive(m.obj, gpn_only[i])) {
                 rc = gs_fail("\"model.%s\" has no meaning for \"%s\"%s", gpn_only[i], gpn_arch_name(a),
                              i >= 2 ? " (its head size is d_state / n_heads)" : "");
@@ -215,7 +216,14 @@ int train_config_load(const char *path, train_config *c) {
         c->model.e = c->model.d;
         c->model.norm_eps = (float)TRAIN_RMS_EPS; /* the tapes' RMSNorm eps (the sources' 1e-6) */
     }
-    if (is_tpp && c->model.H > 0) c->model.dk = c->model.dv = c->model.d / c->model.H; /* validate refuses a remainder */
+    if (is_rt) { /* the paper's runs (docs/training.md): GELU, q/k LayerNorms, ALiBi 8, OLMo's eps, no clip_qkv */
+        c->model.activation = RT_ACT_GELU;
+        c->model.qk_norm = 1;
+        c->model.alibi_bias_max = 8.0f;
+        c->model.clip_qkv = 0.0f;
+        c->model.norm_eps = 1e-5f;
+    }
+    if ((is_tpp || is_rt) && c->model.H > 0) c->model.dk = c->model.dv = c->model.d / c->model.H; /* validate refuses a remainder */
     if (is_gdn) {
         c->model.conv = 4; /* fla's conv_size */
         get_int(&m, "conv_size", &c->model.conv, 0, 1, 16);
@@ -285,16 +293,17 @@ char *train_config_to_json(const train_config *c) {
     cJSON_AddNumberToObject(m, "vocab_size", c->model.V);
     cJSON_AddNumberToObject(m, "d_state", c->model.d);
     gpn_arch a = c->model.arch;
-    if (a != GPN_ARCH_TPP && a != GPN_ARCH_GDN) cJSON_AddNumberToObject(m, "d_emb", c->model.e);
+    int baseline = a == GPN_ARCH_TPP || a == GPN_ARCH_GDN || a == GPN_ARCH_RT; /* d_emb = d_state, no decoder bias */
+    if (!baseline) cJSON_AddNumberToObject(m, "d_emb", c->model.e);
     cJSON_AddNumberToObject(m, "d_ffn", c->model.f);
-    if (a == GPN_ARCH_GPN_M || a == GPN_ARCH_TPP || a == GPN_ARCH_GDN) {
+    if (a == GPN_ARCH_GPN_M || baseline) {
         cJSON_AddNumberToObject(m, "n_heads", c->model.H);
-        if (a != GPN_ARCH_TPP) cJSON_AddNumberToObject(m, "d_key", c->model.dk);
-        if (a != GPN_ARCH_TPP) cJSON_AddNumberToObject(m, "d_val", c->model.dv);
+        if (a != GPN_ARCH_TPP && a != GPN_ARCH_RT) cJSON_AddNumberToObject(m, "d_key", c->model.dk);
+        if (a != GPN_ARCH_TPP && a != GPN_ARCH_RT) cJSON_AddNumberToObject(m, "d_val", c->model.dv);
         cJSON_AddNumberToObject(m, "n_layers", c->model.n_layers);
     }
     if (a == GPN_ARCH_GDN) cJSON_AddNumberToObject(m, "conv_size", c->model.conv);
-    if (a != GPN_ARCH_TPP && a != GPN_ARCH_GDN) cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
+    if (!baseline) cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
     cJSON *d = cJSON_AddObjectToObject(root, "data");
     cJSON_AddStringToObject(d, "train", c->train_dir);
     if (c->eval_dir[0]) cJSON_AddStringToObject(d, "eval", c->eval_dir);

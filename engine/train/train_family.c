@@ -14,7 +14,7 @@ static void gpn_backward(void *tp, const float *P, float *grads, int bptt) { gpn
 
 const gs_train_i gs_train_gpn = {gpn_new, gpn_free, gpn_forward, gpn_backward, gpn_tape_bytes, train_init_params, 1, 1};
 
-/* Transformer++ and GDN: one adapter set each, from one template */
+/* Transformer++, GDN and the Recurrent Transformer: one adapter set each, from one template */
 #define SEQ_ADAPTERS(FAM)                                                                                            \
     static void *FAM##_new(const gpn_config *c, int B, int T) { return FAM##_tape_new_f32(c, B, T); }               \
     static void FAM##_free(void *tp) { FAM##_tape_free_f32(tp); }                                                    \
@@ -27,6 +27,8 @@ const gs_train_i gs_train_gpn = {gpn_new, gpn_free, gpn_forward, gpn_backward, g
     }
 SEQ_ADAPTERS(tpp)
 SEQ_ADAPTERS(gdn)
+SEQ_ADAPTERS(rt)
 
 const gs_train_i gs_train_tpp = {tpp_new, tpp_free, tpp_forward, tpp_backward, tpp_tape_bytes, train_init_lm, 0, 2};
 const gs_train_i gs_train_gdn = {gdn_new, gdn_free, gdn_forward, gdn_backward, gdn_tape_bytes, train_init_lm, 0, 2};
+const gs_train_i gs_train_rt = {rt_new, rt_free, rt_forward, rt_backward, rt_tape_bytes, train_init_lm, 0, 2};

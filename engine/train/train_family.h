@@ -26,6 +26,6 @@ typedef struct gs_train_i {
     int min_seq_len;    /* 2 where the first token is not predicted */
 } gs_train_i;
 
-extern const gs_train_i gs_train_gpn, gs_train_tpp, gs_train_gdn;
+extern const gs_train_i gs_train_gpn, gs_train_tpp, gs_train_gdn, gs_train_rt;
 
 #endif

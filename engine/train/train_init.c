@@ -105,7 +105,9 @@ void train_init_lm(const gpn_config *c, float *block, train_rng *r) {
             init_decay(s, x, r);
         } else {
             int back = ends_with(s->name, "attn.W_o.weight") || ends_with(s->name, "ffn.w2.weight") ||
-                       ends_with(s->name, "attn.o_proj.weight") || ends_with(s->name, "mlp.down_proj.weight");
+                       ends_with(s->name, "attn.o_proj.weight") || ends_with(s->name, "mlp.down_proj.weight") ||
+                       (strncmp(s->name, "transformer.blocks.", 19) == 0 && /* the RT's; not its head transformer.ff_out */
+                        (ends_with(s->name, ".attn_out.weight") || ends_with(s->name, ".ff_out.weight")));
             double std = back ? out_std : 0.02;
             for (size_t k = 0; k < s->numel; k++) x[k] = (float)(std * train_rng_normal(r));
         }

@@ -12,6 +12,7 @@
 #include "engine/train/train_window.h"
 #include "engine/train/seq_window.h"
 #include "engine/arch/gdn/gdn.h"
+#include "engine/arch/rt/rt.h"
 
 #define FN_(name, sfx) name##_##sfx
 #define FN__(name, sfx) FN_(name, sfx)
@@ -73,6 +74,8 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define REAL float
 #define SFX f32
 #define GEMM cblas_sgemm
+#define GEMV cblas_sgemv
+#define GER cblas_sger
 #define EXP expf
 #define FEXP fast_expf
 #define LOG logf
@@ -83,9 +86,12 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #include "engine/train/seq_common.inc"
 #include "engine/train/tpp_window.inc"
 #include "engine/train/gdn_window.inc"
+#include "engine/train/rt_window.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
+#undef GEMV
+#undef GER
 #undef EXP
 #undef LOG
 #undef LOG1P
@@ -96,6 +102,8 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define REAL double
 #define SFX f64
 #define GEMM cblas_dgemm
+#define GEMV cblas_dgemv
+#define GER cblas_dger
 #define EXP exp
 #define FEXP exp
 #define LOG log
@@ -106,6 +114,7 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #include "engine/train/seq_common.inc"
 #include "engine/train/tpp_window.inc"
 #include "engine/train/gdn_window.inc"
+#include "engine/train/rt_window.inc"
 
 size_t gpn_tape_bytes(const gpn_config *c, int B, int T) {
     train_layout L;
@@ -121,4 +130,9 @@ size_t tpp_tape_bytes(const gpn_config *c, int B, int T) {
 size_t gdn_tape_bytes(const gpn_config *c, int B, int T) {
     gdn_tape_f32 tp;
     return gdn_buffers_f32(&tp, NULL, c, B, T);
+}
+
+size_t rt_tape_bytes(const gpn_config *c, int B, int T) {
+    rt_tape_f32 tp;
+    return rt_buffers_f32(&tp, NULL, c, B, T);
 }

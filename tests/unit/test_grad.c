@@ -7,11 +7,15 @@
  * and truncation with K >= T equal to full BPTT; then Transformer++ and Gated
  * DeltaNet (engine/train/seq_window.h), two layers each, every parameter,
  * attention over the whole window and the delta rule backpropagated through
- * every step of it. Relative error per tensor
+ * every step of it; then the Recurrent Transformer, BPTT through each layer's
+ * attention over its own earlier outputs (and, as a control, the same check
+ * with the term through the recurrent keys and values dropped must fail).
+ * Relative error per tensor
  * ||fd - analytic|| / ||analytic|| must be below 1e-6. */
 #include <stdint.h>
 
 #include "base/error.h"
+#include "engine/arch/rt/rt.h"
 #include "engine/train/train_ops.h"
 #include "engine/train/seq_window.h"
 #include "engine/train/train_window.h"
@@ -392,7 +396,7 @@ static void check_truncated(gpn_config c, int B, int T, int K) {
 
 typedef struct {
     gpn_arch arch;
-    void *tp; /* tpp_tape_f64 or gdn_tape_f64 */
+    void *tp; /* tpp_tape_f64, gdn_tape_f64 or rt_tape_f64 */
     const int32_t *tok;
     double *grads; /* NULL: loss only */
 } seq_ctx;
@@ -400,10 +404,12 @@ typedef struct {
 static double seq_run(seq_ctx *s, const double *P) {
     double loss = NAN;
     int rc = s->arch == GPN_ARCH_TPP ? tpp_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss)
-                                     : gdn_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss);
+             : s->arch == GPN_ARCH_RT ? rt_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss)
+                                      : gdn_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss);
     CHECK(rc == 0, "forward: %s", gs_error());
     if (s->grads) {
         if (s->arch == GPN_ARCH_TPP) tpp_tape_backward_f64(s->tp, P, s->grads);
+        else if (s->arch == GPN_ARCH_RT) rt_tape_backward_f64(s->tp, P, s->grads);
         else gdn_tape_backward_f64(s->tp, P, s->grads);
     }
     return loss;
@@ -421,8 +427,11 @@ static void check_seq_model(const char *label, gpn_config c, int B, int T) {
     random_params(&c, P);
     int32_t *tok = malloc((size_t)B * T * sizeof *tok);
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(urand() * c.V);
-    int tpp = c.arch == GPN_ARCH_TPP;
-    seq_ctx s = {c.arch, tpp ? (void *)tpp_tape_new_f64(&c, B, T) : (void *)gdn_tape_new_f64(&c, B, T), tok, NULL};
+    int tpp = c.arch == GPN_ARCH_TPP, rt = c.arch == GPN_ARCH_RT;
+    seq_ctx s = {c.arch,
+                 tpp ? (void *)tpp_tape_new_f64(&c, B, T) : rt ? (void *)rt_tape_new_f64(&c, B, T)
+                                                              : (void *)gdn_tape_new_f64(&c, B, T),
+                 tok, NULL};
     CHECK(s.tp != NULL, "tape: %s", gs_error());
     if (s.tp) {
         fdiff(seq_loss, P, np, &s, fd);
@@ -431,8 +440,18 @@ static void check_seq_model(const char *label, gpn_config c, int B, int T) {
         char what[128];
         snprintf(what, sizeof what, "%s, %ld params, B=%d T=%d", label, np, B, T);
         check_tensors(what, &c, fd, an);
+        if (rt) { /* the control: without what later positions send back through K_t, V_t the check must fail */
+            rt_tape_cut_recurrence_f64(s.tp, 1);
+            memset(an, 0, (size_t)np * sizeof *an);
+            seq_run(&s, P);
+            double cut = rel(fd, an, np);
+            snprintf(what, sizeof what, "%s with the through-K/V term dropped", label);
+            printf("  %-44s rel err %.2e (must be far above %.0e)\n", what, cut, TOL);
+            CHECK(cut > 1e-3, "%s: the gradient check does not see the recurrence (rel err %.3e)", label, cut);
+        }
     }
     if (tpp) tpp_tape_free_f64(s.tp);
+    else if (rt) rt_tape_free_f64(s.tp);
     else gdn_tape_free_f64(s.tp);
     free(P); free(fd); free(an); free(tok);
 }
@@ -466,6 +485,13 @@ int main(void) {
     gpn_config gdn = {.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 6, .e = 6, .f = 5, .H = 2, .dk = 3, .dv = 4, .V = 9,
                       .conv = 3, .norm_eps = 1e-6f};
     check_seq_model("GDN N=2, 2 heads, conv 3", gdn, 2, 8);
+    printf("Recurrent Transformer (BPTT through each layer's attention over its own earlier outputs):\n");
+    gpn_config rt = {.arch = GPN_ARCH_RT, .n_layers = 2, .d = 6, .e = 6, .f = 10, .H = 2, .dk = 3, .dv = 3, .V = 9,
+                     .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1, .alibi_bias_max = 8.0f};
+    check_seq_model("RT N=2, 2 heads, gelu, q/k norms", rt, 2, 7);
+    gpn_config rt_relu = {.arch = GPN_ARCH_RT, .n_layers = 2, .d = 4, .e = 4, .f = 6, .H = 2, .dk = 2, .dv = 2,
+                          .V = 7, .norm_eps = 1e-5f, .activation = RT_ACT_RELU, .alibi_bias_max = 2.0f};
+    check_seq_model("RT N=2, relu, no q/k norms", rt_relu, 3, 6);
 
     printf("largest relative error: %.2e (tolerance %.0e)\n", worst, TOL);
     return test_summary();

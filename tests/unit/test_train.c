@@ -2,11 +2,12 @@
  * companion's fixtures (NLL to 1e-5), its float32 gradient against the
  * float64 one, the companion's initialisation, config errors, and resume:
  * 6 steps straight equal 3 steps + checkpoint + resume + 3 steps, bit for bit,
- * for GPN+M, Transformer++ and GDN. */
+ * for GPN+M, Transformer++, GDN and the Recurrent Transformer. */
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "engine/arch/rt/rt.h"
 #include "engine/engine.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/train/train.h"
@@ -218,6 +219,11 @@ static void check_config(const char *dir) {
         {"{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
          " \"d_key\": 4, \"d_val\": 8}, \"data\": {\"train\": \"x\", \"seq_len\": 1}, \"output\": {\"dir\": \"o\"}}",
          "at least 2 tokens"},
+        {"{\"model\": {\"arch\": \"recurrent-transformer\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24,"
+         " \"n_heads\": 2, \"d_val\": 8}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}", "d_state / n_heads"},
+        {"{\"model\": {\"arch\": \"recurrent-transformer\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24,"
+         " \"n_heads\": 2}, \"data\": {\"train\": \"x\"}, \"training\": {\"bptt\": 4}, \"output\": {\"dir\": \"o\"}}",
+         "full window only"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         train_config_defaults(&c);
@@ -242,6 +248,23 @@ static void check_config(const char *dir) {
     train_config_defaults(&back);
     CHECK(json && train_config_load(write_text(dir, "gdn-back.json", json), &back) == 0 &&
               !memcmp(&back.model, &c.model, sizeof c.model), "gdn config.json reads back: %s", gs_error());
+    free(json);
+    /* a Recurrent Transformer config: its head size from n_heads, the paper's options, and back */
+    train_config_defaults(&c);
+    g = write_text(dir, "rt.json",
+        "{\"model\": {\"arch\": \"recurrent-transformer\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24,"
+        " \"n_heads\": 2, \"n_layers\": 3}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}");
+    CHECK(train_config_load(g, &c) == 0, "rt config: %s", gs_error());
+    CHECK(c.model.arch == GPN_ARCH_RT && c.model.e == 16 && c.model.dk == 8 && c.model.dv == 8 &&
+              c.model.n_layers == 3 && c.model.activation == RT_ACT_GELU && c.model.qk_norm == 1 &&
+              c.model.alibi_bias_max == 8.0f && c.model.clip_qkv == 0 && c.model.norm_eps == 1e-5f,
+          "rt sizes and options read");
+    json = train_config_to_json(&c);
+    CHECK(json && strstr(json, "\"recurrent-transformer\"") && !strstr(json, "d_key") && !strstr(json, "d_emb") &&
+              !strstr(json, "decoder_bias"), "rt config written back: %s", json ? json : "(null)");
+    train_config_defaults(&back);
+    CHECK(json && train_config_load(write_text(dir, "rt-back.json", json), &back) == 0 &&
+              !memcmp(&back.model, &c.model, sizeof c.model), "rt config.json reads back: %s", gs_error());
     free(json);
     printf("  config: fields, relative paths, %zu kinds of bad input rejected with one-line messages\n",
            sizeof bad / sizeof *bad);
@@ -399,5 +422,8 @@ int main(void) {
                                            .dk = 8, .dv = 8, .V = 37, .norm_eps = 1e-6f}, 0, 0);
     check_resume(dir, "gdn", (gpn_config){.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
                                            .dk = 4, .dv = 8, .V = 37, .conv = 4, .norm_eps = 1e-6f}, 0, 0);
+    check_resume(dir, "rt", (gpn_config){.arch = GPN_ARCH_RT, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2, .dk = 8,
+                                          .dv = 8, .V = 37, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1,
+                                          .alibi_bias_max = 8.0f}, 0, 0);
     return test_summary();
 }

@@ -7,13 +7,15 @@
  * per token is
  *   (2 ln V + (T - 2) H) / T,   H = -p ln p - (V - 1) (eps/V) ln(eps/V),  p = 1 - eps + eps/V,
  * over the T tokens GPN predicts, and (ln V + (T - 2) H) / (T - 1) over the
- * T - 1 a Transformer++ or a GDN predicts (not x_0). On the held-out sample
- * itself the optimal predictor's NLL is computed exactly; a small model of
- * each family trained for a few hundred steps (seconds) must come within 0.03
+ * T - 1 a Transformer++, a GDN or a Recurrent Transformer predicts (not
+ * x_0). On the held-out sample itself the optimal predictor's NLL is
+ * computed exactly; a small model of each family trained for a few hundred
+ * steps (seconds) must come within 0.03
  * nats of it, starting from ln V. */
 #include <stdint.h>
 
 #include "base/error.h"
+#include "engine/arch/rt/rt.h"
 #include "engine/train/train.h"
 #include "testlib.h"
 
@@ -125,6 +127,12 @@ int main(void) {
         /* the short convolution sees x_{t-1} directly: GDN gets there fastest */
         {"gdn", {.arch = GPN_ARCH_GDN, .n_layers = 1, .d = 32, .e = 32, .f = 64, .H = 2, .dk = 8, .dv = 16, .V = V,
                  .conv = 4, .norm_eps = 1e-6f}, 600, 0.01},
+        /* x_{t-1} reaches position t only through the layer's own output at t - 1 (its recurrent key and value):
+         * the task is learnt through the recurrence the tape backpropagates (measured: d = 32 with 2 heads is
+         * 0.03-0.04 nats above the floor at 1000 steps, 2 layers 0.06 at 600, lr 0.03 diverges) */
+        {"recurrent-transformer", {.arch = GPN_ARCH_RT, .n_layers = 1, .d = 64, .e = 64, .f = 64, .H = 4, .dk = 16,
+                                   .dv = 16, .V = V, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1,
+                                   .alibi_bias_max = 8.0f}, 1000, 0.01},
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) converge(dir, &runs[i]);
     return test_summary();

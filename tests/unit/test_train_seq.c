@@ -1,13 +1,16 @@
-/* The Transformer++ and GDN training tapes against the inference engine: on
- * the same weights and window, the float32 training forward's per-token NLL
- * and its loss (the mean over the predicted tokens) equal what the engine
- * computes step by step, and what `gpnscope eval` reports, to 1e-5; the
- * float32 gradient equals the float64 one (whose finite-difference checks
- * are in test_grad) to 1e-4. Two layers each, random weights on a trained
- * model's scale (gpn_model_random), several windows at once. */
+/* The Transformer++, GDN and Recurrent Transformer training tapes against
+ * the inference engine: on the same weights and window, the float32 training
+ * forward's per-token NLL and its loss (the mean over the predicted tokens)
+ * equal what the engine computes step by step, and what `gpnscope eval`
+ * reports, to 1e-5; the float32 gradient equals the float64 one (whose
+ * finite-difference checks are in test_grad) to 1e-4. Two or three layers,
+ * random weights on a trained model's scale (gpn_model_random), several
+ * windows at once; the RT's engine decodes one position at a time, its tape
+ * the whole window. */
 #include <stdint.h>
 
 #include "base/error.h"
+#include "engine/arch/rt/rt.h"
 #include "engine/engine.h"
 #include "engine/train/seq_window.h"
 #include "testlib.h"
@@ -61,6 +64,7 @@ static void check_family(const char *name, gpn_config c) {
         FAM##_tape_free_f64(t64);                                                                                    \
     } while (0)
     if (c.arch == GPN_ARCH_TPP) RUN_TAPES(tpp);
+    else if (c.arch == GPN_ARCH_RT) RUN_TAPES(rt);
     else RUN_TAPES(gdn);
 #undef RUN_TAPES
     int nan_where_engine = 1;
@@ -89,5 +93,12 @@ int main(void) {
                                                .dk = 8, .dv = 8, .V = 61, .norm_eps = 1e-6f});
     check_family("GDN", (gpn_config){.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 8,
                                      .dv = 16, .V = 61, .conv = 4, .norm_eps = 1e-6f});
+    /* the paper's options (GELU, q/k LayerNorms, ALiBi 8), then relu without the q/k norms */
+    check_family("RT", (gpn_config){.arch = GPN_ARCH_RT, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 8,
+                                    .dv = 8, .V = 61, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1,
+                                    .alibi_bias_max = 8.0f});
+    check_family("RT relu, no qk", (gpn_config){.arch = GPN_ARCH_RT, .n_layers = 3, .d = 16, .e = 16, .f = 24, .H = 2,
+                                                .dk = 8, .dv = 8, .V = 61, .norm_eps = 1e-5f,
+                                                .activation = RT_ACT_RELU, .alibi_bias_max = 4.0f});
     return test_summary();
 }

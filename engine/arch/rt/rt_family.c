@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "engine/arch/attention.h"
 #include "engine/arch/rt/rt.h"
+#include "engine/train/train_family.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 
@@ -411,5 +412,5 @@ const gs_family gs_family_rt = {
     "recurrent-transformer", "recurrent-transformer", "Recurrent Transformer (OLMo recurrent block)", GPN_ARCH_RT, 0,
     sites, ARRAY_LEN(sites), recognise, "tensors 'transformer.wte.weight' and 'transformer.blocks.0.kv_proj.weight'",
     infer, check_metadata, validate, tensor_specs, NULL, write_metadata, rt_cpu_new, NULL, decode, embedding, describe,
-    NULL, /* no training entry yet (docs/training.md) */
+    &gs_train_rt,
 };
