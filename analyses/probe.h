@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "analyses/states.h"
+#include "store/store.h"
 
 /* The token sequences of the windows: window id[i] holds
  * tokens[start[i] .. start[i+1]) at positions 0, 1, ...; a state at
@@ -47,6 +48,16 @@ typedef struct {
     const int64_t *start;
     const int32_t *tokens;
 } gs_tokens;
+
+/* A run's token rows, compacted per window (each cut at its first missing
+ * token): run_probe.c reads them for the probe. */
+typedef struct {
+    gs_tokens t;
+    int64_t *win, *start;
+    int32_t *tok;
+} gs_probe_tokens;
+int gs_probe_read_tokens(store *st, int64_t run, gs_probe_tokens *o);
+void gs_probe_tokens_free(gs_probe_tokens *o);
 
 typedef struct {
     int max_lag;       /* last grid lag (256); grid 1 2 3 4 6 8 12 16 24 ... (x2 and x1.5 steps) */

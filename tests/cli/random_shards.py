@@ -3,7 +3,12 @@ uint32 ids, data_0000.index.json, meta.json) holding one document of N random
 ids of the reference fixture's 97-token vocabulary (3..96: no <unk>, <s> or
 </s>), from a seeded generator. Standard library only.
 
-usage: random_shards.py OUT_DIR N_TOKENS SEED
+With DOC_LEN, the N tokens are documents instead, of random lengths up to
+2 x DOC_LEN, each opened by <s> (id 1) and closed by </s> (id 2), as the
+corpus reader of text corpora makes them: the probe then splits by document
+(tests/cli/mpi_analyze.sh, where documents run across shards).
+
+usage: random_shards.py OUT_DIR N_TOKENS SEED [DOC_LEN]
 Used by tests/cli/record_resume.sh, tests/cli/record_disk_full.sh and
 scripts/valgrind-e2e.sh."""
 import json
@@ -12,10 +17,19 @@ import struct
 import sys
 
 out, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+doc_len = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 rng = random.Random(seed)
+ids, docs = [rng.randrange(3, 97) for _ in range(n)], [n]
+if doc_len:
+    docs, at = [], 0
+    while at < n:
+        k = min(n - at, rng.randrange(3, 2 * doc_len + 1))
+        ids[at], ids[at + k - 1] = 1, 2
+        docs.append(k)
+        at += k
 with open(out + "/data_0000.bin", "wb") as f:
-    f.write(struct.pack("<%dI" % n, *[rng.randrange(3, 97) for _ in range(n)]))
+    f.write(struct.pack("<%dI" % n, *ids))
 with open(out + "/data_0000.index.json", "w") as f:
-    json.dump([n], f)
+    json.dump(docs, f)
 with open(out + "/meta.json", "w") as f:
-    json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": n, "total_docs": 1, "num_shards": 1}, f)
+    json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": n, "total_docs": len(docs), "num_shards": 1}, f)
