@@ -627,6 +627,7 @@ static int probe_split(void *arg, const gs_probe_opts *o, gs_probe *p) {
         for (int i = 0; i < n; i++) nt += nts[(int64_t)i * L + li];
         s.kk = p->lags[li];
         s.k_above = li + 1 < L ? p->lags[li + 1] : INT32_MAX;
+        if (nk == 0) continue;      /* no training state reads this far back: no pass */
         s.fit = nk >= 2 && nt >= 1; /* else not measured, but its rows still join the Gram */
         if (s.fit) {
             memset(s.XtY, 0, (size_t)d * e * sizeof *s.XtY);
