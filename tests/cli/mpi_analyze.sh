@@ -159,18 +159,19 @@ mkdir -p "$dir/docs"
 mpi 3 "$bin" record "${args[@]/$dir\/corpus/$dir/docs}" --tokenizer "$dir/tok.json" --db "$dir/docs.db" >/dev/null
 dshards=("$dir/docs.rank-"{0,1,2}"-of-3.db")
 "$bin" merge --quiet "$dir/docs.db" "${dshards[@]}" >/dev/null
+probe=(--only probe --probe-splits 2) # two splits: their combination is checked, at 2/5 of the default's passes
 for max in 0 700; do # 700: the job's first 29 windows and 4 states of the 30th, inside rank 0's shard
-  "$bin" analyze "$dir/docs.db" --only probe --max-states "$max" >/dev/null || bad "analyze --only probe, the merged store"
+  "$bin" analyze "$dir/docs.db" "${probe[@]}" --max-states "$max" >/dev/null || bad "analyze --only probe, the merged store"
   ks="1 2 3"; [[ $max -gt 0 ]] && ks="2 3"
   for k in $ks; do
-    if mpi "$k" "$bin" analyze --shards "${dshards[@]}" --only probe --max-states "$max" >"$dir/p$k.json" 2>"$dir/p$k.err"; then
+    if mpi "$k" "$bin" analyze --shards "${dshards[@]}" "${probe[@]}" --max-states "$max" >"$dir/p$k.json" 2>"$dir/p$k.err"; then
       r="$(compare_probe "$dir/p$k.json" "$max" "$dir/docs.db")" && ok "probe, --max-states $max, -n $k: equals the merged store's: $r" \
         || bad "probe, --max-states $max, -n $k: differs: $r"
     else bad "probe, --max-states $max, -n $k: $(cat "$dir/p$k.err")"; fi
   done
 done
-"$bin" analyze "$dir/study.db" --only probe --max-states 0 >/dev/null || bad "analyze --only probe, one document"
-if mpi 2 "$bin" analyze --shards "${shards[@]}" --only probe --max-states 0 >"$dir/pw.json" 2>"$dir/pw.err"; then
+"$bin" analyze "$dir/study.db" "${probe[@]}" --max-states 0 >/dev/null || bad "analyze --only probe, one document"
+if mpi 2 "$bin" analyze --shards "${shards[@]}" "${probe[@]}" --max-states 0 >"$dir/pw.json" 2>"$dir/pw.err"; then
   r="$(compare_probe "$dir/pw.json" 0 "$dir/study.db")" && ok "probe split by window (one document), -n 2: equal: $r" || bad "probe by window: $r"
 else bad "probe by window: $(cat "$dir/pw.err")"; fi
 
