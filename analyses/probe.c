@@ -59,6 +59,105 @@ static void apply_rule(gs_probe *p) {
     }
 }
 
+
+int gs_probe_begin(gs_probe *p, const gs_probe_opts *o) {
+    p->lags = gs_probe_lags(o->max_lag > 0 ? o->max_lag : 256, &p->n_lags);
+    if (!p->lags) return -1;
+    const size_t L = (size_t)p->n_lags;
+    p->acc = calloc(L, sizeof(double));
+    p->baseline = calloc(L, sizeof(double));
+    p->se = calloc(L, sizeof(double));
+    p->se_binomial = calloc(L, sizeof(double));
+    p->n_train = calloc(L, sizeof(int64_t));
+    p->n_test = calloc(L, sizeof(int64_t));
+    p->majority = calloc(L, sizeof(int));
+    p->measured = calloc(L, sizeof(int));
+    p->pass = calloc(L, sizeof(int));
+    p->z = o->z > 0 ? o->z : 2.0;
+    if (!p->acc || !p->baseline || !p->se || !p->se_binomial || !p->n_train || !p->n_test || !p->majority ||
+        !p->measured || !p->pass)
+        return gs_fail("out of memory for the probe's %d lags", p->n_lags);
+    return 0;
+}
+
+int gs_probe_fit(double *G, const double *sumx, int64_t nk, int d, int e, double ridge, double *XtY, double *ysum,
+                 double *mu) {
+    double tr = 0;
+    for (int j = 0; j < d; j++) mu[j] = sumx[j] / (double)nk;
+    for (int i = 0; i < d; i++)
+        for (int j = i; j < d; j++) G[(int64_t)i * d + j] -= (double)nk * mu[i] * mu[j];
+    for (int j = 0; j < d; j++) tr += G[(int64_t)j * d + j];
+    double lambda = ridge * (tr > 0 ? tr / d : 1.0);
+    if (!(lambda > 0)) lambda = 1e-12;
+    for (int j = 0; j < e; j++) ysum[j] /= (double)nk;
+    cblas_dger(CblasRowMajor, d, e, -(double)nk, mu, 1, ysum, 1, XtY, e);
+    return gs_ridge_solve(G, d, lambda, XtY, e); /* XtY becomes W */
+}
+
+int gs_probe_decoder_init(gs_probe_decoder *dc, const float *E, int V, int e, int d, int cap) {
+    *dc = (gs_probe_decoder){.d = d, .e = e, .V = V, .E = E, .cap = cap};
+    dc->einv = malloc((size_t)V * sizeof *dc->einv);
+    dc->y = malloc((size_t)cap * e * sizeof *dc->y);
+    dc->yf = malloc((size_t)cap * e * sizeof *dc->yf);
+    dc->scores = malloc((size_t)cap * V * sizeof *dc->scores);
+    if (!dc->einv || !dc->y || !dc->yf || !dc->scores) {
+        gs_probe_decoder_free(dc);
+        return gs_fail("out of memory for the probe's decoder (V = %d, d_emb = %d)", V, e);
+    }
+    for (int v = 0; v < V; v++) {
+        double nn = 0;
+        for (int j = 0; j < e; j++) nn += (double)E[(int64_t)v * e + j] * E[(int64_t)v * e + j];
+        dc->einv[v] = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0.0f;
+    }
+    return 0;
+}
+
+void gs_probe_decoder_free(gs_probe_decoder *dc) {
+    free(dc->einv); free(dc->y); free(dc->yf); free(dc->scores);
+    memset(dc, 0, sizeof *dc);
+}
+
+void gs_probe_decode(gs_probe_decoder *dc, const double *rows, int b, const double *W, const double *ybar, int *best) {
+    const int d = dc->d, e = dc->e, V = dc->V;
+    for (int r = 0; r < b; r++) memcpy(dc->y + (int64_t)r * e, ybar, (size_t)e * sizeof *ybar);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, e, d, 1.0, rows, d, W, e, 1.0, dc->y, e);
+    for (int64_t q = 0; q < (int64_t)b * e; q++) dc->yf[q] = (float)dc->y[q];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, V, e, 1.0f, dc->yf, e, dc->E, e, 0.0f, dc->scores, V);
+    for (int r = 0; r < b; r++) {
+        const float *sc = dc->scores + (int64_t)r * V;
+        int bi = -1;
+        float bv = 0;
+        for (int v = 0; v < V; v++) {
+            if (dc->einv[v] == 0) continue;
+            float val = sc[v] * dc->einv[v];
+            if (bi < 0 || val > bv) { bi = v; bv = val; }
+        }
+        best[r] = bi;
+    }
+}
+
+void gs_probe_lag_result(gs_probe *p, int li, int64_t hit, int64_t n_test, int64_t n_majority, int maj,
+                         const double *bs, const double *bn, int64_t nb) {
+    gs_interval iv = gs_cluster_t_interval(bs, bn, nb, 0.95);
+    p->se[li] = iv.se;
+    p->n_test[li] = n_test;
+    p->acc[li] = (double)hit / (double)n_test;
+    p->baseline[li] = (double)n_majority / (double)n_test;
+    p->majority[li] = maj;
+    p->se_binomial[li] = sqrt(p->baseline[li] * (1.0 - p->baseline[li]) / (double)n_test);
+    if (!(p->se[li] >= p->se_binomial[li])) p->se[li] = p->se_binomial[li]; /* also when NaN (one block) */
+    p->pass[li] = p->acc[li] > p->baseline[li] && p->acc[li] - p->baseline[li] > p->z * p->se[li];
+}
+
+void gs_probe_end(gs_probe *p, const gs_probe_opts *o) {
+    apply_rule(p);
+    snprintf(p->rule, sizeof p->rule,
+             "largest lag before the first failing lag; a lag passes when top-1 accuracy exceeds the held-out "
+             "majority baseline b by more than %.3g standard errors of acc - b (cluster-robust over blocks of %d "
+             "positions, at least sqrt(b(1-b)/n)); split by %s",
+             p->z, o->block > 0 ? o->block : 64, p->by_document ? "document" : "window");
+}
+
 typedef struct { int64_t w; int64_t i; } win_idx;
 static int cmp_win(const void *a, const void *b) {
     const win_idx *x = a, *y = b;
@@ -111,7 +210,8 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
     const int32_t **rtok = malloc((size_t)n * sizeof *rtok);
     win_hash *wh = NULL;
     double *G = NULL, *blk = NULL, *sumx = NULL, *c = NULL, *XtY = NULL, *Eblk = NULL, *ybar = NULL, *mu = NULL;
-    float *yf = NULL, *scores = NULL, *einv = NULL;
+    int *best = NULL;
+    gs_probe_decoder dec = {0};
     key_row *kr = NULL;
     int64_t *train_desc = NULL, *test_rows = NULL, *cnt = NULL;
     int rc = -1;
@@ -232,19 +332,8 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
     }
 
     /* ---- lag grid and results ---- */
-    p->lags = gs_probe_lags(o->max_lag > 0 ? o->max_lag : 256, &p->n_lags);
-    if (!p->lags) goto done;
+    if (gs_probe_begin(p, o)) goto done;
     const int L = p->n_lags;
-    p->acc = calloc((size_t)L, sizeof(double));
-    p->baseline = calloc((size_t)L, sizeof(double));
-    p->se = calloc((size_t)L, sizeof(double));
-    p->se_binomial = calloc((size_t)L, sizeof(double));
-    p->n_train = calloc((size_t)L, sizeof(int64_t));
-    p->n_test = calloc((size_t)L, sizeof(int64_t));
-    p->majority = calloc((size_t)L, sizeof(int));
-    p->measured = calloc((size_t)L, sizeof(int));
-    p->pass = calloc((size_t)L, sizeof(int));
-    p->z = o->z > 0 ? o->z : 2.0;
 
     /* ---- training rows by position, descending; centering point c ---- */
     int64_t ntr = 0, nte = 0;
@@ -260,13 +349,10 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
     XtY = malloc((size_t)d * e * sizeof *XtY);
     Eblk = malloc((size_t)PB_BLOCK * e * sizeof *Eblk);
     ybar = malloc((size_t)e * sizeof *ybar);
-    yf = malloc((size_t)PB_BLOCK * e * sizeof *yf);
-    scores = malloc((size_t)PB_BLOCK * V * sizeof *scores);
-    einv = malloc((size_t)V * sizeof *einv);
+    best = malloc(PB_BLOCK * sizeof *best);
     cnt = calloc((size_t)V, sizeof *cnt);
-    if (!p->acc || !p->baseline || !p->se || !p->se_binomial || !p->n_train || !p->n_test || !p->majority || !p->measured || !p->pass ||
-        !train_desc || !test_rows || !kr || !c || !G || !blk || !sumx || !mu || !XtY || !Eblk || !ybar || !yf ||
-        !scores || !einv || !cnt) {
+    if (gs_probe_decoder_init(&dec, E, V, e, d, PB_BLOCK) || !train_desc || !test_rows || !kr || !c || !G || !blk ||
+        !sumx || !mu || !XtY || !Eblk || !ybar || !best || !cnt) {
         gs_fail("out of memory for the probes (d = %d, d_emb = %d, V = %d)", d, e, V);
         goto done;
     }
@@ -279,11 +365,6 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
     for (int64_t i = 0; i < ntr; i++)
         for (int j = 0; j < d; j++) c[j] += s->x[train_desc[i] * d + j];
     for (int j = 0; j < d; j++) c[j] /= (double)(ntr ? ntr : 1);
-    for (int v = 0; v < V; v++) {
-        double nn = 0;
-        for (int j = 0; j < e; j++) nn += (double)E[(int64_t)v * e + j] * E[(int64_t)v * e + j];
-        einv[v] = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0.0f;
-    }
 
     /* ---- lags, largest first, so the Gram of positions >= k only grows ---- */
     int64_t added = 0;
@@ -310,17 +391,6 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
         if (nk < 2 || nt < 1) continue; /* not measured */
         p->measured[li] = 1;
         p->n_train[li] = nk;
-
-        /* centered Gram and ridge */
-        double tr = 0;
-        for (int j = 0; j < d; j++) mu[j] = sumx[j] / (double)nk;
-        double *Gc = calloc((size_t)d * d, sizeof *Gc);
-        if (!Gc) { gs_fail("out of memory"); goto done; }
-        for (int i = 0; i < d; i++)
-            for (int j = i; j < d; j++) Gc[(int64_t)i * d + j] = G[(int64_t)i * d + j] - (double)nk * mu[i] * mu[j];
-        for (int j = 0; j < d; j++) tr += Gc[(int64_t)j * d + j];
-        double lambda = o->ridge * (tr > 0 ? tr / d : 1.0);
-        if (!(lambda > 0)) lambda = 1e-12;
 
         /* X^T Y over training rows, aggregated per target token: sum of rows
          * per token, then one GEMM with those tokens' embeddings */
@@ -351,9 +421,10 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
             }
             cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, e, b, 1.0, blk, d, Eblk, e, 1.0, XtY, e);
         }
-        for (int j = 0; j < e; j++) ybar[j] /= (double)nk;
-        cblas_dger(CblasRowMajor, d, e, -(double)nk, mu, 1, ybar, 1, XtY, e);
-        int src = gs_ridge_solve(Gc, d, lambda, XtY, e); /* XtY becomes W */
+        double *Gc = malloc((size_t)d * d * sizeof *Gc); /* the fit centers its copy of the growing Gram */
+        if (!Gc) { gs_fail("out of memory"); goto done; }
+        memcpy(Gc, G, (size_t)d * d * sizeof *Gc);
+        int src = gs_probe_fit(Gc, sumx, nk, d, e, o->ridge, XtY, ybar, mu); /* XtY becomes W */
         free(Gc);
         if (src != 0) goto done;
 
@@ -375,23 +446,12 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
                 const float *x = s->x + sel[i0 + r] * d;
                 for (int j = 0; j < d; j++) blk[(int64_t)r * d + j] = (double)x[j] - c[j] - mu[j];
             }
-            for (int r = 0; r < b; r++) memcpy(Eblk + (int64_t)r * e, ybar, (size_t)e * sizeof *ybar);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, e, d, 1.0, blk, d, XtY, e, 1.0, Eblk, e);
-            for (int64_t q = 0; q < (int64_t)b * e; q++) yf[q] = (float)Eblk[q];
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, V, e, 1.0f, yf, e, E, e, 0.0f, scores, V);
+            gs_probe_decode(&dec, blk, b, XtY, ybar, best);
             for (int r = 0; r < b; r++) {
-                const float *sc = scores + (int64_t)r * V;
-                int best = -1;
-                float bv = 0;
-                for (int v = 0; v < V; v++) {
-                    if (einv[v] == 0) continue;
-                    float val = sc[v] * einv[v];
-                    if (best < 0 || val > bv) { best = v; bv = val; }
-                }
                 int64_t row = sel[i0 + r];
                 int32_t y = rtok[row][s->pos[row] - k];
-                hit += best == y;
-                hitv[i0 + r] = best == y;
+                hit += best[r] == y;
+                hitv[i0 + r] = best[r] == y;
                 yv[i0 + r] = y;
                 cnt[y]++;
             }
@@ -413,33 +473,20 @@ static int probe_one(const gs_states *s, const gs_tokens *tok, const float *E, i
                 bs[nb - 1] += (double)hitv[q] - (double)(yv[q] == maj);
                 bn[nb - 1] += 1;
             }
-            gs_interval iv = gs_cluster_t_interval(bs, bn, nb, 0.95);
-            p->se[li] = iv.se;
+            gs_probe_lag_result(p, li, hit, want, cnt[maj], maj, bs, bn, nb);
             free(bs);
             free(bn);
         }
         free(hitv);
         free(yv);
         free(sel);
-        p->n_test[li] = want;
-        p->acc[li] = (double)hit / (double)want;
-        p->baseline[li] = (double)cnt[maj] / (double)want;
-        p->majority[li] = maj;
-        p->se_binomial[li] = sqrt(p->baseline[li] * (1.0 - p->baseline[li]) / (double)want);
-        if (!(p->se[li] >= p->se_binomial[li])) p->se[li] = p->se_binomial[li]; /* also when NaN (one block) */
-        p->pass[li] = p->acc[li] > p->baseline[li] && p->acc[li] - p->baseline[li] > p->z * p->se[li];
     }
 
-    apply_rule(p);
-    snprintf(p->rule, sizeof p->rule,
-             "largest lag before the first failing lag; a lag passes when top-1 accuracy exceeds the held-out "
-             "majority baseline b by more than %.3g standard errors of acc - b (cluster-robust over blocks of %d "
-             "positions, at least sqrt(b(1-b)/n)); split by %s",
-             p->z, o->block > 0 ? o->block : 64, p->by_document ? "document" : "window");
+    gs_probe_end(p, o);
     rc = 0;
 done:
     free(map); free(is_test); free(rtok); free(wh); free(G); free(blk); free(sumx); free(c);
-    free(XtY); free(Eblk); free(ybar); free(yf); free(scores); free(einv); free(kr); free(train_desc);
+    free(XtY); free(Eblk); free(ybar); free(best); gs_probe_decoder_free(&dec); free(kr); free(train_desc);
     free(test_rows); free(cnt); free(mu);
     if (rc != 0) gs_probe_free(p);
     return rc;
@@ -450,13 +497,30 @@ static int cmp_int(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+typedef struct {
+    const gs_states *s;
+    const gs_tokens *tok;
+    const float *E;
+    int V, e;
+} in_memory;
+
+static int in_memory_split(void *ctx, const gs_probe_opts *o, gs_probe *p) {
+    const in_memory *m = ctx;
+    return probe_one(m->s, m->tok, m->E, m->V, m->e, o, p);
+}
+
 int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V, int e, const gs_probe_opts *o,
                  gs_probe *p) {
+    in_memory m = {s, tok, E, V, e};
+    return gs_probe_over_splits(in_memory_split, &m, o, p);
+}
+
+int gs_probe_over_splits(gs_probe_split_fn split, void *ctx, const gs_probe_opts *o, gs_probe *p) {
     gs_probe_opts dflt;
     if (!o) { gs_probe_opts_default(&dflt); o = &dflt; }
     gs_probe_opts one = *o;
     int K = o->splits < 1 ? 1 : o->splits > 64 ? 64 : o->splits;
-    if (probe_one(s, tok, E, V, e, &one, p) != 0) return -1;
+    if (split(ctx, &one, p) != 0) return -1;
     const int L = p->n_lags;
     p->se_block = malloc((size_t)L * sizeof(double));
     p->sd_splits = malloc((size_t)L * sizeof(double));
@@ -475,7 +539,7 @@ int gs_probe_run(const gs_states *s, const gs_tokens *tok, const float *E, int V
     for (int k = 1; k < K; k++) {
         gs_probe q;
         one.seed = o->seed + (uint64_t)k;
-        if (probe_one(s, tok, E, V, e, &one, &q) != 0) {
+        if (split(ctx, &one, &q) != 0) {
             free(sum); free(sq); free(cnt);
             gs_probe_free(p);
             return gs_fail_context("split %d (seed %llu): ", k + 1, (unsigned long long)one.seed);

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "analyses/states.h"
+#include "store/store.h"
 
 /* The token sequences of the windows: window id[i] holds
  * tokens[start[i] .. start[i+1]) at positions 0, 1, ...; a state at
@@ -47,6 +48,16 @@ typedef struct {
     const int64_t *start;
     const int32_t *tokens;
 } gs_tokens;
+
+/* A run's token rows, compacted per window (each cut at its first missing
+ * token): run_probe.c reads them for the probe. */
+typedef struct {
+    gs_tokens t;
+    int64_t *win, *start;
+    int32_t *tok;
+} gs_probe_tokens;
+int gs_probe_read_tokens(store *st, int64_t run, gs_probe_tokens *o);
+void gs_probe_tokens_free(gs_probe_tokens *o);
 
 typedef struct {
     int max_lag;       /* last grid lag (256); grid 1 2 3 4 6 8 12 16 24 ... (x2 and x1.5 steps) */
@@ -91,5 +102,50 @@ void gs_probe_free(gs_probe *p);
 
 /* The default grid: 1 2 3 4 6 8 12 16 ... up to max_lag (included). */
 int *gs_probe_lags(int max_lag, int *n_out);
+
+/* ---- the steps of one split, shared by the in-memory pass (gs_probe_run)
+ * and the pass over the shards of an MPI recording (analyses/probe_shards.c),
+ * which gathers the same sums from streamed states ---- */
+
+/* The lag grid and the per-lag arrays of p (zeroed). 0, or -1. */
+int gs_probe_begin(gs_probe *p, const gs_probe_opts *o);
+
+/* The ridge fit of one lag from its sums over the nk training rows, all
+ * taken about a centering point c: G = sum (x-c)(x-c)^T (upper triangle,
+ * overwritten: centered in place), sumx = sum (x-c), XtY = sum (x-c) y^T
+ * (d x e, overwritten with W), ysum = sum y (e, overwritten with ybar).
+ * mu (d) gets sumx / nk. A held-out x is then decoded from
+ * ybar + (x - c - mu) W. 0, or -1 with gs_error(). */
+int gs_probe_fit(double *G, const double *sumx, int64_t nk, int d, int e, double ridge, double *XtY, double *ysum,
+                 double *mu);
+
+/* The nearest embedding row in cosine of predicted targets. */
+typedef struct {
+    int d, e, V;
+    const float *E;
+    float *einv;    /* V: 1 / |E_v| (0: a zero row, never chosen) */
+    double *y;      /* rows x e */
+    float *yf, *scores;
+    int cap;        /* rows per call */
+} gs_probe_decoder;
+int gs_probe_decoder_init(gs_probe_decoder *dc, const float *E, int V, int e, int d, int cap);
+void gs_probe_decoder_free(gs_probe_decoder *dc);
+/* rows: b <= cap rows of x - c - mu (b x d); best[r]: the decoded token (-1: none) */
+void gs_probe_decode(gs_probe_decoder *dc, const double *rows, int b, const double *W, const double *ybar, int *best);
+
+/* One lag's numbers from its held-out tallies: hit of n_test decoded right,
+ * n_majority of them the majority token maj, and the blocks' sums of
+ * hit - [y == maj] (bs) and sizes (bn), nb blocks in (window, position)
+ * order. */
+void gs_probe_lag_result(gs_probe *p, int li, int64_t hit, int64_t n_test, int64_t n_majority, int maj,
+                         const double *bs, const double *bn, int64_t nb);
+/* The horizon and the rule's text, after the last lag. */
+void gs_probe_end(gs_probe *p, const gs_probe_opts *o);
+
+/* The splits (seeds seed, seed + 1, ...) of a probe run by `one`, combined
+ * as gs_probe_run does: the first split's numbers, the standard error with
+ * the variance over splits added, each split's horizon. */
+typedef int (*gs_probe_split_fn)(void *ctx, const gs_probe_opts *o, gs_probe *p);
+int gs_probe_over_splits(gs_probe_split_fn one, void *ctx, const gs_probe_opts *o, gs_probe *p);
 
 #endif

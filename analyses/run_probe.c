@@ -12,14 +12,7 @@
 #include "base/error.h"
 #include "engine/arch/family.h"
 
-/* token rows compacted per window (each cut at its first missing token) */
-typedef struct {
-    gs_tokens t;
-    int64_t *win, *start;
-    int32_t *tok;
-} owned_tokens;
-
-static int read_tokens(store *st, int64_t run, owned_tokens *o) {
+int gs_probe_read_tokens(store *st, int64_t run, gs_probe_tokens *o) {
     memset(o, 0, sizeof *o);
     store_token_array T = {0};
     if (store_read_tokens(st, run, &T) != 0) return -1;
@@ -47,12 +40,17 @@ static int read_tokens(store *st, int64_t run, owned_tokens *o) {
     return 0;
 }
 
+void gs_probe_tokens_free(gs_probe_tokens *o) {
+    free(o->win); free(o->start); free(o->tok);
+    memset(o, 0, sizeof *o);
+}
+
 int gs_probe_row_run(gs_analysis_ctx *c) {
     gs_analysis *a = c->a;
     const gs_analyze_opts *o = c->o;
-    owned_tokens tk;
+    gs_probe_tokens tk;
     gs_states s;
-    int rc = read_tokens(c->st, c->run, &tk);
+    int rc = gs_probe_read_tokens(c->st, c->run, &tk);
     if (rc == 0) {
         rc = gs_states_load(c->src, o->max_states, &s);
         if (rc == 0) {
@@ -70,7 +68,7 @@ int gs_probe_row_run(gs_analysis_ctx *c) {
                    : gs_fail("the %s family has no token embedding to probe for", fam ? fam->name : "model's");
             gs_states_free(&s);
         }
-        free(tk.win); free(tk.start); free(tk.tok);
+        gs_probe_tokens_free(&tk);
     }
     if (rc != 0) {
         if (c->strict) { gs_fail_context("probe: "); return -1; }

@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/analyze.h" /* the store source, GS_AN_* */
+#include "analyses/analyze.h" /* the store source, GS_AN_*, the run's model */
+#include "analyses/documents.h"
+#include "analyses/probe_shards.h"
 #include "analyses/registry.h"
 #include "analyses/retention_store.h"
 #include "analyses/rows.h" /* the run's decay site */
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "store/merge.h"
 #include "store/store.h"
 
@@ -151,8 +154,7 @@ out:
     return rc;
 }
 
-/* One failure anywhere fails every rank (agreed before any reduction). */
-static int agree(gs_job *job, int ok) {
+int gs_shards_agree(gs_job *job, int ok) {
     int64_t failed = !ok;
     if (gs_job_sum_i64(job, &failed, 1)) return -1;
     if (!failed) return 0;
@@ -165,7 +167,7 @@ static int share_mean(gs_job *job, gs_geometry *g);
 static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
     gs_geometry_sums sums;
     int rc = gs_geometry_accumulate(src, &o->geometry, &sums);
-    if (agree(job, rc == 0)) {
+    if (gs_shards_agree(job, rc == 0)) {
         if (rc == 0) gs_cov_acc_free(&sums.acc);
         return -1;
     }
@@ -174,7 +176,7 @@ static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts
     rc = 0;
     if (job->rank) gs_cov_acc_free(&sums.acc);
     else rc = gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
-    if (agree(job, rc == 0)) return -1;
+    if (gs_shards_agree(job, rc == 0)) return -1;
     return share_mean(job, &r->geometry);
 }
 
@@ -223,7 +225,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
     if (!wins) gs_fail("out of memory");
     for (int i = 0; ok && i < n; i++)
         if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->take[i])) < 0) ok = 0;
-    if (agree(job, ok) || gs_job_sum_i64(job, wins, n)) goto out;
+    if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, wins, n)) goto out;
     int64_t win0 = 0, row0 = 0;
     for (int i = 0; ok && i < n; win0 += wins[i], row0 += all_take[i], i++) {
         if (c->take[i] <= 0) continue;
@@ -236,7 +238,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         gs_store_source_close(src);
         store_close(st);
     }
-    if (agree(job, ok)) goto out;
+    if (gs_shards_agree(job, ok)) goto out;
     int64_t cap = sums.cap;
     if (gs_job_max_i64(job, &cap, 1)) goto out;
     if (cap > sums.cap) { /* the longest window may be another rank's */
@@ -249,7 +251,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         if (ok) sums.cap = cap;
         else gs_fail("out of memory");
     }
-    if (agree(job, ok)) goto out;
+    if (gs_shards_agree(job, ok)) goto out;
     const int64_t bd = (int64_t)sums.n_batches * sums.d;
     int64_t totals[2] = {sums.n, sums.n_windows};
     if (gs_job_sum_f64(job, sums.bsum, bd) || gs_job_sum_f64(job, sums.rsum, bd) ||
@@ -260,7 +262,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
     sums.n = totals[0];
     sums.n_windows = totals[1];
     rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, NULL, NULL, 0, &o->dflt, &r->default_dir);
-    if (agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
+    if (gs_shards_agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
 out:
     gs_default_sums_free(&sums);
     free(wins);
@@ -270,12 +272,12 @@ out:
 static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
     int max_lag = 0;
     int rc = gs_horizons_max_lag(src, &o->horizons, &max_lag);
-    if (agree(job, rc == 0)) return -1;
+    if (gs_shards_agree(job, rc == 0)) return -1;
     int64_t lag = max_lag;
     if (gs_job_max_i64(job, &lag, 1)) return -1;
     gs_horizons *h = &r->horizons;
     rc = gs_horizons_accumulate(src, (int)lag, &o->horizons, h);
-    if (agree(job, rc == 0)) { gs_horizons_free(h); return -1; }
+    if (gs_shards_agree(job, rc == 0)) { gs_horizons_free(h); return -1; }
     if (gs_job_sum_f64(job, h->raw, h->n_lags) || gs_job_sum_f64(job, h->centered, h->n_lags) ||
         gs_job_sum_i64(job, h->n_raw, h->n_lags) || gs_job_sum_i64(job, h->n_centered, h->n_lags) ||
         gs_job_sum_i64(job, &h->n_zero_states, 1)) {
@@ -323,7 +325,7 @@ static int retention_part(gs_job *job, const store_shard *shards, int n, const g
         for (int w = 0; w < dk[i].nw; w++)
             if (dk[i].ws[w + 1] - dk[i].ws[w] > wins[n + 1]) wins[n + 1] = dk[i].ws[w + 1] - dk[i].ws[w];
     }
-    if (agree(job, ok) || gs_job_sum_i64(job, wins, n) || gs_job_max_i64(job, wins + n, 2)) goto out;
+    if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, wins, n) || gs_job_max_i64(job, wins + n, 2)) goto out;
     int64_t nw = 0;
     for (int i = 0; i < n; i++) nw += wins[i];
     for (int i = job->rank; ok && i < n; i += job->size)
@@ -338,10 +340,10 @@ static int retention_part(gs_job *job, const store_shard *shards, int n, const g
             gs_fail_context("%s: ", shards[i].path);
             ok = 0;
         }
-    if (agree(job, ok)) goto out;
+    if (gs_shards_agree(job, ok)) goto out;
     if (gs_job_sum_f64(job, sums.f64, sums.n_f64) || gs_job_sum_i64(job, sums.i64, sums.n_i64)) goto out;
     rc = job->rank ? 0 : gs_retention_finish(&sums, &o->retention, &r->retention);
-    if (agree(job, rc == 0)) rc = -1;
+    if (gs_shards_agree(job, rc == 0)) rc = -1;
 out:
     gs_retention_sums_free(&sums);
     for (int i = 0; dk && i < n; i++) free(dk[i].alpha), free(dk[i].beta), free(dk[i].ws);
@@ -350,7 +352,37 @@ out:
     return rc;
 }
 
+/* The probe: every rank loads the run's model for its embedding (the
+ * targets), and the ridge sums are reduced per lag (analyses/probe_shards.h). */
+static int probe_part(gs_job *job, const chain *c, const int64_t *all_take, const gs_shards_opts *o,
+                      gs_shards_result *r) {
+    store *st = store_open(c->shards[0].path, STORE_READ);
+    store_run_info info;
+    gpn_model *m = NULL;
+    gs_probe_opts po = o->probe;
+    const float *E = NULL;
+    int width = 0, ok = st && store_run_get(st, c->shards[0].run, &info) == 0;
+    if (ok && !(m = gs_analysis_load_model(&info, o->model_path))) ok = 0;
+    if (ok) {
+        const gs_family *fam = gs_family_of(&m->cfg);
+        if (!(E = fam && fam->embedding ? fam->embedding(m, &width) : NULL))
+            ok = 0, gs_fail("the %s family has no token embedding to probe for", fam ? fam->name : "model's");
+        else gs_run_boundary_tokens(st, c->shards[0].run, m->cfg.V, &po.bos, &po.eos); /* split by document */
+    }
+    store_close(st);
+    int rc = -1;
+    if (!gs_shards_agree(job, ok)) {
+        gs_probe_shards_in in = {.shards = c->shards, .n = c->n, .take = c->take, .all_take = all_take,
+                                 .kind = c->kind, .skip = c->skip, .d = c->src.d};
+        rc = gs_probe_shards(job, &in, E, m->cfg.V, width, &po, &r->probe);
+    }
+    if (rc) gs_fail_context("probe: ");
+    gpn_model_free(m);
+    return rc;
+}
+
 void gs_shards_result_free(gs_shards_result *r) {
+    gs_probe_free(&r->probe);
     gs_retention_free(&r->retention);
     gs_geometry_free(&r->geometry);
     gs_default_dir_free(&r->default_dir);
@@ -384,7 +416,7 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     /* each shard's states: counted by the rank that reads it, shared by a sum */
     for (int i = job->rank; ok && i < n; i += job->size)
         if ((count[i] = count_states(&s[i], r->kind, o->skip_positions)) < 0) ok = 0;
-    if (agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
+    if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
     int d = 0;
     for (int i = 0; ok && i < n && !d; i++) { /* the width, from the first shard with states (a rank may have none) */
         if (!count[i]) continue;
@@ -396,7 +428,7 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
         store_close(st);
     }
     if (ok && !d) ok = 0, gs_fail("the shards hold no '%s' states after position %d", r->kind, o->skip_positions);
-    if (agree(job, ok)) goto out;
+    if (gs_shards_agree(job, ok)) goto out;
     /* the first max_states of the job in window order: shards in rank order */
     int64_t before = 0;
     for (int i = 0; i < n; i++) {
@@ -423,6 +455,8 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
     if (parts & GS_AN_HORIZON) r->done |= GS_AN_HORIZON;
     if ((parts & GS_AN_RETENTION) && retention_part(job, s, n, o, r)) goto out;
     if (parts & GS_AN_RETENTION) r->done |= GS_AN_RETENTION;
+    if ((parts & GS_AN_PROBE) && probe_part(job, &c, all_take, o, r)) goto out;
+    if (parts & GS_AN_PROBE) r->done |= GS_AN_PROBE;
     rc = 0;
 out:
     if (rc) gs_shards_result_free(r);

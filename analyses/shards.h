@@ -10,9 +10,9 @@
  *
  * The horizons go the same way: the global largest lag (a max over the
  * ranks), then per-lag sums of cosines and pair counts (gs_horizons_accumulate),
- * added up and finished on rank 0. Only these two reduce this way today; the
- * other parts keep per-window or per-row state inside their passes
- * (docs/scale.md says which and why). */
+ * added up and finished on rank 0. The default direction, retention and the
+ * probe (analyses/probe_shards.h) reduce their own sums; docs/scale.md says
+ * what each needs and what stays with the merged store. */
 #ifndef GS_ANALYSES_SHARDS_H
 #define GS_ANALYSES_SHARDS_H
 
@@ -21,11 +21,12 @@
 #include "analyses/default_dir.h"
 #include "analyses/geometry.h"
 #include "analyses/horizons.h"
+#include "analyses/probe.h"
 #include "analyses/retention.h"
 #include "parallel/job.h"
 
 /* the analyses reduced over shards; the others need the merged store */
-#define GS_SHARDS_PARTS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION)
+#define GS_SHARDS_PARTS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION | GS_AN_PROBE)
 /* without --only: the parts that read the states (retention needs a model with memory) */
 #define GS_SHARDS_STATE_PARTS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON)
 
@@ -39,6 +40,8 @@ typedef struct {
     gs_retention_opts retention;
     const char *decay_site; /* NULL: the run's decay site (run_sites role 'decay'), else mem.alpha */
     gs_horizon_opts horizons;
+    gs_probe_opts probe;    /* the probe (analyses/probe_shards.h) */
+    const char *model_path; /* NULL: the run's model (the probe's embedding) */
 } gs_shards_opts;
 
 typedef struct {
@@ -51,6 +54,7 @@ typedef struct {
     gs_default_dir default_dir;
     gs_horizons horizons;
     gs_retention retention;
+    gs_probe probe;
 } gs_shards_result;
 
 /* Every rank calls it with the same list. Rank 0 gets the results; 0, or -1
@@ -58,5 +62,10 @@ typedef struct {
  * ranks never wait in different reductions). */
 int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r);
 void gs_shards_result_free(gs_shards_result *r);
+
+/* One failure anywhere fails every rank (agreed before any reduction): 0
+ * when every rank's ok is true, else -1 on every rank (gs_error(): this
+ * rank's message, or "another rank failed"). */
+int gs_shards_agree(gs_job *job, int ok);
 
 #endif

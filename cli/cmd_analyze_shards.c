@@ -17,24 +17,30 @@
 
 static const char *help =
     "usage: mpirun -n K gpnscope analyze --shards SHARD... [--only LIST] [--max-states N] [--decay-site NAME]\n"
-    "                                     [--skip-positions K] [--seed S] [--max-lag K] [--site NAME]\n\n"
+    "                                     [--skip-positions K] [--seed S] [--max-lag K] [--site NAME]\n"
+    "                                     [--model MODEL] [--probe-max-lag K] [--probe-splits K]\n\n"
     "Analyse the shards of an MPI recording (mpirun -n K gpnscope record; docs/scale.md)\n"
     "without merging them: rank r reads the shards at places r, r + K, ... of the list (in\n"
     "the order of the ranks that recorded them), streams their states through the\n"
     "analyses' accumulation (geometry: norms, mean, covariance; default direction: batch\n"
     "and per-step emergence sums; horizons: per-lag sums of cosines and pair counts;\n"
-    "retention: per-lag, per-head sums of decay products, once and per bootstrap resample),\n"
-    "and the sums are added up over the ranks (MPI_Allreduce);\n"
+    "retention: per-lag, per-head sums of decay products, once and per bootstrap resample;\n"
+    "probe: per lag the ridge's Gram, X^T Y and the held-out tallies), and the sums are\n"
+    "added up over the ranks (MPI_Allreduce);\n"
     "rank 0 finishes and prints one JSON object. Its numbers equal `gpnscope analyze` on\n"
     "the merged store (gpnscope merge) to rounding: the same sums, added in another order\n"
     "(about 1e-12 relative; the test checks 1e-9). Without mpirun it is one rank.\n"
     "Nothing is written to the shards.\n\n"
-    "  --only LIST         of geometry, default, horizon, retention (default: the first three;\n"
-    "                      default reads the geometry; retention needs a model with memory);\n"
-    "                      the default tokens (a decode through the model) and the probe\n"
-    "                      need the merged store\n"
+    "  --only LIST         of geometry, default, horizon, retention, probe (default: the first\n"
+    "                      three; default reads the geometry; retention needs a model with\n"
+    "                      memory; probe reads the model's embedding); the default tokens (a\n"
+    "                      decode through the model) need the merged store\n"
     "  --seed S            the correlation heatmap's coordinates, the default direction's\n"
-    "                      random batches, retention's bootstrap and null draws (1)\n"
+    "                      random batches, retention's bootstrap and null draws, the probe's\n"
+    "                      split (1)\n"
+    "  --model MODEL       the model whose embedding the probe decodes to (default: the run's)\n"
+    "  --probe-max-lag K   largest probe lag (256)\n"
+    "  --probe-splits K    probe splits by document, 1 to 64 (5), as analyze's\n"
     "  --decay-site NAME   retention's per-head decay site (default: the run's, else mem.alpha)\n"
     "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
     "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
@@ -166,19 +172,54 @@ static cJSON *horizons_json(const gs_horizons *h) {
     return j;
 }
 
+static cJSON *probe_json(const gs_probe *p, uint64_t seed) {
+    cJSON *j = cJSON_CreateObject();
+    /* the series (at the measured lags) and scalars `gpnscope analyze` stores for "probe" (run_probe.c) */
+    cJSON *lags = cJSON_AddArrayToObject(j, "lags");
+    static const char *const names[] = {"accuracy", "baseline", "pass", "n_test", "se", "se_block", "se_binomial",
+                                        "sd_over_splits"};
+    cJSON *ser[8];
+    for (int k = 0; k < 8; k++) ser[k] = cJSON_AddArrayToObject(j, names[k]);
+    for (int i = 0; i < p->n_lags; i++) {
+        if (!p->measured[i]) continue;
+        const double y[8] = {p->acc[i], p->baseline[i], p->pass[i], (double)p->n_test[i], p->se[i],
+                             p->se_block[i], p->se_binomial[i], p->sd_splits[i]};
+        cJSON_AddItemToArray(lags, cJSON_CreateNumber(p->lags[i]));
+        for (int k = 0; k < 8; k++) cJSON_AddItemToArray(ser[k], isfinite(y[k]) ? cJSON_CreateNumber(y[k]) : cJSON_CreateNull());
+    }
+    cJSON *hs = cJSON_AddArrayToObject(j, "horizon_by_split"), *hx = cJSON_AddArrayToObject(j, "horizon_by_split_seed");
+    for (int k = 0; k < p->n_splits; k++) {
+        cJSON_AddItemToArray(hs, cJSON_CreateNumber(p->split_horizon[k]));
+        cJSON_AddItemToArray(hx, cJSON_CreateNumber((double)(seed + (uint64_t)k)));
+    }
+    const struct { const char *key; double v; } sc[] = {
+        {"probe_horizon", p->horizon}, {"probe_horizon_censored", p->censored},
+        {"probe_horizon_min", p->horizon_min}, {"probe_horizon_median", p->horizon_median},
+        {"probe_horizon_max", p->horizon_max}, {"splits", p->n_splits},
+        {"split_by_document", p->by_document}, {"train_documents", (double)p->n_train_docs},
+        {"test_documents", (double)p->n_test_docs}, {"train_windows", (double)p->n_train_windows},
+        {"test_windows", (double)p->n_test_windows},
+    };
+    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++) cJSON_AddNumberToObject(j, sc[i].key, sc[i].v);
+    cJSON_AddStringToObject(j, "rule", p->rule);
+    return j;
+}
+
 int cmd_analyze_shards(int argc, char **argv) {
     gs_shards_opts o = {0};
     gs_geometry_opts_default(&o.geometry);
     gs_horizon_opts_default(&o.horizons);
     gs_default_opts_default(&o.dflt);
     gs_retention_opts_default(&o.retention);
+    gs_probe_opts_default(&o.probe);
     o.max_states = 16384;
     static const struct option opts[] = {
         {"shards", no_argument, 0, 'S'},           {"only", required_argument, 0, 'o'},
         {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
         {"seed", required_argument, 0, 's'},       {"site", required_argument, 0, 'x'},
         {"kind", required_argument, 0, 'K'},       {"max-lag", required_argument, 0, 'L'},
-        {"decay-site", required_argument, 0, 'D'},
+        {"decay-site", required_argument, 0, 'D'}, {"model", required_argument, 0, 'M'},
+        {"probe-max-lag", required_argument, 0, 'P'}, {"probe-splits", required_argument, 0, 'Q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch;
@@ -188,7 +229,7 @@ int cmd_analyze_shards(int argc, char **argv) {
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end = NULL;
         long long v = 0;
-        if (strchr("nksL", ch)) {
+        if (strchr("nksLPQ", ch)) {
             v = strtoll(optarg, &end, 10);
             if (!*optarg || *end || v < 0) { snprintf(why, sizeof why, "'%s': expected a non-negative integer", optarg); break; }
         }
@@ -196,16 +237,25 @@ int cmd_analyze_shards(int argc, char **argv) {
         case 'S': break;
         case 'o':
             if (gs_analyze_parse_parts(optarg, &o.parts)) snprintf(why, sizeof why, "--only: %s", gs_error());
-            else if (o.parts & ~(unsigned)GS_SHARDS_PARTS)
-                snprintf(why, sizeof why, "--only %s: only geometry, default, horizon and retention are reduced over "
-                         "shards so far: merge the shards (gpnscope merge STORE SHARD...) and analyze the store for "
-                         "the others", optarg);
+            else if (o.parts & ~(unsigned)GS_SHARDS_PARTS) /* a part added to analyze but not here */
+                snprintf(why, sizeof why, "--only %s: only geometry, default, horizon, retention and probe are "
+                         "reduced over shards so far: merge the shards (gpnscope merge STORE SHARD...) and analyze "
+                         "the store for the others", optarg);
             break;
         case 'L': o.horizons.max_lag = (int)v; break;
         case 'n': o.max_states = v; break;
         case 'k': o.skip_positions = (int)v; break;
-        case 's': o.geometry.seed = o.dflt.seed = o.retention.seed = (uint64_t)v; break;
+        case 's': o.geometry.seed = o.dflt.seed = o.retention.seed = o.probe.seed = (uint64_t)v; break;
         case 'D': o.decay_site = optarg; break;
+        case 'M': o.model_path = optarg; break;
+        case 'P':
+            if (v < 1 || v > 1 << 30) snprintf(why, sizeof why, "--probe-max-lag %s: expected 1 to %d", optarg, 1 << 30);
+            o.probe.max_lag = (int)v;
+            break;
+        case 'Q':
+            if (v < 1 || v > 64) snprintf(why, sizeof why, "--probe-splits %s: expected 1 to 64", optarg);
+            o.probe.splits = (int)v;
+            break;
         case 'x': case 'K': o.kind = optarg; break;
         case 'h': fputs(help, stdout); return 0;
         default: cli_bad_option("analyze", opts, argv); return 2;
@@ -234,6 +284,7 @@ int cmd_analyze_shards(int argc, char **argv) {
         if (r.done & GS_AN_DEFAULT) cJSON_AddItemToObject(j, "default", default_json(&r.default_dir));
         if (r.done & GS_AN_RETENTION) cJSON_AddItemToObject(j, "retention", retention_json(&r.retention));
         if (r.done & GS_AN_HORIZON) cJSON_AddItemToObject(j, "horizons", horizons_json(&r.horizons));
+        if (r.done & GS_AN_PROBE) cJSON_AddItemToObject(j, "probe", probe_json(&r.probe, o.probe.seed));
         char *txt = cJSON_Print(j);
         printf("%s\n", txt);
         free(txt);

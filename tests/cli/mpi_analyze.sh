@@ -3,7 +3,8 @@
 # with K = 1, 2 and 3 (and more ranks than shards) over the shards of a
 # 3-rank recording gives the geometry, the default direction (batch cosines,
 # emergence), the horizons and retention (curves, 1/e times, pools and the
-# bootstrap over windows) that `gpnscope analyze` stores for the merged
+# bootstrap over windows) and the probe (split by document and by window) that
+# `gpnscope analyze` stores for the merged
 # store: every scalar, eigenvalue, emergence step and lag cosine to 1e-9
 # relative (the same sums in another order: ~1e-14 here), pair
 # counts exactly, with all states and with a --max-states prefix that cuts
@@ -108,11 +109,76 @@ if mpi 2 "$bin" analyze --shards "$dir/tiny.rank-"{0,1}"-of-2.db" --only geometr
   r="$(compare "$dir/tiny.json" 0 "$dir/tiny.db")" && ok "an empty shard (more ranks than batches): equal: $r" || bad "empty shard: $r"
 else bad "empty shard: $(cat "$dir/tiny.err")"; fi
 
+# the probe: per-lag ridge sums (Gram, X^T Y) and held-out tallies reduced over the ranks, the
+# split by document (documents run across shards: the corpus has <s> ... </s> documents of up to
+# 80 tokens, windows 24) or by window (the one-document corpus above). Its numbers are counts
+# (accuracy, baseline, n_test, pass, horizons) and standard errors from them, so any difference in
+# the split or the selection of held-out positions shows; the fit itself differs from the merged
+# store's by summation order only (~1e-13 relative in W), too little to move a decode.
+compare_probe() { # SHARDED.json MAX_STATES STORE
+  "$py" - "$1" "$3" "$2" <<'PY'
+import json, sqlite3, sys
+got = json.load(open(sys.argv[1]))["probe"]
+db = sqlite3.connect(sys.argv[2])
+aid = db.execute("select id from analyses where name = 'probe' and json_extract(settings, '$.max_states') = ?",
+                 (int(sys.argv[3]),)).fetchone()[0]
+stored = dict(db.execute("select key, value from analysis_scalars where analysis_id = ?", (aid,)))
+worst, n, exact = 0.0, 0, True
+def rel(a, b):
+    global worst, n
+    worst = max(worst, abs(a - b) / max(abs(b), 1e-300)); n += 1
+for k, v in got.items():  # every scalar it gives is one the merged store has
+    if isinstance(v, (int, float)): exact &= k in stored; rel(v, stored.get(k, float("nan")))
+exact &= len([k for k in stored if k in got]) == len(stored)
+series = lambda name: [(x, y) for (x, y) in db.execute("select x, y from analysis_series where analysis_id = ?"
+                       " and series = ? order by idx", (aid, name))]
+for name in ("accuracy", "baseline", "pass", "n_test", "se", "se_block", "se_binomial", "sd_over_splits"):
+    want = series(name)
+    exact &= [x for x, _ in want] == got["lags"] and len(want) > 0
+    for (_, b), a in zip(want, got[name]):
+        if a is None or b is None: exact &= (a is None) == (b is None); continue
+        rel(a, b)
+exact &= [(x, y) for x, y in series("horizon_by_split")] == list(zip(got["horizon_by_split_seed"], got["horizon_by_split"]))
+print("%d values, worst relative difference %.1e, split %s, %s" % (n, worst, "by document" if got["split_by_document"]
+      else "by window", "lags and split horizons equal" if exact else "DIFFER"))
+sys.exit(0 if worst < 1e-9 and exact and n > 40 else 1)
+PY
+}
+"$py" - "$dir/tok.json" <<'PY'
+import json, sys  # the fixture's 97 ids with <unk> <s> </s> as pieces 0 1 2: the probe finds the documents by them
+vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{"x%d" % i: i for i in range(3, 97)}}
+json.dump({"added_tokens": [{"id": i, "content": s, "special": True} for i, s in enumerate(["<unk>", "<s>", "</s>"])],
+           "model": {"type": "BPE", "unk_token": "<unk>", "vocab": vocab, "merges": []}}, open(sys.argv[1], "w"))
+PY
+mkdir -p "$dir/docs"
+# 501 windows: ~2300 held-out states at lag 1, more than the 2048 the probe scores, so the
+# selection of held-out positions across shards is checked too
+"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/docs" $((501 * 24)) 12 97 40
+mpi 3 "$bin" record "${args[@]/$dir\/corpus/$dir/docs}" --tokenizer "$dir/tok.json" --db "$dir/docs.db" >/dev/null
+dshards=("$dir/docs.rank-"{0,1,2}"-of-3.db")
+"$bin" merge --quiet "$dir/docs.db" "${dshards[@]}" >/dev/null
+probe=(--only probe --probe-splits 2) # two splits: their combination is checked, at 2/5 of the default's passes
+for max in 0 700; do # 700: the job's first 29 windows and 4 states of the 30th, inside rank 0's shard
+  "$bin" analyze "$dir/docs.db" "${probe[@]}" --max-states "$max" >/dev/null || bad "analyze --only probe, the merged store"
+  ks="1 2 3"; [[ $max -gt 0 ]] && ks="2 3"
+  for k in $ks; do
+    if mpi "$k" "$bin" analyze --shards "${dshards[@]}" "${probe[@]}" --max-states "$max" >"$dir/p$k.json" 2>"$dir/p$k.err"; then
+      r="$(compare_probe "$dir/p$k.json" "$max" "$dir/docs.db")" && ok "probe, --max-states $max, -n $k: equals the merged store's: $r" \
+        || bad "probe, --max-states $max, -n $k: differs: $r"
+    else bad "probe, --max-states $max, -n $k: $(cat "$dir/p$k.err")"; fi
+  done
+done
+"$bin" analyze "$dir/study.db" "${probe[@]}" --max-states 0 >/dev/null || bad "analyze --only probe, one document"
+if mpi 2 "$bin" analyze --shards "${shards[@]}" "${probe[@]}" --max-states 0 >"$dir/pw.json" 2>"$dir/pw.err"; then
+  r="$(compare_probe "$dir/pw.json" 0 "$dir/study.db")" && ok "probe split by window (one document), -n 2: equal: $r" || bad "probe by window: $r"
+else bad "probe by window: $(cat "$dir/pw.err")"; fi
+
 # refusals, each in one line
 msg="$("$bin" analyze --shards "$dir/study.db" 2>&1 >/dev/null || true)"
 [[ "$msg" == "gpnscope analyze: "*"not a shard"* ]] && ok "a merged store is not a shard: $msg" || bad "not a shard: $msg"
-msg="$("$bin" analyze --shards "${shards[@]}" --only probe 2>&1 >/dev/null || true)"
-[[ "$msg" == *"only geometry, default, horizon and retention are reduced over shards"* ]] && ok "other analyses name the way: merge" || bad "--only: $msg"
+msg="$("$bin" analyze --shards "${shards[@]}" --only ablation 2>&1 >/dev/null || true)"
+[[ "$msg" == "gpnscope analyze: --only: unknown analysis 'ablation' (choose from geometry, default, horizon, retention, probe)" ]] \
+  && ok "--only names the analyses it reduces: $msg" || bad "--only: $msg"
 
 echo "mpi_analyze: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
