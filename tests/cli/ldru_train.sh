@@ -3,7 +3,9 @@
 # parity writes model.safetensors (family ldru, the task in its metadata,
 # `gpnscope info` describes it), loss.csv and eval.json (accuracy per
 # length, in distribution 1..max_length and out of distribution beyond);
-# the same config gives the same bytes; a longer run lowers the loss; a bad
+# the same config gives the same bytes; a longer run lowers the loss; the
+# model records through the runner (prefix and every tree level) and
+# analyze reads its state; every site info lists is in docs/hooks.md; a bad
 # task, an unknown key and an option that does not apply are one-line errors.
 set -euo pipefail
 bin="$GPNSCOPE_BIN"
@@ -44,6 +46,25 @@ PY
 first=$(sed -n 2p "$dir/long/loss.csv" | cut -d, -f3); last=$(tail -1 "$dir/long/loss.csv" | cut -d, -f3)
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' && ok "150 steps lower the loss: $first -> $last" ||
   bad "the loss did not fall: $first -> $last"
+mkdir -p "$dir/shards"
+"$py" - "$dir/shards" <<'PY'
+import json, random, struct, sys
+out, n, rng = sys.argv[1], 640, random.Random(5)
+open(out + "/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[rng.randrange(0, 2) for _ in range(n)]))
+json.dump([n], open(out + "/data_0000.index.json", "w"))
+json.dump({"tokenizer": "parity", "vocab_size": 2, "total_tokens": n, "total_docs": 1, "num_shards": 1},
+          open(out + "/meta.json", "w"))
+PY
+"$bin" record --model "$dir/long/model.safetensors" --corpus "$dir/shards" --seq-len 32 --batch 4 --db "$dir/s.db" \
+  --sites 'prefix,tree.level.*' --quiet >/dev/null 2>"$dir/rec.err" &&
+  [[ "$(sqlite3 "$dir/s.db" "select count(distinct kind) || ' ' || count(*) from states")" == "12 7680" ]] &&
+  ok "recorded prefix and tree.level.0..10 through the runner: 640 rows each" || bad "record: $(cat "$dir/rec.err")"
+"$bin" analyze "$dir/s.db" --only geometry --json >"$dir/geo.json" &&
+  "$py" -c 'import json,sys; g=json.load(open(sys.argv[1]))["geometry"]; assert g["n_states"] == 640, g' "$dir/geo.json" &&
+  ok "analyze geometry on the prefix states" || bad "analyze: $(head -c 300 "$dir/geo.json")"
+for s in $("$bin" info "$dir/a/model.safetensors" --json | "$py" -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["sites"]))'); do
+  grep -qF "| \`$s\` |" "$GPNSCOPE_SOURCE/docs/hooks.md" && ok "docs/hooks.md has $s" || bad "docs/hooks.md lacks $s"
+done
 set +e
 cfg 5 t1 no_such_task
 "$bin" train --config "$dir/t1.json" >/dev/null 2>"$dir/err"; rc=$?
