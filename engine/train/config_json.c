@@ -103,3 +103,14 @@ void train_config_dir(const char *path, char *base, size_t size) {
     else if (slash) *slash = 0;
     else if (!getcwd(base, size)) base[0] = 0;
 }
+
+cJSON *train_config_parse(const char *path, const char *what) {
+    char *text = train_read_config(path);
+    if (!text) return NULL;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (root && cJSON_IsObject(root)) return root;
+    cJSON_Delete(root);
+    gs_fail("%s: not a JSON object (%s)", path, what);
+    return NULL;
+}

@@ -25,6 +25,9 @@ void get_bool(jsec *s, const char *key, int *out);
 void get_path(jsec *s, const char *key, char *out, int required, const char *base);
 /* The config file's text (malloc'd), or NULL with gs_error(). */
 char *train_read_config(const char *path);
+/* The config file's JSON object (cJSON_Delete it), or NULL with gs_error()
+ * "PATH: not a JSON object (WHAT)". */
+cJSON *train_config_parse(const char *path, const char *what);
 /* The directory of the config file at path, absolute where it can be (size bytes). */
 void train_config_dir(const char *path, char *base, size_t size);
 

@@ -21,10 +21,8 @@
 /* ---- configuration ---- */
 
 int task_train_is_task_config(const char *path) {
-    char *text = train_read_config(path);
-    cJSON *root = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    int yes = root && cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "task") != NULL;
+    cJSON *root = train_config_parse(path, "");
+    int yes = root && cJSON_GetObjectItemCaseSensitive(root, "task") != NULL;
     cJSON_Delete(root);
     gs_clear_error();
     return yes;
@@ -41,14 +39,8 @@ void task_train_defaults(task_train_config *c) {
 }
 
 int task_train_load(const char *path, task_train_config *c) {
-    char *text = train_read_config(path);
-    if (!text) return -1;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    if (!root || !cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return gs_fail("%s: not a JSON object (a task training config, see docs/ldru.md)", path);
-    }
+    cJSON *root = train_config_parse(path, "a task training config, see docs/ldru.md");
+    if (!root) return -1;
     char base[TRAIN_PATH_MAX];
     train_config_dir(path, base, sizeof base);
     static const char *const sections[] = {"task", "model", "training", "optimizer", "eval", "output", NULL};

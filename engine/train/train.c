@@ -51,14 +51,8 @@ void train_config_defaults(train_config *c) {
 }
 
 int train_config_load(const char *path, train_config *c) {
-    char *text = train_read_config(path);
-    if (!text) return -1;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    if (!root || !cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return gs_fail("%s: not a JSON object (a training config, see docs/training.md)", path);
-    }
+    cJSON *root = train_config_parse(path, "a training config, see docs/training.md");
+    if (!root) return -1;
     /* relative paths in the file are relative to its directory; stored absolute */
     char base[TRAIN_PATH_MAX];
     train_config_dir(path, base, sizeof base);
