@@ -271,7 +271,10 @@ int gs_kmeans_auto(const float *x, int n, int d, int k_max, int k_hint, uint64_t
     for (int k = 2; !rc && k <= k_max;) {
         rc = gs_kmeans(x, n, d, k, seed + (uint64_t)k, 2, trial, NULL);
         double s = rc ? 0 : mean_silhouette(D, n, trial, k, sum, count);
-        if (!rc && s > best) {
+        /* Ties (within rounding) go to the larger k: splitting off a point
+         * that is alone anyway changes no silhouette (a singleton's is 0),
+         * and an exact automaton's distinct vectors should all be found. */
+        if (!rc && s >= best - 1e-9) {
             best = s;
             *k_found = k;
             *silhouette = s;

@@ -30,7 +30,7 @@ int gs_kmeans(const float *x, int n, int d, int k, uint64_t seed, int restarts, 
 /* A clustering that chooses its own number of clusters: k-means for each k
  * in a grid over 2..k_max (every k up to 12, then steps of about 25%, plus
  * k_hint when it is in range), keeping the k of the largest mean
- * silhouette (ties: the smaller k). k is never more than the number of
+ * silhouette (ties within 1e-9: the larger k). k is never more than the number of
  * distinct vectors; with fewer than two distinct vectors, k = 1. *k_found
  * and *silhouette (NaN when k = 1) say what was chosen. Costs n^2 floats
  * for the distance matrix: give it a sample. 0, or -1 with gs_error(). */

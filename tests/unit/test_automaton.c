@@ -1,0 +1,109 @@
+/* The automaton analysis (analyses/automaton/automaton.h) at the two ends
+ * of its scale, with the reference node sources (node_sources.h):
+ * - the balanced tree tiles every string at every level, has one root, and
+ *   fits GS_NODES_MAX;
+ * - an exact automaton (node vector = one-hot of its segment's monoid
+ *   element) gives purity 1 and ARI 1 in every cell, k-means and the
+ *   self-chosen clustering alike, and the latter finds as many clusters as
+ *   its sample has elements; cells split at the training length (in: spans
+ *   <= 40, out: > 40); level 0 holds the symbols' elements;
+ * - random vectors give |ARI| < 0.05 in every cell of >= 500 points with two
+ *   or more elements, and purity at least the majority share;
+ * - a run is deterministic; a source that gives a node outside its string
+ *   fails in one line naming it. */
+#include "analyses/automaton/automaton.h"
+#include "analyses/automaton/node_sources.h"
+#include "base/error.h"
+#include "testlib.h"
+
+static void check_tree(void) {
+    int level[GS_NODES_MAX(300)], start[GS_NODES_MAX(300)], span[GS_NODES_MAX(300)], bad = 0;
+    for (int len = 1; len <= 300; len++) {
+        int n = gs_balanced_tree(len, level, start, span), top = 0;
+        if (n > GS_NODES_MAX(len)) bad++;
+        for (int i = 0; i < n; i++) top = level[i] > top ? level[i] : top;
+        for (int l = 0; l <= top; l++) { /* the level's segments, in order, tile [0, len) */
+            int at = 0;
+            for (int i = 0; i < n; i++)
+                if (level[i] == l) {
+                    if (start[i] != at || span[i] > (1 << l)) bad++;
+                    at = start[i] + span[i];
+                }
+            if (at != len) bad++;
+        }
+        int roots = 0;
+        for (int i = 0; i < n; i++) roots += level[i] == top;
+        if (roots != 1 || (len > 1 && top != (int)ceil(log2(len)))) bad++;
+    }
+    CHECK(bad == 0, "balanced tree: %d defects over lengths 1..300", bad);
+}
+
+static int outside(void *ctx, const int *symbols, int length, int *level, int *start, int *span, float *vectors) {
+    (void)ctx, (void)symbols;
+    level[0] = 0, start[0] = length - 1, span[0] = 2, vectors[0] = 1;
+    return 1;
+}
+
+int main(void) {
+    check_tree();
+    const gs_task *task = gs_task_find("tomita3");
+    gs_dfa dfa;
+    gs_task_dfa(task, &dfa);
+    gs_monoid *m = gs_monoid_build(&dfa, 1000);
+    gs_automaton_opts o;
+    gs_automaton_opts_default(&o);
+    o.task = task;
+    o.n_strings = 80;
+    o.max_length = 120;
+    gs_node_source exact = gs_node_source_exact(m);
+    gs_automaton_result r, r2;
+    CHECK(gs_automaton_run(&exact, &o, &r) == 0, "%s", gs_error());
+    CHECK(r.monoid_size == 26 && r.n_strings == 80 && r.n_cells > 8, "monoid %d, %d strings, %d cells", r.monoid_size,
+          r.n_strings, r.n_cells);
+    int n_in = 0, n_out = 0, perfect = 1, found = 1, split = 1, level0 = 0;
+    for (int i = 0; i < r.n_cells; i++) {
+        const gs_automaton_cell *c = &r.cells[i];
+        *(c->in_distribution ? &n_in : &n_out) += 1;
+        if (c->kmeans_purity != 1 || c->kmeans_ari != 1 || c->auto_purity != 1 || c->auto_ari != 1) {
+            perfect = 0;
+            printf("cell %d (%s %s %d): purity %.4f ARI %.4f auto %.4f %.4f\n", i, c->in_distribution ? "in" : "out",
+                   c->grouping ? "length" : "level", c->bucket, c->kmeans_purity, c->kmeans_ari, c->auto_purity, c->auto_ari);
+        }
+        if (c->auto_elements >= 2 && c->auto_k != c->auto_elements) found = 0;
+        if (c->in_distribution ? c->max_span > 40 : c->min_span <= 40) split = 0;
+        if (c->grouping == GS_CELL_LEVEL && c->bucket == 0) level0 = c->n_elements; /* "0" and "1" */
+    }
+    CHECK(perfect, "exact automaton: every cell has purity 1 and ARI 1");
+    CHECK(found, "exact automaton: the silhouette finds as many clusters as elements");
+    CHECK(split && n_in > 0 && n_out > 0, "in/out split at 40 (%d in, %d out cells)", n_in, n_out);
+    CHECK(level0 == 2, "level 0 holds the 2 symbols' elements, got %d", level0);
+    CHECK(gs_automaton_run(&exact, &o, &r2) == 0 && r2.n_cells == r.n_cells &&
+              !memcmp(r.cells, r2.cells, (size_t)r.n_cells * sizeof *r.cells), "deterministic");
+    gs_automaton_result_free(&r2);
+    gs_automaton_result_free(&r);
+
+    gs_random_nodes rn = {.state = 7, .width = 16};
+    gs_node_source random = gs_node_source_random(&rn);
+    CHECK(gs_automaton_run(&random, &o, &r) == 0, "%s", gs_error());
+    int checked = 0, near_zero = 1, above_majority = 1;
+    for (int i = 0; i < r.n_cells; i++) {
+        const gs_automaton_cell *c = &r.cells[i];
+        if (c->kmeans_purity < c->majority) above_majority = 0;
+        if (c->n_points < 500 || c->n_elements < 2) continue;
+        checked++;
+        if (!(fabs(c->kmeans_ari) < 0.05 && fabs(c->auto_ari) < 0.05)) {
+            near_zero = 0;
+            printf("random cell %d: ARI %.4f auto %.4f (%d points)\n", i, c->kmeans_ari, c->auto_ari, c->n_points);
+        }
+    }
+    CHECK(checked >= 4 && near_zero, "random vectors: |ARI| < 0.05 in the %d cells of >= 500 points", checked);
+    CHECK(above_majority, "purity is at least the majority share");
+    gs_automaton_result_free(&r);
+
+    gs_node_source bad = {.width = 1, .nodes = outside};
+    CHECK(gs_automaton_run(&bad, &o, &r) == -1 && strstr(gs_error(), "node source gave node 0"), "%s", gs_error());
+    o.max_length = 5000;
+    CHECK(gs_automaton_run(&exact, &o, &r) == -1 && strstr(gs_error(), "maximum length"), "%s", gs_error());
+    gs_monoid_free(m);
+    return test_summary();
+}
