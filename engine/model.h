@@ -15,7 +15,8 @@
 #define GPN_MAX_LAYERS 64
 
 /* One id per row of the family table (engine/arch/families.c). */
-typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3, GPN_ARCH_GDN = 4, GPN_ARCH_RT = 5 } gpn_arch;
+typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3, GPN_ARCH_GDN = 4, GPN_ARCH_RT = 5,
+               GPN_ARCH_LDRU = 6 } gpn_arch;
 
 typedef struct {
     gpn_arch arch;
@@ -36,6 +37,8 @@ typedef struct {
     int qk_norm;          /* attention_layer_norm: q_norm and k_norm present */
     float clip_qkv;       /* 0: none */
     float alibi_bias_max; /* ALiBi slopes 2^-(h * alibi_bias_max / n_heads), h = 1..n_heads */
+    /* MLP-LDRU (engine/arch/ldru/; 0 elsewhere): the classifier's labels; V is the task's alphabet */
+    int n_classes;
 } gpn_config;
 
 typedef struct {

@@ -35,7 +35,8 @@ typedef enum {
 typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEADS_KEY, GS_DIM_HEADS_VAL,
                GS_DIM_HEADS_KEY_VAL, /* H*dk*dv: a dk x dv matrix per head, row-major (GDN's S) */
                GS_DIM_HEADS_PATTERN, /* H*GS_PATTERN_KEYS: attention weights per head on the most recent keys */
-               GS_DIM_CONV_PAST      /* (conv-1)*(2 H dk + H dv): a short convolution's kept inputs (GDN's q | k | v) */
+               GS_DIM_CONV_PAST,     /* (conv-1)*(2 H dk + H dv): a short convolution's kept inputs (GDN's q | k | v) */
+               GS_DIM_CLASSES        /* n_classes: a sequence classifier's labels (MLP-LDRU) */
 } gs_dim;
 
 /* The key positions an attention pattern site keeps per head: the most
