@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "engine/tasks/tasks.h"
+#include "store/automaton.h"
 
 /* The most nodes a source may give for a string of LENGTH symbols: a binary
  * tree's 2 LENGTH - 1, plus a node per level for odd ones carried up. */
@@ -51,19 +52,9 @@ void gs_automaton_opts_default(gs_automaton_opts *o);
 
 enum { GS_CELL_LEVEL = 0, GS_CELL_LENGTH = 1 };
 
-typedef struct {
-    int in_distribution;    /* 1: every segment of the cell has <= train_length symbols */
-    int grouping;           /* GS_CELL_LEVEL: bucket is a tree level; GS_CELL_LENGTH: segment lengths in (2^(b-1), 2^b] */
-    int bucket;
-    int min_span, max_span; /* segment lengths that occurred in the cell */
-    int64_t n_nodes;        /* nodes that fell in the cell */
-    int n_points;           /* of them sampled and clustered */
-    int n_elements;         /* distinct monoid elements among the points */
-    double majority;        /* share of the most common element (purity of a single cluster) */
-    double kmeans_purity, kmeans_ari; /* k-means with k = n_elements */
-    int auto_points, auto_elements, auto_k; /* the silhouette-chosen clustering: its sample, the elements in it, its k */
-    double auto_silhouette, auto_purity, auto_ari;
-} gs_automaton_cell;
+/* A cell's scores: the store's row (store/automaton.h), so that what is
+ * measured and what is stored are one struct. */
+typedef store_automaton_cell gs_automaton_cell;
 
 typedef struct {
     int monoid_size, dfa_states;

@@ -10,8 +10,14 @@
  * - random vectors give |ARI| < 0.05 in every cell of >= 500 points with two
  *   or more elements, and purity at least the majority share;
  * - a run is deterministic; a source that gives a node outside its string
- *   fails in one line naming it. */
+ *   fails in one line naming it;
+ * - the MLP-LDRU glue (ldru_nodes.h) on a random model: its nodes have the
+ *   balanced tree's levels and segments, and its level-0 vectors (the two
+ *   symbols' embeddings, which differ) cluster exactly into parity's two
+ *   one-symbol elements; a model of another family, or a task whose
+ *   alphabet is not the model's, is refused in one line. */
 #include "analyses/automaton/automaton.h"
+#include "analyses/automaton/ldru_nodes.h"
 #include "analyses/automaton/node_sources.h"
 #include "base/error.h"
 #include "testlib.h"
@@ -42,6 +48,46 @@ static int outside(void *ctx, const int *symbols, int length, int *level, int *s
     (void)ctx, (void)symbols;
     level[0] = 0, start[0] = length - 1, span[0] = 2, vectors[0] = 1;
     return 1;
+}
+
+static void check_ldru(void) {
+    gpn_config c = {0};
+    c.arch = GPN_ARCH_LDRU, c.n_layers = LDRU_SITE_LEVELS, c.norm_eps = LDRU_LN_EPS;
+    c.V = 2, c.d = c.e = 8, c.f = 16, c.n_classes = 2;
+    gpn_model *m = gpn_model_random(&c, 5);
+    CHECK(m != NULL, "random LDRU: %s", gs_error());
+    if (!m) return;
+    gs_ldru_nodes ctx;
+    gs_node_source src;
+    CHECK(gs_node_source_ldru(m, gs_task_find("parity"), &ctx, &src) == 0 && src.width == 8, "%s", gs_error());
+    enum { T = 37 };
+    int sym[T], level[GS_NODES_MAX(T)], start[GS_NODES_MAX(T)], span[GS_NODES_MAX(T)];
+    int blevel[GS_NODES_MAX(T)], bstart[GS_NODES_MAX(T)], bspan[GS_NODES_MAX(T)];
+    float vec[GS_NODES_MAX(T) * 8];
+    for (int t = 0; t < T; t++) sym[t] = (t * 7 + t / 3) % 2;
+    int n = src.nodes(src.ctx, sym, T, level, start, span, vec), nb = gs_balanced_tree(T, blevel, bstart, bspan);
+    int same = n == nb;
+    for (int i = 0; same && i < n; i++) same = level[i] == blevel[i] && start[i] == bstart[i] && span[i] == bspan[i];
+    CHECK(same, "LDRU nodes (%d) are not the balanced tree's (%d) in level, start and span", n, nb);
+    gs_automaton_opts o;
+    gs_automaton_opts_default(&o);
+    o.task = gs_task_find("parity");
+    o.n_strings = 30;
+    o.max_length = 64;
+    gs_automaton_result r;
+    CHECK(gs_automaton_run(&src, &o, &r) == 0 && r.n_cells > 0, "%s", gs_error());
+    const gs_automaton_cell *leaves = r.n_cells > 0 ? &r.cells[0] : NULL;
+    CHECK(leaves && leaves->grouping == GS_CELL_LEVEL && leaves->bucket == 0 && leaves->n_elements == 2 &&
+              leaves->kmeans_purity == 1 && leaves->kmeans_ari == 1,
+          "LDRU level 0: the embeddings of 0 and 1 do not separate parity's two elements");
+    gs_automaton_result_free(&r);
+    CHECK(gs_node_source_ldru(m, gs_task_find("cycle_navigation"), &ctx, &src) == -1 &&
+              strstr(gs_error(), "reads 2 symbols but task cycle_navigation has 3"), "%s", gs_error());
+    gpn_model other = *m;
+    other.cfg.arch = GPN_ARCH_ELMAN;
+    CHECK(gs_node_source_ldru(&other, gs_task_find("parity"), &ctx, &src) == -1 && strstr(gs_error(), "reads MLP-LDRU's tree"),
+          "%s", gs_error());
+    gpn_model_free(m);
 }
 
 int main(void) {
@@ -99,6 +145,8 @@ int main(void) {
     CHECK(checked >= 4 && near_zero, "random vectors: |ARI| < 0.05 in the %d cells of >= 500 points", checked);
     CHECK(above_majority, "purity is at least the majority share");
     gs_automaton_result_free(&r);
+
+    check_ldru();
 
     gs_node_source bad = {.width = 1, .nodes = outside};
     CHECK(gs_automaton_run(&bad, &o, &r) == -1 && strstr(gs_error(), "node source gave node 0"), "%s", gs_error());
