@@ -61,16 +61,18 @@ static void print_table(const gs_automaton_result *r, const gs_task *task, int t
         const gs_automaton_cell *c = &r->cells[i];
         const char *g = c->grouping == GS_CELL_LEVEL ? "tree level" : "length bucket";
         if (g != group) {
-            printf("\nby %s (in: segments of at most %d symbols)\n%-3s %6s %9s %8s %6s %8s %8s | %7s %7s | %5s %7s %7s\n", g,
-                   train_length, "", c->grouping == GS_CELL_LEVEL ? "level" : "bucket", "spans", "nodes", "points",
-                   "elements", "majority", "purity", "ARI", "own k", "purity", "ARI");
+            printf("\nby %s (in: segments of at most %d symbols; k-means with k = elements | k by silhouette, of the"
+                   " elements in its sample)\n%-3s %6s %9s %8s %6s %8s %8s | %7s %7s | %7s %7s %7s\n", g, train_length, "",
+                   c->grouping == GS_CELL_LEVEL ? "level" : "bucket", "spans", "nodes", "points", "elements", "majority",
+                   "purity", "ARI", "k/elem", "purity", "ARI");
             group = g;
         }
-        char spans[24];
+        char spans[24], found[24];
         snprintf(spans, sizeof spans, "%d-%d", c->min_span, c->max_span);
-        printf("%-3s %6d %9s %8lld %6d %8d %8.3f | %7.3f %7.3f | %5d %7.3f %7.3f\n", c->in_distribution ? "in" : "out",
+        snprintf(found, sizeof found, "%d/%d", c->auto_k, c->auto_elements);
+        printf("%-3s %6d %9s %8lld %6d %8d %8.3f | %7.3f %7.3f | %7s %7.3f %7.3f\n", c->in_distribution ? "in" : "out",
                c->bucket, spans, (long long)c->n_nodes, c->n_points, c->n_elements, c->majority, c->kmeans_purity,
-               c->kmeans_ari, c->auto_k, c->auto_purity, c->auto_ari);
+               c->kmeans_ari, found, c->auto_purity, c->auto_ari);
     }
 }
 
