@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "cli/cmd_train_task.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "engine/train/task_train.h"
 #include "engine/train/train.h"
 
 static const char *help =
@@ -24,6 +26,11 @@ static const char *help =
     "see docs/training.md) gives the model sizes, data, schedule and output directory;\n"
     "relative paths in it are relative to the config file. Writes model.safetensors,\n"
     "optimizer.safetensors (the resumable state), loss.csv and config.json there.\n\n"
+    "A config with a top-level \"task\" key (e.g. configs/ldru-parity.json) trains MLP-LDRU on\n"
+    "that regular-language task instead (docs/ldru.md): strings of lengths 1..max_length,\n"
+    "cross-entropy on the tree's root, AdamW; then accuracy per length in distribution and\n"
+    "out to eval.ood_max, written to eval.json and printed. --out, --steps, --threads and\n"
+    "--quiet apply to it; --resume, --bptt and --run-steps do not.\n\n"
     "  --config FILE     the training config (required)\n"
     "  --resume CKPT     continue from a checkpoint directory (or its optimizer.safetensors);\n"
     "                    the run continues exactly as if it had not stopped\n"
@@ -91,6 +98,13 @@ int cmd_train(int argc, char **argv) {
         fprintf(stderr, "gpnscope train: %s\n", config ? "unexpected argument" : "--config FILE is required");
         fputs(help, stderr);
         return 2;
+    }
+    if (task_train_is_task_config(config)) {
+        if (resume || bptt >= 0 || run_steps > 0) {
+            fprintf(stderr, "gpnscope train: --resume, --bptt and --run-steps do not apply to a task config (%s)\n", config);
+            return 2;
+        }
+        return cmd_train_task(config, out, steps, threads, quiet);
     }
     train_config cfg;
     train_config_defaults(&cfg);

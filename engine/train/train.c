@@ -1,4 +1,5 @@
 #include "engine/train/train.h"
+#include "engine/train/config_json.h"
 
 #include <cblas.h>
 #include <cjson/cJSON.h>
@@ -49,96 +50,8 @@ void train_config_defaults(train_config *c) {
                             .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1, .clip = 1.0};
 }
 
-typedef struct {
-    const char *section;
-    cJSON *obj;
-    int *err; /* shared by all sections: the first error is the one reported */
-} jsec;
-
-/* Every key of a section must be one the reader asks for. */
-static int check_keys(cJSON *obj, const char *section, const char *const *known) {
-    for (cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
-        int ok = 0;
-        for (int i = 0; known[i] && !ok; i++) ok = strcmp(known[i], it->string) == 0;
-        if (!ok) {
-            char list[512] = "";
-            for (int i = 0; known[i]; i++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", known[i]);
-            return gs_fail("unknown key \"%s\" in \"%s\" (known: %s)", it->string, section, list);
-        }
-    }
-    return 0;
-}
-
-static int get_num(jsec *s, const char *key, double *out, int required, double lo, double hi) {
-    if (*s->err) return -1;
-    cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
-    if (!v) {
-        if (required) { *s->err = 1; return gs_fail("missing \"%s\" in \"%s\"", key, s->section); }
-        return 0;
-    }
-    if (!cJSON_IsNumber(v)) { *s->err = 1; return gs_fail("\"%s.%s\" must be a number", s->section, key); }
-    if (!(v->valuedouble >= lo && v->valuedouble <= hi)) {
-        *s->err = 1;
-        return gs_fail("\"%s.%s\" = %g is out of range [%g, %g]", s->section, key, v->valuedouble, lo, hi);
-    }
-    *out = v->valuedouble;
-    return 0;
-}
-
-static void get_int(jsec *s, const char *key, int *out, int required, double lo, double hi) {
-    double x = *out;
-    if (get_num(s, key, &x, required, lo, hi) == 0 && !*s->err) {
-        if (x != floor(x)) { *s->err = 1; gs_fail("\"%s.%s\" = %g must be an integer", s->section, key, x); return; }
-        *out = (int)x;
-    }
-}
-
-static void get_long(jsec *s, const char *key, long *out, int required, double lo, double hi) {
-    double x = (double)*out;
-    if (get_num(s, key, &x, required, lo, hi) == 0 && !*s->err) {
-        if (x != floor(x)) { *s->err = 1; gs_fail("\"%s.%s\" = %g must be an integer", s->section, key, x); return; }
-        *out = (long)x;
-    }
-}
-
-static void get_bool(jsec *s, const char *key, int *out) {
-    cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
-    if (!v || *s->err) return;
-    if (!cJSON_IsBool(v)) { *s->err = 1; gs_fail("\"%s.%s\" must be true or false", s->section, key); return; }
-    *out = cJSON_IsTrue(v);
-}
-
-/* a path relative to the config file's directory */
-static void get_path(jsec *s, const char *key, char *out, int required, const char *base) {
-    cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
-    if (*s->err) return;
-    if (!v) {
-        if (required) { *s->err = 1; gs_fail("missing \"%s\" in \"%s\"", key, s->section); }
-        return;
-    }
-    if (!cJSON_IsString(v) || !v->valuestring[0]) { *s->err = 1; gs_fail("\"%s.%s\" must be a path", s->section, key); return; }
-    const char *p = v->valuestring;
-    int n = p[0] == '/' || !base[0] ? snprintf(out, TRAIN_PATH_MAX, "%s", p) : snprintf(out, TRAIN_PATH_MAX, "%s/%s", base, p);
-    if (n >= TRAIN_PATH_MAX) { *s->err = 1; gs_fail("\"%s.%s\" is too long", s->section, key); }
-}
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { gs_fail("cannot open %s: %s", path, strerror(errno)); return NULL; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if (n < 0 || n > (64L << 20)) { fclose(f); gs_fail("%s: not a config file (%ld bytes)", path, n); return NULL; }
-    char *buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); fclose(f); gs_fail("cannot read %s", path); return NULL; }
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 int train_config_load(const char *path, train_config *c) {
-    char *text = read_file(path);
+    char *text = train_read_config(path);
     if (!text) return -1;
     cJSON *root = cJSON_Parse(text);
     free(text);
@@ -148,13 +61,7 @@ int train_config_load(const char *path, train_config *c) {
     }
     /* relative paths in the file are relative to its directory; stored absolute */
     char base[TRAIN_PATH_MAX];
-    char *real = realpath(path, NULL);
-    snprintf(base, sizeof base, "%s", real ? real : path);
-    free(real);
-    char *slash = strrchr(base, '/');
-    if (slash == base) base[1] = 0; /* a config in / */
-    else if (slash) *slash = 0;
-    else if (!getcwd(base, sizeof base)) base[0] = 0;
+    train_config_dir(path, base, sizeof base);
     int rc = 0;
     static const char *const sections[] = {"model", "data", "training", "optimizer", "output", NULL};
     static const char *const k_model[] = {"arch", "vocab_size", "d_state", "d_emb", "d_ffn", "n_heads", "d_key",

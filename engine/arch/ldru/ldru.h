@@ -82,6 +82,7 @@ typedef struct {
      * 1/std (2) */
     float *x, *a, *g, *o, *p, *r, *stats;
     float *work; /* the operator's temporaries for one level */
+    float *dh, *dx, *bwork; /* backward: every node's gradient, a level's pairs' and temporaries */
     float *arena;
 } ldru_tree;
 

@@ -113,7 +113,9 @@ int ldru_tree_alloc(ldru_tree *t, const gpn_config *c, int B, int T) {
     }
     ldru_weights w = {.d = c->d, .f = c->f};
     size_t d = c->d, tape = ldru_tape_floats(&w), work = ldru_work_floats(&w) * (size_t)B * t->count[t->n_levels > 1];
-    size_t floats = t->rows * (d + tape) + (size_t)B * t->C + work;
+    size_t widest = (size_t)B * t->count[t->n_levels > 1];
+    size_t bwork = widest * (ldru_work_floats(&w) + 14 * d + 2 * (size_t)c->f);
+    size_t floats = t->rows * (2 * d + tape) + (size_t)B * t->C + work + widest * 2 * d + bwork;
     if (!(t->arena = malloc(floats * sizeof(float))))
         return gs_fail("out of memory for the tree of %d strings of length %d (%zu MB)", B, T, floats * 4 >> 20);
     float *p = t->arena;
@@ -126,7 +128,10 @@ int ldru_tree_alloc(ldru_tree *t, const gpn_config *c, int B, int T) {
     t->r = p, p += t->rows * d;
     t->stats = p, p += t->rows * 2;
     t->logits = p, p += (size_t)B * t->C;
-    t->work = p;
+    t->work = p, p += work;
+    t->dh = p, p += t->rows * d;
+    t->dx = p, p += widest * 2 * d;
+    t->bwork = p;
     return 0;
 }
 

@@ -1,0 +1,31 @@
+/* The JSON config readers `gpnscope train` shares between its trainers
+ * (train.c's corpus trainer, task_train.c's task trainer): sections whose
+ * unknown keys are errors, typed getters with ranges that set the first
+ * error once, paths relative to the config file's directory. */
+#ifndef GS_ENGINE_TRAIN_CONFIG_JSON_H
+#define GS_ENGINE_TRAIN_CONFIG_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+typedef struct {
+    const char *section;
+    cJSON *obj;
+    int *err; /* shared by all sections: the first error is the one reported */
+} jsec;
+
+/* Every key of a section must be one of known (NULL-terminated); 0 or -1. */
+int check_keys(cJSON *obj, const char *section, const char *const *known);
+/* The key's number in [lo, hi] into *out (absent: unchanged, unless required). */
+int get_num(jsec *s, const char *key, double *out, int required, double lo, double hi);
+void get_int(jsec *s, const char *key, int *out, int required, double lo, double hi);
+void get_long(jsec *s, const char *key, long *out, int required, double lo, double hi);
+void get_bool(jsec *s, const char *key, int *out);
+/* A path (TRAIN_PATH_MAX bytes) relative to base unless absolute. */
+void get_path(jsec *s, const char *key, char *out, int required, const char *base);
+/* The config file's text (malloc'd), or NULL with gs_error(). */
+char *train_read_config(const char *path);
+/* The directory of the config file at path, absolute where it can be (size bytes). */
+void train_config_dir(const char *path, char *base, size_t size);
+
+#endif
