@@ -101,6 +101,8 @@ int main(void) {
     o.task = task;
     o.n_strings = 80;
     o.max_length = 120;
+    o.max_points = 1000; /* (smaller samples than the command's, to keep the test short) */
+    o.auto_points = 400;
     gs_node_source exact = gs_node_source_exact(m);
     gs_automaton_result r, r2;
     CHECK(gs_automaton_run(&exact, &o, &r) == 0, "%s", gs_error());
