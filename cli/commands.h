@@ -33,5 +33,6 @@ int cmd_analyze_shards(int argc, char **argv); /* analyze --shards */
 int cmd_attention(int argc, char **argv);
 int cmd_attribute(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_automaton(int argc, char **argv);
 
 #endif

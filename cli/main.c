@@ -31,6 +31,7 @@ static const cli_command commands[] = {
     {"export", "write a run's tokens, heads, states and results as CSV or .npy files", cmd_export},
     {"compare", "runs, sites or layers side by side: the three structures with intervals and verdicts", cmd_compare},
     {"tasks", "the regular-language tasks of MLP-LDRU: their DFAs and seeded examples", cmd_tasks},
+    {"automaton", "does an MLP-LDRU learn the automaton? node vectors clustered against the transition monoid", cmd_automaton},
     {"merge", "fold the shards of an MPI recording (mpirun ... record) into one store", cmd_merge},
 };
 

@@ -11,8 +11,8 @@
 #include "plots/gp.h"
 #include "store/experiments.h"
 
-/* A plot context for an experiment (the figures of a run use a run's). */
-static void context(plot_ctx *c, gs_plot_opts *o, store *st, int64_t experiment, const char *dir, const char *kind) {
+void gp_experiment_context(plot_ctx *c, gs_plot_opts *o, store *st, const char *dir, const char *kind, int64_t experiment,
+                           const char *model_path) {
     gs_plot_opts_default(o);
     memset(c, 0, sizeof *c);
     c->st = st;
@@ -20,18 +20,24 @@ static void context(plot_ctx *c, gs_plot_opts *o, store *st, int64_t experiment,
     c->o = o;
     c->font = 16;
     snprintf(c->first_fmt, sizeof c->first_fmt, "png");
-    char model[512] = "", path[4096];
-    if (store_experiment_model_path(st, experiment, path, sizeof path) == 0 && path[0]) {
-        const char *b = strrchr(path, '/');
-        gp_text_visible(model, sizeof model, b ? b + 1 : path, (size_t)-1, 60);
+    char model[512] = "";
+    if (model_path && model_path[0]) {
+        const char *b = strrchr(model_path, '/');
+        gp_text_visible(model, sizeof model, b ? b + 1 : model_path, (size_t)-1, 60);
     }
     snprintf(c->run_label, sizeof c->run_label, "%s experiment %lld · %s", kind, (long long)experiment, model);
     const char *p = store_path(st), *b = strrchr(p, '/');
     gp_text_visible(c->store_name, sizeof c->store_name, b ? b + 1 : p, (size_t)-1, 80);
 }
 
-/* Render NAME.gp to NAME.png when gnuplot is there; say what was made. */
-static int render(const plot_ctx *c, const char *name, char *made, size_t size) {
+/* A causal experiment's context, labelled with its model. */
+static void context(plot_ctx *c, gs_plot_opts *o, store *st, int64_t experiment, const char *dir, const char *kind) {
+    char path[4096];
+    if (store_experiment_model_path(st, experiment, path, sizeof path)) path[0] = 0;
+    gp_experiment_context(c, o, st, dir, kind, experiment, path);
+}
+
+int gp_experiment_render(const plot_ctx *c, const char *name, char *made, size_t size) {
     char prog[4096];
     if (gp_find_program("gnuplot", prog, sizeof prog)) {
         snprintf(made, size, "wrote %s/%s.gp and its data (gnuplot is not on PATH: no image)", c->dir, name);
@@ -115,7 +121,7 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
     free(x);
     free(y);
     free(z);
-    return rc ? -1 : render(&c, "patch_heatmap", made, size);
+    return rc ? -1 : gp_experiment_render(&c, "patch_heatmap", made, size);
 }
 
 int gs_plot_steer(store *st, int64_t experiment, const char *dir, char *made, size_t size) {
@@ -149,5 +155,5 @@ int gs_plot_steer(store *st, int64_t experiment, const char *dir, char *made, si
                  "     '' using 1:3 axes x1y2 with linespoints lw 2 pt 5 lc rgb C_ORANGE title 'top-1 changed'\n");
     gp_epilogue(f.f);
     if (gp_file_commit(&f)) return -1;
-    return render(&c, "steer_curve", made, size);
+    return gp_experiment_render(&c, "steer_curve", made, size);
 }

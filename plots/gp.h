@@ -144,6 +144,13 @@ int gp_find_program(const char *program, char *buf, size_t size);
 int gp_render_figures(const char *dir, const gs_plot_opts *o, unsigned formats, gs_plot_result *r, char *first_error,
                       size_t fe_size);
 
+/* The context of a figure drawn from an experiment rather than a run (plots/causal_plots.c): labelled
+ * "KIND experiment N · MODEL's file name" (model_path may be NULL). */
+void gp_experiment_context(plot_ctx *c, gs_plot_opts *o, store *st, const char *dir, const char *kind, int64_t experiment,
+                           const char *model_path);
+/* Render DIR/NAME.gp to NAME.png when gnuplot is on PATH; a line saying what was made into made. */
+int gp_experiment_render(const plot_ctx *c, const char *name, char *made, size_t size);
+
 /* report.md and report.html (plots/report.c). */
 int gp_write_report(const plot_ctx *c, const gs_plot_result *r);
 

@@ -13,7 +13,7 @@ vars="$(grep -rhoE 'getenv\("[A-Z_]+"\)' "$src"/{base,engine,probes,store,analys
 for v in $vars OPENBLAS_NUM_THREADS; do
   [[ "$help" == *"$v"* ]] && ok "--help explains $v" || bad "--help lacks $v"
 done
-for c in demo info convert record tokenize shard eval train sql migrate ablate patch steer lens import analyze plot export-notebook export merge compare recurrence-depth tasks; do
+for c in demo info convert record tokenize shard eval train sql migrate ablate patch steer lens import analyze plot export-notebook export merge compare recurrence-depth tasks automaton; do
   [[ "$help" == *"  $c "* ]] && ok "--help lists $c" || bad "--help lacks the command $c"
 done
 set +e

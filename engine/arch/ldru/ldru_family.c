@@ -68,7 +68,7 @@ static int infer(const st_file *f, gpn_config *c) {
     c->arch = GPN_ARCH_LDRU;
     c->n_layers = LDRU_SITE_LEVELS;
     c->norm_eps = LDRU_LN_EPS;
-    int64_t r = 0, k = 0;
+    int64_t r = 0, k = 0; /* (set by shape2 before use; -O3 cannot see it through the early returns) */
     if (shape2(f, LDRU_EMBED, &r, &k)) return -1;
     c->V = (int)r, c->d = c->e = (int)k;
     if (shape2(f, LDRU_F1, &r, &k)) return -1;

@@ -1,0 +1,258 @@
+/* gpnscope automaton: does the operator learn the automaton? Clusters a
+ * tree model's node vectors over random strings of a task and scores the
+ * clusters against the minimal DFA's transition monoid (docs/automaton.md). */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/automaton/automaton.h"
+#include "analyses/automaton/ldru_nodes.h"
+#include "analyses/automaton/node_sources.h"
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/progress.h"
+#include "engine/model.h"
+#include "plots/automaton_plots.h"
+#include "store/automaton.h"
+
+static const char *help =
+    "usage: gpnscope automaton MODEL --task NAME [--strings N] [--max-length L] [--train-length T]\n"
+    "                          [--seed S] [--points P] [--auto-points A] [--db F] [--plot DIR] [--json]\n"
+    "       gpnscope automaton --reference exact|random --task NAME [same options]\n\n"
+    "Does the operator learn the automaton? Every node of an MLP-LDRU tree stands\n"
+    "for a segment w of its input; w induces a function f_w on the states of the\n"
+    "task's minimal DFA, an element of its transition monoid. Over N random\n"
+    "strings of the task (lengths uniform in 1..L), the node vectors are grouped\n"
+    "by tree level and by segment length (buckets (2^(b-1), 2^b]), each split into\n"
+    "in distribution (segments of at most T symbols) and out, then clustered two\n"
+    "ways: k-means with k = the number of monoid elements present, and k-means\n"
+    "with k chosen by the silhouette (no labels used). Each cell reports purity,\n"
+    "the adjusted Rand index against the elements, and the clusters found against\n"
+    "the elements present. 1 and 1 mean the vectors separate exactly what the\n"
+    "automaton separates; ARI near 0 means they are unrelated to it.\n\n"
+    "  MODEL            an MLP-LDRU checkpoint (safetensors) trained on --task\n"
+    "  --reference K    instead of a model, a reference source on the balanced tree:\n"
+    "                   exact (each node the one-hot of its element: the ceiling) or\n"
+    "                   random (i.i.d. normal vectors of width 32: the floor)\n"
+    "  --task NAME      the task (gpnscope tasks --list); required\n"
+    "  --strings N      random strings, 1..1000000 (default 200)\n"
+    "  --max-length L   longest string, 1..1000 (default 256)\n"
+    "  --train-length T segments of at most T symbols count as in distribution\n"
+    "                   (default 40, the training length of docs/tasks.md)\n"
+    "  --seed S         seed of the strings, the samples and k-means (default 1)\n"
+    "  --points P       nodes kept per cell, a uniform sample (default 2000)\n"
+    "  --auto-points A  of those, how many the silhouette clustering sees (default\n"
+    "                   600; it holds A x A distances)\n"
+    "  --db F           store the experiment in F (tables automaton_experiments and\n"
+    "                   automaton_cells; created if missing)\n"
+    "  --plot DIR       draw DIR/automaton.gp and .png per tree level (needs --db)\n"
+    "  --json           the cells as JSON instead of the table\n"
+    "Progress goes to stderr on a terminal. Nothing is stored until the whole\n"
+    "experiment is done (one transaction). See docs/automaton.md.\n";
+
+static void print_table(const gs_automaton_result *r, const gs_task *task, int train_length) {
+    printf("task %s: minimal DFA %d states, transition monoid %d elements; %d strings, %lld nodes\n", task->name,
+           r->dfa_states, r->monoid_size, r->n_strings, (long long)r->n_nodes);
+    const char *group = NULL;
+    for (int i = 0; i < r->n_cells; i++) {
+        const gs_automaton_cell *c = &r->cells[i];
+        const char *g = c->grouping == GS_CELL_LEVEL ? "tree level" : "length bucket";
+        if (g != group) {
+            printf("\nby %s (in: segments of at most %d symbols; k-means with k = elements | k by silhouette, of the"
+                   " elements in its sample)\n%-3s %6s %9s %8s %6s %8s %8s | %7s %7s | %7s %7s %7s\n", g, train_length, "",
+                   c->grouping == GS_CELL_LEVEL ? "level" : "bucket", "spans", "nodes", "points", "elements", "majority",
+                   "purity", "ARI", "k/elem", "purity", "ARI");
+            group = g;
+        }
+        char spans[24], found[24];
+        snprintf(spans, sizeof spans, "%d-%d", c->min_span, c->max_span);
+        snprintf(found, sizeof found, "%d/%d", c->auto_k, c->auto_elements);
+        printf("%-3s %6d %9s %8lld %6d %8d %8.3f | %7.3f %7.3f | %7s %7.3f %7.3f\n", c->in_distribution ? "in" : "out",
+               c->bucket, spans, (long long)c->n_nodes, c->n_points, c->n_elements, c->majority, c->kmeans_purity,
+               c->kmeans_ari, found, c->auto_purity, c->auto_ari);
+    }
+}
+
+static cJSON *cells_json(const gs_automaton_result *r, const gs_task *task) {
+    cJSON *all = cJSON_CreateObject();
+    cJSON_AddStringToObject(all, "task", task->name);
+    cJSON_AddNumberToObject(all, "dfa_states", r->dfa_states);
+    cJSON_AddNumberToObject(all, "monoid_size", r->monoid_size);
+    cJSON_AddNumberToObject(all, "strings", r->n_strings);
+    cJSON_AddNumberToObject(all, "nodes", (double)r->n_nodes);
+    cJSON *cells = cJSON_AddArrayToObject(all, "cells");
+    for (int i = 0; i < r->n_cells; i++) {
+        const gs_automaton_cell *c = &r->cells[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "grouping", c->grouping == GS_CELL_LEVEL ? "level" : "length");
+        cJSON_AddBoolToObject(o, "in_distribution", c->in_distribution);
+        const struct {
+            const char *key;
+            double v;
+        } f[] = {{"bucket", c->bucket},         {"min_span", c->min_span},       {"max_span", c->max_span},
+                 {"nodes", (double)c->n_nodes}, {"points", c->n_points},         {"elements", c->n_elements},
+                 {"majority", c->majority},     {"kmeans_purity", c->kmeans_purity}, {"kmeans_ari", c->kmeans_ari},
+                 {"auto_points", c->auto_points}, {"auto_elements", c->auto_elements}, {"auto_k", c->auto_k},
+                 {"auto_silhouette", c->auto_silhouette}, {"auto_purity", c->auto_purity}, {"auto_ari", c->auto_ari}};
+        for (size_t j = 0; j < sizeof f / sizeof *f; j++)
+            if (f[j].v == f[j].v) cJSON_AddNumberToObject(o, f[j].key, f[j].v);
+            else cJSON_AddNullToObject(o, f[j].key); /* NaN: a one-point cell's ARI */
+        cJSON_AddItemToArray(cells, o);
+    }
+    return all;
+}
+
+static int store_result(const char *path, const gpn_model *m, const char *reference, const gs_automaton_opts *o,
+                        const gs_automaton_result *r, int64_t *id) {
+    store *st = store_open(path, STORE_WRITE | STORE_CREATE);
+    if (!st) return -1;
+    store_automaton_experiment e = {0};
+    snprintf(e.model_path, sizeof e.model_path, "%s", m ? m->path : reference);
+    snprintf(e.model_sha256, sizeof e.model_sha256, "%s", m ? m->hash : "");
+    snprintf(e.task, sizeof e.task, "%s", o->task->name);
+    snprintf(e.code_version, sizeof e.code_version, "%s", GPNSCOPE_VERSION);
+    snprintf(e.settings, sizeof e.settings,
+             "{\"strings\": %d, \"max_length\": %d, \"train_length\": %d, \"seed\": %llu, \"points\": %d, "
+             "\"auto_points\": %d%s%s%s}",
+             o->n_strings, o->max_length, o->train_length, (unsigned long long)o->seed, o->max_points, o->auto_points,
+             m ? "" : ", \"reference\": \"", m ? "" : reference, m ? "" : "\"");
+    e.monoid_size = r->monoid_size;
+    e.dfa_states = r->dfa_states;
+    e.n_strings = r->n_strings;
+    e.n_nodes = r->n_nodes;
+    *id = store_put_automaton(st, &e, r->cells, r->n_cells);
+    store_close(st);
+    return *id < 0 ? -1 : 0;
+}
+
+int cmd_automaton(int argc, char **argv) {
+    enum { O_TASK = 1, O_STRINGS, O_MAXLEN, O_TRAIN, O_SEED, O_POINTS, O_AUTO, O_DB, O_PLOT, O_JSON, O_REF };
+    static const struct option opts[] = {
+        {"task", required_argument, 0, O_TASK},        {"strings", required_argument, 0, O_STRINGS},
+        {"max-length", required_argument, 0, O_MAXLEN}, {"train-length", required_argument, 0, O_TRAIN},
+        {"seed", required_argument, 0, O_SEED},        {"points", required_argument, 0, O_POINTS},
+        {"auto-points", required_argument, 0, O_AUTO}, {"db", required_argument, 0, O_DB},
+        {"plot", required_argument, 0, O_PLOT},        {"json", no_argument, 0, O_JSON},
+        {"reference", required_argument, 0, O_REF},    {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *task_name = NULL, *db = NULL, *plot = NULL, *reference = NULL;
+    int json = 0, c;
+    long long v;
+    gs_automaton_opts o;
+    gs_automaton_opts_default(&o);
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_TASK: task_name = optarg; break;
+        case O_STRINGS:
+            if (cli_int_option("automaton", "strings", optarg, 1, 1000000, "a count in 1..1000000", &v)) return 2;
+            o.n_strings = (int)v;
+            break;
+        case O_MAXLEN:
+            if (cli_int_option("automaton", "max-length", optarg, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000", &v)) return 2;
+            o.max_length = (int)v;
+            break;
+        case O_TRAIN:
+            if (cli_int_option("automaton", "train-length", optarg, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000", &v)) return 2;
+            o.train_length = (int)v;
+            break;
+        case O_SEED:
+            if (cli_int_option("automaton", "seed", optarg, 0, 9007199254740992LL, "a seed >= 0", &v)) return 2;
+            o.seed = (uint64_t)v;
+            break;
+        case O_POINTS:
+            if (cli_int_option("automaton", "points", optarg, 2, 100000, "a count in 2..100000", &v)) return 2;
+            o.max_points = (int)v;
+            break;
+        case O_AUTO:
+            if (cli_int_option("automaton", "auto-points", optarg, 2, 5000, "a count in 2..5000", &v)) return 2;
+            o.auto_points = (int)v;
+            break;
+        case O_DB: db = optarg; break;
+        case O_PLOT: plot = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_REF: reference = optarg; break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return cli_bad_option("automaton", opts, argv);
+        }
+    }
+    int n_models = argc - optind;
+    if ((reference ? n_models != 0 : n_models != 1) || !task_name) {
+        fprintf(stderr, "gpnscope automaton: %s (see gpnscope automaton --help)\n",
+                !task_name ? "--task is required"
+                : reference ? "give either MODEL or --reference, not both"
+                            : n_models ? "give one MODEL" : "give a MODEL (or --reference exact|random)");
+        return 2;
+    }
+    if (reference && strcmp(reference, "exact") && strcmp(reference, "random")) {
+        fprintf(stderr, "gpnscope automaton: --reference %s: exact or random\n", reference);
+        return 2;
+    }
+    if (plot && !db) {
+        fprintf(stderr, "gpnscope automaton: --plot draws from the stored experiment: give --db too\n");
+        return 2;
+    }
+    if (!(o.task = gs_task_find(task_name))) {
+        fprintf(stderr, "gpnscope automaton: %s\n", gs_error());
+        return 2;
+    }
+    int rc = 1;
+    gpn_model *m = NULL;
+    gs_monoid *monoid = NULL;
+    gs_ldru_nodes ldru;
+    gs_random_nodes random = {.state = o.seed ^ 0xa5a5a5a5ull, .width = 32};
+    gs_node_source src;
+    gs_automaton_result r = {0};
+    if (reference && !strcmp(reference, "exact")) {
+        gs_dfa dfa;
+        gs_task_dfa(o.task, &dfa);
+        if (!(monoid = gs_monoid_build(&dfa, GS_MONOID_DEFAULT_MAX))) goto fail;
+        src = gs_node_source_exact(monoid);
+    } else if (reference) {
+        src = gs_node_source_random(&random);
+    } else if (!(m = gpn_model_load(argv[optind])) || gs_node_source_ldru(m, o.task, &ldru, &src)) {
+        goto fail;
+    }
+    progress pg;
+    progress_start(&pg, "automaton", "strings", o.n_strings);
+    o.progress = progress_callback;
+    o.progress_ctx = &pg;
+    int ar = gs_automaton_run(&src, &o, &r);
+    progress_end(&pg, r.n_strings);
+    if (ar) goto fail;
+    int64_t id = 0;
+    if (db && store_result(db, m, reference, &o, &r, &id)) goto fail;
+    if (json) {
+        cJSON *all = cells_json(&r, o.task);
+        if (id > 0) cJSON_AddNumberToObject(all, "experiment_id", (double)id);
+        char *s = cJSON_PrintUnformatted(all);
+        puts(s);
+        free(s);
+        cJSON_Delete(all);
+    } else {
+        print_table(&r, o.task, o.train_length);
+        if (id > 0) printf("\nstored as automaton experiment %lld in %s (tables automaton_experiments, automaton_cells)\n",
+                           (long long)id, db);
+    }
+    if (plot) {
+        store *st = store_open(db, 0);
+        char made[4096];
+        int pr = st ? gs_plot_automaton(st, id, plot, made, sizeof made) : -1;
+        store_close(st);
+        if (pr) goto fail;
+        if (!json) printf("%s\n", made);
+    }
+    rc = 0;
+    goto done;
+fail:
+    fprintf(stderr, "gpnscope automaton: %s\n", gs_error());
+done:
+    gs_automaton_result_free(&r);
+    gs_monoid_free(monoid);
+    gpn_model_free(m);
+    return rc;
+}
