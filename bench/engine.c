@@ -23,8 +23,11 @@
  * sum of values) are counted beside the GEMMs'. Batches whose KV cache would
  * pass --kv-gb (default 16) are skipped, saying so.
  *
- * usage: bench_engine [--quick] [--tpp-ffn N] [--kv-gb G] [--only gpn|tpp|gdn] [MODEL.safetensors ...]
+ * usage: bench_engine [--quick] [--batches B,B,...] [--context T] [--tpp-ffn N] [--kv-gb G] [--only gpn|tpp|gdn]
+ *                     [--cpu-time] [MODEL.safetensors ...]
  *        bench_engine --engine-only B   (the engine alone at batch B, for perf)
+ *   --batches and --context time fewer rows (a quick before/after on a
+ *   shared machine): the batch sizes, and the one Transformer context.
  *   default models: the paper's 130M GPN+M configuration with random weights,
  *   the reference fixtures (tests/fixtures/reference), and the two baselines. */
 #include <cblas.h>
@@ -38,9 +41,16 @@
 #include "base/error.h"
 #include "engine/engine.h"
 
+/* --cpu-time: the process's CPU time instead of the wall clock. On a machine
+ * shared with jobs of higher priority the wall clock times the scheduler;
+ * the CPU time counts the work done (run single-threaded for a fair ratio:
+ * OPENBLAS_NUM_THREADS=1 GPNSCOPE_THREADS=1, as spinning BLAS workers would
+ * add CPU time to the ceiling's GEMMs that does no work). */
+static int cpu_clock;
+
 static double now(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -228,8 +238,8 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
 }
 
 /* The paper's baselines with random weights (see the top of this file). */
-static void bench_baselines(const int *batches, int quick, int tpp_ffn, int which_tpp, int which_gdn) {
-    int nb = quick ? 2 : 4;
+static void bench_baselines(const int *batches, int nb, int quick, int tpp_ffn, int tpp_ctx, int which_tpp,
+                            int which_gdn) {
     if (which_tpp) {
         gpn_config c = {.arch = GPN_ARCH_TPP, .n_layers = 12, .d = 768, .e = 768, .f = tpp_ffn, .H = 12, .dk = 64, .dv = 64,
                         .V = 32000};
@@ -239,9 +249,9 @@ static void bench_baselines(const int *batches, int quick, int tpp_ffn, int whic
                "heads nor the FFN width: 12 heads and FFN %d are chosen to match its ~130M parameters "
                "(%.1f M here with the tied head)\n",
                tpp_ffn, m->n_params / 1e6);
-        int ctxs[] = {1024, 2048}, nctx = quick ? 1 : 2;
+        int ctxs[] = {1024, 2048}, nctx = quick || tpp_ctx ? 1 : 2;
         for (int k = 0; k < nctx; k++) {
-            int ctx = quick ? 64 : ctxs[k];
+            int ctx = tpp_ctx ? tpp_ctx : quick ? 64 : ctxs[k];
             char label[96];
             snprintf(label, sizeof label, "paper Transformer++ baseline (random weights), context %d%s", ctx,
                      ctx == 1024 ? " (the demo's window)" : "");
@@ -263,27 +273,59 @@ static void bench_baselines(const int *batches, int quick, int tpp_ffn, int whic
 }
 
 int main(int argc, char **argv) {
-    int quick = 0, profile_batch = 0, tpp_ffn = 2816;
+    int quick = 0, profile_batch = 0, tpp_ffn = 2816, tpp_ctx = 0, nbat = 0;
+    int batches[8] = {1, 16, 64, 256};
     const char *paths[16], *only = NULL;
     int np = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--cpu-time")) cpu_clock = 1;
         else if (!strcmp(argv[i], "--engine-only") && i + 1 < argc) profile_batch = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tpp-ffn") && i + 1 < argc) tpp_ffn = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--kv-gb") && i + 1 < argc) kv_gb = atof(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else if (!strcmp(argv[i], "--help")) {
-            puts("usage: bench_engine [--quick] [--tpp-ffn N] [--kv-gb G] [--only gpn|tpp|gdn] [MODEL.safetensors ...]");
+        else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
+            char *end;
+            tpp_ctx = (int)strtol(argv[++i], &end, 10);
+            if (*end || tpp_ctx < 1) { fprintf(stderr, "bench_engine: --context %s: a positive integer\n", argv[i]); return 2; }
+        } else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
+            const char *list = argv[++i];
+            for (nbat = 0; *list && nbat < 8; nbat++) {
+                char *end;
+                batches[nbat] = (int)strtol(list, &end, 10);
+                if (end == list || batches[nbat] < 1 || (*end && *end != ',')) {
+                    fprintf(stderr, "bench_engine: --batches %s: positive integers separated by commas\n", argv[i]);
+                    return 2;
+                }
+                list = *end ? end + 1 : end;
+            }
+        } else if (!strcmp(argv[i], "--help")) {
+            puts("usage: bench_engine [--quick] [--batches B,B,...] [--context T] [--tpp-ffn N] [--kv-gb G]\n"
+                 "                    [--only gpn|tpp|gdn] [--cpu-time] [MODEL.safetensors ...]\n"
+                 "       bench_engine --engine-only B\n"
+                 "  tokens/s of the engine's step beside the GEMM-only rate on the same shapes, measured in the same run\n"
+                 "  (and at batch 1 the weights streamed once by SGEMV); no models: the paper's 130M GPN+M, the\n"
+                 "  reference fixtures and the paper's two baselines, with random weights\n"
+                 "  --quick          batches 1 and 16 only, best of 2 steps, the Transformer at context 64\n"
+                 "  --batches LIST   the batch sizes to time (default 1,16,64,256; at most 8)\n"
+                 "  --context T      the Transformer's one context length (default the demo's window, 1024, and 2048)\n"
+                 "  --tpp-ffn N      the Transformer baseline's FFN width (default 2816: ~130M parameters)\n"
+                 "  --kv-gb G        skip Transformer batches whose KV cache would pass G GB (default 16)\n"
+                 "  --only FAMILY    time only the paper's GPN+M (gpn), Transformer++ (tpp) or GDN (gdn)\n"
+                 "  --cpu-time       time by the process's CPU time, not the wall clock (a machine shared with\n"
+                 "                   jobs of higher priority; run it with OPENBLAS_NUM_THREADS=1 GPNSCOPE_THREADS=1)\n"
+                 "  --engine-only B  the paper's GPN+M engine alone at batch B, 40 steps (for perf)");
             return 0;
         } else if (np < 16) paths[np++] = argv[i];
     }
+    int nb = nbat ? nbat : quick ? 2 : 4;
     if (tpp_ffn < 1) { fprintf(stderr, "bench_engine: --tpp-ffn must be positive\n"); return 2; }
     if (only && strcmp(only, "gpn") && strcmp(only, "tpp") && strcmp(only, "gdn")) {
         fprintf(stderr, "bench_engine: --only %s: gpn, tpp or gdn\n", only);
         return 2;
     }
-    printf("gpnscope engine benchmark (OpenBLAS threads: %d)\n", openblas_get_num_threads());
-    int batches[] = {1, 16, 64, 256};
+    printf("gpnscope engine benchmark (OpenBLAS threads: %d%s)\n", openblas_get_num_threads(),
+           cpu_clock ? "; times are the process's CPU time" : "");
     if (profile_batch > 0) { /* for perf: the engine alone on the paper config */
         gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
         gpn_model *m = random_model(&paper);
@@ -296,21 +338,22 @@ int main(int argc, char **argv) {
         gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
         gpn_model *m = random_model(&paper);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
-        bench_model("paper 130M GPN+M (random weights)", m, batches, quick ? 2 : 4, quick, 1, 0);
+        bench_model("paper 130M GPN+M (random weights)", m, batches, nb, quick, 1, 0);
         gpn_model_free(m);
         const char *fx[] = {"tests/fixtures/reference/gpnm1.weights.safetensors", "tests/fixtures/reference/gpn.weights.safetensors"};
         for (int i = 0; i < 2; i++) {
             gpn_model *f = gpn_model_load(fx[i]);
-            if (f) { bench_model(fx[i], f, batches, 4, quick, 0, 0); gpn_model_free(f); }
+            if (f) { bench_model(fx[i], f, batches, nbat ? nbat : 4, quick, 0, 0); gpn_model_free(f); }
         }
     }
-    if (np == 0) bench_baselines(batches, quick, tpp_ffn, !only || !strcmp(only, "tpp"), !only || !strcmp(only, "gdn"));
+    if (np == 0)
+        bench_baselines(batches, nb, quick, tpp_ffn, tpp_ctx, !only || !strcmp(only, "tpp"), !only || !strcmp(only, "gdn"));
     for (int i = 0; i < np; i++) {
         gpn_model *m = gpn_model_load(paths[i]);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
         /* goals for models of real size; a transformer at the demo's window (64 with --quick) */
-        int ctx = m->cfg.arch == GPN_ARCH_TPP ? (quick ? 64 : 1024) : 0;
-        bench_model(paths[i], m, batches, 4, quick, m->n_params >= 10e6, ctx);
+        int ctx = m->cfg.arch == GPN_ARCH_TPP ? (tpp_ctx ? tpp_ctx : quick ? 64 : 1024) : 0;
+        bench_model(paths[i], m, batches, nbat ? nbat : 4, quick, m->n_params >= 10e6, ctx);
         gpn_model_free(m);
     }
     return 0;

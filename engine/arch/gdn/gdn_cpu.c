@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "engine/arch/gdn/gdn.h"
+#include "engine/arch/gdn/gdn_delta.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
@@ -121,30 +122,6 @@ static void l2n_heads(float *x, long heads, int n, float scale) {
     }
 }
 
-/* One head's gated delta rule in the naive recurrence's order:
- * S <- alpha S; u = beta (v - S^T k); S <- S + k u^T; then (when o is set,
- * i.e. nothing is hooked on the state) o = S^T q in the same pass. */
-static void delta_write(float *restrict S, const float *restrict k, const float *restrict v, float alpha, float beta,
-                        int dk, int dv, float *restrict u, const float *restrict q, float *restrict o) {
-    for (int j = 0; j < dv; j++) u[j] = 0.0f;
-    for (int i = 0; i < dk; i++) {
-        float *Si = S + (size_t)i * dv;
-        for (int j = 0; j < dv; j++) {
-            Si[j] *= alpha;
-            u[j] += k[i] * Si[j];
-        }
-    }
-    for (int j = 0; j < dv; j++) u[j] = beta * (v[j] - u[j]);
-    if (o)
-        for (int j = 0; j < dv; j++) o[j] = 0.0f;
-    for (int i = 0; i < dk; i++) {
-        float *Si = S + (size_t)i * dv;
-        for (int j = 0; j < dv; j++) Si[j] += k[i] * u[j];
-        if (o)
-            for (int j = 0; j < dv; j++) o[j] += q[i] * Si[j];
-    }
-}
-
 static void delta_read(float *restrict o, const float *restrict S, const float *restrict q, int dk, int dv) {
     for (int j = 0; j < dv; j++) o[j] = 0.0f;
     for (int i = 0; i < dk; i++)
@@ -194,8 +171,8 @@ static void delta_range(void *ctx, long i0, long i1) {
         long b = i / H, hd = i % H;
         const float *row = e->qkv + (size_t)b * e->C;
         float *u = e->ffn_g + (size_t)i * dv; /* ffn_g (B x max(F, H d_v)) is free until the MLP */
-        delta_write(S_of(e, j->l) + (size_t)i * hs, row + K + hd * dk, row + 2 * K + hd * dv, e->a[i], e->beta[i], dk,
-                    dv, u, j->hooked ? NULL : row + hd * dk, j->hooked ? NULL : e->o + (size_t)b * e->Vd + hd * dv);
+        gdn_delta_step(S_of(e, j->l) + (size_t)i * hs, row + K + hd * dk, row + 2 * K + hd * dv, row + hd * dk, e->a[i],
+                       e->beta[i], dk, dv, u, j->hooked ? NULL : e->o + (size_t)b * e->Vd + hd * dv);
     }
 }
 
