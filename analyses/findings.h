@@ -28,7 +28,7 @@ typedef enum { FINDING_NOT_MEASURED = -1, FINDING_ABSENT = 0, FINDING_PRESENT = 
 
 typedef struct {
     finding_verdict verdict;
-    char text[1024]; /* one sentence with the numbers */
+    char text[2048]; /* one sentence with the numbers (the pools' reaches ~1100 characters with 15 heads) */
 } finding;
 
 /* "present", "marginal", "not shown", "not measured" */

@@ -19,7 +19,7 @@
 #include "store/store.h"
 
 
-#define SHIPPED_MODEL GPNSCOPE_SOURCE_DIR "/models/gpnm-small/model.safetensors"
+#define SHIPPED_MODEL GPNSCOPE_SOURCE_DIR "/models/gpnm15-small/model.safetensors"
 #define SHIPPED_TOKENIZER GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json"
 #define HELDOUT_CORPUS GPNSCOPE_SOURCE_DIR "/data/corpus/heldout.jsonl"
 /* the shipped model's training text (docs/model.md): its shards when
@@ -30,9 +30,10 @@
 static const char *help =
     "usage: gpnscope demo [--out DIR] [--model M] [--tokenizer T] [--corpus C]\n"
     "                     [--windows N] [--seq-len L] [--batch B]\n\n"
-    "Run the whole workbench on the shipped GPN+M (models/gpnm-small, trained by\n"
-    "gpnscope train; docs/model.md) over held-out English text that training never\n"
-    "saw: record states, gates and decays into DIR/study.db, run every analysis,\n"
+    "Run the whole workbench on the shipped GPN+M (models/gpnm15-small: 15 memory\n"
+    "heads, trained by gpnscope train; docs/model.md) over held-out English text\n"
+    "that training never saw: record states, gates and decays into DIR/study.db,\n"
+    "run every analysis,\n"
     "write the figures and report to DIR/figures and a notebook to DIR/study.ipynb,\n"
     "then print the headline numbers and whether each of the paper's three\n"
     "structures appears. With the shipped model, analyze is given its training\n"
@@ -40,7 +41,7 @@ static const char *help =
     "that stands beside the paper's. scripts/demo.sh sets up the tokenizer and\n"
     "the held-out text first.\n\n"
     "  --out DIR        output folder (default gpnscope-demo; an old study.db there is replaced)\n"
-    "  --model FILE     default models/gpnm-small/model.safetensors\n"
+    "  --model FILE     default models/gpnm15-small/model.safetensors\n"
     "  --tokenizer FILE default third_party/llama2-tokenizer.json (scripts/fetch-tokenizer.sh)\n"
     "  --corpus FILE    default data/corpus/heldout.jsonl (tools/prepare_corpus.py)\n"
     "  --windows N      windows recorded (default 16)\n"
@@ -122,7 +123,7 @@ int cmd_demo(int argc, char **argv) {
         }
     }
     if (optind != argc) { fprintf(stderr, "gpnscope demo: unexpected argument '%s'\n", argv[optind]); return 2; }
-    if (need_file(model, "model", "the shipped model is models/gpnm-small/model.safetensors in the source tree") ||
+    if (need_file(model, "model", "the shipped model is models/gpnm15-small/model.safetensors in the source tree") ||
         need_file(tok, "tokenizer", "run scripts/fetch-tokenizer.sh (scripts/demo.sh does)") ||
         need_file(corpus, "held-out corpus", "run /usr/bin/python3 tools/prepare_corpus.py data/corpus (scripts/demo.sh does)")) {
         fprintf(stderr, "gpnscope demo: %s\n", gs_error());

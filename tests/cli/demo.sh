@@ -4,7 +4,7 @@
 # checked against the store rather than only the files' existence.
 set -euo pipefail
 src="$GPNSCOPE_SOURCE"; bin="$GPNSCOPE_BIN"
-model="$src/models/gpnm-small/model.safetensors"
+model="$src/models/gpnm15-small/model.safetensors"
 tok="$src/third_party/llama2-tokenizer.json"
 corpus="$src/data/corpus/heldout.jsonl"
 for f in "$model" "$tok" "$corpus"; do
@@ -22,6 +22,10 @@ grep -q "held-out perplexity $ppl_sql over 1024 tokens" "$dir/stdout" && ok "pri
 for s in "default-token direction" "content horizon" "fast and slow pools"; do
   grep -q "$s: *\(present\|marginal\|not shown\|not measured\)" "$dir/stdout" && ok "verdict printed: $s" || bad "no verdict for $s"
 done
+# each verdict is one whole sentence: none cut short by a buffer (the pools' ran past 1024 characters once)
+[[ "$(grep -c '^  [123]\. ' "$dir/stdout")" -ge 3 && "$(grep '^  [123]\. ' "$dir/stdout" | grep -vc '[.)]$')" == 0 ]] &&
+  ok "every verdict sentence is whole" \
+  || bad "a verdict sentence is cut: $(grep '^  [123]\. ' "$dir/stdout" | grep -v '[.)]$' | tail -c 200)"
 n_states="$(sqlite3 "$db" "select count(*) from states where kind = 'pred'")"
 [[ "$n_states" == 1024 ]] && ok "1024 predicted states recorded" || bad "states: $n_states"
 for a in geometry default_direction horizons retention probe findings; do
