@@ -44,7 +44,9 @@ static void check_pair(const char *label, const char *wpath, const char *epath) 
     if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens");
     int B = (int)tt->shape[0], T = (int)tt->shape[1], d = m->cfg.d, C = m->cfg.n_classes;
-    const int32_t *tok = (const int32_t *)tt->data;
+    /* a copy: a tensor's bytes in a safetensors file need not sit at a 4-byte boundary (UBSan) */
+    int32_t *tok = malloc((size_t)B * T * sizeof *tok);
+    memcpy(tok, tt->data, (size_t)B * T * sizeof *tok);
     ldru_weights w;
     ldru_weights_bind(&m->cfg, m->block, &w);
     ldru_tree tr;
@@ -91,6 +93,7 @@ static void check_pair(const char *label, const char *wpath, const char *epath) 
            levels, worst, el, ep, eq);
     free(cap.prefix);
     free(logits);
+    free(tok);
     gpn_model_free(m);
     safetensors_close(ex);
 }
