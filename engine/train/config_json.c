@@ -59,6 +59,12 @@ void get_long(jsec *s, const char *key, long *out, int required, double lo, doub
     }
 }
 
+void get_seed(jsec *s, const char *key, uint64_t *out) {
+    double x = (double)*out;
+    get_num(s, key, &x, 0, 0, 9007199254740992.0);
+    *out = (uint64_t)x;
+}
+
 void get_bool(jsec *s, const char *key, int *out) {
     cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
     if (!v || *s->err) return;

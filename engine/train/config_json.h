@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     const char *section;
@@ -21,6 +22,8 @@ int get_num(jsec *s, const char *key, double *out, int required, double lo, doub
 void get_int(jsec *s, const char *key, int *out, int required, double lo, double hi);
 void get_long(jsec *s, const char *key, long *out, int required, double lo, double hi);
 void get_bool(jsec *s, const char *key, int *out);
+/* A seed: a number in [0, 2^53] (every such integer is exact in the JSON's double), truncated into *out. */
+void get_seed(jsec *s, const char *key, uint64_t *out);
 /* A path (TRAIN_PATH_MAX bytes) relative to base unless absolute. */
 void get_path(jsec *s, const char *key, char *out, int required, const char *base);
 /* The config file's text (malloc'd), or NULL with gs_error(). */

@@ -73,9 +73,7 @@ int task_train_load(const char *path, task_train_config *c) {
         get_long(&t, "steps", &c->steps, 0, 1, 1e9);
         get_int(&t, "batch", &c->batch, 0, 1, 65536);
         get_int(&t, "max_length", &c->max_length, 0, 1, GS_TASK_MAX_LENGTH);
-        double seed = (double)c->seed;
-        get_num(&t, "seed", &seed, 0, 0, 9007199254740992.0);
-        c->seed = (uint64_t)seed;
+        get_seed(&t, "seed", &c->seed);
         get_int(&t, "threads", &c->threads, 0, 0, 1024);
         get_long(&t, "log_every", &c->log_every, 0, 1, 1e9);
         get_num(&o, "lr", &c->opt.lr, 0, 0, 10);

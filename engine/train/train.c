@@ -140,9 +140,7 @@ int train_config_load(const char *path, train_config *c) {
     get_int(&d, "batch_size", &c->batch, 0, 1, 1 << 16);
     get_bool(&d, "shuffle", &c->shuffle);
     get_long(&t, "steps", &c->steps, 0, 1, 1e12);
-    double seed = (double)c->seed;
-    get_num(&t, "seed", &seed, 0, 0, 9007199254740992.0);
-    c->seed = (uint64_t)seed;
+    get_seed(&t, "seed", &c->seed);
     get_int(&t, "bptt", &c->bptt, 0, 0, 1 << 20);
     get_int(&t, "threads", &c->threads, 0, 0, 1024);
     get_num(&o, "learning_rate", &c->opt.lr, 0, 0, 10);
