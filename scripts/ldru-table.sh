@@ -4,7 +4,9 @@
 # accuracy table: in distribution (lengths 1..40) and out of distribution
 # (24 lengths spread over 41..500, 32 fresh strings each), per task, with
 # the training time (docs/ldru.md). Seeds are fixed: a rerun gives the same
-# numbers on the same machine and thread count.
+# numbers on the same machine and thread count. A task whose DIR/TASK/eval.json
+# exists is not trained again (rerun after an interruption to finish the table;
+# delete DIR/TASK to retrain it).
 #
 # usage: scripts/ldru-table.sh [--out DIR] [--config TEMPLATE] [--steps N] [TASK...]
 #   DIR defaults to runs/ldru-table; the table goes to DIR/table.md.
@@ -17,7 +19,7 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --steps) steps="--steps $2"; shift 2 ;;
     --config) template="$2"; shift 2 ;;
-    -h|--help) sed -n 2,11p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n 2,12p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ldru-table.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -37,10 +39,14 @@ for t in "${tasks[@]}"; do
   cfg="$out/$t.json"
   sed -e "s/\"task\": \"[a-z0-9_]*\"/\"task\": \"$t\"/" -e "s#\"dir\": \"[^\"]*\"#\"dir\": \"$t\"#" \
     "$template" >"$cfg"
-  echo "ldru-table.sh: $t" >&2
-  # shellcheck disable=SC2086
-  "$bin" train --config "$cfg" $steps
   e="$out/$t/eval.json"
+  if [[ -s "$e" ]]; then
+    echo "ldru-table.sh: $t already trained ($e)" >&2
+  else
+    echo "ldru-table.sh: $t" >&2
+    # shellcheck disable=SC2086
+    "$bin" train --config "$cfg" $steps
+  fi
   echo "| $t | $(pct "$(field "$e" in_distribution)") | $(pct "$(field "$e" out_of_distribution)") |" \
        "$(pct "$(field "$e" ood_41_100)") | $(pct "$(field "$e" ood_101_200)") | $(pct "$(field "$e" ood_201_max)") |" \
        "$(awk -v x="$(field "$e" train_seconds)" 'BEGIN { printf "%.0f", x }') |" >>"$table"
