@@ -9,6 +9,7 @@
 #include "analyses/stats.h"
 #include "analyses/registry.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/engine.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
@@ -330,7 +331,8 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     int64_t W = tk.n_windows;
     if (o->windows > 0 && o->windows < W) W = o->windows;
     if (W < 1 || T < 1) { gs_fail("run %lld has no recorded tokens", (long long)run_id); goto done; }
-    if (!(m = gs_analysis_load_model(&info, o->model_path))) goto done;
+    if (!(m = gs_analysis_load_model(&info, o->model_path)) || gs_family_require_lm(&m->cfg, m->path, "ablate"))
+        goto done;
     /* ids outside the model's vocabulary first: read as int32 they could
      * look like the -1 of a missing token */
     if (out_of_vocabulary(st, run_id, m->cfg.V)) goto done;

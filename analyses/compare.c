@@ -103,6 +103,9 @@ static void pair_decay(const store_site *sites, int n, gs_compare_row *r) {
         }
 }
 
+/* a family's store name must fit whole ("recurrent-transformer" was cut to 15 characters) */
+_Static_assert(sizeof ((gs_compare_row *)0)->arch >= sizeof ((store_run_info *)0)->model_arch,
+               "a compare row's arch is narrower than the store's");
 static void run_arch(store *st, int64_t run, char *out, size_t size) {
     out[0] = 0;
     store_run_info info;

@@ -69,7 +69,7 @@ typedef struct {
     int64_t run;
     char site[64], kind[64]; /* the site and its states.kind */
     int layer;              /* -1: not per layer */
-    char arch[16];          /* the run's model arch ("" unknown) */
+    char arch[32];          /* the run's model arch ("" unknown); as wide as store_run_info.model_arch */
     char decay_site[64];    /* "" when the row has none */
     int64_t n_states, n_windows;
     int d;

@@ -9,13 +9,21 @@
 #include "analyses/rows.h"
 #include "analyses/train_counts.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 
 int gs_default_row_run(gs_analysis_ctx *c) {
     gs_analysis *a = c->a;
     int64_t *counts = NULL, nv = 0;
     double *uni = NULL;
-    int64_t V = a->model ? a->model->cfg.V : 0;
-    if (a->model) {
+    /* the decode half reads the logits as a vocabulary: a model that is not a
+     * language model (an MLP-LDRU classifier) gets the mean direction only */
+    const gs_family *fam = a->model ? gs_family_of(&a->model->cfg) : NULL;
+    const gpn_model *lm = fam && !fam->not_lm ? a->model : NULL;
+    if (fam && !lm)
+        gs_analysis_note(a, "default direction: the model is %s, not a language model: its mean direction without default tokens",
+                         fam->not_lm);
+    int64_t V = lm ? lm->cfg.V : 0;
+    if (lm) {
         if (store_read_unigram_counts(c->st, c->run, &counts, &nv) != 0) {
             gs_analysis_note(a, "no unigram counts (%s): Spearman skipped", gs_error());
         } else if (nv > V) {
@@ -32,7 +40,7 @@ int gs_default_row_run(gs_analysis_ctx *c) {
     gs_default_opts_default(&dopt);
     dopt.seed = c->o->seed;
     double *train = NULL;
-    if (a->model && c->o->train_corpus) {
+    if (lm && c->o->train_corpus) {
         const char *tok = c->info->tokenizer_path[0] ? c->info->tokenizer_path : NULL;
         if (gs_train_unigram_counts(c->o->train_corpus, tok, V, &train) != 0) {
             free(uni);
@@ -42,7 +50,7 @@ int gs_default_row_run(gs_analysis_ctx *c) {
         dopt.train_unigram_len = V;
     }
     snprintf(a->recorded_corpus, sizeof a->recorded_corpus, "%s", c->info->corpus_path);
-    int rc = gs_default_dir_run(c->src, &a->geometry, a->model, uni, uni ? V : 0, &dopt, &a->default_dir);
+    int rc = gs_default_dir_run(c->src, &a->geometry, lm, uni, uni ? V : 0, &dopt, &a->default_dir);
     free(uni);
     free(train);
     if (rc != 0) { gs_fail_context("default direction: "); return -1; }

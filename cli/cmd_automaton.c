@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "analyses/automaton/automaton.h"
+#include "analyses/registry.h"
 #include "analyses/automaton/ldru_nodes.h"
 #include "analyses/automaton/node_sources.h"
+#include "analyses/automaton/state_geometry.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -20,7 +22,8 @@
 
 static const char *help =
     "usage: gpnscope automaton MODEL --task NAME [--strings N] [--max-length L] [--train-length T]\n"
-    "                          [--seed S] [--points P] [--auto-points A] [--db F] [--plot DIR] [--json]\n"
+    "                          [--seed S] [--points P] [--auto-points A] [--geometry-points G]\n"
+    "                          [--db F] [--plot DIR] [--json]\n"
     "       gpnscope automaton --reference exact|random --task NAME [same options]\n\n"
     "Does the operator learn the automaton? Every node of an MLP-LDRU tree stands\n"
     "for a segment w of its input; w induces a function f_w on the states of the\n"
@@ -46,12 +49,88 @@ static const char *help =
     "  --points P       nodes kept per cell, a uniform sample (default 2000)\n"
     "  --auto-points A  of those, how many the silhouette clustering sees (default\n"
     "                   600; it holds A x A distances)\n"
-    "  --db F           store the experiment in F (tables automaton_experiments and\n"
-    "                   automaton_cells; created if missing)\n"
+    "  --geometry-points G  the state geometry (as analyze --only geometry: explained\n"
+    "                   variance, components for 90%/99%, participation ratio, stable\n"
+    "                   rank) of a uniform sample of G prefix states (a model's state\n"
+    "                   site, the root over x_0..x_t; in distribution when t + 1 <= T)\n"
+    "                   and G node vectors (in when the segment has <= T symbols), in\n"
+    "                   and out of distribution (default 4096; 0: none)\n"
+    "  --db F           store the experiment in F (tables automaton_experiments,\n"
+    "                   automaton_cells and automaton_geometry; created if missing)\n"
     "  --plot DIR       draw DIR/automaton.gp and .png per tree level (needs --db)\n"
     "  --json           the cells as JSON instead of the table\n"
     "Progress goes to stderr on a terminal. Nothing is stored until the whole\n"
     "experiment is done (one transaction). See docs/automaton.md.\n";
+
+/* The state geometry's four sets: [prefix | node][out | in]. */
+typedef struct {
+    int done[2][2];
+    gs_geometry g[2][2];
+    char why[2][2][256];
+} geometry_sets;
+
+static const char *const set_names[2] = {"prefix", "node"};
+
+static int measure_sets(const gs_state_geometry *sg, uint64_t seed, geometry_sets *out) {
+    for (int w = 0; w < 2; w++)
+        for (int in = 0; in < 2; in++) {
+            if (w == GS_GEOM_PREFIX && !sg->engine) continue;
+            int rc = gs_state_geometry_measure(sg, w, in, seed, &out->g[w][in], out->why[w][in], sizeof out->why[w][in]);
+            if (rc < 0) return -1;
+            out->done[w][in] = rc == 0 ? 1 : -1;
+        }
+    return 0;
+}
+
+static void print_geometry(const geometry_sets *s, const gs_state_geometry *sg) {
+    printf("\nstate geometry (as analyze --only geometry; a uniform sample of each set)\n%-6s %-3s %9s %7s %4s %10s %7s %7s"
+           " %13s %11s\n", "states", "", "seen", "sampled", "d", "norm mean", "90%", "99%", "participation", "stable rank");
+    for (int w = 0; w < 2; w++)
+        for (int in = 1; in >= 0; in--) {
+            if (!s->done[w][in]) continue;
+            const gs_geometry *g = &s->g[w][in];
+            printf("%-6s %-3s %9lld %7d ", set_names[w], in ? "in" : "out", (long long)sg->set[w][in].seen, sg->set[w][in].n);
+            if (s->done[w][in] < 0) printf("n/a (%s)\n", s->why[w][in]);
+            else printf("%4d %10.4g %7d %7d %13.3f %11.3f\n", g->d, g->norm_mean, g->n90, g->n99, g->participation_ratio,
+                        g->stable_rank);
+        }
+}
+
+static void geometry_json(cJSON *all, const geometry_sets *s, const gs_state_geometry *sg) {
+    cJSON *arr = cJSON_AddArrayToObject(all, "geometry");
+    for (int w = 0; w < 2; w++)
+        for (int in = 1; in >= 0; in--) {
+            if (!s->done[w][in]) continue;
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "states", set_names[w]);
+            cJSON_AddBoolToObject(o, "in_distribution", in);
+            cJSON_AddNumberToObject(o, "seen", (double)sg->set[w][in].seen);
+            if (s->done[w][in] > 0) {
+                gs_analysis a = {.geometry = s->g[w][in]}; /* the registry row's own JSON fields */
+                gs_analysis_row_of(GS_AN_GEOMETRY)->json(o, &a);
+                cJSON *cum = cJSON_AddArrayToObject(o, "cumulative_explained");
+                for (int i = 0; i < s->g[w][in].d; i++) cJSON_AddItemToArray(cum, cJSON_CreateNumber(s->g[w][in].cum_explained[i]));
+            } else {
+                cJSON_AddStringToObject(o, "skipped", s->why[w][in]);
+            }
+            cJSON_AddItemToArray(arr, o);
+        }
+}
+
+static int geometry_rows(const geometry_sets *s, const gs_state_geometry *sg, store_automaton_geometry *rows) {
+    int n = 0;
+    for (int w = 0; w < 2; w++)
+        for (int in = 1; in >= 0; in--) {
+            if (s->done[w][in] <= 0) continue;
+            const gs_geometry *g = &s->g[w][in];
+            rows[n++] = (store_automaton_geometry){
+                .states = set_names[w], .in_distribution = in, .n_seen = sg->set[w][in].seen, .n_states = (int)g->n,
+                .d = g->d, .norm_mean = g->norm_mean, .mean_norm = g->mean_norm, .total_variance = g->total_var,
+                .participation_ratio = g->participation_ratio, .stable_rank = g->stable_rank, .components_90 = g->n90,
+                .components_99 = g->n99, .cum_explained = g->cum_explained, .vectors = sg->set[w][in].x};
+        }
+    return n;
+}
 
 static void print_table(const gs_automaton_result *r, const gs_task *task, int train_length) {
     printf("task %s: minimal DFA %d states, transition monoid %d elements; %d strings, %lld nodes\n", task->name,
@@ -106,7 +185,8 @@ static cJSON *cells_json(const gs_automaton_result *r, const gs_task *task) {
 }
 
 static int store_result(const char *path, const gpn_model *m, const char *reference, const gs_automaton_opts *o,
-                        const gs_automaton_result *r, int64_t *id) {
+                        const gs_automaton_result *r, const store_automaton_geometry *geo, int n_geo, int geo_points,
+                        int64_t *id) {
     store *st = store_open(path, STORE_WRITE | STORE_CREATE);
     if (!st) return -1;
     store_automaton_experiment e = {0};
@@ -116,30 +196,33 @@ static int store_result(const char *path, const gpn_model *m, const char *refere
     snprintf(e.code_version, sizeof e.code_version, "%s", GPNSCOPE_VERSION);
     snprintf(e.settings, sizeof e.settings,
              "{\"strings\": %d, \"max_length\": %d, \"train_length\": %d, \"seed\": %llu, \"points\": %d, "
-             "\"auto_points\": %d%s%s%s}",
-             o->n_strings, o->max_length, o->train_length, (unsigned long long)o->seed, o->max_points, o->auto_points,
+             "\"auto_points\": %d, \"geometry_points\": %d%s%s%s}",
+             o->n_strings, o->max_length, o->train_length, (unsigned long long)o->seed, o->max_points, o->auto_points, geo_points,
              m ? "" : ", \"reference\": \"", m ? "" : reference, m ? "" : "\"");
     e.monoid_size = r->monoid_size;
     e.dfa_states = r->dfa_states;
     e.n_strings = r->n_strings;
     e.n_nodes = r->n_nodes;
+    e.geometry = geo;
+    e.n_geometry = n_geo;
     *id = store_put_automaton(st, &e, r->cells, r->n_cells);
     store_close(st);
     return *id < 0 ? -1 : 0;
 }
 
 int cmd_automaton(int argc, char **argv) {
-    enum { O_TASK = 1, O_STRINGS, O_MAXLEN, O_TRAIN, O_SEED, O_POINTS, O_AUTO, O_DB, O_PLOT, O_JSON, O_REF };
+    enum { O_TASK = 1, O_STRINGS, O_MAXLEN, O_TRAIN, O_SEED, O_POINTS, O_AUTO, O_DB, O_PLOT, O_JSON, O_REF, O_GEO };
     static const struct option opts[] = {
         {"task", required_argument, 0, O_TASK},        {"strings", required_argument, 0, O_STRINGS},
         {"max-length", required_argument, 0, O_MAXLEN}, {"train-length", required_argument, 0, O_TRAIN},
         {"seed", required_argument, 0, O_SEED},        {"points", required_argument, 0, O_POINTS},
         {"auto-points", required_argument, 0, O_AUTO}, {"db", required_argument, 0, O_DB},
         {"plot", required_argument, 0, O_PLOT},        {"json", no_argument, 0, O_JSON},
-        {"reference", required_argument, 0, O_REF},    {"help", no_argument, 0, 'h'},
+        {"reference", required_argument, 0, O_REF},    {"geometry-points", required_argument, 0, O_GEO},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *task_name = NULL, *db = NULL, *plot = NULL, *reference = NULL;
-    int json = 0, c;
+    int json = 0, c, geo_points = 4096;
     long long v;
     gs_automaton_opts o;
     gs_automaton_opts_default(&o);
@@ -171,6 +254,10 @@ int cmd_automaton(int argc, char **argv) {
         case O_AUTO:
             if (cli_int_option("automaton", "auto-points", optarg, 2, 5000, "a count in 2..5000", &v)) return 2;
             o.auto_points = (int)v;
+            break;
+        case O_GEO:
+            if (cli_int_option("automaton", "geometry-points", optarg, 0, 1000000, "a count in 0..1000000", &v)) return 2;
+            geo_points = (int)v;
             break;
         case O_DB: db = optarg; break;
         case O_PLOT: plot = optarg; break;
@@ -207,6 +294,10 @@ int cmd_automaton(int argc, char **argv) {
     gs_random_nodes random = {.state = o.seed ^ 0xa5a5a5a5ull, .width = 32};
     gs_node_source src;
     gs_automaton_result r = {0};
+    gs_state_geometry sg = {0};
+    geometry_sets sets = {0};
+    store_automaton_geometry geo[4];
+    int n_geo = 0;
     if (reference && !strcmp(reference, "exact")) {
         gs_dfa dfa;
         gs_task_dfa(o.task, &dfa);
@@ -217,17 +308,20 @@ int cmd_automaton(int argc, char **argv) {
     } else if (!(m = gpn_model_load(argv[optind])) || gs_node_source_ldru(m, o.task, &ldru, &src)) {
         goto fail;
     }
+    if (geo_points > 0 && gs_state_geometry_wrap(&sg, &src, m, o.train_length, geo_points, o.seed, &src)) goto fail;
     progress pg;
     progress_start(&pg, "automaton", "strings", o.n_strings);
     o.progress = progress_callback;
     o.progress_ctx = &pg;
     int ar = gs_automaton_run(&src, &o, &r);
     progress_end(&pg, r.n_strings);
-    if (ar) goto fail;
+    if (ar || (geo_points > 0 && measure_sets(&sg, o.seed, &sets))) goto fail;
+    if (geo_points > 0) n_geo = geometry_rows(&sets, &sg, geo);
     int64_t id = 0;
-    if (db && store_result(db, m, reference, &o, &r, &id)) goto fail;
+    if (db && store_result(db, m, reference, &o, &r, geo, n_geo, geo_points, &id)) goto fail;
     if (json) {
         cJSON *all = cells_json(&r, o.task);
+        if (geo_points > 0) geometry_json(all, &sets, &sg);
         if (id > 0) cJSON_AddNumberToObject(all, "experiment_id", (double)id);
         char *s = cJSON_PrintUnformatted(all);
         puts(s);
@@ -235,6 +329,7 @@ int cmd_automaton(int argc, char **argv) {
         cJSON_Delete(all);
     } else {
         print_table(&r, o.task, o.train_length);
+        if (geo_points > 0) print_geometry(&sets, &sg);
         if (id > 0) printf("\nstored as automaton experiment %lld in %s (tables automaton_experiments, automaton_cells)\n",
                            (long long)id, db);
     }
@@ -252,6 +347,9 @@ fail:
     fprintf(stderr, "gpnscope automaton: %s\n", gs_error());
 done:
     gs_automaton_result_free(&r);
+    for (int w = 0; w < 2; w++)
+        for (int in = 0; in < 2; in++) gs_geometry_free(&sets.g[w][in]);
+    gs_state_geometry_free(&sg);
     gs_monoid_free(monoid);
     gpn_model_free(m);
     return rc;

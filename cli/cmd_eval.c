@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/corpora/corpus.h"
@@ -169,7 +170,7 @@ int cmd_eval(int argc, char **argv) {
             return 2;
         }
     }
-    if (!(m = gpn_model_load(model_path))) goto fail;
+    if (!(m = gpn_model_load(model_path)) || gs_family_require_lm(&m->cfg, model_path, "eval")) goto fail;
     if (tok_path) {
         if (!(tok = tokenizer_load(tok_path))) goto fail;
         if (tokenizer_vocab_size(tok) > m->cfg.V) {

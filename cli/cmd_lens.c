@@ -8,6 +8,7 @@
 
 #include "analyses/lens.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "cli/causal_cli.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -115,6 +116,7 @@ int cmd_lens(int argc, char **argv) {
     store *st = NULL;
     gpn_model *m = gpn_model_load(argv[optind]);
     gpn_tokenizer *tok = NULL;
+    if (m && gs_family_require_lm(&m->cfg, argv[optind], "lens")) gpn_model_free(m), m = NULL;
     if (!m) { fprintf(stderr, "gpnscope lens: %s\n", gs_error()); return 1; }
     tok = causal_tokenizer("lens", tok_path, m, text != NULL, &failed);
     if (failed) goto done;

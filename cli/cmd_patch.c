@@ -9,6 +9,7 @@
 #include "analyses/direction.h"
 #include "analyses/patching.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "cli/causal_cli.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -233,6 +234,7 @@ int cmd_patch(int argc, char **argv) {
     gs_patch_component *comps = NULL;
     gs_patch_result res = {0};
     float *u = NULL;
+    if (m && gs_family_require_lm(&m->cfg, model_path, "patch")) gpn_model_free(m), m = NULL;
     if (!m) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); return 1; }
     tok = causal_tokenizer("patch", tok_path, m, 0, &failed);
     if (failed) goto done;

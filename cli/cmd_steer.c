@@ -9,6 +9,7 @@
 #include "analyses/direction.h"
 #include "analyses/steering.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "cli/causal_cli.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -133,6 +134,7 @@ int cmd_steer(int argc, char **argv) {
     store *src = NULL, *st = NULL;
     float *u = NULL;
     gs_steer_result *r = calloc(1, sizeof *r);
+    if (m && gs_family_require_lm(&m->cfg, argv[optind], "steer")) gpn_model_free(m), m = NULL;
     if (!m || !r) { fprintf(stderr, "gpnscope steer: %s\n", m ? "out of memory" : gs_error()); goto done; }
     corpus_format fmt = corpus_detect(corpus_path);
     tok = causal_tokenizer("steer", tok_path, m, fmt != CORPUS_SHARDS, &failed);

@@ -470,6 +470,8 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     store_token_row *rows = NULL;
     float *gather = NULL;
     if (!(r.model = gpn_model_load(o.model))) goto out;
+    /* a task model's symbols are no tokenizer's pieces (a shard corpus of its symbols records it) */
+    if (o.tokenizer && gs_family_require_lm(&r.model->cfg, o.model, "record --tokenizer")) goto out;
     if (plan_sites(&o, &r.model->cfg, &plan)) {
         rc = 2;
         goto out;

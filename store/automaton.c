@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,16 @@ static const char tables[] =
     " n_nodes INTEGER, n_points INTEGER, n_elements INTEGER, majority REAL,"
     " kmeans_purity REAL, kmeans_ari REAL,"
     " auto_points INTEGER, auto_elements INTEGER, auto_k INTEGER, auto_silhouette REAL, auto_purity REAL, auto_ari REAL,"
-    " PRIMARY KEY (experiment_id, grouping, in_distribution, bucket)) WITHOUT ROWID;";
+    " PRIMARY KEY (experiment_id, grouping, in_distribution, bucket)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS automaton_geometry ("
+    " experiment_id INTEGER NOT NULL REFERENCES automaton_experiments(id) ON DELETE CASCADE,"
+    " states TEXT NOT NULL CHECK (states IN ('prefix', 'node')),"
+    " in_distribution INTEGER NOT NULL CHECK (in_distribution IN (0, 1)),"
+    " n_seen INTEGER, n_states INTEGER, d INTEGER, norm_mean REAL, mean_norm REAL, total_variance REAL,"
+    " components_90 INTEGER, components_99 INTEGER, participation_ratio REAL, stable_rank REAL,"
+    " cumulative_explained TEXT CHECK (json_valid(cumulative_explained)),"
+    " vectors BLOB," /* n_states x d little-endian float32: the sample measured */
+    " PRIMARY KEY (experiment_id, states, in_distribution)) WITHOUT ROWID;";
 
 int store_automaton_tables(store *st) { return st_exec(st, tables, "creating the automaton tables"); }
 
@@ -48,6 +58,34 @@ static int put_cell(store *st, sqlite3_stmt *s, int64_t id, const store_automato
     st_bind_float(s, 17, c->auto_purity);
     st_bind_float(s, 18, c->auto_ari);
     return st_step_done(st, s, "writing an automaton cell");
+}
+
+static int put_geometry(store *st, sqlite3_stmt *s, int64_t id, const store_automaton_geometry *g) {
+    size_t size = (size_t)g->d * 24 + 3;
+    char *curve = malloc(size);
+    if (!curve) return gs_fail("out of memory for the explained-variance curve");
+    size_t at = 0;
+    curve[at++] = '[';
+    for (int i = 0; i < g->d; i++) at += (size_t)snprintf(curve + at, size - at, "%s%.17g", i ? "," : "", g->cum_explained[i]);
+    snprintf(curve + at, size - at, "]");
+    sqlite3_reset(s);
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_text(s, 2, g->states, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 3, g->in_distribution);
+    sqlite3_bind_int64(s, 4, g->n_seen);
+    sqlite3_bind_int(s, 5, g->n_states);
+    sqlite3_bind_int(s, 6, g->d);
+    const double reals[] = {g->norm_mean, g->mean_norm, g->total_variance};
+    for (int i = 0; i < 3; i++) st_bind_float(s, 7 + i, reals[i]);
+    sqlite3_bind_int(s, 10, g->components_90);
+    sqlite3_bind_int(s, 11, g->components_99);
+    st_bind_float(s, 12, g->participation_ratio);
+    st_bind_float(s, 13, g->stable_rank);
+    sqlite3_bind_text(s, 14, curve, -1, SQLITE_TRANSIENT);
+    _Static_assert(sizeof(float) == 4, "the vectors are stored as float32");
+    sqlite3_bind_blob64(s, 15, g->vectors, (sqlite3_uint64)g->n_states * g->d * sizeof(float), SQLITE_STATIC);
+    free(curve);
+    return st_step_done(st, s, "writing an automaton geometry row");
 }
 
 int64_t store_put_automaton(store *st, const store_automaton_experiment *e, const store_automaton_cell *cells, int n) {
@@ -76,6 +114,13 @@ int64_t store_put_automaton(store *st, const store_automaton_experiment *e, cons
     int rc = s ? 0 : -1;
     for (int i = 0; !rc && i < n; i++) rc = put_cell(st, s, id, &cells[i]);
     sqlite3_finalize(s);
+    if (!rc && e->n_geometry) {
+        s = st_prepare(st, "INSERT INTO automaton_geometry VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+                           " ?13, json(?14), ?15)");
+        rc = s ? 0 : -1;
+        for (int i = 0; !rc && i < e->n_geometry; i++) rc = put_geometry(st, s, id, &e->geometry[i]);
+        sqlite3_finalize(s);
+    }
     if (!rc) rc = st_exec(st, "COMMIT", "committing the automaton experiment");
     if (rc) {
         sqlite3_exec(store_db(st), "ROLLBACK", NULL, NULL, NULL);

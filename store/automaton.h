@@ -28,10 +28,26 @@ typedef struct {
     double auto_silhouette, auto_purity, auto_ari;
 } store_automaton_cell;
 
+/* The state geometry of one set (analyses/automaton/state_geometry.h): the
+ * prefix states or the node vectors, in or out of distribution; table
+ * automaton_geometry, with the sample the numbers come from. */
+typedef struct {
+    const char *states; /* "prefix" or "node" */
+    int in_distribution;
+    int64_t n_seen;     /* states that fell in the set */
+    int n_states, d;    /* of them sampled and measured; their width */
+    double norm_mean, mean_norm, total_variance, participation_ratio, stable_rank;
+    int components_90, components_99;
+    const double *cum_explained; /* d: the fraction of the variance in the first i + 1 components */
+    const float *vectors;        /* n_states x d */
+} store_automaton_geometry;
+
 typedef struct {
     char model_path[4096], model_sha256[80], task[64], settings[2048], code_version[32];
     int monoid_size, dfa_states, n_strings;
     int64_t n_nodes;
+    const store_automaton_geometry *geometry; /* written with the experiment, in its transaction */
+    int n_geometry;
 } store_automaton_experiment;
 
 /* Creates the tables if the file lacks them. */

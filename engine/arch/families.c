@@ -44,6 +44,14 @@ const gs_family *gs_family_by_name(const char *name) {
     return NULL;
 }
 
+int gs_family_require_lm(const gpn_config *c, const char *path, const char *needs) {
+    const gs_family *f = gs_family_of(c);
+    if (!f || !f->not_lm) return 0;
+    return gs_fail("%s is %s, not a language model: %s needs a language model (for task models: gpnscope train "
+                   "--config with \"task\" evaluates; gpnscope automaton analyzes)",
+                   path, f->not_lm, needs);
+}
+
 int gs_site_present(const gs_site *s, const gpn_config *c) { return !s->needs_memory || c->H > 0; }
 
 int gs_site_width(const gs_site *s, const gpn_config *c) {

@@ -102,6 +102,12 @@ typedef struct {
     /* `gpnscope train`'s entry (engine/train/train_family.h): the family's
      * training tape and initialisation; NULL: the trainer does not train it */
     const struct gs_train_i *train;
+    /* NULL: a language model (its logits are over a vocabulary of tokens, a
+     * step predicts the next token). Else what the family's models are
+     * instead ("an MLP-LDRU sequence classifier"): the commands that read
+     * logits as a vocabulary, decode through a tokenizer or compute NLL over
+     * a corpus refuse them with it (gs_family_require_lm). */
+    const char *not_lm;
 } gs_family;
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
@@ -110,6 +116,12 @@ const gs_family *gs_family_by_name(const char *name);
 /* The family whose tensors a checkpoint holds; NULL with gs_error() naming
  * the families tried. */
 const gs_family *gs_family_of_file(const st_file *f);
+
+/* 0 when the config's family is a language model; else -1 with gs_error()
+ * "PATH is an MLP-LDRU sequence classifier, not a language model: NEEDS
+ * needs a language model (...)", naming the commands that do take it. The
+ * one check every language-model-only command makes (cli/lm_model.h). */
+int gs_family_require_lm(const gpn_config *c, const char *path, const char *needs);
 
 /* A site's width in floats for a config; 0 where the model lacks it. */
 int gs_site_width(const gs_site *s, const gpn_config *c);

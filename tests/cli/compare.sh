@@ -157,6 +157,34 @@ assert j['rows'][4]['memory_pools']['heads'] == 3 and j['rows'][4]['memory_pools
 assert all(r['default_direction']['verdict'] in ('present', 'not shown') for r in j['rows'])
 PY
 
+# the text table names every family in full (the store's models.arch; a row's arch once cut
+# "recurrent-transformer" to "recurrent-trans"): the four above, a Recurrent Transformer on the same
+# windows, and an MLP-LDRU on windows of its own symbols (--allow-different-windows)
+"$py" "$ref/rt_reference.py" make rt 97 24 2 3 40 1 2 1
+cat >ldru.json <<'JSON'
+{"task": "parity", "model": {"d_model": 8, "d_ffn": 16}, "training": {"steps": 3, "batch": 4, "max_length": 8},
+ "eval": {"count": 2, "ood_max": 20, "ood_lengths": 1}, "output": {"dir": "ldru"}}
+JSON
+mkdir -p bits && "$py" - <<'PY'
+import json, struct
+n = 24 * 48
+open("bits/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[(i * 7 // 3) % 2 for i in range(n)]))
+json.dump([n], open("bits/data_0000.index.json", "w"))
+json.dump({"tokenizer": "bits", "vocab_size": 2, "total_tokens": n, "total_docs": 1, "num_shards": 1}, open("bits/meta.json", "w"))
+PY
+"$bin" train --config ldru.json --quiet >/dev/null && cp ldru/model.safetensors ldru.weights.safetensors
+rec rt && "$bin" record --model ldru.weights.safetensors --corpus bits --seq-len 48 --db ldru.db --sites prefix --quiet >/dev/null &&
+  ok "recorded a Recurrent Transformer and an MLP-LDRU" || bad "record rt, ldru"
+if "$bin" compare gpnm.db elman.db tpp.db gdn.db rt.db ldru.db --allow-different-windows --boot 0 --quiet >names.txt 2>err; then
+  all=1
+  for db in gpnm elman tpp gdn rt ldru; do
+    arch="$(sqlite3 "$db.db" "select arch from models")"
+    grep -F "$db.db:1:" names.txt | grep -qF "  ($arch, " || { all=0; bad "$db: no '($arch, ' in: $(grep -F "$db.db:1:" names.txt)"; }
+  done
+  [[ $all -eq 1 ]] && grep -qF "(recurrent-transformer, " names.txt && grep -qF "(transformer++, " names.txt &&
+    ok "the text table names every family in full: $(grep -o '  ([^,]*,' names.txt | tr -d ' (,' | tr '\n' ' ')" || bad "family names"
+else bad "compare of six families: $(cat err)"; fi
+
 # --out: compare.json with curves, the figures, the report and the notebook
 if "$bin" compare gpnm.db 'gdn.db::blocks.*.hook_resid_post' --out out --quiet --boot 20 >out.txt 2>err; then
   ok "compare --out exits 0"; else bad "--out: $(cat err)"; fi

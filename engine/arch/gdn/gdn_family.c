@@ -240,5 +240,5 @@ static const float *embedding(const gpn_model *m, int *width) {
 const gs_family gs_family_gdn = {
     "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
-    tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe, &gs_train_gdn,
+    tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe, &gs_train_gdn, NULL,
 };

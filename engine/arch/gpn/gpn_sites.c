@@ -52,7 +52,7 @@ static const gs_site gpn_sites[] = {
 
 const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, 1, gpn_sites, ARRAY_LEN(gpn_sites),
                                  GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                 gpn_family_embedding, gpn_family_describe, &gs_train_gpn};
+                                 gpn_family_embedding, gpn_family_describe, &gs_train_gpn, NULL};
 const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, 1, gpn_sites,
                                    ARRAY_LEN(gpn_sites), GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                   gpn_family_embedding, gpn_family_describe, &gs_train_gpn};
+                                   gpn_family_embedding, gpn_family_describe, &gs_train_gpn, NULL};
