@@ -26,6 +26,11 @@ static inline void gs_fire(const gs_engine_host *h, gpn_hook_point p, int layer,
     h->hook[p](h->hook_ctx[p], &ev);
 }
 
+/* The entries a backend may leave NULL take the CPU backends' shared answer,
+ * which the engine reads through one accessor each (engine/engine.c):
+ * name NULL: "cpu"; out / site NULL: the gs_backend's `out` and `site`,
+ * filled once when the backend is made (a CPU backend's buffers stay put).
+ * A backend that learns its buffers at each step (CUDA's) fills these. */
 typedef struct {
     const char *(*name)(const void *impl);
     void (*free)(void *impl);
@@ -43,6 +48,21 @@ typedef struct {
 typedef struct {
     const gs_backend_i *i;
     void *impl;
+    /* read where i->out / i->site are NULL: the buffers every step leaves
+     * its outputs in, and per hook point the (not per-layer) site's rows,
+     * NULL where the backend does not keep that site */
+    gpn_step_out out;
+    const float *site[GPN_HOOK_COUNT];
 } gs_backend;
+
+/* A CPU backend's handle (table i, state impl) with the defaults filled:
+ * `out` as given, and logits and nll kept as sites, as every family keeps
+ * them; the family then adds its own sites to .site. */
+static inline gs_backend gs_cpu_backend(const gs_backend_i *i, void *impl, gpn_step_out out) {
+    gs_backend be = {.i = i, .impl = impl, .out = out};
+    be.site[GPN_HOOK_LOGITS] = out.logits;
+    be.site[GPN_HOOK_NLL] = out.nll;
+    return be;
+}
 
 #endif

@@ -51,7 +51,8 @@ void gpn_engine_free(gpn_engine *e) {
     free(e);
 }
 
-const char *gpn_engine_device_name(const gpn_engine *e) { return e->be.i->name(e->be.impl); }
+/* the three accessors with a default for a NULL entry (engine/backend.h) */
+const char *gpn_engine_device_name(const gpn_engine *e) { return e->be.i->name ? e->be.i->name(e->be.impl) : "cpu"; }
 
 void gpn_engine_set_outputs(gpn_engine *e, int what, const unsigned char *rows) {
     if (e->be.i->set_outputs) e->be.i->set_outputs(e->be.impl, what, rows);
@@ -88,6 +89,9 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     return 0;
 }
 
-gpn_step_out gpn_engine_out(const gpn_engine *e) { return e->be.i->out(e->be.impl); }
+gpn_step_out gpn_engine_out(const gpn_engine *e) { return e->be.i->out ? e->be.i->out(e->be.impl) : e->be.out; }
 
-const float *gpn_engine_site(const gpn_engine *e, gpn_hook_point p) { return e->be.i->site(e->be.impl, p); }
+const float *gpn_engine_site(const gpn_engine *e, gpn_hook_point p) {
+    if (e->be.i->site) return e->be.i->site(e->be.impl, p);
+    return (unsigned)p < GPN_HOOK_COUNT ? e->be.site[p] : NULL;
+}

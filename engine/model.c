@@ -64,6 +64,12 @@ void gs_spec_add3(gpn_tensor_spec *s, int *n, size_t *off, const char *name, con
     t->numel *= (size_t)k;
 }
 
+const char *gs_layer_group(int layer) {
+    static char names[GPN_MAX_LAYERS][16];
+    if (!names[layer][0]) snprintf(names[layer], sizeof names[layer], "layer %d", layer);
+    return names[layer];
+}
+
 size_t gpn_param_count(const gpn_config *c) {
     gpn_tensor_spec specs[GPN_MAX_TENSORS];
     int n = gpn_tensor_specs(c, specs);

@@ -78,6 +78,10 @@ void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, cons
 void gs_spec_add3(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
                   int64_t r, int64_t c, int64_t k);
 
+/* A per-layer spec's group, "layer L" (0 <= L < GPN_MAX_LAYERS), in static
+ * storage that the specs may point at. */
+const char *gs_layer_group(int layer);
+
 /* Every tensor the architecture needs, in a fixed order; returns the count. */
 int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *specs);
 size_t gpn_param_count(const gpn_config *c);

@@ -111,29 +111,16 @@ int gs_attn_cpu_begin(gs_attn_cpu *a, const gs_engine_host *host, int B, int V, 
     return 0;
 }
 
-const char *gs_attn_cpu_name(const void *impl) {
-    (void)impl;
-    return "cpu";
-}
-
 void gs_attn_cpu_reset_seq(void *impl, int b) {
     (void)impl, (void)b; /* the engine set pos[b] = 0: the cache's length; its memory is kept for reuse */
 }
 
-gpn_step_out gs_attn_cpu_out(const void *impl) {
-    const gs_attn_cpu *a = impl;
-    return (gpn_step_out){a->nll, a->entropy, a->top1, a->h, a->h, a->logits, NULL, NULL, NULL};
-}
-
-const float *gs_attn_cpu_site(const void *impl, gpn_hook_point p) {
-    const gs_attn_cpu *a = impl;
-    switch (p) {
-    case GPN_HOOK_LOGITS: return a->logits;
-    case GPN_HOOK_NLL: return a->nll;
-    case GPN_HOOK_EMBED: return a->emb;
-    case GPN_HOOK_FINAL_NORM: return a->fin;
-    default: return NULL;
-    }
+gs_backend gs_attn_cpu_backend(const gs_backend_i *i, void *impl, const gs_attn_cpu *a) {
+    gpn_step_out o = {a->nll, a->entropy, a->top1, a->h, a->h, a->logits, NULL, NULL, NULL};
+    gs_backend be = gs_cpu_backend(i, impl, o);
+    be.site[GPN_HOOK_EMBED] = a->emb;
+    be.site[GPN_HOOK_FINAL_NORM] = a->fin;
+    return be;
 }
 
 int gs_attn_validate(const gpn_config *c, const char *family, const char *width, const char *ffn) {

@@ -49,8 +49,7 @@ void gs_report_pending(const gs_engine_host *host, float *logits, const float *p
 /* What the attention families' CPU backends hold alike: the caches, one
  * arena for every float buffer (the family carves it), the buffers the
  * engine reads after a step, and one head's attention weights. It is the
- * first member of a backend's state, so the gs_backend_i entries below take
- * the backend's impl as it is. */
+ * first member of a backend's state. */
 typedef struct {
     int max_batch;
     gs_kv_cache *cache; /* one per sequence */
@@ -75,14 +74,14 @@ float *gs_attn_cpu_carve_outputs(gs_attn_cpu *a, float *p, size_t B, size_t V);
  * emb = h = E[token] (hook_embed fired on emb); 0, or -1 with gs_error(). */
 int gs_attn_cpu_begin(gs_attn_cpu *a, const gs_engine_host *host, int B, int V, int d, size_t row, const float *E);
 
-/* gs_backend_i entries for a backend whose state starts with a gs_attn_cpu:
- * "cpu"; a reset that keeps the cache's memory (the engine's pos[b] = 0 is
- * its length); h in both state slots (a transformer has no separate
- * grounded state); logits, nll, hook_embed and ln_final as sites. */
-const char *gs_attn_cpu_name(const void *impl);
+/* the reset_seq entry of such a backend: a reset that keeps the cache's
+ * memory (the engine's pos[b] = 0 is its length) */
 void gs_attn_cpu_reset_seq(void *impl, int b);
-gpn_step_out gs_attn_cpu_out(const void *impl);
-const float *gs_attn_cpu_site(const void *impl, gpn_hook_point p);
+/* The engine's handle on the backend (table i, state impl holding a), with
+ * the CPU defaults (engine/backend.h) filled from a: h in both state slots
+ * (a transformer has no separate grounded state); logits, nll, hook_embed
+ * and ln_final as sites. Call it once the arena is carved. */
+gs_backend gs_attn_cpu_backend(const gs_backend_i *i, void *impl, const gs_attn_cpu *a);
 
 /* What every attention family's config must be: positive sizes, at most
  * GPN_MAX_LAYERS layers, heads that divide the width (dk = dv = d / H).

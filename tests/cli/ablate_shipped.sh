@@ -4,13 +4,14 @@
 # above zero (the random-weight fixtures cannot show this; tests/cli/ablate.sh
 # covers the mechanics).
 set -euo pipefail
-src="$GPNSCOPE_SOURCE"; bin="$GPNSCOPE_BIN"; py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+src="$GPNSCOPE_SOURCE"
 model="$src/models/gpnm-small/model.safetensors"
 tok="$src/third_party/llama2-tokenizer.json"
 for f in "$model" "$tok"; do
   [[ -f "$f" ]] || { echo "SKIPPED: $f is missing (scripts/setup.sh fetches the tokenizer)"; exit 77; }
 done
-dir="$GPNSCOPE_BUILD/test-scratch/ablate_shipped"; rm -rf "$dir"; mkdir -p "$dir/text"
+scratch_dir ablate_shipped text
 # English written here (not from any package): plain sentences with repeats
 for i in $(seq 1 6); do
   {

@@ -5,12 +5,11 @@
 # reaches retention (a per-head site reads as --decay-site) as well as the
 # state analyses (a vector site); a site the run lacks is a one-line error.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy, sqlite3" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy sqlite3
 model="$GPNSCOPE_SOURCE/tests/fixtures/reference/gpnm1.weights.safetensors"
 [[ -f "$model" ]] || { echo "SKIPPED: no fixture model $model"; exit 77; }
-dir="$GPNSCOPE_BUILD/test-scratch/cli_analysis_registry"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+scratch_dir cli_analysis_registry shards; cd "$dir"
 fail=0; pass=0
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 ok() { echo "ok: $1"; pass=$((pass+1)); }

@@ -8,9 +8,8 @@
 # the heuristic is measurably off; re-running replaces; a model without
 # delta-rule heads and bad options are one-line errors; the figure renders.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/attention"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+scratch_dir attention; cd "$dir"
 fx="$GPNSCOPE_FIXTURES/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2"; }

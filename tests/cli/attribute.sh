@@ -9,10 +9,9 @@
 # (position, part); the carry and the grounded input are 0 at position 0
 # (zero state); a family without GPN's step is a one-line error.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/attribute"; rm -rf "$dir"; mkdir -p "$dir/shards" "$dir/s89"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir attribute shards s89; cd "$dir"
 fx="$GPNSCOPE_FIXTURES/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2"; }

@@ -10,10 +10,9 @@
 # separating parity's two symbols exactly; bad input is one line, exit 2
 # (usage) or 1 (a model that cannot be measured).
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/automaton"; rm -rf "$dir"; mkdir -p "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir automaton
 fail=0; pass=0
 ok() { echo "ok: $1"; pass=$((pass+1)); }
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }

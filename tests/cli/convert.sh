@@ -7,9 +7,9 @@
 # replaced only with --force, the input never. Python (with numpy) only
 # builds the test pickles and checks the outputs: convert itself runs none.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-dir="$GPNSCOPE_BUILD/test-scratch/convert"; rm -rf "$dir"; mkdir -p "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir convert
 fx="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 

@@ -7,10 +7,9 @@
 # values are its trained ones barely moved (1.00x, Spearman +1); one without
 # initial values is compared with the initialisation's distribution only.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/decay_init"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir decay_init shards; cd "$dir"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((200 * 32)) 8
 cat > c.json <<JSON

@@ -5,10 +5,9 @@
 # pandas and the csv module read back exactly what the store holds
 # (tests/notebooks/check_export.py). Also the command's one-line errors.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 src="$GPNSCOPE_SOURCE"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_export"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+scratch_dir cli_export shards; cd "$dir"
 "$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy (apt-get install python3-numpy)"; exit 77; }
 fail=0
 die() { echo "FAIL: $*"; exit 1; }

@@ -8,10 +8,9 @@
 # decode is checked by the analyses' own tests); ablate intervenes on the
 # family's state site (none exact, the mean direction in carry scope).
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/families_analyze"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir families_analyze shards; cd "$dir"
 ref="$GPNSCOPE_SOURCE/tests/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((40 * 48)) 9

@@ -8,10 +8,9 @@
 # the horizons on its state site, with numbers equal to a numpy recomputation
 # from the recorded rows; asking it for what it lacks is a one-line error.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/family_elman"; rm -rf "$dir"; mkdir -p "$dir/shards"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir family_elman shards
 ref="$GPNSCOPE_SOURCE/tests/reference/elman_reference.py"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/numpy_horizons.sh"

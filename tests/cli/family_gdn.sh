@@ -11,10 +11,9 @@
 # decays and write strengths go into the store and retention reads one layer's
 # heads; bad requests are one line.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/family_gdn_cli"; rm -rf "$dir"; mkdir -p "$dir/shards"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir family_gdn_cli shards
 ref="$GPNSCOPE_SOURCE/tests/reference/gdn_reference.py"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/numpy_horizons.sh"

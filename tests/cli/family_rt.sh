@@ -14,11 +14,10 @@
 # recurrence-depth equals numpy's lags from the reference's patterns; what the
 # family does not run is a one-line error.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-command -v sqlite3 >/dev/null || { echo "SKIPPED: no sqlite3"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/family_rt"; rm -rf "$dir"; mkdir -p "$dir/shards" "$dir/random"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+need_sqlite3
+scratch_dir family_rt shards random
 ref="$GPNSCOPE_SOURCE/tests/reference/rt_reference.py"
 fx="$GPNSCOPE_FIXTURES/reference"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"

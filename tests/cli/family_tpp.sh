@@ -10,10 +10,9 @@
 # NLLs the reference computed; analyze runs geometry and the horizons on that
 # site; what the family lacks is a one-line error.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/family_tpp"; rm -rf "$dir"; mkdir -p "$dir/shards" "$dir/random"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir family_tpp shards random
 ref="$GPNSCOPE_SOURCE/tests/reference/tpp_reference.py"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"

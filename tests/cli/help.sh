@@ -3,7 +3,7 @@
 # the program reads (each getenv("GPNSCOPE_...") in the sources), is explained;
 # exit 0 on stdout for --help, exit 2 on stderr without a command.
 set -euo pipefail
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 help="$("$bin" --help)"

@@ -4,10 +4,9 @@
 # precision), with tokens, next tokens, unigram counts, alpha/beta per head,
 # the model's sha256 and a complete run.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_import"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir cli_import; cd "$dir"
 
 "$py" - <<'PY'
 import numpy as np

@@ -2,10 +2,9 @@
 # gpnscope import refuses hostile or mismatched .npy files with one line on
 # stderr (exit 1), before touching the store: no run is added.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_import_hostile"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir cli_import_hostile; cd "$dir"
 fail=0
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 

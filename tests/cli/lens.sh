@@ -7,10 +7,9 @@
 # and tied embedding, where state.pred's lens is the model's own prediction;
 # stored rows; one-line errors.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/lens"; rm -rf "$dir"; mkdir -p "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir lens
 fx="$GPNSCOPE_FIXTURES/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 

@@ -13,10 +13,9 @@
 #   - a ground-only run's hint names --kind ground;
 #   - plot's "analyze first" hint works when pasted, for a path with spaces.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_messages"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir cli_messages shards; cd "$dir"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 # expect CODE PATTERN CMD...: exit CODE, exactly one line on stderr matching PATTERN

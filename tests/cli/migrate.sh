@@ -6,8 +6,8 @@
 # run's sites and changing no recorded row; analyzing it again gives exactly
 # the numbers its own code stored; a writer (analyze) migrates on open too.
 set -euo pipefail
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/migrate"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+scratch_dir migrate; cd "$dir"
 fx="$GPNSCOPE_FIXTURES/store-v1.db"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"

@@ -10,10 +10,9 @@
 # counts exactly, with all states and with a --max-states prefix that cuts
 # inside a shard. Skipped when the build has no MPI.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
-dir="$GPNSCOPE_BUILD/test-scratch/mpi_analyze"; rm -rf "$dir"; mkdir -p "$dir/corpus"
+scratch_dir mpi_analyze corpus
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 

@@ -7,10 +7,9 @@
 # (SIGTERM) or killed (SIGKILL) mid-run fails the job with one line, and
 # --resume completes every shard. Skipped when the build has no MPI.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
-dir="$GPNSCOPE_BUILD/test-scratch/mpi_record"; rm -rf "$dir"; mkdir -p "$dir/small" "$dir/big"
+scratch_dir mpi_record small big
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 

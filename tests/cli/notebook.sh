@@ -7,10 +7,9 @@
 # steer and a lens experiment (section 8b). Skips visibly (77) when the
 # Debian notebook packages are not installed.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 src="$GPNSCOPE_SOURCE"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_notebook"; rm -rf "$dir"; mkdir -p "$dir/shards" "$dir/nb" "$dir/home"; cd "$dir"
+scratch_dir cli_notebook shards nb home; cd "$dir"
 missing=$("$py" - <<'PY'
 import importlib.util as u
 need = {'numpy': 'python3-numpy', 'pandas': 'python3-pandas', 'matplotlib': 'python3-matplotlib',

@@ -4,9 +4,9 @@
 # several layers, the decoder bias, odd sizes, GPN with a bias. The same
 # parity program checks the companion fixtures (test_parity).
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-dir="$GPNSCOPE_BUILD/test-scratch/parity_configs"; rm -rf "$dir"; mkdir -p "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir parity_configs
 ref="$GPNSCOPE_SOURCE/tests/reference/gpn_reference.py"
 #            name        arch  V   d  e  f  H dk dv N bias B T  seed
 configs=("m2bias      gpn_m  61  24 10 30 4  6  5 2 1    2 30 11"

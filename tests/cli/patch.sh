@@ -12,10 +12,9 @@
 # per pair and the heatmap script; bad JSONL lines are one-line errors with
 # the line number.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/patch"; rm -rf "$dir"; mkdir -p "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir patch
 fx="$GPNSCOPE_FIXTURES/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 

@@ -7,12 +7,11 @@
 # commas inside the brackets do not split --sites; bad selectors are one
 # line each.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-command -v sqlite3 >/dev/null || { echo "SKIPPED: no sqlite3"; exit 77; }
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+need_sqlite3
 fx="$GPNSCOPE_FIXTURES/reference"
-dir="$GPNSCOPE_BUILD/test-scratch/pattern_heads"; rm -rf "$dir"; mkdir -p "$dir"
+scratch_dir pattern_heads
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # three windows of 70 tokens (more than the pattern's 64 keys) of ids 3..88 (tpp2 has 89, gdn2 97)

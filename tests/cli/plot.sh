@@ -7,13 +7,12 @@
 # carry the store's numbers (checked against SQL), the report holds the
 # figures and the table; then the errors, --help and the no-gnuplot path.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy, sqlite3" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy sqlite3
 command -v gnuplot > /dev/null || { echo "SKIPPED: gnuplot is not installed (apt-get install gnuplot-nox)"; exit 77; }
-bin="$GPNSCOPE_BIN"
 model="$GPNSCOPE_SOURCE/tests/fixtures/reference/gpnm1.weights.safetensors"
 [[ -f "$model" ]] || { echo "SKIPPED: no fixture model $model"; exit 77; }
-dir="$GPNSCOPE_BUILD/test-scratch/cli_plot"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+scratch_dir cli_plot shards; cd "$dir"
 fail=0
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 ok() { echo "ok: $1"; }

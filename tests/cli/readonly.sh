@@ -13,9 +13,8 @@
 #   - a store of an older schema is refused in one line whose command, pasted
 #     into a shell as printed (the path quoted), migrates it.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_readonly"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+scratch_dir cli_readonly shards; cd "$dir"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 sum() { sha256sum < "$1" | cut -c1-16; }

@@ -12,9 +12,8 @@
 #     namespace (unshare -rm), when this machine allows it (ENOSPC, SQLite's
 #     "database or disk is full").
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/record_disk_full"; rm -rf "$dir"; mkdir -p "$dir/shards"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+scratch_dir record_disk_full shards
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 

@@ -11,9 +11,8 @@
 #   - analyze picks the newest complete run, analyses an unfinished one only
 #     when named, and refuses one that is being recorded.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/record_lock"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+scratch_dir record_lock shards; cd "$dir"
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2" 2>/dev/null; }

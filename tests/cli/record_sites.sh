@@ -5,9 +5,8 @@
 # mlp_out + mem_out, checked from the recorded rows); only the per-head sites
 # asked for are filled; bad site lists are one-line usage errors.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/record_sites"; rm -rf "$dir"; mkdir -p "$dir/shards"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+scratch_dir record_sites shards
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 "$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/shards" $((12 * 24)) 3

@@ -4,9 +4,8 @@
 # alias; memory sites appear only where there is memory; the widths follow the
 # config; the text table names the same sites.
 set -euo pipefail
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 doc="$src/docs/hooks.md"
 check() { # MODEL WANT_MEMORY

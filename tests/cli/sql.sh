@@ -4,10 +4,9 @@
 # write without --write), and one-line errors for files that are missing or
 # not stores (which it never creates).
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_sql"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir cli_sql; cd "$dir"
 fail=0; pass=0
 bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 check() { if [[ "$2" == "$3" ]]; then echo "ok: $1"; pass=$((pass+1)); else bad "$1: got"$'\n'"$2"$'\n'"want"$'\n'"$3"; fi; }

@@ -3,12 +3,11 @@
 # (enable_load_extension) and by the sqlite3 shell (.load), it gives the same
 # answers and the same errors as the functions built into gpnscope.
 set -uo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 ext="$GPNSCOPE_BUILD/gpnscope_vec"
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_sql_extension"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+scratch_dir cli_sql_extension; cd "$dir"
 [[ -f "$ext.so" ]] || { echo "FAIL: $ext.so was not built"; exit 1; }
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+need_python numpy
 "$py" -c "import numpy as np; np.save('s.npy', (np.arange(60, dtype='<f4').reshape(3, 5, 4) - 20) / 7)"
 "$bin" import --db s.db --states s.npy > /dev/null || { echo "FAIL: import"; exit 1; }
 "$bin" import --db s.db --states s.npy --dtype f16 > /dev/null || { echo "FAIL: import f16"; exit 1; }

@@ -7,10 +7,9 @@
 # only u, so every top-1 is the argmax of decode(u) (the closed form of the
 # limit); --from-position counts only the later tokens; bad input is one line.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/steer"; rm -rf "$dir"; mkdir -p "$dir/shards"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir steer shards
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 tpp="$GPNSCOPE_FIXTURES/reference/tpp2.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"

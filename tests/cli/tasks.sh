@@ -5,7 +5,7 @@
 # cycle_navigation, from the definitions); bad names, lengths and options
 # are refused in one line with exit 2.
 set -uo pipefail
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 expect() { # CODE PATTERN CMD...: exit CODE, one line on stderr matching PATTERN
   local code="$1" pattern="$2"; shift 2
@@ -26,7 +26,6 @@ wrong=$(awk -F'\t' '{ n = gsub(/1/, "1", $1); if (n % 2 != $2) w++ } END { print
 cyc="$("$bin" tasks cycle_navigation --length 25 --count 40 --seed 1)"
 wrong=$(awk -F'\t' '{ p = 0; for (i = 1; i <= length($1); i++) p += substr($1, i, 1) - 1; if ((p % 5 + 5) % 5 != $2) w++ } END { print w + 0 }' <<<"$cyc")
 [[ $wrong -eq 0 ]] && ok "cycle_navigation labels are the end position" || bad "cycle_navigation: $wrong wrong"
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 if [[ -x "$py" ]]; then
   "$bin" tasks d3 --length 20 --count 30 --json | "$py" -c '
 import json, sys

@@ -5,8 +5,8 @@
 # error exits. Uses a small tokenizer.json written here; with the LLaMA-2
 # tokenizer built by scripts/fetch-tokenizer.sh, also known LLaMA-2 ids.
 set -euo pipefail
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/cli_tokenize"; rm -rf "$dir"; mkdir -p "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+scratch_dir cli_tokenize
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 check() { if [[ "$2" == "$3" ]]; then ok "$1"; else bad "$1: got [$2] want [$3]"; fi; }
 

@@ -14,14 +14,13 @@
 # saying why (exit 77).
 #   GPNSCOPE_COMPANION_SRC=/path/to/grounded-prediction-network ctest -R torch_companion
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 src="${GPNSCOPE_COMPANION_SRC:-}"
 [[ -n "$src" ]] || { echo "SKIPPED: GPNSCOPE_COMPANION_SRC is not set (a checkout of the GPN companion code)"; exit 77; }
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+need_python numpy
 "$py" -c "import torch" 2>/dev/null || { echo "SKIPPED: $py has no torch (Debian: apt-get install python3-torch)"; exit 77; }
-bin="$GPNSCOPE_BIN"
 ref="$GPNSCOPE_SOURCE/tests/reference"
-dir="$GPNSCOPE_BUILD/test-scratch/torch_companion"; rm -rf "$dir"; mkdir -p "$dir"
+scratch_dir torch_companion
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 #            name  V  D  L H  F  B T  seed

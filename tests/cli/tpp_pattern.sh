@@ -5,12 +5,11 @@
 # the stored rows are the softmax of the recorded queries on the recorded keys
 # (the most recent 64, NaN before position 0), recomputed here in numpy.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-command -v sqlite3 >/dev/null || { echo "SKIPPED: no sqlite3"; exit 77; }
-bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+need_sqlite3
 fx="$GPNSCOPE_FIXTURES/reference"
-dir="$GPNSCOPE_BUILD/test-scratch/tpp_pattern"; rm -rf "$dir"; mkdir -p "$dir/shards"
+scratch_dir tpp_pattern shards
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 info="$("$bin" info "$fx/tpp2.weights.safetensors")"

@@ -52,28 +52,8 @@ static int cpu_step(void *impl, int B) {
     return 0;
 }
 
-static gpn_step_out cpu_out(const void *impl) {
-    const elman_cpu *e = impl;
-    return (gpn_step_out){e->nll, e->entropy, e->top1, e->s_pred, e->s_next, e->logits, NULL, NULL, NULL};
-}
-
-static const float *cpu_site(const void *impl, gpn_hook_point p) {
-    const elman_cpu *e = impl;
-    switch (p) {
-    case GPN_HOOK_S_PRED: return e->s_pred;
-    case GPN_HOOK_S_GROUND: return e->s_next;
-    case GPN_HOOK_LOGITS: return e->logits;
-    case GPN_HOOK_NLL: return e->nll;
-    default: return NULL;
-    }
-}
-
-static const char *cpu_name(const void *impl) {
-    (void)impl;
-    return "cpu";
-}
-
-static const gs_backend_i elman_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+/* name, out and site: the CPU defaults (engine/backend.h), filled in elman_cpu_new */
+static const gs_backend_i elman_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};
 
 int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     int d = m->cfg.d, V = m->cfg.V;
@@ -97,6 +77,9 @@ int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host,
     e->logits = p, p += B * V;
     e->nll = p, p += B;
     e->entropy = p;
-    *out = (gs_backend){&elman_cpu_i, e};
+    gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_next, e->logits, NULL, NULL, NULL};
+    *out = gs_cpu_backend(&elman_cpu_i, e, o);
+    out->site[GPN_HOOK_S_PRED] = e->s_pred;
+    out->site[GPN_HOOK_S_GROUND] = e->s_next;
     return 0;
 }

@@ -282,28 +282,8 @@ static int cpu_step(void *impl, int B) {
     return gs_gemm_pooled_step(B, &((gdn_cpu *)impl)->own_gemms, step_layers, impl);
 }
 
-static gpn_step_out cpu_out(const void *impl) {
-    const gdn_cpu *e = impl;
-    /* s_pred: the last layer's resid_post (the state site's last layer); the
-     * per-head decays are per layer, so the per-model alpha/beta rows are NULL */
-    return (gpn_step_out){e->nll, e->entropy, e->top1, e->resid_post_last, e->final, e->logits, NULL, NULL, NULL};
-}
-
-static const float *cpu_site(const void *impl, gpn_hook_point p) {
-    const gdn_cpu *e = impl;
-    if (p == GDN_HOOK_EMBED) return e->embed;
-    if (p == GDN_HOOK_LN_FINAL) return e->final;
-    if (p == GPN_HOOK_LOGITS) return e->logits;
-    if (p == GPN_HOOK_NLL) return e->nll;
-    return NULL;
-}
-
-static const char *cpu_name(const void *impl) {
-    (void)impl;
-    return "cpu";
-}
-
-static const gs_backend_i gdn_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+/* name, out and site: the CPU defaults (engine/backend.h), filled in gdn_cpu_new */
+static const gs_backend_i gdn_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};
 
 int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
@@ -354,6 +334,11 @@ int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
     e->nll = p, p += B;
     e->entropy = p;
     for (int b = 0; b < max_batch; b++) cpu_reset_seq(e, b);
-    *out = (gs_backend){&gdn_cpu_i, e};
+    /* s_pred: the last layer's resid_post (the state site's last layer); the
+     * per-head decays are per layer, so the per-model alpha/beta rows are NULL */
+    gpn_step_out o = {e->nll, e->entropy, e->top1, e->resid_post_last, e->final, e->logits, NULL, NULL, NULL};
+    *out = gs_cpu_backend(&gdn_cpu_i, e, o);
+    out->site[GDN_HOOK_EMBED] = e->embed;
+    out->site[GDN_HOOK_LN_FINAL] = e->final;
     return 0;
 }

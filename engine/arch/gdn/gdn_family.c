@@ -151,12 +151,10 @@ static int validate(const gpn_config *c) {
 }
 
 static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    static char groups[GPN_MAX_LAYERS][16];
     int n = 0, K = c->H * c->dk, Vd = c->H * c->dv, D = c->d;
     size_t off = 0;
     gs_spec_add(s, &n, &off, "model.embeddings.weight", "embedding", GPN_ROLE_MATRIX, c->V, D);
     for (int l = 0; l < c->n_layers && l < GPN_MAX_LAYERS; l++) {
-        if (!groups[l][0]) snprintf(groups[l], sizeof groups[l], "layer %d", l);
         const int64_t rows[GDN_PER_LAYER] = {D, K, K, Vd, c->H, c->H, c->H, c->H, K, K, Vd, Vd, c->dv, D, D, c->f, c->f, D};
         const int64_t cols[GDN_PER_LAYER] = {0, D, D, D, D, D, 0, 0, 1, 1, 1, D, 0, Vd, 0, D, D, c->f};
         for (int t = 0; t < GDN_PER_LAYER; t++) {
@@ -166,9 +164,9 @@ static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
             if (t == GDN_A_LOG) role = GPN_ROLE_A_LOG;
             if (t == GDN_DT_BIAS) role = GPN_ROLE_DT_BIAS;
             if (t == GDN_QCONV || t == GDN_KCONV || t == GDN_VCONV)
-                gs_spec_add3(s, &n, &off, name, groups[l], role, rows[t], 1, c->conv);
+                gs_spec_add3(s, &n, &off, name, gs_layer_group(l), role, rows[t], 1, c->conv);
             else
-                gs_spec_add(s, &n, &off, name, groups[l], role, rows[t], cols[t]);
+                gs_spec_add(s, &n, &off, name, gs_layer_group(l), role, rows[t], cols[t]);
         }
     }
     gs_spec_add(s, &n, &off, "model.norm.weight", "output", GPN_ROLE_NORM, D, 0);

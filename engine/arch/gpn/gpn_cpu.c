@@ -87,7 +87,19 @@ int gpn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
         off += (size_t)((bufs[i].n + 15) & ~15L);
     }
     for (int b = 0; b < max_batch; b++) reset_carried_keys(e, b); /* the state starts at zero */
-    *out = (gs_backend){&gpn_cpu_i, e};
+    /* the buffers that hold a site's values after a step (per-layer sites are
+     * overwritten layer by layer: those go through hooks); GPN has no memory */
+    int has_mem = c->arch == GPN_ARCH_GPN_M;
+    const float *alpha = has_mem ? e->alpha : NULL, *beta = has_mem ? e->beta : NULL;
+    const float *mem_norm = has_mem ? e->mem_norm : NULL;
+    gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_ground, e->logits, alpha, beta, mem_norm};
+    *out = gs_cpu_backend(&gpn_cpu_i, e, o);
+    out->site[GPN_HOOK_S_PRED] = e->s_pred;
+    out->site[GPN_HOOK_S_GROUND] = e->s_ground;
+    out->site[GPN_HOOK_FUSE_GATE] = e->fg;
+    out->site[GPN_HOOK_MEM_ALPHA] = alpha;
+    out->site[GPN_HOOK_MEM_BETA] = beta;
+    out->site[GPN_HOOK_MEM_NORM] = mem_norm;
     return 0;
 }
 
@@ -357,35 +369,5 @@ int gpn_step_gemms(const gpn_config *c, gpn_gemm_shape *s) {
     return n;
 }
 
-static gpn_step_out cpu_out(const void *impl) {
-    const gpn_cpu *e = impl;
-    int has_mem = e->m->cfg.arch == GPN_ARCH_GPN_M;
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_ground, e->logits,
-                      has_mem ? e->alpha : NULL, has_mem ? e->beta : NULL, has_mem ? e->mem_norm : NULL};
-    return o;
-}
-
-/* The buffers that hold a site's values after a step (per-layer sites are
- * overwritten layer by layer: those go through hooks). */
-static const float *cpu_site(const void *impl, gpn_hook_point p) {
-    const gpn_cpu *e = impl;
-    int has_mem = e->m->cfg.arch == GPN_ARCH_GPN_M;
-    switch (p) {
-    case GPN_HOOK_S_PRED: return e->s_pred;
-    case GPN_HOOK_S_GROUND: return e->s_ground;
-    case GPN_HOOK_LOGITS: return e->logits;
-    case GPN_HOOK_NLL: return e->nll;
-    case GPN_HOOK_FUSE_GATE: return e->fg;
-    case GPN_HOOK_MEM_ALPHA: return has_mem ? e->alpha : NULL;
-    case GPN_HOOK_MEM_BETA: return has_mem ? e->beta : NULL;
-    case GPN_HOOK_MEM_NORM: return has_mem ? e->mem_norm : NULL;
-    default: return NULL;
-    }
-}
-
-static const char *cpu_name(const void *impl) {
-    (void)impl;
-    return "cpu";
-}
-
-static const gs_backend_i gpn_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+/* name, out and site: the CPU defaults (engine/backend.h), filled in gpn_cpu_new */
+static const gs_backend_i gpn_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};

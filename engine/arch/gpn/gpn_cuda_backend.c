@@ -76,6 +76,6 @@ int gpn_cuda_backend_new(const gpn_model *m, int max_batch, const gpn_device *de
         free(c);
         return -1;
     }
-    *out = (gs_backend){&gpn_cuda_i, c};
+    *out = (gs_backend){.i = &gpn_cuda_i, .impl = c}; /* its own out and site: each step hands back its buffers */
     return 0;
 }

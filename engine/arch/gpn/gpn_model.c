@@ -15,8 +15,6 @@
 #define add_spec gs_spec_add
 
 int gpn_family_tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    static const char *layer_groups[GPN_MAX_LAYERS] = {0};
-    static char layer_names[GPN_MAX_LAYERS][16];
     int n = 0;
     size_t off = 0;
     int d = c->d, e = c->e, f = c->f, H = c->H, dk = c->dk, dv = c->dv;
@@ -48,11 +46,7 @@ int gpn_family_tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
     add_spec(s, &n, &off, "write_dt_bias", w, GPN_ROLE_DT_BIAS, H, 0);
     add_spec(s, &n, &off, "write_W_a_k", w, GPN_ROLE_MATRIX, d, H);
     for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
-        if (!layer_groups[i]) {
-            snprintf(layer_names[i], sizeof layer_names[i], "layer %d", i);
-            layer_groups[i] = layer_names[i];
-        }
-        const char *g = layer_groups[i];
+        const char *g = gs_layer_group(i);
         char name[48];
 #define L(suffix, role, r, cc) (snprintf(name, sizeof name, "L%d_%s", i, suffix), add_spec(s, &n, &off, name, g, role, r, cc))
         L("ffn_norm_w", GPN_ROLE_NORM, d, 0);

@@ -90,25 +90,8 @@ static int cpu_step(void *impl, int B) {
     return 0;
 }
 
-static gpn_step_out cpu_out(const void *impl) {
-    const ldru_cpu *e = impl;
-    return (gpn_step_out){e->nll, e->entropy, e->top1, e->prefix, e->prefix, e->logits, NULL, NULL, NULL};
-}
-
-static const float *cpu_site(const void *impl, gpn_hook_point p) {
-    const ldru_cpu *e = impl;
-    if (p == LDRU_HOOK_PREFIX) return e->prefix;
-    if (p == GPN_HOOK_LOGITS) return e->logits;
-    if (p == GPN_HOOK_NLL) return e->nll;
-    return NULL;
-}
-
-static const char *cpu_name(const void *impl) {
-    (void)impl;
-    return "cpu";
-}
-
-static const gs_backend_i ldru_cpu_i = {cpu_name, cpu_free, cpu_reset_seq, cpu_step, cpu_out, cpu_site, NULL};
+/* name, out and site: the CPU defaults (engine/backend.h), filled in ldru_cpu_new */
+static const gs_backend_i ldru_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};
 
 int ldru_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     ldru_cpu *e = calloc(1, sizeof *e);
@@ -132,6 +115,8 @@ int ldru_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, 
     e->entropy = p, p += B;
     e->scratch = p;
     for (size_t b = 0; b < B; b++) e->stack[b].node = e->nodes + b * LDRU_MAX_LEVELS * d;
-    *out = (gs_backend){&ldru_cpu_i, e};
+    gpn_step_out o = {e->nll, e->entropy, e->top1, e->prefix, e->prefix, e->logits, NULL, NULL, NULL};
+    *out = gs_cpu_backend(&ldru_cpu_i, e, o);
+    out->site[LDRU_HOOK_PREFIX] = e->prefix;
     return 0;
 }

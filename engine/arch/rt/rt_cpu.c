@@ -198,8 +198,8 @@ static int cpu_step(void *impl, int B) {
     return 0;
 }
 
-static const gs_backend_i rt_cpu_i = {gs_attn_cpu_name, cpu_free, gs_attn_cpu_reset_seq, cpu_step, gs_attn_cpu_out,
-                                    gs_attn_cpu_site, NULL};
+/* name, out and site: the CPU defaults (engine/backend.h), filled by gs_attn_cpu_backend */
+static const gs_backend_i rt_cpu_i = {.free = cpu_free, .reset_seq = gs_attn_cpu_reset_seq, .step = cpu_step};
 
 int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
@@ -240,6 +240,6 @@ int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs
     e->slope = p;
     /* alibi_attention_bias in float32: m_h = h * (alibi_bias_max / n_heads), slope 1 / 2^m_h */
     for (int h = 0; h < c->H; h++) e->slope[h] = 1.0f / powf(2.0f, (float)(h + 1) * (c->alibi_bias_max / (float)c->H));
-    *out = (gs_backend){&rt_cpu_i, e};
+    *out = gs_attn_cpu_backend(&rt_cpu_i, e, &e->a);
     return 0;
 }

@@ -268,16 +268,14 @@ static int validate(const gpn_config *c) {
 }
 
 static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    static char groups[GPN_MAX_LAYERS][16]; /* the specs point at these names */
     int n = 0, d = c->d;
     size_t off = 0;
     gs_spec_add(s, &n, &off, "transformer.wte.weight", "embedding", GPN_ROLE_MATRIX, c->V, d);
     for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
-        if (!groups[i][0]) snprintf(groups[i], sizeof groups[i], "layer %d", i);
         char name[48];
 #define ADD(suffix, role, r, cols)                                                    \
     (snprintf(name, sizeof name, "transformer.blocks.%d.%s.weight", i, suffix), \
-     gs_spec_add(s, &n, &off, name, groups[i], role, r, cols))
+     gs_spec_add(s, &n, &off, name, gs_layer_group(i), role, r, cols))
         ADD("attn_norm", GPN_ROLE_NORM, d, 0);
         if (c->qk_norm) {
             ADD("q_norm", GPN_ROLE_NORM, d, 0);

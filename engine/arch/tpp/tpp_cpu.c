@@ -204,8 +204,8 @@ static int cpu_step(void *impl, int B) {
     return gs_gemm_pooled_step(B, &((tpp_cpu *)impl)->own_gemms, step_layers, impl);
 }
 
-static const gs_backend_i tpp_cpu_i = {gs_attn_cpu_name, cpu_free, gs_attn_cpu_reset_seq, cpu_step, gs_attn_cpu_out,
-                                     gs_attn_cpu_site, NULL};
+/* name, out and site: the CPU defaults (engine/backend.h), filled by gs_attn_cpu_backend */
+static const gs_backend_i tpp_cpu_i = {.free = cpu_free, .reset_seq = gs_attn_cpu_reset_seq, .step = cpu_step};
 
 int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
@@ -242,6 +242,6 @@ int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
     e->cos = p, p += B * half;
     e->sin = p, p += B * half;
     e->pattern = p;
-    *out = (gs_backend){&tpp_cpu_i, e};
+    *out = gs_attn_cpu_backend(&tpp_cpu_i, e, &e->a);
     return 0;
 }

@@ -114,15 +114,13 @@ static int validate(const gpn_config *c) {
 }
 
 static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    static char groups[GPN_MAX_LAYERS][16]; /* the specs point at these names */
     int n = 0, d = c->d;
     size_t off = 0;
     gs_spec_add(s, &n, &off, "embedding.weight", "embedding", GPN_ROLE_MATRIX, c->V, d);
     for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
-        snprintf(groups[i], sizeof groups[i], "layer %d", i);
         char name[48];
 #define ADD(suffix, role, r, cols) \
-    (snprintf(name, sizeof name, "blocks.%d.%s", i, suffix), gs_spec_add(s, &n, &off, name, groups[i], role, r, cols))
+    (snprintf(name, sizeof name, "blocks.%d.%s", i, suffix), gs_spec_add(s, &n, &off, name, gs_layer_group(i), role, r, cols))
         ADD("attn.norm.weight", GPN_ROLE_NORM, d, 0);
         ADD("attn.W_q.weight", GPN_ROLE_MATRIX, d, d);
         ADD("attn.W_k.weight", GPN_ROLE_MATRIX, d, d);

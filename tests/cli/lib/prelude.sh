@@ -1,0 +1,27 @@
+# Sourced first by the CLI tests (tests/cli/*.sh; not a test itself): the
+# opening every test used to write out. $py is the Python the tests may use
+# ($GPNSCOPE_PYTHON, else /usr/bin/python3), $bin the gpnscope under test; a
+# missing tool skips the test (exit 77, which ctest reports as skipped) with
+# one line saying what is missing.
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+bin="$GPNSCOPE_BIN"
+
+# need_python MODULE...: skip unless $py imports every MODULE
+need_python() {
+  local m
+  for m in "$@"; do "$py" -c "import $m" 2>/dev/null || { echo "SKIPPED: $py has no $m"; exit 77; }; done
+}
+
+# need_sqlite3: skip without the sqlite3 shell (the tests read stores with it)
+need_sqlite3() { command -v sqlite3 >/dev/null || { echo "SKIPPED: no sqlite3"; exit 77; }; }
+
+# scratch_dir NAME [SUBDIR...]: $dir = $GPNSCOPE_BUILD/test-scratch/NAME,
+# emptied, holding the empty SUBDIRs (each run starts from nothing)
+scratch_dir() {
+  dir="$GPNSCOPE_BUILD/test-scratch/$1"
+  shift
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local s
+  for s in "$@"; do mkdir -p "$dir/$s"; done
+}
