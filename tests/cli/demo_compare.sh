@@ -59,7 +59,7 @@ done
 grep -q "demo: analyze gdn.weights.safetensors done" stderr && ok "each baseline's stage timed on stderr" || bad "stage lines: $(grep demo: stderr)"
 
 # compare's table: one row per run, one per layer of the layered ones, in order
-rows="$(grep -o '^out/study.db:[0-9]*:[^ ]*' stdout | tr '\n' ' ')"
+rows="$(grep -o '^out/study.db:[0-9]*:[^ ]*' stdout | tr '\n' ' ' || true)"  # none: a FAIL line, not an exit
 [[ "$rows" == "out/study.db:1:state.pred out/study.db:2:blocks.0.hook_resid_post out/study.db:2:blocks.1.hook_resid_post out/study.db:3:blocks.0.hook_resid_post out/study.db:3:blocks.1.hook_resid_post " ]] &&
   ok "compare table: GPN+M's state, then each layer of GDN and Transformer++" || bad "compare rows: $rows"
 grep -q "^windows: 3 runs on the same windows" stdout && ok "compare found the runs on the same windows" || bad "no same-windows line"
