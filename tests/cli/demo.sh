@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The demo, end to end, on the shipped model (shortened: 2 windows of 256
+# The demo, end to end, on the shipped model (shortened: 4 windows of 256
 # tokens): record -> analyze -> plot -> notebook in one folder, with numbers
-# checked against the store rather than only the files' existence.
+# checked against the store rather than only the files' existence; then the
+# shipped baselines (issue 20): each one missing named in one line, the
+# comparison over those that exist, or skipped with one model
+# (tests/cli/demo_compare.sh runs the multi-model path on models it makes).
 set -euo pipefail
 src="$GPNSCOPE_SOURCE"; bin="$GPNSCOPE_BIN"
 model="$src/models/gpnm15-small/model.safetensors"
@@ -16,24 +19,45 @@ dir="$GPNSCOPE_BUILD/test-scratch/demo"; rm -rf "$dir"; mkdir -p "$dir"
 "$bin" demo --out "$dir/out" --windows 4 --seq-len 256 --batch 4 >"$dir/stdout" 2>"$dir/stderr" \
   && ok "demo ran" || { bad "demo failed: $(tail -3 "$dir/stderr")"; echo "$pass passed, $fail failed"; exit 1; }
 db="$dir/out/study.db"
-ppl_sql="$(sqlite3 "$db" "select printf('%.2f', exp(avg(nll))) from tokens")"
+ppl_sql="$(sqlite3 "$db" "select printf('%.2f', exp(avg(nll))) from tokens where run_id = 1")"
 grep -q "held-out perplexity $ppl_sql over 1024 tokens" "$dir/stdout" && ok "printed perplexity $ppl_sql equals exp(mean NLL) in the store" \
   || bad "perplexity line: $(grep perplexity "$dir/stdout") vs $ppl_sql"
 for s in "default-token direction" "content horizon" "fast and slow pools"; do
   grep -q "$s: *\(present\|marginal\|not shown\|not measured\)" "$dir/stdout" && ok "verdict printed: $s" || bad "no verdict for $s"
 done
 # each verdict is one whole sentence: none cut short by a buffer (the pools' ran past 1024 characters once)
-[[ "$(grep -c '^  [123]\. ' "$dir/stdout")" -ge 3 && "$(grep '^  [123]\. ' "$dir/stdout" | grep -vc '[.)]$')" == 0 ]] &&
+# (the findings' "N. STRUCTURE: verdict: ..." lines; compare's table rows are not sentences)
+v='^  [123]\. [a-z -]*: '
+[[ "$(grep -c "$v" "$dir/stdout")" -ge 3 && "$(grep "$v" "$dir/stdout" | grep -vc '[.)]$')" == 0 ]] &&
   ok "every verdict sentence is whole" \
-  || bad "a verdict sentence is cut: $(grep '^  [123]\. ' "$dir/stdout" | grep -v '[.)]$' | tail -c 200)"
-n_states="$(sqlite3 "$db" "select count(*) from states where kind = 'pred'")"
+  || bad "a verdict sentence is cut: $(grep "$v" "$dir/stdout" | grep -v '[.)]$' | tail -c 200)"
+n_states="$(sqlite3 "$db" "select count(*) from states where run_id = 1 and kind = 'pred'")"
 [[ "$n_states" == 1024 ]] && ok "1024 predicted states recorded" || bad "states: $n_states"
 for a in geometry default_direction horizons retention probe findings; do
   [[ "$(sqlite3 "$db" "select count(*) from analyses where name = '$a'")" -ge 1 ]] && ok "analysis $a stored" || bad "analysis $a missing"
 done
-pr="$(sqlite3 "$db" "select value from analysis_values where analysis = 'geometry' and key = 'participation_ratio'")"
+pr="$(sqlite3 "$db" "select value from analysis_values where run_id = 1 and analysis = 'geometry' and key = 'participation_ratio'")"
 grep -rqF "$(printf '%.4g' "$pr" | cut -c1-4)" "$dir/out/figures/report.md" 2>/dev/null && ok "report carries the participation ratio ($pr)" \
   || bad "participation ratio $pr not in report.md"
 ls "$dir/out/figures/"*.png >/dev/null 2>&1 && ok "figures rendered" || bad "no PNG figures"
 [[ -s "$dir/out/study.ipynb" ]] && ok "notebook written" || bad "no notebook"
+# the baselines: one line for each one not shipped, one run for each one that is
+n=1; missing=()
+for b in tpp-small gdn-small rt-small; do
+  if [[ -f "$src/models/$b/model.safetensors" ]]; then n=$((n+1)); else missing+=("models/$b"); fi
+done
+for b in "${missing[@]}"; do
+  [[ "$(grep -c "^  $b not shipped yet: the comparison has $n models\?$" "$dir/stdout")" == 1 ]] &&
+    ok "missing baseline named in one line: $b" || bad "no one line for the missing $b: $(grep "$b" "$dir/stdout")"
+done
+[[ "$(grep -c "not shipped yet" "$dir/stdout")" == "${#missing[@]}" ]] && ok "no shipped model called missing" || bad "missing lines"
+[[ "$(sqlite3 "$db" "select count(*) from runs where status = 'complete'")" == "$n" ]] && ok "$n run(s): one per shipped model" ||
+  bad "runs: $(sqlite3 "$db" "select count(*) from runs")"
+if [[ $n -eq 1 ]]; then
+  grep -q "^  skipped: one model only" "$dir/stdout" && [[ ! -e "$dir/out/compare" ]] &&
+    ok "one model: the comparison skipped, and said so" || bad "one model: no 'skipped' line, or a compare folder"
+else
+  [[ -s "$dir/out/compare/report.md" ]] && grep -q "^windows: $n runs on the same windows" "$dir/stdout" &&
+    ok "the comparison of the $n shipped models" || bad "no comparison of the $n shipped models"
+fi
 finish

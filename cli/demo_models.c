@@ -1,0 +1,90 @@
+/* The demo's models (cli/demo_models.h). */
+#include "cli/demo_models.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "engine/arch/family.h"
+#include "engine/model.h"
+
+/* In the demo's order: the main model, then the baselines issue 20 ships
+ * beside it, all trained by gpnscope train on data/shards/train with one
+ * recipe (docs/model.md, "The shipped models"). */
+static const char *const shipped[] = {"models/gpnm15-small", "models/tpp-small", "models/gdn-small", "models/rt-small"};
+#define N_SHIPPED (int)(sizeof shipped / sizeof shipped[0])
+
+static void shipped_path(int i, char *out, size_t size) {
+    snprintf(out, size, "%s/%s/model.safetensors", GPNSCOPE_SOURCE_DIR, shipped[i]);
+}
+
+static int is_file(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+void demo_shipped_models(demo_model *m, int max, int *n_found, const char *missing[], int *n_missing) {
+    *n_found = *n_missing = 0;
+    for (int i = 0; i < N_SHIPPED; i++) {
+        char path[4096];
+        shipped_path(i, path, sizeof path);
+        if (i > 0 && !is_file(path)) { missing[(*n_missing)++] = shipped[i]; continue; }
+        if (*n_found == max) continue;
+        demo_model *x = &m[(*n_found)++];
+        memset(x, 0, sizeof *x);
+        snprintf(x->path, sizeof x->path, "%s", path);
+        snprintf(x->name, sizeof x->name, "%s", shipped[i]);
+        x->shipped = 1;
+    }
+}
+
+void demo_model_from_path(demo_model *m, const char *path) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->path, sizeof m->path, "%s", path);
+    snprintf(m->name, sizeof m->name, "%s", path);
+    /* the same file by another spelling (./models/..., an absolute path) is still the shipped model */
+    char given[PATH_MAX], known[PATH_MAX], p[4096];
+    if (!realpath(path, given)) return;
+    for (int i = 0; i < N_SHIPPED; i++) {
+        shipped_path(i, p, sizeof p);
+        if (realpath(p, known) && !strcmp(given, known)) {
+            snprintf(m->name, sizeof m->name, "%s", shipped[i]);
+            m->shipped = 1;
+        }
+    }
+}
+
+/* "blocks.{i}.X" -> "blocks.*.X" (record --sites: every layer); other names as they are */
+static void every_layer(const gs_site *s, char *out, size_t size) {
+    const char *at = s->per_layer ? strstr(s->name, "{i}") : NULL;
+    if (!at) snprintf(out, size, "%s", s->name);
+    else snprintf(out, size, "%.*s*%s", (int)(at - s->name), s->name, at + 3);
+}
+
+int demo_model_sites(demo_model *m) {
+    gpn_model *model = gpn_model_load(m->path);
+    if (!model) return gs_fail_context("%s: ", m->path);
+    const gs_family *f = gs_family_of(&model->cfg);
+    const gs_site *state = f ? gs_site_of_role(f, &model->cfg, GS_ROLE_STATE) : NULL;
+    const gs_site *decay = f ? gs_site_of_role(f, &model->cfg, GS_ROLE_DECAY) : NULL;
+    const int last = model->cfg.n_layers - 1;
+    int rc = 0;
+    if (!state) {
+        rc = gs_fail("%s: its family (%s) has no state site to compare", m->path, f ? f->name : "unknown");
+    } else {
+        /* compare reads every state-role row (one per layer) and the decay site of each row's layer */
+        char s_all[96], d_all[96] = "";
+        every_layer(state, s_all, sizeof s_all);
+        gs_site_format(state, last, m->state, sizeof m->state);
+        m->decay[0] = 0;
+        if (decay) {
+            every_layer(decay, d_all, sizeof d_all);
+            gs_site_format(decay, last, m->decay, sizeof m->decay);
+        }
+        snprintf(m->sites, sizeof m->sites, "%s%s%s", s_all, decay ? "," : "", d_all);
+    }
+    gpn_model_free(model);
+    return rc;
+}

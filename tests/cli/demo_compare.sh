@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The demo's multi-model path (issue 20) without the shipped baselines: the
+# shipped GPN+M and two random-weight baselines the test makes (a 2-layer GDN
+# and a 2-layer Transformer++ with the tokenizer's vocabulary), given by
+# --model, over 4 windows of 64 tokens. Checked against the store: one run per
+# model on the same windows (the same token ids at every position), the
+# baselines' per-layer state sites recorded at f16 (and GDN's decays) and
+# analyzed; compare's table printed with one row per run and per layer and
+# its report written; the main model's verdicts whole; a bad --model is one
+# line before anything is recorded.
+set -euo pipefail
+src="$GPNSCOPE_SOURCE"; bin="$GPNSCOPE_BIN"
+py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
+"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+model="$src/models/gpnm15-small/model.safetensors"
+tok="$src/third_party/llama2-tokenizer.json"
+corpus="$src/data/corpus/heldout.jsonl"
+for f in "$model" "$tok" "$corpus"; do
+  [[ -f "$f" ]] || { echo "SKIPPED: $f is missing (scripts/setup.sh and scripts/demo.sh make it)"; exit 77; }
+done
+dir="$GPNSCOPE_BUILD/test-scratch/demo_compare"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
+. "$src/tests/cli/lib/verdicts.sh"
+
+# random weights, vocabulary 32000 (the tokenizer's): GDN 2 layers x 3 heads, Transformer++ 2 layers
+"$py" "$src/tests/reference/gdn_reference.py" make gdn 32000 16 2 3 4 1 32 4 1 2 5
+"$py" "$src/tests/reference/tpp_reference.py" make tpp 32000 16 2 2 32 1 2 4
+
+"$bin" demo --out out --windows 4 --seq-len 64 --batch 4 --model "$model" --model gdn.weights.safetensors \
+  --model tpp.weights.safetensors >stdout 2>stderr && ok "demo with three models ran" \
+  || { bad "demo failed: $(tail -3 stderr)"; finish; exit 1; }
+db=out/study.db
+q() { sqlite3 "$db" "$1"; }
+
+# one run per model, in the order given, every one complete, on the same windows
+[[ "$(q "select group_concat(m.arch, ',') from (select * from runs order by id) r join models m on m.id = r.model_id")" == "gpn+m,gdn,transformer++" &&
+   "$(q "select count(*) from runs where status = 'complete' and n_windows = 4 and seq_len = 64")" == 3 ]] &&
+  ok "three complete runs (gpn+m, gdn, transformer++), each 4 windows x 64" || bad "runs: $(q "select id, status, n_windows, seq_len from runs")"
+same="$(q "select count(*) from tokens a join tokens b on b.window = a.window and b.position = a.position and b.token_id = a.token_id
+           where a.run_id = 1 and b.run_id in (2, 3)")"
+[[ "$(q "select count(*) from tokens where run_id = 1")" == 256 && "$same" == 512 ]] &&
+  ok "runs 2 and 3 hold run 1's token id at each of its 256 positions" || bad "windows differ: $same of 512 positions agree"
+
+# the baselines: their state site of every layer at f16 (and GDN's decays: H floats a token, kept f32 by
+# record), nothing else of theirs but the NLL
+sites() { q "select group_concat(site || '/' || ifnull(dtype, '-') || '/' || ifnull(role, '-'), ' ') from
+             (select * from run_sites where run_id = $1 order by site)"; }
+[[ "$(sites 2)" == "blocks.0.attn.alpha/f32/decay blocks.0.hook_resid_post/f16/state blocks.1.attn.alpha/f32/decay blocks.1.hook_resid_post/f16/state nll/-/-" ]] &&
+  ok "GDN run: every layer's resid_post at f16 and attn.alpha (per-head rows stay f32)" || bad "GDN sites: $(sites 2)"
+[[ "$(sites 3)" == "blocks.0.hook_resid_post/f16/state blocks.1.hook_resid_post/f16/state nll/-/-" ]] &&
+  ok "Transformer++ run: every layer's resid_post at f16" || bad "Transformer++ sites: $(sites 3)"
+[[ "$(q "select count(*) from states where run_id = 2 and kind = 'blocks.1.hook_resid_post'")" == 256 ]] &&
+  ok "256 states of the GDN's last layer" || bad "GDN states"
+for r in 1 2 3; do
+  [[ "$(q "select count(distinct name) from analyses where run_id = $r and name in ('geometry', 'default_direction', 'horizons', 'findings')")" == 4 ]] &&
+    ok "run $r analyzed (geometry, default direction, horizons, findings)" || bad "run $r not analyzed: $(q "select name from analyses where run_id = $r")"
+done
+[[ "$(q "select count(*) from analyses where run_id = 2 and name = 'retention' and settings like '%blocks.1.attn.alpha%'")" -ge 1 ]] &&
+  ok "GDN retention measured on its last layer's decays" || bad "GDN retention: $(q "select settings from analyses where run_id = 2 and name = 'retention'")"
+grep -q "demo: analyze gdn.weights.safetensors done" stderr && ok "each baseline's stage timed on stderr" || bad "stage lines: $(grep demo: stderr)"
+
+# compare's table: one row per run, one per layer of the layered ones, in order
+rows="$(grep -o '^out/study.db:[0-9]*:[^ ]*' stdout | tr '\n' ' ' || true)"  # none: a FAIL line, not an exit
+[[ "$rows" == "out/study.db:1:state.pred out/study.db:2:blocks.0.hook_resid_post out/study.db:2:blocks.1.hook_resid_post out/study.db:3:blocks.0.hook_resid_post out/study.db:3:blocks.1.hook_resid_post " ]] &&
+  ok "compare table: GPN+M's state, then each layer of GDN and Transformer++" || bad "compare rows: $rows"
+grep -q "^windows: 3 runs on the same windows" stdout && ok "compare found the runs on the same windows" || bad "no same-windows line"
+[[ "$(grep -c "^  [123]\. \(default-token direction\|content horizon\|memory pools\) " stdout)" -ge 15 ]] &&
+  grep -q "^  3\. memory pools .*(blocks.1.attn.alpha)" stdout &&
+  ok "each row with its three structures; GDN's pools from its own layer's decays" || bad "compare table lines"
+for r in 1 2 3; do
+  grep -q "^  run $r  .*: held-out perplexity [0-9.]* over [0-9]* tokens$" stdout && ok "perplexity of run $r printed" || bad "perplexity of run $r"
+done
+"$py" - <<'PY' && ok "out/compare: compare.json with the 5 rows, report.md naming each, the notebook" || bad "out/compare files"
+import json
+j = json.load(open('out/compare/compare.json'))
+labels = [r['label'] for r in j['rows']]
+assert len(labels) == 5 and j['windows']['same'] is True, (labels, j['windows'])
+md = open('out/compare/report.md').read()
+assert all(l in md for l in labels), labels
+assert json.load(open('out/compare/compare.ipynb'))['nbformat'] == 4
+PY
+
+# the main model's output as with one model: verdicts (whole sentences), figures, notebook
+for s in "default-token direction" "content horizon" "fast and slow pools"; do
+  grep -q "$s: *\(present\|marginal\|not shown\|not measured\)" stdout && ok "main verdict printed: $s" || bad "no verdict for $s"
+done
+[[ "$(grep -c '^  [123]\. [a-z -]*: ' stdout)" -ge 3 && "$(grep '^  [123]\. [a-z -]*: ' stdout | grep -vc '[.)]$')" == 0 ]] &&
+  ok "every verdict sentence is whole" || bad "a verdict sentence is cut"
+grep -q "held-out perplexity .* over 256 tokens (mean NLL" stdout && ok "main perplexity line" || bad "main perplexity line"
+ls out/figures/*.gp >/dev/null 2>&1 && [[ -s out/study.ipynb ]] && ok "main figures and notebook" || bad "main figures or notebook"
+grep -q "not shipped yet" stdout && bad "explicit --model list reported a missing baseline" || ok "an explicit --model list names no missing baseline"
+
+# a bad baseline stops the demo in one line, before anything is recorded
+set +e; "$bin" demo --out bad --windows 2 --seq-len 32 --model "$model" --model nothere.safetensors >/dev/null 2>err; rc=$?; set -e
+[[ $rc -eq 1 && $(wc -l <err) -eq 1 && ! -e bad/study.db ]] && grep -q "^gpnscope demo: model nothere.safetensors not found" err &&
+  ok "missing baseline file: $(cat err)" || bad "missing baseline: exit $rc, $(cat err)"
+finish
