@@ -8,9 +8,7 @@ set -euo pipefail
 src="$GPNSCOPE_SOURCE"
 model="$src/models/gpnm-small/model.safetensors"
 tok="$src/third_party/llama2-tokenizer.json"
-for f in "$model" "$tok"; do
-  [[ -f "$f" ]] || { echo "SKIPPED: $f is missing (scripts/setup.sh fetches the tokenizer)"; exit 77; }
-done
+need_files "scripts/setup.sh fetches the tokenizer" "$model" "$tok"
 scratch_dir ablate_shipped text
 # English written here (not from any package): plain sentences with repeats
 for i in $(seq 1 6); do

@@ -6,13 +6,12 @@
 # comparison over those that exist, or skipped with one model
 # (tests/cli/demo_compare.sh runs the multi-model path on models it makes).
 set -euo pipefail
-src="$GPNSCOPE_SOURCE"; bin="$GPNSCOPE_BIN"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+src="$GPNSCOPE_SOURCE"
 model="$src/models/gpnm15-small/model.safetensors"
 tok="$src/third_party/llama2-tokenizer.json"
 corpus="$src/data/corpus/heldout.jsonl"
-for f in "$model" "$tok" "$corpus"; do
-  [[ -f "$f" ]] || { echo "SKIPPED: $f is missing (scripts/setup.sh and scripts/demo.sh make it)"; exit 77; }
-done
+need_files "scripts/setup.sh and scripts/demo.sh make it" "$model" "$tok" "$corpus"
 dir="$GPNSCOPE_BUILD/test-scratch/demo"; rm -rf "$dir"; mkdir -p "$dir"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 

@@ -9,15 +9,13 @@
 # its report written; the main model's verdicts whole; a bad --model is one
 # line before anything is recorded.
 set -euo pipefail
-src="$GPNSCOPE_SOURCE"; bin="$GPNSCOPE_BIN"
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+src="$GPNSCOPE_SOURCE"
 model="$src/models/gpnm15-small/model.safetensors"
 tok="$src/third_party/llama2-tokenizer.json"
 corpus="$src/data/corpus/heldout.jsonl"
-for f in "$model" "$tok" "$corpus"; do
-  [[ -f "$f" ]] || { echo "SKIPPED: $f is missing (scripts/setup.sh and scripts/demo.sh make it)"; exit 77; }
-done
+need_files "scripts/setup.sh and scripts/demo.sh make it" "$model" "$tok" "$corpus"
 dir="$GPNSCOPE_BUILD/test-scratch/demo_compare"; rm -rf "$dir"; mkdir -p "$dir"; cd "$dir"
 . "$src/tests/cli/lib/verdicts.sh"
 

@@ -47,14 +47,7 @@ first=$(sed -n 2p "$dir/long/loss.csv" | cut -d, -f3); last=$(tail -1 "$dir/long
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' && ok "150 steps lower the loss: $first -> $last" ||
   bad "the loss did not fall: $first -> $last"
 mkdir -p "$dir/shards"
-"$py" - "$dir/shards" <<'PY'
-import json, random, struct, sys
-out, n, rng = sys.argv[1], 640, random.Random(5)
-open(out + "/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[rng.randrange(0, 2) for _ in range(n)]))
-json.dump([n], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "parity", "vocab_size": 2, "total_tokens": n, "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-PY
+"$py" "$(dirname "${BASH_SOURCE[0]}")/symbol_shards.py" "$dir/shards" 640 5 2 parity
 "$bin" record --model "$dir/long/model.safetensors" --corpus "$dir/shards" --seq-len 32 --batch 4 --db "$dir/s.db" \
   --sites 'prefix,tree.level.*' --quiet >/dev/null 2>"$dir/rec.err" &&
   [[ "$(sqlite3 "$dir/s.db" "select count(distinct kind) || ' ' || count(*) from states")" == "12 7680" ]] &&

@@ -33,14 +33,7 @@ JSON
 "$bin" train --config "$dir/p.json" --quiet >/dev/null 2>"$dir/train.err" || { echo "FAIL: train: $(cat "$dir/train.err")"; exit 1; }
 m="$dir/p/model.safetensors"
 mkdir -p "$dir/shards"
-"$py" - "$dir/shards" <<'PY'
-import json, random, struct, sys
-out, n, rng = sys.argv[1], 128, random.Random(5)
-open(out + "/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[rng.randrange(0, 2) for _ in range(n)]))
-json.dump([n], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "parity", "vocab_size": 2, "total_tokens": n, "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-PY
+"$py" "$(dirname "${BASH_SOURCE[0]}")/symbol_shards.py" "$dir/shards" 128 5 2 parity
 printf '{"clean": [0, 1, 1], "corrupted": [1, 1, 1], "answer": 0}\n' >"$dir/pairs.jsonl"
 
 # what works on it

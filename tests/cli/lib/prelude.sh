@@ -25,3 +25,10 @@ scratch_dir() {
   local s
   for s in "$@"; do mkdir -p "$dir/$s"; done
 }
+
+# need_files HOW FILE...: skip unless every FILE exists; HOW says what makes it
+need_files() {
+  local how="$1" f
+  shift
+  for f in "$@"; do [[ -f "$f" ]] || { echo "SKIPPED: $f is missing ($how)"; exit 77; }; done
+}
