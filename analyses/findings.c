@@ -6,6 +6,7 @@
 
 #include "analyses/registry.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 
 static double scalar(store *st, int64_t an, const char *key) {
     double v = NAN;
@@ -186,6 +187,12 @@ static void judge_pools(store *st, int64_t run, finding *f) {
 
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out) {
     memset(out, 0, sizeof *out);
+    store_run_info *info = malloc(sizeof *info); /* three paths of 4096: not for the stack */
+    if (info && store_run_get(st, run_id, info) == 0) {
+        const gs_family *fam = gs_family_by_store_name(info->model_arch);
+        if (fam) out->not_lm = fam->not_lm;
+    }
+    free(info);
     judge_default(st, run_id, &out->default_direction);
     judge_horizon(st, run_id, &out->content_horizon);
     judge_pools(st, run_id, &out->memory_pools);
@@ -214,7 +221,10 @@ int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const cha
 
 void gs_findings_print(FILE *out, const gs_findings *f) {
     fprintf(out, "The paper's three structures in this run:\n");
-    fprintf(out, "  1. default-token direction: %s\n", f->default_direction.text);
+    if (f->not_lm)
+        fprintf(out, "  1. persistent mean direction (the default-token test; %s has no token to default to): %s\n",
+                f->not_lm, f->default_direction.text);
+    else fprintf(out, "  1. default-token direction: %s\n", f->default_direction.text);
     fprintf(out, "  2. content horizon:         %s\n", f->content_horizon.text);
     fprintf(out, "  3. fast and slow pools:     %s\n", f->memory_pools.text);
 }

@@ -36,6 +36,11 @@ const char *gs_finding_word(finding_verdict v);
 
 typedef struct {
     finding default_direction, content_horizon, memory_pools;
+    /* NULL for a language model; else what the run's model is instead (the
+     * family's not_lm, "an MLP-LDRU sequence classifier"): a classifier has
+     * no token to default to, so the first finding is printed as the
+     * persistent mean direction it measures */
+    const char *not_lm;
 } gs_findings;
 
 /* The rules above on their numbers, for callers that hold the results in

@@ -44,6 +44,12 @@ const gs_family *gs_family_by_name(const char *name) {
     return NULL;
 }
 
+const gs_family *gs_family_by_store_name(const char *store_name) {
+    for (int i = 0; store_name && i < N_FAMILIES; i++)
+        if (!strcmp(families[i]->store_name, store_name)) return families[i];
+    return NULL;
+}
+
 int gs_family_require_lm(const gpn_config *c, const char *path, const char *needs) {
     const gs_family *f = gs_family_of(c);
     if (!f || !f->not_lm) return 0;

@@ -113,6 +113,8 @@ typedef struct {
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
 const gs_family *gs_family_of(const gpn_config *c);
 const gs_family *gs_family_by_name(const char *name);
+/* The family whose store_name a run registered ("gpn+m", "ldru"); NULL if none. */
+const gs_family *gs_family_by_store_name(const char *store_name);
 /* The family whose tensors a checkpoint holds; NULL with gs_error() naming
  * the families tried. */
 const gs_family *gs_family_of_file(const st_file *f);

@@ -55,6 +55,11 @@ mkdir -p "$dir/shards"
 "$bin" analyze "$dir/s.db" --only geometry --json >"$dir/geo.json" &&
   "$py" -c 'import json,sys; g=json.load(open(sys.argv[1]))["geometry"]; assert g["n_states"] == 640, g' "$dir/geo.json" &&
   ok "analyze geometry on the prefix states" || bad "analyze: $(head -c 300 "$dir/geo.json")"
+# a classifier has no token to default to: the first finding is named for what it measures
+"$bin" analyze "$dir/s.db" --only geometry,default >"$dir/an.txt" 2>&1 &&
+  grep -q "1. persistent mean direction (the default-token test; an MLP-LDRU sequence classifier has no token" "$dir/an.txt" &&
+  ! grep -q "default-token direction:" "$dir/an.txt" &&
+  ok "the findings name the mean direction, not a default token" || bad "findings: $(grep -m2 '1\.' "$dir/an.txt")"
 for s in $("$bin" info "$dir/a/model.safetensors" --json | "$py" -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin)["sites"]))'); do
   grep -qF "| \`$s\` |" "$GPNSCOPE_SOURCE/docs/hooks.md" && ok "docs/hooks.md has $s" || bad "docs/hooks.md lacks $s"
 done
