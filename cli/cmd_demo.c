@@ -126,7 +126,7 @@ static void print_summary(const char *db, const char *model, int64_t run) {
 /* The comparison's section: which baselines are missing, each model's
  * perplexity, then compare's table (buffered while it ran) */
 static void print_comparison(const char *db, const demo_model *models, int n_models, const char *const *missing,
-                             int n_missing, const char *table) {
+                             int n_missing, const char *table, int seq_len, int windows) {
     printf("\nThe comparison (gpnscope compare; docs/comparison.md):\n");
     for (int i = 0; i < n_missing; i++)
         printf("  %s not shipped yet: the comparison has %d model%s\n", missing[i], n_models, n_models == 1 ? "" : "s");
@@ -142,6 +142,21 @@ static void print_comparison(const char *db, const demo_model *models, int n_mod
                n ? exp(m) : NAN, (long long)n);
     }
     if (st) store_close(st);
+    /* a transformer's positions past its training window are out of its
+     * range (the shipped Transformer++'s perplexity nearly doubles there:
+     * docs/model.md), so say which models these windows outrun */
+    int shortest = 0;
+    for (int i = 0; i < n_models; i++)
+        if (models[i].trained_seq_len && models[i].trained_seq_len < seq_len) {
+            if (!shortest || models[i].trained_seq_len < shortest) shortest = models[i].trained_seq_len;
+            printf("  note: %s was trained on windows of %d tokens; these are %d\n", models[i].name,
+                   models[i].trained_seq_len, seq_len);
+        }
+    if (shortest)
+        printf("  positions past the training window are outside what a model learned (a Transformer++ does not "
+               "extrapolate there);\n  gpnscope demo --seq-len %d --windows %ld compares the same tokens at the "
+               "training length (docs/comparison.md)\n",
+               shortest, (long)windows * seq_len / shortest);
     printf("\n%s", table);
 }
 
@@ -303,7 +318,7 @@ int cmd_demo(int argc, char **argv) {
         return 1;
     }
     print_summary(db, model, models[0].run);
-    print_comparison(db, models, n_models, missing, n_missing, table ? table : "");
+    print_comparison(db, models, n_models, missing, n_missing, table ? table : "", atoi(seq_len), atoi(windows));
     free(table);
     print_files(out, n_models > 1);
     printf("  (the demo took %.0f s)\n", progress_now() - t0);

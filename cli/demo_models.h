@@ -18,6 +18,9 @@ typedef struct {
     char state[96];   /* analyze --site: the state site of the last layer */
     char decay[96];   /* analyze --decay-site, "" when the family has none */
     int64_t run;      /* its run in the demo's store, once recorded */
+    /* the window it was trained on: data.seq_len of the config.json that
+     * gpnscope train writes beside the checkpoint; 0 when there is none */
+    int trained_seq_len;
 } demo_model;
 
 /* The shipped models in the demo's order, those whose model.safetensors

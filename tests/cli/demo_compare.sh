@@ -23,6 +23,8 @@ dir="$GPNSCOPE_BUILD/test-scratch/demo_compare"; rm -rf "$dir"; mkdir -p "$dir";
 "$py" "$src/tests/reference/gdn_reference.py" make gdn 32000 16 2 3 4 1 32 4 1 2 5
 "$py" "$src/tests/reference/tpp_reference.py" make tpp 32000 16 2 2 32 1 2 4
 
+# the window they were "trained" on, as gpnscope train writes it beside a checkpoint: shorter than the demo's
+printf '{"data": {"seq_len": 32}}\n' > config.json
 "$bin" demo --out out --windows 4 --seq-len 64 --batch 4 --model "$model" --model gdn.weights.safetensors \
   --model tpp.weights.safetensors >stdout 2>stderr && ok "demo with three models ran" \
   || { bad "demo failed: $(tail -3 stderr)"; finish; exit 1; }
@@ -56,6 +58,12 @@ done
   ok "GDN retention measured on its last layer's decays" || bad "GDN retention: $(q "select settings from analyses where run_id = 2 and name = 'retention'")"
 grep -q "demo: analyze gdn.weights.safetensors done" stderr && ok "each baseline's stage timed on stderr" || bad "stage lines: $(grep demo: stderr)"
 
+# windows longer than a model's training window are named, with the like-for-like command
+[[ "$(grep -c "^  note: .* was trained on windows of 32 tokens; these are 64$" stdout)" == 2 ]] &&
+  grep -q "^  note: gdn.weights.safetensors was trained on windows of 32" stdout && ! grep -q "note: .*gpnm15-small" stdout &&
+  grep -q "^  gpnscope demo --seq-len 32 --windows 8 compares the same tokens at the training length" stdout &&
+  ok "the models trained on shorter windows named, and the command at the training length" ||
+  bad "training-window notes: $(grep -A1 "note:" stdout)"
 # compare's table: one row per run, one per layer of the layered ones, in order
 rows="$(grep -o '^out/study.db:[0-9]*:[^ ]*' stdout | tr '\n' ' ' || true)"  # none: a FAIL line, not an exit
 [[ "$rows" == "out/study.db:1:state.pred out/study.db:2:blocks.0.hook_resid_post out/study.db:2:blocks.1.hook_resid_post out/study.db:3:blocks.0.hook_resid_post out/study.db:3:blocks.1.hook_resid_post " ]] &&
