@@ -165,7 +165,7 @@ else bad "recurrence-depth: $(cat "$dir/depth.err")"; fi
   ok "recurrence-depth wrote 6 scalars per head (12 heads) to the store" || bad "recurrence_depth rows in the store"
 
 # ---- every analysis on its state site, over random shards ----
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/random" $((40 * 48)) 4
+random_shards "$dir/random" $((40 * 48)) 4
 "$bin" record --model "$model" --corpus "$dir/random" --seq-len 48 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
   ok "record over random shards through the runner" || bad "record over random shards"
 if "$bin" analyze "$dir/s.db" --json >"$dir/analyze.json" 2>"$dir/analyze.err"; then

@@ -16,6 +16,7 @@
 #ifndef GS_TESTS_FAMILY_CHECK_H
 #define GS_TESTS_FAMILY_CHECK_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -282,6 +283,17 @@ static inline int fc_edit_moves(const fc_pair *pr, const char *site, const fc_ru
     probe_set_free(ps);
     gpn_engine_free(e);
     return ok ? 0 : -1;
+}
+
+/* fc_edit_moves of `site`, printed ("zeroed WHAT") and CHECKed: step 0 moved
+ * less than same_below (DBL_TRUE_MIN: not at all), later steps more than 1e-3. */
+static inline void fc_check_edit(const char *fx, const fc_pair *pr, const char *site, const char *what,
+                                 const fc_run *full, double same_below) {
+    double same, moved;
+    if (fc_edit_moves(pr, site, full, &same, &moved) != 0) return;
+    printf("  %-6s zeroed %s: step 0 moved %.2e, steps 1-2 moved %.2e\n", fx, what, same, moved);
+    CHECK(same < same_below && moved > 1e-3, "%s: editing %s: step 0 moved %.3e, later %.3e", fx,
+          strrchr(site, '.') + 1, same, moved);
 }
 
 /* main: WEIGHTS EXPECT pairs from argv (named by their files), else the
