@@ -38,15 +38,10 @@ else bad "incremental / batch invariance: $(grep FAIL "$dir/incremental.txt" | h
 model="$dir/c3h4.weights.safetensors"
 "$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"
 "$py" - "$doc" "$dir/info.json" >"$dir/sites.txt" 2>&1 <<'PY' && ok "info: $(wc -l <"$dir/sites.txt") sites, each in docs/hooks.md with its width" || bad "info's sites: $(tail -2 "$dir/sites.txt")"
-import json, sys
-o = json.load(open(sys.argv[2]))
-doc = open(sys.argv[1]).read()
-assert o["arch"] == "transformer++" and o["n_layers"] == 3 and o["n_heads"] == 4 and o["d_state"] == 32, o
-names = [s["name"] for s in o["sites"]]
-for s in o["sites"]:
-    assert "| `%s` |" % s["name"] in doc, "docs/hooks.md lacks " + s["name"]
-    print(s["name"], s["width"])
-w = {s["name"]: s["width"] for s in o["sites"]}
+import sys
+from testdata import documented_sites
+o, w = documented_sites(sys.argv[1], sys.argv[2], "transformer++", 3, 4, 32)
+names = list(w)
 assert w["logits"] == 97 and w["nll"] == 1 and w["blocks.{i}.attn.hook_q"] == 32 and w["blocks.{i}.hook_resid_post"] == 32, w
 assert not any(n.startswith("mem.") or ".mem." in n for n in names), names
 for n in ("hook_embed", "blocks.{i}.hook_resid_pre", "blocks.{i}.attn.hook_k", "blocks.{i}.attn.hook_v",

@@ -301,12 +301,9 @@ static inline void fc_check_edit(const char *fx, const fc_pair *pr, const char *
 static inline int fc_main_fixtures(int argc, char **argv, const char *const *names,
                                    void (*check_pair)(const char *, const char *, const char *)) {
     if (test_each_pair(argc, argv, check_pair)) return test_summary();
-    for (int k = 0; names[k]; k++) {
-        char w[96], e[96];
-        snprintf(w, sizeof w, "reference/%s.weights.safetensors", names[k]);
-        snprintf(e, sizeof e, "reference/%s.expect.safetensors", names[k]);
-        check_pair(names[k], fixture(w), fixture(e));
-    }
+    for (int k = 0; names[k]; k++)
+        check_pair(names[k], reference_fixture(names[k], "weights.safetensors"),
+                   reference_fixture(names[k], "expect.safetensors"));
     return test_summary();
 }
 

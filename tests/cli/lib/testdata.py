@@ -45,3 +45,16 @@ def with_metadata(src, dst, hdr):
     h = json.dumps(hdr).encode()
     h += b" " * ((8 - len(h) % 8) % 8)
     open(dst, "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+
+
+def documented_sites(doc_path, info_path, arch, n_layers, n_heads, d_state):
+    """`gpnscope info MODEL --json` (in info_path) of the family `arch` with
+    these sizes, every site of it in docs/hooks.md (doc_path); prints each
+    site and its width, one a line. Returns the info and {site: width}."""
+    o = json.load(open(info_path))
+    doc = open(doc_path).read()
+    assert o["arch"] == arch and o["n_layers"] == n_layers and o["n_heads"] == n_heads and o["d_state"] == d_state, o
+    for s in o["sites"]:
+        assert "| `%s` |" % s["name"] in doc, "docs/hooks.md lacks " + s["name"]
+        print(s["name"], s["width"])
+    return o, {s["name"]: s["width"] for s in o["sites"]}
