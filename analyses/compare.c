@@ -346,10 +346,8 @@ static int read_window_sums(gs_state_source *src, window_sums *ws) {
     if (!wr) return -1;
     int64_t cap = 0;
     for (;;) {
-        const float *rows;
-        const int32_t *pos;
-        int64_t w;
-        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        gs_window cur;
+        int64_t k = gs_window_reader_read(wr, &cur);
         if (k < 0) { gs_window_reader_free(wr); return -1; }
         if (k == 0) break;
         if (ws->W == cap) {
@@ -367,7 +365,7 @@ static int read_window_sums(gs_state_source *src, window_sums *ws) {
         for (int64_t t = 0; t < k; t++) {
             double n2 = 0;
             for (int j = 0; j < ws->d; j++) {
-                double x = rows[t * ws->d + j];
+                double x = cur.rows[t * ws->d + j];
                 s[j] += x;
                 n2 += x * x;
             }

@@ -142,10 +142,8 @@ int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const 
     int64_t win_i = win0, row_i = row0;
     int rc = -1;
     for (;;) {
-        const float *rows;
-        const int32_t *pos;
-        int64_t w;
-        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        gs_window cur;
+        int64_t k = gs_window_reader_read(wr, &cur);
         if (k < 0) goto out;
         if (k == 0) break;
         if (k > s->cap) {
@@ -161,7 +159,7 @@ int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const 
         }
         memset(run, 0, (size_t)d * sizeof *run);
         for (int64_t t = 0; t < k; t++, row_i++) {
-            const float *x = rows + t * d;
+            const float *x = cur.rows + t * d;
             int b = by_window ? (int)(win_i * nb / g->n_windows) : (int)(row_i * nb / g->n);
             if (b >= nb) b = nb - 1;
             double *bs = s->bsum + (int64_t)b * d;

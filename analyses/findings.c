@@ -40,13 +40,19 @@ finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdic
     return (finding_verdict)weaker(as_finding[from_start], as_finding[all_starts]);
 }
 
+/* The run's analysis `which`, or 0 with the finding marked not measured:
+ * "not measured (no WHY)". */
+static int64_t measured_by(store *st, int64_t run, unsigned which, const char *why, finding *f) {
+    int64_t id = store_analysis_find(st, run, gs_analysis_stored_name(which), NULL);
+    if (id > 0) return id;
+    f->verdict = FINDING_NOT_MEASURED;
+    snprintf(f->text, sizeof f->text, "not measured (no %s)", why);
+    return 0;
+}
+
 static void judge_default(store *st, int64_t run, finding *f) {
-    int64_t dd = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_DEFAULT), NULL);
-    if (dd <= 0) {
-        f->verdict = FINDING_NOT_MEASURED;
-        snprintf(f->text, sizeof f->text, "not measured (no default-direction analysis)");
-        return;
-    }
+    int64_t dd = measured_by(st, run, GS_AN_DEFAULT, "default-direction analysis", f);
+    if (!dd) return;
     double ratio = scalar(st, dd, "norm_ratio"), cos8 = scalar(st, dd, "batch_cos_mean");
     double cos8r = scalar(st, dd, "batch_cos_random_mean");
     double top = fabs(scalar(st, dd, "top_sv_cos")), pc1 = scalar(st, dd, "pc1_cos");
@@ -76,12 +82,8 @@ static void judge_default(store *st, int64_t run, finding *f) {
 }
 
 static void judge_horizon(store *st, int64_t run, finding *f) {
-    int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);
-    if (h <= 0) {
-        f->verdict = FINDING_NOT_MEASURED;
-        snprintf(f->text, sizeof f->text, "not measured (no horizons analysis)");
-        return;
-    }
+    int64_t h = measured_by(st, run, GS_AN_HORIZON, "horizons analysis", f);
+    if (!h) return;
     double c1 = scalar(st, h, "c1"), h002 = scalar(st, h, "content_horizon_002"), he = scalar(st, h, "content_horizon_e");
     double censored = scalar(st, h, "content_horizon_002_censored");
     /* the raw curve's far end, at the largest lag still averaged over
@@ -158,12 +160,8 @@ static void init_text(store *st, int64_t r, char *out, size_t size) {
 }
 
 static void judge_pools(store *st, int64_t run, finding *f) {
-    int64_t r = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_RETENTION), NULL);
-    if (r <= 0) {
-        f->verdict = FINDING_NOT_MEASURED;
-        snprintf(f->text, sizeof f->text, "not measured (no retention analysis: a GPN without memory, or not analyzed)");
-        return;
-    }
+    int64_t r = measured_by(st, run, GS_AN_RETENTION, "retention analysis: a GPN without memory, or not analyzed", f);
+    if (!r) return;
     char paper[400], ours[400];
     int vp = pools_text(st, r, "_from_start", paper, sizeof paper), vo = pools_text(st, r, "", ours, sizeof ours);
     if (vp < 0 || vo < 0) {

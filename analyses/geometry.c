@@ -45,16 +45,14 @@ int gs_geometry_accumulate(gs_state_source *src, const gs_geometry_opts *opts, g
     double nm = 0, nM2 = 0, sq = 0;
     int64_t n = 0;
     for (;;) {
-        const float *rows;
-        const int32_t *pos;
-        int64_t w;
-        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        gs_window cur;
+        int64_t k = gs_window_reader_read(wr, &cur);
         if (k < 0) goto fail;
         if (k == 0) break;
         sums->n_windows++;
         for (int64_t i = 0; i < k; i++) {
             double s2 = 0;
-            const float *r = rows + i * d;
+            const float *r = cur.rows + i * d;
             for (int j = 0; j < d; j++) s2 += (double)r[j] * r[j];
             double x = sqrt(s2);
             n++;
@@ -63,7 +61,7 @@ int gs_geometry_accumulate(gs_state_source *src, const gs_geometry_opts *opts, g
             nM2 += dl * (x - nm);
             sq += s2;
         }
-        if (gs_cov_acc_add(&sums->acc, rows, k) != 0) goto fail;
+        if (gs_cov_acc_add(&sums->acc, cur.rows, k) != 0) goto fail;
     }
     gs_window_reader_free(wr);
     sums->n = n;

@@ -121,13 +121,11 @@ static int max_span_pass(gs_state_source *src, int32_t *span) {
     if (!wr) return -1;
     *span = 0;
     for (;;) {
-        const float *rows;
-        const int32_t *pos;
-        int64_t w;
-        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        gs_window cur;
+        int64_t k = gs_window_reader_read(wr, &cur);
         if (k < 0) { gs_window_reader_free(wr); return -1; }
         if (k == 0) break;
-        if (pos[k - 1] - pos[0] > *span) *span = pos[k - 1] - pos[0];
+        if (cur.pos[k - 1] - cur.pos[0] > *span) *span = cur.pos[k - 1] - cur.pos[0];
     }
     gs_window_reader_free(wr);
     return 0;
@@ -158,10 +156,8 @@ int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_o
     wr = gs_window_reader_new(src);
     if (!wr) goto fail;
     for (;;) {
-        const float *rows;
-        const int32_t *pos;
-        int64_t w;
-        int64_t k = gs_window_reader_next(wr, &rows, &pos, &w);
+        gs_window cur;
+        int64_t k = gs_window_reader_read(wr, &cur);
         if (k < 0) goto fail;
         if (k == 0) break;
         if (k > cap) {
@@ -171,7 +167,7 @@ int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_o
             if (!u || !valid) { gs_fail("out of memory for a window of %lld states", (long long)k); goto fail; }
             cap = k;
         }
-        int64_t span = pos[k - 1] - pos[0];
+        int64_t span = cur.pos[k - 1] - cur.pos[0];
         if (span + 1 > span_cap) {
             free(row_of);
             row_of = malloc((size_t)(span + 1) * sizeof *row_of);
@@ -179,7 +175,7 @@ int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_o
             span_cap = span + 1;
         }
         for (int64_t q = 0; q <= span; q++) row_of[q] = -1;
-        for (int64_t t = 0; t < k; t++) row_of[pos[t] - pos[0]] = (int32_t)t;
+        for (int64_t t = 0; t < k; t++) row_of[cur.pos[t] - cur.pos[0]] = (int32_t)t;
 
         /* each window's sums go to its own row when kept, else straight to the pooled ones */
         double *s_raw = h->raw, *s_cen = h->centered;
@@ -191,20 +187,20 @@ int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_o
             c_raw = h->win_n_raw + at; c_cen = h->win_n_centered + at;
         }
         /* raw */
-        for (int64_t i = 0; i < k * d; i++) u[i] = rows[i];
+        for (int64_t i = 0; i < k * d; i++) u[i] = cur.rows[i];
         unit_rows(u, valid, k, d);
         for (int64_t t = 0; t < k; t++) h->n_zero_states += !valid[t];
-        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, s_raw, c_raw);
+        lag_sums(u, valid, cur.pos, row_of, k, d, h->lags, L, s_raw, c_raw);
 
         /* centered on the window's own mean */
         memset(mean, 0, (size_t)d * sizeof *mean);
         for (int64_t t = 0; t < k; t++)
-            for (int j = 0; j < d; j++) mean[j] += rows[t * d + j];
+            for (int j = 0; j < d; j++) mean[j] += cur.rows[t * d + j];
         for (int j = 0; j < d; j++) mean[j] /= (double)k;
         for (int64_t t = 0; t < k; t++)
-            for (int j = 0; j < d; j++) u[t * d + j] = (double)rows[t * d + j] - mean[j];
+            for (int j = 0; j < d; j++) u[t * d + j] = (double)cur.rows[t * d + j] - mean[j];
         unit_rows(u, valid, k, d);
-        lag_sums(u, valid, pos, row_of, k, d, h->lags, L, s_cen, c_cen);
+        lag_sums(u, valid, cur.pos, row_of, k, d, h->lags, L, s_cen, c_cen);
         if (o->per_window)
             for (int i = 0; i < L; i++) {
                 h->raw[i] += s_raw[i]; h->centered[i] += s_cen[i];

@@ -300,24 +300,23 @@ static int scan(ctx *c, const shard_units *su) {
                     return -1;
                 }
         for (;;) {
-            const float *rows;
-            const int32_t *pos;
-            int64_t w, len = 0;
-            int64_t k = gs_window_reader_next(r.rd, &rows, &pos, &w);
+            gs_window cur;
+            int64_t len = 0;
+            int64_t k = gs_window_reader_read(r.rd, &cur);
             if (k < 0) { gs_fail_context("%s: ", c->in->shards[i].path); reader_close(&r); return -1; }
             if (k == 0) break;
-            const int32_t *tok = window_tokens(&r, w, &len);
-            int64_t u = unit_of(&su[i], w);
-            if (!tok || u < 0) { reader_close(&r); return gs_fail("%s: probe: no tokens for window %lld", c->in->shards[i].path, (long long)w); }
+            const int32_t *tok = window_tokens(&r, cur.window, &len);
+            int64_t u = unit_of(&su[i], cur.window);
+            if (!tok || u < 0) { reader_close(&r); return gs_fail("%s: probe: no tokens for window %lld", c->in->shards[i].path, (long long)cur.window); }
             int64_t *wins = malloc((size_t)k * sizeof *wins);
             if (!wins) { reader_close(&r); return gs_fail("out of memory"); }
-            for (int64_t q = 0; q < k; q++) wins[q] = w;
-            int bad = gs_check_rows(rows, wins, pos, k, c->d);
+            for (int64_t q = 0; q < k; q++) wins[q] = cur.window;
+            int bad = gs_check_rows(cur.rows, wins, cur.pos, k, c->d);
             free(wins);
             for (int64_t q = 0; !bad && q < k; q++)
-                if (pos[q] < 0 || pos[q] > len)
+                if (cur.pos[q] < 0 || cur.pos[q] > len)
                     bad = gs_fail("probe: window %lld has %lld tokens but a state at position %d (which has read %d tokens)",
-                                  (long long)w, (long long)len, (int)pos[q], (int)pos[q]);
+                                  (long long)cur.window, (long long)len, (int)cur.pos[q], (int)cur.pos[q]);
             if (!bad && c->nwin == cap) {
                 cap = cap ? 2 * cap : 256;
                 pwin *nw = realloc(c->win, (size_t)cap * sizeof *nw);
@@ -327,11 +326,11 @@ static int scan(ctx *c, const shard_units *su) {
                 if (!nw || !ng) bad = gs_fail("out of memory");
             }
             if (bad) { gs_fail_context("%s: ", c->in->shards[i].path); reader_close(&r); return -1; }
-            c->win[c->nwin] = (pwin){.w = w, .unit = u, .rows = k, .shard = i};
+            c->win[c->nwin] = (pwin){.w = cur.window, .unit = u, .rows = k, .shard = i};
             int64_t *ge = c->ge + c->nwin * c->L;
             for (int li = 0; li < c->L; li++) {
                 ge[li] = 0;
-                for (int64_t q = 0; q < k; q++) ge[li] += pos[q] >= c->lags[li];
+                for (int64_t q = 0; q < k; q++) ge[li] += cur.pos[q] >= c->lags[li];
             }
             c->nwin++;
         }
@@ -391,19 +390,18 @@ static int pass(const ctx *c, visit_fn visit, void *arg) {
         shard_reader r;
         if (reader_open(c, i, 1, &r)) return -1;
         for (;;) {
-            const float *rows;
-            const int32_t *pos;
-            int64_t w, len;
-            int64_t k = gs_window_reader_next(r.rd, &rows, &pos, &w);
+            gs_window cur;
+            int64_t len;
+            int64_t k = gs_window_reader_read(r.rd, &cur);
             if (k == 0) break;
-            const int32_t *tok = k > 0 ? window_tokens(&r, w, &len) : NULL;
-            if (k < 0 || at >= c->nwin || c->win[at].w != w || c->win[at].rows != k || !tok) {
+            const int32_t *tok = k > 0 ? window_tokens(&r, cur.window, &len) : NULL;
+            if (k < 0 || at >= c->nwin || c->win[at].w != cur.window || c->win[at].rows != k || !tok) {
                 if (k >= 0) gs_fail("the states changed while being read");
                 gs_fail_context("%s: ", c->in->shards[i].path);
                 reader_close(&r);
                 return -1;
             }
-            if (visit(arg, &c->win[at++], rows, pos, k, tok)) { reader_close(&r); return -1; }
+            if (visit(arg, &c->win[at++], cur.rows, cur.pos, k, tok)) { reader_close(&r); return -1; }
         }
         reader_close(&r);
     }

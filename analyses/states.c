@@ -136,7 +136,7 @@ void gs_window_reader_free(gs_window_reader *r) {
     free(r);
 }
 
-int64_t gs_window_reader_next(gs_window_reader *r, const float **rows, const int32_t **pos, int64_t *window) {
+int64_t gs_window_reader_read(gs_window_reader *r, gs_window *out) {
     const int d = r->d;
     int64_t n = 0, cur = 0;
     for (;;) {
@@ -178,9 +178,9 @@ int64_t gs_window_reader_next(gs_window_reader *r, const float **rows, const int
         n++;
         r->blk_at++;
     }
-    *rows = r->rows;
-    *pos = r->pos;
-    *window = cur;
+    out->rows = r->rows;
+    out->pos = r->pos;
+    out->window = cur;
     return n;
 }
 
@@ -203,10 +203,8 @@ int gs_states_load(gs_state_source *src, int64_t max_rows, gs_states *out) {
     int64_t *win = NULL;
     int32_t *pos = NULL;
     for (;;) {
-        const float *rows;
-        const int32_t *p;
-        int64_t w;
-        int64_t k = gs_window_reader_next(r, &rows, &p, &w);
+        gs_window cur;
+        int64_t k = gs_window_reader_read(r, &cur);
         if (k < 0) goto fail;
         if (k == 0) break;
         if (max_rows > 0 && n > 0 && n + k > max_rows) break;
@@ -225,8 +223,8 @@ int gs_states_load(gs_state_source *src, int64_t max_rows, gs_states *out) {
             pos = np;
             cap = nc;
         }
-        memcpy(x + n * d, rows, (size_t)(k * d) * sizeof *x);
-        for (int64_t i = 0; i < k; i++) { win[n + i] = w; pos[n + i] = p[i]; }
+        memcpy(x + n * d, cur.rows, (size_t)(k * d) * sizeof *x);
+        for (int64_t i = 0; i < k; i++) { win[n + i] = cur.window; pos[n + i] = cur.pos[i]; }
         n += k;
         if (max_rows > 0 && n >= max_rows) break;
     }

@@ -51,9 +51,17 @@ void gs_states_free(gs_states *s);
 typedef struct gs_window_reader gs_window_reader;
 /* rewinds the source */
 gs_window_reader *gs_window_reader_new(gs_state_source *src);
-/* The next whole window: returns its row count (> 0), 0 after the last, or -1.
- * rows (n x d), pos (n) stay valid until the next call. */
-int64_t gs_window_reader_next(gs_window_reader *r, const float **rows, const int32_t **pos, int64_t *window);
+/* One whole window: its rows (n x d, n the count gs_window_reader_read
+ * returns), their positions, and which window it is; valid until the next
+ * read. */
+typedef struct {
+    const float *rows;
+    const int32_t *pos;
+    int64_t window;
+} gs_window;
+/* The next whole window into *w: returns its row count (> 0), 0 after the
+ * last, or -1. */
+int64_t gs_window_reader_read(gs_window_reader *r, gs_window *w);
 void gs_window_reader_free(gs_window_reader *r);
 
 /* Check a block of rows: finite values; returns 0 or -1 naming the state. */

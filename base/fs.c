@@ -54,3 +54,32 @@ int gs_write_atomic(const char *path, const char *text) {
     free(tmp);
     return rc;
 }
+
+char *gs_read_file(const char *path, const char *what, size_t first_cap, size_t max_cap, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { gs_fail("cannot open %s%s: %s", what, path, strerror(errno)); return NULL; }
+    char *data = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 65536 > cap) {
+            cap = cap ? cap * 2 : first_cap;
+            if (max_cap && cap > max_cap) {
+                free(data);
+                fclose(f);
+                gs_fail("%s%s is larger than %zu GB", what, path, max_cap >> 30);
+                return NULL;
+            }
+            char *p = realloc(data, cap + 1);
+            if (!p) { free(data); fclose(f); gs_fail("out of memory reading %s", path); return NULL; }
+            data = p;
+        }
+        got = fread(data + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(data); gs_fail("cannot read %s%s", what, path); return NULL; }
+    data[n] = 0;
+    *len = n;
+    return data;
+}

@@ -137,11 +137,9 @@ int cmd_ablate(int argc, char **argv) {
         {"seed", required_argument, 0, 'S'},  {"json", no_argument, 0, 'j'},
         {"device", required_argument, 0, 'D'}, {"precision", required_argument, 0, 'P'},
         {"heads-at", required_argument, 0, 'A'}, {"controls", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch;
     long long v;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 'w': o.what = optarg; break;
         case 's': o.scope = optarg; break;
@@ -172,8 +170,7 @@ int cmd_ablate(int argc, char **argv) {
             if (cli_int_option("ablate", "seed", optarg, 0, INT64_MAX, "a non-negative integer", &v)) return 2;
             o.seed = (uint64_t)v;
             break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("ablate", opts, argv);
+        default: return cli_other_option(ch, "ablate", help, opts, argv);
         }
     }
     if (optind != argc - 1 || !o.what) {

@@ -95,8 +95,7 @@ int cmd_analyze(int argc, char **argv) {
         {"train-corpus", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
     int ch, li = -1;
-    optind = 1;
-    opterr = 0;
+    cli_options_start();
     while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         switch (ch) {
         case 'r': if (parse_i64(optarg, 1, &run)) goto bad; break;

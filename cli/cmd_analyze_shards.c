@@ -223,8 +223,7 @@ int cmd_analyze_shards(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch;
-    optind = 1;
-    opterr = 0;
+    cli_options_start();
     char why[256] = "";
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end = NULL;

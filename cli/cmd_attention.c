@@ -84,10 +84,8 @@ int cmd_attention(int argc, char **argv) {
         {"layers", required_argument, 0, 'L'}, {"top-k", required_argument, 0, 'k'},
         {"full-upto", required_argument, 0, 'F'}, {"model", required_argument, 0, 'm'},
         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 'r':
             if (cli_int_option("attention", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
@@ -112,8 +110,7 @@ int cmd_attention(int argc, char **argv) {
         case 'L': o.layers = optarg; break;
         case 'm': o.model_path = optarg; break;
         case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("attention", opts, argv);
+        default: return cli_other_option(ch, "attention", help, opts, argv);
         }
     }
     const char *path = optind < argc ? argv[optind] : "";

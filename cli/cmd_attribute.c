@@ -53,10 +53,8 @@ int cmd_attribute(int argc, char **argv) {
                                          {"length", required_argument, 0, 'T'}, {"model", required_argument, 0, 'm'},
                                          {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 'r':
             if (cli_int_option("attribute", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
@@ -71,8 +69,7 @@ int cmd_attribute(int argc, char **argv) {
             break;
         case 'm': o.model_path = optarg; break;
         case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("attribute", opts, argv);
+        default: return cli_other_option(ch, "attribute", help, opts, argv);
         }
     }
     const char *path = optind < argc ? argv[optind] : "";

@@ -226,8 +226,7 @@ int cmd_automaton(int argc, char **argv) {
     long long v;
     gs_automaton_opts o;
     gs_automaton_opts_default(&o);
-    opterr = 0;
-    optind = 1;
+    cli_options_start();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_TASK: task_name = optarg; break;
@@ -263,8 +262,7 @@ int cmd_automaton(int argc, char **argv) {
         case O_PLOT: plot = optarg; break;
         case O_JSON: json = 1; break;
         case O_REF: reference = optarg; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("automaton", opts, argv);
+        default: return cli_other_option(c, "automaton", help, opts, argv);
         }
     }
     int n_models = argc - optind;

@@ -130,11 +130,9 @@ int cmd_compare(int argc, char **argv) {
         {"max-states", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
         {"no-render", no_argument, 0, 'n'},   {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    int ch;
     long long v;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1;) {
         switch (ch) {
         case 's': q.compare.sites = optarg; break;
         case 'o': q.out_dir = optarg; break;
@@ -163,8 +161,7 @@ int cmd_compare(int argc, char **argv) {
             break;
         case 'n': q.plot.render = 0; break;
         case 'q': q.quiet = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("compare", opts, argv);
+        default: return cli_other_option(ch, "compare", help, opts, argv);
         }
     }
     if (optind >= argc) {

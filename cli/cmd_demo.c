@@ -235,10 +235,8 @@ int cmd_demo(int argc, char **argv) {
         {"windows", required_argument, 0, 'n'}, {"seq-len", required_argument, 0, 'L'},
         {"batch", required_argument, 0, 'b'},   {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 'o': out = optarg; break;
         case 'm':
@@ -253,8 +251,7 @@ int cmd_demo(int argc, char **argv) {
         case 'n': windows = optarg; break;
         case 'L': seq_len = optarg; break;
         case 'b': batch = optarg; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("demo", opts, argv);
+        default: return cli_other_option(ch, "demo", help, opts, argv);
         }
     }
     if (optind != argc) { fprintf(stderr, "gpnscope demo: unexpected argument '%s'\n", argv[optind]); return 2; }

@@ -105,10 +105,8 @@ int cmd_eval(int argc, char **argv) {
         {"separator", required_argument, 0, O_SEP}, {"no-bos", no_argument, 0, O_NOBOS}, {"json", no_argument, 0, O_JSON},
         {"device", required_argument, 0, O_DEVICE}, {"precision", required_argument, 0, O_PRECISION},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 'm': model_path = optarg; break;
         case 'c': corpus_path = optarg; break;
@@ -133,8 +131,7 @@ int cmd_eval(int argc, char **argv) {
         case O_JSON: json = 1; break;
         case O_DEVICE: device = optarg; break;
         case O_PRECISION: precision = optarg; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("eval", opts, argv);
+        default: return cli_other_option(ch, "eval", help, opts, argv);
         }
     }
     if (optind != argc || !model_path || !corpus_path) {

@@ -143,8 +143,7 @@ int cmd_export_notebook(int argc, char **argv) {
     const char *out = NULL;
     int64_t run = 0;
     int c, force = 0;
-    optind = 1;
-    opterr = 0;
+    cli_options_start();
     while ((c = getopt_long(argc, argv, "o:r:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -152,8 +151,7 @@ int cmd_export_notebook(int argc, char **argv) {
             if (parse_run("export-notebook", optarg, &run)) return 2;
             break;
         case 'f': force = 1; break;
-        case 'h': fputs(notebook_help, stdout); return 0;
-        default: return cli_bad_option("export-notebook", opts, argv);
+        default: return cli_other_option(c, "export-notebook", notebook_help, opts, argv);
         }
     }
     if (optind != argc - 1 || !out) {
@@ -208,10 +206,8 @@ int cmd_export(int argc, char **argv) {
     const char *out = NULL, *format = NULL;
     int64_t run = 0;
     gs_export_opts eo = {0};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:f:r:w:h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int c; (c = getopt_long(argc, argv, "o:f:r:w:h", opts, NULL)) != -1;) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'f': format = optarg; break;
@@ -225,8 +221,7 @@ int cmd_export(int argc, char **argv) {
             }
             eo.strict = 1;
             break;
-        case 'h': fputs(export_help, stdout); return 0;
-        default: return cli_bad_option("export", opts, argv);
+        default: return cli_other_option(c, "export", export_help, opts, argv);
         }
     }
     if (optind != argc - 1 || !out || !format) {

@@ -113,10 +113,8 @@ int cmd_import(int argc, char **argv) {
         {"beta", required_argument, 0, 'b'},  {"model", required_argument, 0, 'm'},
         {"kind", required_argument, 0, 'k'},  {"dtype", required_argument, 0, 'D'},
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 'd': db = optarg; break;
         case 's': states.path = optarg; break;
@@ -126,8 +124,7 @@ int cmd_import(int argc, char **argv) {
         case 'm': model = optarg; break;
         case 'k': kind = optarg; break;
         case 'D': dtype = optarg; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("import", opts, argv);
+        default: return cli_other_option(ch, "import", help, opts, argv);
         }
     }
     if (optind != argc || !db || !states.path) { fputs(help, stderr); return 2; }

@@ -49,13 +49,10 @@ static int split_source(char *line, char **name, char **value, char **source) {
 int cmd_info(int argc, char **argv) {
     int json = 0;
     static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         if (ch == 'j') json = 1;
-        else if (ch == 'h') { fputs(help, stdout); return 0; }
-        else return cli_bad_option("info", opts, argv);
+        else return cli_other_option(ch, "info", help, opts, argv);
     }
     if (optind != argc - 1) { fputs(help, stderr); return 2; }
     gpn_model *m = gpn_model_load(argv[optind]);

@@ -88,10 +88,8 @@ int cmd_lens(int argc, char **argv) {
         {"sites", required_argument, 0, O_SITES}, {"top", required_argument, 0, O_TOP},
         {"tokenizer", required_argument, 0, O_TOK}, {"store", required_argument, 0, O_STORE},
         {"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case O_TEXT: text = optarg; break;
         case O_TOKENS: ids_list = optarg; break;
@@ -100,8 +98,7 @@ int cmd_lens(int argc, char **argv) {
         case O_STORE: out = optarg; break;
         case O_JSON: json = 1; break;
         case O_TOP: if (cli_int_option("lens", "top", optarg, 1, 100, "a number of tokens from 1 to 100", &top)) return 2; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("lens", opts, argv);
+        default: return cli_other_option(ch, "lens", help, opts, argv);
         }
     }
     if (argc - optind != 1 || !text == !ids_list) {

@@ -31,8 +31,7 @@ static void on_shard(void *ctx, const char *path, int rank, int copied, int64_t 
 int cmd_merge(int argc, char **argv) {
     static const struct option opts[] = {{"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch, quiet = 0;
-    optind = 1;
-    opterr = 0;
+    cli_options_start();
     while ((ch = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
         if (ch == 'h') { fputs(help, stdout); return 0; }
         if (ch == 'q') { quiet = 1; continue; }

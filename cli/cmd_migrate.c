@@ -21,10 +21,8 @@ static const char *help =
 
 int cmd_migrate(int argc, char **argv) {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         if (ch == 'h') { printf(help, STORE_SCHEMA_VERSION); return 0; }
         cli_bad_option("migrate", opts, argv);
         return 2;

@@ -193,10 +193,8 @@ int cmd_patch(int argc, char **argv) {
         {"store", required_argument, 0, 's'},      {"plot", required_argument, 0, 'p'},
         {"json", no_argument, 0, 'j'},             {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 'c': components = optarg; break;
         case 'd': direction = optarg; break;
@@ -212,8 +210,7 @@ int cmd_patch(int argc, char **argv) {
             if (cli_int_option("patch", "batch", optarg, 1, 4096, "a batch between 1 and 4096", &v)) return 2;
             batch = (int)v;
             break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("patch", opts, argv);
+        default: return cli_other_option(ch, "patch", help, opts, argv);
         }
     }
     if (argc - optind != 2) {

@@ -58,8 +58,7 @@ int cmd_plot(int argc, char **argv) {
         {"no-render", no_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int ch, li = -1;
-    optind = 1;
-    opterr = 0;
+    cli_options_start();
     while ((ch = getopt_long(argc, argv, "ho:", opts, &li)) != -1) {
         switch (ch) {
         case 'o': out = optarg; break;
@@ -85,8 +84,7 @@ int cmd_plot(int argc, char **argv) {
         case 'F': if (parse_int(optarg, 1, 200, &o.font_size)) goto bad; break;
         case 'g': o.gnuplot = optarg; break;
         case 'n': o.render = 0; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("plot", opts, argv);
+        default: return cli_other_option(ch, "plot", help, opts, argv);
         }
     }
     if (optind != argc - 1) {

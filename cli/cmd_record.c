@@ -90,8 +90,7 @@ static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
         {"precision", required_argument, 0, 'P'}, {"resume", no_argument, 0, 'r'},          {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int ch, li = -1;
-    optind = 1;
-    opterr = 0;
+    cli_options_start();
     while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         char *end = NULL;
         long long v = 0;

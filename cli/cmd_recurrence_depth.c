@@ -63,16 +63,14 @@ int cmd_recurrence_depth(int argc, char **argv) {
     static const struct option opts[] = {
         {"run", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int ch, li = -1;
-    optind = 1;
-    opterr = 0;
+    cli_options_start();
     while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         switch (ch) {
         case 'r':
             if (cli_int_option("recurrence-depth", "run", optarg, 1, INT64_MAX, "a run id (1 or more)", &run)) return 2;
             break;
         case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("recurrence-depth", opts, argv);
+        default: return cli_other_option(ch, "recurrence-depth", help, opts, argv);
         }
     }
     if (optind != argc - 1) {

@@ -38,10 +38,8 @@ int cmd_shard(int argc, char **argv) {
         {"separator", required_argument, 0, 's'}, {"no-bos", no_argument, 0, 'B'},
         {"shard-tokens", required_argument, 0, 'n'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 't': tok_path = optarg; break;
         case 'c': corpus_path = optarg; break;
@@ -55,8 +53,7 @@ int cmd_shard(int argc, char **argv) {
             if (*end || shard_tokens < 1) { fprintf(stderr, "gpnscope shard: --shard-tokens '%s': a positive integer\n", optarg); return 2; }
             break;
         }
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("shard", opts, argv);
+        default: return cli_other_option(ch, "shard", help, opts, argv);
         }
     }
     if (!tok_path || !corpus_path || !out || optind != argc) { fputs(help, stderr); return 2; }

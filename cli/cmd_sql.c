@@ -222,10 +222,8 @@ int cmd_sql(int argc, char **argv) {
                                          {"write", no_argument, 0, 'w'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         if (ch == 'c' || ch == 'j') {
             int m = ch == 'c' ? OUT_CSV : OUT_JSON;
             if (mode != OUT_TABLE && mode != m) {

@@ -83,10 +83,8 @@ int cmd_steer(int argc, char **argv) {
         {"store", required_argument, 0, O_STORE},   {"plot", required_argument, 0, O_PLOT},
         {"json", no_argument, 0, O_JSON},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case O_CORPUS: corpus_path = optarg; break;
         case O_DIR: direction = optarg; break;
@@ -106,8 +104,7 @@ int cmd_steer(int argc, char **argv) {
             if (cli_int_option("steer", "batch", optarg, 1, 4096, "a batch between 1 and 4096", &v)) return 2;
             batch = (int)v;
             break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("steer", opts, argv);
+        default: return cli_other_option(ch, "steer", help, opts, argv);
         }
     }
     if (argc - optind != 1 || !corpus_path || !direction || !c_list) {

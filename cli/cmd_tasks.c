@@ -85,8 +85,7 @@ int cmd_tasks(int argc, char **argv) {
                                          {0, 0, 0, 0}};
     int list = 0, json = 0, example_options = 0, c;
     long long length = 12, count = 10, seed = 0;
-    opterr = 0;
-    optind = 1;
+    cli_options_start();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'L': list = 1; break;

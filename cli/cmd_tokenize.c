@@ -71,10 +71,8 @@ int cmd_tokenize(int argc, char **argv) {
     static const struct option opts[] = {{"tokenizer", required_argument, 0, 't'}, {"pieces", no_argument, 0, 'p'},
                                          {"decode", no_argument, 0, 'd'},          {"invalid-utf8", required_argument, 0, 'u'},
                                          {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         switch (ch) {
         case 't': tok_path = optarg; break;
         case 'p': pieces = 1; break;
@@ -84,8 +82,7 @@ int cmd_tokenize(int argc, char **argv) {
             else if (!strcmp(optarg, "bytes")) mode = TOKENIZER_INVALID_BYTES;
             else { fprintf(stderr, "gpnscope tokenize: --invalid-utf8 takes 'replace' or 'bytes', not '%s'\n", optarg); return 2; }
             break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("tokenize", opts, argv);
+        default: return cli_other_option(ch, "tokenize", help, opts, argv);
         }
     }
     if (optind != argc || (pieces && decode)) { fputs(help, stderr); return 2; }

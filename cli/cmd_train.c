@@ -72,10 +72,8 @@ int cmd_train(int argc, char **argv) {
         {"steps", required_argument, 0, 's'},  {"run-steps", required_argument, 0, 'n'},
         {"threads", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_options_start();
+    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
         int bad = 0;
         switch (ch) {
         case 'c': config = optarg; break;
@@ -86,8 +84,7 @@ int cmd_train(int argc, char **argv) {
         case 'n': bad = parse_long(optarg, 1, &run_steps); break;
         case 't': bad = parse_long(optarg, 0, &threads); break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: return cli_bad_option("train", opts, argv);
+        default: return cli_other_option(ch, "train", help, opts, argv);
         }
         if (bad) {
             fprintf(stderr, "gpnscope train: --%s needs a non-negative integer, got '%s'\n",

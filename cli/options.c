@@ -30,6 +30,19 @@ int cli_bad_option(const char *cmd, const struct option *opts, char **argv) {
     return 2;
 }
 
+void cli_options_start(void) {
+    optind = 1;
+    opterr = 0;
+}
+
+int cli_other_option(int ch, const char *cmd, const char *help, const struct option *opts, char **argv) {
+    if (ch == 'h') {
+        fputs(help, stdout);
+        return 0;
+    }
+    return cli_bad_option(cmd, opts, argv);
+}
+
 int cli_int_option(const char *cmd, const char *name, const char *text, long long lo, long long hi, const char *what,
                    long long *out) {
     char *end;

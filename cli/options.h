@@ -14,6 +14,13 @@
  * gpnscope CMD --help)") and returns 2, the usage exit status. Set opterr =
  * 0 before parsing so that getopt prints nothing itself. */
 int cli_bad_option(const char *cmd, const struct option *opts, char **argv);
+/* Before a command's getopt_long loop: start again at argv[1] (the demo runs
+ * commands one after another in one process) and keep getopt quiet, since
+ * cli_bad_option prints the one line. */
+void cli_options_start(void);
+/* The `default:` case of a command's option switch: 'h' prints help on
+ * stdout and returns 0; anything else is cli_bad_option's (2). */
+int cli_other_option(int ch, const char *cmd, const char *help, const struct option *opts, char **argv);
 
 /* An integer option's value in [lo, hi]: 0, or prints "gpnscope CMD: --NAME
  * wants WHAT, got 'TEXT'" and returns 2. */

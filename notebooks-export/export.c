@@ -154,6 +154,14 @@ static void unique_stem(const ctx *c, char *stem, size_t size, const char *const
 
 /* ---------- run ---------- */
 
+/* query_csv of a part a run may lack: none of its rows is lacking(what, why). */
+static int part_csv(ctx *c, const char *name, const char *about, store_rows_table table, const char *what,
+                    const char *why) {
+    int64_t rows = query_csv(c, name, about, table, 1);
+    if (rows < 0) return -1;
+    return rows == 0 ? lacking(c, what, why) : 0;
+}
+
 static int export_run_row(ctx *c) {
     return query_csv(c, "runs.csv", "the run's row of the runs table (docs/schema.md)",
                      STORE_ROWS_RUN, 0) < 0 ? -1 : 0;
@@ -162,12 +170,10 @@ static int export_run_row(ctx *c) {
 /* ---------- tokens ---------- */
 
 static int tokens_csv(ctx *c) {
-    int64_t rows = query_csv(c, "tokens.csv",
-                             "one row per token: x_t, its text, the next token, the model's top-1 prediction, "
-                             "-ln p(x_t) and the entropy (nats) of the prediction made before reading it",
-                             STORE_ROWS_TOKENS_TEXT, 1);
-    if (rows < 0) return -1;
-    return rows == 0 ? lacking(c, "token rows", "") : 0;
+    return part_csv(c, "tokens.csv",
+                    "one row per token: x_t, its text, the next token, the model's top-1 prediction, "
+                    "-ln p(x_t) and the entropy (nats) of the prediction made before reading it",
+                    STORE_ROWS_TOKENS_TEXT, "token rows", "");
 }
 
 static int write_npy(ctx *c, const char *name, const char *what, const char *descr, int ndim, const int64_t *shape,
@@ -224,12 +230,10 @@ static int tokens_npy(ctx *c) {
 /* ---------- heads ---------- */
 
 static int heads_csv(ctx *c) {
-    int64_t rows = query_csv(c, "heads.csv",
-                             "one row per token per memory head: decay alpha, write strength beta, Frobenius norm "
-                             "of the head's memory after the step",
-                             STORE_ROWS_HEAD_STEPS, 1);
-    if (rows < 0) return -1;
-    return rows == 0 ? lacking(c, "head steps", " (a GPN has no memory heads)") : 0;
+    return part_csv(c, "heads.csv",
+                    "one row per token per memory head: decay alpha, write strength beta, Frobenius norm "
+                    "of the head's memory after the step",
+                    STORE_ROWS_HEAD_STEPS, "head steps", " (a GPN has no memory heads)");
 }
 
 /* alpha, beta and mem_norm as dense (n_windows, T, H) arrays, streamed

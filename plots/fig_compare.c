@@ -113,12 +113,21 @@ static int indexed_curve(const figs *f, FILE *g, const char *name, int i, const 
     return 1;
 }
 
+/* NAME.gp opened, with the preamble that names what it draws from NAME + data (the .dat files). */
+static int open_script(const figs *f, gp_file *a, const char *name, const char *what, const char *data) {
+    char script[96], files[96];
+    snprintf(script, sizeof script, "%s.gp", name);
+    snprintf(files, sizeof files, "%s%s", name, data);
+    if (gp_file_open(a, f->c->dir, script) != 0) return -1;
+    gp_preamble(a->f, f->c, name, what, files);
+    return 0;
+}
+
 static int fig_explained(const figs *f, gs_plot_figure *fig) {
     const char *name = "compare_explained";
     int drawn = 0;
     gp_file a;
-    if (gp_file_open(&a, f->c->dir, "compare_explained.gp") != 0) return -1;
-    gp_preamble(a.f, f->c, name, "cumulative explained variance of each row's states", "compare_explained-R*.dat");
+    if (open_script(f, &a, name, "cumulative explained variance of each row's states", "-R*.dat") != 0) return -1;
     fprintf(a.f, "set title 'Explained variance of the first k principal components' font TITLE_FONT\n"
                  "set xlabel 'components k'; set ylabel 'fraction of variance'\nset logscale x\nset yrange [0:1.02]\n"
                  "set key bottom right\n");
@@ -137,8 +146,7 @@ static int fig_explained(const figs *f, gs_plot_figure *fig) {
 static int fig_horizons_cmp(const figs *f, gs_plot_figure *fig) {
     const char *name = "compare_horizons";
     gp_file a;
-    if (gp_file_open(&a, f->c->dir, "compare_horizons.gp") != 0) return -1;
-    gp_preamble(a.f, f->c, name, "raw and centered lag cosines, overlaid per row", "compare_horizons-R*.dat");
+    if (open_script(f, &a, name, "raw and centered lag cosines, overlaid per row", "-R*.dat") != 0) return -1;
     fprintf(a.f, "set multiplot\n");
     for (int panel = 0; panel < 2; panel++) {
         gp_panel(a.f, panel ? "(b) centered" : "(a) raw", panel * 0.5, 0, 0.5, 1);
@@ -203,8 +211,7 @@ static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
     free(x); free(v); free(lo); free(hi);
     if (rc != 0) return -1;
     gp_file a;
-    if (gp_file_open(&a, f->c->dir, "compare_default.gp") != 0) return -1;
-    gp_preamble(a.f, f->c, name, "the default direction's norm ratio and emergence, per row", "compare_default-*.dat");
+    if (open_script(f, &a, name, "the default direction's norm ratio and emergence, per row", "-*.dat") != 0) return -1;
     fprintf(a.f, "set multiplot\n");
     gp_panel(a.f, "(a) norm ratio", 0, 0, 0.45, 1);
     fprintf(a.f, "set title '(a) ||s_bar|| / mean ||s||' font TITLE_FONT\nset xlabel 'row'; set ylabel 'norm ratio'\n"
@@ -235,8 +242,7 @@ static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
 static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
     const char *name = "compare_retention";
     gp_file a;
-    if (gp_file_open(&a, f->c->dir, "compare_retention.gp") != 0) return -1;
-    gp_preamble(a.f, f->c, name, "per-head retention of every row with decaying heads", "compare_retention-R*.dat");
+    if (open_script(f, &a, name, "per-head retention of every row with decaying heads", "-R*.dat") != 0) return -1;
     fprintf(a.f, "set title 'Per-head retention R_h(k): all starts (solid), from the start (dashed)' font TITLE_FONT\n"
                  "set xlabel 'lag k (tokens)'; set ylabel 'R_h(k)'\nset logscale x\nset logscale y\nset yrange [1e-4:1.2]\n"
                  "set key bottom left\n"

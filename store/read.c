@@ -1,6 +1,7 @@
 /* Readers for the analyses: run metadata, state vectors as float32 blocks,
  * per-head and per-token values as dense arrays, unigram counts, pieces. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,28 @@ void st_copy_text(sqlite3_stmt *s, int col, char *dst, size_t size) {
     const char *t = (const char *)sqlite3_column_text(s, col);
     snprintf(dst, size, "%s", t ? t : "");
 }
+
+/* store_run_info's fields in the order store_run_get selects them (the
+ * struct's order): a text is copied up to the field's size, a number read at
+ * the field's width (int or int64_t). */
+#define RUN_TEXT(f) {offsetof(store_run_info, f), sizeof((store_run_info *)0)->f, 1}
+#define RUN_NUM(f) {offsetof(store_run_info, f), sizeof((store_run_info *)0)->f, 0}
+static const struct {
+    size_t offset, size;
+    int text;
+} run_fields[] = {
+    RUN_NUM(id),           RUN_NUM(model_id),         RUN_NUM(tokenizer_id),      RUN_NUM(corpus_id),
+    RUN_TEXT(kind),        RUN_TEXT(status),          RUN_TEXT(states),           RUN_TEXT(positions),
+    RUN_TEXT(state_dtype), RUN_TEXT(device),          RUN_NUM(seq_len),           RUN_NUM(batch),
+    RUN_NUM(d_state),      RUN_NUM(n_heads),          RUN_NUM(n_windows),         RUN_NUM(windows_done),
+    RUN_NUM(tokens_done),  RUN_TEXT(model_sha256),    RUN_TEXT(tokenizer_sha256), RUN_TEXT(corpus_sha256),
+    RUN_TEXT(code_version), RUN_TEXT(started_at),     RUN_TEXT(finished_at),      RUN_TEXT(model_path),
+    RUN_TEXT(tokenizer_path), RUN_TEXT(corpus_path),  RUN_NUM(model_vocab),       RUN_NUM(tokenizer_vocab),
+    RUN_TEXT(model_arch),
+};
+#undef RUN_TEXT
+#undef RUN_NUM
+_Static_assert(sizeof run_fields / sizeof *run_fields == 29, "one field for each column store_run_get selects");
 
 int store_run_get(store *st, int64_t run_id, store_run_info *out) {
     sqlite3_stmt *s = st_prepare(st,
@@ -37,35 +60,12 @@ int store_run_get(store *st, int64_t run_id, store_run_info *out) {
         return st_fail(st, "reading a run");
     }
     memset(out, 0, sizeof *out);
-    out->id = sqlite3_column_int64(s, 0);
-    out->model_id = sqlite3_column_int64(s, 1);
-    out->tokenizer_id = sqlite3_column_int64(s, 2);
-    out->corpus_id = sqlite3_column_int64(s, 3);
-    st_copy_text(s, 4, out->kind, sizeof out->kind);
-    st_copy_text(s, 5, out->status, sizeof out->status);
-    st_copy_text(s, 6, out->states, sizeof out->states);
-    st_copy_text(s, 7, out->positions, sizeof out->positions);
-    st_copy_text(s, 8, out->state_dtype, sizeof out->state_dtype);
-    st_copy_text(s, 9, out->device, sizeof out->device);
-    out->seq_len = sqlite3_column_int(s, 10);
-    out->batch = sqlite3_column_int(s, 11);
-    out->d_state = sqlite3_column_int(s, 12);
-    out->n_heads = sqlite3_column_int(s, 13);
-    out->n_windows = sqlite3_column_int64(s, 14);
-    out->windows_done = sqlite3_column_int64(s, 15);
-    out->tokens_done = sqlite3_column_int64(s, 16);
-    st_copy_text(s, 17, out->model_sha256, sizeof out->model_sha256);
-    st_copy_text(s, 18, out->tokenizer_sha256, sizeof out->tokenizer_sha256);
-    st_copy_text(s, 19, out->corpus_sha256, sizeof out->corpus_sha256);
-    st_copy_text(s, 20, out->code_version, sizeof out->code_version);
-    st_copy_text(s, 21, out->started_at, sizeof out->started_at);
-    st_copy_text(s, 22, out->finished_at, sizeof out->finished_at);
-    st_copy_text(s, 23, out->model_path, sizeof out->model_path);
-    st_copy_text(s, 24, out->tokenizer_path, sizeof out->tokenizer_path);
-    st_copy_text(s, 25, out->corpus_path, sizeof out->corpus_path);
-    out->model_vocab = sqlite3_column_int64(s, 26);
-    out->tokenizer_vocab = sqlite3_column_int64(s, 27);
-    st_copy_text(s, 28, out->model_arch, sizeof out->model_arch);
+    for (int i = 0; i < (int)(sizeof run_fields / sizeof *run_fields); i++) {
+        char *at = (char *)out + run_fields[i].offset;
+        if (run_fields[i].text) st_copy_text(s, i, at, run_fields[i].size);
+        else if (run_fields[i].size == sizeof(int64_t)) *(int64_t *)at = sqlite3_column_int64(s, i);
+        else *(int *)at = sqlite3_column_int(s, i);
+    }
     sqlite3_finalize(s);
     return 0;
 }

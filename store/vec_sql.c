@@ -418,13 +418,21 @@ static void fn_dist_cos(sqlite3_context *c, int argc, sqlite3_value **argv) { (v
 static void fn_dist_l2(sqlite3_context *c, int argc, sqlite3_value **argv) { (void)argc; pair_scalar(c, argv, OP_DIST_L2); }
 static void fn_project(sqlite3_context *c, int argc, sqlite3_value **argv) { (void)argc; pair_scalar(c, argv, OP_PROJECT); }
 
+/* The first argument as a vector and its L2 norm (double sums); 0, or -1
+ * when there is none (vec_arg has set the result). */
+static int vec_with_norm(sqlite3_context *c, sqlite3_value **argv, vec *a, double *norm) {
+    if (vec_arg(c, argv[0], "", a) != ARG_OK) return -1;
+    double s = 0;
+    for (int64_t i = 0; i < a->n; i++) s += (double)a->v[i] * a->v[i];
+    *norm = sqrt(s);
+    return 0;
+}
+
 static void fn_norm(sqlite3_context *c, int argc, sqlite3_value **argv) {
     (void)argc;
     vec a;
-    if (vec_arg(c, argv[0], "", &a) != ARG_OK) return;
-    double s = 0;
-    for (int64_t i = 0; i < a.n; i++) s += (double)a.v[i] * a.v[i];
-    double r = sqrt(s);
+    double r;
+    if (vec_with_norm(c, argv, &a, &r)) return;
     if (isnan(r)) sqlite3_result_null(c);
     else sqlite3_result_double(c, r);
     sqlite3_free(a.v);
@@ -455,10 +463,8 @@ static void fn_scale(sqlite3_context *c, int argc, sqlite3_value **argv) {
 static void fn_normalize(sqlite3_context *c, int argc, sqlite3_value **argv) {
     (void)argc;
     vec a;
-    if (vec_arg(c, argv[0], "", &a) != ARG_OK) return;
-    double s = 0;
-    for (int64_t i = 0; i < a.n; i++) s += (double)a.v[i] * a.v[i];
-    double norm = sqrt(s);
+    double norm;
+    if (vec_with_norm(c, argv, &a, &norm)) return;
     if (!(norm > 0) || isinf(norm)) { sqlite3_free(a.v); sqlite3_result_null(c); return; }
     for (int64_t i = 0; i < a.n; i++) a.v[i] = to_f32(a.v[i] / norm);
     result_vec(c, a.v, a.n);

@@ -13,30 +13,11 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/fs.h"
 #include "engine/corpora/corpus_impl.h"
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { gs_fail("cannot open %s: %s", path, strerror(errno)); return NULL; }
-    char *data = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (n + 65536 > cap) {
-            cap = cap ? cap * 2 : 1 << 16;
-            char *p = realloc(data, cap + 1);
-            if (!p) { free(data); fclose(f); gs_fail("out of memory reading %s", path); return NULL; }
-            data = p;
-        }
-        got = fread(data + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(data); gs_fail("cannot read %s", path); return NULL; }
-    data[n] = 0;
-    *len = n;
-    return data;
-}
+/* a text or JSONL file whole (no size limit: a corpus may be large) */
+static char *read_file(const char *path, size_t *len) { return gs_read_file(path, "", 1 << 16, 0, len); }
 
 static const char *find(const char *hay, size_t n, const char *needle, size_t k) {
     for (size_t i = 0; i + k <= n; i++)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/fs.h"
 #include "engine/tokenizer/tokenizer_impl.h"
 
 static const char SPACE_ESC[] = "\xE2\x96\x81"; /* U+2581 */
@@ -284,24 +285,9 @@ void tokenizer_free(gpn_tokenizer *t) {
 }
 
 gpn_tokenizer *tokenizer_load(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { gs_fail("cannot open tokenizer %s: %s", path, strerror(errno)); return NULL; }
-    char *data = NULL;
-    size_t size = 0, cap = 0, got;
-    do {
-        if (size + 65536 > cap) {
-            cap = cap ? cap * 2 : 1 << 20;
-            if (cap > (1u << 30)) { free(data); fclose(f); gs_fail("tokenizer %s is larger than 1 GB", path); return NULL; }
-            char *p = realloc(data, cap + 1);
-            if (!p) { free(data); fclose(f); gs_fail("out of memory reading %s", path); return NULL; }
-            data = p;
-        }
-        got = fread(data + size, 1, cap - size, f);
-        size += got;
-    } while (got > 0);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(data); gs_fail("cannot read tokenizer %s", path); return NULL; }
+    size_t size;
+    char *data = gs_read_file(path, "tokenizer ", 1 << 20, (size_t)1 << 30, &size);
+    if (!data) return NULL;
     size_t i = 0;
     while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) i++;
     gpn_tokenizer *t = NULL;

@@ -19,11 +19,8 @@ q() { sqlite3 "$1" "$2"; }
 import json, struct, sys
 import numpy as np
 d, model = sys.argv[1], sys.argv[2]
-ids = np.random.default_rng(7).integers(3, 97, size=24 * 32).astype(np.uint32)
-ids.tofile(d + "/shards/data_0000.bin")
-json.dump([int(ids.size)], open(d + "/shards/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(ids.size), "total_docs": 1, "num_shards": 1},
-          open(d + "/shards/meta.json", "w"))
+from testdata import write_shards
+write_shards(d + "/shards", np.random.default_rng(7).integers(3, 97, size=24 * 32), 97)
 raw = bytearray(open(model, "rb").read()); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
 def view(name):
     b, e = hdr[name]["data_offsets"]
@@ -77,10 +74,9 @@ if "$py" - "$dir/a.db" "$model" <<'PY'
 import json, sqlite3, struct, sys
 import numpy as np
 db, model = sys.argv[1], sys.argv[2]
-raw = open(model, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
-def get(name):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(hdr[name]["shape"]).astype(np.float64)
+from testdata import read_safetensors
+_, f32 = read_safetensors(model)
+get = lambda name: f32(name).astype(np.float64)
 E, w, P = get("embedding"), get("decode_norm_w"), get("decode_proj_k")
 c = sqlite3.connect(db)
 an = c.execute("select id from analyses where name = 'geometry' order by id desc").fetchone()[0]

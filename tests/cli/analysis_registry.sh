@@ -15,10 +15,8 @@ bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 ok() { echo "ok: $1"; pass=$((pass+1)); }
 
 "$py" -c "
-import json, numpy as np
-ids = np.random.default_rng(7).integers(3, 97, size=24*64).astype(np.uint32); ids.tofile('shards/data_0000.bin')
-json.dump([int(ids.size)], open('shards/data_0000.index.json','w'))
-json.dump({'tokenizer':'fixture','vocab_size':97,'total_tokens':int(ids.size),'total_docs':1,'num_shards':1}, open('shards/meta.json','w'))"
+import numpy as np; from testdata import write_shards
+write_shards('shards', np.random.default_rng(7).integers(3, 97, size=24*64), 97)"
 "$bin" record --model "$model" --corpus shards --seq-len 64 --db a.db --quiet > /dev/null || bad "record"
 
 # the names --only takes, as its error lists them

@@ -15,7 +15,7 @@ fx="$GPNSCOPE_FIXTURES/reference"
 q() { sqlite3 "$1" "$2"; }
 
 mkdir -p shards s2
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((6 * 40)) 3
+random_shards shards $((6 * 40)) 3
 "$bin" record --model "$fx/gpnm1.weights.safetensors" --corpus shards --seq-len 40 --batch 4 --db m.db --quiet >/dev/null
 "$bin" record --model "$fx/gdn2.weights.safetensors" --corpus shards --seq-len 40 --batch 4 --db g.db --quiet >/dev/null
 
@@ -71,12 +71,9 @@ before="$(q m.db "select count(*) from attention_queries")"
 # errors: one line each
 # the GPN fixture (no memory) has 89 tokens: shards of ids below that
 "$py" - s2 <<'PY'
-import json, struct, sys
-ids = [3 + (7 * i) % 80 for i in range(32)]
-open(sys.argv[1] + "/data_0000.bin", "wb").write(struct.pack("<32I", *ids))
-json.dump([32], open(sys.argv[1] + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 89, "total_tokens": 32, "total_docs": 1, "num_shards": 1},
-          open(sys.argv[1] + "/meta.json", "w"))
+import sys
+from testdata import write_shards
+write_shards(sys.argv[1], [3 + (7 * i) % 80 for i in range(32)], 89)
 PY
 "$bin" record --model "$fx/gpn.weights.safetensors" --corpus s2 --seq-len 16 --db p.db --quiet >/dev/null
 for case in "p.db|no delta-rule memory|1" "m.db --heads 7|--heads 7|1" "m.db --top-k 0|top-k|2" "m.db --length 99|--length 99|1" \

@@ -16,14 +16,11 @@ fx="$GPNSCOPE_FIXTURES/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2"; }
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((4 * 24)) 9
+random_shards shards $((4 * 24)) 9
 "$py" - s89 <<'PY'
-import json, struct, sys
-ids = [3 + (11 * i) % 85 for i in range(96)]
-open(sys.argv[1] + "/data_0000.bin", "wb").write(struct.pack("<96I", *ids))
-json.dump([96], open(sys.argv[1] + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 89, "total_tokens": 96, "total_docs": 1, "num_shards": 1},
-          open(sys.argv[1] + "/meta.json", "w"))
+import sys
+from testdata import write_shards
+write_shards(sys.argv[1], [3 + (11 * i) % 85 for i in range(96)], 89)
 PY
 #                                                       arch  V  d  e  f  H dk dv N bias B T seed
 "$py" "$GPNSCOPE_SOURCE/tests/reference/gpn_reference.py" make m3 gpn_m 97 24 10 30 4 6 5 3 1 2 8 21 >/dev/null

@@ -11,10 +11,10 @@
 # layer (GDN with each layer's decays beside it); --out writes the figures,
 # report.md / report.html and a notebook; bad operands are one line.
 set -euo pipefail
-py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
-"$py" -c "import numpy" 2>/dev/null || { echo "SKIPPED: $py has no numpy"; exit 77; }
-bin="$GPNSCOPE_BIN"
-dir="$GPNSCOPE_BUILD/test-scratch/compare"; rm -rf "$dir"; mkdir -p "$dir/shards"; cd "$dir"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+need_python numpy
+scratch_dir compare shards
+cd "$dir"
 ref="$GPNSCOPE_SOURCE/tests/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
@@ -130,7 +130,7 @@ assert j["windows"]["same"] is False and "different token windows" in j["windows
   ok "--allow-different-windows compares them and says they differ" || bad "override: $(cat err)"
 
 # every family from random-weight models on the same windows; layered models one row per layer
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((24 * 48)) 9
+random_shards shards $((24 * 48)) 9
 "$py" "$ref/gpn_reference.py" make gpnm gpn_m 97 24 10 30 6 6 5 1 0 1 4 3
 "$py" "$ref/elman_reference.py" make elman 97 16 1 4 3
 "$py" "$ref/tpp_reference.py" make tpp 97 24 2 3 40 1 4 4
@@ -166,11 +166,8 @@ cat >ldru.json <<'JSON'
  "eval": {"count": 2, "ood_max": 20, "ood_lengths": 1}, "output": {"dir": "ldru"}}
 JSON
 mkdir -p bits && "$py" - <<'PY'
-import json, struct
-n = 24 * 48
-open("bits/data_0000.bin", "wb").write(struct.pack("<%dI" % n, *[(i * 7 // 3) % 2 for i in range(n)]))
-json.dump([n], open("bits/data_0000.index.json", "w"))
-json.dump({"tokenizer": "bits", "vocab_size": 2, "total_tokens": n, "total_docs": 1, "num_shards": 1}, open("bits/meta.json", "w"))
+from testdata import write_shards
+write_shards("bits", [(i * 7 // 3) % 2 for i in range(24 * 48)], 2, tokenizer="bits")
 PY
 "$bin" train --config ldru.json --quiet >/dev/null && cp ldru/model.safetensors ldru.weights.safetensors
 rec rt && "$bin" record --model ldru.weights.safetensors --corpus bits --seq-len 48 --db ldru.db --sites prefix --quiet >/dev/null &&

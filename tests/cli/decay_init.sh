@@ -11,7 +11,7 @@ set -euo pipefail
 need_python numpy
 scratch_dir decay_init shards; cd "$dir"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((200 * 32)) 8
+random_shards shards $((200 * 32)) 8
 cat > c.json <<JSON
 {"model": {"arch": "gpn_m", "vocab_size": 97, "d_state": 16, "d_emb": 8, "d_ffn": 24, "n_heads": 6, "d_key": 4, "d_val": 4},
  "data": {"train": "shards", "seq_len": 32, "batch_size": 4},
@@ -33,10 +33,9 @@ import json, struct, sys
 import numpy as np
 path, res, label = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
 got = {r["key"]: r["value"] for r in res}
-raw = open(path, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n]); meta = hdr.get("__metadata__", {})
-def tensor(name):
-    t = hdr[name]; b, e = t["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4").astype(np.float64)
+from testdata import read_safetensors
+hdr, f32 = read_safetensors(path); meta = hdr.get("__metadata__", {})
+tensor = lambda name: f32(name).reshape(-1).astype(np.float64)
 sp = lambda x: np.log1p(np.exp(x))
 tau = 1 / (np.exp(tensor("write_A_log")) * sp(tensor("write_dt_bias")))
 H = len(tau)
@@ -69,14 +68,12 @@ grep -q "Against their initialisation (kept in the checkpoint), training" traine
 "$py" - "$model" still.safetensors <<'PY'
 import json, struct, sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
-def tensor(name):
-    t = hdr[name]; b, e = t["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4")
+from testdata import read_safetensors, with_metadata
+hdr, f32 = read_safetensors(sys.argv[1])
+tensor = lambda name: f32(name).reshape(-1)
 for key, name in (("init_write_A_log", "write_A_log"), ("init_write_dt_bias", "write_dt_bias")):
     hdr["__metadata__"][key] = ",".join("%.9g" % v for v in tensor(name))
-h = json.dumps(hdr).encode(); h += b" " * ((8 - len(h) % 8) % 8)
-open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+with_metadata(sys.argv[1], sys.argv[2], hdr)
 PY
 check "$dir/still.safetensors" still.db "unmoved" && [[ "$(sqlite3 still.db "select cast(value as integer) from analysis_scalars where key = 'decays_moved'")" == 0 ]] &&
   ok "initial = trained: barely moved" || bad "unmoved model"
@@ -87,18 +84,16 @@ grep -q "training barely moved the decays: the largest change of a head's time c
 "$py" - "$model" moved.safetensors <<'PY'
 import json, struct, sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
-def tensor(name):
-    t = hdr[name]; b, e = t["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4")
+from testdata import read_safetensors, with_metadata
+hdr, f32 = read_safetensors(sys.argv[1])
+tensor = lambda name: f32(name).reshape(-1)
 a, d = tensor("write_A_log"), tensor("write_dt_bias")
 order = np.argsort(1 / (np.exp(a.astype(float)) * np.log1p(np.exp(d.astype(float)))))
 a0, d0 = np.empty_like(a), np.empty_like(d)
 a0[order], d0[order] = a[order[::-1]] + np.log(4), d[order[::-1]]  # slowest becomes fastest, 4x
 hdr["__metadata__"]["init_write_A_log"] = ",".join("%.9g" % v for v in a0)
 hdr["__metadata__"]["init_write_dt_bias"] = ",".join("%.9g" % v for v in d0)
-h = json.dumps(hdr).encode(); h += b" " * ((8 - len(h) % 8) % 8)
-open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+with_metadata(sys.argv[1], sys.argv[2], hdr)
 PY
 check "$dir/moved.safetensors" moved.db "moved" && [[ "$(sqlite3 moved.db "select cast(value as integer) from analysis_scalars where key = 'decays_moved'")" == 1 ]] &&
   grep -q "training moved the decays" moved.db.txt && ok "reversed and 4x: moved, and the finding says so" || bad "moved model"
@@ -128,10 +123,9 @@ for layer in 0 1; do
 import json, struct, sys
 import numpy as np
 path, got, L = sys.argv[1], {r["key"]: r["value"] for r in json.load(open(sys.argv[2]))}, int(sys.argv[3])
-raw = open(path, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n]); meta = hdr["__metadata__"]
-def tensor(name):
-    t = hdr[name]; b, e = t["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], "<f4").astype(np.float64)
+from testdata import read_safetensors
+hdr, f32 = read_safetensors(path); meta = hdr["__metadata__"]
+tensor = lambda name: f32(name).reshape(-1).astype(np.float64)
 sp = lambda x: np.log1p(np.exp(x))
 tau = 1 / (np.exp(tensor("model.layers.%d.attn.A_log" % L)) * sp(tensor("model.layers.%d.attn.dt_bias" % L)))
 H = len(tau)

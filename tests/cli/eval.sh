@@ -13,20 +13,12 @@ model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 check() { if [[ "$2" == "$3" ]]; then ok "$1"; else bad "$1: got [$2] want [$3]"; fi; }
 
 want="$("$py" - "$GPNSCOPE_FIXTURES/reference/gpnm1.expect.safetensors" "$dir/shards" <<'PY'
-import json, struct, sys
+import sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-hdr = json.loads(raw[8:8 + n])
-def get(name, dt):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype=dt).reshape(hdr[name]["shape"])
-tokens, nll = get("tokens", "<i4"), get("nll", "<f4")
-out = sys.argv[2]
-np.array(tokens.reshape(-1), dtype=np.uint32).tofile(out + "/data_0000.bin")
-json.dump([30, 42], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(tokens.size), "total_docs": 2, "num_shards": 1},
-          open(out + "/meta.json", "w"), indent=2)
+from testdata import read_safetensors, write_shards
+_, get = read_safetensors(sys.argv[1])
+tokens, nll = get("tokens", "<i4"), get("nll")
+write_shards(sys.argv[2], tokens.reshape(-1), 97, docs=[30, 42], indent=2)
 print(repr(float(np.exp(np.mean(nll.astype(np.float64))))))
 PY
 )"

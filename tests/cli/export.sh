@@ -13,11 +13,8 @@ fail=0
 die() { echo "FAIL: $*"; exit 1; }
 
 "$py" -c "
-import json, numpy as np
-ids = np.random.default_rng(5).integers(3, 89, size=24*48).astype(np.uint32); ids.tofile('shards/data_0000.bin')
-json.dump([int(ids.size)], open('shards/data_0000.index.json', 'w'))
-json.dump({'tokenizer': 'fixture', 'vocab_size': 97, 'total_tokens': int(ids.size), 'total_docs': 1, 'num_shards': 1},
-          open('shards/meta.json', 'w'))"
+import numpy as np; from testdata import write_shards
+write_shards('shards', np.random.default_rng(5).integers(3, 89, size=24*48), 97)"
 model="$src/tests/fixtures/reference/gpnm1.weights.safetensors"
 "$bin" record --model "$model" --corpus shards --seq-len 48 --db x.db --states pred,ground --quiet > /dev/null || die "record run 1"
 "$bin" analyze x.db > /dev/null || die "analyze"

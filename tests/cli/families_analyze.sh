@@ -13,7 +13,7 @@ need_python numpy
 scratch_dir families_analyze shards; cd "$dir"
 ref="$GPNSCOPE_SOURCE/tests/reference"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((40 * 48)) 9
+random_shards shards $((40 * 48)) 9
 "$py" "$ref/elman_reference.py" make elman 97 16 1 4 3
 "$py" "$ref/tpp_reference.py" make tpp 97 24 2 3 40 1 4 4
 "$py" "$ref/gdn_reference.py" make gdn 97 24 2 3 8 2 40 4 1 4 5

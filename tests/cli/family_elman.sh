@@ -28,7 +28,7 @@ for s in state.pred state.next logits nll; do
 done
 [[ "$info" == *"Elman"* && "$info" != *"mem.alpha"* ]] && ok "info: the Elman family, no memory sites" || bad "info: $info"
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" $((40 * 64)) 4
+random_shards "$dir/shards" $((40 * 64)) 4
 "$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --batch 7 --db "$dir/s.db" --sites state.pred,state.next --quiet >/dev/null &&
   ok "recorded through the runner" || bad "record"
 [[ "$(sqlite3 "$dir/s.db" "select count(*) from tokens")" == 2560 && "$(sqlite3 "$dir/s.db" "select count(*) from head_steps")" == 0 &&

@@ -52,7 +52,7 @@ missing = [s["name"] for s in sites if "| `%s` |" % s["name"] not in doc.split("
 assert len(sites) == 17 and not missing, missing
 ' "$GPNSCOPE_SOURCE/docs/hooks.md" && ok "docs/hooks.md, Gated DeltaNet: all 16 sites" || bad "docs/hooks.md lacks GDN sites"
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" $((40 * 64)) 4
+random_shards "$dir/shards" $((40 * 64)) 4
 "$bin" record --model "$model" --corpus "$dir/shards" --seq-len 64 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
   ok "recorded through the runner (default sites)" || bad "record"
 [[ "$(sqlite3 "$dir/s.db" "select count(*) || ' ' || count(nll) from tokens")" == "2560 2520" &&

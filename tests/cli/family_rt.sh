@@ -71,14 +71,9 @@ else bad "rt2 from .pt: $(grep FAIL "$dir/rt2.txt" | head -3)"; fi
 model="$dir/c3.weights.safetensors"
 "$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"
 "$py" - "$doc" "$dir/info.json" >"$dir/sites.txt" 2>&1 <<'PY' && ok "info: $(wc -l <"$dir/sites.txt") sites, each in docs/hooks.md with its width" || bad "info's sites: $(tail -2 "$dir/sites.txt")"
-import json, sys
-o = json.load(open(sys.argv[2]))
-doc = open(sys.argv[1]).read()
-assert o["arch"] == "recurrent-transformer" and o["n_layers"] == 3 and o["n_heads"] == 4 and o["d_state"] == 32, o
-for s in o["sites"]:
-    assert "| `%s` |" % s["name"] in doc, "docs/hooks.md lacks " + s["name"]
-    print(s["name"], s["width"])
-w = {s["name"]: s["width"] for s in o["sites"]}
+import sys
+from testdata import documented_sites
+o, w = documented_sites(sys.argv[1], sys.argv[2], "recurrent-transformer", 3, 4, 32)
 assert w["logits"] == 97 and w["blocks.{i}.attn.hook_pattern"] == 4 * 64 and w["blocks.{i}.attn.hook_diag_share"] == 4, w
 assert w["blocks.{i}.attn.hook_k_rec"] == 32 and w["blocks.{i}.hook_resid_post"] == 32, w
 src = o["config_sources"]
@@ -165,7 +160,7 @@ else bad "recurrence-depth: $(cat "$dir/depth.err")"; fi
   ok "recurrence-depth wrote 6 scalars per head (12 heads) to the store" || bad "recurrence_depth rows in the store"
 
 # ---- every analysis on its state site, over random shards ----
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/random" $((40 * 48)) 4
+random_shards "$dir/random" $((40 * 48)) 4
 "$bin" record --model "$model" --corpus "$dir/random" --seq-len 48 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
   ok "record over random shards through the runner" || bad "record over random shards"
 if "$bin" analyze "$dir/s.db" --json >"$dir/analyze.json" 2>"$dir/analyze.err"; then

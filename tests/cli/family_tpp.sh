@@ -38,15 +38,10 @@ else bad "incremental / batch invariance: $(grep FAIL "$dir/incremental.txt" | h
 model="$dir/c3h4.weights.safetensors"
 "$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"
 "$py" - "$doc" "$dir/info.json" >"$dir/sites.txt" 2>&1 <<'PY' && ok "info: $(wc -l <"$dir/sites.txt") sites, each in docs/hooks.md with its width" || bad "info's sites: $(tail -2 "$dir/sites.txt")"
-import json, sys
-o = json.load(open(sys.argv[2]))
-doc = open(sys.argv[1]).read()
-assert o["arch"] == "transformer++" and o["n_layers"] == 3 and o["n_heads"] == 4 and o["d_state"] == 32, o
-names = [s["name"] for s in o["sites"]]
-for s in o["sites"]:
-    assert "| `%s` |" % s["name"] in doc, "docs/hooks.md lacks " + s["name"]
-    print(s["name"], s["width"])
-w = {s["name"]: s["width"] for s in o["sites"]}
+import sys
+from testdata import documented_sites
+o, w = documented_sites(sys.argv[1], sys.argv[2], "transformer++", 3, 4, 32)
+names = list(w)
 assert w["logits"] == 97 and w["nll"] == 1 and w["blocks.{i}.attn.hook_q"] == 32 and w["blocks.{i}.hook_resid_post"] == 32, w
 assert not any(n.startswith("mem.") or ".mem." in n for n in names), names
 for n in ("hook_embed", "blocks.{i}.hook_resid_pre", "blocks.{i}.attn.hook_k", "blocks.{i}.attn.hook_v",
@@ -58,21 +53,12 @@ PY
 
 # the reference's three windows of 70 tokens as a corpus
 "$py" - "$dir/c3h4.expect.safetensors" "$dir/shards" >"$dir/want.txt" <<'PY'
-import json, struct, sys
+import sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-hdr = json.loads(raw[8:8 + n])
-def get(name, dt):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype=dt).reshape(hdr[name]["shape"])
-tokens = get("tokens", "<i4")
-out = sys.argv[2]
-np.array(tokens.reshape(-1), dtype=np.uint32).tofile(out + "/data_0000.bin")
-json.dump([int(tokens.size)], open(out + "/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(tokens.size), "total_docs": 1, "num_shards": 1},
-          open(out + "/meta.json", "w"))
-print(repr(float(np.exp(np.mean(get("nll", "<f4").astype(np.float64))))))
+from testdata import read_safetensors, write_shards
+_, get = read_safetensors(sys.argv[1])
+write_shards(sys.argv[2], get("tokens", "<i4").reshape(-1), 97)
+print(repr(float(np.exp(np.mean(get("nll").astype(np.float64))))))
 PY
 want="$(cat "$dir/want.txt")"
 got="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --json |
@@ -90,12 +76,9 @@ sqlite3 -json "$dir/ref.db" "select window, position, nll, top1 from tokens" >"$
 "$py" - "$dir/c3h4.expect.safetensors" "$dir/states.json" "$dir/tokens.json" <<'PY' && ok "recorded states and NLLs equal the reference's (position 0: no prediction, NULL)" || bad "recorded rows differ from the reference"
 import json, struct, sys
 import numpy as np
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-hdr = json.loads(raw[8:8 + n])
-def get(name):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(hdr[name]["shape"]).astype(np.float64)
+from testdata import read_safetensors
+_, f32 = read_safetensors(sys.argv[1])
+get = lambda name: f32(name).astype(np.float64)
 R, nll = get("resid_post_2"), get("nll")
 S = np.zeros_like(R)
 rows = json.load(open(sys.argv[2]))
@@ -117,7 +100,7 @@ assert err < 1e-4, err
 print("states", err)
 PY
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/random" $((40 * 64)) 4
+random_shards "$dir/random" $((40 * 64)) 4
 "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
   ok "record over random shards through the runner" || bad "record over random shards"
 [[ "$(sqlite3 "$dir/s.db" "select count(*) from tokens")" == 2560 && "$(sqlite3 "$dir/s.db" "select count(*) from states")" == 2560 &&

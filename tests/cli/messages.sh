@@ -26,7 +26,7 @@ expect() {
   else bad "${*:2}: exit $rc (want $code and '$pattern'): $(head -c 300 err.txt)"; fi
 }
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((12 * 24)) 3
+random_shards shards $((12 * 24)) 3
 args=(--model "$model" --corpus shards --seq-len 24 --batch 4 --quiet)
 "$bin" record "${args[@]}" --db a.db --states pred > /dev/null || bad "record"
 cp a.db plain.db # without analyses (ablate adds some to a.db)

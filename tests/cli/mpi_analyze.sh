@@ -16,7 +16,7 @@ scratch_dir mpi_analyze corpus
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
-"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/corpus" $((101 * 24)) 11
+random_shards "$dir/corpus" $((101 * 24)) 11
 args=(--model "$model" --corpus "$dir/corpus" --seq-len 24 --batch 5 --quiet)
 mpi 3 "$bin" record "${args[@]}" --db "$dir/study.db" >/dev/null
 shards=("$dir/study.rank-"{0,1,2}"-of-3.db")
@@ -152,7 +152,7 @@ PY
 mkdir -p "$dir/docs"
 # 501 windows: ~2300 held-out states at lag 1, more than the 2048 the probe scores, so the
 # selection of held-out positions across shards is checked too
-"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/docs" $((501 * 24)) 12 97 40
+random_shards "$dir/docs" $((501 * 24)) 12 97 40
 mpi 3 "$bin" record "${args[@]/$dir\/corpus/$dir/docs}" --tokenizer "$dir/tok.json" --db "$dir/docs.db" >/dev/null
 dshards=("$dir/docs.rank-"{0,1,2}"-of-3.db")
 "$bin" merge --quiet "$dir/docs.db" "${dshards[@]}" >/dev/null

@@ -13,8 +13,8 @@ scratch_dir mpi_record small big
 model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
-"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/small" $((121 * 24)) 5
-"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/big" $((450 * 24)) 7
+random_shards "$dir/small" $((121 * 24)) 5
+random_shards "$dir/big" $((450 * 24)) 7
 # 121 windows in 18 batches of 7 (the last of 2): no K but 1 and 2 divides the batches evenly, and no
 # K divides the windows: a split by windows would put shorter batches in the shards, whose rounding differs
 args=(--model "$model" --corpus "$dir/small" --seq-len 24 --batch 7 --states pred,ground --positions sample:7 --dtype f16 --quiet)

@@ -22,11 +22,8 @@ fail=0
 die() { echo "FAIL: $*"; exit 1; }
 
 "$py" -c "
-import json, numpy as np
-ids = np.random.default_rng(5).integers(3, 89, size=32*64).astype(np.uint32); ids.tofile('shards/data_0000.bin')
-json.dump([int(ids.size)], open('shards/data_0000.index.json', 'w'))
-json.dump({'tokenizer': 'fixture', 'vocab_size': 97, 'total_tokens': int(ids.size), 'total_docs': 1, 'num_shards': 1},
-          open('shards/meta.json', 'w'))"
+import numpy as np; from testdata import write_shards
+write_shards('shards', np.random.default_rng(5).integers(3, 89, size=32*64), 97)"
 ref="$src/tests/fixtures/reference"
 "$bin" record --model "$ref/gpnm1.weights.safetensors" --corpus shards --seq-len 64 --db a.db --states pred --quiet > /dev/null || die "record a.db"
 "$bin" analyze a.db > /dev/null || die "analyze a.db"

@@ -26,7 +26,7 @@ refused() {
   else bad "$what: exit $rc, $file $( [[ "$(sum "$file")" == "$before" ]] && echo unchanged || echo CHANGED): $(cat err.txt)"; fi
 }
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((16 * 48)) 3
+random_shards shards $((16 * 48)) 3
 "$bin" record --model "$model" --corpus shards --seq-len 48 --db x.db --states pred --quiet > /dev/null || bad "record"
 "$bin" analyze x.db > /dev/null || bad "analyze"
 cp x.db k.db # the store of the kill and temporary-file checks, whatever happens to x.db

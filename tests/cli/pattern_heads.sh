@@ -16,7 +16,7 @@ scratch_dir pattern_heads
 
 # three windows of 70 tokens (more than the pattern's 64 keys) of ids 3..88 (tpp2 has 89, gdn2 97)
 mkdir -p "$dir/shards"
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" 210 19 89
+random_shards "$dir/shards" 210 19 89
 tpp=(--model "$fx/tpp2.weights.safetensors" --corpus "$dir/shards" --seq-len 70 --batch 2 --quiet)
 
 # same_rows DB FULL SELECTED HEADS PER_HEAD: every stored row of SELECTED equals FULL's slices of HEADS

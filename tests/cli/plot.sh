@@ -18,10 +18,8 @@ bad() { echo "FAIL: $1"; fail=$((fail+1)); }
 ok() { echo "ok: $1"; }
 
 "$py" -c "
-import json, numpy as np
-ids = np.random.default_rng(5).integers(3, 97, size=64*96).astype(np.uint32); ids.tofile('shards/data_0000.bin')
-json.dump([int(ids.size)], open('shards/data_0000.index.json','w'))
-json.dump({'tokenizer':'fixture','vocab_size':97,'total_tokens':int(ids.size),'total_docs':1,'num_shards':1}, open('shards/meta.json','w'))"
+import numpy as np; from testdata import write_shards
+write_shards('shards', np.random.default_rng(5).integers(3, 97, size=64*96), 97)"
 "$bin" record --model "$model" --corpus shards --seq-len 96 --db a.db --states pred --quiet > /dev/null || bad "record"
 
 # a hostile vocabulary for the run, before analyze (so the stored top-10 labels carry it too)

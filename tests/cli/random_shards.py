@@ -13,10 +13,12 @@ usage: random_shards.py OUT_DIR N_TOKENS SEED [VOCAB [DOC_LEN]]
 Used by tests/cli/record_resume.sh, tests/cli/record_disk_full.sh,
 tests/cli/pattern_heads.sh, tests/cli/tpp_pattern.sh (VOCAB 89, tpp2's),
 tests/cli/mpi_analyze.sh (DOC_LEN) and scripts/valgrind-e2e.sh."""
-import json
+import os
 import random
-import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from testdata import write_shards  # noqa: E402  (the shard layout, once)
 
 out, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 vocab = int(sys.argv[4]) if len(sys.argv) > 4 else 97
@@ -30,9 +32,4 @@ if doc_len:
         ids[at], ids[at + k - 1] = 1, 2
         docs.append(k)
         at += k
-with open(out + "/data_0000.bin", "wb") as f:
-    f.write(struct.pack("<%dI" % n, *ids))
-with open(out + "/data_0000.index.json", "w") as f:
-    json.dump(docs, f)
-with open(out + "/meta.json", "w") as f:
-    json.dump({"tokenizer": "fixture", "vocab_size": vocab, "total_tokens": n, "total_docs": len(docs), "num_shards": 1}, f)
+write_shards(out, ids, vocab, docs)

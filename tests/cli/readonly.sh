@@ -21,7 +21,7 @@ sum() { sha256sum < "$1" | cut -c1-16; }
 # the file alone, as it is on disk (immutable: no -wal read, nothing written)
 integrity() { sqlite3 "file:$1?immutable=1" "pragma integrity_check" 2>&1 | head -1; }
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((40 * 48)) 3
+random_shards shards $((40 * 48)) 3
 "$bin" record --model "$model" --corpus shards --seq-len 48 --db x.db --states pred --quiet > /dev/null || bad "record"
 "$bin" analyze x.db > /dev/null || bad "analyze"
 cp x.db base.db

@@ -17,7 +17,7 @@ model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 q() { sqlite3 "$1" "$2" 2>/dev/null; }
 
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" shards $((300 * 24)) 5
+random_shards shards $((300 * 24)) 5
 args=(--model "$model" --corpus shards --seq-len 24 --batch 3 --states pred --quiet)
 "$bin" record "${args[@]}" --windows 30 --db a.db > /dev/null || bad "a first, complete run"
 
@@ -77,7 +77,7 @@ runs_before="$(q a.db "select count(*) from runs")"
 # 4. analyze and unfinished runs: an interrupted run 3 (SIGKILL mid-run), over
 # a corpus long enough (20000 windows) that the recorder is still recording
 # when the poll sees its first window
-mkdir -p long && "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" long $((20000 * 24)) 6
+mkdir -p long && random_shards long $((20000 * 24)) 6
 start_paused a.db 3 --corpus long
 kill -9 "$pid" 2>/dev/null; kill -CONT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 "$bin" analyze a.db --json > an.json 2> an.err

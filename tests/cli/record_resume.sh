@@ -11,7 +11,7 @@ model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
 # 900 windows of 24 tokens: random ids of the fixture's 97-token vocabulary
-"$py" "$(dirname "${BASH_SOURCE[0]}")/random_shards.py" "$dir/shards" $((900 * 24)) 5
+random_shards "$dir/shards" $((900 * 24)) 5
 args=(--model "$model" --corpus "$dir/shards" --seq-len 24 --batch 3 --states pred,ground --positions sample:7 --dtype f16 --quiet)
 
 "$bin" record "${args[@]}" --db "$dir/full.db" >/dev/null && ok "uninterrupted recording" || bad "uninterrupted recording"

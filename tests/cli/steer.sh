@@ -20,11 +20,8 @@ import json, sys
 import numpy as np
 d = sys.argv[1]
 rng = np.random.default_rng(11)
-ids = rng.integers(3, 89, size=8 * 32).astype(np.uint32)
-ids.tofile(d + "/shards/data_0000.bin")
-json.dump([int(ids.size)], open(d + "/shards/data_0000.index.json", "w"))
-json.dump({"tokenizer": "fixture", "vocab_size": 97, "total_tokens": int(ids.size), "total_docs": 1, "num_shards": 1},
-          open(d + "/shards/meta.json", "w"))
+from testdata import write_shards
+write_shards(d + "/shards", rng.integers(3, 89, size=8 * 32), 97)
 np.save(d + "/u40.npy", rng.standard_normal(40).astype(np.float32))
 np.save(d + "/u32.npy", rng.standard_normal(32).astype(np.float32))
 PY
@@ -54,10 +51,9 @@ if "$py" - "$dir/r.db" "$model" "$dir/u40.npy" "$dir/dec.json" "$dir/late.json" 
 import json, sqlite3, struct, sys
 import numpy as np
 db, model, upath, jd, jl, js = sys.argv[1:7]
-raw = open(model, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]; hdr = json.loads(raw[8:8 + n])
-def get(name):
-    b, e = hdr[name]["data_offsets"]
-    return np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(hdr[name]["shape"]).astype(np.float64)
+from testdata import read_safetensors
+_, f32 = read_safetensors(model)
+get = lambda name: f32(name).astype(np.float64)
 E, w, P = get("embedding"), get("decode_norm_w"), get("decode_proj_k")
 u = np.load(upath).astype(np.float64); u /= np.linalg.norm(u)
 rows = sqlite3.connect(db).execute("""select s.position, s.vector, t.token_id from states s join tokens t using (run_id, window, position)

@@ -25,7 +25,7 @@ for f in tpp2:n_heads:"__metadata__.config n_heads" gdn2:n_heads:"model.layers.0
 done
 
 # two windows of 70 tokens of tpp2's 89-token vocabulary: longer than the window of 64 keys
-"$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$dir/shards" 140 5 89
+random_shards "$dir/shards" 140 5 89
 "$bin" record --model "$fx/tpp2.weights.safetensors" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/p.db" \
   --sites blocks.0.attn.hook_pattern,blocks.0.attn.hook_q,blocks.0.attn.hook_k --quiet >/dev/null &&
   ok "record --sites blocks.0.attn.hook_pattern" || bad "record of the pattern site"

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpn_reference import write_st  # noqa: E402  (the same safetensors writer)
+from gpn_reference import make_args, write_expect, write_st  # noqa: E402  (the same writers)
 
 
 def run(P, tokens):
@@ -46,13 +46,9 @@ def make(prefix, V, d, B, T, seed):
     tokens = rng.integers(0, V, (B, T)).astype(np.int32)
     out = run({k: v.astype(np.float64) for k, v in P.items()}, tokens)
     write_st(prefix + ".weights.safetensors", P, {"arch": "elman", "d_state": str(d)})
-    ex = {"tokens": tokens}
-    ex.update({k: v.astype(np.float32) for k, v in out.items()})
-    write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/elman_reference.py (float64)"})
+    write_expect(prefix, tokens, out, "elman_reference.py")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 8 or sys.argv[1] != "make":
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    make(sys.argv[2], *[int(x) for x in sys.argv[3:8]])
+    a = make_args(__doc__, 8)
+    make(a[0], *[int(x) for x in a[1:]])

@@ -31,7 +31,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpn_reference import write_st  # noqa: E402  (the same safetensors writer)
+from gpn_reference import make_args, write_expect, write_st  # noqa: E402  (the same writers)
 
 EPS = 1e-6
 
@@ -146,15 +146,10 @@ def make(prefix, V, D, L, H, dk, expand_v, F, K, B, T, seed):
     tokens = rng.integers(0, V, (B, T)).astype(np.int32)
     out = run({k: v.astype(np.float64) for k, v in P.items()}, cfg, tokens)
     write_st(prefix + ".weights.safetensors", P, {"arch": "gdn", "config": json.dumps(cfg)})
-    ex = {"tokens": tokens}
-    ex.update({k: v.astype(np.float32) for k, v in out.items()})
-    write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/gdn_reference.py (float64)"})
+    write_expect(prefix, tokens, out, "gdn_reference.py")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 14 or sys.argv[1] != "make":
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    a = sys.argv[2:]
+    a = make_args(__doc__, 14)
     make(a[0], int(a[1]), int(a[2]), int(a[3]), int(a[4]), int(a[5]), float(a[6]), int(a[7]), int(a[8]), int(a[9]),
          int(a[10]), int(a[11]))

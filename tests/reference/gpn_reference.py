@@ -105,6 +105,23 @@ def write_st(path, tensors, meta):
             f.write(b)
 
 
+
+def write_expect(prefix, tokens, outputs, script):
+    """OUT_PREFIX.expect.safetensors as every reference here writes it: the
+    tokens, then each float64 output at float32, naming the script."""
+    ex = {"tokens": tokens}
+    ex.update({k: v.astype(np.float32) for k, v in outputs.items()})
+    write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/%s (float64)" % script})
+
+
+def make_args(doc, n):
+    """The words after `make` when the command line has n in all; else the
+    usage (doc) on stderr and exit 2."""
+    if len(sys.argv) != n or sys.argv[1] != "make":
+        print(doc.strip(), file=sys.stderr)
+        sys.exit(2)
+    return sys.argv[2:]
+
 def make(prefix, arch, V, d, e, f, H, dk, dv, N, bias, B, T, seed):
     rng = np.random.default_rng(seed)
     mem = arch == "gpn_m"
@@ -152,14 +169,9 @@ def make(prefix, arch, V, d, e, f, H, dk, dv, N, bias, B, T, seed):
     if mem:
         meta.update({"n_heads": str(H), "d_key": str(dk), "d_val": str(dv), "n_layers": str(N)})
     write_st(prefix + ".weights.safetensors", P, meta)
-    ex = {"tokens": tokens}
-    ex.update({k: v.astype(np.float32) for k, v in out.items()})
-    write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/gpn_reference.py (float64)"})
+    write_expect(prefix, tokens, out, "gpn_reference.py")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 16 or sys.argv[1] != "make":
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    a = sys.argv[2:]
+    a = make_args(__doc__, 16)
     make(a[0], a[1], *[int(x) for x in a[2:13]], int(a[13]))

@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpn_reference import write_st  # noqa: E402  (the same safetensors writer)
+from gpn_reference import make_args, write_expect, write_st  # noqa: E402  (the same writers)
 
 
 def silu(x):
@@ -88,20 +88,16 @@ def make(prefix, S, d, f, C, B, T, seed):
     P64 = {k: v.astype(np.float64) for k, v in P.items()}
     tokens = rng.integers(0, S, (B, T)).astype(np.int32)
     levels = tree(P64, tokens)
-    ex = {"tokens": tokens}
-    for L, lv in enumerate(levels):
-        ex["node_%d" % L] = lv.astype(np.float32)
-    ex["root_logits"] = classify(P64, levels[-1][:, 0]).astype(np.float32)
+    out = {"node_%d" % L: lv for L, lv in enumerate(levels)}
+    out["root_logits"] = classify(P64, levels[-1][:, 0])
     roots = np.stack([tree(P64, tokens[:, :t + 1])[-1][:, 0] for t in range(T)], axis=1)
-    ex["prefix"] = roots.astype(np.float32)
-    ex["logits"] = classify(P64, roots).astype(np.float32)
+    out["prefix"] = roots
+    out["logits"] = classify(P64, roots)
     meta = {"arch": "ldru", "n_symbols": str(S), "d_model": str(d), "ffn_dim": str(f), "n_classes": str(C)}
     write_st(prefix + ".weights.safetensors", P, meta)
-    write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/ldru_reference.py (float64)"})
+    write_expect(prefix, tokens, out, "ldru_reference.py")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 10 or sys.argv[1] != "make":
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    make(sys.argv[2], *[int(x) for x in sys.argv[3:10]])
+    a = make_args(__doc__, 10)
+    make(a[0], *[int(x) for x in a[1:]])

@@ -38,7 +38,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpn_reference import write_st  # noqa: E402  (the same safetensors writer)
+from gpn_reference import make_args, write_expect, write_st  # noqa: E402  (the same writers)
 
 P_KEYS = 64  # GS_PATTERN_KEYS
 erf = np.frompyfunc(math.erf, 1, 1)
@@ -169,9 +169,7 @@ def make(prefix, V, D, L, H, F, B, T, seed, options):
     P64 = {k: v.astype(np.float64) for k, v in P.items()}
     runs = [forward(P64, cfg, tokens[b]) for b in range(B)]
     write_st(prefix + ".weights.safetensors", P, {"arch": "recurrent-transformer", "config": json.dumps(cfg)})
-    ex = {"tokens": tokens}
-    ex.update({k: np.stack([r[k] for r in runs]).astype(np.float32) for k in runs[0]})
-    write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/rt_reference.py (float64)"})
+    write_expect(prefix, tokens, {k: np.stack([r[k] for r in runs]) for k in runs[0]}, "rt_reference.py")
 
 
 if __name__ == "__main__":

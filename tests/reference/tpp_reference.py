@@ -31,7 +31,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpn_reference import write_st  # noqa: E402  (the same safetensors writer)
+from gpn_reference import make_args, write_expect, write_st  # noqa: E402  (the same writers)
 
 EPS = 1e-6
 
@@ -114,13 +114,9 @@ def make(prefix, V, D, L, H, F, B, T, seed):
     P64 = {k: v.astype(np.float64) for k, v in P.items()}
     runs = [forward(P64, cfg, tokens[b]) for b in range(B)]
     write_st(prefix + ".weights.safetensors", P, {"arch": "transformer++", "config": json.dumps(cfg)})
-    ex = {"tokens": tokens}
-    ex.update({k: np.stack([r[k] for r in runs]).astype(np.float32) for k in runs[0]})
-    write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/tpp_reference.py (float64)"})
+    write_expect(prefix, tokens, {k: np.stack([r[k] for r in runs]) for k in runs[0]}, "tpp_reference.py")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 11 or sys.argv[1] != "make":
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
-    make(sys.argv[2], *[int(a) for a in sys.argv[3:11]])
+    a = make_args(__doc__, 11)
+    make(a[0], *[int(x) for x in a[1:]])

@@ -16,6 +16,7 @@
 #ifndef GS_TESTS_FAMILY_CHECK_H
 #define GS_TESTS_FAMILY_CHECK_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -284,17 +285,25 @@ static inline int fc_edit_moves(const fc_pair *pr, const char *site, const fc_ru
     return ok ? 0 : -1;
 }
 
+/* fc_edit_moves of `site`, printed ("zeroed WHAT") and CHECKed: step 0 moved
+ * less than same_below (DBL_TRUE_MIN: not at all), later steps more than 1e-3. */
+static inline void fc_check_edit(const char *fx, const fc_pair *pr, const char *site, const char *what,
+                                 const fc_run *full, double same_below) {
+    double same, moved;
+    if (fc_edit_moves(pr, site, full, &same, &moved) != 0) return;
+    printf("  %-6s zeroed %s: step 0 moved %.2e, steps 1-2 moved %.2e\n", fx, what, same, moved);
+    CHECK(same < same_below && moved > 1e-3, "%s: editing %s: step 0 moved %.3e, later %.3e", fx,
+          strrchr(site, '.') + 1, same, moved);
+}
+
 /* main: WEIGHTS EXPECT pairs from argv (named by their files), else the
  * fixtures `names` (NULL-terminated) */
 static inline int fc_main_fixtures(int argc, char **argv, const char *const *names,
                                    void (*check_pair)(const char *, const char *, const char *)) {
     if (test_each_pair(argc, argv, check_pair)) return test_summary();
-    for (int k = 0; names[k]; k++) {
-        char w[96], e[96];
-        snprintf(w, sizeof w, "reference/%s.weights.safetensors", names[k]);
-        snprintf(e, sizeof e, "reference/%s.expect.safetensors", names[k]);
-        check_pair(names[k], fixture(w), fixture(e));
-    }
+    for (int k = 0; names[k]; k++)
+        check_pair(names[k], reference_fixture(names[k], "weights.safetensors"),
+                   reference_fixture(names[k], "expect.safetensors"));
     return test_summary();
 }
 

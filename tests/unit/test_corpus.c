@@ -96,6 +96,27 @@ static void expect_error(const char *name, const gpn_tokenizer *t, corpus_option
     CHECK(strchr(gs_error(), '\n') == NULL, "error is not one line");
 }
 
+/* One document's text and its length (it may hold NUL bytes). */
+typedef struct {
+    const char *text;
+    size_t len;
+} doc;
+
+/* `name` opened with o is of `format` (CORPUS_AUTO: any) and holds the n
+ * documents docs, in order (each with BOS when o.add_bos): its windows are
+ * those of the stream built from them here. */
+static void expect_docs(const char *name, const gpn_tokenizer *t, corpus_options o, corpus_format format, const doc *docs,
+                        int n, const char *label) {
+    stream s = {0};
+    for (int i = 0; i < n; i++) add_doc(&s, t, docs[i].text, docs[i].len, o.add_bos);
+    gpn_corpus *c = open_with(name, t, o);
+    CHECK(c && (format == CORPUS_AUTO || corpus_get_format(c) == format) && corpus_n_docs(c) == n,
+          "%s: %s (%lld docs)", label, gs_error(), c ? (long long)corpus_n_docs(c) : -1LL);
+    if (c) check_windows(c, &s, label);
+    corpus_free(c);
+    free(s.v);
+}
+
 static corpus_options opts(int64_t L) {
     corpus_options o;
     corpus_options_default(&o);
@@ -109,25 +130,13 @@ int main(void) {
     dir = scratch_dir("corpus");
     gpn_tokenizer *t = small_tokenizer();
 
-    /* ---- text: one file, one document */
+    /* ---- text: one file, one document; without BOS */
     const char *doc1 = "one one\nnone, on e\n";
     put_s("one.txt", doc1);
-    stream s = {0};
-    add_doc(&s, t, doc1, strlen(doc1), 1);
-    gpn_corpus *c = open_with("one.txt", t, opts(5));
-    CHECK(c && corpus_get_format(c) == CORPUS_TEXT && corpus_n_docs(c) == 1, "text file: %s", gs_error());
-    if (c) check_windows(c, &s, "text file");
-    corpus_free(c);
-
-    /* no BOS */
-    free(s.v); s = (stream){0};
-    add_doc(&s, t, doc1, strlen(doc1), 0);
+    expect_docs("one.txt", t, opts(5), CORPUS_TEXT, (doc[]){{doc1, strlen(doc1)}}, 1, "text file");
     corpus_options o = opts(3);
     o.add_bos = 0;
-    c = open_with("one.txt", t, o);
-    CHECK(c != NULL, "no bos: %s", gs_error());
-    if (c) check_windows(c, &s, "text without BOS");
-    corpus_free(c);
+    expect_docs("one.txt", t, o, CORPUS_AUTO, (doc[]){{doc1, strlen(doc1)}}, 1, "text without BOS");
 
     /* ---- a directory: files in name order; hidden files and subdirectories ignored */
     put_s("dir/b.txt", "b one");
@@ -135,62 +144,32 @@ int main(void) {
     put_s("dir/c.txt", "");         /* empty file: no document */
     put_s("dir/.hidden", "zzz");
     put_s("dir/sub/d.txt", "ddd");
-    free(s.v); s = (stream){0};
-    add_doc(&s, t, "a\xFFone", 5, 1);
-    add_doc(&s, t, "b one", 5, 1);
-    c = open_with("dir", t, opts(4));
-    CHECK(c && corpus_n_docs(c) == 2, "directory: %s", gs_error());
-    if (c) check_windows(c, &s, "directory");
-    corpus_free(c);
+    expect_docs("dir", t, opts(4), CORPUS_AUTO, (doc[]){{"a\xFFone", 5}, {"b one", 5}}, 2, "directory");
 
     /* ---- separator: empty pieces are skipped */
     put_s("sep.txt", "one\n\nnone\n\n\n\non e\n\n");
-    free(s.v); s = (stream){0};
-    add_doc(&s, t, "one", 3, 1);
-    add_doc(&s, t, "none", 4, 1);
-    add_doc(&s, t, "on e", 4, 1);
     o = opts(2);
     o.separator = "\n\n";
-    c = open_with("sep.txt", t, o);
-    CHECK(c && corpus_n_docs(c) == 3, "separator: %s (%lld docs)", gs_error(), c ? (long long)corpus_n_docs(c) : -1LL);
-    if (c) check_windows(c, &s, "separator");
-    corpus_free(c);
+    expect_docs("sep.txt", t, o, CORPUS_AUTO, (doc[]){{"one", 3}, {"none", 4}, {"on e", 4}}, 3, "separator");
 
     /* ---- JSONL: the field, blank lines, other fields ignored, escapes */
     put_s("a.jsonl", "{\"text\": \"one one\", \"id\": 1}\n\n  \n{\"id\": 2, \"text\": \"n\\u00e9 \\\"on\\\"\\n\"}\r\n{\"text\": \"\"}\n");
-    free(s.v); s = (stream){0};
-    add_doc(&s, t, "one one", 7, 1);
-    add_doc(&s, t, "n\xC3\xA9 \"on\"\n", 9, 1);
-    add_doc(&s, t, "", 0, 1);
-    c = open_with("a.jsonl", t, opts(3));
-    CHECK(c && corpus_get_format(c) == CORPUS_JSONL && corpus_n_docs(c) == 3, "jsonl: %s", gs_error());
-    if (c) check_windows(c, &s, "jsonl");
-    corpus_free(c);
+    expect_docs("a.jsonl", t, opts(3), CORPUS_JSONL, (doc[]){{"one one", 7}, {"n\xC3\xA9 \"on\"\n", 9}, {"", 0}}, 3, "jsonl");
     put_s("body.jsonl", "{\"body\": \"one\"}\n{\"body\": \"one\"}\n");
     o = opts(2);
     o.field = "body";
-    c = open_with("body.jsonl", t, o);
+    gpn_corpus *c = open_with("body.jsonl", t, o);
     CHECK(c && corpus_total_tokens(c) == 2 * 3, "jsonl --field: %s", gs_error());
     corpus_free(c);
 
     /* U+0000 in JSONL ("\u0000") is a NUL byte of the document, as in a text
      * file, not its end; "\\u0000" is a backslash and text */
     put_s("nul.jsonl", "{\"text\": \"one\\u0000one\", \"id\": \"\\u0000\"}\n{\"text\": \"on\\\\u0000e\"}\n");
-    free(s.v); s = (stream){0};
-    add_doc(&s, t, "one\0one", 7, 1);
-    add_doc(&s, t, "on\\u0000e", 9, 1);
-    c = open_with("nul.jsonl", t, opts(3));
-    CHECK(c && corpus_n_docs(c) == 2, "jsonl with U+0000: %s", gs_error());
-    if (c) check_windows(c, &s, "jsonl with U+0000");
-    corpus_free(c);
+    expect_docs("nul.jsonl", t, opts(3), CORPUS_AUTO, (doc[]){{"one\0one", 7}, {"on\\u0000e", 9}}, 2, "jsonl with U+0000");
     /* with U+0001 and the first private-use characters on the line too */
     put_s("nul1.jsonl", "{\"text\": \"one\\u0000 \\u0001\\ue000\xEE\x80\x81\\u0000\"}\n");
-    free(s.v); s = (stream){0};
-    add_doc(&s, t, "one\0 \x01\xEE\x80\x80\xEE\x80\x81\0", 13, 1);
-    c = open_with("nul1.jsonl", t, opts(2));
-    CHECK(c && corpus_n_docs(c) == 1, "jsonl with U+0000, U+0001, U+E000, U+E001: %s", gs_error());
-    if (c) check_windows(c, &s, "jsonl with U+0000 among others");
-    corpus_free(c);
+    expect_docs("nul1.jsonl", t, opts(2), CORPUS_AUTO, (doc[]){{"one\0 \x01\xEE\x80\x80\xEE\x80\x81\0", 13}}, 1,
+                "jsonl with U+0000 among others");
     /* U+0000 where it cannot be read: in a key (cJSON would cut "text\u0000"
      * to "text"), or raw (not JSON) */
     put_s("nulkey.jsonl", "{\"text\\u0000\": \"one\"}\n");
@@ -238,7 +217,7 @@ int main(void) {
     expect_error("one.txt", NULL, opts(2), "needs a tokenizer");
 
     /* ---- selection */
-    free(s.v); s = (stream){0};
+    stream s = {0};
     {
         char big[4000];
         size_t n = 0;

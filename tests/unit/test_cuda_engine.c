@@ -165,11 +165,8 @@ static void rows_and_partial_batch(const gpn_model *m) {
 }
 
 static void fixture_parity(const char *name) {
-    char wname[64], ename[64];
-    snprintf(wname, sizeof wname, "reference/%s.weights.safetensors", name);
-    snprintf(ename, sizeof ename, "reference/%s.expect.safetensors", name);
-    gpn_model *m = gpn_model_load(fixture(wname));
-    st_file *ex = safetensors_open(fixture(ename));
+    gpn_model *m = gpn_model_load(reference_fixture(name, "weights.safetensors"));
+    st_file *ex = safetensors_open(reference_fixture(name, "expect.safetensors"));
     CHECK(m && ex, "%s: %s", name, gs_error());
     if (!m || !ex) { gpn_model_free(m), safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens");

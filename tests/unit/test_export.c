@@ -183,8 +183,15 @@ static void test_parse(void) {
     CHECK(gs_export_parse_format("xlsx", &fmt) != 0 && strstr(gs_error(), "choose csv or npy"), "%s", gs_error());
 }
 
+/* OUT/NAME read whole (NULL when it is not there) */
+static char *output_file(const char *out, const char *name) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", out, name);
+    return read_whole_file(path, NULL);
+}
+
 static void test_export_csv(store *st, const char *dir) {
-    char out[4200], path[4300];
+    char out[4200];
     snprintf(out, sizeof out, "%s/csv/nested", dir);
     gs_export_result res;
     gs_export_opts o = {GS_EXPORT_CSV, 0, 0, 3}; /* blocks of 3 states: several reads */
@@ -196,8 +203,7 @@ static void test_export_csv(store *st, const char *dir) {
     CHECK(res.notes[0] == 0, "no notes: %s", res.notes);
     gs_export_result_free(&res);
 
-    snprintf(path, sizeof path, "%s/tokens.csv", out);
-    char *t = read_whole_file(path, NULL);
+    char *t = output_file(out, "tokens.csv");
     CHECK(t != NULL, "tokens.csv");
     if (t) {
         const char *head = "window,position,token_id,piece,next_token_id,next_piece,top1,top1_piece,nll,entropy\r\n";
@@ -217,8 +223,7 @@ static void test_export_csv(store *st, const char *dir) {
         CHECK(strstr(t, "\r\n0,4,4,\"cr\r\",,,2,") != NULL, "a NULL next token is empty");
         free(t);
     }
-    snprintf(path, sizeof path, "%s/heads.csv", out);
-    t = read_whole_file(path, NULL);
+    t = output_file(out, "heads.csv");
     if (t) {
         char line[128], a[40], b[40], m[40];
         gs_fmt_double(a, sizeof a, (double)xs_alpha(0, 0, 1));
@@ -229,8 +234,7 @@ static void test_export_csv(store *st, const char *dir) {
         CHECK(strstr(t, "\r\n1,3,") == NULL, "the missing step has no row");
         free(t);
     }
-    snprintf(path, sizeof path, "%s/states_ground.csv", out);
-    t = read_whole_file(path, NULL);
+    t = output_file(out, "states_ground.csv");
     if (t) {
         char line[256], v[3][40];
         for (int j = 0; j < 3; j++) gs_fmt_float(v[j], sizeof v[j], f16_to_f32(f32_to_f16(xs_state(1, 4, j))));
@@ -239,24 +243,21 @@ static void test_export_csv(store *st, const char *dir) {
         CHECK(strstr(t, line) != NULL, "f16 state widened: %s", line);
         free(t);
     }
-    snprintf(path, sizeof path, "%s/analysis_series.csv", out);
-    t = read_whole_file(path, NULL);
+    t = output_file(out, "analysis_series.csv");
     if (t) {
         CHECK(strstr(t, "1,geometry,curve,0,1,0.1,\"one, two\"\r\n") != NULL, "labelled series row");
         CHECK(strstr(t, "1,geometry,curve,1,2,,\r\n") != NULL, "NULL y and label");
         CHECK(strstr(t, "1,geometry,curve,2,3,1e-300,\"say \"\"hi\"\"\"\r\n") != NULL, "tiny value, quoted label");
         free(t);
     }
-    snprintf(path, sizeof path, "%s/analysis_vectors.csv", out);
-    t = read_whole_file(path, NULL);
+    t = output_file(out, "analysis_vectors.csv");
     if (t) {
         CHECK(strstr(t, "1,geometry,mean,0,1.5\r\n1,geometry,mean,1,-2\r\n1,geometry,mean,2,0.1\r\n") != NULL,
               "vector rows: %s", t);
         CHECK(strstr(t, "1,geometry,mean,3,3e-39\r\n") != NULL, "a subnormal float");
         free(t);
     }
-    snprintf(path, sizeof path, "%s/manifest.json", out);
-    t = read_whole_file(path, NULL);
+    t = output_file(out, "manifest.json");
     cJSON *m = t ? cJSON_Parse(t) : NULL;
     CHECK(m != NULL, "manifest.json parses");
     if (m) {

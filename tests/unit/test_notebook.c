@@ -208,25 +208,37 @@ static void test_render(store *st, const char *dir) {
     CHECK(tmp == 0, "no temporary files left");
 }
 
-/* Text from a store that is not UTF-8 must not make the notebook invalid. */
-static void test_hostile_text(const char *dir) {
+/* The notebook of the fixture store (xs_build) at DIR/NAME.db after `sql`,
+ * rendered to DIR/NAME.ipynb with version text `version`: its JSON, NULL
+ * after a failed CHECK; *st stays open for the caller to close (NULL when
+ * the store did not open). */
+static char *tampered_notebook(const char *dir, const char *name, const char *sql, const char *version, store **st) {
     char db[4300], out[4300];
-    snprintf(db, sizeof db, "%s/bad.db", dir);
-    snprintf(out, sizeof out, "%s/bad.ipynb", dir);
+    snprintf(db, sizeof db, "%s/%s.db", dir, name);
+    snprintf(out, sizeof out, "%s/%s.ipynb", dir, name);
     CHECK(xs_build(db) == 0, "%s", gs_error());
     sqlite3 *h = NULL;
     sqlite3_open(db, &h);
-    int rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints = ON;"
-                             "UPDATE runs SET status = CAST(x'6f6bff' AS TEXT), states = CAST(x'c3' AS TEXT);"
-                             "UPDATE models SET arch = CAST(x'e282' AS TEXT)",
-                          NULL, NULL, NULL);
+    int rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
     CHECK(rc == SQLITE_OK, "%s", sqlite3_errmsg(h));
     sqlite3_close(h);
-    store *st = store_open(db, STORE_READ);
-    if (!st) { CHECK(0, "%s", gs_error()); return; }
-    gs_notebook_opts o = {1, NULL, "1.0\n\xff"};
-    char *json = gs_notebook_render(st, out, &o);
+    *st = store_open(db, STORE_READ);
+    if (!*st) { CHECK(0, "%s", gs_error()); return NULL; }
+    gs_notebook_opts o = {1, NULL, version};
+    char *json = gs_notebook_render(*st, out, &o);
     CHECK(json != NULL, "%s", gs_error());
+    return json;
+}
+
+/* Text from a store that is not UTF-8 must not make the notebook invalid. */
+static void test_hostile_text(const char *dir) {
+    store *st;
+    char *json = tampered_notebook(dir, "bad",
+                                   "PRAGMA ignore_check_constraints = ON;"
+                                   "UPDATE runs SET status = CAST(x'6f6bff' AS TEXT), states = CAST(x'c3' AS TEXT);"
+                                   "UPDATE models SET arch = CAST(x'e282' AS TEXT)",
+                                   "1.0\n\xff", &st);
+    if (!st) return;
     int valid = json != NULL;
     for (const unsigned char *p = (const unsigned char *)json; valid && *p;) {
         int n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 : (*p & 0xf8) == 0xf0 ? 3 : -1;
@@ -244,24 +256,14 @@ static void test_hostile_text(const char *dir) {
 
 /* Store text with markdown and HTML in it stays text in the intro (issue 17, item 8). */
 static void test_markup(const char *dir) {
-    char db[4300], out[4300];
-    snprintf(db, sizeof db, "%s/markup.db", dir);
-    snprintf(out, sizeof out, "%s/markup.ipynb", dir);
-    CHECK(xs_build(db) == 0, "%s", gs_error());
-    sqlite3 *h = NULL;
-    sqlite3_open(db, &h);
-    int rc = sqlite3_exec(h, "UPDATE models SET path = 'm`x <img src=x onerror=alert(1)>' || char(10) || "
-                             "'# Owned <script>alert(2)</script> $$ & [a](b).safetensors', arch = 'a`b';"
-                             "UPDATE analyses SET name = 'evil`<script>alert(3)</script>' || char(10) || '# H';"
-                             "UPDATE states SET kind = 'k$`<b>' WHERE kind = 'ground'",
-                          NULL, NULL, NULL);
-    CHECK(rc == SQLITE_OK, "%s", sqlite3_errmsg(h));
-    sqlite3_close(h);
-    store *st = store_open(db, STORE_READ);
-    if (!st) { CHECK(0, "%s", gs_error()); return; }
-    gs_notebook_opts o = {1, NULL, "1.0"};
-    char *json = gs_notebook_render(st, out, &o);
-    CHECK(json != NULL, "%s", gs_error());
+    store *st;
+    char *json = tampered_notebook(dir, "markup",
+                                   "UPDATE models SET path = 'm`x <img src=x onerror=alert(1)>' || char(10) || "
+                                   "'# Owned <script>alert(2)</script> $$ & [a](b).safetensors', arch = 'a`b';"
+                                   "UPDATE analyses SET name = 'evil`<script>alert(3)</script>' || char(10) || '# H';"
+                                   "UPDATE states SET kind = 'k$`<b>' WHERE kind = 'ground'",
+                                   "1.0", &st);
+    if (!st) return;
     cJSON *nb = json ? cJSON_Parse(json) : NULL;
     cJSON *intro = nb ? find_cell(nb, "intro") : NULL;
     static char text[65536];

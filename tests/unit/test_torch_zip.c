@@ -87,11 +87,8 @@ static void expect_refused(const char *what, const char *path, const torch_limit
 static void test_fixtures(void) {
     static const char *const names[] = {"tpp2", "gdn2", "rt2"};
     for (int k = 0; k < 3; k++) {
-        char pt[256], st[256];
-        snprintf(pt, sizeof pt, "reference/%s.checkpoint.pt", names[k]);
-        snprintf(st, sizeof st, "reference/%s.weights.safetensors", names[k]);
-        torch_ckpt *c = torch_ckpt_open(fixture(pt), NULL);
-        st_file *f = safetensors_open(fixture(st));
+        torch_ckpt *c = torch_ckpt_open(reference_fixture(names[k], "checkpoint.pt"), NULL);
+        st_file *f = safetensors_open(reference_fixture(names[k], "weights.safetensors"));
         CHECK(c && f, "%s: %s", names[k], gs_error());
         if (!c || !f) { torch_ckpt_close(c); safetensors_close(f); continue; }
         CHECK(c->n_tensors == f->n_tensors, "%s: %d tensors in the .pt, %d in the safetensors", names[k], c->n_tensors, f->n_tensors);

@@ -18,11 +18,8 @@
 /* ---- parity with the inference engine -------------------------------------- */
 
 static void check_parity(const char *name) {
-    char wpath[256], epath[256];
-    snprintf(wpath, sizeof wpath, "reference/%s.weights.safetensors", name);
-    snprintf(epath, sizeof epath, "reference/%s.expect.safetensors", name);
-    gpn_model *m = gpn_model_load(fixture(wpath));
-    st_file *ex = safetensors_open(fixture(epath));
+    gpn_model *m = gpn_model_load(reference_fixture(name, "weights.safetensors"));
+    st_file *ex = safetensors_open(reference_fixture(name, "expect.safetensors"));
     CHECK(m && ex, "load %s: %s", name, gs_error());
     if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens"), *tn = safetensors_find(ex, "nll");

@@ -43,6 +43,14 @@ static inline const char *fixture(const char *name) {
     return out;
 }
 
+/* A reference fixture's file, fixture("reference/NAME.KIND"), KIND e.g.
+ * "weights.safetensors", "expect.safetensors" or "checkpoint.pt". */
+static inline const char *reference_fixture(const char *name, const char *kind) {
+    char rel[256];
+    snprintf(rel, sizeof rel, "reference/%s.%s", name, kind);
+    return fixture(rel);
+}
+
 /* The parity tests' arguments: WEIGHTS EXPECT pairs, each checked by
  * fn(label, weights, expect) with the label the weights' file name up to its
  * first dot; returns the number of pairs (0: none given, use the fixtures). */

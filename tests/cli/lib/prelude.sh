@@ -5,6 +5,8 @@
 # one line saying what is missing.
 py="${GPNSCOPE_PYTHON:-/usr/bin/python3}"
 bin="$GPNSCOPE_BIN"
+# the tests' Python snippets import testdata (tests/cli/lib/testdata.py)
+export PYTHONPATH="$GPNSCOPE_SOURCE/tests/cli/lib${PYTHONPATH:+:$PYTHONPATH}"
 
 # need_python MODULE...: skip unless $py imports every MODULE
 need_python() {
@@ -32,3 +34,7 @@ need_files() {
   shift
   for f in "$@"; do [[ -f "$f" ]] || { echo "SKIPPED: $f is missing ($how)"; exit 77; }; done
 }
+
+# random_shards DIR TOKENS SEED [VOCAB [DOC_LEN]]: a corpus of random token
+# ids in DIR (tests/cli/random_shards.py says what it writes)
+random_shards() { "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$@"; }
