@@ -8,7 +8,9 @@
  * per sequence and head, in the order fla's naive recurrence computes them
  * (fla/ops/gated_delta_rule/naive.py). State per sequence: each layer's last
  * conv-1 inputs of q, k and v, each layer's per-head S (d_k x d_v), and the
- * logits of the last step (the prediction of this step's token). */
+ * logits of the last step (the prediction of this step's token). The
+ * window path (gdn_window.c) runs the same row-wise pieces (gdn_cpu.h) over
+ * whole windows. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
