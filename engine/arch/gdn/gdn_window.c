@@ -169,7 +169,7 @@ static int pass(window_job *j) {
     gdn_window *w = e->win;
     const gpn_config *c = &e->m->cfg;
     int B = j->B, n = j->n, D = c->d, V = c->V;
-    long R = (long)B * n, at[GDN_LM_BLOCK > 1 ? GDN_LM_BLOCK : 1];
+    long R = (long)B * n, at[GDN_LM_BLOCK];
     for (int b = 0; b < B; b++)
         for (int t = 0; t < n; t++) w->tok[(size_t)b * n + t] = j->tokens[(size_t)b * j->T + j->t0 + t];
     /* the pass's first token of each sequence: predicted by the carried logits,
