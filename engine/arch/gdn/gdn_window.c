@@ -30,6 +30,7 @@
 struct gdn_window {
     long rows; /* the B x T' rows the buffers hold; the statistics' hold GDN_LM_BLOCK */
     gdn_rows r;
+    float *convT; /* this layer's conv weights by tap: convT[j * C + ch] */
     int32_t *tok, *targets, *top1;
     float *logits, *nll, *entropy;
     float *arena;
@@ -58,7 +59,8 @@ static int reserve(gdn_cpu *e, long rows) {
     if (!w) return gs_fail("out of memory for a Gated DeltaNet window");
     size_t R = (size_t)rows, D = (size_t)c->d, S = GDN_LM_BLOCK;
     size_t per_row = row_floats(e);
-    w->arena = malloc((R * per_row + GDN_LM_BLOCK * (size_t)c->V + 2 * S) * sizeof(float));
+    size_t convT = (size_t)e->C * (size_t)c->conv;
+    w->arena = malloc((R * per_row + GDN_LM_BLOCK * (size_t)c->V + 2 * S + convT) * sizeof(float));
     w->tok = malloc(R * sizeof *w->tok);
     w->targets = malloc(S * sizeof *w->targets);
     w->top1 = malloc(S * sizeof *w->top1);
@@ -80,7 +82,8 @@ static int reserve(gdn_cpu *e, long rows) {
     w->r.ffn_u = p, p += R * c->f;
     w->logits = p, p += GDN_LM_BLOCK * (size_t)c->V;
     w->nll = p, p += S;
-    w->entropy = p;
+    w->entropy = p, p += S;
+    w->convT = p;
     return 0;
 }
 
@@ -90,24 +93,62 @@ typedef struct {
     float *nll;            /* the caller's: B rows of T */
     int B, T, piece;       /* tokens per pass */
     int l, t0, n;          /* the layer and the pass's tokens [t0, t0 + n) */
-    int out_of_memory;     /* a delta-rule task found no scratch */
+    int out_of_memory;     /* a convolution or delta-rule task found no scratch */
 } window_job;
+
+/* layer l's q | k | v conv weights (the step's layout, channel-major) by tap, for loops along the channels */
+static void transpose_conv(gdn_cpu *e, int l) {
+    const float *const *w = e->L[l].w;
+    const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
+    int off[3] = {0, e->K, 2 * e->K}, Kc = e->m->cfg.conv, C = e->C;
+    for (int ch = 0; ch < C; ch++) {
+        int part = ch >= off[2] ? 2 : ch >= off[1] ? 1 : 0;
+        for (int j = 0; j < Kc; j++) e->win->convT[(size_t)j * C + ch] = cw[part][(size_t)(ch - off[part]) * Kc + j];
+    }
+}
+
+/* The step's convolution + SiLU (gdn_conv_silu) over n rows of one sequence
+ * at once, each output summed in the step's order; from the last row back,
+ * so the earlier rows are still inputs when a row is overwritten. `past`
+ * (conv-1 rows, oldest first) then holds the last inputs, as n steps leave it. */
+static void conv_sequence(float *rows, int n, float *past, const float *wT, int C, int Kc, float *kept) {
+    int keep = Kc - 1;
+    for (int j = 0; j < keep; j++) {
+        int src = n - keep + j; /* the input that becomes kept row j: a row of this pass or of the old past */
+        memcpy(kept + (size_t)j * C, src >= 0 ? rows + (size_t)src * C : past + (size_t)(keep + src) * C,
+               (size_t)C * sizeof(float));
+    }
+    for (int t = n - 1; t >= 0; t--) {
+        float *y = rows + (size_t)t * C;
+        const float *wl = wT + (size_t)keep * C;
+        for (int ch = 0; ch < C; ch++) y[ch] *= wl[ch];
+        for (int j = 0; j < keep; j++) {
+            int s = t - keep + j;
+            const float *x = s >= 0 ? rows + (size_t)s * C : past + (size_t)(keep + s) * C, *wj = wT + (size_t)j * C;
+            for (int ch = 0; ch < C; ch++) y[ch] += wj[ch] * x[ch];
+        }
+        for (int ch = 0; ch < C; ch++) y[ch] = gs_silu(y[ch]);
+    }
+    memcpy(past, kept, (size_t)keep * C * sizeof(float));
+}
 
 /* sequences [b0, b1): the convolution along the pass's n tokens, then the norms of q and k */
 static void conv_range(void *ctx, long b0, long b1) {
     window_job *j = ctx;
     gdn_cpu *e = j->e;
     const gpn_config *c = &e->m->cfg;
-    const float *const *w = e->L[j->l].w;
-    const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
-    int off[3] = {0, e->K, 2 * e->K};
-    for (long b = b0; b < b1; b++)
+    int keep = c->conv - 1;
+    float *kept = keep > 0 ? malloc((size_t)keep * e->C * sizeof *kept) : NULL;
+    if (keep > 0 && !kept) { j->out_of_memory = 1; return; }
+    for (long b = b0; b < b1; b++) {
+        float *rows = e->win->r.qkv + (size_t)b * j->n * e->C;
+        conv_sequence(rows, j->n, gdn_conv_of(e, j->l, (int)b), e->win->convT, e->C, c->conv, kept);
         for (int t = 0; t < j->n; t++) {
-            float *row = e->win->r.qkv + ((size_t)b * j->n + t) * e->C;
-            gdn_conv_silu(row, gdn_conv_of(e, j->l, (int)b), cw, off, e->C, c->conv);
-            gdn_l2n_heads(row, c->H, c->dk, 1.0f / sqrtf((float)c->dk));
-            gdn_l2n_heads(row + e->K, c->H, c->dk, 1.0f);
+            gdn_l2n_heads(rows + (size_t)t * e->C, c->H, c->dk, 1.0f / sqrtf((float)c->dk));
+            gdn_l2n_heads(rows + (size_t)t * e->C + e->K, c->H, c->dk, 1.0f);
         }
+    }
+    free(kept);
 }
 
 /* (sequence, head) pairs [i0, i1): the chunked delta rule over the pass's tokens */
@@ -139,6 +180,7 @@ static int layer(window_job *j, int l) {
     int H = c->H;
     j->l = l;
     gdn_attn_project(e, r, l, (int)R);
+    transpose_conv(e, l);
     gs_parallel_for(j->B, 1, conv_range, j);
     /* the step's sigmoid and decay, the decay kept as its log g (alpha = exp(g)) for the chunks' sums */
     for (long i = 0; i < R * H; i++) {
@@ -147,7 +189,7 @@ static int layer(window_job *j, int l) {
         r->a[i] = -expf(w[GDN_A_LOG][hd]) * gs_softplus(r->a[i] + w[GDN_DT_BIAS][hd]);
     }
     gs_parallel_for((long)j->B * H, 1, delta_range, j);
-    if (j->out_of_memory) return gs_fail("out of memory for the delta rule's scratch");
+    if (j->out_of_memory) return gs_fail("out of memory for the window's scratch");
     gdn_attn_output(e, r, l, (int)R);
     for (long i = 0; i < RD; i++) r->h[i] += r->attn_out[i];
     gdn_mlp(e, r, l, (int)R);
