@@ -9,7 +9,10 @@
  *    state (S, the conv inputs, the carry);
  * 2. steps, then a window, then a window: the first token of a window that
  *    does not start a sequence is predicted (not NaN), from the carry;
- * 3. a window refuses with a hook set, and a token outside the vocabulary. */
+ * 3. a window whose rows pass the window's 256 MB of buffers (FFN 4096:
+ *    34 KB a row; 2 x 4200 rows) runs in two passes, the second from the
+ *    first's carried state: the same NLLs as the steps;
+ * 4. a window refuses with a hook set, and a token outside the vocabulary. */
 #include <math.h>
 #include <stdint.h>
 
@@ -55,6 +58,7 @@ static int next_logits(gpn_engine *e, int B, int V, float *out) {
     return 0;
 }
 
+/* the window's NLLs and the next step's logits against the steps' */
 static void check_windows(const gpn_model *m, int B, int T) {
     int V = m->cfg.V, same_nan;
     int32_t *tokens = malloc((size_t)B * T * sizeof *tokens);
@@ -127,5 +131,10 @@ int main(void) {
     check_mixed(m);
     check_refusals(m);
     gpn_model_free(m);
+    c.f = 4096; /* wide rows: this window takes two passes */
+    gpn_model *wide = gpn_model_random(&c, 12);
+    CHECK(wide != NULL, "a wide random GDN model: %s", gs_error());
+    if (wide) check_windows(wide, 2, 4200);
+    gpn_model_free(wide);
     return test_summary();
 }
