@@ -23,6 +23,12 @@
  * sum of values) are counted beside the GEMMs'. Batches whose KV cache would
  * pass --kv-gb (default 16) are skipped, saying so.
  *
+ * A GDN model has a second line per batch, "window (chunked, as eval runs)":
+ * gpn_engine_window over B sequences of 64 tokens (the path `gpnscope eval`
+ * takes, engine/arch/gdn/gdn_window.c) against the same products with M =
+ * B x 64 rows (the lm_head in the engine's blocks of 256 rows), timed in the
+ * same run, and the ratio.
+ *
  * usage: bench_engine [--quick] [--batches B,B,...] [--context T] [--tpp-ffn N] [--kv-gb G] [--only gpn|tpp|gdn]
  *                     [--cpu-time] [MODEL.safetensors ...]
  *        bench_engine --engine-only B   (the engine alone at batch B, for perf)
@@ -107,18 +113,22 @@ static int step_gemms(const gpn_config *c, shape *s) {
     }
 }
 
-static double gemm_seconds_per_step(const gpn_config *c, int B, int reps, double *flops) {
+/* The best time of the step's GEMMs with M = B rows; head_block > 0: the
+ * last (the head) in blocks of that many rows, as GDN's window path makes its
+ * logits (B x V floats at once would be gigabytes at its B x T rows). */
+static double gemm_seconds(const gpn_config *c, int B, int head_block, int reps, double *flops) {
     shape s[GPN_MAX_STEP_GEMMS];
     int n = step_gemms(c, s);
-    size_t maxk = 0, maxn = 0, maxw = 0;
+    size_t maxk = 0, maxc = 0, maxw = 0;
     for (int i = 0; i < n; i++) {
+        size_t rows = i == n - 1 && head_block > 0 && head_block < B ? (size_t)head_block : (size_t)B;
         if ((size_t)s[i].k > maxk) maxk = s[i].k;
-        if ((size_t)s[i].n > maxn) maxn = s[i].n;
+        if (rows * s[i].n > maxc) maxc = rows * s[i].n;
         if ((size_t)s[i].k * s[i].n > maxw) maxw = (size_t)s[i].k * s[i].n;
     }
     /* real pages for the input too: calloc'd memory maps the one zero page, which
      * stays in L1 and would flatter the ceiling */
-    float *A = filled((size_t)B * maxk), *C = calloc((size_t)B * maxn, 4);
+    float *A = filled((size_t)B * maxk), *C = calloc(maxc, 4);
     if (n < 1) return 0;
     float **W = calloc((size_t)n, sizeof *W); /* distinct weights, as in the model: no cache reuse */
     for (int i = 0; i < n; i++) W[i] = filled((size_t)s[i].k * s[i].n);
@@ -127,8 +137,12 @@ static double gemm_seconds_per_step(const gpn_config *c, int B, int reps, double
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-        for (int i = 0; i < n; i++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, s[i].n, s[i].k, 1, A, s[i].k, W[i], s[i].n, 0, C, s[i].n);
+        for (int i = 0; i < n; i++) {
+            int block = i == n - 1 && head_block > 0 ? head_block : B;
+            for (int r0 = 0; r0 < B; r0 += block)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B - r0 < block ? B - r0 : block, s[i].n, s[i].k, 1,
+                            A + (size_t)r0 * s[i].k, s[i].k, W[i], s[i].n, 0, C, s[i].n);
+        }
         double t = now() - t0;
         if (t < best) best = t;
     }
@@ -182,6 +196,42 @@ static double engine_seconds_per_step(const gpn_model *m, int B, int steps, int 
     return best;
 }
 
+/* The best time of gpn_engine_window over B sequences of WINDOW_T tokens from
+ * the zero state, of `runs` runs (the first also allocates the window's
+ * buffers: page faults, a few ms against the seconds a run takes at B >= 64) */
+#define WINDOW_T 64 /* one of the delta rule's chunks: a longer window repeats its cost per chunk */
+#define WINDOW_HEAD_BLOCK 256 /* engine/arch/gdn/gdn_window.c's GDN_LM_BLOCK: its logits' rows at a time */
+static double engine_seconds_per_window(const gpn_model *m, int B, int runs) {
+    gpn_engine *e = gpn_engine_new(m, B);
+    int32_t *tok = malloc((size_t)B * WINDOW_T * sizeof *tok);
+    float *nll = malloc((size_t)B * WINDOW_T * sizeof *nll);
+    if (!e || !tok || !nll) { fprintf(stderr, "bench_engine: %s\n", e ? "out of memory" : gs_error()); exit(1); }
+    double best = 1e30;
+    for (int r = 0; r < runs; r++) {
+        for (int i = 0; i < B * WINDOW_T; i++) tok[i] = (int32_t)(uniform() * m->cfg.V);
+        gpn_engine_reset(e);
+        double t0 = now();
+        if (gpn_engine_window(e, tok, B, WINDOW_T, nll)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+        double t = now() - t0;
+        if (t < best) best = t;
+    }
+    free(tok), free(nll);
+    gpn_engine_free(e);
+    return best;
+}
+
+/* The window path's row beside the step's: tok/s of whole windows (as
+ * `gpnscope eval` runs them) and the ceiling of its own GEMMs, the step's
+ * products with M = B x WINDOW_T rows (the head in the engine's row blocks),
+ * timed here. */
+static void bench_window(const gpn_model *m, int B, int runs) {
+    double flops = 0, tg = gemm_seconds(&m->cfg, B * WINDOW_T, WINDOW_HEAD_BLOCK, runs, &flops);
+    double te = engine_seconds_per_window(m, B, runs);
+    double tokens = (double)B * WINDOW_T;
+    printf("%6s %12.1f %12.1f %10.1f %12.2f   window (chunked, as eval runs): %d tokens per sequence\n", "", tokens / te,
+           tokens / tg, flops / tg / 1e9, tg / te, WINDOW_T);
+}
+
 static double kv_gb = 16; /* --kv-gb: the most KV cache a Transformer row may allocate */
 
 /* The KV cache a Transformer engine holds at position `pos` for B sequences:
@@ -220,7 +270,7 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
                    kv_bytes(c, B, ctx + steps) / 1e9, kv_gb);
             continue;
         }
-        double flops = 0, tg = gemm_seconds_per_step(c, B, steps, &flops);
+        double flops = 0, tg = gemm_seconds(c, B, 0, steps, &flops);
         double te = engine_seconds_per_step(m, B, steps, ctx);
         if (ctx) {
             double ta = tg + B * attn_per_token / (flops / tg); /* the attention at the GEMMs' rate */
@@ -229,6 +279,7 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
         } else
             printf("%6d %12.1f %12.1f %10.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
                    goals && B >= 64 ? ">=0.80" : "");
+        if (c->arch == GPN_ARCH_GDN) bench_window(m, B, quick || B >= 64 ? 1 : 3); /* B x 64 tokens a run */
         if (B == 1) {
             double bytes = 0, tv = gemv_seconds_per_step(c, steps, &bytes);
             printf("%6s batch 1: engine %.2f ms/token, weights streamed once by SGEMV %.2f ms (%.1f GB/s): ratio %.2f%s\n",

@@ -26,7 +26,10 @@ static const char *help =
     "each begun with BOS and ended with EOS, concatenated and cut into\n"
     "non-overlapping windows of --seq-len tokens, exactly as the companion's\n"
     "TokenDataset does; each window is one sequence from the zero state. Prints\n"
-    "tokens, mean NLL (nats/token), perplexity = exp(mean NLL), and tokens/s.\n\n"
+    "tokens, mean NLL (nats/token), perplexity = exp(mean NLL), and tokens/s.\n"
+    "Where the engine has a window path (GDN on the CPU) it runs whole windows\n"
+    "at once, chunkwise (docs/performance.md); GPNSCOPE_EVAL_STEP=1 steps token\n"
+    "by token instead (the same perplexity up to rounding, for comparison).\n\n"
     "  --model FILE       checkpoint (safetensors)\n"
     "  --corpus PATH      a text file, a directory of text files, a .jsonl file (or a\n"
     "                     directory of them), or a directory of token shards\n"
@@ -205,6 +208,7 @@ int cmd_eval(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "perplexity", r.perplexity);
         cJSON_AddNumberToObject(j, "seconds", r.seconds);
         cJSON_AddNumberToObject(j, "tokens_per_s", r.tokens_per_s);
+        cJSON_AddStringToObject(j, "path", r.windowed ? "window" : "step");
         char *s = cJSON_Print(j);
         puts(s);
         cJSON_free(s);
@@ -220,7 +224,8 @@ int cmd_eval(int argc, char **argv) {
         printf("tokens      %" PRId64 "\n", r.tokens);
         printf("mean NLL    %.6f nats/token\n", r.mean_nll);
         printf("perplexity  %.4f\n", r.perplexity);
-        printf("speed       %.0f tokens/s (batch %" PRId64 ", %.2f s)\n", r.tokens_per_s, batch, r.seconds);
+        printf("speed       %.0f tokens/s (batch %" PRId64 ", %.2f s, %s)\n", r.tokens_per_s, batch, r.seconds,
+               r.windowed ? "whole windows" : "token by token");
     }
     rc = 0;
 fail:

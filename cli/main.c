@@ -48,7 +48,8 @@ static void usage(FILE *out) {
           "  OPENBLAS_NUM_THREADS  OpenBLAS's threads: the engine's batch-1 GEMVs, the analyses, training\n"
           "  GPNSCOPE_TOKENIZER    tokenizer.json or tokenizer.model for text and JSONL corpora\n"
           "  GPNSCOPE_CUDA_PLUGIN  gpnscope_cuda.so for --device cuda (default: beside gpnscope)\n"
-          "  GPNSCOPE_VEC          the vector SQL extension a notebook loads (export-notebook; empty: none)\n",
+          "  GPNSCOPE_VEC          the vector SQL extension a notebook loads (export-notebook; empty: none)\n"
+          "  GPNSCOPE_EVAL_STEP    1: eval steps token by token where the engine could run whole windows\n",
           out);
     fprintf(out, "\nDocumentation: README.md and docs/ in the source tree.\n");
 }

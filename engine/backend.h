@@ -43,6 +43,11 @@ typedef struct {
     const float *(*site)(const void *impl, gpn_hook_point p);
     /* what the step must make available (gpn_engine_set_outputs) */
     void (*set_outputs)(void *impl, int what, const unsigned char *rows);
+    /* advance the first B sequences by T tokens each (tokens: B rows of T)
+     * with no hooks set, leaving every carried state as T steps would, and
+     * write each token's NLL to nll (B rows of T; NaN where the step's is):
+     * gpn_engine_window. NULL where the backend has no such path. */
+    int (*window)(void *impl, const int32_t *tokens, int B, int T, float *nll);
 } gs_backend_i;
 
 typedef struct {

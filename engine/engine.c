@@ -89,6 +89,24 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B) {
     return 0;
 }
 
+int gpn_engine_has_window(const gpn_engine *e) { return e->be.i->window != NULL; }
+
+int gpn_engine_window(gpn_engine *e, const int32_t *tokens, int B, int T, float *nll) {
+    const gpn_config *c = &e->m->cfg;
+    if (!e->be.i->window) return gs_fail("this engine (%s) has no window path: step it token by token", gpn_engine_device_name(e));
+    for (int p = 0; p < GPN_HOOK_COUNT; p++)
+        if (e->host.hook[p]) return gs_fail("a window runs without hooks, and hook point %d is set: step instead", p);
+    if (B < 1 || B > e->max_batch) return gs_fail("batch of %d sequences, engine built for 1..%d", B, e->max_batch);
+    if (T < 1) return gs_fail("a window of %d tokens: at least 1", T);
+    for (long i = 0; i < (long)B * T; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->V)
+            return gs_fail("token id %d (sequence %ld, token %ld) is outside the vocabulary 0..%d", tokens[i], i / T, i % T,
+                           c->V - 1);
+    if (e->be.i->window(e->be.impl, tokens, B, T, nll)) return -1;
+    for (int b = 0; b < B; b++) e->host.pos[b] += T;
+    return 0;
+}
+
 gpn_step_out gpn_engine_out(const gpn_engine *e) { return e->be.i->out ? e->be.i->out(e->be.impl) : e->be.out; }
 
 const float *gpn_engine_site(const gpn_engine *e, gpn_hook_point p) {

@@ -58,6 +58,18 @@ void gpn_engine_reset_seq(gpn_engine *e, int b);
 /* Advance the first B sequences by one token each. Returns 0, or -1 with
  * gs_error() set (token id out of range, B too large). */
 int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B);
+/* Advance the first B sequences by T tokens each, tokens[b * T + t] the t-th
+ * of sequence b, and write nll[b * T + t], the NLL of that token as step
+ * would report it (NaN where the family predicts no token: a sequence's
+ * first from the zero state). Every carried state ends as T steps would
+ * leave it (up to rounding: the window's products sum in another order), so
+ * steps and windows may follow one another; gpn_engine_out and the sites
+ * are not updated. For a backend with a window path (gpn_engine_has_window:
+ * GDN's CPU engine, docs/engine.md), which runs whole windows as products of
+ * B x T rows. Returns 0, or -1 with gs_error() (no window path, a hook set,
+ * B out of range, T < 1, a token outside the vocabulary). */
+int gpn_engine_window(gpn_engine *e, const int32_t *tokens, int B, int T, float *nll);
+int gpn_engine_has_window(const gpn_engine *e);
 gpn_step_out gpn_engine_out(const gpn_engine *e);
 /* The B rows of a site (engine/arch/family.h: not per layer) after the last
  * step, or NULL where the backend did not keep it: read those through a hook

@@ -11,8 +11,10 @@ set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/train/train_kernels.c ${C
 # -fno-trapping-math lets GCC turn the selects of exp_nonpositive into blends
 # (nothing here uses floating-point traps)
 set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/cpu/ops.c PROPERTIES COMPILE_OPTIONS "-O3;-fno-trapping-math")
-# and GDN's delta rule (engine/arch/gdn/gdn_delta.c, called by gdn_cpu.c), the same loops over each head's state
+# and GDN's delta rule (engine/arch/gdn/gdn_delta.c, called by gdn_cpu.c), the same loops over each head's state,
+# and the window path's chunked form and row loops (gdn_chunk.c, gdn_window.c)
 set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/arch/gdn/gdn_cpu.c ${CMAKE_SOURCE_DIR}/engine/arch/gdn/gdn_delta.c
+  ${CMAKE_SOURCE_DIR}/engine/arch/gdn/gdn_chunk.c ${CMAKE_SOURCE_DIR}/engine/arch/gdn/gdn_window.c
   PROPERTIES COMPILE_OPTIONS "-O3;-fno-trapping-math")
 
 # The CUDA engine: a plugin (gpnscope_cuda.so next to gpnscope) that

@@ -18,6 +18,7 @@ typedef struct {
     int64_t windows, tokens;
     double sum_nll, mean_nll, perplexity;
     double seconds, tokens_per_s;
+    int windowed; /* 1: the engine's window path ran the windows (gpn_engine_window), 0: token by token */
 } corpus_eval_result;
 
 /* Called after each batch; return non-zero to stop (the result then covers

@@ -19,8 +19,10 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
     if (done) *done = o->first;
     if (T < 1) return gs_fail("windows of %d tokens: at least 1", T);
     int32_t *tokens = malloc((size_t)B * (size_t)T * sizeof *tokens), *step = malloc((size_t)B * sizeof *step);
+    int windowed = o->whole_windows && gpn_engine_has_window(e);
+    float *nll = windowed ? malloc((size_t)B * (size_t)T * sizeof *nll) : NULL;
     int rc = 0;
-    if (!tokens || !step) { rc = gs_fail("out of memory for %d windows of %d tokens", B, T); goto out; }
+    if (!tokens || !step || (windowed && !nll)) { rc = gs_fail("out of memory for %d windows of %d tokens", B, T); goto out; }
     for (int64_t w0 = o->first; w0 < o->total; w0 += B) {
         if (o->stop && *o->stop) { rc = 1; break; }
         int nb = o->total - w0 < B ? (int)(o->total - w0) : B;
@@ -28,7 +30,14 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
             if (o->window(o->window_ctx, w0 + b, tokens + (size_t)b * T)) { rc = -1; goto out; }
         EACH_SINK(begin, w0, nb, tokens)
         gpn_engine_reset(e);
-        for (int t = 0; t < T; t++) {
+        if (windowed) {
+            if (gpn_engine_window(e, tokens, nb, T, nll)) {
+                rc = gs_fail_context("windows %lld-%lld: ", (long long)w0, (long long)(w0 + nb - 1));
+                goto out;
+            }
+            EACH_SINK(after_window, e, w0, nb, tokens, nll)
+        }
+        for (int t = 0; !windowed && t < T; t++) {
             for (int b = 0; b < nb; b++) step[b] = tokens[(size_t)b * T + t];
             EACH_SINK(before_step, e, w0, nb, t)
             if (gpn_engine_step(e, step, nb)) {
@@ -44,6 +53,7 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
 out:
     free(tokens);
     free(step);
+    free(nll);
     return rc;
 }
 

@@ -23,6 +23,10 @@ typedef struct {
     int (*before_step)(void *ctx, gpn_engine *e, int64_t w0, int nb, int t);
     int (*after_step)(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens);
     int (*end)(void *ctx, int64_t w0, int nb);
+    /* with runner_opts.whole_windows on an engine with a window path: called
+     * once per batch in place of before_step and after_step, with nll the NLL
+     * of every token (nb rows of T, gpn_engine_window's) */
+    int (*after_window)(void *ctx, gpn_engine *e, int64_t w0, int nb, const int32_t *tokens, const float *nll);
 } runner_sink;
 
 /* After each batch: windows done so far (of the whole selection) and the
@@ -38,6 +42,10 @@ typedef struct {
     runner_progress_fn progress;
     void *progress_ctx;
     const volatile sig_atomic_t *stop; /* checked between batches */
+    /* 1: run each batch as one gpn_engine_window (no hooks, only the NLL)
+     * where the engine has a window path, else step as always; every sink
+     * must then have after_window */
+    int whole_windows;
 } runner_opts;
 
 /* Returns 0 when every window ran, 1 when stopped by the progress callback

@@ -529,7 +529,7 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
 
     recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows, begin, gather};
     if (plan_captures(&plan, &r, rec.want)) goto out;
-    runner_sink sink = {&rec, rec_begin, rec_before_step, rec_after_step, rec_end};
+    runner_sink sink = {&rec, rec_begin, rec_before_step, rec_after_step, rec_end, NULL};
     rec_progress rp = {progress_fn, progress_ctx, first, o.seq_len, (end - first) * o.seq_len};
     runner_opts ro = {.engine = r.engine, .T = (int)o.seq_len, .first = first, .total = end,
                       .window = runner_corpus_window, .window_ctx = r.corpus, .progress = show_progress,

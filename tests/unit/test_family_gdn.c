@@ -6,7 +6,8 @@
  * error; then batch invariance, BF16 weights within rounding, and
  * interventions on the delta-rule state: a no-op hook on every site changes
  * nothing bit for bit, zeroing one head's S at one step changes that
- * sequence's later NLLs and nothing before it or in the other sequence.
+ * sequence's later NLLs and nothing before it or in the other sequence;
+ * the window path's NLLs (gpn_engine_window) against the same reference.
  * The runs and the parity checks are tests/unit/family_check.h's. */
 #include <math.h>
 #include <stdint.h>
@@ -60,6 +61,23 @@ static void check_pair(const char *fx, const char *wpath, const char *epath, int
      * alpha and beta of each layer and final_hidden), logits, nll, batch invariance, BF16 drift */
     fc_run full;
     fc_parity(fx, m, pr.ex, sites, N_SITES, pr.tokens, B, T, all_required ? 12 * L + 2 : 3 * L + 1, &full);
+
+    /* the window path (gpn_engine_window: whole windows, chunked delta rule) against the same reference NLLs */
+    gpn_engine *we = gpn_engine_new(m, B);
+    float *wnll = malloc((size_t)B * T * sizeof *wnll), *shifted = malloc((size_t)B * (T - 1) * sizeof *shifted);
+    CHECK(we && wnll && shifted && gpn_engine_window(we, pr.tokens, B, T, wnll) == 0, "%s: window: %s", fx, gs_error());
+    if (we && wnll && shifted) {
+        int nan0 = 1;
+        for (int b = 0; b < B; b++) {
+            nan0 &= isnan(wnll[(size_t)b * T]);
+            memcpy(shifted + (size_t)b * (T - 1), wnll + (size_t)b * T + 1, (size_t)(T - 1) * sizeof *shifted);
+        }
+        CHECK(nan0, "%s: the window's NLL of each sequence's first token must be NaN", fx);
+        fc_compare(fx, pr.ex, "nll", shifted, (long)B * (T - 1), 1e-4);
+        printf("  %-6s window path (gpn_engine_window): its nll is the second nll line above\n", fx);
+    }
+    free(wnll), free(shifted);
+    gpn_engine_free(we);
 
     /* 4. interventions on S: a no-op handler on every site is invisible; zeroing
      * head 0 of layer 0 in sequence 0 at position T/2 changes that sequence's

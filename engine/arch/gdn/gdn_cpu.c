@@ -8,54 +8,25 @@
  * per sequence and head, in the order fla's naive recurrence computes them
  * (fla/ops/gated_delta_rule/naive.py). State per sequence: each layer's last
  * conv-1 inputs of q, k and v, each layer's per-head S (d_k x d_v), and the
- * logits of the last step (the prediction of this step's token). */
+ * logits of the last step (the prediction of this step's token). The
+ * window path (gdn_window.c) runs the same row-wise pieces (gdn_cpu.h) over
+ * whole windows. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/arch/gdn/gdn.h"
+#include "engine/arch/gdn/gdn_cpu.h"
 #include "engine/arch/gdn/gdn_delta.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
 
-typedef struct {
-    const float *w[GDN_PER_LAYER];
-} gdn_layer;
-
-typedef struct {
-    const gpn_model *m;
-    const gs_engine_host *host;
-    int max_batch, K, Vd, C; /* K = H d_k, Vd = H d_v, C = 2K + Vd conv channels */
-    int own_gemms;           /* this step's products split over the pool (parallel_gemm.h) */
-    const float *E, *norm_w, *lm_head;
-    gdn_layer L[GPN_MAX_LAYERS];
-    /* carried per sequence */
-    float *S;        /* layers x max_batch x H x d_k x d_v */
-    float *conv;     /* layers x max_batch x (conv-1) x C, oldest input first */
-    float *carry;    /* max_batch x V: lm_head of the last step's final norm */
-    /* this step */
-    float *h, *x, *embed, *resid_post_last, *attn_out, *mlp_out, *final;
-    float *qkv, *a, *beta, *gate, *o, *ffn_g, *ffn_u, *logits, *nll, *entropy;
-    int32_t *top1;
-    float *arena;
-} gdn_cpu;
-
-static float *S_of(const gdn_cpu *e, int l) {
-    const gpn_config *c = &e->m->cfg;
-    return e->S + (size_t)l * e->max_batch * c->H * c->dk * c->dv;
-}
-
-static float *conv_of(const gdn_cpu *e, int l, int b) {
-    int keep = e->m->cfg.conv - 1;
-    return e->conv + ((size_t)l * e->max_batch + b) * keep * e->C;
-}
-
 static void cpu_free(void *impl) {
     gdn_cpu *e = impl;
     if (!e) return;
+    gdn_window_free(e->win);
     free(e->arena);
     free(e->S);
     free(e->conv);
@@ -69,14 +40,14 @@ static void cpu_reset_seq(void *impl, int b) {
     const gpn_config *c = &e->m->cfg;
     size_t hs = (size_t)c->H * c->dk * c->dv;
     for (int l = 0; l < c->n_layers; l++) {
-        memset(S_of(e, l) + b * hs, 0, hs * sizeof(float));
-        memset(conv_of(e, l, b), 0, (size_t)(c->conv - 1) * e->C * sizeof(float));
+        memset(gdn_S_of(e, l) + b * hs, 0, hs * sizeof(float));
+        memset(gdn_conv_of(e, l, b), 0, (size_t)(c->conv - 1) * e->C * sizeof(float));
     }
     for (int v = 0; v < c->V; v++) e->carry[(size_t)b * c->V + v] = NAN;
 }
 
 /* out = x / sqrt(mean(x^2) + eps) * w over rows of n (out may equal x) */
-static void rms_rows(float *out, const float *x, const float *w, long rows, int n, float eps) {
+void gdn_rms_rows(float *out, const float *x, const float *w, long rows, int n, float eps) {
     for (long r = 0; r < rows; r++) {
         const float *xr = x + r * n;
         float *o = out + r * n;
@@ -88,7 +59,7 @@ static void rms_rows(float *out, const float *x, const float *w, long rows, int 
 }
 
 /* Y[B x out] = X[B x in] W^T for W stored [out, in] */
-static void proj(const gdn_cpu *e, float *Y, const float *X, const float *W, int B, int in, int out) {
+void gdn_proj(const gdn_cpu *e, float *Y, const float *X, const float *W, int B, int in, int out) {
     if (B == 1) cblas_sgemv(CblasRowMajor, CblasNoTrans, out, in, 1.0f, W, in, X, 1, 0.0f, Y, 1);
     else if (e->own_gemms) gs_gemm_parallel(Y, X, W, 1, NULL, B, in, out);
     else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, X, in, W, in, 0.0f, Y, out);
@@ -98,7 +69,7 @@ static void proj(const gdn_cpu *e, float *Y, const float *X, const float *W, int
  * SiLU: y_c = silu(sum_j w_c[j] u_c(t - (K-1) + j)), the last tap on this
  * token, with the conv-1 inputs before it kept in `past` (zeros before the
  * window), which then shifts by one. The weight of channel c is w[c*K ..]. */
-static void conv_silu(float *y, float *past, const float *const w[3], const int off[3], int C, int Kc) {
+void gdn_conv_silu(float *y, float *past, const float *const w[3], const int off[3], int C, int Kc) {
     int keep = Kc - 1;
     for (int ch = 0; ch < C; ch++) {
         int part = ch >= off[2] ? 2 : ch >= off[1] ? 1 : 0;
@@ -112,7 +83,7 @@ static void conv_silu(float *y, float *past, const float *const w[3], const int 
 }
 
 /* x / sqrt(sum(x^2) + 1e-6) per head of n (fla's l2norm inside the kernel), times scale */
-static void l2n_heads(float *x, long heads, int n, float scale) {
+void gdn_l2n_heads(float *x, long heads, int n, float scale) {
     for (long h = 0; h < heads; h++) {
         float *v = x + h * n;
         float ss = 0.0f;
@@ -131,7 +102,7 @@ static void delta_read(float *restrict o, const float *restrict S, const float *
 /* The per-sequence work of a step over the worker threads (engine/cpu/parallel.h):
  * below the grain it stays on the caller. */
 #define GDN_GRAIN_FLOATS 65536L
-static long grain(long floats_per_item) {
+long gdn_grain(long floats_per_item) {
     long g = GDN_GRAIN_FLOATS / (floats_per_item > 0 ? floats_per_item : 1);
     return g > 0 ? g : 1;
 }
@@ -147,11 +118,12 @@ typedef struct {
 static void conv_range(void *ctx, long b0, long b1) {
     conv_job *j = ctx;
     const gpn_config *c = &j->e->m->cfg;
+    const gdn_rows *r = &j->e->r;
     for (long b = b0; b < b1; b++) {
-        float *row = j->e->qkv + (size_t)b * j->e->C;
-        conv_silu(row, conv_of(j->e, j->l, (int)b), j->cw, j->off, j->e->C, c->conv);
-        l2n_heads(row, c->H, c->dk, 1.0f / sqrtf((float)c->dk));
-        l2n_heads(row + j->e->K, c->H, c->dk, 1.0f);
+        float *row = r->qkv + (size_t)b * j->e->C;
+        gdn_conv_silu(row, gdn_conv_of(j->e, j->l, (int)b), j->cw, j->off, j->e->C, c->conv);
+        gdn_l2n_heads(row, c->H, c->dk, 1.0f / sqrtf((float)c->dk));
+        gdn_l2n_heads(row + j->e->K, c->H, c->dk, 1.0f);
     }
 }
 
@@ -164,91 +136,106 @@ typedef struct {
 static void delta_range(void *ctx, long i0, long i1) {
     delta_job *j = ctx;
     gdn_cpu *e = j->e;
+    const gdn_rows *r = &e->r;
     const gpn_config *c = &e->m->cfg;
     int H = c->H, dk = c->dk, dv = c->dv, K = e->K;
     size_t hs = (size_t)dk * dv;
     for (long i = i0; i < i1; i++) {
         long b = i / H, hd = i % H;
-        const float *row = e->qkv + (size_t)b * e->C;
-        float *u = e->ffn_g + (size_t)i * dv; /* ffn_g (B x max(F, H d_v)) is free until the MLP */
-        gdn_delta_step(S_of(e, j->l) + (size_t)i * hs, row + K + hd * dk, row + 2 * K + hd * dv, row + hd * dk, e->a[i],
-                       e->beta[i], dk, dv, u, j->hooked ? NULL : e->o + (size_t)b * e->Vd + hd * dv);
+        const float *row = r->qkv + (size_t)b * e->C;
+        float *u = r->ffn_g + (size_t)i * dv; /* ffn_g (B x max(F, H d_v)) is free until the MLP */
+        gdn_delta_step(gdn_S_of(e, j->l) + (size_t)i * hs, row + K + hd * dk, row + 2 * K + hd * dv, row + hd * dk, r->a[i],
+                       r->beta[i], dk, dv, u, j->hooked ? NULL : r->o + (size_t)b * e->Vd + hd * dv);
     }
+}
+
+void gdn_attn_project(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
+    const gpn_config *c = &e->m->cfg;
+    const float *const *w = e->L[l].w;
+    int D = c->d, H = c->H, K = e->K, Vd = e->Vd, C = e->C;
+    gdn_rms_rows(r->x, r->h, w[GDN_ATTN_NORM], B, D, c->norm_eps);
+    /* q | k | v side by side per row, so one conv pass covers all three */
+    if (w[GDN_K] == w[GDN_Q] + (size_t)K * D && w[GDN_V] == w[GDN_K] + (size_t)K * D)
+        gdn_proj(e, r->qkv, r->x, w[GDN_Q], B, D, C); /* one [C, D] matrix */
+    else
+        for (int p = 0; p < 3; p++) {
+            int n = p == 2 ? Vd : K, at = p * K;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n, D, 1.0f, r->x, D, w[GDN_Q + p], D, 0.0f,
+                        r->qkv + at, C);
+        }
+    gdn_proj(e, r->a, r->x, w[GDN_A], B, D, H);
+    gdn_proj(e, r->beta, r->x, w[GDN_B], B, D, H);
+    gdn_proj(e, r->gate, r->x, w[GDN_G], B, D, Vd);
+}
+
+void gdn_attn_output(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
+    const gpn_config *c = &e->m->cfg;
+    const float *const *w = e->L[l].w;
+    /* fla's FusedRMSNormGated: rms(o_h) w * silu(g) per head, one weight shared by the heads */
+    gdn_rms_rows(r->o, r->o, w[GDN_ONORM], (long)B * c->H, c->dv, c->norm_eps);
+    for (long i = 0; i < (long)B * e->Vd; i++) r->o[i] *= gs_silu(r->gate[i]);
+    gdn_proj(e, r->attn_out, r->o, w[GDN_O], B, e->Vd, c->d);
 }
 
 static void attention(gdn_cpu *e, int l, int B) {
     const gpn_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
     const float *const *w = e->L[l].w;
-    int D = c->d, H = c->H, dk = c->dk, dv = c->dv, K = e->K, Vd = e->Vd, C = e->C;
-    rms_rows(e->x, e->h, w[GDN_ATTN_NORM], B, D, c->norm_eps);
-    /* q | k | v side by side per row, so one conv pass covers all three */
-    if (w[GDN_K] == w[GDN_Q] + (size_t)K * D && w[GDN_V] == w[GDN_K] + (size_t)K * D)
-        proj(e, e->qkv, e->x, w[GDN_Q], B, D, C); /* one [C, D] matrix */
-    else
-        for (int p = 0; p < 3; p++) {
-            int n = p == 2 ? Vd : K, at = p * K;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n, D, 1.0f, e->x, D, w[GDN_Q + p], D, 0.0f,
-                        e->qkv + at, C);
-        }
-    proj(e, e->a, e->x, w[GDN_A], B, D, H);
-    proj(e, e->beta, e->x, w[GDN_B], B, D, H);
-    proj(e, e->gate, e->x, w[GDN_G], B, D, Vd);
+    const gdn_rows *r = &e->r;
+    int H = c->H, dk = c->dk, dv = c->dv, K = e->K, Vd = e->Vd, C = e->C;
+    gdn_attn_project(e, r, l, B);
     const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
     int off[3] = {0, K, 2 * K};
     conv_job cj = {e, l, cw, off};
-    gs_parallel_for(B, grain((long)C * c->conv), conv_range, &cj);
+    gs_parallel_for(B, gdn_grain((long)C * c->conv), conv_range, &cj);
     /* the kept inputs now end with x_t's: what the next step's convolution reads
      * (layer l's B rows are contiguous, (conv-1) x C each) */
-    if (c->conv > 1) gs_fire(h, GDN_HOOK_CONV, l, conv_of(e, l, 0), B, (c->conv - 1) * C);
+    if (c->conv > 1) gs_fire(h, GDN_HOOK_CONV, l, gdn_conv_of(e, l, 0), B, (c->conv - 1) * C);
     /* the per-head sites are views of the q | k | v rows: gather each to B x n for its hook and back */
     static const gpn_hook_point points[3] = {GDN_HOOK_Q, GDN_HOOK_K, GDN_HOOK_V};
     for (int p = 0; p < 3; p++) {
         if (!h->hook[points[p]]) continue;
         int n = p == 2 ? Vd : K;
-        for (int b = 0; b < B; b++) memcpy(e->o + (size_t)b * n, e->qkv + (size_t)b * C + p * K, n * sizeof(float));
-        gs_fire(h, points[p], l, e->o, B, n);
-        for (int b = 0; b < B; b++) memcpy(e->qkv + (size_t)b * C + p * K, e->o + (size_t)b * n, n * sizeof(float));
+        for (int b = 0; b < B; b++) memcpy(r->o + (size_t)b * n, r->qkv + (size_t)b * C + p * K, n * sizeof(float));
+        gs_fire(h, points[p], l, r->o, B, n);
+        for (int b = 0; b < B; b++) memcpy(r->qkv + (size_t)b * C + p * K, r->o + (size_t)b * n, n * sizeof(float));
     }
-    for (long i = 0; i < (long)B * H; i++) e->beta[i] = gs_sigmoid(e->beta[i]);
-    gs_fire(h, GDN_HOOK_BETA, l, e->beta, B, H);
-    decay_forward(e->a, w[GDN_A_LOG], w[GDN_DT_BIAS], B, H); /* GPN+M's decay: alpha = exp(g) */
-    gs_fire(h, GDN_HOOK_ALPHA, l, e->a, B, H);
+    for (long i = 0; i < (long)B * H; i++) r->beta[i] = gs_sigmoid(r->beta[i]);
+    gs_fire(h, GDN_HOOK_BETA, l, r->beta, B, H);
+    decay_forward(r->a, w[GDN_A_LOG], w[GDN_DT_BIAS], B, H); /* GPN+M's decay: alpha = exp(g) */
+    gs_fire(h, GDN_HOOK_ALPHA, l, r->a, B, H);
     int hooked = h->hook[GDN_HOOK_STATE] != NULL;
     delta_job job = {e, l, hooked};
-    gs_parallel_for((long)B * H, grain((long)dk * dv), delta_range, &job);
+    gs_parallel_for((long)B * H, gdn_grain((long)dk * dv), delta_range, &job);
     if (hooked) {
-        float *S = S_of(e, l);
+        float *S = gdn_S_of(e, l);
         size_t hs = (size_t)dk * dv;
         gs_fire(h, GDN_HOOK_STATE, l, S, B, (int)(H * hs));
         for (int b = 0; b < B; b++)
             for (int hd = 0; hd < H; hd++)
-                delta_read(e->o + (size_t)b * Vd + hd * dv, S + ((size_t)b * H + hd) * hs,
-                           e->qkv + (size_t)b * C + hd * dk, dk, dv);
+                delta_read(r->o + (size_t)b * Vd + hd * dv, S + ((size_t)b * H + hd) * hs,
+                           r->qkv + (size_t)b * C + hd * dk, dk, dv);
     }
-    gs_fire(h, GDN_HOOK_O, l, e->o, B, Vd);
-    /* fla's FusedRMSNormGated: rms(o_h) w * silu(g) per head, one weight shared by the heads */
-    rms_rows(e->o, e->o, w[GDN_ONORM], (long)B * H, dv, c->norm_eps);
-    for (long i = 0; i < (long)B * Vd; i++) e->o[i] *= gs_silu(e->gate[i]);
-    proj(e, e->attn_out, e->o, w[GDN_O], B, Vd, D);
-    gs_fire(h, GDN_HOOK_ATTN_OUT, l, e->attn_out, B, D);
+    gs_fire(h, GDN_HOOK_O, l, r->o, B, Vd);
+    gdn_attn_output(e, r, l, B);
+    gs_fire(h, GDN_HOOK_ATTN_OUT, l, r->attn_out, B, c->d);
 }
 
-static void mlp(gdn_cpu *e, int l, int B) {
+void gdn_mlp(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
     const gpn_config *c = &e->m->cfg;
     const float *const *w = e->L[l].w;
-    rms_rows(e->x, e->h, w[GDN_MLP_NORM], B, c->d, c->norm_eps);
-    proj(e, e->ffn_g, e->x, w[GDN_GATE], B, c->d, c->f);
-    proj(e, e->ffn_u, e->x, w[GDN_UP], B, c->d, c->f);
-    for (long i = 0; i < (long)B * c->f; i++) e->ffn_g[i] = gs_swiglu(e->ffn_g[i], e->ffn_u[i]);
-    proj(e, e->mlp_out, e->ffn_g, w[GDN_DOWN], B, c->f, c->d);
-    gs_fire(e->host, GDN_HOOK_MLP_OUT, l, e->mlp_out, B, c->d);
+    gdn_rms_rows(r->x, r->h, w[GDN_MLP_NORM], B, c->d, c->norm_eps);
+    gdn_proj(e, r->ffn_g, r->x, w[GDN_GATE], B, c->d, c->f);
+    gdn_proj(e, r->ffn_u, r->x, w[GDN_UP], B, c->d, c->f);
+    for (long i = 0; i < (long)B * c->f; i++) r->ffn_g[i] = gs_swiglu(r->ffn_g[i], r->ffn_u[i]);
+    gdn_proj(e, r->mlp_out, r->ffn_g, w[GDN_DOWN], B, c->f, c->d);
 }
 
 static int step_layers(void *impl, int B) {
     gdn_cpu *e = impl;
     const gpn_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
+    const gdn_rows *r = &e->r;
     int D = c->d, V = c->V;
     long BD = (long)B * D;
     /* the prediction of x_t, made at the last step */
@@ -261,20 +248,21 @@ static int step_layers(void *impl, int B) {
 
     for (int b = 0; b < B; b++) memcpy(e->embed + (size_t)b * D, e->E + (size_t)h->tokens[b] * D, D * sizeof(float));
     gs_fire(h, GDN_HOOK_EMBED, 0, e->embed, B, D);
-    memcpy(e->h, e->embed, BD * sizeof(float));
+    memcpy(r->h, e->embed, BD * sizeof(float));
     for (int l = 0; l < c->n_layers; l++) {
-        gs_fire(h, GDN_HOOK_RESID_PRE, l, e->h, B, D);
+        gs_fire(h, GDN_HOOK_RESID_PRE, l, r->h, B, D);
         attention(e, l, B);
-        for (long i = 0; i < BD; i++) e->h[i] += e->attn_out[i];
-        gs_fire(h, GDN_HOOK_RESID_MID, l, e->h, B, D);
-        mlp(e, l, B);
-        for (long i = 0; i < BD; i++) e->h[i] += e->mlp_out[i];
-        gs_fire(h, GDN_HOOK_RESID_POST, l, e->h, B, D);
+        for (long i = 0; i < BD; i++) r->h[i] += r->attn_out[i];
+        gs_fire(h, GDN_HOOK_RESID_MID, l, r->h, B, D);
+        gdn_mlp(e, r, l, B);
+        gs_fire(h, GDN_HOOK_MLP_OUT, l, r->mlp_out, B, D);
+        for (long i = 0; i < BD; i++) r->h[i] += r->mlp_out[i];
+        gs_fire(h, GDN_HOOK_RESID_POST, l, r->h, B, D);
     }
-    memcpy(e->resid_post_last, e->h, BD * sizeof(float));
-    rms_rows(e->final, e->h, e->norm_w, B, D, c->norm_eps);
-    gs_fire(h, GDN_HOOK_LN_FINAL, 0, e->final, B, D);
-    proj(e, e->carry, e->final, e->lm_head, B, D, V);
+    memcpy(e->resid_post_last, r->h, BD * sizeof(float));
+    gdn_rms_rows(r->final, r->h, e->norm_w, B, D, c->norm_eps);
+    gs_fire(h, GDN_HOOK_LN_FINAL, 0, r->final, B, D);
+    gdn_proj(e, e->carry, r->final, e->lm_head, B, D, V);
     return 0;
 }
 
@@ -283,7 +271,7 @@ static int cpu_step(void *impl, int B) {
 }
 
 /* name, out and site: the CPU defaults (engine/backend.h), filled in gdn_cpu_new */
-static const gs_backend_i gdn_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};
+static const gs_backend_i gdn_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step, .window = gdn_cpu_window};
 
 int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
@@ -321,24 +309,24 @@ int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
         return gs_fail("out of memory for a Gated DeltaNet engine of batch %d", max_batch);
     }
     float *p = e->arena;
-    float **vecs[] = {&e->h, &e->x, &e->embed, &e->resid_post_last, &e->attn_out, &e->mlp_out, &e->final};
+    float **vecs[] = {&e->r.h, &e->r.x, &e->embed, &e->resid_post_last, &e->r.attn_out, &e->r.mlp_out, &e->r.final};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++) *vecs[i] = p, p += B * D;
-    e->qkv = p, p += B * e->C + e->C;
-    e->a = p, p += B * H;
-    e->beta = p, p += B * H;
-    e->gate = p, p += B * e->Vd;
-    e->o = p, p += B * gath;
-    e->ffn_g = p, p += B * wide;
-    e->ffn_u = p, p += B * F;
+    e->r.qkv = p, p += B * e->C + e->C;
+    e->r.a = p, p += B * H;
+    e->r.beta = p, p += B * H;
+    e->r.gate = p, p += B * e->Vd;
+    e->r.o = p, p += B * gath;
+    e->r.ffn_g = p, p += B * wide;
+    e->r.ffn_u = p, p += B * F;
     e->logits = p, p += B * c->V;
     e->nll = p, p += B;
     e->entropy = p;
     for (int b = 0; b < max_batch; b++) cpu_reset_seq(e, b);
     /* s_pred: the last layer's resid_post (the state site's last layer); the
      * per-head decays are per layer, so the per-model alpha/beta rows are NULL */
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->resid_post_last, e->final, e->logits, NULL, NULL, NULL};
+    gpn_step_out o = {e->nll, e->entropy, e->top1, e->resid_post_last, e->r.final, e->logits, NULL, NULL, NULL};
     *out = gs_cpu_backend(&gdn_cpu_i, e, o);
     out->site[GDN_HOOK_EMBED] = e->embed;
-    out->site[GDN_HOOK_LN_FINAL] = e->final;
+    out->site[GDN_HOOK_LN_FINAL] = e->r.final;
     return 0;
 }

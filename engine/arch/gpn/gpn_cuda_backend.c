@@ -64,7 +64,7 @@ static void cuda_set_outputs(void *impl, int what, const unsigned char *rows) {
 }
 
 static const gs_backend_i gpn_cuda_i = {cuda_name, cuda_free, cuda_reset_seq, cuda_step,
-                                        cuda_out,  cuda_site, cuda_set_outputs};
+                                        cuda_out,  cuda_site, cuda_set_outputs, NULL}; /* no window path */
 
 int gpn_cuda_backend_new(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
                          gs_backend *out) {

@@ -1,0 +1,271 @@
+/* GDN's window path: B sequences advanced by T tokens each, layer by layer
+ * over all B x T rows, for evaluations that read only the NLL. Every
+ * projection is one GEMM of B x T rows (the step's are GEMMs of B rows, as
+ * many times over as there are tokens), the short convolution runs along
+ * each sequence's time, and the delta rule runs chunkwise per (sequence,
+ * head) (gdn_chunk.h): the state is read and written once per GDN_CHUNK
+ * tokens where the step sweeps it twice per token. The row-wise pieces are
+ * the step's own (gdn_cpu.h). Windows longer than GDN_WINDOW_ROWS / B tokens
+ * run in pieces, the carried state passing from one to the next, so the
+ * buffers stay bounded; the logits are made GDN_LM_BLOCK rows at a time (B x
+ * T x V floats at once would be gigabytes). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/gdn/gdn_chunk.h"
+#include "engine/arch/gdn/gdn_cpu.h"
+#include "engine/cpu/kernel_math.h"
+#include "engine/cpu/ops.h"
+#include "engine/cpu/parallel.h"
+#include "engine/cpu/parallel_gemm.h"
+
+/* the row buffers' budget: at the paper's shape a row takes about 49 KB, so
+ * 256 MB hold 5,300 rows; a pass takes at least one chunk of every sequence
+ * whatever the budget (800 MB at batch 256 there) */
+#define GDN_WINDOW_BYTES (256L << 20)
+#define GDN_LM_BLOCK 256
+
+struct gdn_window {
+    long rows; /* the B x T' rows the buffers hold; the statistics' hold GDN_LM_BLOCK */
+    gdn_rows r;
+    float *convT; /* this layer's conv weights by tap: convT[j * C + ch] */
+    int32_t *tok, *targets, *top1;
+    float *logits, *nll, *entropy;
+    float *arena;
+};
+
+void gdn_window_free(gdn_window *w) {
+    if (!w) return;
+    free(w->arena);
+    free(w->tok);
+    free(w->targets);
+    free(w->top1);
+    free(w);
+}
+
+static size_t row_floats(const gdn_cpu *e) {
+    const gpn_config *c = &e->m->cfg;
+    return 5 * (size_t)c->d + (size_t)e->C + 2 * (size_t)c->H + 2 * (size_t)e->Vd + 2 * (size_t)c->f;
+}
+
+/* buffers for `rows` rows, kept from the last call when large enough */
+static int reserve(gdn_cpu *e, long rows) {
+    if (e->win && e->win->rows >= rows) return 0;
+    gdn_window_free(e->win);
+    const gpn_config *c = &e->m->cfg;
+    gdn_window *w = e->win = calloc(1, sizeof *w);
+    if (!w) return gs_fail("out of memory for a Gated DeltaNet window");
+    size_t R = (size_t)rows, D = (size_t)c->d, S = GDN_LM_BLOCK;
+    size_t per_row = row_floats(e);
+    size_t convT = (size_t)e->C * (size_t)c->conv;
+    w->arena = malloc((R * per_row + GDN_LM_BLOCK * (size_t)c->V + 2 * S + convT) * sizeof(float));
+    w->tok = malloc(R * sizeof *w->tok);
+    w->targets = malloc(S * sizeof *w->targets);
+    w->top1 = malloc(S * sizeof *w->top1);
+    if (!w->arena || !w->tok || !w->targets || !w->top1) {
+        gdn_window_free(w);
+        e->win = NULL;
+        return gs_fail("out of memory for a Gated DeltaNet window of %ld rows", rows);
+    }
+    w->rows = rows;
+    float *p = w->arena;
+    float **bufs[] = {&w->r.h, &w->r.x, &w->r.attn_out, &w->r.mlp_out, &w->r.final};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) *bufs[i] = p, p += R * D;
+    w->r.qkv = p, p += R * e->C;
+    w->r.a = p, p += R * c->H;
+    w->r.beta = p, p += R * c->H;
+    w->r.gate = p, p += R * e->Vd;
+    w->r.o = p, p += R * e->Vd;
+    w->r.ffn_g = p, p += R * c->f;
+    w->r.ffn_u = p, p += R * c->f;
+    w->logits = p, p += GDN_LM_BLOCK * (size_t)c->V;
+    w->nll = p, p += S;
+    w->entropy = p, p += S;
+    w->convT = p;
+    return 0;
+}
+
+typedef struct {
+    gdn_cpu *e;
+    const int32_t *tokens; /* the caller's: B rows of T */
+    float *nll;            /* the caller's: B rows of T */
+    int B, T, piece;       /* tokens per pass */
+    int l, t0, n;          /* the layer and the pass's tokens [t0, t0 + n) */
+    int out_of_memory;     /* a convolution or delta-rule task found no scratch */
+} window_job;
+
+/* layer l's q | k | v conv weights (the step's layout, channel-major) by tap, for loops along the channels */
+static void transpose_conv(gdn_cpu *e, int l) {
+    const float *const *w = e->L[l].w;
+    const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
+    int off[3] = {0, e->K, 2 * e->K}, Kc = e->m->cfg.conv, C = e->C;
+    for (int ch = 0; ch < C; ch++) {
+        int part = ch >= off[2] ? 2 : ch >= off[1] ? 1 : 0;
+        for (int j = 0; j < Kc; j++) e->win->convT[(size_t)j * C + ch] = cw[part][(size_t)(ch - off[part]) * Kc + j];
+    }
+}
+
+/* The step's convolution + SiLU (gdn_conv_silu) over n rows of one sequence
+ * at once, each output summed in the step's order; from the last row back,
+ * so the earlier rows are still inputs when a row is overwritten. `past`
+ * (conv-1 rows, oldest first) then holds the last inputs, as n steps leave it. */
+static void conv_sequence(float *rows, int n, float *past, const float *wT, int C, int Kc, float *kept) {
+    int keep = Kc - 1;
+    for (int j = 0; j < keep; j++) {
+        int src = n - keep + j; /* the input that becomes kept row j: a row of this pass or of the old past */
+        memcpy(kept + (size_t)j * C, src >= 0 ? rows + (size_t)src * C : past + (size_t)(keep + src) * C,
+               (size_t)C * sizeof(float));
+    }
+    for (int t = n - 1; t >= 0; t--) {
+        float *y = rows + (size_t)t * C;
+        const float *wl = wT + (size_t)keep * C;
+        for (int ch = 0; ch < C; ch++) y[ch] *= wl[ch];
+        for (int j = 0; j < keep; j++) {
+            int s = t - keep + j;
+            const float *x = s >= 0 ? rows + (size_t)s * C : past + (size_t)(keep + s) * C, *wj = wT + (size_t)j * C;
+            for (int ch = 0; ch < C; ch++) y[ch] += wj[ch] * x[ch];
+        }
+        for (int ch = 0; ch < C; ch++) y[ch] = gs_silu(y[ch]);
+    }
+    memcpy(past, kept, (size_t)keep * C * sizeof(float));
+}
+
+/* sequences [b0, b1): the convolution along the pass's n tokens, then the norms of q and k */
+static void conv_range(void *ctx, long b0, long b1) {
+    window_job *j = ctx;
+    gdn_cpu *e = j->e;
+    const gpn_config *c = &e->m->cfg;
+    int keep = c->conv - 1;
+    float *kept = keep > 0 ? malloc((size_t)keep * e->C * sizeof *kept) : NULL;
+    if (keep > 0 && !kept) { j->out_of_memory = 1; return; }
+    for (long b = b0; b < b1; b++) {
+        float *rows = e->win->r.qkv + (size_t)b * j->n * e->C;
+        conv_sequence(rows, j->n, gdn_conv_of(e, j->l, (int)b), e->win->convT, e->C, c->conv, kept);
+        for (int t = 0; t < j->n; t++) {
+            gdn_l2n_heads(rows + (size_t)t * e->C, c->H, c->dk, 1.0f / sqrtf((float)c->dk));
+            gdn_l2n_heads(rows + (size_t)t * e->C + e->K, c->H, c->dk, 1.0f);
+        }
+    }
+    free(kept);
+}
+
+/* (sequence, head) pairs [i0, i1): the chunked delta rule over the pass's tokens */
+static void delta_range(void *ctx, long i0, long i1) {
+    window_job *j = ctx;
+    gdn_cpu *e = j->e;
+    const gpn_config *c = &e->m->cfg;
+    const gdn_rows *r = &e->win->r;
+    int H = c->H, dk = c->dk, dv = c->dv, n = j->n;
+    float *scratch = malloc(gdn_chunk_scratch_floats(dk, dv) * sizeof *scratch);
+    if (!scratch) { j->out_of_memory = 1; return; }
+    for (long i = i0; i < i1; i++) {
+        long b = i / H, hd = i % H;
+        const float *rows = r->qkv + (size_t)b * n * e->C;
+        gdn_chunk_io io = {rows + hd * dk, rows + e->K + hd * dk, rows + 2 * e->K + hd * dv,
+                           r->a + (size_t)b * n * H + hd, r->beta + (size_t)b * n * H + hd, e->C, e->C, e->C, H,
+                           r->o + (size_t)b * n * e->Vd + hd * dv, e->Vd};
+        gdn_chunk_run(gdn_S_of(e, j->l) + (size_t)i * dk * dv, &io, n, dk, dv, scratch);
+    }
+    free(scratch);
+}
+
+static int layer(window_job *j, int l) {
+    gdn_cpu *e = j->e;
+    const gpn_config *c = &e->m->cfg;
+    const gdn_rows *r = &e->win->r;
+    const float *const *w = e->L[l].w;
+    long R = (long)j->B * j->n, RD = R * c->d;
+    int H = c->H;
+    j->l = l;
+    gdn_attn_project(e, r, l, (int)R);
+    transpose_conv(e, l);
+    gs_parallel_for(j->B, 1, conv_range, j);
+    /* the step's sigmoid and decay, the decay kept as its log g (alpha = exp(g)) for the chunks' sums */
+    for (long i = 0; i < R * H; i++) {
+        int hd = (int)(i % H);
+        r->beta[i] = gs_sigmoid(r->beta[i]);
+        r->a[i] = -expf(w[GDN_A_LOG][hd]) * gs_softplus(r->a[i] + w[GDN_DT_BIAS][hd]);
+    }
+    gs_parallel_for((long)j->B * H, 1, delta_range, j);
+    if (j->out_of_memory) return gs_fail("out of memory for the window's scratch");
+    gdn_attn_output(e, r, l, (int)R);
+    for (long i = 0; i < RD; i++) r->h[i] += r->attn_out[i];
+    gdn_mlp(e, r, l, (int)R);
+    for (long i = 0; i < RD; i++) r->h[i] += r->mlp_out[i];
+    return 0;
+}
+
+/* the NLL of nb rows of logits against targets, into the caller's nll at the given offsets (skipped where < 0) */
+static void scatter_nll(window_job *j, const float *logits, int nb, const long *at) {
+    gdn_window *w = j->e->win;
+    logits_stats_pooled(logits, w->targets, nb, j->e->m->cfg.V, w->nll, w->entropy, w->top1);
+    for (int i = 0; i < nb; i++)
+        if (at[i] >= 0) j->nll[at[i]] = w->nll[i];
+}
+
+/* one pass: tokens [t0, t0 + n) of every sequence */
+static int pass(window_job *j) {
+    gdn_cpu *e = j->e;
+    gdn_window *w = e->win;
+    const gpn_config *c = &e->m->cfg;
+    int B = j->B, n = j->n, D = c->d, V = c->V;
+    long R = (long)B * n, at[GDN_LM_BLOCK];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < n; t++) w->tok[(size_t)b * n + t] = j->tokens[(size_t)b * j->T + j->t0 + t];
+    /* the pass's first token of each sequence: predicted by the carried logits,
+     * as the step reads them, NaN at a sequence's first token */
+    for (int b0 = 0; b0 < B; b0 += GDN_LM_BLOCK) {
+        int nb = B - b0 < GDN_LM_BLOCK ? B - b0 : GDN_LM_BLOCK;
+        for (int i = 0; i < nb; i++) {
+            int b = b0 + i;
+            w->targets[i] = w->tok[(size_t)b * n];
+            at[i] = (long)b * j->T + j->t0;
+            if (e->host->pos[b] + j->t0 == 0) j->nll[at[i]] = NAN, at[i] = -1;
+        }
+        scatter_nll(j, e->carry + (size_t)b0 * V, nb, at);
+    }
+    for (long i = 0; i < R; i++) memcpy(w->r.h + i * D, e->E + (size_t)w->tok[i] * D, (size_t)D * sizeof(float));
+    for (int l = 0; l < c->n_layers; l++)
+        if (layer(j, l)) return -1;
+    gdn_rms_rows(w->r.final, w->r.h, e->norm_w, R, D, c->norm_eps);
+    /* row (b, t) predicts token t + 1 of sequence b; the last row of each sequence becomes its carry */
+    for (long r0 = 0; r0 < R; r0 += GDN_LM_BLOCK) {
+        int nb = R - r0 < GDN_LM_BLOCK ? (int)(R - r0) : GDN_LM_BLOCK;
+        gdn_proj(e, w->logits, w->r.final + r0 * D, e->lm_head, nb, D, V);
+        for (int i = 0; i < nb; i++) {
+            long row = r0 + i, b = row / n, t = row % n;
+            if (t + 1 < n) {
+                w->targets[i] = w->tok[row + 1];
+                at[i] = b * j->T + j->t0 + t + 1;
+            } else {
+                memcpy(e->carry + b * V, w->logits + (size_t)i * V, (size_t)V * sizeof(float));
+                w->targets[i] = 0, at[i] = -1;
+            }
+        }
+        scatter_nll(j, w->logits, nb, at);
+    }
+    return 0;
+}
+
+static int passes(void *ctx, int rows) {
+    window_job *j = ctx;
+    (void)rows;
+    for (j->t0 = 0; j->t0 < j->T; j->t0 += j->piece) {
+        j->n = j->T - j->t0 < j->piece ? j->T - j->t0 : j->piece;
+        if (pass(j)) return -1;
+    }
+    return 0;
+}
+
+int gdn_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) {
+    gdn_cpu *e = impl;
+    /* tokens per pass: the whole window when its rows fit the budget, else whole chunks of it */
+    long fit = GDN_WINDOW_BYTES / (long)(row_floats(e) * sizeof(float)) / B;
+    int piece = fit >= T ? T : fit < GDN_CHUNK ? (T < GDN_CHUNK ? T : GDN_CHUNK) : (int)(fit - fit % GDN_CHUNK);
+    if (reserve(e, (long)B * piece)) return -1;
+    window_job j = {e, tokens, nll, B, T, piece, 0, 0, 0, 0};
+    long rows = (long)B * piece;
+    return gs_gemm_pooled_step(rows > 1 << 30 ? 1 << 30 : (int)rows, &e->own_gemms, passes, &j);
+}
