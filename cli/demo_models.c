@@ -35,7 +35,7 @@ static int trained_seq_len(const char *model_path) {
     cJSON *root = train_config_parse(cfg, "a training config");
     if (!root) { gs_clear_error(); return 0; }
     const cJSON *len = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "data"), "seq_len");
-    int n = cJSON_IsNumber(len) && len->valuedouble >= 1 ? (int)len->valuedouble : 0;
+    int n = cJSON_IsNumber(len) && len->valuedouble >= 1 && len->valuedouble <= 1e9 ? (int)len->valuedouble : 0;
     cJSON_Delete(root);
     return n;
 }
