@@ -145,6 +145,44 @@ static inline float exp_nonpositive(float x) {
     return x <= -87.0f ? 0.0f : y;
 }
 
+GS_HOT void exp_nonpositive_n(float *y, const float *x, long n) {
+    for (long i = 0; i < n; i++) y[i] = exp_nonpositive(x[i]);
+}
+
+/* silu(g) v as g sigmoid(g) v with sigmoid from e^-|g| (exp_nonpositive:
+ * the argument is never positive, so nothing overflows), which GCC
+ * vectorizes where it leaves glibc's expf scalar: at GDN's window rows the
+ * scalar SiLUs of the gate, the MLP and the convolution were a tenth of the
+ * time. A NaN stays NaN; -inf gives 0, as the limit. */
+static inline float silu_exact_enough(float g) {
+    float e = exp_nonpositive(-fabsf(g));
+    float s = (g >= 0.0f ? 1.0f : e) / (1.0f + e);
+    float y = s > 0.0f ? g * s : 0.0f;
+    return g != g ? g : y;
+}
+
+GS_HOT void silu_mul(float *out, const float *g, const float *v, long n) {
+    if (v)
+        for (long i = 0; i < n; i++) out[i] = silu_exact_enough(g[i]) * v[i];
+    else
+        for (long i = 0; i < n; i++) out[i] = silu_exact_enough(g[i]);
+}
+
+typedef struct {
+    float *out;
+    const float *g, *v;
+} silu_job;
+
+static void silu_range(void *ctx, long i0, long i1) {
+    const silu_job *j = ctx;
+    silu_mul(j->out + i0, j->g + i0, j->v ? j->v + i0 : NULL, i1 - i0);
+}
+
+void silu_mul_pooled(float *out, const float *g, const float *v, long n) {
+    silu_job j = {out, g, v};
+    gs_parallel_for(n, 65536, silu_range, &j);
+}
+
 /* Three vectorized passes over each row (this file is built at -O3 with
  * -fno-trapping-math, so the selects become blends): the maximum, in GCC
  * vector types because GCC does not vectorize a float max reduction written

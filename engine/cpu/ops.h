@@ -15,6 +15,14 @@ void matmul_forward(float *out, const float *in, const float *W, const float *bi
 void sigmoid_inplace(float *x, long n);
 /* h[b, j] = silu(u[b, j]) * u[b, f + j] for u of width 2f */
 void swiglu_forward(float *h, const float *u, int B, int f);
+/* y[i] = e^x[i] for x[i] <= 0 (within 2 float ulps; below -87, -inf
+ * included, 0), vectorized where expf is not; y may be x */
+void exp_nonpositive_n(float *y, const float *x, long n);
+/* out[i] = silu(g[i]) * v[i] (v NULL: silu(g[i])) over n values, vectorized
+ * (within 3e-7 relative of g / (1 + expf(-g))); out may be g or v. The
+ * pooled form splits the values over the engine's pool (parallel.h). */
+void silu_mul(float *out, const float *g, const float *v, long n);
+void silu_mul_pooled(float *out, const float *g, const float *v, long n);
 /* per head of width dk: x = l2n(relu(x)) over B*H heads */
 void relu_l2norm_heads(float *x, int B, int H, int dk);
 /* One sequence's delta-rule step on its memory M (H x dk x dv), in one pass

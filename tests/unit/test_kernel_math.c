@@ -237,6 +237,46 @@ static void test_scalars(void) {
     printf("  scalars: worst relative error %.2e over [-40, 40]\n", worst);
 }
 
+/* The vectorized SiLU and exp (ops.c) against the scalar forms in double:
+ * within 1e-6 relative (plus 1e-30 absolute, for values that underflow) over
+ * a range wider than any activation, both arguments' signs, the NaN and
+ * infinities, out aliasing the input, and every length's tail. */
+static void test_vector_silu_exp(void) {
+    enum { N = 4099 };
+    static float g[N], v[N], out[N], x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        g[i] = 40.0f * uniform(); /* [-40, 40) */
+        v[i] = uniform();
+        x[i] = -100.0f * (uniform() + 1.0f) / 2.0f; /* [-100, 0] */
+    }
+    g[0] = 0.0f, g[1] = -0.0f, g[2] = 1e-30f, g[3] = -88.0f, g[4] = 88.0f;
+    x[0] = 0.0f, x[1] = -87.5f, x[2] = -INFINITY, x[3] = -1e-8f;
+    double worst_silu = 0, worst_exp = 0;
+    for (long n = 1; n <= N; n = n * 3 + 1) {
+        silu_mul(out, g, v, n);
+        for (long i = 0; i < n; i++) {
+            double want = (double)g[i] / (1.0 + exp(-(double)g[i])) * v[i];
+            double err = fabs(out[i] - want) / (fabs(want) + 1e-30);
+            if (fabs(out[i] - want) > 1e-30 && err > worst_silu) worst_silu = err;
+        }
+        exp_nonpositive_n(y, x, n);
+        for (long i = 0; i < n; i++) {
+            double want = exp((double)x[i]), err = fabs(y[i] - want) / (want + 1e-30);
+            if (fabs(y[i] - want) > 1e-30 && err > worst_exp) worst_exp = err;
+        }
+    }
+    CHECK(worst_silu < 1e-6, "silu_mul: worst relative error %.2e", worst_silu);
+    CHECK(worst_exp < 1e-6, "exp_nonpositive_n: worst relative error %.2e", worst_exp);
+    float special[4] = {NAN, INFINITY, -INFINITY, 2.0f}, r[4];
+    silu_mul(r, special, NULL, 4);
+    CHECK(isnan(r[0]) && isinf(r[1]) && r[1] > 0 && r[2] == 0.0f && fabsf(r[3] - 2.0f / (1.0f + expf(-2.0f))) < 1e-6f,
+          "silu of NaN, inf, -inf, 2: %g %g %g %g", r[0], r[1], r[2], r[3]);
+    memcpy(out, g, sizeof g); /* in place, as the engine calls it */
+    silu_mul(out, out, NULL, N);
+    silu_mul_pooled(y, g, NULL, N);
+    CHECK(!memcmp(out, y, sizeof y), "silu in place or over the pool differs from silu into a new array");
+}
+
 int main(void) {
     test_scalars();
     test_memory_columns(3, 8, 16, 1);
@@ -250,5 +290,6 @@ int main(void) {
     test_logits(32000, 3.0f, 1);
     test_banned_logits();
     test_nan_logits();
+    test_vector_silu_exp();
     return test_summary();
 }

@@ -17,19 +17,27 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/cpu/ops.h"
+
 size_t gdn_chunk_scratch_floats(int dk, int dv) {
     size_t C = GDN_CHUNK;
     /* [K; Q] (2C x d_k), [K; Q] S0 (2C x d_v), [K; Q] K^T (2C x C), g(i,j) and
-     * (I + A)^-1 (C x C each), the right side and U (C x d_v each), the
-     * weighted K^T (d_k x C), e^G */
-    return 2 * C * (size_t)dk + 2 * C * (size_t)dv + 2 * C * C + 2 * C * C + 2 * C * (size_t)dv + (size_t)dk * C + C;
+     * (I + A)^-1 (C x C each), the right side and U (C x d_v each), e^G */
+    return 2 * C * (size_t)dk + 2 * C * (size_t)dv + 2 * C * C + 2 * C * C + 2 * C * (size_t)dv + C;
 }
 
-/* e^x for x <= 0, flushed to 0 below e^-69 (1e-30): a strong decay's
- * factors would otherwise be subnormal floats, which the GEMMs' kernels
- * multiply many times slower (they reach S through the last product's beta);
- * what is flushed weighs less than 1e-30 of the terms beside it */
-static float decay_factor(double x) { return x > -69.0 ? (float)exp(x) : 0.0f; }
+/* y = e^x for x <= 0 (n values of double), flushed to 0 below e^-69 (1e-30):
+ * a strong decay's factors would otherwise be subnormal floats, which the
+ * GEMMs' kernels multiply many times slower (they reach S through the last
+ * product's beta); what is flushed weighs less than 1e-30 of the terms beside
+ * it. The exponent is rounded to float first and the exp vectorized
+ * (exp_nonpositive_n): the chunk's C (C + 1) / 2 double exp() calls were a
+ * tenth of its time. */
+static void decay_factors(float *y, const double *x, int n) {
+    float f[GDN_CHUNK];
+    for (int i = 0; i < n; i++) f[i] = x[i] > -69.0 ? (float)x[i] : -INFINITY;
+    exp_nonpositive_n(y, f, n);
+}
 
 /* Tinv = (I + L)^-1 for L strictly lower triangular (n x n, row-major, the
  * diagonal and above ignored), by rows: row i of the inverse is e_i minus
@@ -53,19 +61,20 @@ static void unit_lower_inverse(float *restrict Tinv, const float *restrict L, in
 static void chunk(float *S, const gdn_chunk_io *io, int t0, int n, int dk, int dv, float *scratch) {
     const int C = GDN_CHUNK;
     float *KQ = scratch, *KQS = KQ + (size_t)2 * C * dk, *KK = KQS + (size_t)2 * C * dv, *Gm = KK + (size_t)2 * C * C;
-    float *Tinv = Gm + (size_t)C * C, *R = Tinv + (size_t)C * C, *U = R + (size_t)C * dv, *Kt = U + (size_t)C * dv;
-    float *eG = Kt + (size_t)dk * C;
-    double G[GDN_CHUNK], acc = 0.0; /* double: G_i - G_j loses nothing when the G are large */
+    float *Tinv = Gm + (size_t)C * C, *R = Tinv + (size_t)C * C, *U = R + (size_t)C * dv, *eG = U + (size_t)C * dv;
+    double G[GDN_CHUNK], diff[GDN_CHUNK], acc = 0.0; /* double: G_i - G_j loses nothing when the G are large */
     for (int i = 0; i < n; i++) {
         int t = t0 + i;
         memcpy(KQ + (size_t)i * dk, io->k + (size_t)t * io->ldk, (size_t)dk * sizeof(float));
         memcpy(KQ + (size_t)(n + i) * dk, io->q + (size_t)t * io->ldq, (size_t)dk * sizeof(float));
         acc += io->g[(size_t)t * io->ldg];
         G[i] = acc;
-        eG[i] = decay_factor(acc);
     }
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j <= i; j++) Gm[(size_t)i * n + j] = decay_factor(G[i] - G[j]);
+    decay_factors(eG, G, n);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j <= i; j++) diff[j] = G[i] - G[j];
+        decay_factors(Gm + (size_t)i * n, diff, i + 1);
+    }
     /* K S0 and Q S0 in one product (S0 read once), K K^T and Q K^T in another */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2 * n, dv, dk, 1.0f, KQ, dk, S, dv, 0.0f, KQS, dv);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 2 * n, n, dk, 1.0f, KQ, dk, KQ, dk, 0.0f, KK, n);
@@ -87,12 +96,13 @@ static void chunk(float *S, const gdn_chunk_io *io, int t0, int n, int dk, int d
         for (int j = 0; j < n; j++) qk[j] = j <= i ? qk[j] * Gm[(size_t)i * n + j] : 0.0f;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, dv, n, 1.0f, QK, n, U, dv, 1.0f, O, io->ldo);
-    /* S = e^{G_C} S0 + K^T diag(g(C, .)) U, the decay as the product's beta (no pass of its own over S) */
+    /* S = e^{G_C} S0 + K^T diag(g(C, .)) U, the decay as the product's beta (no
+     * pass of its own over S); U is done with, so its rows take the weights */
     for (int j = 0; j < n; j++) {
-        float w = Gm[(size_t)(n - 1) * n + j];
-        for (int i = 0; i < dk; i++) Kt[(size_t)i * n + j] = w * KQ[(size_t)j * dk + i];
+        float w = Gm[(size_t)(n - 1) * n + j], *u = U + (size_t)j * dv;
+        for (int i = 0; i < dv; i++) u[i] *= w;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, dk, dv, n, 1.0f, Kt, n, U, dv, eG[n - 1], S, dv);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, dk, dv, n, 1.0f, KQ, dk, U, dv, eG[n - 1], S, dv);
 }
 
 void gdn_chunk_run(float *S, const gdn_chunk_io *io, int T, int dk, int dv, float *scratch) {

@@ -46,16 +46,31 @@ static void cpu_reset_seq(void *impl, int b) {
     for (int v = 0; v < c->V; v++) e->carry[(size_t)b * c->V + v] = NAN;
 }
 
-/* out = x / sqrt(mean(x^2) + eps) * w over rows of n (out may equal x) */
-void gdn_rms_rows(float *out, const float *x, const float *w, long rows, int n, float eps) {
-    for (long r = 0; r < rows; r++) {
-        const float *xr = x + r * n;
-        float *o = out + r * n;
+typedef struct {
+    float *out;
+    const float *x, *w;
+    int n;
+    float eps;
+} rms_job;
+
+static void rms_range(void *ctx, long r0, long r1) {
+    const rms_job *j = ctx;
+    int n = j->n;
+    for (long r = r0; r < r1; r++) {
+        const float *xr = j->x + r * n;
+        float *o = j->out + r * n;
         double ss = 0.0;
         for (int i = 0; i < n; i++) ss += (double)xr[i] * xr[i];
-        float s = 1.0f / sqrtf((float)(ss / n) + eps);
-        for (int i = 0; i < n; i++) o[i] = xr[i] * s * w[i];
+        float s = 1.0f / sqrtf((float)(ss / n) + j->eps);
+        for (int i = 0; i < n; i++) o[i] = xr[i] * s * j->w[i];
     }
+}
+
+/* out = x / sqrt(mean(x^2) + eps) * w over rows of n (out may equal x), the
+ * rows over the pool: at the window's B x T rows a serial pass left a core idle */
+void gdn_rms_rows(float *out, const float *x, const float *w, long rows, int n, float eps) {
+    rms_job j = {out, x, w, n, eps};
+    gs_parallel_for(rows, gdn_grain(n), rms_range, &j);
 }
 
 /* Y[B x out] = X[B x in] W^T for W stored [out, in] */
@@ -78,8 +93,9 @@ void gdn_conv_silu(float *y, float *past, const float *const w[3], const int off
         for (int j = 0; j < keep; j++) acc += wc[j] * past[(size_t)j * C + ch];
         for (int j = 0; j + 1 < keep; j++) past[(size_t)j * C + ch] = past[(size_t)(j + 1) * C + ch];
         if (keep) past[(size_t)(keep - 1) * C + ch] = u;
-        y[ch] = gs_silu(acc);
+        y[ch] = acc;
     }
+    silu_mul(y, y, NULL, C);
 }
 
 /* x / sqrt(sum(x^2) + 1e-6) per head of n (fla's l2norm inside the kernel), times scale */
@@ -173,7 +189,7 @@ void gdn_attn_output(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
     const float *const *w = e->L[l].w;
     /* fla's FusedRMSNormGated: rms(o_h) w * silu(g) per head, one weight shared by the heads */
     gdn_rms_rows(r->o, r->o, w[GDN_ONORM], (long)B * c->H, c->dv, c->norm_eps);
-    for (long i = 0; i < (long)B * e->Vd; i++) r->o[i] *= gs_silu(r->gate[i]);
+    silu_mul_pooled(r->o, r->gate, r->o, (long)B * e->Vd);
     gdn_proj(e, r->attn_out, r->o, w[GDN_O], B, e->Vd, c->d);
 }
 
@@ -227,7 +243,7 @@ void gdn_mlp(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
     gdn_rms_rows(r->x, r->h, w[GDN_MLP_NORM], B, c->d, c->norm_eps);
     gdn_proj(e, r->ffn_g, r->x, w[GDN_GATE], B, c->d, c->f);
     gdn_proj(e, r->ffn_u, r->x, w[GDN_UP], B, c->d, c->f);
-    for (long i = 0; i < (long)B * c->f; i++) r->ffn_g[i] = gs_swiglu(r->ffn_g[i], r->ffn_u[i]);
+    silu_mul_pooled(r->ffn_g, r->ffn_g, r->ffn_u, (long)B * c->f); /* SwiGLU */
     gdn_proj(e, r->mlp_out, r->ffn_g, w[GDN_DOWN], B, c->f, c->d);
 }
 

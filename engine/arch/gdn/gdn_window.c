@@ -21,15 +21,24 @@
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
 
-/* the row buffers' budget: at the paper's shape a row takes about 49 KB, so
- * 256 MB hold 5,300 rows; a pass takes at least one chunk of every sequence
- * whatever the budget (800 MB at batch 256 there) */
+/* the row buffers' budget: at the paper's shape a row of a pass takes about
+ * 27 KB, so 256 MB hold 9,600 rows; a pass takes at least one chunk of every
+ * sequence whatever the budget (450 MB at batch 256 there) */
 #define GDN_WINDOW_BYTES (256L << 20)
 #define GDN_LM_BLOCK 256
+/* The pieces around the delta rule (the projections, norms, gates, SwiGLU,
+ * the residual adds) run on blocks of this many rows, so only h, q | k | v,
+ * a, beta, the gate and o (what the convolution and the delta rule need
+ * whole) take a pass's B x T rows, and the block's temporaries (x,
+ * attn_out, mlp_out, the MLP's two, final) take 1024: a pass's row is 6,924
+ * floats at the paper's shape instead of 13,068. Blocks of 1024 rows run as
+ * fast as whole passes; of 256, about 6% slower (the column-split GEMMs). */
+#define GDN_ROW_BLOCK 1024
+_Static_assert(GDN_LM_BLOCK <= GDN_ROW_BLOCK, "the head's blocks take their final norm in a row block's buffer");
 
 struct gdn_window {
-    long rows; /* the B x T' rows the buffers hold; the statistics' hold GDN_LM_BLOCK */
-    gdn_rows r;
+    long rows; /* the B x T' rows the pass's buffers hold; the blocks' hold GDN_ROW_BLOCK */
+    gdn_rows r; /* h, qkv, a, beta, gate and o for the pass's rows; the rest a block's */
     float *convT; /* this layer's conv weights by tap: convT[j * C + ch] */
     int32_t *tok, *targets, *top1;
     float *logits, *nll, *entropy;
@@ -45,9 +54,15 @@ void gdn_window_free(gdn_window *w) {
     free(w);
 }
 
+/* floats per row of the pass (h, qkv, a, beta, gate, o) and per row of a block */
 static size_t row_floats(const gdn_cpu *e) {
     const gpn_config *c = &e->m->cfg;
-    return 5 * (size_t)c->d + (size_t)e->C + 2 * (size_t)c->H + 2 * (size_t)e->Vd + 2 * (size_t)c->f;
+    return (size_t)c->d + (size_t)e->C + 2 * (size_t)c->H + 2 * (size_t)e->Vd;
+}
+
+static size_t block_row_floats(const gdn_cpu *e) {
+    const gpn_config *c = &e->m->cfg;
+    return 4 * (size_t)c->d + 2 * (size_t)c->f;
 }
 
 /* buffers for `rows` rows, kept from the last call when large enough */
@@ -57,10 +72,10 @@ static int reserve(gdn_cpu *e, long rows) {
     const gpn_config *c = &e->m->cfg;
     gdn_window *w = e->win = calloc(1, sizeof *w);
     if (!w) return gs_fail("out of memory for a Gated DeltaNet window");
-    size_t R = (size_t)rows, D = (size_t)c->d, S = GDN_LM_BLOCK;
-    size_t per_row = row_floats(e);
+    size_t R = (size_t)rows, D = (size_t)c->d, S = GDN_LM_BLOCK, RB = GDN_ROW_BLOCK;
     size_t convT = (size_t)e->C * (size_t)c->conv;
-    w->arena = malloc((R * per_row + GDN_LM_BLOCK * (size_t)c->V + 2 * S + convT) * sizeof(float));
+    w->arena = malloc((R * row_floats(e) + RB * block_row_floats(e) + GDN_LM_BLOCK * (size_t)c->V + 2 * S + convT) *
+                      sizeof(float));
     w->tok = malloc(R * sizeof *w->tok);
     w->targets = malloc(S * sizeof *w->targets);
     w->top1 = malloc(S * sizeof *w->top1);
@@ -71,15 +86,16 @@ static int reserve(gdn_cpu *e, long rows) {
     }
     w->rows = rows;
     float *p = w->arena;
-    float **bufs[] = {&w->r.h, &w->r.x, &w->r.attn_out, &w->r.mlp_out, &w->r.final};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) *bufs[i] = p, p += R * D;
+    w->r.h = p, p += R * D;
     w->r.qkv = p, p += R * e->C;
     w->r.a = p, p += R * c->H;
     w->r.beta = p, p += R * c->H;
     w->r.gate = p, p += R * e->Vd;
     w->r.o = p, p += R * e->Vd;
-    w->r.ffn_g = p, p += R * c->f;
-    w->r.ffn_u = p, p += R * c->f;
+    float **block[] = {&w->r.x, &w->r.attn_out, &w->r.mlp_out, &w->r.final};
+    for (size_t i = 0; i < sizeof block / sizeof *block; i++) *block[i] = p, p += RB * D;
+    w->r.ffn_g = p, p += RB * c->f;
+    w->r.ffn_u = p, p += RB * c->f;
     w->logits = p, p += GDN_LM_BLOCK * (size_t)c->V;
     w->nll = p, p += S;
     w->entropy = p, p += S;
@@ -95,6 +111,26 @@ typedef struct {
     int l, t0, n;          /* the layer and the pass's tokens [t0, t0 + n) */
     int out_of_memory;     /* a convolution or delta-rule task found no scratch */
 } window_job;
+
+/* the rows [r0, r0 + GDN_ROW_BLOCK) as the step's pieces (gdn_cpu.h) take
+ * them: the pass's buffers from row r0, a block's temporaries as they are */
+static gdn_rows block_at(const gdn_cpu *e, long r0) {
+    const gpn_config *c = &e->m->cfg;
+    gdn_rows b = e->win->r;
+    b.h += r0 * c->d;
+    b.qkv += r0 * e->C;
+    b.a += r0 * c->H;
+    b.beta += r0 * c->H;
+    b.gate += r0 * e->Vd;
+    b.o += r0 * e->Vd;
+    return b;
+}
+
+static int block_len(long R, long r0) { return R - r0 < GDN_ROW_BLOCK ? (int)(R - r0) : GDN_ROW_BLOCK; }
+
+static void add_rows(float *h, const float *x, long n) {
+    for (long i = 0; i < n; i++) h[i] += x[i];
+}
 
 /* layer l's q | k | v conv weights (the step's layout, channel-major) by tap, for loops along the channels */
 static void transpose_conv(gdn_cpu *e, int l) {
@@ -127,7 +163,7 @@ static void conv_sequence(float *rows, int n, float *past, const float *wT, int 
             const float *x = s >= 0 ? rows + (size_t)s * C : past + (size_t)(keep + s) * C, *wj = wT + (size_t)j * C;
             for (int ch = 0; ch < C; ch++) y[ch] += wj[ch] * x[ch];
         }
-        for (int ch = 0; ch < C; ch++) y[ch] = gs_silu(y[ch]);
+        silu_mul(y, y, NULL, C);
     }
     memcpy(past, kept, (size_t)keep * C * sizeof(float));
 }
@@ -176,10 +212,13 @@ static int layer(window_job *j, int l) {
     const gpn_config *c = &e->m->cfg;
     const gdn_rows *r = &e->win->r;
     const float *const *w = e->L[l].w;
-    long R = (long)j->B * j->n, RD = R * c->d;
-    int H = c->H;
+    long R = (long)j->B * j->n;
+    int H = c->H, D = c->d;
     j->l = l;
-    gdn_attn_project(e, r, l, (int)R);
+    for (long r0 = 0; r0 < R; r0 += GDN_ROW_BLOCK) {
+        gdn_rows b = block_at(e, r0);
+        gdn_attn_project(e, &b, l, block_len(R, r0));
+    }
     transpose_conv(e, l);
     gs_parallel_for(j->B, 1, conv_range, j);
     /* the step's sigmoid and decay, the decay kept as its log g (alpha = exp(g)) for the chunks' sums */
@@ -188,12 +227,19 @@ static int layer(window_job *j, int l) {
         r->beta[i] = gs_sigmoid(r->beta[i]);
         r->a[i] = -expf(w[GDN_A_LOG][hd]) * gs_softplus(r->a[i] + w[GDN_DT_BIAS][hd]);
     }
-    gs_parallel_for((long)j->B * H, 1, delta_range, j);
+    /* a few tasks per thread, not one per pair: each task mallocs its scratch
+     * (a third of a MB, mmap'd: fresh zeroed pages every time) */
+    long pairs = (long)j->B * H, per = pairs / (4L * gs_parallel_threads());
+    gs_parallel_for(pairs, per > 1 ? per : 1, delta_range, j);
     if (j->out_of_memory) return gs_fail("out of memory for the window's scratch");
-    gdn_attn_output(e, r, l, (int)R);
-    for (long i = 0; i < RD; i++) r->h[i] += r->attn_out[i];
-    gdn_mlp(e, r, l, (int)R);
-    for (long i = 0; i < RD; i++) r->h[i] += r->mlp_out[i];
+    for (long r0 = 0; r0 < R; r0 += GDN_ROW_BLOCK) {
+        gdn_rows b = block_at(e, r0);
+        int n = block_len(R, r0);
+        gdn_attn_output(e, &b, l, n);
+        add_rows(b.h, b.attn_out, (long)n * D);
+        gdn_mlp(e, &b, l, n);
+        add_rows(b.h, b.mlp_out, (long)n * D);
+    }
     return 0;
 }
 
@@ -229,11 +275,11 @@ static int pass(window_job *j) {
     for (long i = 0; i < R; i++) memcpy(w->r.h + i * D, e->E + (size_t)w->tok[i] * D, (size_t)D * sizeof(float));
     for (int l = 0; l < c->n_layers; l++)
         if (layer(j, l)) return -1;
-    gdn_rms_rows(w->r.final, w->r.h, e->norm_w, R, D, c->norm_eps);
     /* row (b, t) predicts token t + 1 of sequence b; the last row of each sequence becomes its carry */
     for (long r0 = 0; r0 < R; r0 += GDN_LM_BLOCK) {
         int nb = R - r0 < GDN_LM_BLOCK ? (int)(R - r0) : GDN_LM_BLOCK;
-        gdn_proj(e, w->logits, w->r.final + r0 * D, e->lm_head, nb, D, V);
+        gdn_rms_rows(w->r.final, w->r.h + r0 * D, e->norm_w, nb, D, c->norm_eps);
+        gdn_proj(e, w->logits, w->r.final, e->lm_head, nb, D, V);
         for (int i = 0; i < nb; i++) {
             long row = r0 + i, b = row / n, t = row % n;
             if (t + 1 < n) {
