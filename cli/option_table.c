@@ -85,6 +85,7 @@ static int take(const cli_command_opts *c, const cli_opt *r, const char *value) 
     int rc = 0;
     switch (r->kind) {
     case CLI_OPT_FLAG: *(int *)r->dest = 1; break;
+    case CLI_OPT_CLEAR: *(int *)r->dest = 0; break;
     case CLI_OPT_STRING: *(const char **)r->dest = value; break;
     case CLI_OPT_CHOICE: rc = set_choice(c, r, value); break;
     case CLI_OPT_CALL:
@@ -106,7 +107,7 @@ int cli_parse_options(const cli_command_opts *c, const cli_opt *rows, int argc, 
             return 2;
         }
         const cli_opt *r = &rows[n];
-        int takes_value = r->kind != CLI_OPT_FLAG && r->kind != CLI_OPT_CALL_FLAG;
+        int takes_value = r->kind != CLI_OPT_FLAG && r->kind != CLI_OPT_CLEAR && r->kind != CLI_OPT_CALL_FLAG;
         opts[n] = (struct option){r->name, takes_value ? required_argument : no_argument, 0,
                                   r->short_name ? r->short_name : ROW_VAL(n)};
         if (r->short_name) {

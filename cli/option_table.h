@@ -12,6 +12,7 @@
 
 typedef enum {
     CLI_OPT_FLAG,      /* no value: *(int *)dest = 1 */
+    CLI_OPT_CLEAR,     /* no value: *(int *)dest = 0 (--no-bos, --no-render) */
     CLI_OPT_STRING,    /* *(const char **)dest = the value */
     CLI_OPT_INT,       /* an integer in [lo, hi] into an int */
     CLI_OPT_LONG,      /* ... into a long (int64_t on LP64) */
@@ -41,6 +42,7 @@ typedef struct cli_opt {
  * 4096"), .seen = &batch_given}. An integer's destination type picks its
  * kind; any other type is a compile error. */
 #define CLI_FLAG(n, p) .name = (n), .kind = CLI_OPT_FLAG, .dest = (int *){p}
+#define CLI_CLEAR(n, p) .name = (n), .kind = CLI_OPT_CLEAR, .dest = (int *){p}
 #define CLI_STRING(n, p) .name = (n), .kind = CLI_OPT_STRING, .dest = (const char **){p}
 #define CLI_INTEGER(n, p, lo_, hi_, what_)                                                                            \
     .name = (n),                                                                                                       \

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "plots/plots.h"
 
 void cli_options_start(void) {
     optind = 1;
@@ -67,4 +68,10 @@ const char *cli_default_tokenizer(void) {
     if (env && *env) return env;
     static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
     return access(built, R_OK) == 0 ? built : NULL;
+}
+
+int cli_formats_option(const char *cmd, const char *value, void *formats) {
+    if (gs_plot_parse_formats(value, formats) == 0) return 0;
+    fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
+    return 2;
 }

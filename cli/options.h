@@ -44,6 +44,10 @@ int cli_run_begin(cli_run_session *s, const char *cmd, int argc, char **argv, in
  * printing the results: progress_end(&s->bar, done)) */
 void cli_run_end(cli_run_session *s);
 
+/* A CLI_CALL row's --format: the figure formats (gs_plot_parse_formats)
+ * into *(unsigned *)formats, or 2 after its one line. */
+int cli_formats_option(const char *cmd, const char *value, void *formats);
+
 /* The tokenizer to use when none is given: $GPNSCOPE_TOKENIZER, else the one
  * scripts/fetch-tokenizer.sh built (third_party/llama2-tokenizer.json) when it is
  * readable; NULL when neither. */

@@ -12,7 +12,7 @@
 #include "testlib.h"
 
 typedef struct {
-    int flag, small, seen, choice, calls;
+    int flag, clear, small, seen, choice, calls;
     const char *str, *called_with;
     long lng;
     long long ll;
@@ -48,8 +48,10 @@ static int parse(dests *d, int own_wording, const char *const *words) {
     while (words[argc]) argv[argc] = (char *)words[argc], argc++;
     argv[argc] = NULL;
     memset(d, 0, sizeof *d);
+    d->clear = 1;
     const cli_opt rows[] = {
         {CLI_FLAG("flag", &d->flag)},
+        {CLI_CLEAR("no-clear", &d->clear)},
         {CLI_STRING("str", &d->str), .short_name = 'o'},
         {CLI_INTEGER("small", &d->small, -3, 7, "a number from -3 to 7"), .seen = &d->seen},
         {CLI_INTEGER("long", &d->lng, 0, 1000000, "a count")},
@@ -92,20 +94,22 @@ int main(void) {
     dests d;
     int rc = parse(&d, 0, WORDS("--flag", "--str", "x", "--small=7", "--long", "1000000", "--ll", "9223372036854775807",
                                 "--u64=0", "--i64", "-9223372036854775808", "--colour", "green", "--call", "v",
-                                "--call-flag", "FILE"));
+                                "--call-flag", "--no-clear", "FILE"));
     CHECK(rc == CLI_GO_ON, "every kind: status %d, stderr '%s'", rc, err_text);
+    CHECK(d.clear == 0, "--no-clear left %d", d.clear);
     CHECK(d.flag == 1 && d.str && !strcmp(d.str, "x"), "flag %d, string '%s'", d.flag, d.str ? d.str : "(null)");
     CHECK(d.small == 7 && d.seen == 1, "int %d (seen %d)", d.small, d.seen);
     CHECK(d.lng == 1000000 && d.ll == INT64_MAX && d.u64 == 0 && d.i64 == INT64_MIN, "long %ld, ll %lld, u64 %llu, i64 %lld",
           d.lng, d.ll, (unsigned long long)d.u64, (long long)d.i64);
     CHECK(d.choice == 1, "choice index %d", d.choice);
     CHECK(d.calls == 2 && d.called_with == NULL, "calls %d, the flag's value %s", d.calls, d.called_with ? d.called_with : "NULL");
-    CHECK(last_optind == 17 && !out_text[0] && !err_text[0], "optind %d, printed '%s' '%s'", last_optind, out_text, err_text);
+    CHECK(last_optind == 18 && !out_text[0] && !err_text[0], "optind %d, printed '%s' '%s'", last_optind, out_text, err_text);
 
     /* positional arguments anywhere end up after optind (getopt permutes) */
     rc = parse(&d, 0, WORDS("A", "-o", "y", "B", "--small", "-3"));
     CHECK(rc == CLI_GO_ON && d.small == -3 && !strcmp(d.str, "y") && last_optind == 5, "permuted: status %d, optind %d",
           rc, last_optind);
+    CHECK(d.clear == 1, "cleared without --no-clear");
 
     /* the last of a repeated option wins; an abbreviation is getopt's */
     rc = parse(&d, 0, WORDS("--small", "1", "--small=2", "--sm", "3", "--str", "a", "--str=b"));
