@@ -70,13 +70,17 @@ static int set_integer(const cli_command_opts *c, const cli_opt *r, const char *
     return 0;
 }
 
+void cli_say_takes(const char *cmd, const cli_opt *row, const char *text) {
+    fprintf(stderr, "gpnscope %s: --%s takes %s, not '%s'\n", cmd, row->name, row->what, text);
+}
+
 static int set_choice(const cli_command_opts *c, const cli_opt *r, const char *text) {
     for (int i = 0; r->choices[i]; i++)
         if (!strcmp(text, r->choices[i])) {
             *(int *)r->dest = i;
             return 0;
         }
-    fprintf(stderr, "gpnscope %s: --%s takes %s, not '%s'\n", c->cmd, r->name, r->what, text);
+    cli_say_takes(c->cmd, r, text);
     return 2;
 }
 

@@ -61,6 +61,10 @@ typedef struct {
     void (*bad_integer)(const char *cmd, const cli_opt *row, const char *text);
 } cli_command_opts;
 
+/* The other wording of a bad value, a choice's always: "gpnscope CMD: --NAME
+ * takes WHAT, not 'TEXT'" (a command's bad_integer may be this). */
+void cli_say_takes(const char *cmd, const cli_opt *row, const char *text);
+
 /* What cli_parse_options returns when the command should go on. */
 #define CLI_GO_ON (-1)
 
