@@ -1,7 +1,6 @@
 /* gpnscope ablate: causal interventions on a recorded run (analyses/ablation.h). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,6 @@
  * run in a store, written back to the store and summarised beside the
  * paper's figures. The work is in analyses/analyze.c. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,6 @@
 /* gpnscope attention: exact effective attention of a recorded run's
  * delta-rule heads (analyses/attention_run.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

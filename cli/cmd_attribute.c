@@ -1,7 +1,6 @@
 /* gpnscope attribute: direct logit attribution of a recorded GPN / GPN+M run
  * (analyses/logit_attribution.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

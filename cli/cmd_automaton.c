@@ -2,7 +2,6 @@
  * tree model's node vectors over random strings of a task and scores the
  * clusters against the minimal DFA's transition monoid (docs/automaton.md). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,6 @@
  * (figures and report) and notebooks-export/compare_notebook.c. */
 #include "cli/cmd_compare.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,7 +3,6 @@
  * print where everything is and the headline numbers. Each stage is this same
  * binary run as a subcommand, so the demo does exactly what a user would. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,6 @@
  * NLL, perplexity, tokens/s), with a progress bar when stderr is a terminal. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

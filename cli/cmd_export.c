@@ -3,7 +3,6 @@
  * CSV tables and .npy arrays. The work is in notebooks-export/;
  * docs/notebooks.md describes both. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>

@@ -3,7 +3,6 @@
  * their shapes checked before the store is touched: a bad file leaves no
  * trace in it. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

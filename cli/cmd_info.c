@@ -1,7 +1,6 @@
 /* gpnscope info MODEL [--json]: architecture, sizes, parameter count by group,
  * dtype and content hash of a checkpoint. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

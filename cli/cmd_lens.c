@@ -1,7 +1,6 @@
 /* gpnscope lens: the logit lens over a window (analyses/lens.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,5 @@
 /* gpnscope merge STUDY SHARD...: fold the shards of an MPI recording into one
  * store (store/merge.h, docs/scale.md). */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -1,7 +1,6 @@
 /* gpnscope migrate STORE: bring a store to this gpnscope's schema, in one
  * transaction (store/schema.c). Readers never migrate (they open the file
  * read-only); writers migrate on open; this command does only that. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -1,6 +1,5 @@
 /* gpnscope patch: state patching through the recurrence (analyses/patching.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,6 @@
 /* gpnscope plot FILE --out DIR: the figures of a run's analyses as editable
  * gnuplot scripts with their data, rendered when gnuplot is installed, and
  * report.md / report.html. The work is in plots/ (docs/plots.md). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

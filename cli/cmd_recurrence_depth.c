@@ -1,7 +1,6 @@
 /* gpnscope recurrence-depth FILE: how far back each layer's attention
  * reaches, from a run's recorded attention patterns (analyses/recurrence_depth.c). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

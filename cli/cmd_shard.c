@@ -1,7 +1,6 @@
 /* gpnscope shard: tokenize a text or JSONL corpus once into the companion's
  * token-shard format (data_XXXX.bin + index + meta.json), which the trainer,
  * record and eval read memory-mapped with no tokenizer. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,5 @@
 /* gpnscope sql FILE "QUERY" [--csv|--json] [--write]: run SQL on a store with
  * the vector functions loaded; print an aligned table, CSV or JSON. */
-#include <getopt.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>

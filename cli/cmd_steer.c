@@ -1,6 +1,5 @@
 /* gpnscope steer: add c u to the state and measure NLL and top-1 (analyses/steering.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,5 @@
 /* gpnscope tasks: list the regular-language tasks, or print examples of
  * one (input string and label), as text or JSON. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

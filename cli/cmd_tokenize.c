@@ -1,6 +1,5 @@
 /* gpnscope tokenize: text on stdin -> token ids (or pieces), one output line
  * per input line. This exact format is what other tools compare against. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,6 @@
 /* gpnscope train --config FILE [--resume CKPT] [--bptt K] ...: train a GPN /
  * GPN+M with BPTT, or a Transformer++ / GDN baseline (engine/train/train.h). SIGINT finishes the current step, writes
  * a checkpoint and exits with 130; a second SIGINT stops at once. */
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <limits.h>

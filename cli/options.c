@@ -9,19 +9,6 @@
 #include "base/text.h"
 #include "plots/plots.h"
 
-void cli_options_start(void) {
-    optind = 1;
-    opterr = 0;
-}
-
-int cli_other_option(int ch, const char *cmd, const char *help, const struct option *opts, char **argv) {
-    if (ch == 'h') {
-        fputs(help, stdout);
-        return 0;
-    }
-    return cli_bad_option(cmd, opts, argv);
-}
-
 int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock) {
     const char *path = store_path(st);
     char q[4200];
