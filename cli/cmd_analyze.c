@@ -73,17 +73,6 @@ static void bad_value(const char *cmd, const cli_opt *row, const char *text) {
     fprintf(stderr, "gpnscope %s: bad value '%s' for --%s\n%s", cmd, text, row->name, help_text());
 }
 
-/* --only: the analyses to run, instead of the default set */
-static int only_option(const char *cmd, const char *value, void *opts) {
-    gs_analyze_opts *o = opts;
-    if (gs_analyze_parse_parts(value, &o->parts) != 0) {
-        fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
-        return 2;
-    }
-    o->explicit_parts = 1;
-    return 0;
-}
-
 int cmd_analyze(int argc, char **argv) {
     for (int i = 1; i < argc; i++) /* an MPI recording's shards: cli/cmd_analyze_shards.c */
         if (!strcmp(argv[i], "--shards")) return cmd_analyze_shards(argc, argv);
@@ -93,7 +82,7 @@ int cmd_analyze(int argc, char **argv) {
     int json = 0;
     const cli_opt opts[] = {
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id")},
-        {CLI_CALL("only", only_option, &o)},
+        {CLI_LIST("only", &o.parts, gs_analyze_parse_parts, ""), .seen = &o.explicit_parts},
         {CLI_INTEGER("max-states", &o.max_states, 0, INT64_MAX, "a count")},
         {CLI_INTEGER("skip-positions", &o.skip_positions, 0, 1 << 30, "a count")},
         {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a seed")},

@@ -143,7 +143,7 @@ int cmd_compare(int argc, char **argv) {
         {CLI_CALL("boot", boot_option, &q.compare.boot)},
         {CLI_INTEGER("seed", &q.compare.seed, 0, INT64_MAX, "a seed >= 0")},
         {CLI_INTEGER("max-states", &q.compare.max_states, 0, INT64_MAX, "a count >= 0")},
-        {CLI_CALL("format", cli_formats_option, &q.plot.formats)},
+        {CLI_LIST("format", &q.plot.formats, gs_plot_parse_formats, "")},
         {CLI_CLEAR("no-render", &q.plot.render)},
         {CLI_FLAG("quiet", &q.quiet)},
         {0}};

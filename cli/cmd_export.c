@@ -55,17 +55,6 @@ static const char *export_help =
     "                 run lacks is an error)\n\n"
     "Details: docs/notebooks.md.\n";
 
-/* --what: the parts to export, each of which must then exist */
-static int what_option(const char *cmd, const char *value, void *opts) {
-    gs_export_opts *eo = opts;
-    if (gs_export_parse_what(value, &eo->what) != 0) {
-        fprintf(stderr, "gpnscope %s: --what: %s\n", cmd, gs_error());
-        return 2;
-    }
-    eo->strict = 1;
-    return 0;
-}
-
 /* The run asked for, or the newest; 0 after printing the error. */
 static int64_t pick_run(const char *cmd, store *st, int64_t asked) {
     if (asked > 0) {
@@ -200,7 +189,7 @@ int cmd_export(int argc, char **argv) {
         {CLI_STRING("out", &out), .short_name = 'o'},
         {CLI_STRING("format", &format), .short_name = 'f'},
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)"), .short_name = 'r'},
-        {CLI_CALL("what", what_option, &eo), .short_name = 'w'},
+        {CLI_LIST("what", &eo.what, gs_export_parse_what, "--what: "), .short_name = 'w', .seen = &eo.strict},
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"export", export_help, NULL}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;

@@ -63,7 +63,7 @@ int cmd_plot(int argc, char **argv) {
     const cli_opt opts[] = {
         {CLI_STRING("out", &out), .short_name = 'o'},
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id")},
-        {CLI_CALL("format", cli_formats_option, &o.formats)},
+        {CLI_LIST("format", &o.formats, gs_plot_parse_formats, "")},
         {CLI_CALL("size", size_option, &o)},
         {CLI_INTEGER("font-size", &o.font_size, 1, 200, "a size")},
         {CLI_STRING("gnuplot", &o.gnuplot)},

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
+
 /* enough for the command with the most options (record's 20), and room */
 #define MAX_OPTIONS 48
 /* getopt's value of a row without a short name: past every char */
@@ -92,6 +94,12 @@ static int take(const cli_command_opts *c, const cli_opt *r, const char *value) 
     case CLI_OPT_CLEAR: *(int *)r->dest = 0; break;
     case CLI_OPT_STRING: *(const char **)r->dest = value; break;
     case CLI_OPT_CHOICE: rc = set_choice(c, r, value); break;
+    case CLI_OPT_LIST:
+        if (r->parse_list(value, r->dest)) {
+            fprintf(stderr, "gpnscope %s: %s%s\n", c->cmd, r->what, gs_error());
+            rc = 2;
+        }
+        break;
     case CLI_OPT_CALL:
     case CLI_OPT_CALL_FLAG: rc = r->call(c->cmd, value, r->dest); break;
     default: rc = set_integer(c, r, value); break;

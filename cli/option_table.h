@@ -20,6 +20,7 @@ typedef enum {
     CLI_OPT_ULONG,     /* ... into an unsigned long (uint64_t on LP64) */
     CLI_OPT_ULLONG,    /* ... into an unsigned long long */
     CLI_OPT_CHOICE,    /* one of choices[] (NULL-terminated): its index into an int */
+    CLI_OPT_LIST,      /* parse_list(value, (unsigned *)dest): a list of names as bits, or gs_error */
     CLI_OPT_CALL,      /* a value handed to call(), for bespoke logic */
     CLI_OPT_CALL_FLAG, /* no value; call() with NULL */
 } cli_opt_kind;
@@ -29,8 +30,10 @@ typedef struct cli_opt {
     cli_opt_kind kind;
     void *dest;
     long long lo, hi; /* the integer kinds' bounds */
-    const char *what; /* "a batch between 1 and 4096": the integer kinds' and choices' message */
+    const char *what; /* "a batch between 1 and 4096": the integer kinds' and choices' message;
+                       * a list's prefix to gs_error ("--what: " or "") */
     const char *const *choices;
+    int (*parse_list)(const char *list, unsigned *bits);
     /* CLI_OPT_CALL*: 0 to go on, or the exit status after printing one line */
     int (*call)(const char *cmd, const char *value, void *dest);
     int *seen;  /* set to 1 when the option is given, if not NULL */
@@ -50,6 +53,7 @@ typedef struct cli_opt {
                      unsigned long *: CLI_OPT_ULONG, unsigned long long *: CLI_OPT_ULLONG),                          \
     .dest = (p), .lo = (lo_), .hi = (hi_), .what = (what_)
 #define CLI_CHOICE(n, p, list, what_) .name = (n), .kind = CLI_OPT_CHOICE, .dest = (int *){p}, .choices = (list), .what = (what_)
+#define CLI_LIST(n, p, fn, prefix) .name = (n), .kind = CLI_OPT_LIST, .dest = (unsigned *){p}, .parse_list = (fn), .what = (prefix)
 #define CLI_CALL(n, fn, p) .name = (n), .kind = CLI_OPT_CALL, .call = (fn), .dest = (p)
 #define CLI_CALL_FLAG(n, fn, p) .name = (n), .kind = CLI_OPT_CALL_FLAG, .call = (fn), .dest = (p)
 

@@ -7,7 +7,6 @@
 
 #include "base/error.h"
 #include "base/text.h"
-#include "plots/plots.h"
 
 int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock) {
     const char *path = store_path(st);
@@ -55,10 +54,4 @@ const char *cli_default_tokenizer(void) {
     if (env && *env) return env;
     static const char built[] = GPNSCOPE_SOURCE_DIR "/third_party/llama2-tokenizer.json";
     return access(built, R_OK) == 0 ? built : NULL;
-}
-
-int cli_formats_option(const char *cmd, const char *value, void *formats) {
-    if (gs_plot_parse_formats(value, formats) == 0) return 0;
-    fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
-    return 2;
 }

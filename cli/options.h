@@ -1,6 +1,6 @@
 /* What the commands share about their options and the run they work on:
- * the option table (cli/option_table.h), a --format callback, the choice of
- * run, the default tokenizer. */
+ * the option table (cli/option_table.h), the choice of run, the default
+ * tokenizer. */
 #ifndef GS_CLI_OPTIONS_H
 #define GS_CLI_OPTIONS_H
 
@@ -34,10 +34,6 @@ int cli_run_begin(cli_run_session *s, const char *cmd, int argc, char **argv, in
 /* the store closed and the lock released (end the progress line before
  * printing the results: progress_end(&s->bar, done)) */
 void cli_run_end(cli_run_session *s);
-
-/* A CLI_CALL row's --format: the figure formats (gs_plot_parse_formats)
- * into *(unsigned *)formats, or 2 after its one line. */
-int cli_formats_option(const char *cmd, const char *value, void *formats);
 
 /* The tokenizer to use when none is given: $GPNSCOPE_TOKENIZER, else the one
  * scripts/fetch-tokenizer.sh built (third_party/llama2-tokenizer.json) when it is

@@ -8,11 +8,13 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "cli/option_table.h"
 #include "testlib.h"
 
 typedef struct {
-    int flag, clear, small, seen, choice, calls;
+    int flag, clear, small, seen, choice, calls, bits_seen;
+    unsigned bits;
     const char *str, *called_with;
     long lng;
     long long ll;
@@ -21,6 +23,15 @@ typedef struct {
 } dests;
 
 static const char *const colours[] = {"red", "green", NULL};
+
+/* "a,b": bit 0 for each a, bit 1 for each b */
+static int parse_bits(const char *list, unsigned *bits) {
+    *bits = 0;
+    for (const char *p = list; *p; p++)
+        if (*p == 'a' || *p == 'b') *bits |= *p == 'a' ? 1u : 2u;
+        else if (*p != ',') return gs_fail("unknown part '%c'", *p);
+    return 0;
+}
 
 static int count_call(const char *cmd, const char *value, void *dest) {
     dests *d = dest;
@@ -58,6 +69,7 @@ static int parse(dests *d, int own_wording, const char *const *words) {
         {CLI_INTEGER("ll", &d->ll, 1, INT64_MAX, "a run id (a positive integer)")},
         {CLI_INTEGER("u64", &d->u64, 0, INT64_MAX, "a seed >= 0")},
         {CLI_INTEGER("i64", &d->i64, INT64_MIN, 0, "a number <= 0")},
+        {CLI_LIST("bits", &d->bits, parse_bits, "--bits: "), .seen = &d->bits_seen},
         {CLI_CHOICE("colour", &d->choice, colours, "red or green")},
         {CLI_CALL("call", count_call, d)},
         {CLI_CALL_FLAG("call-flag", count_call, d)},
@@ -94,16 +106,17 @@ int main(void) {
     dests d;
     int rc = parse(&d, 0, WORDS("--flag", "--str", "x", "--small=7", "--long", "1000000", "--ll", "9223372036854775807",
                                 "--u64=0", "--i64", "-9223372036854775808", "--colour", "green", "--call", "v",
-                                "--call-flag", "--no-clear", "FILE"));
+                                "--call-flag", "--no-clear", "--bits=b,a", "FILE"));
     CHECK(rc == CLI_GO_ON, "every kind: status %d, stderr '%s'", rc, err_text);
     CHECK(d.clear == 0, "--no-clear left %d", d.clear);
+    CHECK(d.bits == 3 && d.bits_seen == 1, "list bits %u (seen %d)", d.bits, d.bits_seen);
     CHECK(d.flag == 1 && d.str && !strcmp(d.str, "x"), "flag %d, string '%s'", d.flag, d.str ? d.str : "(null)");
     CHECK(d.small == 7 && d.seen == 1, "int %d (seen %d)", d.small, d.seen);
     CHECK(d.lng == 1000000 && d.ll == INT64_MAX && d.u64 == 0 && d.i64 == INT64_MIN, "long %ld, ll %lld, u64 %llu, i64 %lld",
           d.lng, d.ll, (unsigned long long)d.u64, (long long)d.i64);
     CHECK(d.choice == 1, "choice index %d", d.choice);
     CHECK(d.calls == 2 && d.called_with == NULL, "calls %d, the flag's value %s", d.calls, d.called_with ? d.called_with : "NULL");
-    CHECK(last_optind == 18 && !out_text[0] && !err_text[0], "optind %d, printed '%s' '%s'", last_optind, out_text, err_text);
+    CHECK(last_optind == 19 && !out_text[0] && !err_text[0], "optind %d, printed '%s' '%s'", last_optind, out_text, err_text);
 
     /* positional arguments anywhere end up after optind (getopt permutes) */
     rc = parse(&d, 0, WORDS("A", "-o", "y", "B", "--small", "-3"));
@@ -133,6 +146,8 @@ int main(void) {
 
     rc = parse(&d, 0, WORDS("--colour", "blue"));
     CHECK(rc == 2 && !strcmp(err_text, "gpnscope t: --colour takes red or green, not 'blue'\n"), "%s", err_text);
+    rc = parse(&d, 0, WORDS("--bits", "a,c"));
+    CHECK(rc == 2 && !strcmp(err_text, "gpnscope t: --bits: unknown part 'c'\n") && !d.bits_seen, "%s", err_text);
     rc = parse(&d, 0, WORDS("--call", "refuse", "--flag"));
     CHECK(rc == 2 && !strcmp(err_text, "gpnscope t: --call refused\n") && d.flag == 0, "a refusing call: %d '%s'", rc,
           err_text);
