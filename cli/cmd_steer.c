@@ -71,20 +71,18 @@ int cmd_steer(int argc, char **argv) {
     long long run = 0, seq_len = 128, windows = 16, skip = 0, from_pos = 0;
     int json = 0, batch = 16;
     const cli_opt opts[] = {
-        {CLI_STRING("corpus", &corpus_path)},
-        {CLI_STRING("direction", &direction)},
-        {CLI_STRING("from", &from)},
+        /* what to steer with, and how much */
+        {CLI_STRING("corpus", &corpus_path)}, {CLI_STRING("direction", &direction)}, {CLI_STRING("from", &from)},
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
-        {CLI_STRING("c", &c_list)},
+        {CLI_STRING("c", &c_list)}, {CLI_STRING("scope", &scope)},
         {CLI_INTEGER("from-position", &from_pos, 0, 1 << 24, "a position >= 0")},
-        {CLI_STRING("scope", &scope)},
+        /* the windows */
         {CLI_INTEGER("seq-len", &seq_len, 1, 1 << 20, "a window length >= 1")},
         {CLI_INTEGER("windows", &windows, 1, INT64_MAX, "a number of windows >= 1")},
         {CLI_INTEGER("skip", &skip, 0, INT64_MAX, "a number of windows >= 0")},
-        {CLI_STRING("tokenizer", &tok_path)},
         {CLI_INTEGER("batch", &batch, 1, 4096, "a batch between 1 and 4096")},
-        {CLI_STRING("store", &out)},
-        {CLI_STRING("plot", &plot)},
+        /* the outputs */
+        {CLI_STRING("tokenizer", &tok_path)}, {CLI_STRING("store", &out)}, {CLI_STRING("plot", &plot)},
         {CLI_FLAG("json", &json)},
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"steer", help, NULL}, opts, argc, argv);
