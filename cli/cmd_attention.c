@@ -90,7 +90,6 @@ int cmd_attention(int argc, char **argv) {
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"attention", help, NULL}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
-    const char *path = optind < argc ? argv[optind] : "";
     cli_run_session s;
     int status = cli_run_begin(&s, "attention", argc, argv, optind, &run, o.windows);
     if (status) return status;
@@ -100,7 +99,7 @@ int cmd_attention(int argc, char **argv) {
     int rc = gs_attention_run(s.st, run, &o, &r);
     progress_end(&s.bar, r.windows);
     if (rc) {
-        fprintf(stderr, "gpnscope attention: %s: %s\n", path, gs_error());
+        fprintf(stderr, "gpnscope attention: %s: %s\n", store_path(s.st), gs_error());
     } else if (json) {
         print_json(&r);
     } else {

@@ -57,7 +57,6 @@ int cmd_attribute(int argc, char **argv) {
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"attribute", help, NULL}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
-    const char *path = optind < argc ? argv[optind] : "";
     cli_run_session s;
     int status = cli_run_begin(&s, "attribute", argc, argv, optind, &run, o.windows);
     if (status) return status;
@@ -68,7 +67,7 @@ int cmd_attribute(int argc, char **argv) {
     progress_end(&s.bar, r ? r->windows : 0);
     char name[48];
     if (rc) {
-        fprintf(stderr, "gpnscope attribute: %s: %s\n", path, gs_error());
+        fprintf(stderr, "gpnscope attribute: %s: %s\n", store_path(s.st), gs_error());
     } else if (json) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddNumberToObject(j, "analysis_id", (double)r->analysis_id);
