@@ -1,7 +1,6 @@
 /* gpnscope ablate: causal interventions on a recorded run (analyses/ablation.h). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,52 +129,26 @@ int cmd_ablate(int argc, char **argv) {
     o.code_version = GPNSCOPE_VERSION;
     long long run = 0;
     int json = 0, controls_given = 0;
-    static const struct option opts[] = {
-        {"what", required_argument, 0, 'w'},  {"run", required_argument, 0, 'r'},
-        {"scope", required_argument, 0, 's'}, {"windows", required_argument, 0, 'n'},
-        {"batch", required_argument, 0, 'b'}, {"model", required_argument, 0, 'm'},
-        {"seed", required_argument, 0, 'S'},  {"json", no_argument, 0, 'j'},
-        {"device", required_argument, 0, 'D'}, {"precision", required_argument, 0, 'P'},
-        {"heads-at", required_argument, 0, 'A'}, {"controls", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    long long v;
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 'w': o.what = optarg; break;
-        case 's': o.scope = optarg; break;
-        case 'm': o.model_path = optarg; break;
-        case 'j': json = 1; break;
-        case 'D': o.device = optarg; break;
-        case 'P': o.precision = optarg; break;
-        case 'A': o.heads_at = optarg; break;
-        case 'C':
-            if (cli_int_option("ablate", "controls", optarg, 0, 64, "a number of draws from 0 to 64", &v)) return 2;
-            o.controls = (int)v;
-            controls_given = 1;
-            break;
-        case 'r':
-            if (cli_int_option("ablate", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
-            break;
-        case 'n':
-            /* the upper bound is the run's own count, checked once it is known */
-            if (cli_int_option("ablate", "windows", optarg, 1, INT64_MAX, "a number of windows >= 1 (leave it out for all)", &v))
-                return 2;
-            o.windows = v;
-            break;
-        case 'b':
-            if (cli_int_option("ablate", "batch", optarg, 1, 4096, "a batch between 1 and 4096", &v)) return 2;
-            o.batch = (int)v;
-            break;
-        case 'S':
-            if (cli_int_option("ablate", "seed", optarg, 0, INT64_MAX, "a non-negative integer", &v)) return 2;
-            o.seed = (uint64_t)v;
-            break;
-        default: return cli_other_option(ch, "ablate", help, opts, argv);
-        }
-    }
-    if (optind != argc - 1 || !o.what) {
-        fprintf(stderr, "gpnscope ablate: %s (see gpnscope ablate --help)\n",
-                optind >= argc ? "no store FILE given" : optind < argc - 1 ? "one store FILE only" : "--what is required");
+    const cli_opt opts[] = {
+        {CLI_STRING("what", &o.what)},
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_STRING("scope", &o.scope)},
+        /* the upper bound is the run's own count, checked once it is known */
+        {CLI_INTEGER("windows", &o.windows, 1, INT64_MAX, "a number of windows >= 1 (leave it out for all)")},
+        {CLI_INTEGER("batch", &o.batch, 1, 4096, "a batch between 1 and 4096")},
+        {CLI_STRING("model", &o.model_path)},
+        {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_FLAG("json", &json)},
+        {CLI_STRING("device", &o.device)},
+        {CLI_STRING("precision", &o.precision)},
+        {CLI_STRING("heads-at", &o.heads_at)},
+        {CLI_INTEGER("controls", &o.controls, 0, 64, "a number of draws from 0 to 64"), .seen = &controls_given},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"ablate", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    const char *usage = cli_one_store_file(argc, optind);
+    if (usage || !o.what) {
+        fprintf(stderr, "gpnscope ablate: %s (see gpnscope ablate --help)\n", usage ? usage : "--what is required");
         return 2;
     }
     const char *path = argv[optind];

@@ -2,7 +2,6 @@
  * run in a store, written back to the store and summarised beside the
  * paper's figures. The work is in analyses/analyze.c. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,27 +54,23 @@ static const char *help_rest =
     "without merging them (gpnscope analyze --shards --help; docs/scale.md).\n";
 
 /* the help, with one line per analysis of the registry (analyses/registry.c) */
-static void print_help(FILE *f) {
-    char rows[2048] = "";
-    size_t len = 0;
-    for (int i = 0; i < gs_n_analysis_rows && len < sizeof rows; i++) {
+static const char *help_text(void) {
+    static char text[16384];
+    if (text[0]) return text;
+    size_t len = (size_t)snprintf(text, sizeof text, "%s", help);
+    for (int i = 0; i < gs_n_analysis_rows && len < sizeof text; i++) {
         const gs_analysis_row *r = &gs_analysis_rows[i];
         if (!r->run) continue;
         char name[40];
         snprintf(name, sizeof name, "%s%s%s", r->name, r->alias ? "|" : "", r->alias ? r->alias : "");
-        len += (size_t)snprintf(rows + len, sizeof rows - len, "                        %-17s %s\n", name, r->summary);
+        len += (size_t)snprintf(text + len, sizeof text - len, "                        %-17s %s\n", name, r->summary);
     }
-    fputs(help, f);
-    fputs(rows, f);
-    fputs(help_rest, f);
+    if (len < sizeof text) snprintf(text + len, sizeof text - len, "%s", help_rest);
+    return text;
 }
 
-static int parse_i64(const char *s, long long lo, long long *out) {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < lo) return -1;
-    *out = v;
-    return 0;
+static void bad_value(const char *cmd, const cli_opt *row, const char *text) {
+    fprintf(stderr, "gpnscope %s: bad value '%s' for --%s\n%s", cmd, text, row->name, help_text());
 }
 
 int cmd_analyze(int argc, char **argv) {
@@ -83,46 +78,27 @@ int cmd_analyze(int argc, char **argv) {
         if (!strcmp(argv[i], "--shards")) return cmd_analyze_shards(argc, argv);
     gs_analyze_opts o;
     gs_analyze_opts_default(&o);
-    long long run = 0, v;
+    long long run = 0;
     int json = 0;
-    static const struct option opts[] = {
-        {"run", required_argument, 0, 'r'},        {"only", required_argument, 0, 'o'},
-        {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
-        {"seed", required_argument, 0, 's'},       {"model", required_argument, 0, 'm'},
-        {"max-lag", required_argument, 0, 'L'},    {"probe-max-lag", required_argument, 0, 'P'},
-        {"probe-splits", required_argument, 0, 'Q'},
-        {"kind", required_argument, 0, 'K'},       {"site", required_argument, 0, 'Z'}, {"decay-site", required_argument, 0, 'Y'},       {"json", no_argument, 0, 'j'},
-        {"train-corpus", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
-    int ch, li = -1;
-    cli_options_start();
-    while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
-        switch (ch) {
-        case 'r': if (parse_i64(optarg, 1, &run)) goto bad; break;
-        case 'o':
-            if (gs_analyze_parse_parts(optarg, &o.parts) != 0) {
-                fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
-                return 2;
-            }
-            o.explicit_parts = 1;
-            break;
-        case 'n': if (parse_i64(optarg, 0, &v)) goto bad; o.max_states = v; break;
-        case 'k': if (parse_i64(optarg, 0, &v) || v > 1 << 30) goto bad; o.skip_positions = (int)v; break;
-        case 's': if (parse_i64(optarg, 0, &v)) goto bad; o.seed = (uint64_t)v; break;
-        case 'm': o.model_path = optarg; break;
-        case 'L': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.horizon_max_lag = (int)v; break;
-        case 'P': if (parse_i64(optarg, 1, &v) || v > 1 << 30) goto bad; o.probe_max_lag = (int)v; break;
-        case 'Q': if (parse_i64(optarg, 1, &v) || v > 64) goto bad; o.probe_splits = (int)v; break;
-        case 'K': o.kind = optarg; break;
-        case 'Z': o.site = optarg; break;
-        case 'Y': o.decay_site = optarg; break;
-        case 'T': o.train_corpus = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': print_help(stdout); return 0;
-        default: return cli_bad_option("analyze", opts, argv);
-        }
-    }
-    if (optind != argc - 1) { print_help(stderr); return 2; }
+    const cli_opt opts[] = {
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id")},
+        {CLI_LIST("only", &o.parts, gs_analyze_parse_parts, ""), .seen = &o.explicit_parts},
+        {CLI_INTEGER("max-states", &o.max_states, 0, INT64_MAX, "a count")},
+        {CLI_INTEGER("skip-positions", &o.skip_positions, 0, 1 << 30, "a count")},
+        {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a seed")},
+        {CLI_STRING("model", &o.model_path)},
+        {CLI_INTEGER("max-lag", &o.horizon_max_lag, 1, 1 << 30, "a lag")},
+        {CLI_INTEGER("probe-max-lag", &o.probe_max_lag, 1, 1 << 30, "a lag")},
+        {CLI_INTEGER("probe-splits", &o.probe_splits, 1, 64, "a count")},
+        {CLI_STRING("kind", &o.kind)},
+        {CLI_STRING("site", &o.site)},
+        {CLI_STRING("decay-site", &o.decay_site)},
+        {CLI_FLAG("json", &json)},
+        {CLI_STRING("train-corpus", &o.train_corpus)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"analyze", help_text(), bad_value}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    if (optind != argc - 1) { fputs(help_text(), stderr); return 2; }
     const char *path = argv[optind];
     store *st = store_open(path, STORE_WRITE);
     if (!st) { fprintf(stderr, "gpnscope analyze: %s\n", gs_error()); return 1; }
@@ -182,8 +158,4 @@ int cmd_analyze(int argc, char **argv) {
     store_close(st);
     store_lock_release(lock);
     return 0;
-bad:
-    fprintf(stderr, "gpnscope analyze: bad value '%s' for --%s\n", optarg, li >= 0 ? opts[li].name : "?");
-    print_help(stderr);
-    return 2;
 }

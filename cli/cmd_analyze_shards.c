@@ -2,7 +2,8 @@
  * shards without merging them, reduced over the ranks of `mpirun -n K`
  * (analyses/shards.h, docs/scale.md). Rank 0 prints one JSON object. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,30 @@ static cJSON *probe_json(const gs_probe *p, uint64_t seed) {
     return j;
 }
 
+/* "'TEXT': expected a non-negative integer", or the row's range for one out of it */
+static void bad_integer(const char *cmd, const cli_opt *row, const char *text) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (!*text || *end || errno || v < 0) fprintf(stderr, "gpnscope %s: '%s': expected a non-negative integer\n", cmd, text);
+    else fprintf(stderr, "gpnscope %s: --%s %s: expected %lld to %lld\n", cmd, row->name, text, row->lo, row->hi);
+}
+
+/* --only: the parts to run, those reduced over shards */
+static int only_option(const char *cmd, const char *value, void *parts) {
+    if (gs_analyze_parse_parts(value, parts)) {
+        fprintf(stderr, "gpnscope %s: --only: %s\n", cmd, gs_error());
+        return 2;
+    }
+    if (*(unsigned *)parts & ~(unsigned)GS_SHARDS_PARTS) { /* a part added to analyze but not here */
+        fprintf(stderr, "gpnscope %s: --only %s: only geometry, default, horizon, retention and probe are reduced "
+                "over shards so far: merge the shards (gpnscope merge STORE SHARD...) and analyze the store for the "
+                "others\n", cmd, value);
+        return 2;
+    }
+    return 0;
+}
+
 int cmd_analyze_shards(int argc, char **argv) {
     gs_shards_opts o = {0};
     gs_geometry_opts_default(&o.geometry);
@@ -213,56 +238,29 @@ int cmd_analyze_shards(int argc, char **argv) {
     gs_retention_opts_default(&o.retention);
     gs_probe_opts_default(&o.probe);
     o.max_states = 16384;
-    static const struct option opts[] = {
-        {"shards", no_argument, 0, 'S'},           {"only", required_argument, 0, 'o'},
-        {"max-states", required_argument, 0, 'n'}, {"skip-positions", required_argument, 0, 'k'},
-        {"seed", required_argument, 0, 's'},       {"site", required_argument, 0, 'x'},
-        {"kind", required_argument, 0, 'K'},       {"max-lag", required_argument, 0, 'L'},
-        {"decay-site", required_argument, 0, 'D'}, {"model", required_argument, 0, 'M'},
-        {"probe-max-lag", required_argument, 0, 'P'}, {"probe-splits", required_argument, 0, 'Q'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    int ch;
-    cli_options_start();
-    char why[256] = "";
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end = NULL;
-        long long v = 0;
-        if (strchr("nksLPQ", ch)) {
-            v = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || v < 0) { snprintf(why, sizeof why, "'%s': expected a non-negative integer", optarg); break; }
-        }
-        switch (ch) {
-        case 'S': break;
-        case 'o':
-            if (gs_analyze_parse_parts(optarg, &o.parts)) snprintf(why, sizeof why, "--only: %s", gs_error());
-            else if (o.parts & ~(unsigned)GS_SHARDS_PARTS) /* a part added to analyze but not here */
-                snprintf(why, sizeof why, "--only %s: only geometry, default, horizon, retention and probe are "
-                         "reduced over shards so far: merge the shards (gpnscope merge STORE SHARD...) and analyze "
-                         "the store for the others", optarg);
-            break;
-        case 'L': o.horizons.max_lag = (int)v; break;
-        case 'n': o.max_states = v; break;
-        case 'k': o.skip_positions = (int)v; break;
-        case 's': o.geometry.seed = o.dflt.seed = o.retention.seed = o.probe.seed = (uint64_t)v; break;
-        case 'D': o.decay_site = optarg; break;
-        case 'M': o.model_path = optarg; break;
-        case 'P':
-            if (v < 1 || v > 1 << 30) snprintf(why, sizeof why, "--probe-max-lag %s: expected 1 to %d", optarg, 1 << 30);
-            o.probe.max_lag = (int)v;
-            break;
-        case 'Q':
-            if (v < 1 || v > 64) snprintf(why, sizeof why, "--probe-splits %s: expected 1 to 64", optarg);
-            o.probe.splits = (int)v;
-            break;
-        case 'x': case 'K': o.kind = optarg; break;
-        case 'h': fputs(help, stdout); return 0;
-        default: cli_bad_option("analyze", opts, argv); return 2;
-        }
-        if (why[0]) break;
+    int shards = 0, seed_given = 0;
+    long long seed = 0;
+    const cli_opt opts[] = {
+        {CLI_FLAG("shards", &shards)},
+        {CLI_CALL("only", only_option, &o.parts)},
+        {CLI_INTEGER("max-states", &o.max_states, 0, INT64_MAX, "")},
+        {CLI_INTEGER("skip-positions", &o.skip_positions, 0, INT_MAX, "")},
+        {CLI_INTEGER("seed", &seed, 0, INT64_MAX, ""), .seen = &seed_given},
+        {CLI_STRING("site", &o.kind)},
+        {CLI_STRING("kind", &o.kind)},
+        {CLI_INTEGER("max-lag", &o.horizons.max_lag, 0, INT_MAX, "")},
+        {CLI_STRING("decay-site", &o.decay_site)},
+        {CLI_STRING("model", &o.model_path)},
+        {CLI_INTEGER("probe-max-lag", &o.probe.max_lag, 1, 1 << 30, "")},
+        {CLI_INTEGER("probe-splits", &o.probe.splits, 1, 64, "")},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"analyze", help, bad_integer}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    if (seed_given) o.geometry.seed = o.dflt.seed = o.retention.seed = o.probe.seed = (uint64_t)seed;
+    if (optind >= argc) {
+        fprintf(stderr, "gpnscope analyze: --shards: name at least one shard (see --help)\n");
+        return 2;
     }
-    if (!why[0] && optind >= argc) snprintf(why, sizeof why, "--shards: name at least one shard (see --help)");
-    if (why[0]) { fprintf(stderr, "gpnscope analyze: %s\n", why); return 2; }
     char kind[64];
     if (o.kind && (!strncmp(o.kind, "state.", 6) || !strcmp(o.kind, "pred") || !strcmp(o.kind, "ground"))) {
         snprintf(kind, sizeof kind, "%s", !strncmp(o.kind, "state.", 6) ? o.kind + 6 : o.kind); /* the stored kind */

@@ -1,7 +1,6 @@
 /* gpnscope attention: exact effective attention of a recorded run's
  * delta-rule heads (analyses/attention_run.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,44 +75,21 @@ int cmd_attention(int argc, char **argv) {
     gs_attention_opts o;
     gs_attention_opts_default(&o);
     o.code_version = GPNSCOPE_VERSION;
-    long long run = 0, v;
+    long long run = 0;
     int json = 0;
-    static const struct option opts[] = {
-        {"run", required_argument, 0, 'r'},    {"windows", required_argument, 0, 'n'},
-        {"length", required_argument, 0, 'T'}, {"heads", required_argument, 0, 'H'},
-        {"layers", required_argument, 0, 'L'}, {"top-k", required_argument, 0, 'k'},
-        {"full-upto", required_argument, 0, 'F'}, {"model", required_argument, 0, 'm'},
-        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 'r':
-            if (cli_int_option("attention", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
-            break;
-        case 'n':
-            if (cli_int_option("attention", "windows", optarg, 1, 1 << 20, "a number of windows >= 1", &v)) return 2;
-            o.windows = v;
-            break;
-        case 'T':
-            if (cli_int_option("attention", "length", optarg, 1, 8192, "a number of positions from 1 to 8192", &v)) return 2;
-            o.length = (int)v;
-            break;
-        case 'k':
-            if (cli_int_option("attention", "top-k", optarg, 1, 4096, "a number of keys from 1 to 4096", &v)) return 2;
-            o.top_k = (int)v;
-            break;
-        case 'F':
-            if (cli_int_option("attention", "full-upto", optarg, 0, 8192, "a length from 0 (never) to 8192", &v)) return 2;
-            o.full_upto = (int)v;
-            break;
-        case 'H': o.heads = optarg; break;
-        case 'L': o.layers = optarg; break;
-        case 'm': o.model_path = optarg; break;
-        case 'j': json = 1; break;
-        default: return cli_other_option(ch, "attention", help, opts, argv);
-        }
-    }
-    const char *path = optind < argc ? argv[optind] : "";
+    const cli_opt opts[] = {
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_INTEGER("windows", &o.windows, 1, 1 << 20, "a number of windows >= 1")},
+        {CLI_INTEGER("length", &o.length, 1, 8192, "a number of positions from 1 to 8192")},
+        {CLI_STRING("heads", &o.heads)},
+        {CLI_STRING("layers", &o.layers)},
+        {CLI_INTEGER("top-k", &o.top_k, 1, 4096, "a number of keys from 1 to 4096")},
+        {CLI_INTEGER("full-upto", &o.full_upto, 0, 8192, "a length from 0 (never) to 8192")},
+        {CLI_STRING("model", &o.model_path)},
+        {CLI_FLAG("json", &json)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"attention", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     cli_run_session s;
     int status = cli_run_begin(&s, "attention", argc, argv, optind, &run, o.windows);
     if (status) return status;
@@ -123,7 +99,7 @@ int cmd_attention(int argc, char **argv) {
     int rc = gs_attention_run(s.st, run, &o, &r);
     progress_end(&s.bar, r.windows);
     if (rc) {
-        fprintf(stderr, "gpnscope attention: %s: %s\n", path, gs_error());
+        fprintf(stderr, "gpnscope attention: %s: %s\n", store_path(s.st), gs_error());
     } else if (json) {
         print_json(&r);
     } else {

@@ -1,7 +1,6 @@
 /* gpnscope attribute: direct logit attribution of a recorded GPN / GPN+M run
  * (analyses/logit_attribution.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,32 +46,17 @@ int cmd_attribute(int argc, char **argv) {
     gs_dla_opts o;
     gs_dla_opts_default(&o);
     o.code_version = GPNSCOPE_VERSION;
-    long long run = 0, v;
+    long long run = 0;
     int json = 0;
-    static const struct option opts[] = {{"run", required_argument, 0, 'r'},   {"windows", required_argument, 0, 'n'},
-                                         {"length", required_argument, 0, 'T'}, {"model", required_argument, 0, 'm'},
-                                         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 'r':
-            if (cli_int_option("attribute", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
-            break;
-        case 'n':
-            if (cli_int_option("attribute", "windows", optarg, 1, 1 << 20, "a number of windows >= 1", &v)) return 2;
-            o.windows = v;
-            break;
-        case 'T':
-            if (cli_int_option("attribute", "length", optarg, 1, 1 << 20, "a number of positions >= 1", &v)) return 2;
-            o.length = (int)v;
-            break;
-        case 'm': o.model_path = optarg; break;
-        case 'j': json = 1; break;
-        default: return cli_other_option(ch, "attribute", help, opts, argv);
-        }
-    }
-    const char *path = optind < argc ? argv[optind] : "";
+    const cli_opt opts[] = {
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_INTEGER("windows", &o.windows, 1, 1 << 20, "a number of windows >= 1")},
+        {CLI_INTEGER("length", &o.length, 1, 1 << 20, "a number of positions >= 1")},
+        {CLI_STRING("model", &o.model_path)},
+        {CLI_FLAG("json", &json)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"attribute", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     cli_run_session s;
     int status = cli_run_begin(&s, "attribute", argc, argv, optind, &run, o.windows);
     if (status) return status;
@@ -83,7 +67,7 @@ int cmd_attribute(int argc, char **argv) {
     progress_end(&s.bar, r ? r->windows : 0);
     char name[48];
     if (rc) {
-        fprintf(stderr, "gpnscope attribute: %s: %s\n", path, gs_error());
+        fprintf(stderr, "gpnscope attribute: %s: %s\n", store_path(s.st), gs_error());
     } else if (json) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddNumberToObject(j, "analysis_id", (double)r->analysis_id);

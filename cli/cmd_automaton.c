@@ -2,7 +2,6 @@
  * tree model's node vectors over random strings of a task and scores the
  * clusters against the minimal DFA's transition monoid (docs/automaton.md). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,60 +210,26 @@ static int store_result(const char *path, const gpn_model *m, const char *refere
 }
 
 int cmd_automaton(int argc, char **argv) {
-    enum { O_TASK = 1, O_STRINGS, O_MAXLEN, O_TRAIN, O_SEED, O_POINTS, O_AUTO, O_DB, O_PLOT, O_JSON, O_REF, O_GEO };
-    static const struct option opts[] = {
-        {"task", required_argument, 0, O_TASK},        {"strings", required_argument, 0, O_STRINGS},
-        {"max-length", required_argument, 0, O_MAXLEN}, {"train-length", required_argument, 0, O_TRAIN},
-        {"seed", required_argument, 0, O_SEED},        {"points", required_argument, 0, O_POINTS},
-        {"auto-points", required_argument, 0, O_AUTO}, {"db", required_argument, 0, O_DB},
-        {"plot", required_argument, 0, O_PLOT},        {"json", no_argument, 0, O_JSON},
-        {"reference", required_argument, 0, O_REF},    {"geometry-points", required_argument, 0, O_GEO},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
     const char *task_name = NULL, *db = NULL, *plot = NULL, *reference = NULL;
-    int json = 0, c, geo_points = 4096;
-    long long v;
+    int json = 0, geo_points = 4096;
     gs_automaton_opts o;
     gs_automaton_opts_default(&o);
-    cli_options_start();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case O_TASK: task_name = optarg; break;
-        case O_STRINGS:
-            if (cli_int_option("automaton", "strings", optarg, 1, 1000000, "a count in 1..1000000", &v)) return 2;
-            o.n_strings = (int)v;
-            break;
-        case O_MAXLEN:
-            if (cli_int_option("automaton", "max-length", optarg, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000", &v)) return 2;
-            o.max_length = (int)v;
-            break;
-        case O_TRAIN:
-            if (cli_int_option("automaton", "train-length", optarg, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000", &v)) return 2;
-            o.train_length = (int)v;
-            break;
-        case O_SEED:
-            if (cli_int_option("automaton", "seed", optarg, 0, 9007199254740992LL, "a seed >= 0", &v)) return 2;
-            o.seed = (uint64_t)v;
-            break;
-        case O_POINTS:
-            if (cli_int_option("automaton", "points", optarg, 2, 100000, "a count in 2..100000", &v)) return 2;
-            o.max_points = (int)v;
-            break;
-        case O_AUTO:
-            if (cli_int_option("automaton", "auto-points", optarg, 2, 5000, "a count in 2..5000", &v)) return 2;
-            o.auto_points = (int)v;
-            break;
-        case O_GEO:
-            if (cli_int_option("automaton", "geometry-points", optarg, 0, 1000000, "a count in 0..1000000", &v)) return 2;
-            geo_points = (int)v;
-            break;
-        case O_DB: db = optarg; break;
-        case O_PLOT: plot = optarg; break;
-        case O_JSON: json = 1; break;
-        case O_REF: reference = optarg; break;
-        default: return cli_other_option(c, "automaton", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("task", &task_name)},
+        {CLI_INTEGER("strings", &o.n_strings, 1, 1000000, "a count in 1..1000000")},
+        {CLI_INTEGER("max-length", &o.max_length, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000")},
+        {CLI_INTEGER("train-length", &o.train_length, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000")},
+        {CLI_INTEGER("seed", &o.seed, 0, 9007199254740992LL, "a seed >= 0")},
+        {CLI_INTEGER("points", &o.max_points, 2, 100000, "a count in 2..100000")},
+        {CLI_INTEGER("auto-points", &o.auto_points, 2, 5000, "a count in 2..5000")},
+        {CLI_STRING("db", &db)},
+        {CLI_STRING("plot", &plot)},
+        {CLI_FLAG("json", &json)},
+        {CLI_STRING("reference", &reference)},
+        {CLI_INTEGER("geometry-points", &geo_points, 0, 1000000, "a count in 0..1000000")},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"automaton", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     int n_models = argc - optind;
     if ((reference ? n_models != 0 : n_models != 1) || !task_name) {
         fprintf(stderr, "gpnscope automaton: %s (see gpnscope automaton --help)\n",

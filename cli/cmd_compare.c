@@ -5,7 +5,6 @@
  * (figures and report) and notebooks-export/compare_notebook.c. */
 #include "cli/cmd_compare.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,50 +119,36 @@ int cli_compare_run(const cli_compare_request *q, FILE *out) {
     return rc;
 }
 
+/* --boot: 0 (no intervals) or 2..100000 resamples, one being no bootstrap */
+static int boot_option(const char *cmd, const char *value, void *boot) {
+    long long v = 1;
+    const char *what = "0 or 2..100000 resamples";
+    if (cli_int_option(cmd, "boot", value, 0, 100000, what, &v)) return 2;
+    if (v == 1) {
+        fprintf(stderr, "gpnscope %s: --boot wants %s, got '%s'\n", cmd, what, value);
+        return 2;
+    }
+    *(int *)boot = (int)v;
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv) {
     cli_compare_request q;
     cli_compare_request_default(&q);
-    static const struct option opts[] = {
-        {"sites", required_argument, 0, 's'}, {"out", required_argument, 0, 'o'},
-        {"json", no_argument, 0, 'j'},        {"allow-different-windows", no_argument, 0, 'a'},
-        {"boot", required_argument, 0, 'b'},  {"seed", required_argument, 0, 'S'},
-        {"max-states", required_argument, 0, 'm'}, {"format", required_argument, 0, 'f'},
-        {"no-render", no_argument, 0, 'n'},   {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    long long v;
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 's': q.compare.sites = optarg; break;
-        case 'o': q.out_dir = optarg; break;
-        case 'j': q.json = 1; break;
-        case 'a': q.compare.allow_different_windows = 1; break;
-        case 'b':
-            if (cli_int_option("compare", "boot", optarg, 0, 100000, "0 or 2..100000 resamples", &v) || v == 1) {
-                if (v == 1) fprintf(stderr, "gpnscope compare: --boot wants 0 or 2..100000 resamples, got '1'\n");
-                return 2;
-            }
-            q.compare.boot = (int)v;
-            break;
-        case 'S':
-            if (cli_int_option("compare", "seed", optarg, 0, INT64_MAX, "a seed >= 0", &v)) return 2;
-            q.compare.seed = (uint64_t)v;
-            break;
-        case 'm':
-            if (cli_int_option("compare", "max-states", optarg, 0, INT64_MAX, "a count >= 0", &v)) return 2;
-            q.compare.max_states = v;
-            break;
-        case 'f':
-            if (gs_plot_parse_formats(optarg, &q.plot.formats) != 0) {
-                fprintf(stderr, "gpnscope compare: %s\n", gs_error());
-                return 2;
-            }
-            break;
-        case 'n': q.plot.render = 0; break;
-        case 'q': q.quiet = 1; break;
-        default: return cli_other_option(ch, "compare", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("sites", &q.compare.sites)},
+        {CLI_STRING("out", &q.out_dir), .short_name = 'o'},
+        {CLI_FLAG("json", &q.json)},
+        {CLI_FLAG("allow-different-windows", &q.compare.allow_different_windows)},
+        {CLI_CALL("boot", boot_option, &q.compare.boot)},
+        {CLI_INTEGER("seed", &q.compare.seed, 0, INT64_MAX, "a seed >= 0")},
+        {CLI_INTEGER("max-states", &q.compare.max_states, 0, INT64_MAX, "a count >= 0")},
+        {CLI_LIST("format", &q.plot.formats, gs_plot_parse_formats, "")},
+        {CLI_CLEAR("no-render", &q.plot.render)},
+        {CLI_FLAG("quiet", &q.quiet)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"compare", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (optind >= argc) {
         fprintf(stderr, "gpnscope compare: no run given (want STORE[:RUN[:SITE]] ...; see gpnscope compare --help)\n");
         return 2;

@@ -3,7 +3,6 @@
  * print where everything is and the headline numbers. Each stage is this same
  * binary run as a subcommand, so the demo does exactly what a user would. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,37 +222,36 @@ static int compare_models(const char *out, const char *db, const demo_model *mod
     return 0;
 }
 
+/* the models given by --model, in order */
+typedef struct {
+    demo_model *models;
+    int *n;
+} model_list;
+
+static int model_option(const char *cmd, const char *value, void *list) {
+    model_list *l = list;
+    if (*l->n == DEMO_MAX_MODELS) {
+        fprintf(stderr, "gpnscope %s: at most %d --model\n", cmd, DEMO_MAX_MODELS);
+        return 2;
+    }
+    demo_model_from_path(&l->models[(*l->n)++], value);
+    return 0;
+}
+
 int cmd_demo(int argc, char **argv) {
     const char *out = "gpnscope-demo", *tok = SHIPPED_TOKENIZER, *corpus = HELDOUT_CORPUS;
     const char *windows = "16", *seq_len = "1024", *batch = "16";
     demo_model models[DEMO_MAX_MODELS];
     const char *missing[DEMO_MAX_MODELS];
     int n_models = 0, n_missing = 0;
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},     {"model", required_argument, 0, 'm'},
-        {"tokenizer", required_argument, 0, 't'}, {"corpus", required_argument, 0, 'c'},
-        {"windows", required_argument, 0, 'n'}, {"seq-len", required_argument, 0, 'L'},
-        {"batch", required_argument, 0, 'b'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 'o': out = optarg; break;
-        case 'm':
-            if (n_models == DEMO_MAX_MODELS) {
-                fprintf(stderr, "gpnscope demo: at most %d --model\n", DEMO_MAX_MODELS);
-                return 2;
-            }
-            demo_model_from_path(&models[n_models++], optarg);
-            break;
-        case 't': tok = optarg; break;
-        case 'c': corpus = optarg; break;
-        case 'n': windows = optarg; break;
-        case 'L': seq_len = optarg; break;
-        case 'b': batch = optarg; break;
-        default: return cli_other_option(ch, "demo", help, opts, argv);
-        }
-    }
+    model_list given = {models, &n_models};
+    const cli_opt opts[] = {
+        {CLI_STRING("out", &out)},         {CLI_CALL("model", model_option, &given)},
+        {CLI_STRING("tokenizer", &tok)},   {CLI_STRING("corpus", &corpus)},
+        {CLI_STRING("windows", &windows)}, {CLI_STRING("seq-len", &seq_len)},
+        {CLI_STRING("batch", &batch)},     {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"demo", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (optind != argc) { fprintf(stderr, "gpnscope demo: unexpected argument '%s'\n", argv[optind]); return 2; }
     if (n_models == 0) demo_shipped_models(models, DEMO_MAX_MODELS, &n_models, missing, &n_missing);
     const char *model = models[0].path;

@@ -2,7 +2,6 @@
  * NLL, perplexity, tokens/s), with a progress bar when stderr is a terminal. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,17 +66,6 @@ static void unescape(char *s) {
     *o = 0;
 }
 
-static int parse_count(const char *opt, const char *arg, int64_t *out) {
-    char *end;
-    long long v = strtoll(arg, &end, 10);
-    if (end == arg || *end || v < 0) {
-        fprintf(stderr, "gpnscope eval: %s takes a non-negative integer, not '%s'\n", opt, arg);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int progress_bar(void *ctx, int64_t done, int64_t total, int64_t tokens, double secs) {
     double *last = ctx; /* redraw at most 10 times a second */
     if (done < total && secs - *last < 0.1) return 0;
@@ -95,48 +83,35 @@ int cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus_path = NULL, *tok_path = NULL;
     corpus_options o;
     corpus_options_default(&o);
-    int64_t batch = 8, v;
+    int64_t batch = 8;
     int json = 0;
-    char *separator = NULL;
+    const char *separator = NULL;
     const char *device = "cpu", *precision = NULL;
-    enum { O_DEVICE = 300, O_PRECISION, O_FORMAT = 256, O_SEQ, O_SKIP, O_WINDOWS, O_SAMPLE, O_SEED, O_BATCH, O_FIELD, O_SKIPBAD, O_SEP, O_NOBOS, O_JSON };
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},     {"corpus", required_argument, 0, 'c'},   {"tokenizer", required_argument, 0, 't'},
-        {"format", required_argument, 0, O_FORMAT}, {"seq-len", required_argument, 0, O_SEQ}, {"skip", required_argument, 0, O_SKIP},
-        {"windows", required_argument, 0, O_WINDOWS}, {"sample", required_argument, 0, O_SAMPLE}, {"seed", required_argument, 0, O_SEED},
-        {"batch", required_argument, 0, O_BATCH}, {"field", required_argument, 0, O_FIELD}, {"skip-bad", no_argument, 0, O_SKIPBAD},
-        {"separator", required_argument, 0, O_SEP}, {"no-bos", no_argument, 0, O_NOBOS}, {"json", no_argument, 0, O_JSON},
-        {"device", required_argument, 0, O_DEVICE}, {"precision", required_argument, 0, O_PRECISION},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 'm': model_path = optarg; break;
-        case 'c': corpus_path = optarg; break;
-        case 't': tok_path = optarg; break;
-        case O_FORMAT:
-            if (!strcmp(optarg, "auto")) o.format = CORPUS_AUTO;
-            else if (!strcmp(optarg, "text")) o.format = CORPUS_TEXT;
-            else if (!strcmp(optarg, "jsonl")) o.format = CORPUS_JSONL;
-            else if (!strcmp(optarg, "shards")) o.format = CORPUS_SHARDS;
-            else { fprintf(stderr, "gpnscope eval: --format takes auto, text, jsonl or shards, not '%s'\n", optarg); return 2; }
-            break;
-        case O_SEQ: if (parse_count("--seq-len", optarg, &o.seq_len)) return 2; break;
-        case O_SKIP: if (parse_count("--skip", optarg, &o.skip)) return 2; break;
-        case O_WINDOWS: if (parse_count("--windows", optarg, &o.windows)) return 2; break;
-        case O_SAMPLE: if (parse_count("--sample", optarg, &o.sample)) return 2; break;
-        case O_SEED: if (parse_count("--seed", optarg, &v)) return 2; o.seed = (uint64_t)v; break;
-        case O_BATCH: if (parse_count("--batch", optarg, &batch)) return 2; break;
-        case O_FIELD: o.field = optarg; break;
-        case O_SKIPBAD: o.skip_bad = 1; break;
-        case O_SEP: separator = optarg; break;
-        case O_NOBOS: o.add_bos = 0; break;
-        case O_JSON: json = 1; break;
-        case O_DEVICE: device = optarg; break;
-        case O_PRECISION: precision = optarg; break;
-        default: return cli_other_option(ch, "eval", help, opts, argv);
-        }
-    }
+    static const char *const formats[] = {"auto", "text", "jsonl", "shards", NULL}; /* corpus_format's order */
+    int format = CORPUS_AUTO, no_bos = 0;
+    const cli_opt opts[] = {
+        {CLI_STRING("model", &model_path)},
+        {CLI_STRING("corpus", &corpus_path)},
+        {CLI_STRING("tokenizer", &tok_path)},
+        {CLI_CHOICE("format", &format, formats, "auto, text, jsonl or shards")},
+        {CLI_INTEGER("seq-len", &o.seq_len, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_INTEGER("skip", &o.skip, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_INTEGER("windows", &o.windows, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_INTEGER("sample", &o.sample, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_INTEGER("batch", &batch, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_STRING("field", &o.field)},
+        {CLI_FLAG("skip-bad", &o.skip_bad)},
+        {CLI_STRING("separator", &separator)},
+        {CLI_FLAG("no-bos", &no_bos)},
+        {CLI_FLAG("json", &json)},
+        {CLI_STRING("device", &device)},
+        {CLI_STRING("precision", &precision)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"eval", help, cli_say_takes}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    o.format = (corpus_format)format;
+    if (no_bos) o.add_bos = 0;
     if (optind != argc || !model_path || !corpus_path) {
         fprintf(stderr, "gpnscope eval: --model and --corpus are required\n\n");
         fputs(help, stderr);
@@ -146,7 +121,10 @@ int cmd_eval(int argc, char **argv) {
         fprintf(stderr, "gpnscope eval: --seq-len must be >= 1 and --batch 1..4096\n");
         return 2;
     }
-    if (separator) { unescape(separator); o.separator = separator; }
+    if (separator) { /* in place: argv's words are the program's to change */
+        unescape((char *)separator);
+        o.separator = separator;
+    }
     gpn_device dev;
     if (gpn_device_parse(device, precision, &dev)) {
         fprintf(stderr, "gpnscope eval: %s\n", gs_error());

@@ -3,7 +3,6 @@
  * CSV tables and .npy arrays. The work is in notebooks-export/;
  * docs/notebooks.md describes both. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -55,17 +54,6 @@ static const char *export_help =
     "  --what LIST    parts to export (default: all the run has; a part named here that the\n"
     "                 run lacks is an error)\n\n"
     "Details: docs/notebooks.md.\n";
-
-static int parse_run(const char *cmd, const char *s, int64_t *out) {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v <= 0) {
-        fprintf(stderr, "gpnscope %s: --run wants a run id (a positive integer), got '%s'\n", cmd, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
 
 /* The run asked for, or the newest; 0 after printing the error. */
 static int64_t pick_run(const char *cmd, store *st, int64_t asked) {
@@ -137,26 +125,20 @@ static int replaceable_notebook(const char *path) {
 }
 
 int cmd_export_notebook(int argc, char **argv) {
-    static const struct option opts[] = {{"out", required_argument, 0, 'o'}, {"run", required_argument, 0, 'r'},
-                                         {"force", no_argument, 0, 'f'},    {"help", no_argument, 0, 'h'},
-                                         {0}};
     const char *out = NULL;
     int64_t run = 0;
-    int c, force = 0;
-    cli_options_start();
-    while ((c = getopt_long(argc, argv, "o:r:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'r':
-            if (parse_run("export-notebook", optarg, &run)) return 2;
-            break;
-        case 'f': force = 1; break;
-        default: return cli_other_option(c, "export-notebook", notebook_help, opts, argv);
-        }
-    }
-    if (optind != argc - 1 || !out) {
+    int force = 0;
+    const cli_opt opts[] = {
+        {CLI_STRING("out", &out), .short_name = 'o'},
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)"), .short_name = 'r'},
+        {CLI_FLAG("force", &force), .short_name = 'f'},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"export-notebook", notebook_help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    const char *usage = cli_one_store_file(argc, optind);
+    if (usage || !out) {
         fprintf(stderr, "gpnscope export-notebook: %s (see gpnscope export-notebook --help)\n",
-                optind >= argc ? "no store FILE given" : optind < argc - 1 ? "one store FILE only" : "--out is required");
+                usage ? usage : "--out is required");
         return 2;
     }
     const char *path = argv[optind];
@@ -200,36 +182,21 @@ int cmd_export_notebook(int argc, char **argv) {
 }
 
 int cmd_export(int argc, char **argv) {
-    static const struct option opts[] = {{"out", required_argument, 0, 'o'},  {"format", required_argument, 0, 'f'},
-                                         {"run", required_argument, 0, 'r'},  {"what", required_argument, 0, 'w'},
-                                         {"help", no_argument, 0, 'h'},       {0}};
     const char *out = NULL, *format = NULL;
     int64_t run = 0;
     gs_export_opts eo = {0};
-    cli_options_start();
-    for (int c; (c = getopt_long(argc, argv, "o:f:r:w:h", opts, NULL)) != -1;) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 'f': format = optarg; break;
-        case 'r':
-            if (parse_run("export", optarg, &run)) return 2;
-            break;
-        case 'w':
-            if (gs_export_parse_what(optarg, &eo.what) != 0) {
-                fprintf(stderr, "gpnscope export: --what: %s\n", gs_error());
-                return 2;
-            }
-            eo.strict = 1;
-            break;
-        default: return cli_other_option(c, "export", export_help, opts, argv);
-        }
-    }
-    if (optind != argc - 1 || !out || !format) {
+    const cli_opt opts[] = {
+        {CLI_STRING("out", &out), .short_name = 'o'},
+        {CLI_STRING("format", &format), .short_name = 'f'},
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)"), .short_name = 'r'},
+        {CLI_LIST("what", &eo.what, gs_export_parse_what, "--what: "), .short_name = 'w', .seen = &eo.strict},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"export", export_help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    const char *usage = cli_one_store_file(argc, optind);
+    if (usage || !out || !format) {
         fprintf(stderr, "gpnscope export: %s (see gpnscope export --help)\n",
-                optind >= argc       ? "no store FILE given"
-                : optind < argc - 1 ? "one store FILE only"
-                : !out              ? "--out DIR is required"
-                                    : "--format csv|npy is required");
+                usage ? usage : !out ? "--out DIR is required" : "--format csv|npy is required");
         return 2;
     }
     if (gs_export_parse_format(format, &eo.format) != 0) {

@@ -3,7 +3,6 @@
  * their shapes checked before the store is touched: a bad file leaves no
  * trace in it. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,26 +106,12 @@ static int put_sites(store *st, int64_t run, const char *kind, const char *dtype
 int cmd_import(int argc, char **argv) {
     const char *db = NULL, *model = NULL, *kind = "pred", *dtype = NULL;
     input states = {0}, tokens = {0}, alpha = {0}, beta = {0};
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},    {"states", required_argument, 0, 's'},
-        {"tokens", required_argument, 0, 't'}, {"alpha", required_argument, 0, 'a'},
-        {"beta", required_argument, 0, 'b'},  {"model", required_argument, 0, 'm'},
-        {"kind", required_argument, 0, 'k'},  {"dtype", required_argument, 0, 'D'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 'd': db = optarg; break;
-        case 's': states.path = optarg; break;
-        case 't': tokens.path = optarg; break;
-        case 'a': alpha.path = optarg; break;
-        case 'b': beta.path = optarg; break;
-        case 'm': model = optarg; break;
-        case 'k': kind = optarg; break;
-        case 'D': dtype = optarg; break;
-        default: return cli_other_option(ch, "import", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("db", &db)},         {CLI_STRING("states", &states.path)}, {CLI_STRING("tokens", &tokens.path)},
+        {CLI_STRING("alpha", &alpha.path)}, {CLI_STRING("beta", &beta.path)}, {CLI_STRING("model", &model)},
+        {CLI_STRING("kind", &kind)},     {CLI_STRING("dtype", &dtype)},       {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"import", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (optind != argc || !db || !states.path) { fputs(help, stderr); return 2; }
     if (strcmp(kind, "pred") && strcmp(kind, "ground")) {
         fprintf(stderr, "gpnscope import: --kind must be pred or ground, got '%s'\n", kind);

@@ -1,7 +1,6 @@
 /* gpnscope info MODEL [--json]: architecture, sizes, parameter count by group,
  * dtype and content hash of a checkpoint. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +47,9 @@ static int split_source(char *line, char **name, char **value, char **source) {
 
 int cmd_info(int argc, char **argv) {
     int json = 0;
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        if (ch == 'j') json = 1;
-        else return cli_other_option(ch, "info", help, opts, argv);
-    }
+    const cli_opt opts[] = {{CLI_FLAG("json", &json)}, {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"info", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (optind != argc - 1) { fputs(help, stderr); return 2; }
     gpn_model *m = gpn_model_load(argv[optind]);
     if (!m) { fprintf(stderr, "gpnscope info: %s\n", gs_error()); return 1; }

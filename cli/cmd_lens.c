@@ -1,7 +1,6 @@
 /* gpnscope lens: the logit lens over a window (analyses/lens.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,25 +81,13 @@ int cmd_lens(int argc, char **argv) {
     const char *text = NULL, *ids_list = NULL, *sites_list = NULL, *tok_path = NULL, *out = NULL;
     long long top = 5;
     int json = 0;
-    enum { O_TEXT = 256, O_TOKENS, O_SITES, O_TOP, O_TOK, O_STORE, O_JSON };
-    static const struct option opts[] = {
-        {"text", required_argument, 0, O_TEXT}, {"tokens", required_argument, 0, O_TOKENS},
-        {"sites", required_argument, 0, O_SITES}, {"top", required_argument, 0, O_TOP},
-        {"tokenizer", required_argument, 0, O_TOK}, {"store", required_argument, 0, O_STORE},
-        {"json", no_argument, 0, O_JSON}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case O_TEXT: text = optarg; break;
-        case O_TOKENS: ids_list = optarg; break;
-        case O_SITES: sites_list = optarg; break;
-        case O_TOK: tok_path = optarg; break;
-        case O_STORE: out = optarg; break;
-        case O_JSON: json = 1; break;
-        case O_TOP: if (cli_int_option("lens", "top", optarg, 1, 100, "a number of tokens from 1 to 100", &top)) return 2; break;
-        default: return cli_other_option(ch, "lens", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("text", &text)},           {CLI_STRING("tokens", &ids_list)}, {CLI_STRING("sites", &sites_list)},
+        {CLI_INTEGER("top", &top, 1, 100, "a number of tokens from 1 to 100")},
+        {CLI_STRING("tokenizer", &tok_path)}, {CLI_STRING("store", &out)},      {CLI_FLAG("json", &json)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"lens", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (argc - optind != 1 || !text == !ids_list) {
         fprintf(stderr, "gpnscope lens: %s (see gpnscope lens --help)\n",
                 argc - optind != 1 ? "give one MODEL" : "give --text or --tokens, one of them");

@@ -1,6 +1,5 @@
 /* gpnscope merge STUDY SHARD...: fold the shards of an MPI recording into one
  * store (store/merge.h, docs/scale.md). */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,15 +28,10 @@ static void on_shard(void *ctx, const char *path, int rank, int copied, int64_t 
 }
 
 int cmd_merge(int argc, char **argv) {
-    static const struct option opts[] = {{"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch, quiet = 0;
-    cli_options_start();
-    while ((ch = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
-        if (ch == 'h') { fputs(help, stdout); return 0; }
-        if (ch == 'q') { quiet = 1; continue; }
-        cli_bad_option("merge", opts, argv);
-        return 2;
-    }
+    int quiet = 0;
+    const cli_opt opts[] = {{CLI_FLAG("quiet", &quiet), .short_name = 'q'}, {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"merge", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (argc - optind < 2) {
         fprintf(stderr, "gpnscope merge: expected STORE and at least one SHARD (see --help)\n");
         return 2;

@@ -1,7 +1,6 @@
 /* gpnscope migrate STORE: bring a store to this gpnscope's schema, in one
  * transaction (store/schema.c). Readers never migrate (they open the file
  * read-only); writers migrate on open; this command does only that. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,14 +19,12 @@ static const char *help =
     "commands that write (record, analyze, ablate, import) migrate on open.\n";
 
 int cmd_migrate(int argc, char **argv) {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        if (ch == 'h') { printf(help, STORE_SCHEMA_VERSION); return 0; }
-        cli_bad_option("migrate", opts, argv);
-        return 2;
-    }
-    if (optind != argc - 1) { fprintf(stderr, help, STORE_SCHEMA_VERSION); return 2; }
+    char text[2048];
+    snprintf(text, sizeof text, help, STORE_SCHEMA_VERSION);
+    const cli_opt opts[] = {{0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"migrate", text, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    if (optind != argc - 1) { fputs(text, stderr); return 2; }
     const char *path = argv[optind];
     struct stat sb;
     if (stat(path, &sb) != 0) { fprintf(stderr, "gpnscope migrate: %s: no such store\n", path); return 1; }

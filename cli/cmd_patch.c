@@ -1,6 +1,5 @@
 /* gpnscope patch: state patching through the recurrence (analyses/patching.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,35 +183,17 @@ static int64_t save(store *st, const gpn_model *m, const char *pairs_path, const
 
 int cmd_patch(int argc, char **argv) {
     const char *components = NULL, *direction = "s_bar", *from = NULL, *tok_path = NULL, *out = NULL, *plot = NULL;
-    long long run = 0, v;
+    long long run = 0;
     int json = 0, batch = 64;
-    static const struct option opts[] = {
-        {"components", required_argument, 0, 'c'}, {"direction", required_argument, 0, 'd'},
-        {"from", required_argument, 0, 'f'},       {"run", required_argument, 0, 'r'},
-        {"tokenizer", required_argument, 0, 't'},  {"batch", required_argument, 0, 'b'},
-        {"store", required_argument, 0, 's'},      {"plot", required_argument, 0, 'p'},
-        {"json", no_argument, 0, 'j'},             {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 'c': components = optarg; break;
-        case 'd': direction = optarg; break;
-        case 'f': from = optarg; break;
-        case 't': tok_path = optarg; break;
-        case 's': out = optarg; break;
-        case 'p': plot = optarg; break;
-        case 'j': json = 1; break;
-        case 'r':
-            if (cli_int_option("patch", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2;
-            break;
-        case 'b':
-            if (cli_int_option("patch", "batch", optarg, 1, 4096, "a batch between 1 and 4096", &v)) return 2;
-            batch = (int)v;
-            break;
-        default: return cli_other_option(ch, "patch", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("components", &components)}, {CLI_STRING("direction", &direction)}, {CLI_STRING("from", &from)},
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_STRING("tokenizer", &tok_path)},
+        {CLI_INTEGER("batch", &batch, 1, 4096, "a batch between 1 and 4096")},
+        {CLI_STRING("store", &out)},             {CLI_STRING("plot", &plot)},           {CLI_FLAG("json", &json)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"patch", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (argc - optind != 2) {
         fprintf(stderr, "gpnscope patch: %s (see gpnscope patch --help)\n",
                 argc - optind < 2 ? "give a MODEL and a PAIRS.jsonl file" : "one MODEL and one PAIRS.jsonl only");

@@ -1,7 +1,6 @@
 /* gpnscope plot FILE --out DIR: the figures of a run's analyses as editable
  * gnuplot scripts with their data, rendered when gnuplot is installed, and
  * report.md / report.html. The work is in plots/ (docs/plots.md). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +37,21 @@ static const char *help =
     "error or when a figure failed to render (the others and the report are still written, and\n"
     "the report marks it), 2 on a usage error.\n";
 
-static int parse_int(const char *s, long lo, long hi, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) return -1;
-    *out = (int)v;
+static void bad_value(const char *cmd, const cli_opt *row, const char *text) {
+    fprintf(stderr, "gpnscope %s: bad value '%s' for --%s\n%s", cmd, text, row->name, help);
+}
+
+/* --size WxH: 200..10000 by 150..10000 pixels */
+static int size_option(const char *cmd, const char *value, void *opts) {
+    gs_plot_opts *o = opts;
+    const char *x = strchr(value, 'x');
+    char *end_w, *end_h;
+    long w = x ? strtol(value, &end_w, 10) : 0, h = x ? strtol(x + 1, &end_h, 10) : 0;
+    if (!x || x == value || end_w != x || !x[1] || *end_h || w < 200 || w > 10000 || h < 150 || h > 10000) {
+        bad_value(cmd, &(cli_opt){.name = "size"}, value);
+        return 2;
+    }
+    o->width = (int)w, o->height = (int)h;
     return 0;
 }
 
@@ -51,42 +60,17 @@ int cmd_plot(int argc, char **argv) {
     gs_plot_opts_default(&o);
     const char *out = NULL;
     long long run = 0;
-    static const struct option opts[] = {
-        {"out", required_argument, 0, 'o'},     {"run", required_argument, 0, 'r'},
-        {"format", required_argument, 0, 'f'},  {"size", required_argument, 0, 's'},
-        {"font-size", required_argument, 0, 'F'}, {"gnuplot", required_argument, 0, 'g'},
-        {"no-render", no_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    int ch, li = -1;
-    cli_options_start();
-    while ((ch = getopt_long(argc, argv, "ho:", opts, &li)) != -1) {
-        switch (ch) {
-        case 'o': out = optarg; break;
-        case 'r': {
-            char *end;
-            run = strtoll(optarg, &end, 10);
-            if (!*optarg || *end || run < 1) goto bad;
-            break;
-        }
-        case 'f':
-            if (gs_plot_parse_formats(optarg, &o.formats) != 0) {
-                fprintf(stderr, "gpnscope plot: %s\n", gs_error());
-                return 2;
-            }
-            break;
-        case 's': {
-            char w[32], *x = strchr(optarg, 'x');
-            if (!x || (size_t)(x - optarg) >= sizeof w) goto bad;
-            snprintf(w, sizeof w, "%.*s", (int)(x - optarg), optarg);
-            if (parse_int(w, 200, 10000, &o.width) || parse_int(x + 1, 150, 10000, &o.height)) goto bad;
-            break;
-        }
-        case 'F': if (parse_int(optarg, 1, 200, &o.font_size)) goto bad; break;
-        case 'g': o.gnuplot = optarg; break;
-        case 'n': o.render = 0; break;
-        default: return cli_other_option(ch, "plot", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("out", &out), .short_name = 'o'},
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id")},
+        {CLI_LIST("format", &o.formats, gs_plot_parse_formats, "")},
+        {CLI_CALL("size", size_option, &o)},
+        {CLI_INTEGER("font-size", &o.font_size, 1, 200, "a size")},
+        {CLI_STRING("gnuplot", &o.gnuplot)},
+        {CLI_CLEAR("no-render", &o.render)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"plot", help, bad_value}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (optind != argc - 1) {
         fprintf(stderr, "gpnscope plot: %s\n%s", optind >= argc ? "no store FILE given" : "more than one FILE given", help);
         return 2;
@@ -144,7 +128,4 @@ int cmd_plot(int argc, char **argv) {
         printf("rendered %d figures of run %lld into %s; report: %s/report.md, %s/report.html\n", r.n_figures, run, out,
                out, out);
     return 0;
-bad:
-    fprintf(stderr, "gpnscope plot: bad value '%s' for --%s\n%s", optarg, li >= 0 ? opts[li].name : "?", help);
-    return 2;
 }

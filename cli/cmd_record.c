@@ -4,8 +4,7 @@
  * unigram counts and the run's metadata. Writes are batched per group of
  * windows; SIGINT stops after the current group; --resume continues. */
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,57 +74,44 @@ static const char *help =
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 
+/* A bad integer is reported as the other usage errors are, through
+ * gs_error and the job's one report (rank 0's), not printed by each rank. */
+static int integer_refused;
+static void refuse_integer(const char *cmd, const cli_opt *row, const char *text) {
+    (void)cmd;
+    gs_fail("--%s '%s': expected a non-negative integer", row->name, text);
+    integer_refused = 1;
+}
+
+/* 0, or 1 after the help, 3 after a printed line, -1 with gs_error() */
 static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
     gs_record_opts_default(o);
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},     {"tokenizer", required_argument, 0, 't'},
-        {"corpus", required_argument, 0, 'c'},    {"db", required_argument, 0, 'd'},
-        {"seq-len", required_argument, 0, 'L'},   {"windows", required_argument, 0, 'n'},
-        {"skip", required_argument, 0, 'k'},      {"sample", required_argument, 0, 'S'},
-        {"seed", required_argument, 0, 's'},      {"batch", required_argument, 0, 'b'},
-        {"states", required_argument, 0, 'x'},    {"positions", required_argument, 0, 'p'},
-        {"sites", required_argument, 0, 'X'},
-        {"dtype", required_argument, 0, 'y'},     {"field", required_argument, 0, 'f'},
-        {"separator", required_argument, 0, 'e'}, {"device", required_argument, 0, 'D'},
-        {"precision", required_argument, 0, 'P'}, {"resume", no_argument, 0, 'r'},          {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    int ch, li = -1;
-    cli_options_start();
-    while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
-        char *end = NULL;
-        long long v = 0;
-        if (strchr("LnkSsb", ch)) {
-            errno = 0;
-            v = strtoll(optarg, &end, 10);
-            if (errno || *end || end == optarg || v < 0)
-                return gs_fail("--%s '%s': expected a non-negative integer", li >= 0 ? opts[li].name : "?", optarg);
-        }
-        li = -1;
-        switch (ch) {
-        case 'm': o->model = optarg; break;
-        case 't': o->tokenizer = optarg; break;
-        case 'c': o->corpus = optarg; break;
-        case 'd': o->db = optarg; break;
-        case 'L': o->seq_len = v; break;
-        case 'n': o->windows = v; break;
-        case 'k': o->skip = v; break;
-        case 'S': o->sample = v; break;
-        case 's': o->seed = (uint64_t)v; break;
-        case 'b': o->batch = (int)v; break;
-        case 'x': o->states = optarg; o->states_given = 1; break;
-        case 'X': o->sites = optarg; break;
-        case 'p': o->positions = optarg; break;
-        case 'y': o->dtype = optarg; break;
-        case 'f': o->field = optarg; break;
-        case 'e': o->separator = optarg; break;
-        case 'D': o->device = optarg; break;
-        case 'P': o->precision = optarg; break;
-        case 'r': o->resume = 1; break;
-        case 'q': *quiet = 1; break;
-        case 'h': fputs(help, stdout); return 1;
-        default: cli_bad_option("record", opts, argv); return 3; /* printed */
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("model", &o->model)},
+        {CLI_STRING("tokenizer", &o->tokenizer)},
+        {CLI_STRING("corpus", &o->corpus)},
+        {CLI_STRING("db", &o->db)},
+        {CLI_INTEGER("seq-len", &o->seq_len, 0, INT64_MAX, "")},
+        {CLI_INTEGER("windows", &o->windows, 0, INT64_MAX, "")},
+        {CLI_INTEGER("skip", &o->skip, 0, INT64_MAX, "")},
+        {CLI_INTEGER("sample", &o->sample, 0, INT64_MAX, "")},
+        {CLI_INTEGER("seed", &o->seed, 0, INT64_MAX, "")},
+        {CLI_INTEGER("batch", &o->batch, 0, INT_MAX, "")},
+        {CLI_STRING("states", &o->states), .seen = &o->states_given},
+        {CLI_STRING("positions", &o->positions)},
+        {CLI_STRING("sites", &o->sites)},
+        {CLI_STRING("dtype", &o->dtype)},
+        {CLI_STRING("field", &o->field)},
+        {CLI_STRING("separator", &o->separator)},
+        {CLI_STRING("device", &o->device)},
+        {CLI_STRING("precision", &o->precision)},
+        {CLI_FLAG("resume", &o->resume)},
+        {CLI_FLAG("quiet", quiet)},
+        {0}};
+    integer_refused = 0;
+    int parsed = cli_parse_options(&(cli_command_opts){"record", help, refuse_integer}, opts, argc, argv);
+    if (parsed == 0) return 1;                      /* --help */
+    if (parsed != CLI_GO_ON) return integer_refused ? -1 : 3; /* 3: printed */
     if (optind != argc) return gs_fail("unexpected argument '%s' (see --help)", argv[optind]);
     if (!o->model || !o->corpus || !o->db) return gs_fail("--model, --corpus and --db are required (see --help)");
     if (o->seq_len < 2) return gs_fail("--seq-len %lld: at least 2", (long long)o->seq_len);

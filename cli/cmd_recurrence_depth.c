@@ -1,7 +1,6 @@
 /* gpnscope recurrence-depth FILE: how far back each layer's attention
  * reaches, from a run's recorded attention patterns (analyses/recurrence_depth.c). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,19 +59,9 @@ static void print_json(const gs_recurrence_depth *r, long long run) {
 int cmd_recurrence_depth(int argc, char **argv) {
     long long run = 0;
     int json = 0;
-    static const struct option opts[] = {
-        {"run", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int ch, li = -1;
-    cli_options_start();
-    while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
-        switch (ch) {
-        case 'r':
-            if (cli_int_option("recurrence-depth", "run", optarg, 1, INT64_MAX, "a run id (1 or more)", &run)) return 2;
-            break;
-        case 'j': json = 1; break;
-        default: return cli_other_option(ch, "recurrence-depth", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {{CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (1 or more)")}, {CLI_FLAG("json", &json)}, {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"recurrence-depth", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (optind != argc - 1) {
         fputs(help, stderr);
         return 2;

@@ -1,7 +1,6 @@
 /* gpnscope shard: tokenize a text or JSONL corpus once into the companion's
  * token-shard format (data_XXXX.bin + index + meta.json), which the trainer,
  * record and eval read memory-mapped with no tokenizer. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,35 +26,24 @@ static const char *help =
     "  --no-bos           do not start documents with BOS\n"
     "  --shard-tokens N   start a new shard after N tokens (default 500000000)\n";
 
+static void shard_bad_integer(const char *cmd, const cli_opt *row, const char *text) {
+    fprintf(stderr, "gpnscope %s: --%s '%s': %s\n", cmd, row->name, text, row->what);
+}
+
 int cmd_shard(int argc, char **argv) {
     const char *tok_path = NULL, *corpus_path = NULL, *out = NULL;
     corpus_options co;
     corpus_options_default(&co);
     long long shard_tokens = 0;
-    static const struct option opts[] = {
-        {"tokenizer", required_argument, 0, 't'}, {"corpus", required_argument, 0, 'c'},
-        {"out", required_argument, 0, 'o'},       {"field", required_argument, 0, 'f'},
-        {"separator", required_argument, 0, 's'}, {"no-bos", no_argument, 0, 'B'},
-        {"shard-tokens", required_argument, 0, 'n'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 't': tok_path = optarg; break;
-        case 'c': corpus_path = optarg; break;
-        case 'o': out = optarg; break;
-        case 'f': co.field = optarg; break;
-        case 's': co.separator = optarg; break;
-        case 'B': co.add_bos = 0; break;
-        case 'n': {
-            char *end;
-            shard_tokens = strtoll(optarg, &end, 10);
-            if (*end || shard_tokens < 1) { fprintf(stderr, "gpnscope shard: --shard-tokens '%s': a positive integer\n", optarg); return 2; }
-            break;
-        }
-        default: return cli_other_option(ch, "shard", help, opts, argv);
-        }
-    }
+    int no_bos = 0;
+    const cli_opt opts[] = {
+        {CLI_STRING("tokenizer", &tok_path)}, {CLI_STRING("corpus", &corpus_path)}, {CLI_STRING("out", &out)},
+        {CLI_STRING("field", &co.field)},     {CLI_STRING("separator", &co.separator)}, {CLI_FLAG("no-bos", &no_bos)},
+        {CLI_INTEGER("shard-tokens", &shard_tokens, 1, INT64_MAX, "a positive integer")},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"shard", help, shard_bad_integer}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    if (no_bos) co.add_bos = 0;
     if (!tok_path || !corpus_path || !out || optind != argc) { fputs(help, stderr); return 2; }
     co.seq_len = 2; /* every window is irrelevant here; any corpus of >= 2 tokens opens */
     gpn_tokenizer *tok = tokenizer_load(tok_path);

@@ -1,6 +1,5 @@
 /* gpnscope sql FILE "QUERY" [--csv|--json] [--write]: run SQL on a store with
  * the vector functions loaded; print an aligned table, CSV or JSON. */
-#include <getopt.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -216,25 +215,16 @@ static int print_statement(sqlite3_stmt *s, int mode, int *printed_before) {
 }
 
 int cmd_sql(int argc, char **argv) {
-    int mode = OUT_TABLE, write = 0;
-    static const struct option opts[] = {{"csv", no_argument, 0, 'c'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"write", no_argument, 0, 'w'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        if (ch == 'c' || ch == 'j') {
-            int m = ch == 'c' ? OUT_CSV : OUT_JSON;
-            if (mode != OUT_TABLE && mode != m) {
-                fprintf(stderr, "gpnscope sql: choose one of --csv and --json\n");
-                return 2;
-            }
-            mode = m;
-        } else if (ch == 'w') write = 1;
-        else if (ch == 'h') { fputs(help, stdout); return 0; }
-        else return cli_bad_option("sql", opts, argv);
+    int write = 0;
+    int csv = 0, json = 0;
+    const cli_opt opts[] = {{CLI_FLAG("csv", &csv)}, {CLI_FLAG("json", &json)}, {CLI_FLAG("write", &write)}, {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"sql", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    if (csv && json) {
+        fprintf(stderr, "gpnscope sql: choose one of --csv and --json\n");
+        return 2;
     }
+    int mode = csv ? OUT_CSV : json ? OUT_JSON : OUT_TABLE;
     if (optind != argc - 2) { fputs(help, stderr); return 2; }
     const char *path = argv[optind], *query = argv[optind + 1];
     store *st = store_open(path, write ? STORE_WRITE : STORE_READ);

@@ -1,6 +1,5 @@
 /* gpnscope steer: add c u to the state and measure NLL and top-1 (analyses/steering.h). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,44 +68,25 @@ static cJSON *point_json(const gs_steer_point *p, const gpn_tokenizer *tok) {
 int cmd_steer(int argc, char **argv) {
     const char *corpus_path = NULL, *direction = NULL, *from = NULL, *tok_path = NULL, *out = NULL, *plot = NULL,
                *c_list = NULL, *scope = "carry";
-    long long run = 0, v, seq_len = 128, windows = 16, skip = 0, from_pos = 0;
+    long long run = 0, seq_len = 128, windows = 16, skip = 0, from_pos = 0;
     int json = 0, batch = 16;
-    enum { O_CORPUS = 256, O_DIR, O_FROM, O_RUN, O_C, O_FROMPOS, O_SCOPE, O_SEQ, O_WIN, O_SKIP, O_TOK, O_BATCH,
-           O_STORE, O_PLOT, O_JSON };
-    static const struct option opts[] = {
-        {"corpus", required_argument, 0, O_CORPUS}, {"direction", required_argument, 0, O_DIR},
-        {"from", required_argument, 0, O_FROM},     {"run", required_argument, 0, O_RUN},
-        {"c", required_argument, 0, O_C},           {"from-position", required_argument, 0, O_FROMPOS},
-        {"scope", required_argument, 0, O_SCOPE},   {"seq-len", required_argument, 0, O_SEQ},
-        {"windows", required_argument, 0, O_WIN},   {"skip", required_argument, 0, O_SKIP},
-        {"tokenizer", required_argument, 0, O_TOK}, {"batch", required_argument, 0, O_BATCH},
-        {"store", required_argument, 0, O_STORE},   {"plot", required_argument, 0, O_PLOT},
-        {"json", no_argument, 0, O_JSON},           {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case O_CORPUS: corpus_path = optarg; break;
-        case O_DIR: direction = optarg; break;
-        case O_FROM: from = optarg; break;
-        case O_C: c_list = optarg; break;
-        case O_SCOPE: scope = optarg; break;
-        case O_TOK: tok_path = optarg; break;
-        case O_STORE: out = optarg; break;
-        case O_PLOT: plot = optarg; break;
-        case O_JSON: json = 1; break;
-        case O_RUN: if (cli_int_option("steer", "run", optarg, 1, INT64_MAX, "a run id (a positive integer)", &run)) return 2; break;
-        case O_FROMPOS: if (cli_int_option("steer", "from-position", optarg, 0, 1 << 24, "a position >= 0", &from_pos)) return 2; break;
-        case O_SEQ: if (cli_int_option("steer", "seq-len", optarg, 1, 1 << 20, "a window length >= 1", &seq_len)) return 2; break;
-        case O_WIN: if (cli_int_option("steer", "windows", optarg, 1, INT64_MAX, "a number of windows >= 1", &windows)) return 2; break;
-        case O_SKIP: if (cli_int_option("steer", "skip", optarg, 0, INT64_MAX, "a number of windows >= 0", &skip)) return 2; break;
-        case O_BATCH:
-            if (cli_int_option("steer", "batch", optarg, 1, 4096, "a batch between 1 and 4096", &v)) return 2;
-            batch = (int)v;
-            break;
-        default: return cli_other_option(ch, "steer", help, opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        /* what to steer with, and how much */
+        {CLI_STRING("corpus", &corpus_path)}, {CLI_STRING("direction", &direction)}, {CLI_STRING("from", &from)},
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_STRING("c", &c_list)}, {CLI_STRING("scope", &scope)},
+        {CLI_INTEGER("from-position", &from_pos, 0, 1 << 24, "a position >= 0")},
+        /* the windows */
+        {CLI_INTEGER("seq-len", &seq_len, 1, 1 << 20, "a window length >= 1")},
+        {CLI_INTEGER("windows", &windows, 1, INT64_MAX, "a number of windows >= 1")},
+        {CLI_INTEGER("skip", &skip, 0, INT64_MAX, "a number of windows >= 0")},
+        {CLI_INTEGER("batch", &batch, 1, 4096, "a batch between 1 and 4096")},
+        /* the outputs */
+        {CLI_STRING("tokenizer", &tok_path)}, {CLI_STRING("store", &out)}, {CLI_STRING("plot", &plot)},
+        {CLI_FLAG("json", &json)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"steer", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (argc - optind != 1 || !corpus_path || !direction || !c_list) {
         fprintf(stderr, "gpnscope steer: %s (see gpnscope steer --help)\n",
                 argc - optind != 1 ? "give one MODEL" : !corpus_path ? "--corpus is required"

@@ -1,6 +1,5 @@
 /* gpnscope tasks: list the regular-language tasks, or print examples of
  * one (input string and label), as text or JSON. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,33 +78,18 @@ static int print_examples(const gs_task *task, int length, int count, unsigned l
 }
 
 int cmd_tasks(int argc, char **argv) {
-    static const struct option opts[] = {{"list", no_argument, 0, 'L'},       {"json", no_argument, 0, 'j'},
-                                         {"length", required_argument, 0, 'n'}, {"count", required_argument, 0, 'k'},
-                                         {"seed", required_argument, 0, 's'},   {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int list = 0, json = 0, example_options = 0, c;
+    int list = 0, json = 0, example_options = 0;
     long long length = 12, count = 10, seed = 0;
-    cli_options_start();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'L': list = 1; break;
-        case 'j': json = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        case 'n':
-            example_options = 1; /* range checked by the task, which knows its own rule */
-            if (cli_int_option("tasks", "length", optarg, -1000000, 1000000, "a length", &length)) return 2;
-            break;
-        case 'k':
-            example_options = 1;
-            if (cli_int_option("tasks", "count", optarg, 1, 100000, "a count in 1..100000", &count)) return 2;
-            break;
-        case 's':
-            example_options = 1;
-            if (cli_int_option("tasks", "seed", optarg, 0, 9007199254740992LL, "a seed >= 0", &seed)) return 2;
-            break;
-        default: return cli_bad_option("tasks", opts, argv);
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_FLAG("list", &list)},
+        {CLI_FLAG("json", &json)},
+        /* range checked by the task, which knows its own rule */
+        {CLI_INTEGER("length", &length, -1000000, 1000000, "a length"), .seen = &example_options},
+        {CLI_INTEGER("count", &count, 1, 100000, "a count in 1..100000"), .seen = &example_options},
+        {CLI_INTEGER("seed", &seed, 0, 9007199254740992LL, "a seed >= 0"), .seen = &example_options},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"tasks", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (optind < argc - 1) {
         fprintf(stderr, "gpnscope tasks: one task name at most, got '%s' and '%s'\n", argv[optind], argv[optind + 1]);
         return 2;

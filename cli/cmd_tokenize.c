@@ -1,6 +1,5 @@
 /* gpnscope tokenize: text on stdin -> token ids (or pieces), one output line
  * per input line. This exact format is what other tools compare against. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,24 +66,15 @@ static int decode_line(const gpn_tokenizer *t, char *line, size_t lineno) {
 int cmd_tokenize(int argc, char **argv) {
     const char *tok_path = NULL;
     int pieces = 0, decode = 0;
-    tokenizer_invalid_utf8 mode = TOKENIZER_INVALID_REPLACE;
-    static const struct option opts[] = {{"tokenizer", required_argument, 0, 't'}, {"pieces", no_argument, 0, 'p'},
-                                         {"decode", no_argument, 0, 'd'},          {"invalid-utf8", required_argument, 0, 'u'},
-                                         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        switch (ch) {
-        case 't': tok_path = optarg; break;
-        case 'p': pieces = 1; break;
-        case 'd': decode = 1; break;
-        case 'u':
-            if (!strcmp(optarg, "replace")) mode = TOKENIZER_INVALID_REPLACE;
-            else if (!strcmp(optarg, "bytes")) mode = TOKENIZER_INVALID_BYTES;
-            else { fprintf(stderr, "gpnscope tokenize: --invalid-utf8 takes 'replace' or 'bytes', not '%s'\n", optarg); return 2; }
-            break;
-        default: return cli_other_option(ch, "tokenize", help, opts, argv);
-        }
-    }
+    static const char *const modes[] = {"replace", "bytes", NULL};
+    int mode_index = 0;
+    const cli_opt opts[] = {
+        {CLI_STRING("tokenizer", &tok_path)}, {CLI_FLAG("pieces", &pieces)}, {CLI_FLAG("decode", &decode)},
+        {CLI_CHOICE("invalid-utf8", &mode_index, modes, "'replace' or 'bytes'")},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"tokenize", help, NULL}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
+    tokenizer_invalid_utf8 mode = mode_index ? TOKENIZER_INVALID_BYTES : TOKENIZER_INVALID_REPLACE;
     if (optind != argc || (pieces && decode)) { fputs(help, stderr); return 2; }
     if (!tok_path) tok_path = cli_default_tokenizer();
     if (!tok_path) {

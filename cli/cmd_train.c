@@ -1,9 +1,9 @@
 /* gpnscope train --config FILE [--resume CKPT] [--bptt K] ...: train a GPN /
  * GPN+M with BPTT, or a Transformer++ / GDN baseline (engine/train/train.h). SIGINT finishes the current step, writes
  * a checkpoint and exits with 130; a second SIGINT stops at once. */
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,44 +54,26 @@ static void on_sigint(int sig) {
     signal(SIGINT, SIG_DFL); /* a second Ctrl-C stops at once */
 }
 
-static int parse_long(const char *s, long lo, long *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < lo) return -1;
-    *out = v;
-    return 0;
+static void train_bad_integer(const char *cmd, const cli_opt *row, const char *text) {
+    fprintf(stderr, "gpnscope %s: --%s needs %s, got '%s'\n", cmd, row->name, row->what, text);
 }
 
 int cmd_train(int argc, char **argv) {
     const char *config = NULL, *resume = NULL, *out = NULL;
     long bptt = -1, steps = -1, run_steps = -1, threads = -1;
     int quiet = 0;
-    static const struct option opts[] = {
-        {"config", required_argument, 0, 'c'}, {"resume", required_argument, 0, 'r'},
-        {"bptt", required_argument, 0, 'b'},   {"out", required_argument, 0, 'o'},
-        {"steps", required_argument, 0, 's'},  {"run-steps", required_argument, 0, 'n'},
-        {"threads", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    cli_options_start();
-    for (int ch; (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-        int bad = 0;
-        switch (ch) {
-        case 'c': config = optarg; break;
-        case 'r': resume = optarg; break;
-        case 'o': out = optarg; break;
-        case 'b': bad = parse_long(optarg, 0, &bptt); break;
-        case 's': bad = parse_long(optarg, 1, &steps); break;
-        case 'n': bad = parse_long(optarg, 1, &run_steps); break;
-        case 't': bad = parse_long(optarg, 0, &threads); break;
-        case 'q': quiet = 1; break;
-        default: return cli_other_option(ch, "train", help, opts, argv);
-        }
-        if (bad) {
-            fprintf(stderr, "gpnscope train: --%s needs a non-negative integer, got '%s'\n",
-                    ch == 'b' ? "bptt" : ch == 's' ? "steps" : ch == 'n' ? "run-steps" : "threads", optarg);
-            return 2;
-        }
-    }
+    const cli_opt opts[] = {
+        {CLI_STRING("config", &config)},
+        {CLI_STRING("resume", &resume)},
+        {CLI_INTEGER("bptt", &bptt, 0, LONG_MAX, "a non-negative integer")},
+        {CLI_STRING("out", &out)},
+        {CLI_INTEGER("steps", &steps, 1, LONG_MAX, "a non-negative integer")},
+        {CLI_INTEGER("run-steps", &run_steps, 1, LONG_MAX, "a non-negative integer")},
+        {CLI_INTEGER("threads", &threads, 0, LONG_MAX, "a non-negative integer")},
+        {CLI_FLAG("quiet", &quiet)},
+        {0}};
+    int parsed = cli_parse_options(&(cli_command_opts){"train", help, train_bad_integer}, opts, argc, argv);
+    if (parsed != CLI_GO_ON) return parsed;
     if (!config || optind != argc) {
         fprintf(stderr, "gpnscope train: %s\n", config ? "unexpected argument" : "--config FILE is required");
         fputs(help, stderr);

@@ -1,6 +1,5 @@
 #include "cli/options.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,53 +7,6 @@
 
 #include "base/error.h"
 #include "base/text.h"
-
-int cli_bad_option(const char *cmd, const struct option *opts, char **argv) {
-    /* getopt leaves the offending word at argv[optind - 1] (a value-less
-     * option at the end too); optopt is its character, or a long option's
-     * val when it lacks a value, or 0 for an unknown long option */
-    const char *word = optind > 0 ? argv[optind - 1] : "?";
-    if (optopt) {
-        for (const struct option *o = opts; o && o->name; o++)
-            if (o->val == optopt && o->has_arg == required_argument &&
-                (!strncmp(word, "--", 2) ? !strncmp(word + 2, o->name, strlen(word + 2)) : 1)) {
-                fprintf(stderr, "gpnscope %s: --%s needs a value (see gpnscope %s --help)\n", cmd, o->name, cmd);
-                return 2;
-            }
-        if (strncmp(word, "--", 2)) {
-            fprintf(stderr, "gpnscope %s: unknown option '-%c' (see gpnscope %s --help)\n", cmd, optopt, cmd);
-            return 2;
-        }
-    }
-    fprintf(stderr, "gpnscope %s: unknown option '%s' (see gpnscope %s --help)\n", cmd, word, cmd);
-    return 2;
-}
-
-void cli_options_start(void) {
-    optind = 1;
-    opterr = 0;
-}
-
-int cli_other_option(int ch, const char *cmd, const char *help, const struct option *opts, char **argv) {
-    if (ch == 'h') {
-        fputs(help, stdout);
-        return 0;
-    }
-    return cli_bad_option(cmd, opts, argv);
-}
-
-int cli_int_option(const char *cmd, const char *name, const char *text, long long lo, long long hi, const char *what,
-                   long long *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (!*text || *end || errno || v < lo || v > hi) {
-        fprintf(stderr, "gpnscope %s: --%s wants %s, got '%s'\n", cmd, name, what, text);
-        return 2;
-    }
-    *out = v;
-    return 0;
-}
 
 int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock) {
     const char *path = store_path(st);

@@ -1,31 +1,13 @@
 /* What the commands share about their options and the run they work on:
- * one-line messages for a bad option, and the choice of run. */
+ * the option table (cli/option_table.h), the choice of run, the default
+ * tokenizer. */
 #ifndef GS_CLI_OPTIONS_H
 #define GS_CLI_OPTIONS_H
 
-#include <getopt.h>
-
+#include "cli/option_table.h"
 #include "cli/progress.h"
 #include "store/lock.h"
 #include "store/store.h"
-
-/* Call on getopt_long's '?' or ':': prints one line naming the option that
- * is unknown or lacks its value ("gpnscope CMD: unknown option '--x' (see
- * gpnscope CMD --help)") and returns 2, the usage exit status. Set opterr =
- * 0 before parsing so that getopt prints nothing itself. */
-int cli_bad_option(const char *cmd, const struct option *opts, char **argv);
-/* Before a command's getopt_long loop: start again at argv[1] (the demo runs
- * commands one after another in one process) and keep getopt quiet, since
- * cli_bad_option prints the one line. */
-void cli_options_start(void);
-/* The `default:` case of a command's option switch: 'h' prints help on
- * stdout and returns 0; anything else is cli_bad_option's (2). */
-int cli_other_option(int ch, const char *cmd, const char *help, const struct option *opts, char **argv);
-
-/* An integer option's value in [lo, hi]: 0, or prints "gpnscope CMD: --NAME
- * wants WHAT, got 'TEXT'" and returns 2. */
-int cli_int_option(const char *cmd, const char *name, const char *text, long long lo, long long hi, const char *what,
-                   long long *out);
 
 /* The run a command that changes the store works on (analyze, ablate):
  * *run > 0 names it; 0 picks the newest complete run. An unfinished run

@@ -6,9 +6,9 @@
 #include "cli/options.h"
 
 static store *open_run(const char *cmd, int argc, char **argv, int file_arg, long long *run, store_lock **lock, int *status) {
-    if (file_arg != argc - 1) {
-        fprintf(stderr, "gpnscope %s: %s (see gpnscope %s --help)\n", cmd,
-                file_arg >= argc ? "no store FILE given" : "one store FILE only", cmd);
+    const char *usage = cli_one_store_file(argc, file_arg);
+    if (usage) {
+        fprintf(stderr, "gpnscope %s: %s (see gpnscope %s --help)\n", cmd, usage, cmd);
         *status = 2;
         return NULL;
     }
