@@ -9,9 +9,11 @@
  *    the pending logits the window left;
  * 2. step 3, window 70, step 2, window 9: the same NLLs as 84 steps (the
  *    cache, the positions and the pending logits carry both ways);
- * 3. with the buffers' budget cut (tpp_window_set_bytes) so that a window
- *    runs in pieces (of 40 tokens: not whole query blocks; of 64; of 1), 1
- *    and 2 again: the same numbers;
+ * 3. with the buffers' budget cut (tpp_window_set_bytes) to 3 x 40 and
+ *    3 x 64 rows, so that windows at batch 3 run in pieces of 40 tokens (not
+ *    whole query blocks) and of 64 (at batch 1: 64, and whole), 1 and 2
+ *    again; and to one row, pieces of 1 token, a window of 130 at batch 3:
+ *    the same numbers;
  * 4. a window refuses with a hook set, and a token outside the vocabulary. */
 #include "engine/arch/tpp/tpp.h"
 #include "window_check.h"
