@@ -18,16 +18,25 @@
  * the Transformer's heads and FFN width nor GDN's FFN width; the output says
  * so and prints the parameter counts. A Transformer step's cost grows with
  * its position, so its rows are timed at a context length (the demo's window,
- * 1024, and 2048; 64 with --quick) after stepping the engine there, and the
+ * 1024, and 2048; 64 with --quick) after filling the cache there, and the
  * attention's own FLOPs (4 T d per layer per token: scores and the weighted
  * sum of values) are counted beside the GEMMs'. Batches whose KV cache would
- * pass --kv-gb (default 16) are skipped, saying so.
+ * pass --kv-gb (default 16) are skipped, saying so. The cache is filled by
+ * the window path (gpn_engine_window over the context, the same cache the
+ * steps would leave, in a fraction of their time), and that window is timed:
+ * a Transformer model has a second line per batch, "window (prefill, as eval
+ * runs)": B windows of the context from position 0 (the path `gpnscope eval`
+ * takes, engine/arch/tpp/tpp_window.c) against the step's products with M =
+ * B x context rows (the head in the engine's blocks of 256 rows) and, as a
+ * second ceiling, with the window's attention FLOPs (2 (T + 1) d per layer
+ * per token on average: 4 (t + 1) d at position t) at the GEMMs' rate.
  *
  * A GDN model has a second line per batch, "window (chunked, as eval runs)":
  * gpn_engine_window over B sequences of 64 tokens (the path `gpnscope eval`
  * takes, engine/arch/gdn/gdn_window.c) against the same products with M =
  * B x 64 rows (the lm_head in the engine's blocks of 256 rows), timed in the
- * same run, and the ratio.
+ * same run, and the ratio. Both window ceilings time at most 4096 of their
+ * rows (bench_window: the GEMMs' rate no longer grows there).
  *
  * usage: bench_engine [--quick] [--batches B,B,...] [--context T] [--tpp-ffn N] [--kv-gb G] [--only gpn|tpp|gdn]
  *                     [--cpu-time] [MODEL.safetensors ...]
@@ -172,17 +181,47 @@ static double gemv_seconds_per_step(const gpn_config *c, int reps, double *bytes
     return best;
 }
 
-/* The best time of one step over `steps`, after stepping every sequence to
- * position `ctx` (a transformer's context; 0 elsewhere) and one warm-up. */
-static double engine_seconds_per_step(const gpn_model *m, int B, int steps, int ctx) {
+/* Every sequence to position `ctx` (a transformer's context): through the
+ * window path where the engine has one, `runs` times from position 0, the
+ * best run's time into *window_s (what eval pays for B windows of ctx
+ * tokens; the first run also allocates the caches and buffers), else by
+ * stepping (*window_s = 0). The window leaves the cache as the steps would. */
+static void fill_context(gpn_engine *e, const gpn_model *m, int B, int ctx, int runs, double *window_s) {
+    *window_s = 0;
+    if (ctx < 1) return;
+    int32_t *tok = malloc((size_t)B * ctx * sizeof *tok);
+    float *nll = malloc((size_t)B * ctx * sizeof *nll);
+    if (!tok || !nll) { fprintf(stderr, "bench_engine: out of memory\n"); exit(1); }
+    if (gpn_engine_has_window(e)) {
+        double best = 1e30;
+        for (int r = 0; r < runs; r++) {
+            for (long i = 0; i < (long)B * ctx; i++) tok[i] = (int32_t)(uniform() * m->cfg.V);
+            gpn_engine_reset(e);
+            double t0 = now();
+            if (gpn_engine_window(e, tok, B, ctx, nll)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+            double t = now() - t0;
+            if (t < best) best = t;
+        }
+        *window_s = best;
+    } else
+        for (int t = 0; t < ctx; t++) {
+            for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
+            if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+        }
+    free(tok), free(nll);
+}
+
+/* The best time of one step over `steps`, after filling every sequence's
+ * context to position `ctx` (0 but for a transformer: fill_context, its
+ * window's time into *window_s) and one warm-up. */
+static double engine_seconds_per_step(const gpn_model *m, int B, int steps, int ctx, int window_runs, double *window_s) {
     gpn_engine *e = gpn_engine_new(m, B);
     if (!e) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
     gpn_engine_reset(e);
+    fill_context(e, m, B, ctx, window_runs, window_s);
     int32_t *tok = malloc((size_t)B * sizeof *tok);
-    for (int t = 0; t <= ctx; t++) { /* the context, then the warm-up */
-        for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
-        if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
-    }
+    for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V); /* the warm-up */
+    if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
     double best = 1e30;
     for (int s = 0; s < steps; s++) {
         for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
@@ -200,7 +239,7 @@ static double engine_seconds_per_step(const gpn_model *m, int B, int steps, int 
  * the zero state, of `runs` runs (the first also allocates the window's
  * buffers: page faults, a few ms against the seconds a run takes at B >= 64) */
 #define WINDOW_T 64 /* one of the delta rule's chunks: a longer window repeats its cost per chunk */
-#define WINDOW_HEAD_BLOCK 256 /* engine/arch/gdn/gdn_window.c's GDN_LM_BLOCK: its logits' rows at a time */
+#define WINDOW_HEAD_BLOCK 256 /* engine/arch/window_pass.h's GS_WINDOW_LM_BLOCK: the logits' rows at a time */
 static double engine_seconds_per_window(const gpn_model *m, int B, int runs) {
     gpn_engine *e = gpn_engine_new(m, B);
     int32_t *tok = malloc((size_t)B * WINDOW_T * sizeof *tok);
@@ -220,16 +259,31 @@ static double engine_seconds_per_window(const gpn_model *m, int B, int runs) {
     return best;
 }
 
-/* The window path's row beside the step's: tok/s of whole windows (as
- * `gpnscope eval` runs them) and the ceiling of its own GEMMs, the step's
- * products with M = B x WINDOW_T rows (the head in the engine's row blocks),
- * timed here. */
-static void bench_window(const gpn_model *m, int B, int runs) {
-    double flops = 0, tg = gemm_seconds(&m->cfg, B * WINDOW_T, WINDOW_HEAD_BLOCK, runs, &flops);
-    double te = engine_seconds_per_window(m, B, runs);
-    double tokens = (double)B * WINDOW_T;
-    printf("%6s %12.1f %12.1f %10.1f %12.2f   window (chunked, as eval runs): %d tokens per sequence\n", "", tokens / te,
-           tokens / tg, flops / tg / 1e9, tg / te, WINDOW_T);
+/* The window path's row beside the step's: tok/s of whole windows of T
+ * tokens (as `gpnscope eval` runs them; te: their time, measured by the
+ * caller, or 0 to time them here: GDN's windows of WINDOW_T) and the ceiling
+ * of its own GEMMs, the step's products with M = B x T rows (the head in the
+ * engine's row blocks), timed here on at most WINDOW_GEMM_ROWS of those rows:
+ * the rate, which no longer grows there (a Transformer's window runs in
+ * pieces of about that many rows, tpp_window.c; the full 65,536 rows at batch
+ * 64 and context 1024 would take minutes and gigabytes to tell the same).
+ * attn_per_token > 0 (a Transformer): its attention's FLOPs per token on
+ * average over the window, run at the GEMMs' measured rate as a second
+ * ceiling, as the step's rows do. */
+#define WINDOW_GEMM_ROWS 4096
+static void bench_window(const gpn_model *m, int B, int T, double te, int runs, double attn_per_token) {
+    long rows = (long)B * T;
+    int M = rows < WINDOW_GEMM_ROWS ? (int)rows : WINDOW_GEMM_ROWS;
+    double flops = 0, tg = gemm_seconds(&m->cfg, M, WINDOW_HEAD_BLOCK, runs, &flops) * ((double)rows / M);
+    if (te <= 0) te = engine_seconds_per_window(m, B, runs);
+    double tokens = (double)rows, gflops = flops * ((double)rows / M) / tg / 1e9;
+    if (attn_per_token > 0) {
+        double ta = tg + tokens * attn_per_token / (gflops * 1e9); /* the attention at the GEMMs' rate */
+        printf("%6s %12.1f %12.1f %10.1f %12.2f %14.1f %12.2f   window (prefill, as eval runs): %d tokens from "
+               "position 0\n", "", tokens / te, tokens / tg, gflops, tg / te, tokens / ta, ta / te, T);
+    } else
+        printf("%6s %12.1f %12.1f %10.1f %12.2f   window (chunked, as eval runs): %d tokens per sequence\n", "",
+               tokens / te, tokens / tg, gflops, tg / te, T);
 }
 
 static double kv_gb = 16; /* --kv-gb: the most KV cache a Transformer row may allocate */
@@ -270,8 +324,9 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
                    kv_bytes(c, B, ctx + steps) / 1e9, kv_gb);
             continue;
         }
-        double flops = 0, tg = gemm_seconds(c, B, 0, steps, &flops);
-        double te = engine_seconds_per_step(m, B, steps, ctx);
+        double flops = 0, tg = gemm_seconds(c, B, 0, steps, &flops), tw = 0;
+        int window_runs = quick || B >= 16 ? 1 : 3; /* B x ctx tokens a run */
+        double te = engine_seconds_per_step(m, B, steps, ctx, window_runs, &tw);
         if (ctx) {
             double ta = tg + B * attn_per_token / (flops / tg); /* the attention at the GEMMs' rate */
             printf("%6d %12.1f %12.1f %10.1f %12.2f %14.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
@@ -280,7 +335,9 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
             printf("%6d %12.1f %12.1f %10.1f %12.2f %8s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
                    goals && B >= 64 ? ">=0.80" : "");
         /* B x 64 tokens a run, best of 2 at least: the first run also faults in the window's new buffers */
-        if (c->arch == GPN_ARCH_GDN) bench_window(m, B, quick ? 1 : B >= 64 ? 2 : 3);
+        if (c->arch == GPN_ARCH_GDN) bench_window(m, B, WINDOW_T, 0, quick ? 1 : B >= 64 ? 2 : 3, 0);
+        /* the window that filled the step's cache: on average over it 2 (ctx + 1) d per layer per token */
+        if (tw > 0) bench_window(m, B, ctx, tw, window_runs, 2.0 * (ctx + 1) * c->d * c->n_layers);
         if (B == 1) {
             double bytes = 0, tv = gemv_seconds_per_step(c, steps, &bytes);
             printf("%6s batch 1: engine %.2f ms/token, weights streamed once by SGEMV %.2f ms (%.1f GB/s): ratio %.2f%s\n",
@@ -356,7 +413,8 @@ int main(int argc, char **argv) {
                  "                    [--only gpn|tpp|gdn] [--cpu-time] [MODEL.safetensors ...]\n"
                  "       bench_engine --engine-only B\n"
                  "  tokens/s of the engine's step beside the GEMM-only rate on the same shapes, measured in the same run\n"
-                 "  (and at batch 1 the weights streamed once by SGEMV); no models: the paper's 130M GPN+M, the\n"
+                 "  (and at batch 1 the weights streamed once by SGEMV; for GDN and the Transformer++ also the window\n"
+                 "  path, as eval runs it, beside its own GEMM-only rate); no models: the paper's 130M GPN+M, the\n"
                  "  reference fixtures and the paper's two baselines, with random weights\n"
                  "  --quick          batches 1 and 16 only, best of 2 steps, the Transformer at context 64\n"
                  "  --batches LIST   the batch sizes to time (default 1,16,64,256; at most 8)\n"
@@ -381,7 +439,8 @@ int main(int argc, char **argv) {
     if (profile_batch > 0) { /* for perf: the engine alone on the paper config */
         gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
         gpn_model *m = random_model(&paper);
-        double t = engine_seconds_per_step(m, profile_batch, 40, 0);
+        double tw;
+        double t = engine_seconds_per_step(m, profile_batch, 40, 0, 0, &tw);
         printf("batch %d: %.1f tok/s\n", profile_batch, profile_batch / t);
         gpn_model_free(m);
         return 0;

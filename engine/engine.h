@@ -65,8 +65,8 @@ int gpn_engine_step(gpn_engine *e, const int32_t *tokens, int B);
  * leave it (up to rounding: the window's products sum in another order), so
  * steps and windows may follow one another; gpn_engine_out and the sites
  * are not updated. For a backend with a window path (gpn_engine_has_window:
- * GDN's CPU engine, docs/engine.md), which runs whole windows as products of
- * B x T rows. Returns 0, or -1 with gs_error() (no window path, a hook set,
+ * the CPU engines of GDN and the Transformer++, docs/engine.md), which runs
+ * whole windows as products of B x T rows. Returns 0, or -1 with gs_error() (no window path, a hook set,
  * B out of range, T < 1, a token outside the vocabulary). */
 int gpn_engine_window(gpn_engine *e, const int32_t *tokens, int B, int T, float *nll);
 int gpn_engine_has_window(const gpn_engine *e);

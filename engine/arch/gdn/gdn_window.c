@@ -7,8 +7,8 @@
  * tokens where the step sweeps it twice per token. The row-wise pieces are
  * the step's own (gdn_cpu.h). Windows longer than GDN_WINDOW_ROWS / B tokens
  * run in pieces, the carried state passing from one to the next, so the
- * buffers stay bounded; the logits are made GDN_LM_BLOCK rows at a time (B x
- * T x V floats at once would be gigabytes). */
+ * buffers stay bounded; the passes, the logits and the NLLs are made as
+ * every window path makes them (engine/arch/window_pass.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "engine/arch/gdn/gdn_chunk.h"
 #include "engine/arch/gdn/gdn_cpu.h"
+#include "engine/arch/window_pass.h"
 #include "engine/cpu/kernel_math.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/parallel.h"
@@ -25,32 +26,29 @@
  * 27 KB, so 256 MB hold 9,600 rows; a pass takes at least one chunk of every
  * sequence whatever the budget (450 MB at batch 256 there) */
 #define GDN_WINDOW_BYTES (256L << 20)
-#define GDN_LM_BLOCK 256
 /* The pieces around the delta rule (the projections, norms, gates, SwiGLU,
- * the residual adds) run on blocks of this many rows, so only h, q | k | v,
- * a, beta, the gate and o (what the convolution and the delta rule need
- * whole) take a pass's B x T rows, and the block's temporaries (x,
- * attn_out, mlp_out, the MLP's two, final) take 1024: a pass's row is 6,924
- * floats at the paper's shape instead of 13,068. Blocks of 1024 rows run as
- * fast as whole passes; of 256, about 6% slower (the column-split GEMMs). */
+ * the residual adds, the final norm) run on blocks of this many rows, so
+ * only h, q | k | v, a, beta, the gate and o (what the convolution and the
+ * delta rule need whole) take a pass's B x T rows, and the block's
+ * temporaries (x, attn_out, mlp_out, the MLP's two, final) take 1024: a
+ * pass's row is 6,924 floats at the paper's shape instead of 13,068. Blocks
+ * of 1024 rows run as fast as whole passes; of 256, about 6% slower (the
+ * column-split GEMMs). */
 #define GDN_ROW_BLOCK 1024
-_Static_assert(GDN_LM_BLOCK <= GDN_ROW_BLOCK, "the head's blocks take their final norm in a row block's buffer");
+_Static_assert(GS_WINDOW_LM_BLOCK <= GDN_ROW_BLOCK, "the head's blocks take their final norm in a row block's buffer");
 
 struct gdn_window {
     long rows; /* the B x T' rows the pass's buffers hold; the blocks' hold GDN_ROW_BLOCK */
     gdn_rows r; /* h, qkv, a, beta, gate and o for the pass's rows; the rest a block's */
     float *convT; /* this layer's conv weights by tap: convT[j * C + ch] */
-    int32_t *tok, *targets, *top1;
-    float *logits, *nll, *entropy;
+    gs_window_rows io; /* the pass's tokens, the logits' blocks */
     float *arena;
 };
 
 void gdn_window_free(gdn_window *w) {
     if (!w) return;
     free(w->arena);
-    free(w->tok);
-    free(w->targets);
-    free(w->top1);
+    gs_window_rows_free(&w->io);
     free(w);
 }
 
@@ -72,14 +70,10 @@ static int reserve(gdn_cpu *e, long rows) {
     const gpn_config *c = &e->m->cfg;
     gdn_window *w = e->win = calloc(1, sizeof *w);
     if (!w) return gs_fail("out of memory for a Gated DeltaNet window");
-    size_t R = (size_t)rows, D = (size_t)c->d, S = GDN_LM_BLOCK, RB = GDN_ROW_BLOCK;
+    size_t R = (size_t)rows, D = (size_t)c->d, RB = GDN_ROW_BLOCK;
     size_t convT = (size_t)e->C * (size_t)c->conv;
-    w->arena = malloc((R * row_floats(e) + RB * block_row_floats(e) + GDN_LM_BLOCK * (size_t)c->V + 2 * S + convT) *
-                      sizeof(float));
-    w->tok = malloc(R * sizeof *w->tok);
-    w->targets = malloc(S * sizeof *w->targets);
-    w->top1 = malloc(S * sizeof *w->top1);
-    if (!w->arena || !w->tok || !w->targets || !w->top1) {
+    w->arena = malloc((R * row_floats(e) + RB * block_row_floats(e) + convT) * sizeof(float));
+    if (!w->arena || gs_window_rows_reserve(&w->io, rows, c->V)) {
         gdn_window_free(w);
         e->win = NULL;
         return gs_fail("out of memory for a Gated DeltaNet window of %ld rows", rows);
@@ -96,20 +90,15 @@ static int reserve(gdn_cpu *e, long rows) {
     for (size_t i = 0; i < sizeof block / sizeof *block; i++) *block[i] = p, p += RB * D;
     w->r.ffn_g = p, p += RB * c->f;
     w->r.ffn_u = p, p += RB * c->f;
-    w->logits = p, p += GDN_LM_BLOCK * (size_t)c->V;
-    w->nll = p, p += S;
-    w->entropy = p, p += S;
     w->convT = p;
     return 0;
 }
 
 typedef struct {
     gdn_cpu *e;
-    const int32_t *tokens; /* the caller's: B rows of T */
-    float *nll;            /* the caller's: B rows of T */
-    int B, T, piece;       /* tokens per pass */
-    int l, t0, n;          /* the layer and the pass's tokens [t0, t0 + n) */
-    int out_of_memory;     /* a convolution or delta-rule task found no scratch */
+    int B, n;          /* the pass's sequences and tokens of each */
+    int l;             /* the layer */
+    int out_of_memory; /* a convolution or delta-rule task found no scratch */
 } window_job;
 
 /* the rows [r0, r0 + GDN_ROW_BLOCK) as the step's pieces (gdn_cpu.h) take
@@ -243,65 +232,27 @@ static int layer(window_job *j, int l) {
     return 0;
 }
 
-/* the NLL of nb rows of logits against targets, into the caller's nll at the given offsets (skipped where < 0) */
-static void scatter_nll(window_job *j, const float *logits, int nb, const long *at) {
-    gdn_window *w = j->e->win;
-    logits_stats_pooled(logits, w->targets, nb, j->e->m->cfg.V, w->nll, w->entropy, w->top1);
-    for (int i = 0; i < nb; i++)
-        if (at[i] >= 0) j->nll[at[i]] = w->nll[i];
+/* the head over rows of the last residual: the final norm into a block's
+ * buffer, then lm_head (gs_window_report's blocks fit one: the assert above) */
+static void lm_head(const void *ctx, float *logits, const float *h, int rows) {
+    const gdn_cpu *e = ctx;
+    const gpn_config *c = &e->m->cfg;
+    gdn_rms_rows(e->win->r.final, h, e->norm_w, rows, c->d, c->norm_eps);
+    gdn_proj(e, logits, e->win->r.final, e->lm_head, rows, c->d, c->V);
 }
 
 /* one pass: tokens [t0, t0 + n) of every sequence */
-static int pass(window_job *j) {
+static int pass(void *ctx, const gs_window_run *run) {
+    window_job *j = ctx;
     gdn_cpu *e = j->e;
     gdn_window *w = e->win;
     const gpn_config *c = &e->m->cfg;
-    int B = j->B, n = j->n, D = c->d, V = c->V;
-    long R = (long)B * n, at[GDN_LM_BLOCK];
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < n; t++) w->tok[(size_t)b * n + t] = j->tokens[(size_t)b * j->T + j->t0 + t];
-    /* the pass's first token of each sequence: predicted by the carried logits,
-     * as the step reads them, NaN at a sequence's first token */
-    for (int b0 = 0; b0 < B; b0 += GDN_LM_BLOCK) {
-        int nb = B - b0 < GDN_LM_BLOCK ? B - b0 : GDN_LM_BLOCK;
-        for (int i = 0; i < nb; i++) {
-            int b = b0 + i;
-            w->targets[i] = w->tok[(size_t)b * n];
-            at[i] = (long)b * j->T + j->t0;
-            if (e->host->pos[b] + j->t0 == 0) j->nll[at[i]] = NAN, at[i] = -1;
-        }
-        scatter_nll(j, e->carry + (size_t)b0 * V, nb, at);
-    }
-    for (long i = 0; i < R; i++) memcpy(w->r.h + i * D, e->E + (size_t)w->tok[i] * D, (size_t)D * sizeof(float));
+    int D = c->d;
+    j->B = run->B, j->n = run->n;
+    gs_window_embed(run, e->E, D, w->r.h);
     for (int l = 0; l < c->n_layers; l++)
         if (layer(j, l)) return -1;
-    /* row (b, t) predicts token t + 1 of sequence b; the last row of each sequence becomes its carry */
-    for (long r0 = 0; r0 < R; r0 += GDN_LM_BLOCK) {
-        int nb = R - r0 < GDN_LM_BLOCK ? (int)(R - r0) : GDN_LM_BLOCK;
-        gdn_rms_rows(w->r.final, w->r.h + r0 * D, e->norm_w, nb, D, c->norm_eps);
-        gdn_proj(e, w->logits, w->r.final, e->lm_head, nb, D, V);
-        for (int i = 0; i < nb; i++) {
-            long row = r0 + i, b = row / n, t = row % n;
-            if (t + 1 < n) {
-                w->targets[i] = w->tok[row + 1];
-                at[i] = b * j->T + j->t0 + t + 1;
-            } else {
-                memcpy(e->carry + b * V, w->logits + (size_t)i * V, (size_t)V * sizeof(float));
-                w->targets[i] = 0, at[i] = -1;
-            }
-        }
-        scatter_nll(j, w->logits, nb, at);
-    }
-    return 0;
-}
-
-static int passes(void *ctx, int rows) {
-    window_job *j = ctx;
-    (void)rows;
-    for (j->t0 = 0; j->t0 < j->T; j->t0 += j->piece) {
-        j->n = j->T - j->t0 < j->piece ? j->T - j->t0 : j->piece;
-        if (pass(j)) return -1;
-    }
+    gs_window_report(run, w->r.h, D, c->V, e->carry, lm_head, e);
     return 0;
 }
 
@@ -311,7 +262,7 @@ int gdn_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) 
     long fit = GDN_WINDOW_BYTES / (long)(row_floats(e) * sizeof(float)) / B;
     int piece = fit >= T ? T : fit < GDN_CHUNK ? (T < GDN_CHUNK ? T : GDN_CHUNK) : (int)(fit - fit % GDN_CHUNK);
     if (reserve(e, (long)B * piece)) return -1;
-    window_job j = {e, tokens, nll, B, T, piece, 0, 0, 0, 0};
-    long rows = (long)B * piece;
-    return gs_gemm_pooled_step(rows > 1 << 30 ? 1 << 30 : (int)rows, &e->own_gemms, passes, &j);
+    window_job j = {e, B, 0, 0, 0};
+    gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->io, pass, &j, 0, 0};
+    return gs_window_run_passes(&run, &e->own_gemms);
 }

@@ -31,4 +31,9 @@ extern const gs_family gs_family_tpp;
 
 int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 
+/* The window path's buffer budget in bytes (tpp_window.c; 0: its default,
+ * 256 MB): windows whose B x T rows pass it run in pieces. For tests, which
+ * set it small to make the pieces. */
+void tpp_window_set_bytes(long bytes);
+
 #endif

@@ -4,36 +4,19 @@
  * by output columns over the engine's pool (engine/cpu/parallel_gemm.h, as
  * GPN's step). Attention is a loop over (sequence, head) pairs on that pool,
  * each two GEMVs over the sequence's KV cache. The cache grows as positions advance; a
- * sequence's logits wait in `pending` until the next step reports them. */
+ * sequence's logits wait in `pending` until the next step reports them.
+ * Whole windows (prefill) run in tpp_window.c on the same row-wise pieces
+ * (tpp_cpu.h). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/arch/attention.h"
-#include "engine/arch/tpp/tpp.h"
+#include "engine/arch/tpp/tpp_cpu.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
-
-typedef struct {
-    const float *norm_a, *W_q, *W_k, *W_v, *W_o, *norm_f, *w1, *w2;
-} tpp_layer;
-
-typedef struct {
-    gs_attn_cpu a; /* first: the shared backend entries take this state; caches [pos][n_layers][d] */
-    const gpn_model *m;
-    const gs_engine_host *host;
-    const float *E, *norm;
-    tpp_layer *layer;
-    float *xn, *q, *k, *v, *att, *out, *u, *g;
-    float *cos, *sin; /* B x Dh/2: this step's rotation of each sequence */
-    float *pattern;   /* B x H x GS_PATTERN_KEYS: the pattern site's rows */
-    float *pair_scores; /* max_batch x H rows of pair_stride: each (sequence, head) pair's weights */
-    int pair_stride;
-    int own_gemms;    /* this step's products split over the pool (parallel_gemm.h) */
-} tpp_cpu;
 
 static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int n, const char *name) {
     for (int i = 0; i < n; i++)
@@ -45,6 +28,7 @@ static void cpu_free(void *impl) {
     tpp_cpu *e = impl;
     if (!e) return;
     gs_attn_cpu_release(&e->a);
+    tpp_window_free(e->win);
     free(e->layer);
     free(e->pair_scores);
     free(e);
@@ -52,30 +36,32 @@ static void cpu_free(void *impl) {
 
 /* RoPE as the source: freq_i = 1 / 10000^(i / half) and the angle pos * freq_i,
  * both in float32 as torch computes its cache, so long windows round alike. */
-static void rope_tables(tpp_cpu *e, int B) {
+void tpp_rope_tables(const tpp_cpu *e, const tpp_rows *r, int B, int n, int t0) {
     int half = e->m->cfg.dk / 2;
-    for (int b = 0; b < B; b++) {
-        float p = (float)e->host->pos[b];
-        for (int i = 0; i < half; i++) {
-            float freq = 1.0f / powf(10000.0f, (float)i / (float)half);
-            float angle = p * freq;
-            e->cos[(size_t)b * half + i] = cosf(angle);
-            e->sin[(size_t)b * half + i] = sinf(angle);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < n; t++) {
+            float p = (float)(e->host->pos[b] + t0 + t);
+            size_t row = ((size_t)b * n + t) * half;
+            for (int i = 0; i < half; i++) {
+                float freq = 1.0f / powf(10000.0f, (float)i / (float)half);
+                float angle = p * freq;
+                r->cos[row + i] = cosf(angle);
+                r->sin[row + i] = sinf(angle);
+            }
         }
-    }
 }
 
 /* x * [c, c] + [-x2, x1] * [s, s] on each head of each row (x1, x2 its halves) */
-static void rope_apply(const tpp_cpu *e, float *x, int B) {
+static void rope_apply(const tpp_cpu *e, const tpp_rows *r, float *x, int rows) {
     int H = e->m->cfg.H, Dh = e->m->cfg.dk, half = Dh / 2;
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < rows; b++)
         for (int hd = 0; hd < H; hd++) {
-            float *r = x + (size_t)b * H * Dh + (size_t)hd * Dh;
-            const float *c = e->cos + (size_t)b * half, *s = e->sin + (size_t)b * half;
+            float *y = x + (size_t)b * H * Dh + (size_t)hd * Dh;
+            const float *c = r->cos + (size_t)b * half, *s = r->sin + (size_t)b * half;
             for (int i = 0; i < half; i++) {
-                float x1 = r[i], x2 = r[i + half];
-                r[i] = x1 * c[i] - x2 * s[i];
-                r[i + half] = x2 * c[i] + x1 * s[i];
+                float x1 = y[i], x2 = y[i + half];
+                y[i] = x1 * c[i] - x2 * s[i];
+                y[i + half] = x2 * c[i] + x1 * s[i];
             }
         }
 }
@@ -88,7 +74,7 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
     int d = c->d, Dh = c->dk, L = c->n_layers;
     int n = (int)e->host->pos[b] + 1;
     const float *K = e->a.cache[b].k + (size_t)l * d + (size_t)hd * Dh;
-    const float *q = e->q + (size_t)b * d + (size_t)hd * Dh;
+    const float *q = e->r.q + (size_t)b * d + (size_t)hd * Dh;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, 1.0f / sqrtf((float)Dh), K, L * d, q, 1, 0.0f, p, 1);
     gs_softmax_inplace(p, n);
     return n;
@@ -122,7 +108,7 @@ static void attend_range(void *ctx, long i0, long i1) {
         }
         if (j->hooked) gs_pattern_apply(p, row, n, P);
         const float *Vc = e->a.cache[b].v + (size_t)j->l * d + (size_t)hd * Dh;
-        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc, L * d, p, 1, 0.0f, e->att + (size_t)b * d + (size_t)hd * Dh, 1);
+        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc, L * d, p, 1, 0.0f, e->r.att + (size_t)b * d + (size_t)hd * Dh, 1);
     }
 }
 
@@ -139,21 +125,40 @@ static void attend(tpp_cpu *e, int l, int B) {
     gs_parallel_for(pairs, grain, attend_range, &read);
 }
 
-/* out = x W^T: gs_linear, or split over the pool while the step owns the GEMMs */
-static void linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out) {
+void tpp_linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out) {
     if (e->own_gemms) gs_gemm_parallel(out, x, W, 1, NULL, B, n_in, n_out);
     else gs_linear(out, x, W, B, n_in, n_out);
 }
 
-static void add(float *h, const float *x, long n) {
+void tpp_add(float *h, const float *x, long n) {
     for (long i = 0; i < n; i++) h[i] += x[i];
+}
+
+void tpp_attn_project(const tpp_cpu *e, const tpp_rows *r, int l, int rows) {
+    const tpp_layer *w = &e->layer[l];
+    int d = e->m->cfg.d;
+    rmsnorm_forward(r->xn, r->h, w->norm_a, rows, d);
+    tpp_linear(e, r->q, r->xn, w->W_q, rows, d, d);
+    tpp_linear(e, r->k, r->xn, w->W_k, rows, d, d);
+    tpp_linear(e, r->v, r->xn, w->W_v, rows, d, d);
+    rope_apply(e, r, r->q, rows);
+    rope_apply(e, r, r->k, rows);
+}
+
+void tpp_mlp(const tpp_cpu *e, const tpp_rows *r, int l, int rows) {
+    const tpp_layer *w = &e->layer[l];
+    int d = e->m->cfg.d, f = e->m->cfg.f;
+    rmsnorm_forward(r->xn, r->h, w->norm_f, rows, d);
+    tpp_linear(e, r->u, r->xn, w->w1, rows, d, 2 * f);
+    swiglu_forward(r->g, r->u, rows, f);
+    tpp_linear(e, r->out, r->g, w->w2, rows, f, d);
 }
 
 static int step_layers(void *impl, int B) {
     tpp_cpu *e = impl;
     const gs_engine_host *host = e->host;
     const gpn_config *c = &e->m->cfg;
-    int d = c->d, V = c->V, f = c->f, L = c->n_layers;
+    int d = c->d, V = c->V, L = c->n_layers;
     long Bd = (long)B * d;
     if (gs_attn_cpu_begin(&e->a, host, B, V, d, (size_t)L * d, e->E)) return -1;
     if (e->a.scores_cap > e->pair_stride) { /* every pair's row as long as the longest cache's weights */
@@ -162,41 +167,33 @@ static int step_layers(void *impl, int B) {
         e->pair_scores = s;
         e->pair_stride = e->a.scores_cap;
     }
-    rope_tables(e, B);
+    const tpp_rows *r = &e->r;
+    tpp_rope_tables(e, r, B, 1, 0);
     for (int l = 0; l < L; l++) {
-        const tpp_layer *w = &e->layer[l];
-        gs_fire(host, GPN_HOOK_RESID_PRE, l, e->a.h, B, d);
-        rmsnorm_forward(e->xn, e->a.h, w->norm_a, B, d);
-        linear(e, e->q, e->xn, w->W_q, B, d, d);
-        linear(e, e->k, e->xn, w->W_k, B, d, d);
-        linear(e, e->v, e->xn, w->W_v, B, d, d);
-        rope_apply(e, e->q, B);
-        rope_apply(e, e->k, B);
-        gs_fire(host, GPN_HOOK_ATTN_Q, l, e->q, B, d);
-        gs_fire(host, GPN_HOOK_ATTN_K, l, e->k, B, d);
-        gs_fire(host, GPN_HOOK_ATTN_V, l, e->v, B, d);
+        gs_fire(host, GPN_HOOK_RESID_PRE, l, r->h, B, d);
+        tpp_attn_project(e, r, l, B);
+        gs_fire(host, GPN_HOOK_ATTN_Q, l, r->q, B, d);
+        gs_fire(host, GPN_HOOK_ATTN_K, l, r->k, B, d);
+        gs_fire(host, GPN_HOOK_ATTN_V, l, r->v, B, d);
         /* the cache keeps k and v as the hooks left them, so an edit persists */
         for (int b = 0; b < B; b++) {
             size_t at = ((size_t)host->pos[b] * L + l) * d;
-            memcpy(e->a.cache[b].k + at, e->k + (size_t)b * d, (size_t)d * sizeof(float));
-            memcpy(e->a.cache[b].v + at, e->v + (size_t)b * d, (size_t)d * sizeof(float));
+            memcpy(e->a.cache[b].k + at, r->k + (size_t)b * d, (size_t)d * sizeof(float));
+            memcpy(e->a.cache[b].v + at, r->v + (size_t)b * d, (size_t)d * sizeof(float));
         }
         attend(e, l, B);
-        linear(e, e->out, e->att, w->W_o, B, d, d);
-        gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
-        add(e->a.h, e->out, Bd);
-        gs_fire(host, GPN_HOOK_RESID_MID, l, e->a.h, B, d);
-        rmsnorm_forward(e->xn, e->a.h, w->norm_f, B, d);
-        linear(e, e->u, e->xn, w->w1, B, d, 2 * f);
-        swiglu_forward(e->g, e->u, B, f);
-        linear(e, e->out, e->g, w->w2, B, f, d);
-        gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
-        add(e->a.h, e->out, Bd);
-        gs_fire(host, GPN_HOOK_RESID_POST, l, e->a.h, B, d);
+        tpp_linear(e, r->out, r->att, e->layer[l].W_o, B, d, d);
+        gs_fire(host, GPN_HOOK_ATTN_OUT, l, r->out, B, d);
+        tpp_add(r->h, r->out, Bd);
+        gs_fire(host, GPN_HOOK_RESID_MID, l, r->h, B, d);
+        tpp_mlp(e, r, l, B);
+        gs_fire(host, GPN_HOOK_FFN_OUT, l, r->out, B, d);
+        tpp_add(r->h, r->out, Bd);
+        gs_fire(host, GPN_HOOK_RESID_POST, l, r->h, B, d);
     }
     rmsnorm_forward(e->a.fin, e->a.h, e->norm, B, d);
     gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->a.fin, B, d);
-    linear(e, e->a.pending, e->a.fin, e->E, B, d, V); /* tied head: reported at the next step */
+    tpp_linear(e, e->a.pending, e->a.fin, e->E, B, d, V); /* tied head: reported at the next step */
     return 0;
 }
 
@@ -205,7 +202,8 @@ static int cpu_step(void *impl, int B) {
 }
 
 /* name, out and site: the CPU defaults (engine/backend.h), filled by gs_attn_cpu_backend */
-static const gs_backend_i tpp_cpu_i = {.free = cpu_free, .reset_seq = gs_attn_cpu_reset_seq, .step = cpu_step};
+static const gs_backend_i tpp_cpu_i = {
+    .free = cpu_free, .reset_seq = gs_attn_cpu_reset_seq, .step = cpu_step, .window = tpp_cpu_window};
 
 int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     const gpn_config *c = &m->cfg;
@@ -234,13 +232,14 @@ int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
         }
     }
     float *p = e->a.arena;
-    float **bufs[] = {&e->a.emb, &e->a.h, &e->xn, &e->q, &e->k, &e->v, &e->att, &e->out, &e->a.fin};
+    float **bufs[] = {&e->a.emb, &e->a.h, &e->r.xn, &e->r.q, &e->r.k, &e->r.v, &e->r.att, &e->r.out, &e->a.fin};
     for (int i = 0; i < 9; i++) *bufs[i] = p, p += B * d;
-    e->u = p, p += B * 2 * f;
-    e->g = p, p += B * f;
+    e->r.h = e->a.h;
+    e->r.u = p, p += B * 2 * f;
+    e->r.g = p, p += B * f;
     p = gs_attn_cpu_carve_outputs(&e->a, p, B, V);
-    e->cos = p, p += B * half;
-    e->sin = p, p += B * half;
+    e->r.cos = p, p += B * half;
+    e->r.sin = p, p += B * half;
     e->pattern = p;
     *out = gs_attn_cpu_backend(&tpp_cpu_i, e, &e->a);
     return 0;

@@ -1,0 +1,188 @@
+/* The Transformer++'s window path (the standard prefill): B sequences
+ * advanced by T tokens each, layer by layer over all B x T rows, for
+ * evaluations that read only the NLL. Every projection is one GEMM of B x T
+ * rows (the step's are GEMMs of B rows, as many times over as there are
+ * tokens); the row-wise pieces are the step's own (tpp_cpu.h), RoPE at each
+ * row's own position. Each row's k and v go to its sequence's cache, then
+ * causal attention runs per (sequence, head, block of TPP_QUERY_BLOCK
+ * queries) on the pool: the block's scores over the cache up to its last
+ * position as one SGEMM, the causal mask and the step's softmax per row, and
+ * the weighted values as one more SGEMM (the step's are two GEMVs per token).
+ *
+ * Windows whose rows pass the buffers' budget (TPP_WINDOW_BYTES, or
+ * tpp_window_set_bytes) run in pieces of T' tokens of every sequence, one
+ * after another exactly as steps would: each piece's keys and values are in
+ * the cache when the next reads them, and its last logits are carried. The
+ * passes, logits and NLLs are made as every window path makes them
+ * (engine/arch/window_pass.h); the last row's logits become `pending`, which
+ * the next step reports. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/tpp/tpp_cpu.h"
+#include "engine/arch/window_pass.h"
+#include "engine/cpu/ops.h"
+#include "engine/cpu/parallel.h"
+#include "engine/cpu/parallel_gemm.h"
+
+/* the row buffers' budget: at the paper's shape (d 768, FFN 2816) a row takes
+ * 55 KB, so 256 MB hold 4,800 rows; a piece takes at least one token of every
+ * sequence whatever the budget */
+#define TPP_WINDOW_BYTES (256L << 20)
+/* queries per attention block: the scores scratch is this many rows of the cache's length */
+#define TPP_QUERY_BLOCK 64
+
+static long window_bytes = TPP_WINDOW_BYTES;
+
+void tpp_window_set_bytes(long bytes) { window_bytes = bytes > 0 ? bytes : TPP_WINDOW_BYTES; }
+
+struct tpp_window {
+    long rows; /* the B x T' rows the buffers hold */
+    tpp_rows r;
+    gs_window_rows io; /* the pass's tokens, the logits' blocks */
+    float *arena;
+};
+
+void tpp_window_free(tpp_window *w) {
+    if (!w) return;
+    free(w->arena);
+    gs_window_rows_free(&w->io);
+    free(w);
+}
+
+/* h, xn, q, k, v, att, out; u (gate | value), g; cos, sin */
+static size_t row_floats(const gpn_config *c) { return 7 * (size_t)c->d + 3 * (size_t)c->f + (size_t)c->dk; }
+
+/* buffers for `rows` rows, kept from the last call when large enough */
+static int reserve(tpp_cpu *e, long rows) {
+    if (e->win && e->win->rows >= rows) return 0;
+    tpp_window_free(e->win);
+    const gpn_config *c = &e->m->cfg;
+    tpp_window *w = e->win = calloc(1, sizeof *w);
+    if (!w) return gs_fail("out of memory for a Transformer++ window");
+    size_t R = (size_t)rows, D = (size_t)c->d, half = (size_t)c->dk / 2;
+    w->arena = malloc(R * row_floats(c) * sizeof(float));
+    if (!w->arena || gs_window_rows_reserve(&w->io, rows, c->V)) {
+        tpp_window_free(w);
+        e->win = NULL;
+        return gs_fail("out of memory for a Transformer++ window of %ld rows", rows);
+    }
+    w->rows = rows;
+    float *p = w->arena;
+    float **bufs[] = {&w->r.h, &w->r.xn, &w->r.q, &w->r.k, &w->r.v, &w->r.att, &w->r.out};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) *bufs[i] = p, p += R * D;
+    w->r.u = p, p += R * 2 * (size_t)c->f;
+    w->r.g = p, p += R * (size_t)c->f;
+    w->r.cos = p, p += R * half;
+    w->r.sin = p;
+    return 0;
+}
+
+typedef struct {
+    tpp_cpu *e;
+    int B, t0, n;      /* the pass: tokens [t0, t0 + n) of B sequences */
+    int l;             /* the layer */
+    int blocks, keys;  /* query blocks per sequence in the pass; the most keys a block reads */
+    int out_of_memory; /* an attention task found no scratch */
+} window_job;
+
+/* (sequence, head, query block) triples [i0, i1): the block's causal
+ * attention over its sequence's cache, the cache's positions 0 .. the
+ * block's last (every row of the block masked to its own position) */
+static void attend_range(void *ctx, long i0, long i1) {
+    window_job *j = ctx;
+    const tpp_cpu *e = j->e;
+    const gpn_config *c = &e->m->cfg;
+    const tpp_rows *r = &e->win->r;
+    int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, n = j->n;
+    float scale = 1.0f / sqrtf((float)Dh);
+    float *S = malloc((size_t)TPP_QUERY_BLOCK * j->keys * sizeof *S);
+    if (!S) { j->out_of_memory = 1; return; }
+    for (long i = i0; i < i1; i++) {
+        int blk = (int)(i % j->blocks), hd = (int)(i / j->blocks % H), b = (int)(i / j->blocks / H);
+        int t0 = blk * TPP_QUERY_BLOCK, m = n - t0 < TPP_QUERY_BLOCK ? n - t0 : TPP_QUERY_BLOCK;
+        int first = (int)(e->host->pos[b] + j->t0 + t0), keys = first + m; /* the block's first query's position */
+        size_t row = (size_t)b * n + t0, head = (size_t)j->l * d + (size_t)hd * Dh;
+        const float *K = e->a.cache[b].k + head, *Vc = e->a.cache[b].v + head;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, keys, Dh, scale, r->q + row * d + hd * Dh, d, K, L * d,
+                    0.0f, S, keys);
+        for (int q = 0; q < m; q++) { /* query q sees positions 0 .. first + q */
+            float *p = S + (size_t)q * keys;
+            gs_softmax_inplace(p, first + q + 1);
+            memset(p + first + q + 1, 0, (size_t)(m - q - 1) * sizeof *p);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, Dh, keys, 1.0f, S, keys, Vc, L * d, 0.0f,
+                    r->att + row * d + hd * Dh, d);
+    }
+    free(S);
+}
+
+static int layer(window_job *j, int l) {
+    tpp_cpu *e = j->e;
+    const gpn_config *c = &e->m->cfg;
+    const tpp_rows *r = &e->win->r;
+    int d = c->d, L = c->n_layers, B = j->B, n = j->n, R = B * n;
+    j->l = l;
+    tpp_attn_project(e, r, l, R);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < n; t++) {
+            size_t at = ((size_t)(e->host->pos[b] + j->t0 + t) * L + l) * d, src = ((size_t)b * n + t) * d;
+            memcpy(e->a.cache[b].k + at, r->k + src, (size_t)d * sizeof(float));
+            memcpy(e->a.cache[b].v + at, r->v + src, (size_t)d * sizeof(float));
+        }
+    /* on the pool while the window owns the GEMMs, else on the caller (OpenBLAS's own threads), as the step's pairs */
+    long items = (long)B * c->H * j->blocks;
+    gs_parallel_for(items, e->own_gemms ? 1 : items, attend_range, j);
+    if (j->out_of_memory) return gs_fail("out of memory for the window's attention scores over %d positions", j->keys);
+    tpp_linear(e, r->out, r->att, e->layer[l].W_o, R, d, d);
+    tpp_add(r->h, r->out, (long)R * d);
+    tpp_mlp(e, r, l, R);
+    tpp_add(r->h, r->out, (long)R * d);
+    return 0;
+}
+
+static void tied_head(const void *ctx, float *logits, const float *x, int rows) {
+    const tpp_cpu *e = ctx;
+    tpp_linear(e, logits, x, e->E, rows, e->m->cfg.d, e->m->cfg.V);
+}
+
+/* one pass: tokens [t0, t0 + n) of every sequence */
+static int pass(void *ctx, const gs_window_run *run) {
+    window_job *j = ctx;
+    tpp_cpu *e = j->e;
+    tpp_window *w = e->win;
+    const gpn_config *c = &e->m->cfg;
+    int B = run->B, n = run->n, D = c->d;
+    j->B = B, j->t0 = run->t0, j->n = n;
+    gs_window_embed(run, e->E, D, w->r.h);
+    j->blocks = (n + TPP_QUERY_BLOCK - 1) / TPP_QUERY_BLOCK;
+    j->keys = 0;
+    for (int b = 0; b < B; b++)
+        if (e->host->pos[b] + j->t0 + n > j->keys) j->keys = (int)(e->host->pos[b] + j->t0 + n);
+    tpp_rope_tables(e, &w->r, B, n, j->t0);
+    for (int l = 0; l < c->n_layers; l++)
+        if (layer(j, l)) return -1;
+    rmsnorm_forward(w->r.xn, w->r.h, e->norm, B * n, D);
+    gs_window_report(run, w->r.xn, D, c->V, e->a.pending, tied_head, e);
+    return 0;
+}
+
+int tpp_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) {
+    tpp_cpu *e = impl;
+    const gpn_config *c = &e->m->cfg;
+    /* every position the window writes has room in its sequence's cache (and the step's weights row its length) */
+    for (int b = 0; b < B; b++)
+        if (gs_kv_reserve(&e->a.cache[b], b, e->host->pos[b] + T - 1, (size_t)c->n_layers * c->d, &e->a.scores,
+                          &e->a.scores_cap))
+            return -1;
+    /* tokens per pass: the whole window when its rows fit the budget, else whole query blocks of it */
+    long fit = window_bytes / (long)(row_floats(c) * sizeof(float)) / B;
+    int piece = fit >= T ? T : fit < TPP_QUERY_BLOCK ? (fit < 1 ? 1 : (int)fit) : (int)(fit - fit % TPP_QUERY_BLOCK);
+    if (reserve(e, (long)B * piece)) return -1;
+    window_job j = {e, B, 0, 0, 0, 0, 0, 0};
+    gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->io, pass, &j, 0, 0};
+    return gs_window_run_passes(&run, &e->own_gemms);
+}
