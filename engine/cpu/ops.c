@@ -249,6 +249,49 @@ static void sums(const float *p, const float *z, float mx, int V, double *sum, d
     *wsum = ws;
 }
 
+typedef struct {
+    float *out;
+    const float *x, *w;
+    int n;
+} row_job;
+
+static void rmsnorm_range(void *ctx, long b0, long b1) {
+    const row_job *j = ctx;
+    rmsnorm_forward(j->out + b0 * j->n, j->x + b0 * j->n, j->w, (int)(b1 - b0), j->n);
+}
+
+void rmsnorm_forward_pooled(float *out, const float *x, const float *w, int B, int n) {
+    row_job j = {out, x, w, n};
+    gs_parallel_for(B, 65536L / (n > 0 ? n : 1) + 1, rmsnorm_range, &j);
+}
+
+static void swiglu_range(void *ctx, long b0, long b1) {
+    const row_job *j = ctx;
+    for (long b = b0; b < b1; b++) {
+        const float *g = j->x + b * 2 * j->n;
+        silu_mul(j->out + b * j->n, g, g + j->n, j->n);
+    }
+}
+
+void swiglu_forward_pooled(float *h, const float *u, int B, int f) {
+    row_job j = {h, u, NULL, f};
+    gs_parallel_for(B, 65536L / (f > 0 ? f : 1) + 1, swiglu_range, &j);
+}
+
+/* The window paths' attention rows: the maximum in vector lanes (row_max),
+ * e^(p - max) vectorized, the sum in double lanes (sums; its weighted sum is
+ * not used). exp_nonpositive takes a NaN for -87, so a row with one is made
+ * all NaN here, as the scalar softmax's sum would make it. */
+GS_HOT void softmax_rows(float *p, int n) {
+    int nan;
+    float mx = row_max(p, n, &nan);
+    for (int i = 0; i < n; i++) p[i] = exp_nonpositive(p[i] - mx);
+    double sum, wsum;
+    sums(p, p, 0.0f, n, &sum, &wsum);
+    float inv = nan ? NAN : (float)(1.0 / sum);
+    for (int i = 0; i < n; i++) p[i] *= inv;
+}
+
 GS_HOT void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1) {
     float p[V > 0 ? V : 1];
     for (int b = 0; b < B; b++) {

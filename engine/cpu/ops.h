@@ -47,6 +47,13 @@ void memory_write_read(const memory_pass *p, int H, int dk, int dv);
 void memory_read(float *o, const float *q, const float *M, int H, int dk, int dv);
 /* decay alpha_h = exp(-exp(A_log_h) * softplus(a_h + dt_bias_h)), in place on a (B x H) */
 void decay_forward(float *a, const float *A_log, const float *dt_bias, int B, int H);
+/* rmsnorm_forward with its rows over the engine's pool (the same numbers), and
+ * swiglu_forward the same with silu_mul's vectorized SiLU (3e-7 apart) */
+void rmsnorm_forward_pooled(float *out, const float *x, const float *w, int B, int n);
+void swiglu_forward_pooled(float *h, const float *u, int B, int f);
+/* p[0..n-1] = softmax(p) in place, vectorized (within 1e-6 relative of
+ * the scalar expf form; a NaN anywhere makes the row NaN) */
+void softmax_rows(float *p, int n);
 /* per row of logits: nll of target, entropy (nats) and top-1 index */
 void logits_stats(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1);
 /* the same, its rows split over the engine's pool (engine/cpu/parallel.h):

@@ -277,6 +277,36 @@ static void test_vector_silu_exp(void) {
     CHECK(!memcmp(out, y, sizeof y), "silu in place or over the pool differs from silu into a new array");
 }
 
+/* softmax_rows (the window paths' attention) against softmax in double of
+ * the same float differences p - max (their rounding, up to |p - max| 2^-24,
+ * is the scalar softmax's too): within 1e-6 relative at lengths with and
+ * without a vector tail, a row
+ * with -inf (a weight of 0), and a NaN making the row NaN */
+static void test_softmax_rows(void) {
+    static float p[1031];
+    double worst = 0;
+    int lens[] = {1, 7, 8, 9, 64, 1031};
+    for (int k = 0; k < 6; k++) {
+        int n = lens[k];
+        for (int i = 0; i < n; i++) p[i] = 12.0f * uniform();
+        double mx = -INFINITY, sum = 0, want[1031];
+        for (int i = 0; i < n; i++) mx = p[i] > mx ? p[i] : mx;
+        for (int i = 0; i < n; i++) sum += want[i] = exp((double)(p[i] - (float)mx));
+        softmax_rows(p, n);
+        for (int i = 0; i < n; i++) {
+            double err = fabs(p[i] - want[i] / sum) / (want[i] / sum);
+            worst = err > worst ? err : worst;
+        }
+    }
+    CHECK(worst < 1e-6, "softmax_rows: worst relative error %.2e", worst);
+    float q[3] = {0.0f, -INFINITY, 0.0f}, r[3] = {1.0f, NAN, 2.0f};
+    softmax_rows(q, 3);
+    softmax_rows(r, 3);
+    CHECK(fabsf(q[0] - 0.5f) < 1e-7f && q[1] == 0.0f && fabsf(q[2] - 0.5f) < 1e-7f, "softmax of 0, -inf, 0: %g %g %g",
+          q[0], q[1], q[2]);
+    CHECK(isnan(r[0]) && isnan(r[1]) && isnan(r[2]), "softmax of a row with a NaN: %g %g %g", r[0], r[1], r[2]);
+}
+
 int main(void) {
     test_scalars();
     test_memory_columns(3, 8, 16, 1);
@@ -291,5 +321,6 @@ int main(void) {
     test_banned_logits();
     test_nan_logits();
     test_vector_silu_exp();
+    test_softmax_rows();
     return test_summary();
 }

@@ -216,8 +216,8 @@ static int layer(window_job *j, int l) {
         r->beta[i] = gs_sigmoid(r->beta[i]);
         r->a[i] = -expf(w[GDN_A_LOG][hd]) * gs_softplus(r->a[i] + w[GDN_DT_BIAS][hd]);
     }
-    /* a few tasks per thread, not one per pair: each task mallocs its scratch
-     * (a third of a MB, mmap'd: fresh zeroed pages every time) */
+    /* a few tasks per thread, not one per pair: each task mallocs a third of
+     * a MB of scratch and is one hand-off of the pool */
     long pairs = (long)j->B * H, per = pairs / (4L * gs_parallel_threads());
     gs_parallel_for(pairs, per > 1 ? per : 1, delta_range, j);
     if (j->out_of_memory) return gs_fail("out of memory for the window's scratch");

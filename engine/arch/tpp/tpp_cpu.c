@@ -137,7 +137,7 @@ void tpp_add(float *h, const float *x, long n) {
 void tpp_attn_project(const tpp_cpu *e, const tpp_rows *r, int l, int rows) {
     const tpp_layer *w = &e->layer[l];
     int d = e->m->cfg.d;
-    rmsnorm_forward(r->xn, r->h, w->norm_a, rows, d);
+    rmsnorm_forward_pooled(r->xn, r->h, w->norm_a, rows, d);
     tpp_linear(e, r->q, r->xn, w->W_q, rows, d, d);
     tpp_linear(e, r->k, r->xn, w->W_k, rows, d, d);
     tpp_linear(e, r->v, r->xn, w->W_v, rows, d, d);
@@ -145,12 +145,13 @@ void tpp_attn_project(const tpp_cpu *e, const tpp_rows *r, int l, int rows) {
     rope_apply(e, r, r->k, rows);
 }
 
-void tpp_mlp(const tpp_cpu *e, const tpp_rows *r, int l, int rows) {
+void tpp_mlp(const tpp_cpu *e, const tpp_rows *r, int l, int rows, int fast_silu) {
     const tpp_layer *w = &e->layer[l];
     int d = e->m->cfg.d, f = e->m->cfg.f;
-    rmsnorm_forward(r->xn, r->h, w->norm_f, rows, d);
+    rmsnorm_forward_pooled(r->xn, r->h, w->norm_f, rows, d);
     tpp_linear(e, r->u, r->xn, w->w1, rows, d, 2 * f);
-    swiglu_forward(r->g, r->u, rows, f);
+    if (fast_silu) swiglu_forward_pooled(r->g, r->u, rows, f);
+    else swiglu_forward(r->g, r->u, rows, f);
     tpp_linear(e, r->out, r->g, w->w2, rows, f, d);
 }
 
@@ -186,7 +187,7 @@ static int step_layers(void *impl, int B) {
         gs_fire(host, GPN_HOOK_ATTN_OUT, l, r->out, B, d);
         tpp_add(r->h, r->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_MID, l, r->h, B, d);
-        tpp_mlp(e, r, l, B);
+        tpp_mlp(e, r, l, B, 0);
         gs_fire(host, GPN_HOOK_FFN_OUT, l, r->out, B, d);
         tpp_add(r->h, r->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_POST, l, r->h, B, d);

@@ -45,10 +45,12 @@ void tpp_add(float *h, const float *x, long n);
 /* the rotation of B x n rows: row b * n + t at position host->pos[b] + t0 + t */
 void tpp_rope_tables(const tpp_cpu *e, const tpp_rows *r, int B, int n, int t0);
 /* layer l over `rows` rows of r: xn = rms(h), q, k, v and RoPE on q and k;
- * the MLP of h into out (xn, u, g its scratch). No hooks fire here: the step
- * fires them. */
+ * the MLP of h into out (xn, u, g its scratch), with the vectorized SiLU
+ * when fast_silu (the window's; the step keeps glibc's expf, so what it
+ * records stays as it was, bit for bit). The norms run on the pool. No hooks
+ * fire here: the step fires them. */
 void tpp_attn_project(const tpp_cpu *e, const tpp_rows *r, int l, int rows);
-void tpp_mlp(const tpp_cpu *e, const tpp_rows *r, int l, int rows);
+void tpp_mlp(const tpp_cpu *e, const tpp_rows *r, int l, int rows, int fast_silu);
 
 /* the backend's window entry (engine/backend.h) and its buffers' release */
 int tpp_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll);

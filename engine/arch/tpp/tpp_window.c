@@ -28,12 +28,20 @@
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
 
-/* the row buffers' budget: at the paper's shape (d 768, FFN 2816) a row takes
- * 55 KB, so 256 MB hold 4,800 rows; a piece takes at least one token of every
- * sequence whatever the budget */
+/* the row buffers' budget: at the paper's shape (d 768, FFN 2816, 64 per
+ * head) a row of a pass takes 9.5 KB, so 256 MB hold 28,000 rows; a piece
+ * takes at least one token of every sequence whatever the budget */
 #define TPP_WINDOW_BYTES (256L << 20)
+/* The pieces around the attention (norms, projections, RoPE, the MLP, the
+ * residual adds, the final norm) run on blocks of this many rows, so only h,
+ * q, the attention's output and the rotations take a pass's B x T' rows
+ * (2,368 floats a row at the paper's shape instead of 13,856): pieces are
+ * then six times as long, and each pass rereads the caches (each position's
+ * key and value rows of a head: 256 bytes every 36 KB) six times less often. */
+#define TPP_ROW_BLOCK 1024
+_Static_assert(GS_WINDOW_LM_BLOCK <= TPP_ROW_BLOCK, "the head's blocks take their final norm in a row block's buffer");
 /* queries per attention block: the scores scratch is this many rows of the cache's length */
-#define TPP_QUERY_BLOCK 64
+#define TPP_QUERY_BLOCK 128
 
 static long window_bytes = TPP_WINDOW_BYTES;
 
@@ -53,8 +61,9 @@ void tpp_window_free(tpp_window *w) {
     free(w);
 }
 
-/* h, xn, q, k, v, att, out; u (gate | value), g; cos, sin */
-static size_t row_floats(const gpn_config *c) { return 7 * (size_t)c->d + 3 * (size_t)c->f + (size_t)c->dk; }
+/* a pass's row: h, q, att; cos, sin. A block's row: xn, k, v, out; u (gate | value), g */
+static size_t row_floats(const gpn_config *c) { return 3 * (size_t)c->d + (size_t)c->dk; }
+static size_t block_row_floats(const gpn_config *c) { return 4 * (size_t)c->d + 3 * (size_t)c->f; }
 
 /* buffers for `rows` rows, kept from the last call when large enough */
 static int reserve(tpp_cpu *e, long rows) {
@@ -64,7 +73,7 @@ static int reserve(tpp_cpu *e, long rows) {
     tpp_window *w = e->win = calloc(1, sizeof *w);
     if (!w) return gs_fail("out of memory for a Transformer++ window");
     size_t R = (size_t)rows, D = (size_t)c->d, half = (size_t)c->dk / 2;
-    w->arena = malloc(R * row_floats(c) * sizeof(float));
+    w->arena = malloc((R * row_floats(c) + (size_t)TPP_ROW_BLOCK * block_row_floats(c)) * sizeof(float));
     if (!w->arena || gs_window_rows_reserve(&w->io, rows, c->V)) {
         tpp_window_free(w);
         e->win = NULL;
@@ -72,12 +81,15 @@ static int reserve(tpp_cpu *e, long rows) {
     }
     w->rows = rows;
     float *p = w->arena;
-    float **bufs[] = {&w->r.h, &w->r.xn, &w->r.q, &w->r.k, &w->r.v, &w->r.att, &w->r.out};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) *bufs[i] = p, p += R * D;
-    w->r.u = p, p += R * 2 * (size_t)c->f;
-    w->r.g = p, p += R * (size_t)c->f;
+    float **pass[] = {&w->r.h, &w->r.q, &w->r.att};
+    for (size_t i = 0; i < sizeof pass / sizeof *pass; i++) *pass[i] = p, p += R * D;
     w->r.cos = p, p += R * half;
-    w->r.sin = p;
+    w->r.sin = p, p += R * half;
+    size_t RB = TPP_ROW_BLOCK;
+    float **block[] = {&w->r.xn, &w->r.k, &w->r.v, &w->r.out};
+    for (size_t i = 0; i < sizeof block / sizeof *block; i++) *block[i] = p, p += RB * D;
+    w->r.u = p, p += RB * 2 * (size_t)c->f;
+    w->r.g = p;
     return 0;
 }
 
@@ -111,7 +123,7 @@ static void attend_range(void *ctx, long i0, long i1) {
                     0.0f, S, keys);
         for (int q = 0; q < m; q++) { /* query q sees positions 0 .. first + q */
             float *p = S + (size_t)q * keys;
-            gs_softmax_inplace(p, first + q + 1);
+            softmax_rows(p, first + q + 1);
             memset(p + first + q + 1, 0, (size_t)(m - q - 1) * sizeof *p);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, Dh, keys, 1.0f, S, keys, Vc, L * d, 0.0f,
@@ -120,33 +132,58 @@ static void attend_range(void *ctx, long i0, long i1) {
     free(S);
 }
 
+/* the rows [r0, r0 + TPP_ROW_BLOCK) as the step's pieces (tpp_cpu.h) take
+ * them: the pass's buffers from row r0, a block's temporaries as they are */
+static tpp_rows block_at(const tpp_cpu *e, long r0) {
+    const gpn_config *c = &e->m->cfg;
+    tpp_rows b = e->win->r;
+    b.h += r0 * c->d;
+    b.q += r0 * c->d;
+    b.att += r0 * c->d;
+    b.cos += r0 * (c->dk / 2);
+    b.sin += r0 * (c->dk / 2);
+    return b;
+}
+
+static int block_len(long R, long r0) { return R - r0 < TPP_ROW_BLOCK ? (int)(R - r0) : TPP_ROW_BLOCK; }
+
 static int layer(window_job *j, int l) {
     tpp_cpu *e = j->e;
     const gpn_config *c = &e->m->cfg;
-    const tpp_rows *r = &e->win->r;
     int d = c->d, L = c->n_layers, B = j->B, n = j->n, R = B * n;
     j->l = l;
-    tpp_attn_project(e, r, l, R);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < n; t++) {
-            size_t at = ((size_t)(e->host->pos[b] + j->t0 + t) * L + l) * d, src = ((size_t)b * n + t) * d;
-            memcpy(e->a.cache[b].k + at, r->k + src, (size_t)d * sizeof(float));
-            memcpy(e->a.cache[b].v + at, r->v + src, (size_t)d * sizeof(float));
+    for (int r0 = 0; r0 < R; r0 += TPP_ROW_BLOCK) {
+        tpp_rows blk = block_at(e, r0);
+        int rows = block_len(R, r0);
+        tpp_attn_project(e, &blk, l, rows);
+        for (int i = 0; i < rows; i++) { /* row r0 + i: token t of sequence b, into its cache */
+            int b = (r0 + i) / n, t = (r0 + i) % n;
+            size_t at = ((size_t)(e->host->pos[b] + j->t0 + t) * L + l) * d;
+            memcpy(e->a.cache[b].k + at, blk.k + (size_t)i * d, (size_t)d * sizeof(float));
+            memcpy(e->a.cache[b].v + at, blk.v + (size_t)i * d, (size_t)d * sizeof(float));
         }
+    }
     /* on the pool while the window owns the GEMMs, else on the caller (OpenBLAS's own threads), as the step's pairs */
     long items = (long)B * c->H * j->blocks;
     gs_parallel_for(items, e->own_gemms ? 1 : items, attend_range, j);
     if (j->out_of_memory) return gs_fail("out of memory for the window's attention scores over %d positions", j->keys);
-    tpp_linear(e, r->out, r->att, e->layer[l].W_o, R, d, d);
-    tpp_add(r->h, r->out, (long)R * d);
-    tpp_mlp(e, r, l, R);
-    tpp_add(r->h, r->out, (long)R * d);
+    for (int r0 = 0; r0 < R; r0 += TPP_ROW_BLOCK) {
+        tpp_rows blk = block_at(e, r0);
+        int rows = block_len(R, r0);
+        tpp_linear(e, blk.out, blk.att, e->layer[l].W_o, rows, d, d);
+        tpp_add(blk.h, blk.out, (long)rows * d);
+        tpp_mlp(e, &blk, l, rows, 1);
+        tpp_add(blk.h, blk.out, (long)rows * d);
+    }
     return 0;
 }
 
-static void tied_head(const void *ctx, float *logits, const float *x, int rows) {
+/* the tied head over rows of the last residual: the final norm into a
+ * block's buffer, then the embedding's transpose */
+static void tied_head(const void *ctx, float *logits, const float *h, int rows) {
     const tpp_cpu *e = ctx;
-    tpp_linear(e, logits, x, e->E, rows, e->m->cfg.d, e->m->cfg.V);
+    rmsnorm_forward_pooled(e->win->r.xn, h, e->norm, rows, e->m->cfg.d);
+    tpp_linear(e, logits, e->win->r.xn, e->E, rows, e->m->cfg.d, e->m->cfg.V);
 }
 
 /* one pass: tokens [t0, t0 + n) of every sequence */
@@ -165,8 +202,7 @@ static int pass(void *ctx, const gs_window_run *run) {
     tpp_rope_tables(e, &w->r, B, n, j->t0);
     for (int l = 0; l < c->n_layers; l++)
         if (layer(j, l)) return -1;
-    rmsnorm_forward(w->r.xn, w->r.h, e->norm, B * n, D);
-    gs_window_report(run, w->r.xn, D, c->V, e->a.pending, tied_head, e);
+    gs_window_report(run, w->r.h, D, c->V, e->a.pending, tied_head, e);
     return 0;
 }
 
