@@ -41,7 +41,7 @@
 #define TPP_ROW_BLOCK 1024
 _Static_assert(GS_WINDOW_LM_BLOCK <= TPP_ROW_BLOCK, "the head's blocks take their final norm in a row block's buffer");
 /* queries per attention block: the scores scratch is this many rows of the cache's length */
-#define TPP_QUERY_BLOCK 128
+#define TPP_QUERY_BLOCK 64
 
 static long window_bytes = TPP_WINDOW_BYTES;
 
