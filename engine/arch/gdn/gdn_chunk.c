@@ -34,9 +34,8 @@ size_t gdn_chunk_scratch_floats(int dk, int dv) {
  * (exp_nonpositive_n): the chunk's C (C + 1) / 2 double exp() calls were a
  * tenth of its time. */
 static void decay_factors(float *y, const double *x, int n) {
-    float f[GDN_CHUNK];
-    for (int i = 0; i < n; i++) f[i] = x[i] > -69.0 ? (float)x[i] : -INFINITY;
-    exp_nonpositive_n(y, f, n);
+    for (int i = 0; i < n; i++) y[i] = x[i] > -69.0 ? (float)x[i] : -INFINITY;
+    exp_nonpositive_n(y, y, n);
 }
 
 /* Tinv = (I + L)^-1 for L strictly lower triangular (n x n, row-major, the
