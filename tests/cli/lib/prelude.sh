@@ -38,3 +38,13 @@ need_files() {
 # random_shards DIR TOKENS SEED [VOCAB [DOC_LEN]]: a corpus of random token
 # ids in DIR (tests/cli/random_shards.py says what it writes)
 random_shards() { "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$@"; }
+
+# record_scratch NAME TOKENS SEED: the opening of the record_* tests: $dir
+# (scratch_dir NAME shards), $model the gpnm1 fixture, the verdicts (ok, bad,
+# finish) and, in $dir/shards, TOKENS random ids (SEED) of its 97-token vocabulary
+record_scratch() {
+  scratch_dir "$1" shards
+  model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
+  . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+  random_shards "$dir/shards" "$2" "$3"
+}
