@@ -22,21 +22,13 @@ ref="$GPNSCOPE_SOURCE/tests/reference/rt_reference.py"
 fx="$GPNSCOPE_FIXTURES/reference"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/reference_parity.sh"
 
 #            name V  D  L H F  B T  seed options
 configs=("c3 97 32 3 4 64 3 70 31"
          "sw 61 24 2 3 48 2 33 32 activation_type=swiglu clip_qkv=0.8 alibi_bias_max=4"
          "re 50 16 2 2 40 2 20 33 activation_type=relu attention_layer_norm=false layer_norm_eps=0.001")
-args=()
-for c in "${configs[@]}"; do
-  read -r name V D L H F B T seed opts <<<"$c"
-  # shellcheck disable=SC2086
-  "$py" "$ref" make "$dir/$name" "$V" "$D" "$L" "$H" "$F" "$B" "$T" "$seed" $opts
-  args+=("$dir/$name.weights.safetensors" "$dir/$name.expect.safetensors")
-done
-if "$GPNSCOPE_BUILD/tests/test_family_rt" "${args[@]}" >"$dir/parity.txt" 2>&1; then
-  ok "every site equals the float64 reference on ${#configs[@]} configurations: $(grep -c 'rel err' "$dir/parity.txt") tensors < 1e-4"
-else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+reference_parity rt "${configs[@]}"
 
 # ---- the fixture's OLMo state dict through convert --config ----
 "$py" - "$fx/rt2.weights.safetensors" "$dir/rt2.config.json" "$dir/rope.config.json" <<'PY'

@@ -16,21 +16,14 @@ scratch_dir family_tpp shards random
 ref="$GPNSCOPE_SOURCE/tests/reference/tpp_reference.py"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/reference_parity.sh"
 
 #            name  V  D  L H  F  B T  seed
 configs=("c3h4   97 32 3 4  48 3 70 21"
          "h3     61 18 2 3  40 2 33 22"
          "h1     50 10 1 1  20 2 20 23"
          "h6     40 12 2 6  24 2 17 24")
-args=()
-for c in "${configs[@]}"; do
-  read -r name V D L H F B T seed <<<"$c"
-  "$py" "$ref" make "$dir/$name" "$V" "$D" "$L" "$H" "$F" "$B" "$T" "$seed"
-  args+=("$dir/$name.weights.safetensors" "$dir/$name.expect.safetensors")
-done
-if "$GPNSCOPE_BUILD/tests/test_family_tpp" "${args[@]}" >"$dir/parity.txt" 2>&1; then
-  ok "every site equals the float64 reference on ${#configs[@]} configurations: $(grep -c 'rel err' "$dir/parity.txt") tensors < 1e-4"
-else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+reference_parity tpp "${configs[@]}"
 if "$GPNSCOPE_BUILD/tests/test_family_incremental" "${args[@]}" >"$dir/incremental.txt" 2>&1; then
   ok "KV-cache decoding = the reference's whole windows, and staggered batch rows = one at a time: every site < 1e-5 ($(grep -c 'worst' "$dir/incremental.txt") checks)"
 else bad "incremental / batch invariance: $(grep FAIL "$dir/incremental.txt" | head -3)"; fi
