@@ -81,40 +81,9 @@ sw="$("$bin" info "$dir/sw.weights.safetensors")"
 
 # ---- eval and record over the reference's three windows of 70 tokens ----
 "$py" "$ref" shards "$dir/c3.expect.safetensors" "$dir/shards" 97 >"$dir/want.txt"
-want="$(cat "$dir/want.txt")"
-got="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --json |
-  "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["perplexity"], d["tokens"], d["windows"])')"
-read -r ppl toks wins <<<"$got"
-"$py" -c "import sys; sys.exit(0 if abs($ppl/$want-1) < 1e-4 else 1)" && [[ "$toks $wins" == "207 3" ]] &&
-  ok "eval: perplexity $ppl == exp(mean reference nll) $want over 3 x 69 tokens" || bad "eval: $got, want $want 207 3"
+reference_windows recurrent-transformer "$dir/c3.expect.safetensors" 2
 
 pat="blocks.0.attn.hook_pattern,blocks.1.attn.hook_pattern,blocks.2.attn.hook_pattern"
-"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/ref.db" --quiet >/dev/null &&
-  ok "record (default sites) over the reference's windows" || bad "record over the reference's windows"
-[[ "$(sqlite3 "$dir/ref.db" "select arch || ' ' || states from runs join models m on m.id = model_id")" == "recurrent-transformer blocks.2.hook_resid_post" ]] &&
-  ok "the default site is the last block's resid_post" || bad "runs: $(sqlite3 "$dir/ref.db" "select arch, states from runs join models m on m.id = model_id")"
-sqlite3 -json "$dir/ref.db" "select window, position, hex(vector) as v from states where kind = 'blocks.2.hook_resid_post'" >"$dir/states.json"
-sqlite3 -json "$dir/ref.db" "select window, position, nll from tokens" >"$dir/tokens.json"
-"$py" - "$dir/c3.expect.safetensors" "$dir/states.json" "$dir/tokens.json" <<'PY' && ok "recorded states and NLLs equal the reference's (position 0: no prediction, NULL)" || bad "recorded rows differ from the reference"
-import json, os, sys
-import numpy as np
-sys.path.insert(0, os.environ["GPNSCOPE_SOURCE"] + "/tests/reference")
-from rt_reference import read_st
-X = read_st(sys.argv[1])[0]
-get = lambda name: X[name].astype(np.float64)  # noqa: E731
-R, nll = get("resid_post_2"), get("nll")
-S = np.zeros_like(R)
-rows = json.load(open(sys.argv[2]))
-assert len(rows) == 210, len(rows)
-for r in rows:
-    S[r["window"], r["position"]] = np.frombuffer(bytes.fromhex(r["v"]), "<f4")
-assert np.linalg.norm(S - R) / np.linalg.norm(R) < 1e-4
-got = np.zeros_like(nll)
-for r in json.load(open(sys.argv[3])):
-    if r["position"] == 0: assert r["nll"] is None, r
-    else: got[r["window"], r["position"] - 1] = r["nll"]
-assert np.linalg.norm(got - nll) / np.linalg.norm(nll) < 1e-4
-PY
 
 # ---- recurrence depth: the lags of the recorded patterns, against numpy's from the reference's ----
 "$bin" record --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/pat.db" --sites "$pat" --quiet >/dev/null &&

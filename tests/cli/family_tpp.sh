@@ -53,45 +53,7 @@ _, get = read_safetensors(sys.argv[1])
 write_shards(sys.argv[2], get("tokens", "<i4").reshape(-1), 97)
 print(repr(float(np.exp(np.mean(get("nll").astype(np.float64))))))
 PY
-want="$(cat "$dir/want.txt")"
-got="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --json |
-  "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["perplexity"], d["tokens"], d["windows"])')"
-read -r ppl toks wins <<<"$got"
-"$py" -c "import sys; sys.exit(0 if abs($ppl/$want-1) < 1e-4 else 1)" && [[ "$toks $wins" == "207 3" ]] &&
-  ok "eval: perplexity $ppl == exp(mean reference nll) $want over 3 x 69 tokens" || bad "eval: $got, want $want 207 3"
-
-"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/ref.db" --quiet >/dev/null &&
-  ok "record (default sites) over the reference's windows" || bad "record over the reference's windows"
-[[ "$(sqlite3 "$dir/ref.db" "select arch || ' ' || states from runs join models m on m.id = model_id")" == "transformer++ blocks.2.hook_resid_post" ]] &&
-  ok "the default site is the last block's resid_post" || bad "runs: $(sqlite3 "$dir/ref.db" "select arch, states from runs join models m on m.id = model_id")"
-sqlite3 -json "$dir/ref.db" "select window, position, hex(vector) as v from states where kind = 'blocks.2.hook_resid_post'" >"$dir/states.json"
-sqlite3 -json "$dir/ref.db" "select window, position, nll, top1 from tokens" >"$dir/tokens.json"
-"$py" - "$dir/c3h4.expect.safetensors" "$dir/states.json" "$dir/tokens.json" <<'PY' && ok "recorded states and NLLs equal the reference's (position 0: no prediction, NULL)" || bad "recorded rows differ from the reference"
-import json, struct, sys
-import numpy as np
-from testdata import read_safetensors
-_, f32 = read_safetensors(sys.argv[1])
-get = lambda name: f32(name).astype(np.float64)
-R, nll = get("resid_post_2"), get("nll")
-S = np.zeros_like(R)
-rows = json.load(open(sys.argv[2]))
-assert len(rows) == 210, len(rows)
-for r in rows:
-    S[r["window"], r["position"]] = np.frombuffer(bytes.fromhex(r["v"]), "<f4")
-err = np.linalg.norm(S - R) / np.linalg.norm(R)
-assert err < 1e-4, err
-toks = json.load(open(sys.argv[3]))
-assert len(toks) == 210
-got = np.zeros_like(nll)
-for r in toks:
-    if r["position"] == 0:
-        assert r["nll"] is None and r["top1"] is None, r
-    else:
-        got[r["window"], r["position"] - 1] = r["nll"]
-err = np.linalg.norm(got - nll) / np.linalg.norm(nll)
-assert err < 1e-4, err
-print("states", err)
-PY
+reference_windows transformer++ "$dir/c3h4.expect.safetensors" 2
 
 random_shards "$dir/random" $((40 * 64)) 4
 "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
