@@ -147,17 +147,11 @@ assert np.allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max()), (got[:
 PY
 else bad "analyze: $(cat "$dir/analyze.err")"; fi
 
-one_line() { # WHAT NEEDLE CMD...: fails with exit != 0 and one line naming NEEDLE
-  local what="$1" needle="$2"; shift 2
-  set +e; "$@" >/dev/null 2>"$dir/err"; local rc=$?; set -e
-  [[ $rc -ne 0 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "$needle" "$dir/err" &&
-    ok "$what: one line: $(cat "$dir/err")" || bad "$what: exit $rc, $(cat "$dir/err")"
-}
-one_line "recurrence-depth without a recorded pattern" "recorded no attention pattern" "$bin" recurrence-depth "$dir/ref.db"
-one_line "no CUDA backend" "no CUDA engine" \
+fails_in_one_line "recurrence-depth without a recorded pattern" "recorded no attention pattern" "$bin" recurrence-depth "$dir/ref.db"
+fails_in_one_line "no CUDA backend" "no CUDA engine" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 48 --db "$dir/bad.db" --device cuda --quiet
 "$bin" convert "$fx/rt2.checkpoint.pt" "$dir/noconfig.safetensors" >/dev/null 2>&1
-one_line "a .pt converted without --config" "must carry its OLMo model config" "$bin" info "$dir/noconfig.safetensors"
+fails_in_one_line "a .pt converted without --config" "must carry its OLMo model config" "$bin" info "$dir/noconfig.safetensors"
 "$bin" convert "$fx/rt2.checkpoint.pt" "$dir/rope.safetensors" --config "$dir/rope.config.json" >/dev/null 2>&1 || true
-one_line "rope: true with the recurrent block" "RoPE with the recurrent block is not supported" "$bin" info "$dir/rope.safetensors"
+fails_in_one_line "rope: true with the recurrent block" "RoPE with the recurrent block is not supported" "$bin" info "$dir/rope.safetensors"
 finish

@@ -65,17 +65,11 @@ random_shards "$dir/random" $((40 * 64)) 4
   "$py" -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["geometry"]["n_states"] == 2560, o["geometry"]' "$dir/analyze.json" &&
   ok "analyze geometry,horizon on blocks.2.hook_resid_post" || bad "analyze: $(head -c 300 "$dir/analyze.json")"
 
-one_line() { # WHAT NEEDLE CMD...: fails with exit != 0 and one line naming NEEDLE
-  local what="$1" needle="$2"; shift 2
-  set +e; "$@" >/dev/null 2>"$dir/err"; local rc=$?; set -e
-  [[ $rc -ne 0 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "$needle" "$dir/err" &&
-    ok "$what: one line: $(cat "$dir/err")" || bad "$what: exit $rc, $(cat "$dir/err")"
-}
-one_line "no mem.alpha" "unknown hook name 'mem.alpha'" \
+fails_in_one_line "no mem.alpha" "unknown hook name 'mem.alpha'" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad.db" --sites mem.alpha --quiet
-one_line "no CUDA backend" "no CUDA engine" \
+fails_in_one_line "no CUDA backend" "no CUDA engine" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad2.db" --device cuda --quiet
-one_line "a bare per-layer name in a 3-layer model" "is per layer" \
+fails_in_one_line "a bare per-layer name in a 3-layer model" "is per layer" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad3.db" --sites hook_resid_post --quiet
 # the same tensors without the config: the heads cannot be guessed
 "$py" - "$model" "$dir/noconfig.safetensors" <<'PY'
@@ -87,5 +81,5 @@ del hdr["__metadata__"]
 h = json.dumps(hdr).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
 PY
-one_line "no config: no heads" "number of attention heads" "$bin" info "$dir/noconfig.safetensors"
+fails_in_one_line "no config: no heads" "number of attention heads" "$bin" info "$dir/noconfig.safetensors"
 finish

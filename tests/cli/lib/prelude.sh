@@ -48,3 +48,14 @@ record_scratch() {
   . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
   random_shards "$dir/shards" "$2" "$3"
 }
+
+# expect_one_line CODE TEXT CMD...: CMD exits CODE with one line on stderr
+# holding TEXT (in ./err.txt); prints ok or FAIL, and a FAIL sets fail=1 (for
+# the tests that count failures in $fail rather than through verdicts.sh)
+expect_one_line() {
+    local code=$1 text=$2; shift 2
+    "$@" > /dev/null 2> err.txt; local rc=$?
+    if [[ $rc -ne $code ]] || ! grep -q -- "$text" err.txt || [[ $(wc -l < err.txt) -ne 1 ]]; then
+        echo "FAIL: '$*' gave $rc: $(cat err.txt) (wanted $code and '$text')"; fail=1
+    else echo "ok: $* -> $rc: $(cat err.txt)"; fi
+}
