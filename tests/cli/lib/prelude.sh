@@ -39,13 +39,20 @@ need_files() {
 # ids in DIR (tests/cli/random_shards.py says what it writes)
 random_shards() { "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$@"; }
 
-# record_scratch NAME TOKENS SEED: the opening of the record_* tests: $dir
-# (scratch_dir NAME shards), $model the gpnm1 fixture, the verdicts (ok, bad,
-# finish) and, in $dir/shards, TOKENS random ids (SEED) of its 97-token vocabulary
-record_scratch() {
-  scratch_dir "$1" shards
+# gpnm1_scratch NAME [SUBDIR...]: the opening of the tests of the gpnm1
+# fixture: $dir (scratch_dir NAME SUBDIR...), $model the fixture, and the
+# verdicts (ok, bad, finish)
+gpnm1_scratch() {
+  scratch_dir "$@"
   model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
   . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+}
+
+# record_scratch NAME TOKENS SEED: the opening of the record_* tests:
+# gpnm1_scratch NAME shards and, in $dir/shards, TOKENS random ids (SEED) of
+# the fixture's 97-token vocabulary
+record_scratch() {
+  gpnm1_scratch "$1" shards
   random_shards "$dir/shards" "$2" "$3"
 }
 
