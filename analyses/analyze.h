@@ -96,6 +96,9 @@ int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o,
 void gs_analysis_print(FILE *f, store *st, const gs_analysis *a);
 /* The results as one JSON object: {"run": N, one member per computed row (its stored name), "notes"}. */
 struct cJSON *gs_analysis_json(const gs_analysis *a);
+/* the geometry's keys in object j: those `analyze --json` prints (full 0), or
+ * every number the result holds in their places (full 1: analyze-shards) */
+void gs_geometry_json(struct cJSON *j, const gs_geometry *g, int full);
 void gs_analysis_free(gs_analysis *a);
 /* The run's model: the file given, else the one the store registered with the run; refused (NULL with
  * gs_error()) when its sha256 is not the one the run was recorded with. */

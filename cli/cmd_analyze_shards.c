@@ -52,28 +52,7 @@ static const char *help =
 static cJSON *geometry_json(const gs_geometry *g) {
     cJSON *j = cJSON_CreateObject();
     /* the keys `gpnscope analyze` stores (analysis_scalars of "geometry") */
-    cJSON_AddNumberToObject(j, "n_states", (double)g->n);
-    cJSON_AddNumberToObject(j, "n_windows", (double)g->n_windows);
-    cJSON_AddNumberToObject(j, "d", g->d);
-    cJSON_AddNumberToObject(j, "norm_mean", g->norm_mean);
-    cJSON_AddNumberToObject(j, "norm_std", g->norm_std);
-    cJSON_AddNumberToObject(j, "mean_norm", g->mean_norm);
-    cJSON_AddNumberToObject(j, "median_std", g->median_std);
-    cJSON_AddNumberToObject(j, "dim_std_min", g->dim_std_sorted[g->d - 1]);
-    cJSON_AddNumberToObject(j, "dim_std_max", g->dim_std_sorted[0]);
-    cJSON_AddNumberToObject(j, "dead_dims", g->n_dead);
-    cJSON_AddNumberToObject(j, "zero_variance_dims", g->n_zero_var);
-    cJSON_AddNumberToObject(j, "corr_mean_abs", g->corr_mean_abs);
-    cJSON_AddNumberToObject(j, "corr_max_abs", g->corr_max_abs);
-    cJSON_AddNumberToObject(j, "participation_ratio", g->participation_ratio);
-    cJSON_AddNumberToObject(j, "total_variance", g->total_var);
-    if (g->has_spectrum) {
-        cJSON_AddNumberToObject(j, "components_90", g->n90);
-        cJSON_AddNumberToObject(j, "components_99", g->n99);
-        cJSON_AddNumberToObject(j, "stable_rank", g->stable_rank);
-        cJSON_AddItemToObject(j, "eigenvalues", cJSON_CreateDoubleArray(g->eigvals, g->d));
-    }
-    cJSON_AddItemToObject(j, "mean", cJSON_CreateDoubleArray(g->mean, g->d));
+    gs_geometry_json(j, g, 1);
     return j;
 }
 

@@ -317,6 +317,37 @@ static void html_text(FILE *f, const char *s) {
     }
 }
 
+/* An item of a list in both pages, each escaped for its page: "- **KEY**:
+ * TEXT" and "<li><b>KEY</b>: TEXT</li>", or without the key when it is NULL. */
+static void list_item(FILE *m, FILE *h, const char *key, const char *text) {
+    fputs("- ", m);
+    fputs("<li>", h);
+    if (key) {
+        fputs("**", m);
+        md_text(m, key);
+        fputs("**: ", m);
+        fputs("<b>", h);
+        html_text(h, key);
+        fputs("</b>: ", h);
+    }
+    md_text(m, text);
+    fputs("\n", m);
+    html_text(h, text);
+    fputs("</li>\n", h);
+}
+
+/* A row of the summary table in both pages: its cells, each escaped. */
+static void table_row(FILE *m, FILE *h, const char *const cells[3]) {
+    for (int k = 0; k < 3; k++) {
+        fputs(k ? " | " : "| ", m);
+        md_text(m, cells[k]);
+        fputs(k ? "</td><td>" : "<tr><td>", h);
+        html_text(h, cells[k]);
+    }
+    fputs(" |\n", m);
+    fputs("</td></tr>\n", h);
+}
+
 /* ---------- the verdicts (analysis "findings", written by gpnscope analyze) ---------- */
 
 static void findings(const plot_ctx *c, FILE *m, FILE *h) {
@@ -342,16 +373,7 @@ static void findings(const plot_ctx *c, FILE *m, FILE *h) {
             char key[128], note[1200];
             gp_text_visible(key, sizeof key, rows[i].key, (size_t)-1, 60);
             gp_text_visible(note, sizeof note, rows[i].note, (size_t)-1, 0);
-            fputs("- **", m);
-            md_text(m, key);
-            fputs("**: ", m);
-            md_text(m, note);
-            fputs("\n", m);
-            fputs("<li><b>", h);
-            html_text(h, key);
-            fputs("</b>: ", h);
-            html_text(h, note);
-            fputs("</li>\n", h);
+            list_item(m, h, key, note);
         }
     }
     free(rows);
@@ -506,20 +528,8 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
             fputs("</td></tr>\n", h);
             continue;
         }
-        fputs("| ", m);
-        md_text(m, r->what);
-        fputs(" | ", m);
-        md_text(m, r->ours);
-        fputs(" | ", m);
-        md_text(m, r->paper);
-        fputs(" |\n", m);
-        fputs("<tr><td>", h);
-        html_text(h, r->what);
-        fputs("</td><td>", h);
-        html_text(h, r->ours);
-        fputs("</td><td>", h);
-        html_text(h, r->paper);
-        fputs("</td></tr>\n", h);
+        const char *const cells[3] = {r->what, r->ours, r->paper};
+        table_row(m, h, cells);
     }
     fputs("</table>\n", h);
 
@@ -534,12 +544,7 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
         snprintf(line, sizeof line, "%s (analysis %lld, %s, gpnscope %s): settings %s", an[i].name, (long long)an[i].id,
                  an[i].created_at, an[i].code_version, an[i].settings);
         gp_text_visible(vis, sizeof vis, line, (size_t)-1, 0);
-        fputs("- ", m);
-        md_text(m, vis);
-        fputs("\n", m);
-        fputs("<li>", h);
-        html_text(h, vis);
-        fputs("</li>\n", h);
+        list_item(m, h, NULL, vis);
     }
     free(an);
     fputs("</ul>\n", h);
@@ -552,12 +557,7 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
             size_t len = e ? (size_t)(e - p) : strlen(p);
             char line[1024];
             snprintf(line, sizeof line, "%.*s", (int)len, p);
-            fputs("- ", m);
-            md_text(m, line);
-            fputs("\n", m);
-            fputs("<li>", h);
-            html_text(h, line);
-            fputs("</li>\n", h);
+            list_item(m, h, NULL, line);
             p = e ? e + 1 : p + len;
         }
         fputs("</ul>\n", h);

@@ -8,9 +8,7 @@
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 need_python numpy
-scratch_dir ablate shards
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch ablate shards
 q() { sqlite3 "$1" "$2"; }
 
 # corpus: 24 windows of 32 random tokens; a copy of the model whose head 1

@@ -7,9 +7,7 @@
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 need_python numpy
-scratch_dir cli_eval shards
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch cli_eval shards
 check() { if [[ "$2" == "$3" ]]; then ok "$1"; else bad "$1: got [$2] want [$3]"; fi; }
 
 want="$("$py" - "$GPNSCOPE_FIXTURES/reference/gpnm1.expect.safetensors" "$dir/shards" <<'PY'

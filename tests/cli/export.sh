@@ -52,21 +52,14 @@ if grep -q "note: run 3 has no states" note.txt && grep -q "note: run 3 has no h
     echo "ok: $(tr '\n' ' ' < note.txt)"
 else echo "FAIL: no notes for a GPN run without states: $(cat note.txt)"; fail=1; fi
 
-expect() { # code, text, command...
-    local code=$1 text=$2; shift 2
-    "$@" > /dev/null 2> err.txt; local rc=$?
-    if [[ $rc -ne $code ]] || ! grep -q -- "$text" err.txt || [[ $(wc -l < err.txt) -ne 1 ]]; then
-        echo "FAIL: '$*' gave $rc: $(cat err.txt) (wanted $code and '$text')"; fail=1
-    else echo "ok: $* -> $rc: $(cat err.txt)"; fi
-}
-expect 2 "unknown format 'xlsx'" "$bin" export x.db --out e --format xlsx
-expect 2 "--format csv|npy is required" "$bin" export x.db --out e
-expect 2 "--out DIR is required" "$bin" export x.db --format csv
-expect 2 "unknown part 'bogus'" "$bin" export x.db --out e --format csv --what tokens,bogus
-expect 1 "missing.db does not exist" "$bin" export missing.db --out e --format csv
-expect 1 "there is no run 42" "$bin" export x.db --run 42 --out e --format csv
-expect 1 "run 2 has no analyses" "$bin" export x.db --run 2 --out e --format csv --what analyses
+expect_one_line 2 "unknown format 'xlsx'" "$bin" export x.db --out e --format xlsx
+expect_one_line 2 "--format csv|npy is required" "$bin" export x.db --out e
+expect_one_line 2 "--out DIR is required" "$bin" export x.db --format csv
+expect_one_line 2 "unknown part 'bogus'" "$bin" export x.db --out e --format csv --what tokens,bogus
+expect_one_line 1 "missing.db does not exist" "$bin" export missing.db --out e --format csv
+expect_one_line 1 "there is no run 42" "$bin" export x.db --run 42 --out e --format csv
+expect_one_line 1 "run 2 has no analyses" "$bin" export x.db --run 2 --out e --format csv --what analyses
 touch afile
-expect 1 "afile exists and is not a folder" "$bin" export x.db --out afile --format npy
+expect_one_line 1 "afile exists and is not a folder" "$bin" export x.db --out afile --format npy
 "$bin" export --help | grep -q "usage: gpnscope export FILE" || { echo "FAIL: --help"; fail=1; }
 exit $fail

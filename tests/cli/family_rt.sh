@@ -22,21 +22,13 @@ ref="$GPNSCOPE_SOURCE/tests/reference/rt_reference.py"
 fx="$GPNSCOPE_FIXTURES/reference"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/reference_parity.sh"
 
 #            name V  D  L H F  B T  seed options
 configs=("c3 97 32 3 4 64 3 70 31"
          "sw 61 24 2 3 48 2 33 32 activation_type=swiglu clip_qkv=0.8 alibi_bias_max=4"
          "re 50 16 2 2 40 2 20 33 activation_type=relu attention_layer_norm=false layer_norm_eps=0.001")
-args=()
-for c in "${configs[@]}"; do
-  read -r name V D L H F B T seed opts <<<"$c"
-  # shellcheck disable=SC2086
-  "$py" "$ref" make "$dir/$name" "$V" "$D" "$L" "$H" "$F" "$B" "$T" "$seed" $opts
-  args+=("$dir/$name.weights.safetensors" "$dir/$name.expect.safetensors")
-done
-if "$GPNSCOPE_BUILD/tests/test_family_rt" "${args[@]}" >"$dir/parity.txt" 2>&1; then
-  ok "every site equals the float64 reference on ${#configs[@]} configurations: $(grep -c 'rel err' "$dir/parity.txt") tensors < 1e-4"
-else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+reference_parity rt "${configs[@]}"
 
 # ---- the fixture's OLMo state dict through convert --config ----
 "$py" - "$fx/rt2.weights.safetensors" "$dir/rt2.config.json" "$dir/rope.config.json" <<'PY'
@@ -89,40 +81,9 @@ sw="$("$bin" info "$dir/sw.weights.safetensors")"
 
 # ---- eval and record over the reference's three windows of 70 tokens ----
 "$py" "$ref" shards "$dir/c3.expect.safetensors" "$dir/shards" 97 >"$dir/want.txt"
-want="$(cat "$dir/want.txt")"
-got="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --json |
-  "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["perplexity"], d["tokens"], d["windows"])')"
-read -r ppl toks wins <<<"$got"
-"$py" -c "import sys; sys.exit(0 if abs($ppl/$want-1) < 1e-4 else 1)" && [[ "$toks $wins" == "207 3" ]] &&
-  ok "eval: perplexity $ppl == exp(mean reference nll) $want over 3 x 69 tokens" || bad "eval: $got, want $want 207 3"
+reference_windows recurrent-transformer "$dir/c3.expect.safetensors" 2
 
 pat="blocks.0.attn.hook_pattern,blocks.1.attn.hook_pattern,blocks.2.attn.hook_pattern"
-"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/ref.db" --quiet >/dev/null &&
-  ok "record (default sites) over the reference's windows" || bad "record over the reference's windows"
-[[ "$(sqlite3 "$dir/ref.db" "select arch || ' ' || states from runs join models m on m.id = model_id")" == "recurrent-transformer blocks.2.hook_resid_post" ]] &&
-  ok "the default site is the last block's resid_post" || bad "runs: $(sqlite3 "$dir/ref.db" "select arch, states from runs join models m on m.id = model_id")"
-sqlite3 -json "$dir/ref.db" "select window, position, hex(vector) as v from states where kind = 'blocks.2.hook_resid_post'" >"$dir/states.json"
-sqlite3 -json "$dir/ref.db" "select window, position, nll from tokens" >"$dir/tokens.json"
-"$py" - "$dir/c3.expect.safetensors" "$dir/states.json" "$dir/tokens.json" <<'PY' && ok "recorded states and NLLs equal the reference's (position 0: no prediction, NULL)" || bad "recorded rows differ from the reference"
-import json, os, sys
-import numpy as np
-sys.path.insert(0, os.environ["GPNSCOPE_SOURCE"] + "/tests/reference")
-from rt_reference import read_st
-X = read_st(sys.argv[1])[0]
-get = lambda name: X[name].astype(np.float64)  # noqa: E731
-R, nll = get("resid_post_2"), get("nll")
-S = np.zeros_like(R)
-rows = json.load(open(sys.argv[2]))
-assert len(rows) == 210, len(rows)
-for r in rows:
-    S[r["window"], r["position"]] = np.frombuffer(bytes.fromhex(r["v"]), "<f4")
-assert np.linalg.norm(S - R) / np.linalg.norm(R) < 1e-4
-got = np.zeros_like(nll)
-for r in json.load(open(sys.argv[3])):
-    if r["position"] == 0: assert r["nll"] is None, r
-    else: got[r["window"], r["position"] - 1] = r["nll"]
-assert np.linalg.norm(got - nll) / np.linalg.norm(nll) < 1e-4
-PY
 
 # ---- recurrence depth: the lags of the recorded patterns, against numpy's from the reference's ----
 "$bin" record --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/pat.db" --sites "$pat" --quiet >/dev/null &&
@@ -186,17 +147,11 @@ assert np.allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max()), (got[:
 PY
 else bad "analyze: $(cat "$dir/analyze.err")"; fi
 
-one_line() { # WHAT NEEDLE CMD...: fails with exit != 0 and one line naming NEEDLE
-  local what="$1" needle="$2"; shift 2
-  set +e; "$@" >/dev/null 2>"$dir/err"; local rc=$?; set -e
-  [[ $rc -ne 0 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "$needle" "$dir/err" &&
-    ok "$what: one line: $(cat "$dir/err")" || bad "$what: exit $rc, $(cat "$dir/err")"
-}
-one_line "recurrence-depth without a recorded pattern" "recorded no attention pattern" "$bin" recurrence-depth "$dir/ref.db"
-one_line "no CUDA backend" "no CUDA engine" \
+fails_in_one_line "recurrence-depth without a recorded pattern" "recorded no attention pattern" "$bin" recurrence-depth "$dir/ref.db"
+fails_in_one_line "no CUDA backend" "no CUDA engine" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 48 --db "$dir/bad.db" --device cuda --quiet
 "$bin" convert "$fx/rt2.checkpoint.pt" "$dir/noconfig.safetensors" >/dev/null 2>&1
-one_line "a .pt converted without --config" "must carry its OLMo model config" "$bin" info "$dir/noconfig.safetensors"
+fails_in_one_line "a .pt converted without --config" "must carry its OLMo model config" "$bin" info "$dir/noconfig.safetensors"
 "$bin" convert "$fx/rt2.checkpoint.pt" "$dir/rope.safetensors" --config "$dir/rope.config.json" >/dev/null 2>&1 || true
-one_line "rope: true with the recurrent block" "RoPE with the recurrent block is not supported" "$bin" info "$dir/rope.safetensors"
+fails_in_one_line "rope: true with the recurrent block" "RoPE with the recurrent block is not supported" "$bin" info "$dir/rope.safetensors"
 finish

@@ -16,21 +16,14 @@ scratch_dir family_tpp shards random
 ref="$GPNSCOPE_SOURCE/tests/reference/tpp_reference.py"
 doc="$GPNSCOPE_SOURCE/docs/hooks.md"
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+. "$GPNSCOPE_SOURCE/tests/cli/lib/reference_parity.sh"
 
 #            name  V  D  L H  F  B T  seed
 configs=("c3h4   97 32 3 4  48 3 70 21"
          "h3     61 18 2 3  40 2 33 22"
          "h1     50 10 1 1  20 2 20 23"
          "h6     40 12 2 6  24 2 17 24")
-args=()
-for c in "${configs[@]}"; do
-  read -r name V D L H F B T seed <<<"$c"
-  "$py" "$ref" make "$dir/$name" "$V" "$D" "$L" "$H" "$F" "$B" "$T" "$seed"
-  args+=("$dir/$name.weights.safetensors" "$dir/$name.expect.safetensors")
-done
-if "$GPNSCOPE_BUILD/tests/test_family_tpp" "${args[@]}" >"$dir/parity.txt" 2>&1; then
-  ok "every site equals the float64 reference on ${#configs[@]} configurations: $(grep -c 'rel err' "$dir/parity.txt") tensors < 1e-4"
-else bad "parity: $(grep FAIL "$dir/parity.txt" | head -3)"; fi
+reference_parity tpp "${configs[@]}"
 if "$GPNSCOPE_BUILD/tests/test_family_incremental" "${args[@]}" >"$dir/incremental.txt" 2>&1; then
   ok "KV-cache decoding = the reference's whole windows, and staggered batch rows = one at a time: every site < 1e-5 ($(grep -c 'worst' "$dir/incremental.txt") checks)"
 else bad "incremental / batch invariance: $(grep FAIL "$dir/incremental.txt" | head -3)"; fi
@@ -60,45 +53,7 @@ _, get = read_safetensors(sys.argv[1])
 write_shards(sys.argv[2], get("tokens", "<i4").reshape(-1), 97)
 print(repr(float(np.exp(np.mean(get("nll").astype(np.float64))))))
 PY
-want="$(cat "$dir/want.txt")"
-got="$("$bin" eval --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --json |
-  "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["perplexity"], d["tokens"], d["windows"])')"
-read -r ppl toks wins <<<"$got"
-"$py" -c "import sys; sys.exit(0 if abs($ppl/$want-1) < 1e-4 else 1)" && [[ "$toks $wins" == "207 3" ]] &&
-  ok "eval: perplexity $ppl == exp(mean reference nll) $want over 3 x 69 tokens" || bad "eval: $got, want $want 207 3"
-
-"$bin" record --model "$model" --corpus "$dir/shards" --seq-len 70 --batch 2 --db "$dir/ref.db" --quiet >/dev/null &&
-  ok "record (default sites) over the reference's windows" || bad "record over the reference's windows"
-[[ "$(sqlite3 "$dir/ref.db" "select arch || ' ' || states from runs join models m on m.id = model_id")" == "transformer++ blocks.2.hook_resid_post" ]] &&
-  ok "the default site is the last block's resid_post" || bad "runs: $(sqlite3 "$dir/ref.db" "select arch, states from runs join models m on m.id = model_id")"
-sqlite3 -json "$dir/ref.db" "select window, position, hex(vector) as v from states where kind = 'blocks.2.hook_resid_post'" >"$dir/states.json"
-sqlite3 -json "$dir/ref.db" "select window, position, nll, top1 from tokens" >"$dir/tokens.json"
-"$py" - "$dir/c3h4.expect.safetensors" "$dir/states.json" "$dir/tokens.json" <<'PY' && ok "recorded states and NLLs equal the reference's (position 0: no prediction, NULL)" || bad "recorded rows differ from the reference"
-import json, struct, sys
-import numpy as np
-from testdata import read_safetensors
-_, f32 = read_safetensors(sys.argv[1])
-get = lambda name: f32(name).astype(np.float64)
-R, nll = get("resid_post_2"), get("nll")
-S = np.zeros_like(R)
-rows = json.load(open(sys.argv[2]))
-assert len(rows) == 210, len(rows)
-for r in rows:
-    S[r["window"], r["position"]] = np.frombuffer(bytes.fromhex(r["v"]), "<f4")
-err = np.linalg.norm(S - R) / np.linalg.norm(R)
-assert err < 1e-4, err
-toks = json.load(open(sys.argv[3]))
-assert len(toks) == 210
-got = np.zeros_like(nll)
-for r in toks:
-    if r["position"] == 0:
-        assert r["nll"] is None and r["top1"] is None, r
-    else:
-        got[r["window"], r["position"] - 1] = r["nll"]
-err = np.linalg.norm(got - nll) / np.linalg.norm(nll)
-assert err < 1e-4, err
-print("states", err)
-PY
+reference_windows transformer++ "$dir/c3h4.expect.safetensors" 2
 
 random_shards "$dir/random" $((40 * 64)) 4
 "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --batch 7 --db "$dir/s.db" --quiet >/dev/null &&
@@ -110,17 +65,11 @@ random_shards "$dir/random" $((40 * 64)) 4
   "$py" -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["geometry"]["n_states"] == 2560, o["geometry"]' "$dir/analyze.json" &&
   ok "analyze geometry,horizon on blocks.2.hook_resid_post" || bad "analyze: $(head -c 300 "$dir/analyze.json")"
 
-one_line() { # WHAT NEEDLE CMD...: fails with exit != 0 and one line naming NEEDLE
-  local what="$1" needle="$2"; shift 2
-  set +e; "$@" >/dev/null 2>"$dir/err"; local rc=$?; set -e
-  [[ $rc -ne 0 && $(wc -l <"$dir/err") -eq 1 ]] && grep -q "$needle" "$dir/err" &&
-    ok "$what: one line: $(cat "$dir/err")" || bad "$what: exit $rc, $(cat "$dir/err")"
-}
-one_line "no mem.alpha" "unknown hook name 'mem.alpha'" \
+fails_in_one_line "no mem.alpha" "unknown hook name 'mem.alpha'" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad.db" --sites mem.alpha --quiet
-one_line "no CUDA backend" "no CUDA engine" \
+fails_in_one_line "no CUDA backend" "no CUDA engine" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad2.db" --device cuda --quiet
-one_line "a bare per-layer name in a 3-layer model" "is per layer" \
+fails_in_one_line "a bare per-layer name in a 3-layer model" "is per layer" \
   "$bin" record --model "$model" --corpus "$dir/random" --seq-len 64 --db "$dir/bad3.db" --sites hook_resid_post --quiet
 # the same tensors without the config: the heads cannot be guessed
 "$py" - "$model" "$dir/noconfig.safetensors" <<'PY'
@@ -132,5 +81,5 @@ del hdr["__metadata__"]
 h = json.dumps(hdr).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
 PY
-one_line "no config: no heads" "number of attention heads" "$bin" info "$dir/noconfig.safetensors"
+fails_in_one_line "no config: no heads" "number of attention heads" "$bin" info "$dir/noconfig.safetensors"
 finish

@@ -15,9 +15,7 @@
 set -uo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 need_python numpy
-scratch_dir cli_messages shards; cd "$dir"
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch cli_messages shards; cd "$dir"
 # expect CODE PATTERN CMD...: exit CODE, exactly one line on stderr matching PATTERN
 expect() {
   local code="$1" pattern="$2"; shift 2

@@ -12,9 +12,7 @@
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
-scratch_dir mpi_analyze corpus
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch mpi_analyze corpus
 
 random_shards "$dir/corpus" $((101 * 24)) 11
 args=(--model "$model" --corpus "$dir/corpus" --seq-len 24 --batch 5 --quiet)

@@ -9,9 +9,7 @@
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
-scratch_dir mpi_record small big
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch mpi_record small big
 
 random_shards "$dir/small" $((121 * 24)) 5
 random_shards "$dir/big" $((450 * 24)) 7

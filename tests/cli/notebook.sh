@@ -79,19 +79,12 @@ PY
 "$bin" export-notebook c.db --out nb/c1.ipynb --run 1 > /dev/null || die "export-notebook c1"
 
 # errors: one line, exit 1 (2 for usage)
-expect() { # code, text, command...
-    local code=$1 text=$2; shift 2
-    "$@" > /dev/null 2> err.txt; local rc=$?
-    if [[ $rc -ne $code ]] || ! grep -q -- "$text" err.txt || [[ $(wc -l < err.txt) -ne 1 ]]; then
-        echo "FAIL: '$*' gave $rc: $(cat err.txt) (wanted $code and '$text')"; fail=1
-    else echo "ok: $* -> $rc: $(cat err.txt)"; fi
-}
-expect 1 "missing.db does not exist" "$bin" export-notebook missing.db --out nb/x.ipynb
-expect 1 "run 99" "$bin" export-notebook a.db --out nb/x.ipynb --run 99
-expect 2 "--out is required" "$bin" export-notebook a.db
-expect 2 "positive integer" "$bin" export-notebook a.db --out nb/x.ipynb --run 0
+expect_one_line 1 "missing.db does not exist" "$bin" export-notebook missing.db --out nb/x.ipynb
+expect_one_line 1 "run 99" "$bin" export-notebook a.db --out nb/x.ipynb --run 99
+expect_one_line 2 "--out is required" "$bin" export-notebook a.db
+expect_one_line 2 "positive integer" "$bin" export-notebook a.db --out nb/x.ipynb --run 0
 echo "not sqlite" > bogus.db
-expect 1 "bogus.db" "$bin" export-notebook bogus.db --out nb/x.ipynb
+expect_one_line 1 "bogus.db" "$bin" export-notebook bogus.db --out nb/x.ipynb
 [[ -e nb/x.ipynb ]] && { echo "FAIL: a failed export left nb/x.ipynb"; fail=1; }
 
 # execute all three (each in its own kernel), in a private Jupyter/matplotlib home

@@ -13,9 +13,7 @@
 #     files of dead writers and keeps those of live ones.
 set -uo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-scratch_dir cli_outputs shards; cd "$dir"
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch cli_outputs shards; cd "$dir"
 sum() { sha256sum < "$1" | cut -c1-16; }
 # refused WHAT FILE CMD...: exit 1, one line on stderr, FILE's bytes unchanged
 refused() {

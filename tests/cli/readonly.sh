@@ -14,9 +14,7 @@
 #     into a shell as printed (the path quoted), migrates it.
 set -uo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-scratch_dir cli_readonly shards; cd "$dir"
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch cli_readonly shards; cd "$dir"
 sum() { sha256sum < "$1" | cut -c1-16; }
 # the file alone, as it is on disk (immutable: no -wal read, nothing written)
 integrity() { sqlite3 "file:$1?immutable=1" "pragma integrity_check" 2>&1 | head -1; }

@@ -13,12 +13,8 @@
 #     "database or disk is full").
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-scratch_dir record_disk_full shards
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-
 # 300 windows of 24 tokens: random ids of the fixture's 97-token vocabulary
-random_shards "$dir/shards" $((300 * 24)) 5
+record_scratch record_disk_full "$((300 * 24))" 5
 args=(--model "$model" --corpus "$dir/shards" --seq-len 24 --batch 3 --states pred,ground --quiet)
 "$bin" record "${args[@]}" --db "$dir/full.db" >/dev/null && ok "uninterrupted recording" || bad "uninterrupted recording"
 

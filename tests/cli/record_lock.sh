@@ -12,9 +12,7 @@
 #     when named, and refuses one that is being recorded.
 set -uo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-scratch_dir record_lock shards; cd "$dir"
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+gpnm1_scratch record_lock shards; cd "$dir"
 q() { sqlite3 "$1" "$2" 2>/dev/null; }
 
 random_shards shards $((300 * 24)) 5

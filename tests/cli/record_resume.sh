@@ -6,12 +6,8 @@
 # line on stderr each time); resuming with another model is refused.
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-scratch_dir record_resume shards
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-
 # 900 windows of 24 tokens: random ids of the fixture's 97-token vocabulary
-random_shards "$dir/shards" $((900 * 24)) 5
+record_scratch record_resume "$((900 * 24))" 5
 args=(--model "$model" --corpus "$dir/shards" --seq-len 24 --batch 3 --states pred,ground --positions sample:7 --dtype f16 --quiet)
 
 "$bin" record "${args[@]}" --db "$dir/full.db" >/dev/null && ok "uninterrupted recording" || bad "uninterrupted recording"

@@ -6,10 +6,7 @@
 # asked for are filled; bad site lists are one-line usage errors.
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-scratch_dir record_sites shards
-model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-random_shards "$dir/shards" $((12 * 24)) 3
+record_scratch record_sites "$((12 * 24))" 3
 args=(--model "$model" --corpus "$dir/shards" --seq-len 24 --batch 5 --quiet)
 digest() { # DB: every recorded row, as text
   sqlite3 "$1" "select window, position, token_id, nll, entropy, top1 from tokens order by 1, 2;

@@ -114,6 +114,16 @@ def write_expect(prefix, tokens, outputs, script):
     write_st(prefix + ".expect.safetensors", ex, {"source": "tests/reference/%s (float64)" % script})
 
 
+def write_sequence_pair(prefix, P, cfg, tokens, forward, meta, script):
+    """The pair of a reference that runs one sequence at a time: P (float32)
+    as OUT_PREFIX.weights.safetensors under meta, and forward(P at float64,
+    cfg, one row of tokens) for every row, stacked, as the expect file."""
+    P64 = {k: v.astype(np.float64) for k, v in P.items()}
+    runs = [forward(P64, cfg, row) for row in tokens]
+    write_st(prefix + ".weights.safetensors", P, meta)
+    write_expect(prefix, tokens, {k: np.stack([r[k] for r in runs]) for k in runs[0]}, script)
+
+
 def make_args(doc, n):
     """The words after `make` when the command line has n in all; else the
     usage (doc) on stderr and exit 2."""

@@ -38,7 +38,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpn_reference import make_args, write_expect, write_st  # noqa: E402  (the same writers)
+from gpn_reference import make_args, write_sequence_pair  # noqa: E402  (the same writers)
 
 P_KEYS = 64  # GS_PATTERN_KEYS
 erf = np.frompyfunc(math.erf, 1, 1)
@@ -166,10 +166,8 @@ def make(prefix, V, D, L, H, F, B, T, seed, options):
     P["transformer.ff_out.weight"] = rng.normal(0, 1.0 / np.sqrt(D), (V, D))
     P = {k: v.astype(np.float32) for k, v in P.items()}
     tokens = rng.integers(3, V, (B, T)).astype(np.int32)
-    P64 = {k: v.astype(np.float64) for k, v in P.items()}
-    runs = [forward(P64, cfg, tokens[b]) for b in range(B)]
-    write_st(prefix + ".weights.safetensors", P, {"arch": "recurrent-transformer", "config": json.dumps(cfg)})
-    write_expect(prefix, tokens, {k: np.stack([r[k] for r in runs]) for k in runs[0]}, "rt_reference.py")
+    write_sequence_pair(prefix, P, cfg, tokens, forward, {"arch": "recurrent-transformer", "config": json.dumps(cfg)},
+                        "rt_reference.py")
 
 
 if __name__ == "__main__":

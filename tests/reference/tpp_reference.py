@@ -31,7 +31,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpn_reference import make_args, write_expect, write_st  # noqa: E402  (the same writers)
+from gpn_reference import make_args, write_sequence_pair  # noqa: E402  (the same writers)
 
 EPS = 1e-6
 
@@ -111,10 +111,8 @@ def make(prefix, V, D, L, H, F, B, T, seed):
     P = {k: v.astype(np.float32) for k, v in P.items()}
     cfg = {"vocab_size": V, "hidden_dim": D, "n_layers": L, "n_heads": H, "ffn_dim": F}
     tokens = rng.integers(3, V, (B, T)).astype(np.int32)
-    P64 = {k: v.astype(np.float64) for k, v in P.items()}
-    runs = [forward(P64, cfg, tokens[b]) for b in range(B)]
-    write_st(prefix + ".weights.safetensors", P, {"arch": "transformer++", "config": json.dumps(cfg)})
-    write_expect(prefix, tokens, {k: np.stack([r[k] for r in runs]) for k in runs[0]}, "tpp_reference.py")
+    write_sequence_pair(prefix, P, cfg, tokens, forward, {"arch": "transformer++", "config": json.dumps(cfg)},
+                        "tpp_reference.py")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,17 @@ typedef struct {
     void *ctx;
 } fc_hook;
 
+/* The sites every family named after transformer-lens has, whatever its
+ * mixer's own: the embedding and a block's input, the block's residual stream
+ * after its mixer, and the final norm. A test's table lists them around the
+ * mixer's sites; FC_N_SITES counts a table. */
+#define FC_SITES_IN {"hook_embed", "embed", 0}, {"blocks.%d.hook_resid_pre", "resid_pre_%d", 1}
+#define FC_SITES_BLOCK_OUT                                                                             \
+    {"blocks.%d.hook_attn_out", "attn_out_%d", 1}, {"blocks.%d.hook_resid_mid", "resid_mid_%d", 1},   \
+        {"blocks.%d.hook_mlp_out", "mlp_out_%d", 1}, {"blocks.%d.hook_resid_post", "resid_post_%d", 1}
+#define FC_SITE_FINAL {"ln_final.hook_normalized", "final_hidden", 0}
+#define FC_N_SITES(table) ((int)(sizeof(table) / sizeof *(table)))
+
 #define FC_MAX_CAPS (2 + 16 * 8)
 
 typedef struct {
@@ -298,6 +309,17 @@ static inline void fc_check_edit(const char *fx, const fc_pair *pr, const char *
 
 /* main: WEIGHTS EXPECT pairs from argv (named by their files), else the
  * fixtures `names` (NULL-terminated) */
+/* A checkpoint the family must refuse: `bad`, what loading it gave, is NULL
+ * and the one-line error holds `needle` (printed, so a run shows each
+ * refusal's wording); `what` names the case. */
+static inline void fc_check_refused(gpn_model *bad, const char *what, const char *needle) {
+    const char *err = gs_error();
+    CHECK(!bad && strstr(err, needle) && !strchr(err, '\n'), "%s: loaded, or the error '%s' lacks '%s'", what,
+          bad ? "" : err, needle);
+    if (!bad) printf("  refused %s: %s\n", what, err);
+    gpn_model_free(bad);
+}
+
 static inline int fc_main_fixtures(int argc, char **argv, const char *const *names,
                                    void (*check_pair)(const char *, const char *, const char *)) {
     if (test_each_pair(argc, argv, check_pair)) return test_summary();

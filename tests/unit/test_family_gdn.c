@@ -16,8 +16,7 @@
 
 /* every site of a GDN layer and its tensor's name in the expect files */
 static const fc_site sites[] = {
-    {"hook_embed", "embed", 0},
-    {"blocks.%d.hook_resid_pre", "resid_pre_%d", 1},
+    FC_SITES_IN,
     {"blocks.%d.attn.q", "q_%d", 1},
     {"blocks.%d.attn.k", "k_%d", 1},
     {"blocks.%d.attn.v", "v_%d", 1},
@@ -25,13 +24,10 @@ static const fc_site sites[] = {
     {"blocks.%d.attn.alpha", "alpha_%d", 1},
     {"blocks.%d.attn.state", "state_%d", 1},
     {"blocks.%d.attn.o", "o_%d", 1},
-    {"blocks.%d.hook_attn_out", "attn_out_%d", 1},
-    {"blocks.%d.hook_resid_mid", "resid_mid_%d", 1},
-    {"blocks.%d.hook_mlp_out", "mlp_out_%d", 1},
-    {"blocks.%d.hook_resid_post", "resid_post_%d", 1},
-    {"ln_final.hook_normalized", "final_hidden", 0},
+    FC_SITES_BLOCK_OUT,
+    FC_SITE_FINAL,
 };
-#define N_SITES ((int)(sizeof sites / sizeof *sites))
+#define N_SITES FC_N_SITES(sites)
 
 typedef struct {
     int layer, head, seq, at;

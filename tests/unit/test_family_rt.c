@@ -17,22 +17,18 @@
 
 /* The sites compared, by site name and the expect file's name ("%d": a layer). */
 static const fc_site sites[] = {
-    {"hook_embed", "embed", 0},
-    {"blocks.%d.hook_resid_pre", "resid_pre_%d", 1},
+    FC_SITES_IN,
     {"blocks.%d.attn.hook_q", "q_%d", 1},
     {"blocks.%d.attn.hook_k", "k_%d", 1},
     {"blocks.%d.attn.hook_v", "v_%d", 1},
     {"blocks.%d.attn.hook_pattern", "pattern_%d", 1},
     {"blocks.%d.attn.hook_diag_share", "diag_share_%d", 1},
-    {"blocks.%d.hook_attn_out", "attn_out_%d", 1},
-    {"blocks.%d.hook_resid_mid", "resid_mid_%d", 1},
-    {"blocks.%d.hook_mlp_out", "mlp_out_%d", 1},
-    {"blocks.%d.hook_resid_post", "resid_post_%d", 1},
+    FC_SITES_BLOCK_OUT,
     {"blocks.%d.attn.hook_k_rec", "recurrent_k_%d", 1},
     {"blocks.%d.attn.hook_v_rec", "recurrent_v_%d", 1},
-    {"ln_final.hook_normalized", "final_hidden", 0},
+    FC_SITE_FINAL,
 };
-#define N_SITES ((int)(sizeof sites / sizeof *sites))
+#define N_SITES FC_N_SITES(sites)
 
 /* Save the model's tensors with the metadata of `path_from` (its config
  * with `key` set to the JSON `value`; key NULL: no config at all), drop
@@ -71,12 +67,9 @@ static void refused(const gpn_model *m, const char *from, const char *dir, const
                     const char *drop, const char *extra, const char *needle) {
     char path[512];
     snprintf(path, sizeof path, "%s/refused.safetensors", dir);
-    gpn_model *bad = resave(m, from, path, key, value, drop, extra);
-    const char *err = gs_error();
-    CHECK(!bad && strstr(err, needle) && !strchr(err, '\n'), "%s=%s: loaded, or the error '%s' lacks '%s'",
-          key ? key : "-", value ? value : "-", bad ? "" : err, needle);
-    if (!bad) printf("  refused %s=%s: %s\n", key ? key : drop ? drop : extra ? extra : "(config)", value ? value : "", err);
-    gpn_model_free(bad);
+    char what[512];
+    snprintf(what, sizeof what, "%s=%s", key ? key : drop ? drop : extra ? extra : "(config)", value ? value : "");
+    fc_check_refused(resave(m, from, path, key, value, drop, extra), what, needle);
 }
 
 static void check_pair(const char *fx, const char *wpath, const char *epath) {

@@ -13,18 +13,14 @@
 
 /* The sites compared, by site name and the expect file's name ("%d": a layer). */
 static const fc_site sites[] = {
-    {"hook_embed", "embed", 0},
-    {"blocks.%d.hook_resid_pre", "resid_pre_%d", 1},
+    FC_SITES_IN,
     {"blocks.%d.attn.hook_q", "q_%d", 1},
     {"blocks.%d.attn.hook_k", "k_%d", 1},
     {"blocks.%d.attn.hook_v", "v_%d", 1},
-    {"blocks.%d.hook_attn_out", "attn_out_%d", 1},
-    {"blocks.%d.hook_resid_mid", "resid_mid_%d", 1},
-    {"blocks.%d.hook_mlp_out", "mlp_out_%d", 1},
-    {"blocks.%d.hook_resid_post", "resid_post_%d", 1},
-    {"ln_final.hook_normalized", "final_hidden", 0},
+    FC_SITES_BLOCK_OUT,
+    FC_SITE_FINAL,
 };
-#define N_SITES ((int)(sizeof sites / sizeof *sites))
+#define N_SITES FC_N_SITES(sites)
 
 /* Save the model's tensors with the given metadata (key, value, ..., NULL) and load it back. */
 static gpn_model *resave(const gpn_model *m, const char *path, const char *const *meta) {
@@ -41,11 +37,7 @@ static gpn_model *resave(const gpn_model *m, const char *path, const char *const
 static void refused(const gpn_model *m, const char *dir, const char *what, const char *const *meta, const char *needle) {
     char path[512];
     snprintf(path, sizeof path, "%s/refused.safetensors", dir);
-    gpn_model *bad = resave(m, path, meta);
-    const char *err = gs_error();
-    CHECK(!bad && strstr(err, needle) && !strchr(err, '\n'), "%s: loaded, or the error '%s' lacks '%s'", what, err, needle);
-    if (!bad) printf("  refused %s: %s\n", what, err);
-    gpn_model_free(bad);
+    fc_check_refused(resave(m, path, meta), what, needle);
 }
 
 static void check_pair(const char *fx, const char *wpath, const char *epath) {

@@ -38,3 +38,31 @@ need_files() {
 # random_shards DIR TOKENS SEED [VOCAB [DOC_LEN]]: a corpus of random token
 # ids in DIR (tests/cli/random_shards.py says what it writes)
 random_shards() { "$py" "$GPNSCOPE_SOURCE/tests/cli/random_shards.py" "$@"; }
+
+# gpnm1_scratch NAME [SUBDIR...]: the opening of the tests of the gpnm1
+# fixture: $dir (scratch_dir NAME SUBDIR...), $model the fixture, and the
+# verdicts (ok, bad, finish)
+gpnm1_scratch() {
+  scratch_dir "$@"
+  model="$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors"
+  . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+}
+
+# record_scratch NAME TOKENS SEED: the opening of the record_* tests:
+# gpnm1_scratch NAME shards and, in $dir/shards, TOKENS random ids (SEED) of
+# the fixture's 97-token vocabulary
+record_scratch() {
+  gpnm1_scratch "$1" shards
+  random_shards "$dir/shards" "$2" "$3"
+}
+
+# expect_one_line CODE TEXT CMD...: CMD exits CODE with one line on stderr
+# holding TEXT (in ./err.txt); prints ok or FAIL, and a FAIL sets fail=1 (for
+# the tests that count failures in $fail rather than through verdicts.sh)
+expect_one_line() {
+    local code=$1 text=$2; shift 2
+    "$@" > /dev/null 2> err.txt; local rc=$?
+    if [[ $rc -ne $code ]] || ! grep -q -- "$text" err.txt || [[ $(wc -l < err.txt) -ne 1 ]]; then
+        echo "FAIL: '$*' gave $rc: $(cat err.txt) (wanted $code and '$text')"; fail=1
+    else echo "ok: $* -> $rc: $(cat err.txt)"; fi
+}
