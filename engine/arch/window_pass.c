@@ -35,6 +35,24 @@ int gs_window_rows_reserve(gs_window_rows *w, long rows, int V) {
     return 0;
 }
 
+void gs_window_buffers_free(gs_window_buffers *b) {
+    free(b->arena);
+    gs_window_rows_free(&b->io);
+    memset(b, 0, sizeof *b);
+}
+
+int gs_window_buffers_reserve(gs_window_buffers *b, long rows, size_t floats, int V, const char *family) {
+    if (b->arena && b->rows >= rows) return 0;
+    gs_window_buffers_free(b);
+    b->arena = malloc(floats * sizeof(float));
+    if (!b->arena || gs_window_rows_reserve(&b->io, rows, V)) {
+        gs_window_buffers_free(b);
+        return gs_fail("out of memory for a %s window of %ld rows", family, rows);
+    }
+    b->rows = rows;
+    return 1;
+}
+
 static int passes(void *ctx, int rows) {
     gs_window_run *run = ctx;
     (void)rows;

@@ -12,6 +12,7 @@
 #ifndef GS_ENGINE_ARCH_WINDOW_PASS_H
 #define GS_ENGINE_ARCH_WINDOW_PASS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GS_WINDOW_LM_BLOCK 256
@@ -27,6 +28,40 @@ typedef struct {
 /* room for `rows` tokens, kept from the last call when large enough; 0, or -1 with gs_error() */
 int gs_window_rows_reserve(gs_window_rows *w, long rows, int V);
 void gs_window_rows_free(gs_window_rows *w);
+
+/* A window path's buffers: the rows above and one arena of floats that the
+ * family carves into its own rows (a pass's B x T' and a block's). */
+typedef struct {
+    long rows; /* tokens they hold */
+    gs_window_rows io;
+    float *arena;
+} gs_window_buffers;
+
+/* room for `rows` tokens and an arena of `floats`: 0 when the last call's
+ * are large enough (the family's carving stands), 1 when new (carve them),
+ * -1 with gs_error() ("out of memory for a FAMILY window of N rows") */
+int gs_window_buffers_reserve(gs_window_buffers *b, long rows, size_t floats, int V, const char *family);
+void gs_window_buffers_free(gs_window_buffers *b);
+
+/* The pieces of a layer that need no whole pass (norms, projections, MLPs)
+ * run on blocks of this many rows, so only what the family's sequence-wide
+ * work reads (GDN's convolution and delta rule, the Transformer's attention)
+ * takes a pass's rows, and pieces are longer within the same budget.
+ * Measured on GDN's window at the paper's shape: blocks of 1024 rows as
+ * fast as whole passes, of 256 about 6% slower (the column-split GEMMs). */
+#define GS_WINDOW_ROW_BLOCK 1024
+_Static_assert(GS_WINDOW_LM_BLOCK <= GS_WINDOW_ROW_BLOCK, "a head's block takes its final norm in a row block's buffer");
+
+/* the rows of the block starting at r0 of R */
+static inline int gs_window_block_len(long R, long r0) {
+    return R - r0 < GS_WINDOW_ROW_BLOCK ? (int)(R - r0) : GS_WINDOW_ROW_BLOCK;
+}
+
+/* the n buffers at[i] (rows of width[i] floats) moved to their row r0: a
+ * block's view of a pass's rows */
+static inline void gs_window_offset(float **const at[], const long width[], int n, long r0) {
+    for (int i = 0; i < n; i++) *at[i] += r0 * width[i];
+}
 
 typedef struct gs_window_run gs_window_run;
 struct gs_window_run {

@@ -27,28 +27,21 @@
  * sequence whatever the budget (450 MB at batch 256 there) */
 #define GDN_WINDOW_BYTES (256L << 20)
 /* The pieces around the delta rule (the projections, norms, gates, SwiGLU,
- * the residual adds, the final norm) run on blocks of this many rows, so
- * only h, q | k | v, a, beta, the gate and o (what the convolution and the
- * delta rule need whole) take a pass's B x T rows, and the block's
- * temporaries (x, attn_out, mlp_out, the MLP's two, final) take 1024: a
- * pass's row is 6,924 floats at the paper's shape instead of 13,068. Blocks
- * of 1024 rows run as fast as whole passes; of 256, about 6% slower (the
- * column-split GEMMs). */
-#define GDN_ROW_BLOCK 1024
-_Static_assert(GS_WINDOW_LM_BLOCK <= GDN_ROW_BLOCK, "the head's blocks take their final norm in a row block's buffer");
+ * the residual adds, the final norm) run on blocks of GS_WINDOW_ROW_BLOCK
+ * rows, so only h, q | k | v, a, beta, the gate and o (what the convolution
+ * and the delta rule need whole) take a pass's B x T rows, and the block's
+ * temporaries (x, attn_out, mlp_out, the MLP's two, final) a block's: a
+ * pass's row is 6,924 floats at the paper's shape instead of 13,068. */
 
 struct gdn_window {
-    long rows; /* the B x T' rows the pass's buffers hold; the blocks' hold GDN_ROW_BLOCK */
+    gs_window_buffers b; /* the pass's B x T' rows, the blocks' */
     gdn_rows r; /* h, qkv, a, beta, gate and o for the pass's rows; the rest a block's */
     float *convT; /* this layer's conv weights by tap: convT[j * C + ch] */
-    gs_window_rows io; /* the pass's tokens, the logits' blocks */
-    float *arena;
 };
 
 void gdn_window_free(gdn_window *w) {
     if (!w) return;
-    free(w->arena);
-    gs_window_rows_free(&w->io);
+    gs_window_buffers_free(&w->b);
     free(w);
 }
 
@@ -65,21 +58,15 @@ static size_t block_row_floats(const gdn_cpu *e) {
 
 /* buffers for `rows` rows, kept from the last call when large enough */
 static int reserve(gdn_cpu *e, long rows) {
-    if (e->win && e->win->rows >= rows) return 0;
-    gdn_window_free(e->win);
     const gpn_config *c = &e->m->cfg;
-    gdn_window *w = e->win = calloc(1, sizeof *w);
-    if (!w) return gs_fail("out of memory for a Gated DeltaNet window");
-    size_t R = (size_t)rows, D = (size_t)c->d, RB = GDN_ROW_BLOCK;
+    if (!e->win && !(e->win = calloc(1, sizeof *e->win))) return gs_fail("out of memory for a Gated DeltaNet window");
+    gdn_window *w = e->win;
+    size_t R = (size_t)rows, D = (size_t)c->d, RB = GS_WINDOW_ROW_BLOCK;
     size_t convT = (size_t)e->C * (size_t)c->conv;
-    w->arena = malloc((R * row_floats(e) + RB * block_row_floats(e) + convT) * sizeof(float));
-    if (!w->arena || gs_window_rows_reserve(&w->io, rows, c->V)) {
-        gdn_window_free(w);
-        e->win = NULL;
-        return gs_fail("out of memory for a Gated DeltaNet window of %ld rows", rows);
-    }
-    w->rows = rows;
-    float *p = w->arena;
+    int made = gs_window_buffers_reserve(&w->b, rows, R * row_floats(e) + RB * block_row_floats(e) + convT, c->V,
+                                         "Gated DeltaNet");
+    if (made <= 0) return made;
+    float *p = w->b.arena;
     w->r.h = p, p += R * D;
     w->r.qkv = p, p += R * e->C;
     w->r.a = p, p += R * c->H;
@@ -101,21 +88,16 @@ typedef struct {
     int out_of_memory; /* a convolution or delta-rule task found no scratch */
 } window_job;
 
-/* the rows [r0, r0 + GDN_ROW_BLOCK) as the step's pieces (gdn_cpu.h) take
+/* the rows [r0, r0 + GS_WINDOW_ROW_BLOCK) as the step's pieces (gdn_cpu.h) take
  * them: the pass's buffers from row r0, a block's temporaries as they are */
 static gdn_rows block_at(const gdn_cpu *e, long r0) {
     const gpn_config *c = &e->m->cfg;
     gdn_rows b = e->win->r;
-    b.h += r0 * c->d;
-    b.qkv += r0 * e->C;
-    b.a += r0 * c->H;
-    b.beta += r0 * c->H;
-    b.gate += r0 * e->Vd;
-    b.o += r0 * e->Vd;
+    float **const at[] = {&b.h, &b.qkv, &b.a, &b.beta, &b.gate, &b.o};
+    const long width[] = {c->d, e->C, c->H, c->H, e->Vd, e->Vd};
+    gs_window_offset(at, width, 6, r0);
     return b;
 }
-
-static int block_len(long R, long r0) { return R - r0 < GDN_ROW_BLOCK ? (int)(R - r0) : GDN_ROW_BLOCK; }
 
 static void add_rows(float *h, const float *x, long n) {
     for (long i = 0; i < n; i++) h[i] += x[i];
@@ -204,9 +186,9 @@ static int layer(window_job *j, int l) {
     long R = (long)j->B * j->n;
     int H = c->H, D = c->d;
     j->l = l;
-    for (long r0 = 0; r0 < R; r0 += GDN_ROW_BLOCK) {
+    for (long r0 = 0; r0 < R; r0 += GS_WINDOW_ROW_BLOCK) {
         gdn_rows b = block_at(e, r0);
-        gdn_attn_project(e, &b, l, block_len(R, r0));
+        gdn_attn_project(e, &b, l, gs_window_block_len(R, r0));
     }
     transpose_conv(e, l);
     gs_parallel_for(j->B, 1, conv_range, j);
@@ -221,9 +203,9 @@ static int layer(window_job *j, int l) {
     long pairs = (long)j->B * H, per = pairs / (4L * gs_parallel_threads());
     gs_parallel_for(pairs, per > 1 ? per : 1, delta_range, j);
     if (j->out_of_memory) return gs_fail("out of memory for the window's scratch");
-    for (long r0 = 0; r0 < R; r0 += GDN_ROW_BLOCK) {
+    for (long r0 = 0; r0 < R; r0 += GS_WINDOW_ROW_BLOCK) {
         gdn_rows b = block_at(e, r0);
-        int n = block_len(R, r0);
+        int n = gs_window_block_len(R, r0);
         gdn_attn_output(e, &b, l, n);
         add_rows(b.h, b.attn_out, (long)n * D);
         gdn_mlp(e, &b, l, n);
@@ -263,6 +245,6 @@ int gdn_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) 
     int piece = fit >= T ? T : fit < GDN_CHUNK ? (T < GDN_CHUNK ? T : GDN_CHUNK) : (int)(fit - fit % GDN_CHUNK);
     if (reserve(e, (long)B * piece)) return -1;
     window_job j = {e, B, 0, 0, 0};
-    gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->io, pass, &j, 0, 0};
+    gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->b.io, pass, &j, 0, 0};
     return gs_window_run_passes(&run, &e->own_gemms);
 }

@@ -33,13 +33,12 @@
  * takes at least one token of every sequence whatever the budget */
 #define TPP_WINDOW_BYTES (256L << 20)
 /* The pieces around the attention (norms, projections, RoPE, the MLP, the
- * residual adds, the final norm) run on blocks of this many rows, so only h,
- * q, the attention's output and the rotations take a pass's B x T' rows
- * (2,368 floats a row at the paper's shape instead of 13,856): pieces are
- * then six times as long, and each pass rereads the caches (each position's
- * key and value rows of a head: 256 bytes every 36 KB) six times less often. */
-#define TPP_ROW_BLOCK 1024
-_Static_assert(GS_WINDOW_LM_BLOCK <= TPP_ROW_BLOCK, "the head's blocks take their final norm in a row block's buffer");
+ * residual adds, the final norm) run on blocks of GS_WINDOW_ROW_BLOCK rows,
+ * so only h, q, the attention's output and the rotations take a pass's
+ * B x T' rows (2,368 floats a row at the paper's shape instead of 13,856):
+ * pieces are then six times as long, and each pass rereads the caches (each
+ * position's key and value rows of a head: 256 bytes every 36 KB) six times
+ * less often. */
 /* queries per attention block: the scores scratch is this many rows of the cache's length */
 #define TPP_QUERY_BLOCK 64
 
@@ -48,16 +47,13 @@ static long window_bytes = TPP_WINDOW_BYTES;
 void tpp_window_set_bytes(long bytes) { window_bytes = bytes > 0 ? bytes : TPP_WINDOW_BYTES; }
 
 struct tpp_window {
-    long rows; /* the B x T' rows the buffers hold */
+    gs_window_buffers b; /* the pass's B x T' rows, the blocks' */
     tpp_rows r;
-    gs_window_rows io; /* the pass's tokens, the logits' blocks */
-    float *arena;
 };
 
 void tpp_window_free(tpp_window *w) {
     if (!w) return;
-    free(w->arena);
-    gs_window_rows_free(&w->io);
+    gs_window_buffers_free(&w->b);
     free(w);
 }
 
@@ -67,25 +63,17 @@ static size_t block_row_floats(const gpn_config *c) { return 4 * (size_t)c->d + 
 
 /* buffers for `rows` rows, kept from the last call when large enough */
 static int reserve(tpp_cpu *e, long rows) {
-    if (e->win && e->win->rows >= rows) return 0;
-    tpp_window_free(e->win);
     const gpn_config *c = &e->m->cfg;
-    tpp_window *w = e->win = calloc(1, sizeof *w);
-    if (!w) return gs_fail("out of memory for a Transformer++ window");
-    size_t R = (size_t)rows, D = (size_t)c->d, half = (size_t)c->dk / 2;
-    w->arena = malloc((R * row_floats(c) + (size_t)TPP_ROW_BLOCK * block_row_floats(c)) * sizeof(float));
-    if (!w->arena || gs_window_rows_reserve(&w->io, rows, c->V)) {
-        tpp_window_free(w);
-        e->win = NULL;
-        return gs_fail("out of memory for a Transformer++ window of %ld rows", rows);
-    }
-    w->rows = rows;
-    float *p = w->arena;
+    if (!e->win && !(e->win = calloc(1, sizeof *e->win))) return gs_fail("out of memory for a Transformer++ window");
+    tpp_window *w = e->win;
+    size_t R = (size_t)rows, D = (size_t)c->d, half = (size_t)c->dk / 2, RB = GS_WINDOW_ROW_BLOCK;
+    int made = gs_window_buffers_reserve(&w->b, rows, R * row_floats(c) + RB * block_row_floats(c), c->V, "Transformer++");
+    if (made <= 0) return made;
+    float *p = w->b.arena;
     float **pass[] = {&w->r.h, &w->r.q, &w->r.att};
     for (size_t i = 0; i < sizeof pass / sizeof *pass; i++) *pass[i] = p, p += R * D;
     w->r.cos = p, p += R * half;
     w->r.sin = p, p += R * half;
-    size_t RB = TPP_ROW_BLOCK;
     float **block[] = {&w->r.xn, &w->r.k, &w->r.v, &w->r.out};
     for (size_t i = 0; i < sizeof block / sizeof *block; i++) *block[i] = p, p += RB * D;
     w->r.u = p, p += RB * 2 * (size_t)c->f;
@@ -132,29 +120,24 @@ static void attend_range(void *ctx, long i0, long i1) {
     free(S);
 }
 
-/* the rows [r0, r0 + TPP_ROW_BLOCK) as the step's pieces (tpp_cpu.h) take
+/* the rows [r0, r0 + GS_WINDOW_ROW_BLOCK) as the step's pieces (tpp_cpu.h) take
  * them: the pass's buffers from row r0, a block's temporaries as they are */
 static tpp_rows block_at(const tpp_cpu *e, long r0) {
     const gpn_config *c = &e->m->cfg;
     tpp_rows b = e->win->r;
-    b.h += r0 * c->d;
-    b.q += r0 * c->d;
-    b.att += r0 * c->d;
-    b.cos += r0 * (c->dk / 2);
-    b.sin += r0 * (c->dk / 2);
+    float **const at[] = {&b.h, &b.q, &b.att, &b.cos, &b.sin};
+    gs_window_offset(at, (const long[]){c->d, c->d, c->d, c->dk / 2, c->dk / 2}, 5, r0);
     return b;
 }
-
-static int block_len(long R, long r0) { return R - r0 < TPP_ROW_BLOCK ? (int)(R - r0) : TPP_ROW_BLOCK; }
 
 static int layer(window_job *j, int l) {
     tpp_cpu *e = j->e;
     const gpn_config *c = &e->m->cfg;
     int d = c->d, L = c->n_layers, B = j->B, n = j->n, R = B * n;
     j->l = l;
-    for (int r0 = 0; r0 < R; r0 += TPP_ROW_BLOCK) {
+    for (int r0 = 0; r0 < R; r0 += GS_WINDOW_ROW_BLOCK) {
         tpp_rows blk = block_at(e, r0);
-        int rows = block_len(R, r0);
+        int rows = gs_window_block_len(R, r0);
         tpp_attn_project(e, &blk, l, rows);
         for (int i = 0; i < rows; i++) { /* row r0 + i: token t of sequence b, into its cache */
             int b = (r0 + i) / n, t = (r0 + i) % n;
@@ -167,9 +150,9 @@ static int layer(window_job *j, int l) {
     long items = (long)B * c->H * j->blocks;
     gs_parallel_for(items, e->own_gemms ? 1 : items, attend_range, j);
     if (j->out_of_memory) return gs_fail("out of memory for the window's attention scores over %d positions", j->keys);
-    for (int r0 = 0; r0 < R; r0 += TPP_ROW_BLOCK) {
+    for (int r0 = 0; r0 < R; r0 += GS_WINDOW_ROW_BLOCK) {
         tpp_rows blk = block_at(e, r0);
-        int rows = block_len(R, r0);
+        int rows = gs_window_block_len(R, r0);
         tpp_linear(e, blk.out, blk.att, e->layer[l].W_o, rows, d, d);
         tpp_add(blk.h, blk.out, (long)rows * d);
         tpp_mlp(e, &blk, l, rows, 1);
@@ -219,6 +202,6 @@ int tpp_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) 
     int piece = fit >= T ? T : fit < TPP_QUERY_BLOCK ? (fit < 1 ? 1 : (int)fit) : (int)(fit - fit % TPP_QUERY_BLOCK);
     if (reserve(e, (long)B * piece)) return -1;
     window_job j = {e, B, 0, 0, 0, 0, 0, 0};
-    gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->io, pass, &j, 0, 0};
+    gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->b.io, pass, &j, 0, 0};
     return gs_window_run_passes(&run, &e->own_gemms);
 }
