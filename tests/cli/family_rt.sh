@@ -61,11 +61,7 @@ if "$GPNSCOPE_BUILD/tests/test_family_rt" "$dir/rt2pt.safetensors" "$fx/rt2.expe
 else bad "rt2 from .pt: $(grep FAIL "$dir/rt2.txt" | head -3)"; fi
 
 model="$dir/c3.weights.safetensors"
-"$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"
-"$py" - "$doc" "$dir/info.json" >"$dir/sites.txt" 2>&1 <<'PY' && ok "info: $(wc -l <"$dir/sites.txt") sites, each in docs/hooks.md with its width" || bad "info's sites: $(tail -2 "$dir/sites.txt")"
-import sys
-from testdata import documented_sites
-o, w = documented_sites(sys.argv[1], sys.argv[2], "recurrent-transformer", 3, 4, 32)
+info_sites "$model" recurrent-transformer <<'PY'
 assert w["logits"] == 97 and w["blocks.{i}.attn.hook_pattern"] == 4 * 64 and w["blocks.{i}.attn.hook_diag_share"] == 4, w
 assert w["blocks.{i}.attn.hook_k_rec"] == 32 and w["blocks.{i}.hook_resid_post"] == 32, w
 src = o["config_sources"]

@@ -29,11 +29,7 @@ if "$GPNSCOPE_BUILD/tests/test_family_incremental" "${args[@]}" >"$dir/increment
 else bad "incremental / batch invariance: $(grep FAIL "$dir/incremental.txt" | head -3)"; fi
 
 model="$dir/c3h4.weights.safetensors"
-"$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"
-"$py" - "$doc" "$dir/info.json" >"$dir/sites.txt" 2>&1 <<'PY' && ok "info: $(wc -l <"$dir/sites.txt") sites, each in docs/hooks.md with its width" || bad "info's sites: $(tail -2 "$dir/sites.txt")"
-import sys
-from testdata import documented_sites
-o, w = documented_sites(sys.argv[1], sys.argv[2], "transformer++", 3, 4, 32)
+info_sites "$model" transformer++ <<'PY'
 names = list(w)
 assert w["logits"] == 97 and w["nll"] == 1 and w["blocks.{i}.attn.hook_q"] == 32 and w["blocks.{i}.hook_resid_post"] == 32, w
 assert not any(n.startswith("mem.") or ".mem." in n for n in names), names

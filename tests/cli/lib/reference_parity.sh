@@ -70,3 +70,21 @@ assert err < 1e-4, err
 print("states", err)
 PY
 }
+
+# info_sites MODEL FAMILY: `gpnscope info MODEL` into $text and its --json
+# into $dir/info.json, then one verdict: every site it lists stands in
+# docs/hooks.md ($doc) with its width (testdata.documented_sites, for a model
+# of 3 layers, 4 heads, width 32), and the family's own checks (Python on
+# stdin, run with o, the info JSON, and w, each site's width) hold
+info_sites() {
+  local model="$1" family="$2"
+  cat >"$dir/sites_checks.py"
+  "$bin" info "$model" --json >"$dir/info.json"; text="$("$bin" info "$model")"
+  "$py" - "$doc" "$dir/info.json" "$family" "$dir/sites_checks.py" >"$dir/sites.txt" 2>&1 <<'PY' &&
+import sys
+from testdata import documented_sites
+o, w = documented_sites(sys.argv[1], sys.argv[2], sys.argv[3], 3, 4, 32)
+exec(open(sys.argv[4]).read())
+PY
+    ok "info: $(wc -l <"$dir/sites.txt") sites, each in docs/hooks.md with its width" || bad "info's sites: $(tail -2 "$dir/sites.txt")"
+}
