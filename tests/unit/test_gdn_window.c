@@ -9,9 +9,11 @@
  *    state (S, the conv inputs, the carry);
  * 2. steps, then a window, then a window: the first token of a window that
  *    does not start a sequence is predicted (not NaN), from the carry;
- * 3. a window whose rows pass the window's 256 MB of buffers (FFN 4096:
- *    34 KB a row; 2 x 4200 rows) runs in two passes, the second from the
- *    first's carried state: the same NLLs as the steps;
+ * 3. with the budget cut (gdn_window_set_rows) to 2 x 100 and 2 x 130
+ *    rows, windows of 300 tokens at batch 2 run in passes of one chunk (64)
+ *    and of two (128), each from the last one's carried state (S, the conv
+ *    inputs, the carry; gdn_window_piece says so, or the check fails): the
+ *    same NLLs as the steps, and so with steps and windows interleaved;
  * 4. a window refuses with a hook set, and a token outside the vocabulary. */
 #include "engine/arch/gdn/gdn.h"
 #include "window_check.h"
@@ -28,10 +30,18 @@ int main(void) {
     wc_check_mixed(m, 3, len, window, 3);
     wc_check_refusals(m, GDN_HOOK_STATE);
     gpn_model_free(m);
-    c.f = 4096; /* wide rows: this window takes two passes */
-    gpn_model *wide = gpn_model_random(&c, 12);
-    CHECK(wide != NULL, "a wide random GDN model: %s", gs_error());
-    if (wide) wc_check_window(wide, 2, 4200);
-    gpn_model_free(wide);
+    gpn_model *m2 = gpn_model_random(&c, 12);
+    CHECK(m2 != NULL, "a random GDN model: %s", gs_error());
+    const int budget[] = {100, 130}, piece[] = {64, 128};
+    for (int i = 0; m2 && i < 2; i++) {
+        gdn_window_set_rows(2L * budget[i]);
+        CHECK(gdn_window_piece(&c, 2, 300) == piece[i], "a budget of 2 x %d rows makes passes of %d tokens, not %d",
+              budget[i], gdn_window_piece(&c, 2, 300), piece[i]);
+        wc_check_window(m2, 2, 300);
+        wc_check_mixed(m2, 2, len, window, 3);
+    }
+    gdn_window_set_rows(0);
+    CHECK(gdn_window_piece(&c, 2, 300) == 300, "the default budget splits a window of 2 x 300 rows");
+    gpn_model_free(m2);
     return test_summary();
 }

@@ -9,11 +9,11 @@
  *    the pending logits the window left;
  * 2. step 3, window 70, step 2, window 9: the same NLLs as 84 steps (the
  *    cache, the positions and the pending logits carry both ways);
- * 3. with the buffers' budget cut (tpp_window_set_bytes) to 3 x 40 and
- *    3 x 64 rows, so that windows at batch 3 run in pieces of 40 tokens (not
- *    whole query blocks) and of 64 (at batch 1: 64, and whole), 1 and 2
- *    again; and to one row, pieces of 1 token, a window of 130 at batch 3:
- *    the same numbers;
+ * 3. with the budget cut (tpp_window_set_rows) to 3 x 40 and 3 x 64 rows,
+ *    so that windows at batch 3 run in pieces of 40 tokens (not whole query
+ *    blocks) and of 64 (tpp_window_piece says so, or the check fails), 1
+ *    and 2 again; and to one row, pieces of 1 token, a window of 130 at
+ *    batch 3: the same numbers;
  * 4. a window refuses with a hook set, and a token outside the vocabulary. */
 #include "engine/arch/tpp/tpp.h"
 #include "window_check.h"
@@ -32,18 +32,20 @@ int main(void) {
     if (!m) return test_summary();
     printf("whole windows:\n");
     check_all(m);
-    /* a row: h, xn, q, k, v, att, out (7 d), u, g (3 f), cos and sin (dk) floats */
-    long row_bytes = (7L * c.d + 3L * c.f + c.dk) * (long)sizeof(float);
     const int pieces[] = {40, 64};
     for (int i = 0; i < 2; i++) {
         printf("a budget of 3 x %d rows (pieces of %d tokens at batch 3):\n", pieces[i], pieces[i]);
-        tpp_window_set_bytes(row_bytes * 3 * pieces[i]);
+        tpp_window_set_rows(3L * pieces[i]);
+        CHECK(tpp_window_piece(&c, 3, 130) == pieces[i], "the budget of 3 x %d rows makes pieces of %d tokens, not %d",
+              pieces[i], tpp_window_piece(&c, 3, 130), pieces[i]);
         check_all(m);
     }
     printf("pieces of 1 token:\n");
-    tpp_window_set_bytes(1);
+    tpp_window_set_rows(1);
+    CHECK(tpp_window_piece(&c, 3, 130) == 1, "a budget of one row makes pieces of %d tokens", tpp_window_piece(&c, 3, 130));
     wc_check_window(m, 3, 130);
-    tpp_window_set_bytes(0);
+    tpp_window_set_rows(0);
+    CHECK(tpp_window_piece(&c, 3, 130) == 130, "the default budget splits a window of 3 x 130 rows");
     wc_check_refusals(m, GPN_HOOK_RESID_PRE);
     gpn_model_free(m);
     return test_summary();

@@ -40,4 +40,11 @@ enum { GDN_ATTN_NORM, GDN_Q, GDN_K, GDN_V, GDN_A, GDN_B, GDN_A_LOG, GDN_DT_BIAS,
 
 int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 
+/* The window path's budget in rows of a pass (gdn_window.c; 0: its default,
+ * 256 MB of them): windows whose B x T rows pass it run in pieces of
+ * gdn_window_piece(c, B, T) tokens, whole chunks of the delta rule. For
+ * tests, which set it small to make pieces and ask the piece to be sure. */
+void gdn_window_set_rows(long rows);
+int gdn_window_piece(const gpn_config *c, int B, int T);
+
 #endif

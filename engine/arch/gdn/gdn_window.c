@@ -5,7 +5,7 @@
  * each sequence's time, and the delta rule runs chunkwise per (sequence,
  * head) (gdn_chunk.h): the state is read and written once per GDN_CHUNK
  * tokens where the step sweeps it twice per token. The row-wise pieces are
- * the step's own (gdn_cpu.h). Windows longer than GDN_WINDOW_ROWS / B tokens
+ * the step's own (gdn_cpu.h). Windows whose rows pass GDN_WINDOW_BYTES
  * run in pieces, the carried state passing from one to the next, so the
  * buffers stay bounded; the passes, the logits and the NLLs are made as
  * every window path makes them (engine/arch/window_pass.h). */
@@ -26,6 +26,9 @@
  * 27 KB, so 256 MB hold 9,600 rows; a pass takes at least one chunk of every
  * sequence whatever the budget (450 MB at batch 256 there) */
 #define GDN_WINDOW_BYTES (256L << 20)
+static long budget_rows; /* gdn_window_set_rows; 0: GDN_WINDOW_BYTES' worth */
+
+void gdn_window_set_rows(long rows) { budget_rows = rows > 0 ? rows : 0; }
 /* The pieces around the delta rule (the projections, norms, gates, SwiGLU,
  * the residual adds, the final norm) run on blocks of GS_WINDOW_ROW_BLOCK
  * rows, so only h, q | k | v, a, beta, the gate and o (what the convolution
@@ -45,10 +48,10 @@ void gdn_window_free(gdn_window *w) {
     free(w);
 }
 
-/* floats per row of the pass (h, qkv, a, beta, gate, o) and per row of a block */
-static size_t row_floats(const gdn_cpu *e) {
-    const gpn_config *c = &e->m->cfg;
-    return (size_t)c->d + (size_t)e->C + 2 * (size_t)c->H + 2 * (size_t)e->Vd;
+/* floats per row of the pass (h, q | k | v, a, beta, gate, o) and per row of a block */
+static size_t row_floats(const gpn_config *c) {
+    size_t K = (size_t)c->H * c->dk, Vd = (size_t)c->H * c->dv;
+    return (size_t)c->d + (2 * K + Vd) + 2 * (size_t)c->H + 2 * Vd;
 }
 
 static size_t block_row_floats(const gdn_cpu *e) {
@@ -63,7 +66,7 @@ static int reserve(gdn_cpu *e, long rows) {
     gdn_window *w = e->win;
     size_t R = (size_t)rows, D = (size_t)c->d, RB = GS_WINDOW_ROW_BLOCK;
     size_t convT = (size_t)e->C * (size_t)c->conv;
-    int made = gs_window_buffers_reserve(&w->b, rows, R * row_floats(e) + RB * block_row_floats(e) + convT, c->V,
+    int made = gs_window_buffers_reserve(&w->b, rows, R * row_floats(c) + RB * block_row_floats(e) + convT, c->V,
                                          "Gated DeltaNet");
     if (made <= 0) return made;
     float *p = w->b.arena;
@@ -238,11 +241,18 @@ static int pass(void *ctx, const gs_window_run *run) {
     return 0;
 }
 
+/* tokens per pass: the whole window when its rows fit the budget, else whole
+ * chunks of it, at least one chunk (or the whole window when shorter) */
+int gdn_window_piece(const gpn_config *c, int B, int T) {
+    long rows = budget_rows ? budget_rows : GDN_WINDOW_BYTES / (long)(row_floats(c) * sizeof(float));
+    long fit = rows / B;
+    return fit >= T ? T : fit < GDN_CHUNK ? (T < GDN_CHUNK ? T : GDN_CHUNK) : (int)(fit - fit % GDN_CHUNK);
+}
+
 int gdn_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) {
     gdn_cpu *e = impl;
     /* tokens per pass: the whole window when its rows fit the budget, else whole chunks of it */
-    long fit = GDN_WINDOW_BYTES / (long)(row_floats(e) * sizeof(float)) / B;
-    int piece = fit >= T ? T : fit < GDN_CHUNK ? (T < GDN_CHUNK ? T : GDN_CHUNK) : (int)(fit - fit % GDN_CHUNK);
+    int piece = gdn_window_piece(&e->m->cfg, B, T);
     if (reserve(e, (long)B * piece)) return -1;
     window_job j = {e, B, 0, 0, 0};
     gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->b.io, pass, &j, 0, 0};

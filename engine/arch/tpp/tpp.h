@@ -31,9 +31,11 @@ extern const gs_family gs_family_tpp;
 
 int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 
-/* The window path's buffer budget in bytes (tpp_window.c; 0: its default,
- * 256 MB): windows whose B x T rows pass it run in pieces. For tests, which
- * set it small to make the pieces. */
-void tpp_window_set_bytes(long bytes);
+/* The window path's budget in rows of a pass (tpp_window.c; 0: its default,
+ * 256 MB of them): windows whose B x T rows pass it run in pieces of
+ * tpp_window_piece(c, B, T) tokens. For tests, which set it small to make
+ * pieces and ask the piece to be sure they did. */
+void tpp_window_set_rows(long rows);
+int tpp_window_piece(const gpn_config *c, int B, int T);
 
 #endif

@@ -10,7 +10,7 @@
  * the weighted values as one more SGEMM (the step's are two GEMVs per token).
  *
  * Windows whose rows pass the buffers' budget (TPP_WINDOW_BYTES, or
- * tpp_window_set_bytes) run in pieces of T' tokens of every sequence, one
+ * tpp_window_set_rows) run in pieces of T' tokens of every sequence, one
  * after another exactly as steps would: each piece's keys and values are in
  * the cache when the next reads them, and its last logits are carried. The
  * passes, logits and NLLs are made as every window path makes them
@@ -35,16 +35,16 @@
 /* The pieces around the attention (norms, projections, RoPE, the MLP, the
  * residual adds, the final norm) run on blocks of GS_WINDOW_ROW_BLOCK rows,
  * so only h, q, the attention's output and the rotations take a pass's
- * B x T' rows (2,368 floats a row at the paper's shape instead of 13,856):
+ * B x T' rows (2,368 floats a row at the paper's shape instead of 13,888):
  * pieces are then six times as long, and each pass rereads the caches (each
  * position's key and value rows of a head: 256 bytes every 36 KB) six times
  * less often. */
 /* queries per attention block: the scores scratch is this many rows of the cache's length */
 #define TPP_QUERY_BLOCK 64
 
-static long window_bytes = TPP_WINDOW_BYTES;
+static long budget_rows; /* tpp_window_set_rows; 0: TPP_WINDOW_BYTES' worth */
 
-void tpp_window_set_bytes(long bytes) { window_bytes = bytes > 0 ? bytes : TPP_WINDOW_BYTES; }
+void tpp_window_set_rows(long rows) { budget_rows = rows > 0 ? rows : 0; }
 
 struct tpp_window {
     gs_window_buffers b; /* the pass's B x T' rows, the blocks' */
@@ -148,7 +148,9 @@ static int layer(window_job *j, int l) {
     }
     /* on the pool while the window owns the GEMMs, else on the caller (OpenBLAS's own threads), as the step's pairs */
     long items = (long)B * c->H * j->blocks;
-    gs_parallel_for(items, e->own_gemms ? 1 : items, attend_range, j);
+    /* a few tasks per thread: each mallocs its block's scores (64 x the cache's length) */
+    long per = items / (4L * gs_parallel_threads());
+    gs_parallel_for(items, e->own_gemms ? (per > 1 ? per : 1) : items, attend_range, j);
     if (j->out_of_memory) return gs_fail("out of memory for the window's attention scores over %d positions", j->keys);
     for (int r0 = 0; r0 < R; r0 += GS_WINDOW_ROW_BLOCK) {
         tpp_rows blk = block_at(e, r0);
@@ -189,6 +191,15 @@ static int pass(void *ctx, const gs_window_run *run) {
     return 0;
 }
 
+/* tokens per pass: the whole window when its rows fit the budget, else whole
+ * query blocks of it, else (a budget under one block of every sequence) what
+ * fits, at least one token */
+int tpp_window_piece(const gpn_config *c, int B, int T) {
+    long rows = budget_rows ? budget_rows : TPP_WINDOW_BYTES / (long)(row_floats(c) * sizeof(float));
+    long fit = rows / B;
+    return fit >= T ? T : fit < TPP_QUERY_BLOCK ? (fit < 1 ? 1 : (int)fit) : (int)(fit - fit % TPP_QUERY_BLOCK);
+}
+
 int tpp_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) {
     tpp_cpu *e = impl;
     const gpn_config *c = &e->m->cfg;
@@ -197,9 +208,7 @@ int tpp_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) 
         if (gs_kv_reserve(&e->a.cache[b], b, e->host->pos[b] + T - 1, (size_t)c->n_layers * c->d, &e->a.scores,
                           &e->a.scores_cap))
             return -1;
-    /* tokens per pass: the whole window when its rows fit the budget, else whole query blocks of it */
-    long fit = window_bytes / (long)(row_floats(c) * sizeof(float)) / B;
-    int piece = fit >= T ? T : fit < TPP_QUERY_BLOCK ? (fit < 1 ? 1 : (int)fit) : (int)(fit - fit % TPP_QUERY_BLOCK);
+    int piece = tpp_window_piece(c, B, T);
     if (reserve(e, (long)B * piece)) return -1;
     window_job j = {e, B, 0, 0, 0, 0, 0, 0};
     gs_window_run run = {tokens, nll, B, T, piece, e->host->pos, &e->win->b.io, pass, &j, 0, 0};
