@@ -9,12 +9,15 @@
 # - the shipped Transformer++ (the prefill: engine/arch/tpp/tpp_window.c), to
 #   1e-6 relative: windows of 512 at batch 3, and of 100 (a partial last
 #   query block of 64) at batch 2.
+# The tokens: the held-out text corpus through the LLaMA-2 tokenizer (both
+# made by scripts/setup.sh, so CI runs this too; the token shards are made
+# only by the training script).
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 src="$GPNSCOPE_SOURCE"
-shards="$src/data/shards/heldout"
-need_files "scripts/setup.sh makes the shards" "$src/models/gdn-small/model.safetensors" \
-  "$src/models/tpp-small/model.safetensors" "$shards/meta.json"
+corpus="$src/data/corpus/heldout.jsonl" tok="$src/third_party/llama2-tokenizer.json"
+need_files "scripts/setup.sh makes the corpus and the tokenizer" "$src/models/gdn-small/model.safetensors" \
+  "$src/models/tpp-small/model.safetensors" "$corpus" "$tok"
 scratch_dir eval_window
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 
@@ -23,9 +26,9 @@ for run in "gdn-small 1e-4 --seq-len 512 --windows 4 --batch 3" "gdn-small 1e-4 
   read -r name tol args <<<"$run"
   model="$src/models/$name/model.safetensors"
   # shellcheck disable=SC2086
-  "$bin" eval --model "$model" --corpus "$shards" $args --json >"$dir/window.json"
+  "$bin" eval --model "$model" --tokenizer "$tok" --corpus "$corpus" $args --json >"$dir/window.json"
   # shellcheck disable=SC2086
-  GPNSCOPE_EVAL_STEP=1 "$bin" eval --model "$model" --corpus "$shards" $args --json >"$dir/step.json"
+  GPNSCOPE_EVAL_STEP=1 "$bin" eval --model "$model" --tokenizer "$tok" --corpus "$corpus" $args --json >"$dir/step.json"
   if verdict="$("$py" - "$dir/window.json" "$dir/step.json" "$tol" <<'PY'
 import json, sys
 w, s = (json.load(open(p)) for p in sys.argv[1:3])
