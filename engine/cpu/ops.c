@@ -180,7 +180,7 @@ static void silu_range(void *ctx, long i0, long i1) {
 
 void silu_mul_pooled(float *out, const float *g, const float *v, long n) {
     silu_job j = {out, g, v};
-    gs_parallel_for(n, 65536, silu_range, &j);
+    gs_parallel_for(n, gs_parallel_grain(1), silu_range, &j);
 }
 
 /* Three vectorized passes over each row (this file is built at -O3 with
@@ -262,7 +262,7 @@ static void rmsnorm_range(void *ctx, long b0, long b1) {
 
 void rmsnorm_forward_pooled(float *out, const float *x, const float *w, int B, int n) {
     row_job j = {out, x, w, n};
-    gs_parallel_for(B, 65536L / (n > 0 ? n : 1) + 1, rmsnorm_range, &j);
+    gs_parallel_for(B, gs_parallel_grain(n), rmsnorm_range, &j);
 }
 
 static void swiglu_range(void *ctx, long b0, long b1) {
@@ -275,7 +275,7 @@ static void swiglu_range(void *ctx, long b0, long b1) {
 
 void swiglu_forward_pooled(float *h, const float *u, int B, int f) {
     row_job j = {h, u, NULL, f};
-    gs_parallel_for(B, 65536L / (f > 0 ? f : 1) + 1, swiglu_range, &j);
+    gs_parallel_for(B, gs_parallel_grain(2L * f), swiglu_range, &j);
 }
 
 /* The window paths' attention rows: the maximum in vector lanes (row_max),
@@ -327,6 +327,5 @@ static void logits_rows(void *ctx, long b0, long b1) {
 
 void logits_stats_pooled(const float *logits, const int *targets, int B, int V, float *nll, float *entropy, int *top1) {
     logits_job j = {logits, targets, V, nll, entropy, top1};
-    long grain = 65536L / (V > 0 ? V : 1); /* rows of about 64k floats per chunk, as the other loops */
-    gs_parallel_for(B, grain > 0 ? grain : 1, logits_rows, &j);
+    gs_parallel_for(B, gs_parallel_grain(V), logits_rows, &j);
 }

@@ -86,6 +86,11 @@ static void start(void) {
     if (pool.n_threads > 1) atexit(stop_workers);
 }
 
+long gs_parallel_grain(long floats_per_item) {
+    long g = 65536L / (floats_per_item > 0 ? floats_per_item : 1);
+    return g > 0 ? g : 1;
+}
+
 int gs_parallel_threads(void) {
     pthread_once(&pool.once, start);
     return pool.n_threads;

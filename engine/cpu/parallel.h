@@ -14,5 +14,10 @@ typedef void (*gs_range_fn)(void *ctx, long begin, long end);
 void gs_parallel_for(long n, long grain, gs_range_fn fn, void *ctx);
 /* the caller and the workers: how many take part at most */
 int gs_parallel_threads(void);
+/* The grain for items of this many floats of work each: tasks of about 64k
+ * floats (256 KB of memory, logits or rows), at least one item; below one
+ * task's worth the loop stays on the caller, where waking a worker would cost
+ * more than it saves. */
+long gs_parallel_grain(long floats_per_item);
 
 #endif

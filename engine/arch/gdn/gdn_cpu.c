@@ -70,7 +70,7 @@ static void rms_range(void *ctx, long r0, long r1) {
  * rows over the pool: at the window's B x T rows a serial pass left a core idle */
 void gdn_rms_rows(float *out, const float *x, const float *w, long rows, int n, float eps) {
     rms_job j = {out, x, w, n, eps};
-    gs_parallel_for(rows, gdn_grain(n), rms_range, &j);
+    gs_parallel_for(rows, gs_parallel_grain(n), rms_range, &j);
 }
 
 /* Y[B x out] = X[B x in] W^T for W stored [out, in] */
@@ -115,13 +115,6 @@ static void delta_read(float *restrict o, const float *restrict S, const float *
         for (int j = 0; j < dv; j++) o[j] += q[i] * S[(size_t)i * dv + j];
 }
 
-/* The per-sequence work of a step over the worker threads (engine/cpu/parallel.h):
- * below the grain it stays on the caller. */
-#define GDN_GRAIN_FLOATS 65536L
-long gdn_grain(long floats_per_item) {
-    long g = GDN_GRAIN_FLOATS / (floats_per_item > 0 ? floats_per_item : 1);
-    return g > 0 ? g : 1;
-}
 
 typedef struct {
     gdn_cpu *e;
@@ -203,7 +196,7 @@ static void attention(gdn_cpu *e, int l, int B) {
     const float *cw[3] = {w[GDN_QCONV], w[GDN_KCONV], w[GDN_VCONV]};
     int off[3] = {0, K, 2 * K};
     conv_job cj = {e, l, cw, off};
-    gs_parallel_for(B, gdn_grain((long)C * c->conv), conv_range, &cj);
+    gs_parallel_for(B, gs_parallel_grain((long)C * c->conv), conv_range, &cj);
     /* the kept inputs now end with x_t's: what the next step's convolution reads
      * (layer l's B rows are contiguous, (conv-1) x C each) */
     if (c->conv > 1) gs_fire(h, GDN_HOOK_CONV, l, gdn_conv_of(e, l, 0), B, (c->conv - 1) * C);
@@ -222,7 +215,7 @@ static void attention(gdn_cpu *e, int l, int B) {
     gs_fire(h, GDN_HOOK_ALPHA, l, r->a, B, H);
     int hooked = h->hook[GDN_HOOK_STATE] != NULL;
     delta_job job = {e, l, hooked};
-    gs_parallel_for((long)B * H, gdn_grain((long)dk * dv), delta_range, &job);
+    gs_parallel_for((long)B * H, gs_parallel_grain((long)dk * dv), delta_range, &job);
     if (hooked) {
         float *S = gdn_S_of(e, l);
         size_t hs = (size_t)dk * dv;

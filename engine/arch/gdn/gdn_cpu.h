@@ -60,8 +60,6 @@ void gdn_proj(const gdn_cpu *e, float *Y, const float *X, const float *W, int B,
 void gdn_conv_silu(float *y, float *past, const float *const w[3], const int off[3], int C, int Kc);
 /* x / sqrt(sum(x^2) + 1e-6) per head of n, times scale */
 void gdn_l2n_heads(float *x, long heads, int n, float scale);
-/* items per task of the pool for items of this many floats of work */
-long gdn_grain(long floats_per_item);
 /* layer l over B rows of r: the attention norm and the q | k | v, a, b and g
  * projections; the gated output norm of r->o and the o projection; the MLP
  * from r->h to r->mlp_out. No hooks fire here: the step fires them. */

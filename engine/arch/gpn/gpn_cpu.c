@@ -116,15 +116,9 @@ static inline void fire(gpn_cpu *e, gpn_hook_point p, int layer, float *data, in
     gs_fire(e->host, p, layer, data, B, width);
 }
 
-/* The per-sequence memory loops and the logits statistics, split over the
- * engine's worker threads by sequence (engine/cpu/parallel.h), in parts of at
- * least ~256 KB of memory or logits: below that, waking a thread costs more
- * than it saves. */
-#define PARALLEL_GRAIN_FLOATS 65536L
-static long grain(long floats_per_item) {
-    long g = PARALLEL_GRAIN_FLOATS / (floats_per_item > 0 ? floats_per_item : 1);
-    return g > 0 ? g : 1;
-}
+/* The per-sequence memory loops and the logits statistics are split over the
+ * engine's worker threads by sequence (engine/cpu/parallel.h), in parts of
+ * gs_parallel_grain's ~256 KB of memory or logits. */
 
 /* Row-wise ops of a step over the worker threads too (each is a few ms at
  * the paper's size and batch 256; below the grain they stay on the caller). */
@@ -153,13 +147,13 @@ static void rows_range(void *ctx, long b0, long b1) {
 /* out = op(x) for B rows of n (ROWS_SWIGLU: x rows of 2n) */
 static void rows(rows_kind kind, float *out, const float *x, const float *w, int B, int n) {
     rows_job j = {kind, out, x, w, n, 1};
-    gs_parallel_for(B, grain(kind == ROWS_SWIGLU ? 2L * n : n), rows_range, &j);
+    gs_parallel_for(B, gs_parallel_grain(kind == ROWS_SWIGLU ? 2L * n : n), rows_range, &j);
 }
 
 /* x = l2n(relu(x)) per head, for B rows of H heads of dk */
 static void relu_l2n_rows(float *x, int B, int H, int dk) {
     rows_job j = {ROWS_RELU_L2N_HEADS, x, NULL, NULL, H * dk, H};
-    gs_parallel_for(B, grain((long)H * dk), rows_range, &j);
+    gs_parallel_for(B, gs_parallel_grain((long)H * dk), rows_range, &j);
 }
 
 /* out[B x n] = in[B x k] @ W (+ bias): at batch 1 OpenBLAS's own GEMV, which
@@ -251,7 +245,7 @@ static void write_memory(gpn_cpu *e, int B) {
     /* a hook on the keys or on M may have changed them: the k M the last step
      * made for this write is then found again from what the hooks left */
     memory_job job = {e, 1, e->host->hook[GPN_HOOK_MEM_K] != NULL || e->host->hook[GPN_HOOK_MEM_STATE] != NULL};
-    gs_parallel_for(B, grain((long)hk * c->dv), memory_range, &job);
+    gs_parallel_for(B, gs_parallel_grain((long)hk * c->dv), memory_range, &job);
     fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
 }
 
@@ -263,7 +257,7 @@ static void read_memory(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B
     if (layer > 0) {
         read_query(e, lp, layer, B);
         memory_job job = {e, 0, 0};
-        gs_parallel_for(B, grain((long)c->H * c->dk * c->dv), memory_range, &job);
+        gs_parallel_for(B, gs_parallel_grain((long)c->H * c->dk * c->dv), memory_range, &job);
     }
     fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
     project(e, e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
@@ -319,7 +313,7 @@ static void step_on_pool(gpn_cpu *e, int B) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
                     e->logits, c->V);
     fire(e, GPN_HOOK_LOGITS, 0, e->logits, B, c->V);
-    gs_parallel_for(B, grain(c->V), logits_range, e);
+    gs_parallel_for(B, gs_parallel_grain(c->V), logits_range, e);
     fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);
 
     /* ground: s = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */
