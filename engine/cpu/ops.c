@@ -29,6 +29,10 @@ void matmul_forward(float *out, const float *in, const float *W, const float *bi
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, n, k, 1.0f, in, k, W, n, bias ? 1.0f : 0.0f, out, n);
 }
 
+void add_inplace(float *h, const float *x, long n) {
+    for (long i = 0; i < n; i++) h[i] += x[i];
+}
+
 void sigmoid_inplace(float *x, long n) {
     for (long i = 0; i < n; i++) x[i] = gs_sigmoid(x[i]);
 }

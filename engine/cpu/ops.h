@@ -18,6 +18,8 @@ void swiglu_forward(float *h, const float *u, int B, int f);
 /* y[i] = e^x[i] for x[i] <= 0 (within 2 float ulps; below -87, -inf
  * included, 0), vectorized where expf is not; y may be x */
 void exp_nonpositive_n(float *y, const float *x, long n);
+/* h[i] += x[i] over n values: a residual add */
+void add_inplace(float *h, const float *x, long n);
 /* out[i] = silu(g[i]) * v[i] (v NULL: silu(g[i])) over n values, vectorized
  * (within 3e-7 relative of g / (1 + expf(-g))); out may be g or v. The
  * pooled form splits the values over the engine's pool (parallel.h). */

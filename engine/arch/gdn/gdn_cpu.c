@@ -261,11 +261,11 @@ static int step_layers(void *impl, int B) {
     for (int l = 0; l < c->n_layers; l++) {
         gs_fire(h, GDN_HOOK_RESID_PRE, l, r->h, B, D);
         attention(e, l, B);
-        for (long i = 0; i < BD; i++) r->h[i] += r->attn_out[i];
+        add_inplace(r->h, r->attn_out, BD);
         gs_fire(h, GDN_HOOK_RESID_MID, l, r->h, B, D);
         gdn_mlp(e, r, l, B);
         gs_fire(h, GDN_HOOK_MLP_OUT, l, r->mlp_out, B, D);
-        for (long i = 0; i < BD; i++) r->h[i] += r->mlp_out[i];
+        add_inplace(r->h, r->mlp_out, BD);
         gs_fire(h, GDN_HOOK_RESID_POST, l, r->h, B, D);
     }
     memcpy(e->resid_post_last, r->h, BD * sizeof(float));

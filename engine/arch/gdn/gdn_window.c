@@ -29,6 +29,7 @@
 static long budget_rows; /* gdn_window_set_rows; 0: GDN_WINDOW_BYTES' worth */
 
 void gdn_window_set_rows(long rows) { budget_rows = rows > 0 ? rows : 0; }
+
 /* The pieces around the delta rule (the projections, norms, gates, SwiGLU,
  * the residual adds, the final norm) run on blocks of GS_WINDOW_ROW_BLOCK
  * rows, so only h, q | k | v, a, beta, the gate and o (what the convolution
@@ -100,10 +101,6 @@ static gdn_rows block_at(const gdn_cpu *e, long r0) {
     const long width[] = {c->d, e->C, c->H, c->H, e->Vd, e->Vd};
     gs_window_offset(at, width, 6, r0);
     return b;
-}
-
-static void add_rows(float *h, const float *x, long n) {
-    for (long i = 0; i < n; i++) h[i] += x[i];
 }
 
 /* layer l's q | k | v conv weights (the step's layout, channel-major) by tap, for loops along the channels */
@@ -210,9 +207,9 @@ static int layer(window_job *j, int l) {
         gdn_rows b = block_at(e, r0);
         int n = gs_window_block_len(R, r0);
         gdn_attn_output(e, &b, l, n);
-        add_rows(b.h, b.attn_out, (long)n * D);
+        add_inplace(b.h, b.attn_out, (long)n * D);
         gdn_mlp(e, &b, l, n);
-        add_rows(b.h, b.mlp_out, (long)n * D);
+        add_inplace(b.h, b.mlp_out, (long)n * D);
     }
     return 0;
 }

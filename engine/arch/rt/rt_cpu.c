@@ -131,10 +131,6 @@ static void attend(rt_cpu *e, int l, int B) {
     gs_fire(e->host, RT_HOOK_DIAG, l, e->diag, B, H);
 }
 
-static void add(float *h, const float *x, long n) {
-    for (long i = 0; i < n; i++) h[i] += x[i];
-}
-
 /* One layer at this step's positions: attention over the recurrent memory,
  * the MLP, then the layer's own output written to the memory. */
 static void layer_step(rt_cpu *e, int l, int B) {
@@ -160,14 +156,14 @@ static void layer_step(rt_cpu *e, int l, int B) {
     attend(e, l, B);
     gs_linear(e->out, e->att, w->attn_out, B, d, d);
     gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
-    add(e->a.h, e->out, Bd);
+    add_inplace(e->a.h, e->out, Bd);
     gs_fire(host, GPN_HOOK_RESID_MID, l, e->a.h, B, d);
     rt_layer_norm(e->xn, e->a.h, w->ff_norm, B, d, c->norm_eps);
     gs_linear(e->u, e->xn, w->ff_proj, B, d, f);
     activate(e->g, e->u, B, f, c->activation);
     gs_linear(e->out, e->g, w->ff_out, B, fo, d);
     gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
-    add(e->a.h, e->out, Bd);
+    add_inplace(e->a.h, e->out, Bd);
     gs_fire(host, GPN_HOOK_RESID_POST, l, e->a.h, B, d);
     /* the memory: the output as the hooks left it, through attn_norm and kv_proj */
     rt_layer_norm(e->xn, e->a.h, w->attn_norm, B, d, c->norm_eps);

@@ -130,10 +130,6 @@ void tpp_linear(const tpp_cpu *e, float *out, const float *x, const float *W, in
     else gs_linear(out, x, W, B, n_in, n_out);
 }
 
-void tpp_add(float *h, const float *x, long n) {
-    for (long i = 0; i < n; i++) h[i] += x[i];
-}
-
 void tpp_attn_project(const tpp_cpu *e, const tpp_rows *r, int l, int rows) {
     const tpp_layer *w = &e->layer[l];
     int d = e->m->cfg.d;
@@ -185,11 +181,11 @@ static int step_layers(void *impl, int B) {
         attend(e, l, B);
         tpp_linear(e, r->out, r->att, e->layer[l].W_o, B, d, d);
         gs_fire(host, GPN_HOOK_ATTN_OUT, l, r->out, B, d);
-        tpp_add(r->h, r->out, Bd);
+        add_inplace(r->h, r->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_MID, l, r->h, B, d);
         tpp_mlp(e, r, l, B, 0);
         gs_fire(host, GPN_HOOK_FFN_OUT, l, r->out, B, d);
-        tpp_add(r->h, r->out, Bd);
+        add_inplace(r->h, r->out, Bd);
         gs_fire(host, GPN_HOOK_RESID_POST, l, r->h, B, d);
     }
     rmsnorm_forward(e->a.fin, e->a.h, e->norm, B, d);

@@ -40,8 +40,6 @@ typedef struct {
 
 /* out = x W^T: gs_linear, or split over the pool while the step owns the GEMMs */
 void tpp_linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out);
-/* h += x over n floats */
-void tpp_add(float *h, const float *x, long n);
 /* the rotation of B x n rows: row b * n + t at position host->pos[b] + t0 + t */
 void tpp_rope_tables(const tpp_cpu *e, const tpp_rows *r, int B, int n, int t0);
 /* layer l over `rows` rows of r: xn = rms(h), q, k, v and RoPE on q and k;

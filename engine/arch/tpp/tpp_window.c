@@ -156,9 +156,9 @@ static int layer(window_job *j, int l) {
         tpp_rows blk = block_at(e, r0);
         int rows = gs_window_block_len(R, r0);
         tpp_linear(e, blk.out, blk.att, e->layer[l].W_o, rows, d, d);
-        tpp_add(blk.h, blk.out, (long)rows * d);
+        add_inplace(blk.h, blk.out, (long)rows * d);
         tpp_mlp(e, &blk, l, rows, 1);
-        tpp_add(blk.h, blk.out, (long)rows * d);
+        add_inplace(blk.h, blk.out, (long)rows * d);
     }
     return 0;
 }
