@@ -118,15 +118,15 @@ static inline void fire(gpn_cpu *e, gpn_hook_point p, int layer, float *data, in
 
 /* The per-sequence memory loops and the logits statistics are split over the
  * engine's worker threads by sequence (engine/cpu/parallel.h), in parts of
- * gs_parallel_grain's ~256 KB of memory or logits. */
-
-/* Row-wise ops of a step over the worker threads too (each is a few ms at
- * the paper's size and batch 256; below the grain they stay on the caller). */
-typedef enum { ROWS_RMSNORM, ROWS_SIGMOID, ROWS_SWIGLU, ROWS_TIMES_SILU, ROWS_RELU_L2N_HEADS } rows_kind;
+ * gs_parallel_grain's ~256 KB of memory or logits, and so are the row-wise
+ * ops of a step (each a few ms at the paper's size and batch 256; below the
+ * grain they stay on the caller): the norms through rmsnorm_forward_pooled,
+ * the rest here. */
+typedef enum { ROWS_SIGMOID, ROWS_SWIGLU, ROWS_TIMES_SILU, ROWS_RELU_L2N_HEADS } rows_kind;
 typedef struct {
     rows_kind kind;
     float *out;
-    const float *x, *w;
+    const float *x;
     int n, heads;
 } rows_job;
 
@@ -134,7 +134,6 @@ static void rows_range(void *ctx, long b0, long b1) {
     const rows_job *j = ctx;
     long n = j->n, r = b1 - b0;
     switch (j->kind) {
-    case ROWS_RMSNORM: rmsnorm_forward(j->out + b0 * n, j->x + b0 * n, j->w, (int)r, j->n); break;
     case ROWS_SIGMOID: sigmoid_inplace(j->out + b0 * n, r * n); break;
     case ROWS_SWIGLU: swiglu_forward(j->out + b0 * n, j->x + b0 * 2 * n, (int)r, j->n); break;
     case ROWS_TIMES_SILU:
@@ -145,14 +144,14 @@ static void rows_range(void *ctx, long b0, long b1) {
 }
 
 /* out = op(x) for B rows of n (ROWS_SWIGLU: x rows of 2n) */
-static void rows(rows_kind kind, float *out, const float *x, const float *w, int B, int n) {
-    rows_job j = {kind, out, x, w, n, 1};
+static void rows(rows_kind kind, float *out, const float *x, int B, int n) {
+    rows_job j = {kind, out, x, n, 1};
     gs_parallel_for(B, gs_parallel_grain(kind == ROWS_SWIGLU ? 2L * n : n), rows_range, &j);
 }
 
 /* x = l2n(relu(x)) per head, for B rows of H heads of dk */
 static void relu_l2n_rows(float *x, int B, int H, int dk) {
-    rows_job j = {ROWS_RELU_L2N_HEADS, x, NULL, NULL, H * dk, H};
+    rows_job j = {ROWS_RELU_L2N_HEADS, x, NULL, H * dk, H};
     gs_parallel_for(B, gs_parallel_grain((long)H * dk), rows_range, &j);
 }
 
@@ -169,16 +168,16 @@ static void project(const gpn_cpu *e, float *out, const float *in, const float *
 /* gate: out = sig(rms(x, w) @ K + b); tmp holds B*n floats */
 static void gate(const gpn_cpu *e, float *out, float *tmp, const float *x, const float *w, const float *K,
                  const float *b, int B, int n) {
-    rows(ROWS_RMSNORM, tmp, x, w, B, n);
+    rmsnorm_forward_pooled(tmp, x, w, B, n);
     project(e, out, tmp, K, b, B, n, n);
-    rows(ROWS_SIGMOID, out, NULL, NULL, B, n);
+    rows(ROWS_SIGMOID, out, NULL, B, n);
 }
 
 /* Layer i's read query from state c (normed input kept in xr for the gate). */
 static void read_query(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B) {
     const gpn_config *c = &e->m->cfg;
     int hk = c->H * c->dk;
-    rows(ROWS_RMSNORM, e->xr, e->c, lp->read_norm_w, B, c->d);
+    rmsnorm_forward_pooled(e->xr, e->c, lp->read_norm_w, B, c->d);
     project(e, e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
     relu_l2n_rows(e->q, B, c->H, c->dk);
     fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
@@ -228,7 +227,7 @@ static void write_memory(gpn_cpu *e, int B) {
     const gpn_config *c = &e->m->cfg;
     const gpn_params *p = &e->m->p;
     int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
-    rows(ROWS_RMSNORM, e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s), the next step's a */
+    rmsnorm_forward_pooled(e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s), the next step's a */
     project(e, e->v, e->xn, p->write_W_v_k, NULL, B, d, hv);
     project(e, e->beta, e->xn, p->write_W_beta_k, NULL, B, d, H);
     sigmoid_inplace(e->beta, (long)B * H);
@@ -261,8 +260,8 @@ static void read_memory(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B
     }
     fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
     project(e, e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
-    rows(ROWS_RMSNORM, e->on, e->o, lp->read_out_norm_w, B, hv);
-    rows(ROWS_TIMES_SILU, e->on, e->g, NULL, B, hv);
+    rmsnorm_forward_pooled(e->on, e->o, lp->read_out_norm_w, B, hv);
+    rows(ROWS_TIMES_SILU, e->on, e->g, B, hv);
     fire(e, GPN_HOOK_MEM_GATED, layer, e->on, B, hv);
     project(e, e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
     fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
@@ -274,9 +273,9 @@ static void run_layer(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B) 
     int d = c->d, f = c->f;
     int has_mem = c->arch == GPN_ARCH_GPN_M;
     if (has_mem) read_memory(e, lp, layer, B);
-    rows(ROWS_RMSNORM, e->xn, e->c, lp->ffn_norm_w, B, d);
+    rmsnorm_forward_pooled(e->xn, e->c, lp->ffn_norm_w, B, d);
     project(e, e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
-    rows(ROWS_SWIGLU, e->h, e->u, NULL, B, f);
+    rows(ROWS_SWIGLU, e->h, e->u, B, f);
     project(e, e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
     fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
     gate(e, e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
@@ -303,7 +302,7 @@ static void step_on_pool(gpn_cpu *e, int B) {
         fire(e, GPN_HOOK_S_DECODE, 0, e->s_decode, B, d);
         to_decode = e->s_decode;
     }
-    rows(ROWS_RMSNORM, e->xn, to_decode, p->decode_norm_w, B, d);
+    rmsnorm_forward_pooled(e->xn, to_decode, p->decode_norm_w, B, d);
     project(e, e->z, e->xn, p->decode_proj_k, c->decoder_bias ? p->decode_bias : NULL, B, d, c->e);
     if (e->own_gemms)
         gs_gemm_parallel(e->logits, e->z, p->embedding, 1, NULL, B, c->e, c->V);
@@ -320,7 +319,7 @@ static void step_on_pool(gpn_cpu *e, int B) {
     gate(e, e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
     fire(e, GPN_HOOK_FUSE_GATE, 0, e->fg, B, d);
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * c->e, p->embedding + (size_t)e->tokens[b] * c->e, (size_t)c->e * sizeof(float));
-    rows(ROWS_RMSNORM, e->emb, e->emb, p->fuse_norm_w, B, c->e);
+    rmsnorm_forward_pooled(e->emb, e->emb, p->fuse_norm_w, B, c->e);
     project(e, e->s_ground, e->emb, p->fuse_proj_k, NULL, B, c->e, d);
     for (long i = 0; i < Bd; i++) e->s_ground[i] += e->fg[i] * e->s_pred[i];
     fire(e, GPN_HOOK_S_GROUND, 0, e->s_ground, B, d);
