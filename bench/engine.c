@@ -181,34 +181,45 @@ static double gemv_seconds_per_step(const gpn_config *c, int reps, double *bytes
     return best;
 }
 
+/* The best of `runs` windows of T tokens over B sequences, each from
+ * position 0 with fresh random tokens (the first run also allocates the
+ * engine's caches and window buffers); the engine is left as the last run
+ * leaves it: every sequence at position T. */
+static double best_window_seconds(gpn_engine *e, const gpn_model *m, int B, int T, int runs) {
+    int32_t *tok = malloc((size_t)B * T * sizeof *tok);
+    float *nll = malloc((size_t)B * T * sizeof *nll);
+    if (!tok || !nll) { fprintf(stderr, "bench_engine: out of memory\n"); exit(1); }
+    double best = 1e30;
+    for (int r = 0; r < runs; r++) {
+        for (long i = 0; i < (long)B * T; i++) tok[i] = (int32_t)(uniform() * m->cfg.V);
+        gpn_engine_reset(e);
+        double t0 = now();
+        if (gpn_engine_window(e, tok, B, T, nll)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+        double t = now() - t0;
+        if (t < best) best = t;
+    }
+    free(tok), free(nll);
+    return best;
+}
+
 /* Every sequence to position `ctx` (a transformer's context): through the
- * window path where the engine has one, `runs` times from position 0, the
- * best run's time into *window_s (what eval pays for B windows of ctx
- * tokens; the first run also allocates the caches and buffers), else by
+ * window path where the engine has one, the best of `runs` windows' time
+ * into *window_s (what eval pays for B windows of ctx tokens), else by
  * stepping (*window_s = 0). The window leaves the cache as the steps would. */
 static void fill_context(gpn_engine *e, const gpn_model *m, int B, int ctx, int runs, double *window_s) {
     *window_s = 0;
     if (ctx < 1) return;
-    int32_t *tok = malloc((size_t)B * ctx * sizeof *tok);
-    float *nll = malloc((size_t)B * ctx * sizeof *nll);
-    if (!tok || !nll) { fprintf(stderr, "bench_engine: out of memory\n"); exit(1); }
     if (gpn_engine_has_window(e)) {
-        double best = 1e30;
-        for (int r = 0; r < runs; r++) {
-            for (long i = 0; i < (long)B * ctx; i++) tok[i] = (int32_t)(uniform() * m->cfg.V);
-            gpn_engine_reset(e);
-            double t0 = now();
-            if (gpn_engine_window(e, tok, B, ctx, nll)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
-            double t = now() - t0;
-            if (t < best) best = t;
-        }
-        *window_s = best;
-    } else
-        for (int t = 0; t < ctx; t++) {
-            for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
-            if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
-        }
-    free(tok), free(nll);
+        *window_s = best_window_seconds(e, m, B, ctx, runs);
+        return;
+    }
+    int32_t *tok = malloc((size_t)B * sizeof *tok);
+    if (!tok) { fprintf(stderr, "bench_engine: out of memory\n"); exit(1); }
+    for (int t = 0; t < ctx; t++) {
+        for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
+        if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+    }
+    free(tok);
 }
 
 /* The best time of one step over `steps`, after filling every sequence's
@@ -242,19 +253,8 @@ static double engine_seconds_per_step(const gpn_model *m, int B, int steps, int 
 #define WINDOW_HEAD_BLOCK 256 /* engine/arch/window_pass.h's GS_WINDOW_LM_BLOCK: the logits' rows at a time */
 static double engine_seconds_per_window(const gpn_model *m, int B, int runs) {
     gpn_engine *e = gpn_engine_new(m, B);
-    int32_t *tok = malloc((size_t)B * WINDOW_T * sizeof *tok);
-    float *nll = malloc((size_t)B * WINDOW_T * sizeof *nll);
-    if (!e || !tok || !nll) { fprintf(stderr, "bench_engine: %s\n", e ? "out of memory" : gs_error()); exit(1); }
-    double best = 1e30;
-    for (int r = 0; r < runs; r++) {
-        for (int i = 0; i < B * WINDOW_T; i++) tok[i] = (int32_t)(uniform() * m->cfg.V);
-        gpn_engine_reset(e);
-        double t0 = now();
-        if (gpn_engine_window(e, tok, B, WINDOW_T, nll)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
-        double t = now() - t0;
-        if (t < best) best = t;
-    }
-    free(tok), free(nll);
+    if (!e) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+    double best = best_window_seconds(e, m, B, WINDOW_T, runs);
     gpn_engine_free(e);
     return best;
 }
