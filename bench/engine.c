@@ -1,11 +1,15 @@
 /* bench/engine: engine tokens/s against ceilings measured in the same run.
  *
  * For each model and batch size it times gpn_engine_step and, on the same
- * shapes, the step's GEMMs alone (cblas_sgemm with M = batch): the GEMM-only
- * ceiling. At batch 1 it also times the weights streamed once through
+ * shapes, the step's GEMMs alone with M = batch: the GEMM-only ceiling, the
+ * faster of two ways of running them timed in turn in the same run
+ * (OpenBLAS's own threads, and the engine's column split over its pool; the
+ * "ceiling by" column says which). At batch 1 it also times the weights streamed once through
  * cblas_sgemv: the weight-streaming ceiling. Ratios: engine tok/s / GEMM tok/s
- * (goal >= 0.8 at batch >= 64) and engine time / GEMV time at batch 1 (goal
- * <= 1.5), for the paper's configuration: at the fixtures' toy sizes (d = 40)
+ * (goal at batch >= 64: >= 0.85 for GPN+M's steps, issue 16; >= 0.80 for
+ * the baselines' window lines, issue 19, the Transformer's at context 1024)
+ * and engine time / GEMV time at batch 1 (goal <= 1.5), for the paper's
+ * configuration: at the fixtures' toy sizes (d = 40)
  * GEMMs are a small part of a step's work and the weights fit in cache, so
  * neither ceiling bounds the engine there; their rows carry no goal (nor do
  * those of any model under 10M parameters). Not a test: numbers depend on
@@ -297,7 +301,7 @@ static double engine_seconds_per_window(const gpn_model *m, int B, int runs) {
  * average over the window, run at the GEMMs' measured rate as a second
  * ceiling, as the step's rows do. */
 #define WINDOW_GEMM_ROWS 4096
-static void bench_window(const gpn_model *m, int B, int T, double te, int runs, double attn_per_token) {
+static void bench_window(const gpn_model *m, int B, int T, double te, int runs, double attn_per_token, const char *goal) {
     long rows = (long)B * T;
     int M = rows < WINDOW_GEMM_ROWS ? (int)rows : WINDOW_GEMM_ROWS;
     /* best of 2 at least: on a shared or virtualised machine one rep of the ceiling can be slowed by a neighbour,
@@ -308,11 +312,12 @@ static void bench_window(const gpn_model *m, int B, int T, double te, int runs, 
     double tokens = (double)rows, gflops = flops * ((double)rows / M) / tg / 1e9;
     if (attn_per_token > 0) {
         double ta = tg + tokens * attn_per_token / (gflops * 1e9); /* the attention at the GEMMs' rate */
-        printf("%6s %12.1f %12.1f %10.1f %12.2f %14.1f %12.2f   window (prefill, as eval runs): %d tokens from "
-               "position 0 (ceiling by %s)\n", "", tokens / te, tokens / tg, gflops, tg / te, tokens / ta, ta / te, T, way);
+        printf("%6s %12.1f %12.1f %10.1f %12.2f %14.1f %12.2f   window (prefill, as eval runs%s%s): %d tokens from "
+               "position 0 (ceiling by %s)\n", "", tokens / te, tokens / tg, gflops, tg / te, tokens / ta, ta / te,
+               *goal ? "; goal " : "", goal, T, way);
     } else
-        printf("%6s %12.1f %12.1f %10.1f %12.2f   window (chunked, as eval runs): %d tokens per sequence (ceiling by "
-               "%s)\n", "", tokens / te, tokens / tg, gflops, tg / te, T, way);
+        printf("%6s %12.1f %12.1f %10.1f %12.2f   window (chunked, as eval runs%s%s): %d tokens per sequence (ceiling "
+               "by %s)\n", "", tokens / te, tokens / tg, gflops, tg / te, *goal ? "; goal " : "", goal, T, way);
 }
 
 static double kv_gb = 16; /* --kv-gb: the most KV cache a Transformer row may allocate */
@@ -329,8 +334,14 @@ static double kv_bytes(const gpn_config *c, int B, int pos) {
 /* ctx: the Transformer's context length (0: a recurrent family, timed from
  * position 0); its attention FLOPs are 4 ctx d per layer per token. */
 static void bench_model(const char *label, const gpn_model *m, const int *batches, int nb, int quick, int goals, int ctx) {
-    /* issue 16's for the paper's GPN+M, issue 19's for the baselines */
-    const char *goal = m->cfg.arch == GPN_ARCH_TPP || m->cfg.arch == GPN_ARCH_GDN ? ">=0.80" : ">=0.85";
+    /* Issue 16's for the paper's GPN+M, on its steps (what record and eval
+     * run). Issue 19's for the baselines, on their window paths (what eval
+     * runs; the Transformer's at the demo's window, 1024): their steps, which
+     * record runs, stream each sequence's recurrent state (GDN: 7.9 MB read
+     * and written a step) or its KV cache (the Transformer: 75 MB read a step
+     * at context 1024), which no GEMM-only ceiling counts. */
+    int baseline = m->cfg.arch == GPN_ARCH_TPP || m->cfg.arch == GPN_ARCH_GDN;
+    const char *goal = baseline ? ">=0.80" : ">=0.85";
     const gpn_config *c = &m->cfg;
     printf("\n%s: %s N=%d d=%d e=%d f=%d H=%d dk=%d dv=%d V=%d (%.1f M params)\n", label, gpn_arch_name(c->arch),
            c->n_layers, c->d, c->e, c->f, c->H, c->dk, c->dv, c->V, m->n_params / 1e6);
@@ -363,14 +374,15 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
         if (ctx) {
             double ta = tg + B * attn_per_token / (flops / tg); /* the attention at the GEMMs' rate */
             printf("%6d %12.1f %12.1f %10.1f %12.2f %14.1f %12.2f %8s  %s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
-                   B / ta, ta / te, goals && B >= 64 ? goal : "", ceiling_way_name[way]);
+                   B / ta, ta / te, goals && B >= 64 && !baseline ? goal : "", ceiling_way_name[way]);
         } else
             printf("%6d %12.1f %12.1f %10.1f %12.2f %8s  %s\n", B, B / te, B / tg, flops / tg / 1e9, tg / te,
-                   goals && B >= 64 ? goal : "", ceiling_way_name[way]);
+                   goals && B >= 64 && !baseline ? goal : "", ceiling_way_name[way]);
         /* B x 64 tokens a run, best of 2 at least: the first run also faults in the window's new buffers */
-        if (c->arch == GPN_ARCH_GDN) bench_window(m, B, WINDOW_T, 0, quick ? 1 : B >= 64 ? 2 : 3, 0);
+        const char *window_goal = goals && baseline && B >= 64 && (!ctx || ctx == 1024) ? goal : "";
+        if (c->arch == GPN_ARCH_GDN) bench_window(m, B, WINDOW_T, 0, quick ? 1 : B >= 64 ? 2 : 3, 0, window_goal);
         /* the window that filled the step's cache: on average over it 2 (ctx + 1) d per layer per token */
-        if (tw > 0) bench_window(m, B, ctx, tw, window_runs, 2.0 * (ctx + 1) * c->d * c->n_layers);
+        if (tw > 0) bench_window(m, B, ctx, tw, window_runs, 2.0 * (ctx + 1) * c->d * c->n_layers, window_goal);
         if (B == 1) {
             double bytes = 0, tv = gemv_seconds_per_step(c, steps, &bytes);
             printf("%6s batch 1: engine %.2f ms/token, weights streamed once by SGEMV %.2f ms (%.1f GB/s): ratio %.2f%s\n",

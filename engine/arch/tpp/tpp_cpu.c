@@ -2,8 +2,8 @@
  * sequence per step. Every projection is one matrix product over the batch
  * (weights [out, in], so B^T): a GEMV at batch 1 (gs_linear), above it split
  * by output columns over the engine's pool (engine/cpu/parallel_gemm.h, as
- * GPN's step). Attention is a loop over (sequence, head) pairs on that pool,
- * each two GEMVs over the sequence's KV cache. The cache grows as positions advance; a
+ * GPN's step). Attention is a loop over sequences (or their head ranges) on
+ * that pool, two GEMVs per head over blocks of the sequence's KV cache. The cache grows as positions advance; a
  * sequence's logits wait in `pending` until the next step reports them.
  * Whole windows (prefill) run in tpp_window.c on the same row-wise pieces
  * (tpp_cpu.h). */
@@ -66,18 +66,49 @@ static void rope_apply(const tpp_cpu *e, const tpp_rows *r, float *x, int rows) 
         }
 }
 
-/* Head hd of sequence b's causal softmax weights over its cache (positions
- * 0..pos, this one included), scaled by 1/sqrt(Dh), into p; returns their
- * number. */
-static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
+/* The cache is position-major with the layers interleaved (attention.h): a
+ * layer's rows lie L x d floats apart (36 KB at the paper's shape), so one
+ * head's sweep over 2048 positions touches 2048 pages for 256 bytes each,
+ * and twelve heads one after another walked each page twelve times. The
+ * heads of a (sequence, head range) task therefore take their cache in
+ * blocks of TPP_KEY_BLOCK positions, every head reading its slice of a
+ * block's rows before the next block: each page is walked once per block
+ * while its rows are still in cache. */
+#define TPP_KEY_BLOCK 64
+
+/* Heads [h0, h1) of sequence b: each head's causal softmax weights over its
+ * cache (positions 0..pos, this one included), scaled by 1/sqrt(Dh), into
+ * its pair row; returns their number. */
+static int weights(const tpp_cpu *e, int l, int b, int h0, int h1) {
     const gpn_config *c = &e->m->cfg;
-    int d = c->d, Dh = c->dk, L = c->n_layers;
+    int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers;
     int n = (int)e->host->pos[b] + 1;
-    const float *K = e->a.cache[b].k + (size_t)l * d + (size_t)hd * Dh;
-    const float *q = e->r.q + (size_t)b * d + (size_t)hd * Dh;
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, Dh, 1.0f / sqrtf((float)Dh), K, L * d, q, 1, 0.0f, p, 1);
-    gs_softmax_inplace(p, n);
+    const float *K = e->a.cache[b].k + (size_t)l * d;
+    float scale = 1.0f / sqrtf((float)Dh), *rows = e->pair_scores + (size_t)b * H * e->pair_stride;
+    for (int j0 = 0; j0 < n; j0 += TPP_KEY_BLOCK) {
+        int m = n - j0 < TPP_KEY_BLOCK ? n - j0 : TPP_KEY_BLOCK;
+        for (int hd = h0; hd < h1; hd++)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, m, Dh, scale, K + (size_t)j0 * L * d + (size_t)hd * Dh, L * d,
+                        e->r.q + (size_t)b * d + (size_t)hd * Dh, 1, 0.0f, rows + (size_t)hd * e->pair_stride + j0, 1);
+    }
+    for (int hd = h0; hd < h1; hd++) gs_softmax_inplace(rows + (size_t)hd * e->pair_stride, n);
     return n;
+}
+
+/* Heads [h0, h1) of sequence b: each head's weights (its pair row, n of
+ * them) times its values, into the attention's output, block by block as
+ * weights() reads the keys */
+static void read_values(const tpp_cpu *e, int l, int b, int h0, int h1, int n) {
+    const gpn_config *c = &e->m->cfg;
+    int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers;
+    const float *Vc = e->a.cache[b].v + (size_t)l * d, *rows = e->pair_scores + (size_t)b * H * e->pair_stride;
+    for (int j0 = 0; j0 < n; j0 += TPP_KEY_BLOCK) {
+        int m = n - j0 < TPP_KEY_BLOCK ? n - j0 : TPP_KEY_BLOCK;
+        for (int hd = h0; hd < h1; hd++)
+            cblas_sgemv(CblasRowMajor, CblasTrans, m, Dh, 1.0f, Vc + (size_t)j0 * L * d + (size_t)hd * Dh, L * d,
+                        rows + (size_t)hd * e->pair_stride + j0, 1, j0 ? 1.0f : 0.0f,
+                        e->r.att + (size_t)b * d + (size_t)hd * Dh, 1);
+    }
 }
 
 /* Causal softmax attention of each sequence's query over its cache. With a
@@ -85,44 +116,47 @@ static int weights(const tpp_cpu *e, int l, int b, int hd, float *p) {
  * site's window (TPP_HOOK_PATTERN), the hook runs, and the read then takes
  * the window's weights as the hook left them: the weights are recomputed
  * rather than kept past the step. Without a hook the pattern costs nothing.
- * Each (sequence, head) pair has its own row of weights, so the pairs run on
- * the pool; at batch 1 they stay on the caller (OpenBLAS's GEMVs there may
+ * Each (sequence, head) pair has its own row of weights; the tasks are a
+ * sequence's heads in `groups` ranges, on the pool (enough of them for a few
+ * a thread); at batch 1 they stay on the caller (OpenBLAS's GEMVs there may
  * use its own threads). */
 typedef struct {
     tpp_cpu *e;
     int l, hooked, fill_pattern; /* fill_pattern: only the site's window, no read */
+    int groups;                  /* head ranges per sequence */
 } attend_job;
 
 static void attend_range(void *ctx, long i0, long i1) {
     const attend_job *j = ctx;
     tpp_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
-    int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, P = GS_PATTERN_KEYS;
+    int H = e->m->cfg.H, P = GS_PATTERN_KEYS;
     for (long i = i0; i < i1; i++) {
-        int b = (int)(i / H), hd = (int)(i % H);
-        float *p = e->pair_scores + (size_t)i * e->pair_stride, *row = e->pattern + (size_t)i * P;
-        int n = weights(e, j->l, b, hd, p);
-        if (j->fill_pattern) {
-            gs_pattern_window(row, p, n, P);
-            continue;
+        int b = (int)(i / j->groups), g = (int)(i % j->groups);
+        int h0 = g * H / j->groups, h1 = (g + 1) * H / j->groups;
+        int n = weights(e, j->l, b, h0, h1);
+        for (int hd = h0; hd < h1; hd++) {
+            float *p = e->pair_scores + ((size_t)b * H + hd) * e->pair_stride, *row = e->pattern + ((size_t)b * H + hd) * P;
+            if (j->fill_pattern) gs_pattern_window(row, p, n, P);
+            else if (j->hooked) gs_pattern_apply(p, row, n, P);
         }
-        if (j->hooked) gs_pattern_apply(p, row, n, P);
-        const float *Vc = e->a.cache[b].v + (size_t)j->l * d + (size_t)hd * Dh;
-        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dh, 1.0f, Vc, L * d, p, 1, 0.0f, e->r.att + (size_t)b * d + (size_t)hd * Dh, 1);
+        if (!j->fill_pattern) read_values(e, j->l, b, h0, h1, n);
     }
 }
 
 static void attend(tpp_cpu *e, int l, int B) {
-    int H = e->m->cfg.H;
-    long pairs = (long)B * H, grain = e->own_gemms ? 1 : pairs;
+    int H = e->m->cfg.H, threads = gs_parallel_threads();
+    /* whole sequences when there are a few a thread, else each split into head ranges */
+    int groups = e->own_gemms && B < 4 * threads ? (4 * threads + B - 1) / B : 1;
+    if (groups > H) groups = H;
+    long tasks = (long)B * groups, grain = e->own_gemms ? 1 : tasks;
     int hooked = e->host->hook[TPP_HOOK_PATTERN] != NULL;
     if (hooked) {
-        attend_job fill = {e, l, 1, 1};
-        gs_parallel_for(pairs, grain, attend_range, &fill);
+        attend_job fill = {e, l, 1, 1, groups};
+        gs_parallel_for(tasks, grain, attend_range, &fill);
         gs_fire(e->host, TPP_HOOK_PATTERN, l, e->pattern, B, H * GS_PATTERN_KEYS);
     }
-    attend_job read = {e, l, hooked, 0};
-    gs_parallel_for(pairs, grain, attend_range, &read);
+    attend_job read = {e, l, hooked, 0, groups};
+    gs_parallel_for(tasks, grain, attend_range, &read);
 }
 
 void tpp_linear(const tpp_cpu *e, float *out, const float *x, const float *W, int B, int n_in, int n_out) {
