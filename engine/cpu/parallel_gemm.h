@@ -12,8 +12,6 @@
 #ifndef GS_ENGINE_PARALLEL_GEMM_H
 #define GS_ENGINE_PARALLEL_GEMM_H
 
-#include "engine/cpu/parallel.h"
-
 /* Returns 1 when the pool takes over the GEMMs (it has more than one thread:
  * $GPNSCOPE_THREADS, whatever OpenBLAS's own count), 0 when they stay with
  * OpenBLAS; *restore: what to hand to _end (the OpenBLAS thread count to set
@@ -32,14 +30,5 @@ int gs_gemm_pooled_step(int B, int *own_gemms, int (*step)(void *ctx, int B), vo
  * embedding), over the pool. */
 void gs_gemm_parallel(float *out, const float *in, const float *W, int w_rows_are_columns, const float *bias, int B,
                       int k, int n);
-
-/* gs_gemm_parallel with fn(ctx, i0, i1) over [0, items) in chunks of
- * `grain` taken from the same queue as the GEMM's column parts: a loop that
- * reads and writes none of the GEMM's operands runs beside it, so that one
- * core streams memory (GPN+M's memory pass, a gigabyte a step at batch 256)
- * while another multiplies, instead of all cores waiting on memory in turn.
- * out comes out bit for bit as from gs_gemm_parallel (the same parts). */
-void gs_gemm_parallel_beside(float *out, const float *in, const float *W, int w_rows_are_columns, const float *bias,
-                             int B, int k, int n, long items, long grain, gs_range_fn fn, void *ctx);
 
 #endif

@@ -26,8 +26,7 @@ typedef struct gpn_cpu {
     float *c, *xn, *xr, *tmp_d, *k_next, *v, *beta, *alpha, *q, *o, *on, *g, *mem, *u, *h, *ffn, *pg;
     float *s_pred, *s_decode, *z, *logits, *emb, *fg, *s_ground, *mem_norm, *nll, *entropy;
     int32_t *top1;
-    int own_gemms;    /* this step's GEMMs split over the pool (parallel_gemm.h) */
-    int ffn_in_ready; /* layer 0's FFN input projection (u) was made beside the memory pass */
+    int own_gemms; /* this step's GEMMs split over the pool (parallel_gemm.h) */
 } gpn_cpu;
 
 
@@ -245,20 +244,7 @@ static void write_memory(gpn_cpu *e, int B) {
     /* a hook on the keys or on M may have changed them: the k M the last step
      * made for this write is then found again from what the hooks left */
     memory_job job = {e, 1, e->host->hook[GPN_HOOK_MEM_K] != NULL || e->host->hook[GPN_HOOK_MEM_STATE] != NULL};
-    long grain = gs_parallel_grain((long)hk * c->dv);
-    if (e->own_gemms && c->n_layers > 0) {
-        /* Layer 0's FFN input projection reads only c (= s), which no memory
-         * hook sees: it runs in the same queue as the memory pass, so one core
-         * multiplies while another streams M (the pass reads and writes every
-         * sequence's memory, ~10% of a step at batch 256 on a machine with
-         * fast GEMMs); run_layer then skips it. The same numbers: the same
-         * column parts, and no hook fires between. */
-        const gpn_layer_params *l0 = &p->layers[0];
-        rmsnorm_forward_pooled(e->xn, e->c, l0->ffn_norm_w, B, d);
-        gs_gemm_parallel_beside(e->u, e->xn, l0->ffn_w1, 0, NULL, B, d, 2 * c->f, B, grain, memory_range, &job);
-        e->ffn_in_ready = 1;
-    } else
-        gs_parallel_for(B, grain, memory_range, &job);
+    gs_parallel_for(B, gs_parallel_grain((long)hk * c->dv), memory_range, &job);
     fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
 }
 
@@ -287,11 +273,8 @@ static void run_layer(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B) 
     int d = c->d, f = c->f;
     int has_mem = c->arch == GPN_ARCH_GPN_M;
     if (has_mem) read_memory(e, lp, layer, B);
-    if (!e->ffn_in_ready) { /* else made beside the memory pass (write_memory) */
-        rmsnorm_forward_pooled(e->xn, e->c, lp->ffn_norm_w, B, d);
-        project(e, e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
-    }
-    e->ffn_in_ready = 0;
+    rmsnorm_forward_pooled(e->xn, e->c, lp->ffn_norm_w, B, d);
+    project(e, e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
     rows(ROWS_SWIGLU, e->h, e->u, B, f);
     project(e, e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
     fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
