@@ -156,7 +156,8 @@ static void relu_l2n_rows(float *x, int B, int H, int dk) {
 }
 
 /* out[B x n] = in[B x k] @ W (+ bias): at batch 1 OpenBLAS's own GEMV, which
- * streams the weights on all its threads; above, on the pool */
+ * streams the weights on all its threads; up to GPN_POOL_GEMMS_FROM_BATCH
+ * OpenBLAS's own threaded SGEMM; above, on the pool */
 static void project(const gpn_cpu *e, float *out, const float *in, const float *W, const float *bias, int B, int k,
                     int n) {
     if (e->own_gemms)
@@ -327,10 +328,21 @@ static void step_on_pool(gpn_cpu *e, int B) {
     memcpy(e->s, e->s_ground, (size_t)Bd * sizeof(float));
 }
 
+/* The pool takes the step's GEMMs from this batch up; below it OpenBLAS's
+ * own threads run them. Measured on the project's 2-core Zen
+ * (docs/performance.md, 2026-12-03): there OpenBLAS's single-threaded SGEMM
+ * at 16-32 rows runs at about half its per-core rate at 64, so the column
+ * split (one single-threaded SGEMM a part) ran the paper's GPN+M at batch
+ * 16 / 32 at 0.46 / 0.67 of its GEMM-only rate, OpenBLAS's threads at 0.84 /
+ * 0.85; at 48 and 64 the two were level (and on the earlier machine the
+ * pool won at 64, where OpenBLAS's spinning workers took the cores from the
+ * memory loops). */
+#define GPN_POOL_GEMMS_FROM_BATCH 48
+
 static int cpu_step(void *impl, int B) {
     gpn_cpu *e = impl;
     int restore = 0;
-    e->own_gemms = B > 1 && gs_gemm_threads_begin(&restore);
+    e->own_gemms = B >= GPN_POOL_GEMMS_FROM_BATCH && gs_gemm_threads_begin(&restore);
     step_on_pool(e, B);
     gs_gemm_threads_end(restore);
     e->own_gemms = 0;
