@@ -130,9 +130,10 @@ static int step_gemms(const gpn_config *c, shape *s) {
 /* The two ways the GEMM-only ceiling runs the same GEMMs: OpenBLAS's own
  * threads, and the engine's column split over its pool (one single-threaded
  * SGEMM per part, engine/cpu/parallel_gemm.c, as a step at batch > 1 runs its
- * projections). The ceiling is the faster of the two in the same run: on some
- * machines OpenBLAS's threaded SGEMM at M = 64 runs at half its rate on large
- * matrices (a 2-core Zen, docs/performance.md), and a ceiling that the engine
+ * projections). The ceiling is the faster of the two in the same run: on the
+ * project's 2-core Zen a run timed OpenBLAS's threads alone at 44.5 GFLOP/s
+ * on GPN+M's batch-64 shapes, about half their rate on large matrices, and
+ * the engine beat that ceiling (docs/performance.md); a ceiling the engine
  * beats bounds nothing. */
 enum { CEIL_OPENBLAS, CEIL_POOL, CEIL_WAYS };
 static const char *const ceiling_way_name[CEIL_WAYS] = {"OpenBLAS threads", "column split"};
