@@ -333,8 +333,8 @@ static void step_on_pool(gpn_cpu *e, int B) {
  * (docs/performance.md, 2026-12-03): there OpenBLAS's single-threaded SGEMM
  * at 16-32 rows runs at about half its per-core rate at 64, so the column
  * split (one single-threaded SGEMM a part) ran the paper's GPN+M at batch
- * 16 / 32 at 0.46 / 0.67 of its GEMM-only rate, OpenBLAS's threads at 0.84 /
- * 0.85; at 48 and 64 the two were level (and on the earlier machine the
+ * 16 / 32 at 0.46 / 0.67 of its GEMM-only rate, OpenBLAS's threads at
+ * 0.84-0.85 / 0.85; at 48 and 64 the two were level (and on the earlier machine the
  * pool won at 64, where OpenBLAS's spinning workers took the cores from the
  * memory loops). */
 #define GPN_POOL_GEMMS_FROM_BATCH 48
