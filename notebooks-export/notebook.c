@@ -224,7 +224,7 @@ static void intro(sbuf *b, store *st, const store_run_info *ri, const char *stor
     if (n) sb_str(b, ".");
     else sb_str(b, "It had no analyses yet: run `gpnscope analyze` on the store, then execute this notebook.");
     sb_str(b, "\n\nDefinitions: `docs/analyses.md` in the gpnscope sources (how each quantity is computed) and "
-              "`shared/docs/analyses.md` (the paper's definitions and figures); the tables: `docs/schema.md`; "
+              "`docs/paper-analyses.md` (the paper's definitions and figures); the tables: `docs/schema.md`; "
               "more questions in SQL: `docs/sql.md`; this notebook: `docs/notebooks.md`.\n\n");
     sb_str(b, "Sections: 1. the store and the run · 2. questions in SQL · 3. geometry of the state · 4. the mean "
               "direction · 5. horizons · 6. probe horizon · 7. the paper's three structures · 8. other results · "

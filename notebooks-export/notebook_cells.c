@@ -827,7 +827,7 @@ static const char *const c_md_other[] = {
     "## 8. Other results: causal ablations and later analyses",
     "",
     "The paper did not measure the perplexity impact of ablating the mean direction or the slow-pool memory",
-    "heads (`shared/docs/analyses.md`, section 4). Results of analyses this notebook does not know yet (such as",
+    "heads (`docs/paper-analyses.md`, section 4). Results of analyses this notebook does not know yet (such as",
     "ablations) are listed here by name, with their scalars and series. An ablation stores its 95% t-intervals",
     "over documents (`*_ci_low`, `*_ci_high`; `n_units` documents), its NLL change by position with position 1",
     "alone (its state is zero), matched random controls (`control_<kind>_*`: isotropic and state-drawn",
@@ -911,7 +911,7 @@ static const char *const c_md_further[] = {
     "  (`states_pred.npy`, shape (n_states, d), with `states_pred_window.npy` and `states_pred_position.npy`) and",
     "  the head arrays (`alpha.npy`, `beta.npy`, `mem_norm.npy`, shape (n_windows, T, H)) for `numpy.load`.",
     "- Figures for papers: `gpnscope plot STORE --out DIR` writes editable gnuplot scripts of the same figures.",
-    "- Definitions: `docs/analyses.md` (how gpnscope computes each quantity) and `shared/docs/analyses.md` (the",
+    "- Definitions: `docs/analyses.md` (how gpnscope computes each quantity) and `docs/paper-analyses.md` (the",
     "  paper's definitions and figures).",
     NULL,
 };

@@ -1,5 +1,5 @@
 /* The paper's figures for its trained 1-layer GPN+M (130M parameters,
- * d = 2496), as shared/docs/analyses.md quotes them: the "paper" column beside
+ * d = 2496), as docs/paper-analyses.md quotes them: the "paper" column beside
  * our numbers in the report that analyses/ prints and in the one plots/
  * renders. They live here, below both (docs/design.md: plots/ may not
  * include analyses/), so that the two reports cannot drift apart; with the

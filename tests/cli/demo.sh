@@ -59,4 +59,11 @@ else
   [[ -s "$dir/out/compare/report.md" ]] && grep -q "^windows: $n runs on the same windows" "$dir/stdout" &&
     ok "the comparison of the $n shipped models" || bad "no comparison of the $n shipped models"
 fi
+# every query of docs/sql.md on the demo's store (after the two causal commands its last queries read):
+# no error, rows from each, and every piece it names in the store's vocabulary (tests/unit/test_store_sql_docs.c)
+"$bin" attention "$db" --run 1 --windows 1 --length 64 --heads 2 >/dev/null 2>"$dir/attention.err" &&
+  "$bin" attribute "$db" --run 1 --windows 1 --length 64 >/dev/null 2>"$dir/attribute.err" &&
+  ok "attention and attribute on the demo's store" || bad "attention/attribute: $(tail -1 "$dir"/att*.err)"
+GPNSCOPE_SQL_DOCS_DB="$db" GPNSCOPE_SQL_DOCS_NEED_ROWS=1 "$GPNSCOPE_BUILD/tests/test_store_sql_docs" >"$dir/sql_docs.out" 2>&1 &&
+  ok "every docs/sql.md query returns rows on the demo's store" || bad "docs/sql.md on the demo's store: $(grep 'docs/sql.md:' "$dir/sql_docs.out" | head -3)"
 finish

@@ -1,19 +1,23 @@
 /* Every ```sql block of docs/sql.md runs without error, so the documentation
  * cannot rot. Against a synthetic store written through the writer API each
- * block must also return rows; set GPNSCOPE_SQL_DOCS_DB=FILE to run the
- * blocks against a real recorded store as well (errors fail, empty results
- * are allowed there). */
+ * block must also return rows (its pieces spelled as the LLaMA-2 tokenizer
+ * spells them, "\u2581the"); set GPNSCOPE_SQL_DOCS_DB=FILE to run the blocks
+ * against a real recorded store as well: errors fail, and empty results too
+ * when GPNSCOPE_SQL_DOCS_NEED_ROWS=1 (tests/cli/demo.sh, on the demo's store
+ * after attention and attribute). */
 #include <sqlite3.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "store/causal.h"
 #include "store/store.h"
 #include "testlib.h"
 
-static const char *const pieces[] = {"<unk>", "<s>", "</s>", " the", " and", ",", ".", " of", " a", " in", " to",
-                                     " is", " cat", " dog", " sat", " on", " mat", " it", " was", " that", " he",
-                                     " she", " said", "\n", " time", " day", " one", " two", " red", " blue", " big",
-                                     " small"};
+static const char *const pieces[] = {"<unk>", "<s>", "</s>", "\u2581the", "\u2581and", ",", ".", "\u2581of",
+                                     "\u2581a", "\u2581in", "\u2581to", "\u2581is", "\u2581cat", "\u2581dog",
+                                     "\u2581sat", "\u2581on", "\u2581mat", "\u2581it", "\u2581was", "\u2581that",
+                                     "\u2581he", "\u2581she", "\u2581said", "\n", "\u2581time", "\u2581day",
+                                     "\u2581one", "\u2581two", "\u2581red", "\u2581blue", "\u2581big", "\u2581small"};
 enum { V = 32, WINDOWS = 4, T = 64, D = 16, H = 4 };
 
 static unsigned rng = 2024;
@@ -105,8 +109,8 @@ static int synth_store(const char *path) {
     double x[D], y[D];
     for (int i = 0; i < D; i++) { x[i] = i + 1; y[i] = 1 - exp(-0.3 * (i + 1)); }
     if (a < 0 || store_analysis_scalar(st, a, "norm_mean", 13.2, "mean of ||s||") ||
-        store_analysis_scalar(st, a, "stable_rank", 4.0, NULL) || store_analysis_series(st, a, "pca_cumvar", x, y, NULL, D) ||
-        store_commit(st))
+        store_analysis_scalar(st, a, "stable_rank", 4.0, NULL) ||
+        store_analysis_series(st, a, "cumulative_explained", x, y, NULL, D) || store_commit(st))
         goto fail;
     /* effective attention and logit attribution (store/causal.h), as gpnscope attention and attribute write them */
     int64_t at = store_analysis_begin(st, run, "attention", "{\"windows\": 1}", "synthetic");
@@ -139,6 +143,38 @@ fail:
 }
 
 /* Run each ```sql block of the file on db; returns the number of failures. */
+/* Each piece a query names as a literal ("piece IN ('a', 'b')", "piece = 'a'")
+ * is in the store's vocabulary: a query spelling " the" where the store holds
+ * "\u2581the" still returns the other pieces' rows, so rows alone miss it. */
+static int check_piece_literals(sqlite3 *db, const char *sql, const char *label, int line) {
+    int failures = 0;
+    sqlite3_stmt *look = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM vocabulary WHERE piece = ?", -1, &look, NULL) != SQLITE_OK) return 1;
+    for (const char *p = sql; (p = strstr(p, "piece ")); p++) {
+        const char *q = p + 6;
+        int list = !strncmp(q, "IN (", 4);
+        if (!list && strncmp(q, "= '", 3)) continue;
+        q += list ? 4 : 2;
+        while (*q == ' ' || *q == '\'') {
+            if (*q == ' ') { q++; continue; }
+            const char *end = strchr(q + 1, '\'');
+            if (!end) break;
+            sqlite3_reset(look);
+            sqlite3_bind_text(look, 1, q + 1, (int)(end - q - 1), SQLITE_TRANSIENT);
+            if (sqlite3_step(look) != SQLITE_ROW) {
+                fprintf(stderr, "%s: docs/sql.md:%d: the piece '%.*s' is not in the vocabulary\n", label, line,
+                        (int)(end - q - 1), q + 1);
+                failures++;
+            }
+            q = end + 1;
+            if (!list || *q != ',') break;
+            q++;
+        }
+    }
+    sqlite3_finalize(look);
+    return failures;
+}
+
 static int run_blocks(sqlite3 *db, const char *md, const char *label, int need_rows, int *n_blocks) {
     int failures = 0;
     *n_blocks = 0;
@@ -168,9 +204,10 @@ static int run_blocks(sqlite3 *db, const char *md, const char *label, int need_r
             fprintf(stderr, "%s: docs/sql.md:%d: %s\n%s\n", label, line, sqlite3_errmsg(db), sql);
             failures++;
         } else if (need_rows && rows == 0) {
-            fprintf(stderr, "%s: docs/sql.md:%d: no rows on the synthetic store\n%s\n", label, line, sql);
+            fprintf(stderr, "%s: docs/sql.md:%d: no rows\n%s\n", label, line, sql);
             failures++;
         }
+        if (ok && need_rows) failures += check_piece_literals(db, sql, label, line);
         free(sql);
         p = end + 4;
     }
@@ -213,7 +250,8 @@ int main(void) {
         st = store_open(real, STORE_READ);
         CHECK(st != NULL, "open %s: %s", real, gs_error());
         if (st) {
-            int failures = run_blocks(store_db(st), md, real, 0, &n);
+            const char *need = getenv("GPNSCOPE_SQL_DOCS_NEED_ROWS");
+            int failures = run_blocks(store_db(st), md, real, need && !strcmp(need, "1"), &n);
             CHECK(failures == 0, "%d of %d queries failed on %s", failures, n, real);
             store_close(st);
         }
