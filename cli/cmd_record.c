@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/text.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "engine/corpora/corpus.h"
 #include "parallel/job.h"
 #include "record/recorder.h"
 #include "record/shard.h"
@@ -31,7 +33,8 @@ static const char *help =
     "The row at position t is the model's prediction of token t from the tokens\n"
     "before it; its state is s_pred(t), the predicted state the paper analyses.\n\n"
     "  --model FILE        checkpoint (safetensors; gpnscope convert makes one from a .pkl)\n"
-    "  --tokenizer FILE    tokenizer.json or tokenizer.model (needed for text and JSONL)\n"
+    "  --tokenizer FILE    tokenizer.json or tokenizer.model for text and JSONL (default\n"
+    "                      $GPNSCOPE_TOKENIZER, else the source tree's third_party/llama2-tokenizer.json)\n"
     "  --corpus PATH       text file or folder, .jsonl file, or folder of data_XXXX.bin shards\n"
     "  --db FILE           the store\n"
     "  --seq-len L         tokens per window (default 2048)\n"
@@ -114,6 +117,11 @@ static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
     if (parsed != CLI_GO_ON) return integer_refused ? -1 : 3; /* 3: printed */
     if (optind != argc) return gs_fail("unexpected argument '%s' (see --help)", argv[optind]);
     if (!o->model || !o->corpus || !o->db) return gs_fail("--model, --corpus and --db are required (see --help)");
+    /* text and JSONL need a tokenizer: the same default as tokenize, eval, lens, patch and steer */
+    if (!o->tokenizer && access(o->corpus, R_OK) == 0 && corpus_detect(o->corpus) != CORPUS_SHARDS &&
+        !(o->tokenizer = cli_default_tokenizer()))
+        return gs_fail("%s is a %s corpus and needs a tokenizer: pass --tokenizer FILE, set GPNSCOPE_TOKENIZER, or run "
+                       "scripts/fetch-tokenizer.sh", o->corpus, corpus_format_name(corpus_detect(o->corpus)));
     if (o->seq_len < 2) return gs_fail("--seq-len %lld: at least 2", (long long)o->seq_len);
     if (o->batch < 1 || o->batch > 4096) return gs_fail("--batch %d: between 1 and 4096", o->batch);
     return gpn_device_parse(o->device, o->precision, &o->dev);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/half.h"
@@ -98,7 +99,24 @@ void gpn_model_free(gpn_model *m) {
     free(m);
 }
 
-gpn_model *gpn_model_load(const char *path) {
+/* A model folder (models/gpnm15-small) stands for its model.safetensors, as
+ * the shipped models and a converted companion checkpoint are laid out. */
+static const char *model_file(const char *path, char *buf, size_t size) {
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return path;
+    snprintf(buf, size, "%s%smodel.safetensors", path, path[strlen(path) - 1] == '/' ? "" : "/");
+    if (stat(buf, &sb) != 0) {
+        gs_fail("%s is a folder without a model.safetensors: name the model file, or convert a checkpoint into it "
+                "(gpnscope convert CHECKPOINT %s)", path, buf);
+        return NULL;
+    }
+    return buf;
+}
+
+gpn_model *gpn_model_load(const char *given) {
+    char buf[4096];
+    const char *path = model_file(given, buf, sizeof buf);
+    if (!path) return NULL;
     st_file *f = safetensors_open(path);
     if (!f) return NULL;
     gpn_model *m = NULL;

@@ -103,6 +103,7 @@ typedef struct {
     int n_extra;
 } gpn_model;
 
+/* From a safetensors file, or a model folder holding model.safetensors (m->path is then the file). */
 gpn_model *gpn_model_load(const char *path);
 /* A model with the given config and zeroed parameters (tests, trainer). */
 gpn_model *gpn_model_new(const gpn_config *c);

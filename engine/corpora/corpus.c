@@ -122,8 +122,10 @@ static int select_windows(gpn_corpus *c, const corpus_options *o) {
                        (long long)c->seq_len);
     int64_t avail = n - o->skip, take = o->windows ? o->windows : avail;
     if (take > avail)
-        return gs_fail("asked for %lld windows after skipping %lld, but the corpus has only %lld (%lld windows of %lld tokens)",
-                       (long long)take, (long long)o->skip, (long long)avail, (long long)n, (long long)c->seq_len);
+        return gs_fail("asked for %lld windows after skipping %lld, but the corpus has only %lld (%lld windows of %lld tokens): "
+                       "ask for %lld or fewer (--windows 0 takes all), or shorter windows (--seq-len %lld gives %lld)",
+                       (long long)take, (long long)o->skip, (long long)avail, (long long)n, (long long)c->seq_len,
+                       (long long)avail, (long long)(c->total / (take + o->skip)), (long long)(take + o->skip));
     c->first = o->skip;
     c->n_sel = take;
     if (!o->sample) return 0;
@@ -161,7 +163,8 @@ gpn_corpus *corpus_open(const char *path, const gpn_tokenizer *tok, const corpus
     }
     if (rc == 0 && c->total == 0) rc = gs_fail("%s: empty corpus (no tokens)", path);
     if (rc == 0 && c->total < c->seq_len)
-        rc = gs_fail("%s: %lld tokens, fewer than one window of %lld", path, (long long)c->total, (long long)c->seq_len);
+        rc = gs_fail("%s: %lld tokens, fewer than one window of %lld: use --seq-len %lld or less", path, (long long)c->total,
+                     (long long)c->seq_len, (long long)c->total);
     if (rc == 0) {
         c->n_windows_total = c->total / c->seq_len;
         if (select_windows(c, opt)) rc = gs_fail_context("%s: ", path);
