@@ -68,3 +68,34 @@ const char *gs_shell_quote(const char *s, char *buf, size_t size) {
     buf[o] = 0;
     return buf;
 }
+
+/* Damerau-Levenshtein (optimal string alignment) of two short words; words
+ * longer than 63 bytes are never close to anything. */
+static int edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 1 << 20;
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *gs_closest_word(const char *word, const char *const *names, size_t n) {
+    int limit = (int)strlen(word) / 3, best = 1 << 20;
+    if (limit < 1) limit = 1;
+    const char *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int e = names[i] ? edit_distance(word, names[i]) : best;
+        if (e < best) { best = e; found = names[i]; }
+    }
+    return best <= limit ? found : NULL;
+}

@@ -27,4 +27,9 @@ int gs_parse_flag_list(const char *list, const gs_flag_name *names, size_t n_nam
  * Returns buf. */
 const char *gs_shell_quote(const char *s, char *buf, size_t size);
 
+/* The word of names[0..n) closest to `word` by edit distance (insertions,
+ * deletions, substitutions, and a swap of two neighbours counted as one), for
+ * "did you mean": NULL when none is within max(1, strlen(word) / 3). */
+const char *gs_closest_word(const char *word, const char *const *names, size_t n);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "cli/commands.h"
 
 static const cli_command commands[] = {
@@ -60,6 +61,10 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "--version")) { printf("gpnscope %s\n", GPNSCOPE_VERSION); return 0; }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "gpnscope: unknown command '%s' (see gpnscope --help)\n", argv[1]);
+    const char *names[sizeof commands / sizeof *commands];
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) names[i] = commands[i].name;
+    const char *near = gs_closest_word(argv[1], names, sizeof commands / sizeof *commands);
+    if (near) fprintf(stderr, "gpnscope: unknown command '%s': did you mean '%s'? (see gpnscope --help)\n", argv[1], near);
+    else fprintf(stderr, "gpnscope: unknown command '%s' (see gpnscope --help)\n", argv[1]);
     return 2;
 }

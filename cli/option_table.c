@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 
 /* enough for the command with the most options (record's 20), and room */
 #define MAX_OPTIONS 48
@@ -29,7 +30,20 @@ int cli_bad_option(const char *cmd, const struct option *opts, char **argv) {
             return 2;
         }
     }
-    fprintf(stderr, "gpnscope %s: unknown option '%s' (see gpnscope %s --help)\n", cmd, word, cmd);
+    /* a long option one or two keystrokes from a real one: say which ("--seqlen": --seq-len) */
+    const char *near = NULL;
+    if (!strncmp(word, "--", 2)) {
+        char typed[64];
+        snprintf(typed, sizeof typed, "%.*s", (int)strcspn(word + 2, "="), word + 2);
+        const char *names[MAX_OPTIONS];
+        size_t n = 0;
+        for (const struct option *o = opts; o && o->name && n < MAX_OPTIONS; o++) names[n++] = o->name;
+        near = gs_closest_word(typed, names, n);
+    }
+    if (near)
+        fprintf(stderr, "gpnscope %s: unknown option '%s': did you mean --%s? (see gpnscope %s --help)\n", cmd, word,
+                near, cmd);
+    else fprintf(stderr, "gpnscope %s: unknown option '%s' (see gpnscope %s --help)\n", cmd, word, cmd);
     return 2;
 }
 

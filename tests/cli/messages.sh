@@ -45,6 +45,10 @@ for c in demo info record tokenize shard eval train sql ablate import analyze pl
   expect 2 "unknown option '--no-such-option'" "$bin" $c --no-such-option
 done
 expect 2 "--out needs a value" "$bin" export a.db --format csv --out
+# ---- a near miss: did you mean ----
+expect 2 "unknown command 'analyse': did you mean 'analyze'?" "$bin" analyse a.db
+expect 2 "unknown option '--seqlen': did you mean --seq-len?" "$bin" record --seqlen 128
+expect 2 "unknown option '--windws=3': did you mean --windows?" "$bin" eval --windws=3
 
 # ---- resuming with another tokenizer ----
 "$py" - <<'PY'

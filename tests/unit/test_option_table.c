@@ -161,6 +161,12 @@ int main(void) {
     CHECK(rc == 2 && !strcmp(err_text, "gpnscope t: --small needs a value (see gpnscope t --help)\n"), "%s", err_text);
     rc = parse(&d, 0, WORDS("--nope"));
     CHECK(rc == 2 && !strcmp(err_text, "gpnscope t: unknown option '--nope' (see gpnscope t --help)\n"), "%s", err_text);
+    /* a near miss names the option meant; --stx is one letter from --str */
+    rc = parse(&d, 0, WORDS("--stx", "v"));
+    CHECK(rc == 2 && !strcmp(err_text, "gpnscope t: unknown option '--stx': did you mean --str? (see gpnscope t --help)\n"),
+          "%s", err_text);
+    rc = parse(&d, 0, WORDS("--smll=3"));
+    CHECK(rc == 2 && strstr(err_text, "did you mean --small?"), "%s", err_text);
     rc = parse(&d, 0, WORDS("-z"));
     CHECK(rc == 2 && !strcmp(err_text, "gpnscope t: unknown option '-z' (see gpnscope t --help)\n"), "%s", err_text);
     rc = parse(&d, 0, WORDS("--flag=1"));
