@@ -106,10 +106,24 @@ static void pair_decay(const store_site *sites, int n, gs_compare_row *r) {
 /* a family's store name must fit whole ("recurrent-transformer" was cut to 15 characters) */
 _Static_assert(sizeof ((gs_compare_row *)0)->arch >= sizeof ((store_run_info *)0)->model_arch,
                "a compare row's arch is narrower than the store's");
-static void run_arch(store *st, int64_t run, char *out, size_t size) {
-    out[0] = 0;
+static void run_model(store *st, int64_t run, gs_compare_row *r) {
+    r->arch[0] = r->model[0] = 0;
     store_run_info info;
-    if (store_run_get(st, run, &info) == 0) snprintf(out, size, "%s", info.model_arch);
+    if (store_run_get(st, run, &info) != 0) return;
+    snprintf(r->arch, sizeof r->arch, "%s", info.model_arch);
+    /* the shipped layout names a model by its folder; a loose file by its own name */
+    char path[sizeof info.model_path];
+    snprintf(path, sizeof path, "%s", info.model_path);
+    char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    if (!strcmp(name, "model.safetensors") && slash) {
+        *slash = 0;
+        char *up = strrchr(path, '/');
+        name = up ? up + 1 : path;
+    } else {
+        size_t n = strlen(name);
+        if (n > 12 && !strcmp(name + n - 12, ".safetensors")) name[n - 12] = 0;
+    }
+    snprintf(r->model, sizeof r->model, "%s", name);
 }
 
 static int add_rows(const gs_compare_operand *op, const gs_compare_opts *o, gs_compare *c) {
@@ -150,7 +164,7 @@ again:;
             snprintf(r->kind, sizeof r->kind, "%s", x->stored_as);
             r->layer = x->layer;
             snprintf(r->label, sizeof r->label, "%s:%lld:%s", op->store_path, (long long)run, x->site);
-            run_arch(st, run, r->arch, sizeof r->arch);
+            run_model(st, run, r);
             pair_decay(sites, n, r);
             matched++;
         }
@@ -165,6 +179,7 @@ again:;
             r->layer = -1;
             snprintf(r->label, sizeof r->label, "%s:%lld:state.pred", op->store_path, (long long)run);
             if (info.n_heads > 0) snprintf(r->decay_site, sizeof r->decay_site, "mem.alpha");
+            run_model(st, run, r);
             matched++;
         }
         if (!matched && from_option && !want_state) continue;

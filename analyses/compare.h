@@ -70,6 +70,8 @@ typedef struct {
     char site[64], kind[64]; /* the site and its states.kind */
     int layer;              /* -1: not per layer */
     char arch[32];          /* the run's model arch ("" unknown); as wide as store_run_info.model_arch */
+    char model[128];        /* the model's name for figures: its folder (models/tpp-small/model.safetensors ->
+                             * "tpp-small"), else its file name without .safetensors; "" unknown */
     char decay_site[64];    /* "" when the row has none */
     int64_t n_states, n_windows;
     int d;

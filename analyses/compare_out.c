@@ -111,6 +111,7 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         if (r->layer >= 0) cJSON_AddNumberToObject(o, "layer", r->layer);
         else cJSON_AddNullToObject(o, "layer");
         cJSON_AddStringToObject(o, "arch", r->arch);
+        cJSON_AddStringToObject(o, "model", r->model);
         cJSON_AddNumberToObject(o, "states", (double)r->n_states);
         cJSON_AddNumberToObject(o, "windows", (double)r->n_windows);
         cJSON_AddNumberToObject(o, "d", r->d);

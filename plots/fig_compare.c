@@ -10,7 +10,7 @@
 #include "plots/gp.h"
 
 #define N_COLOURS 7
-static const char *const colour[N_COLOURS] = {"C_BLUE", "C_ORANGE", "C_GREEN", "C_VERMILION", "C_PURPLE", "C_SKY", "C_GREY"};
+static const char *const colour[N_COLOURS] = {"C_BLUE", "C_ORANGE", "C_GREEN", "C_PURPLE", "C_VERMILION", "C_SKY", "C_GREY"};
 
 /* ---------- reading the JSON ---------- */
 
@@ -45,12 +45,44 @@ static const char *ci(char *buf, size_t size, const cJSON *n, int censored) {
     return buf;
 }
 
-/* row i's name in figures: "R1 store.db:1:site", visible text */
+/* row i's name in figures: "R2 tpp-small L0" (the model's folder and the layer; a site that is not per
+ * layer by its name), or "R1 store.db:1:site" for a store that names no model; visible text */
 static void row_name(const cJSON *row, int i, char *out, size_t size) {
-    char vis[300];
-    const char *label = jstr(row, "label"), *slash = strrchr(label, '/');
-    gp_text_visible(vis, sizeof vis, slash ? slash + 1 : label, (size_t)-1, 60);
+    char vis[300], what[200];
+    const char *model = jstr(row, "model"), *label = jstr(row, "label"), *slash = strrchr(label, '/');
+    double layer = jnum(row, "layer");
+    if (!model[0]) snprintf(what, sizeof what, "%s", slash ? slash + 1 : label);
+    else if (isfinite(layer)) snprintf(what, sizeof what, "%s L%.0f", model, layer);
+    else snprintf(what, sizeof what, "%s %s", model, jstr(row, "site"));
+    gp_text_visible(vis, sizeof vis, what, (size_t)-1, 60);
     snprintf(out, size, "R%d %s", i + 1, vis);
+}
+
+/* Rows of one run (one model) share a colour; its layers differ by dash, so a legend of 13 rows reads as
+ * four models. group[i] is row i's run in order of first appearance, dash[i] its place within that run. */
+static void row_styles(const cJSON *rows, int n, int *group, int *dash) {
+    int groups = 0;
+    for (int i = 0; i < n; i++) {
+        const cJSON *r = cJSON_GetArrayItem(rows, i);
+        group[i] = -1;
+        dash[i] = 0;
+        for (int j = 0; j < i && group[i] < 0; j++) {
+            const cJSON *q = cJSON_GetArrayItem(rows, j);
+            if (!strcmp(jstr(r, "store"), jstr(q, "store")) && jnum(r, "run") == jnum(q, "run")) group[i] = group[j];
+        }
+        if (group[i] < 0) group[i] = groups++;
+        for (int j = 0; j < i; j++) dash[i] += group[j] == group[i];
+    }
+}
+
+/* the key under the panels, in columns, with a bottom margin that keeps every panel's axes level */
+/* two columns of long names fit the width, three of short ones (a row per layer) */
+static int key_rows(int entries) { return entries <= 4 ? entries : entries <= 10 ? (entries + 1) / 2 : (entries + 2) / 3; }
+static void key_under(FILE *g, int entries, int with_key) {
+    int rows = key_rows(entries);
+    fprintf(g, "set bmargin %.1f\n", 4.2 + 1.25 * rows);
+    if (with_key) fprintf(g, "set key at screen 0.012, screen 0.012 left bottom Left reverse maxrows %d width 2\n", rows);
+    else fprintf(g, "unset key\n");
 }
 
 /* ---------- figures ---------- */
@@ -59,6 +91,7 @@ typedef struct {
     const plot_ctx *c;
     const cJSON *rows;
     int n;
+    int *group, *dash; /* row_styles: each row's colour (its run) and dash (its place among the run's rows) */
 } figs;
 
 /* data file NAME-R<i>.dat with ncol columns */
@@ -69,11 +102,12 @@ static int columns(const figs *f, const char *name, int i, const char *header, c
     return gp_write_columns(f->c, file, header, colnames, ncol, n, cols);
 }
 
-static void line_style(FILE *g, int i, const char *name, int i_file, const char *using, const char *title, int dashed,
+/* one line of a plot: colour number c, gnuplot dash type dt (1 solid) */
+static void line_style(FILE *g, int c, const char *name, int i_file, const char *using, const char *title, int dt,
                        int first) {
     char q[400];
     fprintf(g, "%s '%s-R%d.dat' using %s with lines lw 2 dt %d lc rgb %s %s%s", first ? "plot" : ", \\\n    ", name,
-            i_file + 1, using, dashed ? 2 : 1 + i / N_COLOURS, colour[i % N_COLOURS], title ? "title " : "notitle",
+            i_file + 1, using, dt, colour[c % N_COLOURS], title ? "title " : "notitle",
             title ? gp_quote(q, sizeof q, title, 0) : "");
 }
 
@@ -109,7 +143,7 @@ static int indexed_curve(const figs *f, FILE *g, const char *name, int i, const 
     if (rc != 0) return -1;
     char t[400];
     row_name(row, i, t, sizeof t);
-    line_style(g, i, name, i, "1:2", t, 0, first);
+    line_style(g, f->group[i], name, i, "1:2", t, 1 + f->dash[i], first);
     return 1;
 }
 
@@ -128,9 +162,20 @@ static int fig_explained(const figs *f, gs_plot_figure *fig) {
     int drawn = 0;
     gp_file a;
     if (open_script(f, &a, name, "cumulative explained variance of each row's states", "-R*.dat") != 0) return -1;
+    int entries = 0;
+    double last_k = 1;
+    for (int i = 0; i < f->n; i++) {
+        double *y = NULL;
+        int64_t n = jarray(jobj(jobj(cJSON_GetArrayItem(f->rows, i), "curves"), "explained"), &y);
+        free(y);
+        entries += n > 0;
+        if (n > last_k) last_k = (double)n;
+    }
     fprintf(a.f, "set title 'Explained variance of the first k principal components' font TITLE_FONT\n"
                  "set xlabel 'components k'; set ylabel 'fraction of variance'\nset logscale x\nset yrange [0:1.02]\n"
-                 "set key bottom right\n");
+                 "set xrange [1:%g]\n", last_k);
+    gp_log_tics(a.f, "x", 1, last_k);
+    key_under(a.f, entries, 1);
     for (int i = 0; i < f->n; i++) {
         int k = indexed_curve(f, a.f, name, i, "explained", "cumulative explained variance", "k fraction", !drawn);
         if (k < 0) { gp_file_abort(&a); return -1; }
@@ -147,12 +192,25 @@ static int fig_horizons_cmp(const figs *f, gs_plot_figure *fig) {
     const char *name = "compare_horizons";
     gp_file a;
     if (open_script(f, &a, name, "raw and centered lag cosines, overlaid per row", "-R*.dat") != 0) return -1;
+    /* the rows drawn and the last lag any of them reaches: the key lists them under both panels, the x axis
+     * ends where the data does */
+    int entries = 0;
+    double last_lag = 1;
+    for (int i = 0; i < f->n; i++) {
+        double *lag = NULL;
+        int64_t n = jarray(jobj(jobj(cJSON_GetArrayItem(f->rows, i), "curves"), "lags"), &lag);
+        entries += n > 0;
+        for (int64_t k = 0; k < n; k++) if (lag[k] > last_lag) last_lag = lag[k];
+        free(lag);
+    }
     fprintf(a.f, "set multiplot\n");
     for (int panel = 0; panel < 2; panel++) {
         gp_panel(a.f, panel ? "(b) centered" : "(a) raw", panel * 0.5, 0, 0.5, 1);
         fprintf(a.f, "set title '(%c) %s lag cosine c_k' font TITLE_FONT\nset xlabel 'lag k (tokens)'; set ylabel 'c_k'\n"
-                     "set logscale x\nset key top right\n",
-                panel ? 'b' : 'a', panel ? "centered" : "raw");
+                     "set logscale x\nset xrange [1:%g]\n",
+                panel ? 'b' : 'a', panel ? "centered" : "raw", last_lag);
+        gp_log_tics(a.f, "x", 1, last_lag);
+        key_under(a.f, entries, panel == 0);
         int drawn = 0;
         for (int i = 0; i < f->n; i++) {
             const cJSON *row = cJSON_GetArrayItem(f->rows, i), *cv = jobj(row, "curves");
@@ -179,7 +237,7 @@ static int fig_horizons_cmp(const figs *f, gs_plot_figure *fig) {
             if (n <= 0 || ny != n || np != n) continue;
             char t[400];
             row_name(row, i, t, sizeof t);
-            line_style(a.f, i, name, i, panel ? "1:3" : "1:2", t, 0, !drawn);
+            line_style(a.f, f->group[i], name, i, panel ? "1:3" : "1:2", t, 1 + f->dash[i], !drawn);
             drawn++;
         }
         if (!drawn) { gp_file_abort(&a); return 1; }
@@ -188,7 +246,7 @@ static int fig_horizons_cmp(const figs *f, gs_plot_figure *fig) {
     fprintf(a.f, "unset multiplot\n");
     return finish(&a, fig, name, "Lag cosines, per row",
              "(a) raw and (b) centered (each window's mean subtracted) mean cosine of states k tokens apart, one line per "
-             "row, drawn only at lags with at least 100 pairs. The raw curve's plateau is the default direction; the "
+             "row (one colour per model, one dash per layer), drawn only at lags with at least 100 pairs. The raw curve's plateau is the default direction; the "
              "centered curve's fall is the content horizon.");
 }
 
@@ -212,8 +270,18 @@ static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
     if (rc != 0) return -1;
     gp_file a;
     if (open_script(f, &a, name, "the default direction's norm ratio and emergence, per row", "-*.dat") != 0) return -1;
+    int entries = 0;
+    double last_t = 1;
+    for (int i = 0; i < f->n; i++) {
+        double *y = NULL;
+        int64_t n = jarray(jobj(jobj(cJSON_GetArrayItem(f->rows, i), "curves"), "emergence"), &y);
+        free(y);
+        entries += n > 0;
+        if (n > last_t) last_t = (double)n;
+    }
     fprintf(a.f, "set multiplot\n");
     gp_panel(a.f, "(a) norm ratio", 0, 0, 0.45, 1);
+    key_under(a.f, entries, 0);
     fprintf(a.f, "set title '(a) ||s_bar|| / mean ||s||' font TITLE_FONT\nset xlabel 'row'; set ylabel 'norm ratio'\n"
                  "set xrange [0.5:%d.5]; set yrange [0:1.05]\nset xtics 1\nunset key\n"
                  "set arrow from 0.5, 0.25 to %d.5, 0.25 nohead dt 2 lc rgb C_GREY\n"
@@ -222,8 +290,10 @@ static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
             f->n, f->n, file);
     gp_panel(a.f, "(b) emergence", 0.45, 0, 0.55, 1);
     fprintf(a.f, "set title '(b) emergence cos(m_t, s_bar)' font TITLE_FONT\nset xlabel 't (states averaged)'\n"
-                 "set autoscale x; set yrange [*:1.05]\nunset arrow; unset label\n"
-                 "set ylabel 'cosine'\nset logscale x\nset key bottom right\n");
+                 "set xrange [1:%g]; set yrange [*:1.05]\nunset arrow; unset label\n"
+                 "set ylabel 'cosine'\nset logscale x\n", last_t);
+    gp_log_tics(a.f, "x", 1, last_t);
+    key_under(a.f, entries, 1);
     int drawn = 0;
     for (int i = 0; i < f->n; i++) {
         int k = indexed_curve(f, a.f, name, i, "emergence", "emergence: mean over windows of cos(running mean of t states, s_bar)",
@@ -243,11 +313,25 @@ static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
     const char *name = "compare_retention";
     gp_file a;
     if (open_script(f, &a, name, "per-head retention of every row with decaying heads", "-R*.dat") != 0) return -1;
+    /* the rows with decays (one colour each; the dash is the estimator) and the last lag they reach */
+    int entries = 0;
+    double last_lag = 1;
+    for (int i = 0; i < f->n; i++) {
+        const cJSON *ret = jobj(jobj(cJSON_GetArrayItem(f->rows, i), "curves"), "retention");
+        double *lag = NULL;
+        int64_t n = ret ? jarray(jobj(ret, "lags"), &lag) : 0;
+        entries += n > 0;
+        for (int64_t k = 0; k < n; k++) if (lag[k] > last_lag) last_lag = lag[k];
+        free(lag);
+    }
     fprintf(a.f, "set title 'Per-head retention R_h(k): all starts (solid), from the start (dashed)' font TITLE_FONT\n"
                  "set xlabel 'lag k (tokens)'; set ylabel 'R_h(k)'\nset logscale x\nset logscale y\nset yrange [1e-4:1.2]\n"
-                 "set key bottom left\n"
-                 "set arrow from graph 0, first exp(-1) to graph 1, first exp(-1) nohead dt 3 lc rgb C_GREY\n");
-    int drawn = 0;
+                 "set xrange [1:%g]\n"
+                 "set arrow from graph 0, first exp(-1) to graph 1, first exp(-1) nohead dt 3 lc rgb C_GREY\n",
+            last_lag);
+    gp_log_tics(a.f, "x", 1, last_lag);
+    key_under(a.f, entries + 2, 1);
+    int drawn = 0, colour_of = 0;
     for (int i = 0; i < f->n; i++) {
         const cJSON *row = cJSON_GetArrayItem(f->rows, i), *ret = jobj(jobj(row, "curves"), "retention");
         if (!ret) continue;
@@ -274,14 +358,17 @@ static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
         snprintf(t + strlen(t), sizeof t - strlen(t), " (%d heads)", H);
         for (int h = 0; h < H; h++) {
             snprintf(using, sizeof using, "1:%d", 2 + h);
-            line_style(a.f, i, name, i, using, h == 0 ? t : NULL, 0, !drawn);
+            line_style(a.f, colour_of, name, i, using, h == 0 ? t : NULL, 1, !drawn);
             drawn++;
             snprintf(using, sizeof using, "1:%d", 2 + H + h);
-            line_style(a.f, i, name, i, using, NULL, 1, 0);
+            line_style(a.f, colour_of, name, i, using, NULL, 2, 0);
         }
+        colour_of++;
     }
     if (!drawn) { gp_file_abort(&a); return 1; }
-    fprintf(a.f, "\n");
+    /* the estimators, in black, at the end of the key */
+    fprintf(a.f, ", \\\n    NaN with lines lw 2 dt 1 lc rgb 'black' title 'all starts'"
+                 ", \\\n    NaN with lines lw 2 dt 2 lc rgb 'black' title 'from the start'\n");
     return finish(&a, fig, name, "Per-head retention, per row with decaying heads",
              "R_h(k), the share of a write left after k steps, for every head of every row that recorded decays (GPN+M's "
              "memory heads, a GDN layer's heads), one colour per row; solid: averaged over every start (gpnscope's), "
@@ -413,7 +500,10 @@ int gs_plot_compare(const char *dir, const char *compare_json, const gs_plot_opt
     const int n = cJSON_GetArraySize(rows);
     snprintf(c.run_label, sizeof c.run_label, "comparison of %d row%s", n, n == 1 ? "" : "s");
     snprintf(c.store_name, sizeof c.store_name, "compare.json");
-    figs f = {&c, rows, n};
+    int *group = calloc((size_t)n, sizeof *group), *dash = calloc((size_t)n, sizeof *dash);
+    if (!group || !dash) { free(group); free(dash); cJSON_Delete(root); return gs_fail("out of memory"); }
+    row_styles(rows, n, group, dash);
+    figs f = {&c, rows, n, group, dash};
     int (*const figures[])(const figs *, gs_plot_figure *) = {fig_explained, fig_horizons_cmp, fig_default_cmp,
                                                                fig_retention_cmp};
     int rc = 0;
@@ -429,6 +519,8 @@ int gs_plot_compare(const char *dir, const char *compare_json, const gs_plot_opt
     if (rc == 0) rc = write_report(&f, root, r, 0);
     if (rc == 0) rc = write_report(&f, root, r, 1);
     cJSON_Delete(root);
+    free(group);
+    free(dash);
     if (rc == 0 && r->n_failed)
         return gs_fail("%d of %d figures did not render (first: %s); the rest and report.md are in %s", r->n_failed,
                        r->n_figures, first_error, dir);

@@ -204,6 +204,26 @@ assert ('h_0.02 %s%.3g' % ('>= ' if j['rows'][0]['content_horizon']['h_002_censo
 nb = json.load(open('out/compare.ipynb'))
 assert nb['nbformat'] == 4 and any('compare.json' in c['source'] for c in nb['cells'])
 PY
+"$py" - <<'PY' && ok "figures: series named by model and layer, one colour per run, keys under the plots, x axes ending with the data, retention's dash only for the estimator" || bad "figure scripts"
+import json, re
+j = json.load(open('out/compare.json'))
+assert [r['model'] for r in j['rows']] == ['gpnm.weights', 'gdn.weights', 'gdn.weights'], [r['model'] for r in j['rows']]
+gp = {f: open('out/compare_%s.gp' % f).read() for f in ('explained', 'horizons', 'default', 'retention')}
+for f, t in gp.items():
+    assert 'set key at screen' in t and not re.search(r'set key (top|bottom) ', t), f  # the key is outside the data
+h = gp['horizons']
+assert "title 'R1 gpnm.weights state.pred'" in h and "title 'R2 gdn.weights L0'" in h and "title 'R3 gdn.weights L1'" in h, h
+lines = re.findall(r"'compare_horizons-R(\d)\.dat' using 1:2 with lines lw 2 dt (\d+) lc rgb (\w+)", h)
+style = {int(r): (int(dt), c) for r, dt, c in lines}
+assert style[2][1] == style[3][1] != style[1][1] and style[2][0] != style[3][0], style  # a run's colour, a layer's dash
+last = max(max(r['curves']['lags']) for r in j['rows'])
+assert re.search(r'set xrange \[1:%g\]' % last, h), (last, re.findall(r'set xrange.*', h))
+ret = gp['retention']
+H = len(j['rows'][0]['curves']['retention']['R'])
+for col, dt in re.findall(r"'compare_retention-R1\.dat' using 1:(\d+) with lines lw 2 dt (\d)", ret):
+    assert (int(col) <= 1 + H) == (dt == '1'), (col, dt)  # solid: all starts, dashed: from the start, whatever the row
+assert "title 'all starts'" in ret and "title 'from the start'" in ret
+PY
 if command -v gnuplot >/dev/null; then
   [[ -s out/compare_default.png && -s out/compare_retention.png ]] && grep -q "compare_horizons.png" out/report.md &&
     ok "rendered with gnuplot, images in the report" || bad "rendering: $(cat out.txt)"
