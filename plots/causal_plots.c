@@ -21,10 +21,7 @@ void gp_experiment_context(plot_ctx *c, gs_plot_opts *o, store *st, const char *
     c->font = 16;
     snprintf(c->first_fmt, sizeof c->first_fmt, "png");
     char model[512] = "";
-    if (model_path && model_path[0]) {
-        const char *b = strrchr(model_path, '/');
-        gp_text_visible(model, sizeof model, b ? b + 1 : model_path, (size_t)-1, 60);
-    }
+    if (model_path && model_path[0]) gp_model_name(model, sizeof model, model_path);
     snprintf(c->run_label, sizeof c->run_label, "%s experiment %lld · %s", kind, (long long)experiment, model);
     const char *p = store_path(st), *b = strrchr(p, '/');
     gp_text_visible(c->store_name, sizeof c->store_name, b ? b + 1 : p, (size_t)-1, 80);
@@ -96,7 +93,7 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
             char num[16], label[96];
             snprintf(num, sizeof num, "%d", p);
             if (n_tok >= n_pos) { /* "3 ▁free": the position and the token the state read there */
-                gp_text_visible(v, sizeof v, tokens[p], (size_t)-1, 12);
+                gp_token_visible(v, sizeof v, tokens[p], 12);
                 snprintf(label, sizeof label, "%d %s", p, v);
             } else {
                 snprintf(label, sizeof label, "%s", num);

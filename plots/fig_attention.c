@@ -2,7 +2,9 @@
  * a_tj of the run's newest attention analysis (gpnscope attention), over
  * its first stored window, query down, key across, the tokens on both axes,
  * a diverging palette around 0 (delta-rule weights may be negative). One
- * layer: the first the analysis stored matrices for; at most 8 heads. */
+ * layer: the first the analysis stored matrices for; every head it stored
+ * (at most 16: gpnscope attention --heads chooses), each a square panel in a
+ * near-square grid on a canvas as tall as the grid needs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,8 @@
 #include "plots/gp.h"
 #include "store/causal.h"
 
-#define MAX_PANELS 8
-#define MAX_TICS 12
+#define MAX_PANELS 16
+#define MAX_TICS 7 /* token labels per axis: more pile up in a panel a quarter of the width */
 
 /* "set xtics (...)" labels: the token each position's state last read */
 static void tics(FILE *f, const char *axis, char **pieces, int T, int offset) {
@@ -21,10 +23,10 @@ static void tics(FILE *f, const char *axis, char **pieces, int T, int offset) {
     for (int t = 0, first = 1; t < T; t += step, first = 0) {
         int at = t - offset;
         char vis[64], q[160];
-        gp_text_visible(vis, sizeof vis, at >= 0 && pieces[at] ? pieces[at] : "·", (size_t)-1, 7);
+        gp_token_visible(vis, sizeof vis, at >= 0 && pieces[at] ? pieces[at] : "·", 7);
         fprintf(f, "%s%s %d", first ? "" : ", ", gp_quote(q, sizeof q, vis, GP_Q_PERCENT), t);
     }
-    fprintf(f, ")%s font ',9'\n", axis[0] == 'x' ? " rotate by 90 right" : "");
+    fprintf(f, ")%s font ',9'\n", axis[0] == 'x' ? " rotate by 60 right" : "");
 }
 
 int fig_attention(const plot_ctx *c, gs_plot_figure *fig) {
@@ -75,9 +77,18 @@ int fig_attention(const plot_ctx *c, gs_plot_figure *fig) {
     store_window_pieces(c->st, c->run, window, T, pieces); /* best effort: tics without text otherwise */
     if (gp_file_open(&a, c->dir, "effective_attention.gp") != 0) goto done;
     FILE *f = a.f;
-    gp_preamble(f, c, "effective_attention", "exact effective attention a_tj per memory head (query down, key across)",
+    /* a near-square grid of square panels (set size ratio 1): the canvas
+     * widens to 360 pixels a column and is as tall as the rows need */
+    int cols = 1;
+    while (cols * cols < n) cols++;
+    int rows = (n + cols - 1) / cols;
+    gs_plot_opts tall = *c->o;
+    if (tall.width < 360 * cols) tall.width = 360 * cols;
+    tall.height = (int)((double)tall.width * rows / cols * 0.8) + 60;
+    plot_ctx grid = *c;
+    grid.o = &tall;
+    gp_preamble(f, &grid, "effective_attention", "exact effective attention a_tj per memory head (query down, key across)",
                 "effective_attention-h*.dat");
-    int cols = n < 4 ? n : 4, rows = (n + cols - 1) / cols;
     fprintf(f, "set multiplot title sprintf('Effective attention a_tj, layer %d, window %d (query down, key across) · %%s', "
                "RUN) font TITLE_FONT\n",
             layer, window);
@@ -89,10 +100,11 @@ int fig_attention(const plot_ctx *c, gs_plot_figure *fig) {
         /* the colour range: the head's largest |a| on both sides of 0 */
         fprintf(f,
                 "M = %.6g    # the largest |a_tj| of this head\n"
-                "set cbrange [-M:M]; set colorbox; set grid noxtics noytics; unset key; set cbtics font ',9'\n"
+                "set size ratio 1; set cbrange [-M:M]; set colorbox; set grid noxtics noytics; unset key\n"
+                "set cbtics M format '%%.2g' font ',9'\n"
                 "set title 'head %d · heuristic L1 %.2f' font ',11'\n"
                 "set xrange [-0.5:%d.5]; set yrange [%d.5:-0.5]\n"
-                "unset xlabel; unset ylabel; set lmargin 7; set rmargin 5; set bmargin 4; set tmargin 1.5\n",
+                "unset xlabel; unset ylabel; set lmargin 6; set rmargin 6; set bmargin 4; set tmargin 1.5\n",
                 mx[i], heads[i], l1[i], T - 1, T - 1);
         tics(f, "x", pieces, T, offset);
         tics(f, "y", pieces, T, offset);

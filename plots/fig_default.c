@@ -31,7 +31,7 @@ static void token_label(const plot_ctx *c, int64_t id, const char *stored, char 
     if (store_token_piece(c->st, c->run, (int32_t)id, piece, sizeof piece) == 0) text = piece;
     else { gs_clear_error(); text = stored; }
     if (!text) { snprintf(out, size, "#%lld", (long long)id); return; }
-    gp_text_visible(vis, sizeof vis, text, (size_t)-1, LABEL_CHARS);
+    gp_token_visible(vis, sizeof vis, text, LABEL_CHARS);
     snprintf(out, size, "\"%s\"", vis);
 }
 

@@ -89,6 +89,36 @@ char *gp_text_visible(char *out, size_t size, const char *in, size_t len, size_t
     return out;
 }
 
+char *gp_token_visible(char *out, size_t size, const char *piece, size_t max_chars) {
+    static const struct { const char *from, *to; } marks[] = {
+        {"<0x0A>", "\u21b5"}, {"<0x09>", "\u21e5"}, {"<0x20>", "\u2423"}, {"<0x0D>", "\u240d"},
+        {"\u2581", "\u2423"}, {" ", "\u2423"}, {"\n", "\u21b5"}, {"\t", "\u21e5"}};
+    char mapped[1024];
+    size_t o = 0;
+    for (const char *p = piece ? piece : ""; *p && o + 8 < sizeof mapped;) {
+        size_t k = 0;
+        while (k < sizeof marks / sizeof *marks && strncmp(p, marks[k].from, strlen(marks[k].from))) k++;
+        if (k < sizeof marks / sizeof *marks) {
+            o += (size_t)snprintf(mapped + o, sizeof mapped - o, "%s", marks[k].to);
+            p += strlen(marks[k].from);
+        } else mapped[o++] = *p++;
+    }
+    mapped[o] = 0;
+    return gp_text_visible(out, size, mapped, (size_t)-1, max_chars);
+}
+
+char *gp_model_name(char *out, size_t size, const char *model_path) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s", model_path ? model_path : "");
+    char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    if (slash && !strcmp(name, "model.safetensors")) {
+        *slash = 0;
+        char *up = strrchr(path, '/');
+        name = up ? up + 1 : path;
+    }
+    return gp_text_visible(out, size, name, (size_t)-1, 60);
+}
+
 char *gp_quote(char *out, size_t size, const char *text, unsigned flags) {
     size_t o = 0;
     if (size < 3) { if (size) out[0] = 0; return out; }

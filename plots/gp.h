@@ -20,6 +20,13 @@
  * "..."): valid UTF-8 kept, other bytes as \xNN, controls as \n \t \r \xNN,
  * Unicode direction overrides as \u{NNNN}. Returns out. */
 char *gp_text_visible(char *out, size_t size, const char *in, size_t len, size_t max_chars);
+/* A token's piece as a reader should see it: SentencePiece's leading-space mark and spaces as U+2423 (open
+ * box), a newline as U+21B5, a tab as U+21E5, their byte tokens (<0x0A>, <0x09>, <0x20>) the same, then
+ * gp_text_visible. The underscore-like U+2581 read as a bar under the axis. */
+char *gp_token_visible(char *out, size_t size, const char *piece, size_t max_chars);
+/* A model's name for titles: its folder when the file is the shipped layout's model.safetensors
+ * (models/tpp-small/model.safetensors -> "tpp-small"), else the file's name; visible text. */
+char *gp_model_name(char *out, size_t size, const char *model_path);
 enum { GP_Q_PERCENT = 1 }; /* double % (for tic labels) */
 /* A gnuplot single-quoted literal of visible text (apply gp_text_visible first
  * to anything from outside). Returns out; the result is always quoted. */

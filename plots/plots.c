@@ -69,12 +69,11 @@ static void note(gs_plot_result *r, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* "run 3 · model.safetensors" */
+/* "run 3 · gpnm15-small" (the model's folder, gp_model_name) */
 static void run_label(const store_run_info *info, char *out, size_t size) {
     char vis[300];
-    const char *base = strrchr(info->model_path, '/');
-    base = base ? base + 1 : info->model_path;
-    if (*base) snprintf(out, size, "run %lld · %s", (long long)info->id, gp_text_visible(vis, sizeof vis, base, (size_t)-1, 60));
+    if (info->model_path[0])
+        snprintf(out, size, "run %lld · %s", (long long)info->id, gp_model_name(vis, sizeof vis, info->model_path));
     else snprintf(out, size, "run %lld", (long long)info->id);
 }
 

@@ -70,7 +70,7 @@ static void token_list(const plot_ctx *c, int64_t aid, char *out, size_t size) {
         const char *text = NULL;
         if (isfinite(x[i]) && store_token_piece(c->st, c->run, (int32_t)x[i], piece, sizeof piece) == 0) text = piece;
         else { gs_clear_error(); text = i < nl ? labels[i] : NULL; }
-        if (text) snprintf(one, sizeof one, "\"%s\"", gp_text_visible(vis, sizeof vis, text, (size_t)-1, 24));
+        if (text) snprintf(one, sizeof one, "\"%s\"", gp_token_visible(vis, sizeof vis, text, 24));
         else snprintf(one, sizeof one, "#%.0f", x[i]);
         size_t len = strlen(out);
         snprintf(out + len, size - len, "%s%s", i ? " " : "", one);

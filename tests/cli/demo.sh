@@ -64,6 +64,14 @@ fi
 "$bin" attention "$db" --run 1 --windows 1 --length 64 --heads 2 >/dev/null 2>"$dir/attention.err" &&
   "$bin" attribute "$db" --run 1 --windows 1 --length 64 >/dev/null 2>"$dir/attribute.err" &&
   ok "attention and attribute on the demo's store" || bad "attention/attribute: $(tail -1 "$dir"/att*.err)"
+# the heatmaps of every head (gpnm15-small has 15) with the model's folder as its name and visible spaces in token tics
+"$bin" attention "$db" --run 1 --windows 1 --length 32 >/dev/null 2>"$dir/attention.err" &&
+  "$bin" plot "$db" --run 1 --out "$dir/att-figs" --no-render >/dev/null 2>>"$dir/attention.err" || bad "attention/plot: $(tail -1 "$dir/attention.err")"
+gp="$dir/att-figs/effective_attention.gp"
+[[ "$(grep -c "^plot 'effective_attention-h" "$gp")" == 15 ]] && grep -q "run 1 · gpnm15-small" "$gp" &&
+  ! grep -q "model.safetensors" "$gp" && grep -q "␣" "$gp" &&
+  ok "effective attention: all 15 heads drawn, titled by the model's folder, spaces in token tics shown as ␣" ||
+  bad "effective attention figure: $(grep -c "^plot 'effective_attention-h" "$gp") panels; $(grep -m1 'RUN = ' "$gp")"
 GPNSCOPE_SQL_DOCS_DB="$db" GPNSCOPE_SQL_DOCS_NEED_ROWS=1 "$GPNSCOPE_BUILD/tests/test_store_sql_docs" >"$dir/sql_docs.out" 2>&1 &&
   ok "every docs/sql.md query returns rows on the demo's store" || bad "docs/sql.md on the demo's store: $(grep 'docs/sql.md:' "$dir/sql_docs.out" | head -3)"
 finish

@@ -152,9 +152,9 @@ EOF
 grep -q "set termoption noenhanced" figs/default_direction.gp && ok "noenhanced" || bad "noenhanced missing"
 grep -q "'\"it''s\"'" figs/default_direction.gp && ok "quote doubled in a label" || bad "it's label"
 if grep -q '100%' figs/default_direction.gp; then  # when that token is among the top 20
-  grep -q '100%% %%s %%d' figs/default_direction.gp && ! grep -q '100% %s' figs/default_direction.gp && ok "% doubled in tic labels" || bad "percent label"
+  grep -q '100%%␣%%s␣%%d' figs/default_direction.gp && ! grep -q '100%␣%s' figs/default_direction.gp && ok "% doubled in tic labels, spaces shown as ␣" || bad "percent label"
 fi
-grep -q "new\\\\nline" figs/default_direction.gp && ok "newline shown as \\n" || bad "newline label"
+grep -q "new↵line" figs/default_direction.gp && ok "newline shown as ↵" || bad "newline label"
 grep -q "| quantity | ours | paper |" figs/report.md && ok "summary table" || bad "no summary table"
 grep -q "1131 and 2099 of 2496" figs/report.md && ok "paper column" || bad "no paper numbers"
 grep -q '!\[horizons\](horizons.png)' figs/report.md && ok "report embeds the figures" || bad "report figures"

@@ -353,8 +353,9 @@ int main(void) {
     char *gp = read_whole_file(path, NULL);
     CHECK(gp && strstr(gp, "set termoption noenhanced"), "noenhanced");
     CHECK(gp && strstr(gp, "'\"it''s\"'"), "a quote doubled");
-    CHECK(gp && strstr(gp, "'\"100%% %%s %%d\"'"), "a percent doubled in a tic label");
-    CHECK(gp && strstr(gp, "'\"new\\nline\"'"), "a newline shown as \\n");
+    /* token labels show a space as U+2423 and a newline as U+21B5 (gp_token_visible) */
+    CHECK(gp && strstr(gp, "'\"100%%\u2423%%s\u2423%%d\"'"), "a percent doubled in a tic label, spaces shown");
+    CHECK(gp && strstr(gp, "'\"new\u21b5line\"'"), "a newline shown as U+21B5");
     CHECK(gp && !strstr(gp, "new\nline"), "no raw newline from a token");
     free(gp);
     snprintf(path, sizeof path, "%s/report.md", out);
