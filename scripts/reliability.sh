@@ -71,6 +71,10 @@ r="$(run_test cli_readonly)"
 row "a foreign -wal beside a store (copied without its -wal, an old -wal of another copy put back)" \
     "\`tests/cli/readonly.sh\`: \`sql\`, \`plot\`, \`export\` (csv, npy) and \`export-notebook\` on a fresh pair each; the bytes of the store and of the -wal compared, \`integrity_check\` of the file alone; the same with an ordinary leftover -wal" \
     "the store's bytes unchanged and \`integrity_check\` ok after every reader (a read-only connection; a read-write one folds the foreign pages in and leaves a malformed file); $(checks cli_readonly)" "$r"
+r="$(run_test cli_store_foreign_wal)"
+row "another store's -wal beside a store, for writers and readers (issue 35.1); an empty database or a 0-byte file (35.5)" \
+    "\`tests/cli/store_foreign_wal.sh\`: \`analyze\`, \`record\` (and \`--resume\`), \`sql\` (and \`--write\`), \`plot\`, \`export\`, \`migrate\`, \`attention\` with another store's -wal, and \`analyze\`, \`sql\` with a sibling copy's sound -wal; the store's own -wal of a writer that died; \`analyze\`, \`plot\`, \`export\`, \`export-notebook\`, \`compare\`, \`sql\`, \`attention\`, \`migrate\` on an empty database and a 0-byte file" \
+    "each refused in one line (\`$(grab cli_store_foreign_wal 'y.db-wal does not belong to y.db \(through it[^)]*\)[^;]*')\`), both files' bytes unchanged, \`integrity_check\` ok; the own -wal read and written; the empty files unchanged; $(checks cli_store_foreign_wal)" "$r"
 row "a store in a read-only folder" "the same test: a read-only bind mount (\`unshare -rm\`); a store without a -wal, one whose -wal holds changes, and one with its -wal and -shm" \
     "read without a -wal (immutable) and with both (the -shm read-only); with a -wal alone, one line: \`$(grab cli_readonly 'gpnscope sql: rof/pending.db has a -wal[^`]*`[^`]*`' | sed 's/`//g')\`" "$r"
 row "a store of an older schema (0) opened by a reader" "the same test: a path with a space and a quote" \
@@ -193,6 +197,11 @@ describe() { # the first sentence of a fuzz target's header comment
   echo "  64 bits as shapes, and Python 2 strings with non-ASCII bytes."
   echo "- A PyTorch checkpoint's storages are read into memory whole: converting needs"
   echo "  about the checkpoint's size in RAM."
+  echo "- A -wal beside a store that no process holds is judged before any connection"
+  echo "  may fold it in (store/wal_check.c): read through it, the store must be SQLite's"
+  echo "  \\`quick_check\\` clean and keep every model and run of the main file. That costs"
+  echo "  one read of the store (53 ms for the demo's 8.6 MB store) only when such a -wal"
+  echo "  exists; a -wal that rewrites only pages a sibling copy shares cannot be told apart."
   echo "- Foreign SQLite files given as a store are left to SQLite's own checks"
   echo "  (\`store_open\` refuses what is not a gpnscope store); they are not fuzzed."
   echo "- Out-of-range float-to-integer casts are caught by clang's UBSan (the fuzz"

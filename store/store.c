@@ -125,8 +125,9 @@ static int check_identity(store *st) {
         return 0;
     }
     if (app == 0 && version == 0 && n_tables == 0) {
-        if (st->writable) return 0; /* empty: becomes a store */
-        return gs_fail("%s is not a gpnscope store (an empty database)", st->path);
+        if (st->create) return 0; /* empty: record, import and merge make it a store */
+        return gs_fail("%s is not a gpnscope store (an empty %s): record or import into it first", st->path,
+                       st->file_size == 0 ? "file" : "database");
     }
     return gs_fail("%s is an SQLite database but not a gpnscope store (application_id %d, %d schema objects): "
                    "choose another file", st->path, app, n_tables);
@@ -187,7 +188,7 @@ static int reopen_immutable(store *st) {
 store *store_open(const char *path, int flags) {
     int writable = (flags & STORE_WRITE) != 0, create = writable && (flags & STORE_CREATE);
     if (!path || !*path) { gs_fail("store: no file name given"); return NULL; }
-    struct stat sb;
+    struct stat sb = {0};
     if (stat(path, &sb) != 0) {
         if (errno != ENOENT) { gs_fail("%s: %s", path, strerror(errno)); return NULL; }
         if (!create) {
@@ -207,6 +208,9 @@ store *store_open(const char *path, int flags) {
     store *st = calloc(1, sizeof *st);
     if (!st || !(st->path = strdup(path))) { free(st); gs_fail("%s: out of memory", path); return NULL; }
     st->writable = writable;
+    st->create = create;
+    st->file_size = sb.st_size; /* 0 when it does not exist yet */
+    if (store_check_wal(path)) { store_close(st); return NULL; }
     /* A reader opens the file read-only, so that nothing it does changes a
      * byte of it: a read-write connection folds whatever -wal lies beside the
      * file into it when it closes (even a -wal left from another copy of the

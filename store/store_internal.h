@@ -23,12 +23,18 @@ struct store {
     sqlite3 *db;
     char *path;
     int writable;
+    long long file_size; /* the main file's size when opened */
+    int create; /* STORE_CREATE: an empty database becomes a store; other openers refuse it */
     int depth; /* batch nesting; a transaction is open while > 0 */
     sqlite3_stmt *stmt[STMT_COUNT];
     uint16_t *half; /* scratch for float16 conversion */
     size_t half_cap;
 };
 
+/* 0 when the -wal beside the store at path (if any) is the store's own (or
+ * another live connection's); else -1 with gs_error() naming it and what to
+ * do. Changes no byte of either file (store/wal_check.c). */
+int store_check_wal(const char *path);
 /* Record "PATH: what: sqlite message (hint)" and return -1. */
 int st_fail(store *st, const char *what);
 /* Run SQL without results; -1 with gs_error() set on failure. */
