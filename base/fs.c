@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/inputs.h"
 
 int gs_mkdir_p(const char *path) {
     size_t n = strlen(path);
@@ -37,6 +38,8 @@ int gs_write_atomic(const char *path, const char *text) {
     char *tmp = malloc(n + 8);
     if (!tmp) return gs_fail("out of memory");
     snprintf(tmp, n + 8, "%s.tmp", path);
+    /* neither the file nor its temporary may be an input of the command (base/inputs.h) */
+    if (gs_output_check(path) || gs_output_check(tmp)) { free(tmp); return -1; }
     FILE *f = fopen(tmp, "w");
     if (!f) {
         gs_fail("cannot write %s: %s", tmp, strerror(errno));
@@ -47,6 +50,11 @@ int gs_write_atomic(const char *path, const char *text) {
     ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok &= fclose(f) == 0;
     int rc = 0;
+    if (ok && gs_output_check(path)) { /* checked again: the name may lead elsewhere by now */
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
     if (!ok || rename(tmp, path) != 0) {
         rc = gs_fail("cannot write %s: %s", path, strerror(errno));
         unlink(tmp);

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/inputs.h"
 #include "base/tmpfiles.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -100,6 +101,19 @@ int cli_compare_run(const cli_compare_request *q, FILE *out) {
     if (!ops) return fail("out of memory");
     for (int i = 0; i < q->n_operands; i++)
         if (gs_compare_parse_operand(q->operands[i], &ops[i]) != 0) { free(ops); return fail(gs_error()); }
+    /* the outputs checked against the stores before any work (base/inputs.h) */
+    static const char *const outputs[] = {"compare.json", "compare.json.tmp", "compare.ipynb", "compare.ipynb.tmp"};
+    for (int i = 0; q->out_dir && i < q->n_operands; i++)
+        for (int k = 0; k < 3; k++) {
+            char side[4200];
+            snprintf(side, sizeof side, "%s%s", ops[i].store_path, k == 0 ? "" : k == 1 ? "-wal" : "-shm");
+            if (gs_input_add(side)) { free(ops); return fail(gs_error()); }
+        }
+    for (size_t k = 0; q->out_dir && k < sizeof outputs / sizeof *outputs; k++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", q->out_dir, outputs[k]);
+        if (gs_output_check(path)) { free(ops); return fail(gs_error()); }
+    }
     gs_compare_opts o = q->compare;
     if (!q->quiet) o.progress = say_progress;
     gs_compare c;

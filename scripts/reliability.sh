@@ -83,7 +83,7 @@ r="$(run_test cli_sql)"
 row "\`sql\` without \`--write\` told to write" "\`tests/cli/sql.sh\`: \`PRAGMA query_only=0; DELETE FROM runs\`, \`PRAGMA journal_mode=DELETE\`, \`PRAGMA user_version=7\`, \`VACUUM\`, \`PRAGMA wal_checkpoint(TRUNCATE)\`" \
     "each refused or a no-op (the connection is read-only in SQLite, not by a pragma); the file's bytes unchanged; $(checks cli_sql)" "$r"
 r="$(run_test cli_outputs)"
-row "an output over an input" "\`tests/cli/outputs.sh\`: \`export-notebook STORE --out STORE\` (and a hard link, a symbolic link); \`export\` and \`plot\` into a folder where the store is named like an output; an existing file that is not a notebook" \
+row "an output over an input" "\`tests/cli/outputs.sh\`: \`export-notebook STORE --out STORE\` (and a hard link, a symbolic link); \`export\` and \`plot\` into a folder where the store is named like an output; \`compare --out DIR\` with the store at DIR/compare.json, compare.ipynb, compare.json.tmp or behind a link there (issue 35.7); an existing file that is not a notebook" \
     "each exit 1 with one line (\`$(grab cli_outputs 'gpnscope export-notebook: hard.db is the input[^;]*')\`...), the store unchanged; a non-notebook is replaced only with \`--force\`" "$r"
 row "\`plot\` killed (SIGKILL) while gnuplot renders" "the same test: a gnuplot that writes half an image and waits" \
     "gnuplot, in its own process group, is killed with plot (parent-death signal); the next plot removes the dead one's temporary files, export those of dead writers (a live writer's kept); $(checks cli_outputs)" "$r"

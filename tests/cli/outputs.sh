@@ -37,6 +37,13 @@ refused "export-notebook --out a hard link of the store" x.db "$bin" export-note
 ln -s x.db soft.db
 refused "export-notebook --out a symbolic link to the store" x.db "$bin" export-notebook x.db --out soft.db
 [[ "$(sqlite3 x.db "pragma integrity_check")" == ok ]] && ok "the store is intact" || bad "the store is damaged"
+# ---- compare --out: compare.json, compare.ipynb and their temporaries are outputs too (issue 35.7) ----
+mkdir -p cj ci ct cs
+cp x.db cj/compare.json; cp x.db ci/compare.ipynb; cp x.db ct/compare.json.tmp; cp x.db cs/x.db; ln -s x.db cs/compare.json
+refused "compare --out DIR with the store at DIR/compare.json" cj/compare.json "$bin" compare cj/compare.json:1 cj/compare.json:1 --out cj --no-render
+refused "compare --out DIR with the store at DIR/compare.ipynb" ci/compare.ipynb "$bin" compare ci/compare.ipynb:1 ci/compare.ipynb:1 --out ci --no-render
+refused "compare --out DIR with the store at DIR/compare.json.tmp" ct/compare.json.tmp "$bin" compare ct/compare.json.tmp:1 ct/compare.json.tmp:1 --out ct --no-render
+refused "compare --out DIR with DIR/compare.json a link to the store" cs/x.db "$bin" compare cs/x.db:1 cs/x.db:1 --out cs --no-render
 echo "my notes" > notes.txt
 refused "export-notebook --out an existing file that is not a notebook" notes.txt "$bin" export-notebook x.db --out notes.txt
 grep -q -- "--force" err.txt || bad "the message names --force: $(cat err.txt)"
