@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -21,7 +22,12 @@ static const char *help =
     "states with vec_f32(vector, dtype). NULL prints as NULL in the table.\n\n"
     "  --csv     comma-separated values with a header row (RFC 4180 quoting)\n"
     "  --json    one JSON array of row objects per statement\n"
-    "  --write   allow statements that change the file (default: read only)\n";
+    "  --write   allow statements that change the file (default: read only: a statement\n"
+    "            that would write, VACUUM INTO or a temporary table included, is refused\n"
+    "            before it runs, and ATTACH is refused)\n\n"
+    "User SQL runs with SQLite's defensive settings (fts3_tokenizer is not available).\n"
+    "Control characters in text are shown escaped in the table (\\x1b for ESC), and in\n"
+    "CSV when the output is a terminal.\n";
 
 enum { OUT_TABLE, OUT_CSV, OUT_JSON };
 
@@ -85,20 +91,47 @@ static size_t width(const char *t) {
     return w;
 }
 
-/* Table cells are one line each: control characters are shown escaped. */
-static char *one_line(char *t) {
-    if (!t || !strpbrk(t, "\n\r\t")) return t;
-    char *o = malloc(2 * strlen(t) + 1), *q = o;
+static int is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+/* Table cells (and CSV on a terminal) are one line each, and a store's text
+ * cannot drive the terminal: control characters are shown escaped (\n, \r,
+ * \t, else \xNN: an ESC is \x1b). */
+static char *escape_controls(char *t) {
+    const unsigned char *p;
+    for (p = (const unsigned char *)t; t && *p && !is_control(*p); p++) {}
+    if (!t || !*p) return t;
+    char *o = malloc(4 * strlen(t) + 1), *q = o;
     if (!o) return t;
-    for (const char *p = t; *p; p++) {
-        if (*p == '\n') { *q++ = '\\'; *q++ = 'n'; }
-        else if (*p == '\r') { *q++ = '\\'; *q++ = 'r'; }
-        else if (*p == '\t') { *q++ = '\\'; *q++ = 't'; }
-        else *q++ = *p;
+    for (p = (const unsigned char *)t; *p; p++) {
+        if (*p == '\n') q += sprintf(q, "\\n");
+        else if (*p == '\r') q += sprintf(q, "\\r");
+        else if (*p == '\t') q += sprintf(q, "\\t");
+        else if (is_control(*p)) q += sprintf(q, "\\x%02x", *p);
+        else *q++ = (char)*p;
     }
     *q = 0;
     free(t);
     return o;
+}
+
+/* User SQL runs with SQLite's defensive settings: no fts3_tokenizer (its
+ * one-argument form returns a library address, its two-argument form lets
+ * a query crash the process), and without --write no ATTACH or DETACH (an
+ * ATTACH creates files). Statements that would change a file are refused
+ * before they run (sqlite3_stmt_readonly), VACUUM INTO included. */
+static int authorize(void *write, int action, const char *a, const char *b, const char *db, const char *trigger) {
+    (void)a, (void)db, (void)trigger;
+    if (action == SQLITE_FUNCTION && b && !sqlite3_stricmp(b, "fts3_tokenizer")) return SQLITE_DENY;
+    if (!*(const int *)write && (action == SQLITE_ATTACH || action == SQLITE_DETACH)) return SQLITE_DENY;
+    return SQLITE_OK;
+}
+
+static void sandbox(sqlite3 *db, int *write) {
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+    if (!*write) sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_set_authorizer(db, authorize, write);
 }
 
 /* sqlite3_column_name is NULL only when out of memory */
@@ -135,6 +168,7 @@ static int print_statement(sqlite3_stmt *s, int mode, int *printed_before) {
         if (mode == OUT_CSV) {
             for (int c = 0; c < cols; c++) {
                 char *v = cell_text(s, c, 1);
+                if (isatty(STDOUT_FILENO)) v = escape_controls(v); /* a file gets the bytes as stored */
                 if (c) putchar(',');
                 csv_field(v);
                 free(v);
@@ -168,7 +202,7 @@ static int print_statement(sqlite3_stmt *s, int mode, int *printed_before) {
             for (int c = 0; c < cols; c++) {
                 int type = sqlite3_column_type(s, c);
                 t.numeric[t.n] = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
-                t.cells[t.n++] = one_line(cell_text(s, c, 0));
+                t.cells[t.n++] = escape_controls(cell_text(s, c, 0));
             }
         }
         rows++;
@@ -230,16 +264,35 @@ int cmd_sql(int argc, char **argv) {
     store *st = store_open(path, write ? STORE_WRITE : STORE_READ);
     if (!st) { fprintf(stderr, "gpnscope sql: %s\n", gs_error()); return 1; }
     sqlite3 *db = store_db(st);
+    sandbox(db, &write);
     const char *tail = query;
     int printed = 0, status = 0;
     while (tail && *tail) {
         sqlite3_stmt *s = NULL;
+        const char *text = tail;
         if (sqlite3_prepare_v2(db, tail, -1, &s, &tail) != SQLITE_OK) {
-            fprintf(stderr, "gpnscope sql: %s: %s\n", path, sqlite3_errmsg(db));
+            int denied = (sqlite3_errcode(db) & 0xff) == SQLITE_AUTH;
+            fprintf(stderr, "gpnscope sql: %s: %s%s\n", path, sqlite3_errmsg(db),
+                    denied ? (write ? " (fts3_tokenizer is not available)"
+                                    : " (fts3_tokenizer is not available; ATTACH and DETACH need --write)")
+                           : "");
             status = 1;
             break;
         }
         if (!s) continue; /* whitespace or a comment */
+        if (!write && !sqlite3_stmt_readonly(s)) {
+            while (*text == ' ' || *text == '\n' || *text == '\t' || *text == ';') text++;
+            int n = (int)(tail - text);
+            while (n > 0 && (text[n - 1] == ';' || text[n - 1] == ' ' || text[n - 1] == '\n')) n--;
+            char *shown = escape_controls(strndup(text, (size_t)(n > 60 ? 60 : n)));
+            fprintf(stderr, "gpnscope sql: %s: a statement that would change a file, and the store is open read-only "
+                            "(add --write to run it): %s%s\n",
+                    path, shown ? shown : "", n > 60 ? "..." : "");
+            free(shown);
+            sqlite3_finalize(s);
+            status = 1;
+            break;
+        }
         int rc = print_statement(s, mode, &printed);
         if (rc) {
             const char *msg = rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(db);

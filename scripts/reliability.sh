@@ -80,8 +80,8 @@ row "a store in a read-only folder" "the same test: a read-only bind mount (\`un
 row "a store of an older schema (0) opened by a reader" "the same test: a path with a space and a quote" \
     "refused, the file unchanged; the command it names, pasted as printed, migrates it" "$r"
 r="$(run_test cli_sql)"
-row "\`sql\` without \`--write\` told to write" "\`tests/cli/sql.sh\`: \`PRAGMA query_only=0; DELETE FROM runs\`, \`PRAGMA journal_mode=DELETE\`, \`PRAGMA user_version=7\`, \`VACUUM\`, \`PRAGMA wal_checkpoint(TRUNCATE)\`" \
-    "each refused or a no-op (the connection is read-only in SQLite, not by a pragma); the file's bytes unchanged; $(checks cli_sql)" "$r"
+row "\`sql\` without \`--write\` told to write" "\`tests/cli/sql.sh\`: \`PRAGMA query_only=0; DELETE FROM runs\`, \`PRAGMA journal_mode=DELETE\`, \`PRAGMA user_version=7\`, \`VACUUM\`, \`PRAGMA wal_checkpoint(TRUNCATE)\`; \`fts3_tokenizer\` with one and two arguments, an fts3 table, \`VACUUM INTO\`, \`ATTACH\`, an ESC in a text value (issue 35.11)" \
+    "each refused or a no-op (the connection is read-only in SQLite, statements that would write refused before they run, an authorizer, SQLite's defensive settings); no file made; the ESC shown as \\\\x1b; the file's bytes unchanged; $(checks cli_sql)" "$r"
 r="$(run_test cli_outputs)"
 row "an output over an input" "\`tests/cli/outputs.sh\`: \`export-notebook STORE --out STORE\` (and a hard link, a symbolic link); \`export\` and \`plot\` into a folder where the store is named like an output; \`compare --out DIR\` with the store at DIR/compare.json, compare.ipynb, compare.json.tmp or behind a link there (issue 35.7); an existing file that is not a notebook" \
     "each exit 1 with one line (\`$(grab cli_outputs 'gpnscope export-notebook: hard.db is the input[^;]*')\`...), the store unchanged; a non-notebook is replaced only with \`--force\`" "$r"

@@ -70,7 +70,7 @@ expect_error "another database" "an SQLite database but not a gpnscope store" ot
 expect_error "syntax" 'near "SELEC": syntax error' s.db "SELEC 1"
 expect_error "no such table" "no such table: nosuchtable" s.db "SELECT * FROM nosuchtable"
 expect_error "a vector error" "vec_length: a BLOB of 2 bytes is not a float32 vector" s.db "SELECT vec_length(x'0102')"
-expect_error "read-only by default" "add --write to change it" s.db "DELETE FROM tokens"
+expect_error "read-only by default" "add --write to run it): DELETE FROM tokens" s.db "DELETE FROM tokens"
 check "nothing was deleted" "$("$bin" sql s.db "SELECT count(*) FROM tokens" --csv | tail -1)" "6"
 "$bin" sql s.db "CREATE VIEW big_norms AS SELECT * FROM states WHERE vec_norm(vector) > 30" --write || bad "--write"
 check "--write worked" "$("$bin" sql s.db "SELECT count(*) FROM big_norms" --csv | tail -1)" "2"
@@ -81,12 +81,24 @@ check "--write worked" "$("$bin" sql s.db "SELECT count(*) FROM big_norms" --csv
 # without --write the connection is read-only in SQLite itself, not by a
 # PRAGMA the query could undo (issue #17.2); no query changes a byte
 sum0="$(sha256sum < s.db)"
-expect_error "query_only undone by the query" "attempt to write a readonly database" s.db "PRAGMA query_only=0; DELETE FROM runs"
+expect_error "query_only undone by the query" "add --write to run it" s.db "PRAGMA query_only=0; DELETE FROM runs"
 check "the runs are still there" "$("$bin" sql s.db "SELECT count(*) FROM runs" --csv | tail -1)" "1"
 "$bin" sql s.db "PRAGMA journal_mode=DELETE" > /dev/null 2>&1
 check "journal_mode is still wal" "$(sqlite3 s.db "PRAGMA journal_mode")" "wal"
-expect_error "PRAGMA user_version" "attempt to write a readonly database" s.db "PRAGMA user_version=7"
-expect_error "a VACUUM" "readonly" s.db "VACUUM"
+expect_error "PRAGMA user_version" "add --write to run it" s.db "PRAGMA user_version=7"
+expect_error "a VACUUM" "add --write to run it" s.db "VACUUM"
+# a sandbox for user SQL (issue 35.11): no library address from fts3_tokenizer, no crash through its
+# two-argument form, no file made by VACUUM INTO or ATTACH, even beside an empty -wal
+expect_error "fts3_tokenizer's address" "not authorized to use function: fts3_tokenizer" s.db "SELECT hex(fts3_tokenizer('simple'))"
+expect_error "fts3_tokenizer replaced" "fts3_tokenizer" s.db "SELECT fts3_tokenizer('simple', x'0000000000000000')"
+expect_error "fts3_tokenizer replaced, with --write" "fts3_tokenizer" s.db --write "SELECT fts3_tokenizer('simple', x'0000000000000000')"
+expect_error "an fts3 table" "add --write to run it" s.db "CREATE VIRTUAL TABLE temp.f USING fts3(tokenize=simple)"
+expect_error "VACUUM INTO" "add --write to run it): VACUUM INTO" s.db "VACUUM INTO 'copy.db'"
+expect_error "ATTACH" "ATTACH and DETACH need --write" s.db "ATTACH 'att.db' AS a"
+check "no file made by VACUUM INTO or ATTACH" "$(ls copy.db att.db 2>/dev/null)" ""
+# a store's text cannot drive the terminal: the table shows control characters escaped; a CSV file keeps the bytes
+check "an escape in a table" "$("$bin" sql s.db "SELECT char(27) || '[31mred' || char(7) AS t" | tail -1)" '\x1b[31mred\x07'
+check "an escape in CSV to a file" "$("$bin" sql s.db "SELECT char(27) || 'x' AS t" --csv | tail -1 | od -An -c | tr -s ' ')" ' 033 x \n'
 "$bin" sql s.db "PRAGMA wal_checkpoint(TRUNCATE)" > /dev/null 2>&1
 check "nothing the queries did changed the file" "$(sha256sum < s.db)" "$sum0"
 echo "$pass passed, $fail failed"
