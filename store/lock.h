@@ -5,12 +5,12 @@
  *     ... record ...
  *     store_lock_release(l);
  *
- * The lock is an exclusive flock(2) on a sidecar file beside the store,
- * STORE.run-N.lock (STORE with symbolic links resolved, so two spellings of
- * one store share it), which holds what the holder is, its pid, host and
- * start time, for the message a second process gets. The kernel drops the lock when
- * its process ends, however it ends, so a lock file left by a dead process
- * (a SIGKILL, a crash) holds nothing and is simply taken over. */
+ * The lock is an open-file-description lock on one byte of the store file
+ * itself (store/lock.c), so it follows the file by device and inode: a
+ * second recorder through a hard link, or after the file beside the store
+ * was removed, is refused. The sidecar STORE.run-N.lock says who holds it
+ * (command, pid, host, start) for the message a second process gets. The
+ * kernel drops the lock when its process ends, however it ends. */
 #ifndef GS_STORE_LOCK_H
 #define GS_STORE_LOCK_H
 

@@ -198,6 +198,12 @@ store *store_open(const char *path, int flags) {
     } else if (S_ISDIR(sb.st_mode)) {
         gs_fail("%s is a directory, not a gpnscope store", path);
         return NULL;
+    } else if (writable && sb.st_nlink > 1) {
+        /* SQLite finds the -wal by name: a writer through one name would not see another's -wal */
+        gs_fail("%s has %ld hard links: SQLite keeps a store's -wal by its name, so writing through one name can "
+                "corrupt what another is writing; copy the file (cp) instead of linking it",
+                path, (long)sb.st_nlink);
+        return NULL;
     }
     /* the store (and its -wal and -shm) is an input no output may replace */
     char side[4200];

@@ -39,6 +39,17 @@ if kill -0 "$pid" 2>/dev/null && [[ "$(q a.db "select status from runs where id 
   if [[ $rc -eq 1 && $(wc -l < second.err) -eq 1 ]] && grep -q "run 2 is in use by another process (gpnscope record, pid $pid on host " second.err; then
     ok "a second --resume is refused: $(cat second.err)"
   else bad "second recorder: exit $rc: $(cat second.err)"; fi
+  # through a hard link, and with the sidecar removed: the lock is the store file's (issue 35.9)
+  ln a.db hard.db
+  "$bin" record "${args[@]}" --db hard.db --resume > /dev/null 2> hard.err; rc=$?
+  [[ $rc -eq 1 && $(wc -l < hard.err) -eq 1 ]] && grep -q "hard.db has 2 hard links" hard.err &&
+    ok "a second --resume through a hard link is refused: $(cat hard.err)" || bad "hard-linked recorder: exit $rc: $(cat hard.err)"
+  rm hard.db
+  mv a.db.run-2.lock moved.lock
+  "$bin" record "${args[@]}" --db a.db --resume > /dev/null 2> gone.err; rc=$?
+  [[ $rc -eq 1 && $(wc -l < gone.err) -eq 1 ]] && grep -q "run 2 is in use by another process (holder unknown)" gone.err &&
+    ok "with the lock file removed, a second --resume is still refused: $(cat gone.err)" || bad "lock file removed: exit $rc: $(cat gone.err)"
+  mv moved.lock a.db.run-2.lock
   # analyze refuses the run being recorded (writing its results would wait
   # for the paused recorder's batch: the default run is checked in part 4)
   "$bin" analyze a.db --run 2 > /dev/null 2> an.err; rc=$?

@@ -45,7 +45,7 @@ static void test_lock(void) {
     CHECK(a != NULL, "lock run 1: %s", gs_error());
     char want[128];
     snprintf(want, sizeof want, "in use by another process (test one, pid %ld on host ", (long)getpid());
-    /* flock locks belong to an open file: a second open conflicts, even in this process */
+    /* the lock belongs to an open file description: a second open conflicts, even in this process */
     store_lock *b = store_lock_run(db, 1, "test two");
     CHECK(b == NULL && strstr(gs_error(), want), "a second lock of run 1 is refused, naming the holder: %s", gs_error());
     store_lock_release(b);
@@ -53,6 +53,25 @@ static void test_lock(void) {
     CHECK(symlink("l.db", in_dir("link.db")) == 0, "a symbolic link");
     b = store_lock_run(in_dir("link.db"), 1, "test two");
     CHECK(b == NULL, "a symbolic link to the store shares its lock");
+    /* a hard link, and the sidecar removed: the lock is the file's, by device and inode (issue 35.9) */
+    CHECK(link(db, in_dir("l-hard.db")) == 0, "a hard link");
+    b = store_lock_run(in_dir("l-hard.db"), 1, "test two");
+    CHECK(b == NULL && strstr(gs_error(), "in use by another process"), "a hard link to the store shares its lock: %s",
+          b ? "taken" : gs_error());
+    store_lock_release(b);
+    CHECK(unlink(in_dir("l.db.run-1.lock")) == 0, "the sidecar removed");
+    b = store_lock_run(db, 1, "test two");
+    CHECK(b == NULL && strstr(gs_error(), "holder unknown"), "with the sidecar gone the lock still holds: %s",
+          b ? "taken" : gs_error());
+    store_lock_release(b);
+    /* SQLite opening and closing the store in this process does not drop it (an OFD lock, not a classic fcntl one) */
+    st = store_open(db, STORE_READ);
+    store_close(st);
+    pid_t p1 = fork();
+    if (p1 == 0) _exit(store_lock_run(db, 1, "child") == NULL ? 0 : 1);
+    int st1 = 0;
+    waitpid(p1, &st1, 0);
+    CHECK(WIFEXITED(st1) && WEXITSTATUS(st1) == 0, "after a connection of this process closed, another process is still refused");
     store_lock *c = store_lock_run(db, 2, "test three");
     CHECK(c != NULL, "run 2 has a lock of its own: %s", gs_error());
     store_lock_release(a);
