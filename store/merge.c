@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/inputs.h"
 #include "store/lock.h"
 #include "store/store_internal.h"
 
@@ -74,6 +75,24 @@ int store_shard_read(const char *path, store_shard *out) {
     out->n_windows = out->info.n_windows;
     out->batch = out->info.batch < out->n_windows ? out->info.batch : (out->n_windows ? out->n_windows : 1);
     store_shard_range(out->n_windows, out->of, out->rank, out->batch, &out->begin, &out->end);
+    /* a shard holds only its own windows: two shards can then never collide in the target (checked before
+     * anything is written, rather than a UNIQUE failure after earlier shards were committed) */
+    sqlite3_stmt *q = st_prepare(st, "SELECT (SELECT count(*) FROM windows WHERE run_id = ?1 AND (window < ?2 OR window >= ?3))"
+                                     " + (SELECT count(*) FROM tokens WHERE run_id = ?1 AND (window < ?2 OR window >= ?3))");
+    if (!q) goto done;
+    sqlite3_bind_int64(q, 1, out->run);
+    sqlite3_bind_int64(q, 2, out->begin);
+    sqlite3_bind_int64(q, 3, out->end);
+    int64_t outside = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int64(q, 0) : -1;
+    sqlite3_finalize(q);
+    if (outside != 0) {
+        if (outside < 0) st_fail(st, "reading the shard's windows");
+        else
+            gs_fail("%s: rank %d of %d holds %lld rows of windows outside its own [%lld, %lld): it would collide with "
+                    "another shard's; merge only shards written by mpirun ... gpnscope record",
+                    path, out->rank, out->of, (long long)outside, (long long)out->begin, (long long)out->end);
+        goto done;
+    }
     rc = 0;
 done:
     store_close(st);
@@ -280,6 +299,8 @@ int store_merge_shards(const char *target, const char *const *paths, int n, stor
             gs_fail("%s and %s are both rank %d of %d", s[i - 1].path, s[i].path, s[i].rank, s[i].of);
             goto out;
         }
+    /* the shards are inputs (store_shard_read opened each): the target may be none of them, by any name */
+    if (gs_output_check(target)) goto out;
     if (!(st = store_open(target, STORE_WRITE | STORE_CREATE))) goto out;
     int limit = sqlite3_limit(st->db, SQLITE_LIMIT_ATTACHED, -1);
     if (limit > 10) limit = 10;

@@ -92,6 +92,21 @@ msg="$("$bin" merge "$dir/x.db" "$dir/k2.rank-1-of-2.db" "$dir/k2.rank-1-of-2.db
 [[ "$msg" == *"are both rank 1 of 2" ]] && ok "a rank twice refused" || bad "rank twice: $msg"
 msg="$("$bin" merge "$dir/x.db" "$dir/one.db" 2>&1 >/dev/null || true)"
 [[ "$msg" == *"not a shard"* ]] && ok "a one-process store refused as a shard" || bad "not a shard: $msg"
+# the target a link to a shard (issue 35.6): refused by device and inode, the shard unchanged
+ln -sf "$dir/k2.rank-0-of-2.db" "$dir/link.db"; before="$(sha256sum < "$dir/k2.rank-0-of-2.db")"
+msg="$("$bin" merge "$dir/link.db" "$dir/k2.rank-0-of-2.db" "$dir/k2.rank-1-of-2.db" 2>&1 >/dev/null || true)"
+[[ "$msg" == *"is the input"*"k2.rank-0-of-2.db (the same file)"* && "$(sha256sum < "$dir/k2.rank-0-of-2.db")" == "$before" ]] &&
+  ok "a target that is a symbolic link to a shard refused: $msg" || bad "merge into a link to a shard: $msg"
+ln -f "$dir/k2.rank-1-of-2.db" "$dir/hard.db"
+msg="$("$bin" merge "$dir/hard.db" "$dir/k2.rank-0-of-2.db" "$dir/k2.rank-1-of-2.db" 2>&1 >/dev/null || true)"
+[[ "$msg" == *"is the input"*"(the same file)"* ]] && ok "a target that is a hard link to a shard refused: $msg" || bad "merge into a hard link: $msg"
+rm -f "$dir/hard.db" "$dir/link.db"
+# a shard holding windows of another rank (copied in by hand): refused before anything is written
+cp "$dir/k2.rank-1-of-2.db" "$dir/bad.rank-1-of-2.db"
+sqlite3 "$dir/bad.rank-1-of-2.db" "insert into windows select run_id, 0, corpus_offset, n_tokens, done_at from windows where window = (select min(window) from windows)"
+msg="$("$bin" merge "$dir/y.db" "$dir/k2.rank-0-of-2.db" "$dir/bad.rank-1-of-2.db" 2>&1 >/dev/null || true)"
+[[ "$msg" == *"rank 1 of 2 holds 1 rows of windows outside its own"* && ! -e "$dir/y.db" ]] &&
+  ok "shards that collide refused before writing: $msg" || bad "colliding shards: $msg; $(ls "$dir"/y.db 2>&1)"
 
 # a rank stopped or killed mid-run: the job fails with one line; --resume completes it
 bargs=(--model "$model" --corpus "$dir/big" --seq-len 24 --batch 3 --states pred,ground --positions sample:7 --dtype f16 --quiet)
