@@ -54,7 +54,13 @@ static const char *help =
     "  --plot DIR      draw the heatmap of mean scores, positions labelled by the first\n"
     "                  pair's clean prompt (DIR/patch_heatmap.gp and .png; needs --store)\n"
     "  --json          one JSON object\n"
-    "Runs on the CPU: 2 + components x (T + 1) passes over the pairs. See docs/causal.md.\n";
+    "  --max-steps N   the most token steps to run (default 2000000: minutes for the\n"
+    "                  shipped models on two cores); a larger sweep is refused before\n"
+    "                  it starts\n"
+    "Runs on the CPU: 2 + components x (T + 1) passes over the pairs, each pass pairs x\n"
+    "(T + 1) token steps; the plan is printed on stderr before it starts, with progress\n"
+    "on a terminal. A pair whose clean and corrupted prompts give the same logit difference\n"
+    "has no score (nothing to normalise) and is left out of the means. See docs/causal.md.\n";
 
 static int parse_components(const gpn_model *m, const char *list, const float *u, const char *u_name,
                             gs_patch_component **out) {
@@ -183,7 +189,7 @@ static int64_t save(store *st, const gpn_model *m, const char *pairs_path, const
 
 int cmd_patch(int argc, char **argv) {
     const char *components = NULL, *direction = "s_bar", *from = NULL, *tok_path = NULL, *out = NULL, *plot = NULL;
-    long long run = 0;
+    long long run = 0, max_steps = 2000000;
     int json = 0, batch = 64;
     const cli_opt opts[] = {
         {CLI_STRING("components", &components)}, {CLI_STRING("direction", &direction)}, {CLI_STRING("from", &from)},
@@ -191,6 +197,7 @@ int cmd_patch(int argc, char **argv) {
         {CLI_STRING("tokenizer", &tok_path)},
         {CLI_INTEGER("batch", &batch, 1, 4096, "a batch between 1 and 4096")},
         {CLI_STRING("store", &out)},             {CLI_STRING("plot", &plot)},           {CLI_FLAG("json", &json)},
+        {CLI_INTEGER("max-steps", &max_steps, 1, INT64_MAX, "a number of token steps (a positive integer)")},
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"patch", help, NULL}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
@@ -230,6 +237,18 @@ int cmd_patch(int argc, char **argv) {
     n = components ? parse_components(m, components, u, direction, &comps)
                    : gs_patch_default_components(m, u, direction, &comps);
     if (n < 0) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); rc = 2; goto done; }
+    /* the plan, checked against the budget before any work */
+    int64_t passes = 2 + (int64_t)n * (pairs.T + 1), steps = passes * pairs.n * (pairs.T + 1);
+    char plan[256];
+    snprintf(plan, sizeof plan, "%d component%s x %d positions (+ 'all'): %lld passes of %d steps over %d pair%s = %lld "
+             "token steps", n, n == 1 ? "" : "s", pairs.T, (long long)passes, pairs.T + 1, pairs.n, pairs.n == 1 ? "" : "s",
+             (long long)steps);
+    if (steps > max_steps) {
+        fprintf(stderr, "gpnscope patch: the sweep plans %s, more than --max-steps %lld: raise --max-steps, or patch "
+                        "fewer --components or shorter prompts\n", plan, max_steps);
+        goto done;
+    }
+    fprintf(stderr, "patch: %s\n", plan);
     if (out && !(st = causal_store("patch", out))) goto done;
     progress pg;
     progress_start(&pg, "patch", "runs", 2 + (int64_t)n * (pairs.T + 1));
@@ -238,6 +257,18 @@ int cmd_patch(int argc, char **argv) {
     int r = gs_patch_run(m, &pairs, comps, n, &o, &res);
     progress_end(&pg, 2 + (int64_t)n * (pairs.T + 1));
     if (r) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
+    int flat = 0; /* pairs whose LD does not move between clean and corrupted: no score */
+    for (int i = 0; i < res.n_pairs; i++) flat += res.ld_clean[i] == res.ld_corrupted[i];
+    if (flat == res.n_pairs) {
+        fprintf(stderr, "gpnscope patch: %s: every pair's clean and corrupted prompts give the same logit difference "
+                        "(LD_clean - LD_corrupted = 0%s), so no score can be normalised: make the prompts differ where "
+                        "the answer depends on them\n",
+                pairs_path, pairs.n == 1 ? "" : " for all of them");
+        goto done;
+    }
+    if (flat)
+        fprintf(stderr, "note: %d of %d pairs give the same logit difference clean and corrupted: they have no score and "
+                        "are left out of the means\n", flat, res.n_pairs);
     int64_t exp = 0;
     if (st) {
         char *settings = patch_settings(have_u ? direction : "none", from, batch, n, &pairs, tok);

@@ -121,4 +121,23 @@ set +e; "$bin" patch "$m" "$dir/p97.jsonl" --components head:9 2>"$dir/h.err" >/
 [[ $rc -eq 2 && "$(cat "$dir/h.err")" == *"head:9: a memory head 0..2"* ]] && ok "head:9 of three heads: $(cat "$dir/h.err")" || bad "head:9: $rc $(cat "$dir/h.err")"
 set +e; "$bin" patch "$fx/tpp2.weights.safetensors" "$dir/p89.jsonl" --components state 2>"$dir/s.err" >/dev/null; rc=$?; set -e
 [[ $rc -eq 2 && $(wc -l <"$dir/s.err") -eq 1 && "$(cat "$dir/s.err")" == *"carries its KV cache"* ]] && ok "state of a transformer: $(cat "$dir/s.err")" || bad "state of tpp: $rc $(cat "$dir/s.err")"
+# the budget (issue 35.3): a 1000-token pair is refused before any work, naming the plan and the option;
+# with the option raised it runs, after printing the plan
+"$py" -c "
+import json
+w = [5 + i % 80 for i in range(1000)]
+print(json.dumps({'clean': w, 'corrupted': w[:500] + [90] + w[501:], 'answer': 9, 'foil': 10}))" >"$dir/long.jsonl"
+set +e; "$bin" patch "$m" "$dir/long.jsonl" >/dev/null 2>"$dir/long.err"; rc=$?; set -e
+[[ $rc -eq 1 && $(wc -l <"$dir/long.err") -eq 1 && "$(cat "$dir/long.err")" == *"5 components x 1000 positions (+ 'all'): 5007 passes of 1001 steps over 1 pair = 5012007 token steps, more than --max-steps 2000000"* ]] &&
+  ok "a 1000-token pair: $(cat "$dir/long.err")" || bad "1000-token pair: exit $rc: $(cat "$dir/long.err")"
+"$bin" patch "$m" "$dir/p97.jsonl" --components state --max-steps 10000 --json >/dev/null 2>"$dir/plan.err" &&
+  [[ "$(head -1 "$dir/plan.err")" == "patch: 1 component x 9 positions (+ 'all'): 12 passes of 10 steps over 6 pairs = 720 token steps" ]] &&
+  ok "the plan printed before the sweep: $(head -1 "$dir/plan.err")" || bad "plan: $(cat "$dir/plan.err")"
+set +e; "$bin" patch "$m" "$dir/p97.jsonl" --components state --max-steps 719 >/dev/null 2>"$dir/plan.err"; rc=$?; set -e
+[[ $rc -eq 1 && "$(cat "$dir/plan.err")" == *"720 token steps, more than --max-steps 719"* ]] && ok "--max-steps 719 refuses 720" || bad "max-steps: $rc $(cat "$dir/plan.err")"
+# identical prompts: no NaN table, one line saying why
+printf '%s\n' '{"clean": [5, 6, 7], "corrupted": [5, 6, 7], "answer": 9, "foil": 10}' >"$dir/same.jsonl"
+set +e; "$bin" patch "$m" "$dir/same.jsonl" >"$dir/same.out" 2>"$dir/same.err"; rc=$?; set -e
+[[ $rc -eq 1 && ! -s "$dir/same.out" && "$(tail -1 "$dir/same.err")" == *"give the same logit difference (LD_clean - LD_corrupted = 0), so no score can be normalised"* ]] &&
+  ok "identical prompts: $(tail -1 "$dir/same.err")" || bad "identical prompts: exit $rc: $(cat "$dir/same.out" "$dir/same.err" | head -3)"
 finish
