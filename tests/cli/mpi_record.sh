@@ -53,6 +53,15 @@ for k in 1 2 3; do
     && ok "-n $k: merging again skips every shard" || bad "-n $k: merging again: $out"
 done
 
+# bit for bit holds when the ranks and the one process run the same thread counts (docs/scale.md):
+# both set explicitly, at a batch where the engine splits its GEMMs over its pool (>= 48)
+targs=("${args[@]}"); for i in "${!targs[@]}"; do [[ "${targs[$i]}" == --batch ]] && targs[$((i + 1))]=48; done
+GPNSCOPE_THREADS=2 OPENBLAS_NUM_THREADS=1 "$bin" record "${targs[@]}" --db "$dir/th-one.db" >/dev/null &&
+  GPNSCOPE_THREADS=2 OPENBLAS_NUM_THREADS=1 mpi 2 "$bin" record "${targs[@]}" --db "$dir/th.db" >/dev/null 2>"$dir/th.err" &&
+  "$bin" merge --quiet "$dir/th.db" "$dir/th.rank-"{0,1}"-of-2.db" >/dev/null && same_rows "$dir/th.db" "$dir/th-one.db" &&
+  ok "the same thread counts set for the ranks and the one process (batch 48): every table equal" ||
+  bad "explicit thread counts: $(cat "$dir/th.err")"
+
 # a text corpus through a tokenizer: the tokenizer and its vocabulary are merged once
 "$py" - "$dir" <<'PY'
 import json, sys
