@@ -1,6 +1,7 @@
 /* gpnscope: the command line. Each command lives in cli/cmd_NAME.c and is
  * listed in the table below; errors are printed as one line and give exit 1
  * (2 for a usage error). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,9 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    /* past a file-size limit (ulimit -f) a write fails with EFBIG, which every writer reports in one line,
+     * instead of the default SIGXFSZ killing the process without a word */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     if (!strcmp(argv[1], "--version")) { printf("gpnscope %s\n", GPNSCOPE_VERSION); return 0; }

@@ -38,6 +38,7 @@ static const char *const c_setup[] = {
     "",
     "pd.set_option('display.width', 130)",
     "pd.set_option('display.max_columns', 30)",
+    "pd.set_option('display.html.use_mathjax', False)  # a piece or path like '$$x$$' in a table is text, not math",
     "plt.rcParams.update({'figure.dpi': 96, 'axes.grid': True, 'grid.alpha': 0.3})",
     "# token pieces are labels, not formulas: a piece such as '$$' must not start matplotlib's mathtext",
     "if 'text.parse_math' in plt.rcParams:",

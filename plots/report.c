@@ -292,10 +292,12 @@ static void summary(const plot_ctx *c, table *t) {
 
 /* ---------- escaping ---------- */
 
+/* Store text as Markdown text: no markup, no HTML, and no math ('$' escaped:
+ * a viewer with MathJax would typeset "$$x$$" from a token piece or a path). */
 static void md_text(FILE *f, const char *s) {
     for (; *s; s++) {
         switch (*s) {
-        case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~': case '#':
+        case '\\': case '`': case '*': case '_': case '[': case ']': case '|': case '~': case '#': case '$':
             fputc('\\', f); fputc(*s, f); break;
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;

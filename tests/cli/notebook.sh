@@ -103,5 +103,10 @@ for bad in '<img src=x' '<script>alert' '<h1 id="Owned' '<h1>Owned' '<h1 id="H' 
 done
 grep -qF 'onerror=alert(1)&gt;' html/c1.html && echo "ok: the model path is shown as text in c1.html" \
     || { echo "FAIL: the model path is not shown as text in c1.html"; fail=1; }
+# every table is marked for MathJax to skip, so the '$$' pieces and path above are not typeset (issue 35.13)
+n_tables="$(grep -c '<table border="1" class="dataframe' html/c1.html || true)"
+n_plain="$(grep -c '<table border="1" class="dataframe tex2jax_ignore' html/c1.html || true)"
+[[ "$n_tables" -gt 0 && "$n_tables" == "$n_plain" ]] && echo "ok: all $n_tables tables in c1.html are kept from MathJax" \
+    || { echo "FAIL: $n_plain of $n_tables tables in c1.html are kept from MathJax"; fail=1; }
 "$py" "$src/tests/notebooks/check_notebook.py" nb out || fail=1
 exit $fail

@@ -57,6 +57,14 @@ set -e
 check_full "file-size limit" "$dir/limit.db" $rc "$dir/limit.err" "limit.db: .*I/O error"
 check_resumed "file-size limit" "$dir/limit.db"
 
+# 1b. the same limit with SIGXFSZ as the shell leaves it (its default kills a process without a word):
+# gpnscope ignores it, so the write fails and says so (issue 35.13)
+set +e
+( trap - XFSZ; ulimit -f 512; exec "$bin" record "${args[@]}" --db "$dir/limit2.db" ) >/dev/null 2>"$dir/limit2.err"
+rc=$?
+set -e
+check_full "file-size limit, SIGXFSZ at its default" "$dir/limit2.db" $rc "$dir/limit2.err" "limit2.db: .*I/O error"
+
 # 2. a full file system, when a tmpfs can be mounted here
 mkdir -p "$dir/mnt"
 if unshare -rm true 2>/dev/null && unshare -rm mount -t tmpfs -o size=600k tmpfs "$dir/mnt" 2>/dev/null; then

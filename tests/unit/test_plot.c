@@ -255,7 +255,7 @@ int main(void) {
     char sha[65], tsha[65];
     memset(sha, 'c', 64); sha[64] = 0;
     memset(tsha, 'd', 64); tsha[64] = 0;
-    int64_t model_id = store_add_model(st, &(store_model){.path = "/models/it's a \"model\" @_^{} 100%.safetensors",
+    int64_t model_id = store_add_model(st, &(store_model){.path = "/models/it's a \"model\" @_^{} 100% $$x$$.safetensors",
                                                           .sha256 = sha, .arch = "gpn+m", .d_state = D, .n_heads = H,
                                                           .vocab_size = V});
     int64_t tok_id = store_add_tokenizer(st, &(store_tokenizer){.sha256 = tsha, .kind = "test", .vocab_size = V});
@@ -365,6 +365,7 @@ int main(void) {
     CHECK(md && strstr(md, "perplexity change: pool:slow") && strstr(md, "+3 (95% interval +2.8 to +3.3)"),
           "ablation rows");
     CHECK(md && !strstr(md, "<b>"), "markup escaped in the report");
+    CHECK(md && strstr(md, "\\$\\$x\\$\\$") && !strstr(md, " $$x$$"), "no math from the store in report.md: '$' escaped");
     free(md);
     snprintf(path, sizeof path, "%s/report.html", out);
     char *html = read_whole_file(path, NULL);
