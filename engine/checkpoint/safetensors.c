@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "base/half.h"
 
 /* A header larger than this is refused before it is read: real checkpoints
@@ -165,6 +166,29 @@ done:
     return rc;
 }
 
+/* What a file that is not safetensors is, by its first bytes, and what to
+ * do: one clause for the error, a format with the file's quoted path where
+ * a command is suggested ("" when nothing is recognised). */
+static const char *not_safetensors(const unsigned char *p, size_t n) {
+    if (n >= 4 && !memcmp(p, "PK\x03\x04", 4))
+        return ": it is a zip archive (a PyTorch checkpoint.pt?): convert it first with `gpnscope convert %s "
+               "model.safetensors`";
+    if (n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
+        return ": it is a Python pickle (the companion's JAX checkpoint.pkl?): convert it first with `gpnscope convert "
+               "%s model.safetensors`";
+    if (n >= 6 && !memcmp(p, "\x93NUMPY", 6)) return ": it is a NumPy .npy array, not a model";
+    if (n >= 4 && !memcmp(p, "GGUF", 4)) return ": it is a GGUF file (llama.cpp's format), which gpnscope does not read";
+    if (n >= 16 && !memcmp(p, "SQLite format 3", 16)) return ": it is an SQLite database (a gpnscope store?), not a model";
+    size_t i = 0, printable = 0, k = n < 512 ? n : 512;
+    while (i < k && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t')) i++;
+    if (i < k && (p[i] == '{' || p[i] == '['))
+        return ": it is a JSON file (a tokenizer.json or config.json?), not a model: give the .safetensors file or the "
+               "model's folder";
+    for (i = 0; i < k; i++) printable += p[i] >= 0x20 || p[i] == '\n' || p[i] == '\r' || p[i] == '\t';
+    if (k && printable == k) return ": it is a text file, not a model: give the .safetensors file or the model's folder";
+    return "";
+}
+
 st_file *safetensors_open(const char *path) {
     st_file *f = calloc(1, sizeof *f);
     if (!f) { gs_fail("out of memory"); return NULL; }
@@ -190,8 +214,13 @@ st_file *safetensors_open(const char *path) {
     const unsigned char *p = f->map;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | p[i];
     if (hlen > f->map_size - 8) {
-        gs_fail("%s: header length %" PRIu64 " is beyond the end of the file (%zu bytes); truncated or not safetensors",
-                path, hlen, f->map_size);
+        const char *what = not_safetensors(p, f->map_size);
+        char clause[600], q[4200];
+        snprintf(clause, sizeof clause, what, gs_shell_quote(path, q, sizeof q));
+        if (*what) gs_fail("%s is not a safetensors file%s", path, clause);
+        else
+            gs_fail("%s: header length %" PRIu64 " is beyond the end of the file (%zu bytes); truncated or not safetensors",
+                    path, hlen, f->map_size);
         goto fail;
     }
     if (hlen > ST_MAX_HEADER) { gs_fail("%s: header length %" PRIu64 " exceeds the %u-byte limit", path, hlen, ST_MAX_HEADER); goto fail; }

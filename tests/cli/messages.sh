@@ -127,4 +127,22 @@ cmd="$(sed -n 's/.*`gpnscope \(.*\)`.*/\1/p' err.txt)"
 eval "\"\$bin\" $cmd" > /dev/null 2> err.txt && "$bin" plot "my run's store.db" --out figs --no-render > /dev/null 2>> err.txt &&
   ok "the hint, pasted (gpnscope $cmd), works and plot then succeeds" || bad "pasting '$cmd': $(cat err.txt)"
 
+# ---- a file that is not a model (issue 38.6): named by its bytes, with what to run ----
+fx="$GPNSCOPE_FIXTURES/reference"
+cp "$fx/gdn2.checkpoint.pt" "my checkpoint.pt"
+"$py" -c "import pickle; pickle.dump({'params': {'w': [1.0, 2.0]}}, open('checkpoint.pkl', 'wb'), protocol=4)"
+printf 'Some prose, not a model at all.\n' > prose.txt
+for c in " zip archive (a PyTorch checkpoint.pt?): convert it first with \`gpnscope convert 'my checkpoint.pt' model.safetensors\`|my checkpoint.pt" \
+         " Python pickle (the companion's JAX checkpoint.pkl?): convert it first with \`gpnscope convert checkpoint.pkl model.safetensors\`|checkpoint.pkl" \
+         " JSON file (a tokenizer.json or config.json?), not a model|$GPNSCOPE_SOURCE/models/gpnm15-small/config.json" \
+         " text file, not a model|prose.txt" "n SQLite database (a gpnscope store?), not a model|a.db"; do
+  IFS='|' read -r want f <<<"$c"
+  expect 1 "is not a safetensors file: it is a$want" "$bin" info "$f"
+  expect 1 "is not a safetensors file: it is a$want" "$bin" record --model "$f" --corpus shards --seq-len 24 --db x.db --quiet
+done
+# the command the message names, pasted as printed, converts the checkpoint
+"$bin" info "my checkpoint.pt" 2> err.txt; cmd="$(pasted)"
+eval "\"\$bin\" $cmd" > /dev/null 2> err2.txt && "$bin" info model.safetensors > /dev/null &&
+  ok "the convert hint, pasted (gpnscope $cmd), makes a model info reads" || bad "pasting '$cmd': $(cat err2.txt)"
+
 finish
