@@ -47,6 +47,7 @@ static int64_t measured_by(store *st, int64_t run, unsigned which, const char *w
     if (id > 0) return id;
     f->verdict = FINDING_NOT_MEASURED;
     snprintf(f->text, sizeof f->text, "not measured (no %s)", why);
+    snprintf(f->brief, sizeof f->brief, "%s", f->text);
     return 0;
 }
 
@@ -74,6 +75,18 @@ static void judge_default(store *st, int64_t run, finding *f) {
         snprintf(pc, sizeof pc, "; the centered PC1 gives |cos| %.2f%s", pc1,
                  !isnan(m2) && m2 > 1 ? ", and the uncentered test passes almost by construction when ||s_bar||^2 "
                                         "exceeds the top centered eigenvalue, as it does here" : "");
+    /* the brief: every test when present, else the ones that failed */
+    const struct { const char *what; double v, rule; } tests[] = {
+        {"||s_bar|| / mean ||s||", ratio, 0.25}, {"8-batch cosine", cos8, 0.9}, {"|cos| top SV", top, 0.9}};
+    size_t o = (size_t)snprintf(f->brief, sizeof f->brief, "%s (", f->verdict == FINDING_PRESENT ? "present" : "not shown");
+    for (int i = 0, first = 1; i < 3; i++) {
+        int pass = tests[i].v >= tests[i].rule;
+        if (f->verdict != FINDING_PRESENT && pass) continue;
+        o += (size_t)snprintf(f->brief + o, o < sizeof f->brief ? sizeof f->brief - o : 0, "%s%s %.3f %s %.2g",
+                              first ? "" : ", ", tests[i].what, tests[i].v, pass ? ">=" : "<", tests[i].rule);
+        first = 0;
+    }
+    if (o < sizeof f->brief) snprintf(f->brief + o, sizeof f->brief - o, ")");
     snprintf(f->text, sizeof f->text,
              "%s: ||s_bar|| is %.2f of the mean state norm (rule >= 0.25; paper 107/132 = 0.81 by its own figures, "
              "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f (>= 0.9%s) and |cos| with the "
@@ -101,6 +114,13 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     free(pn);
     f->verdict = gs_finding_horizon_rule(c1, censored == 0, h002);
     const int decays = f->verdict == FINDING_PRESENT;
+    if (decays) snprintf(f->brief, sizeof f->brief, "present (h_0.02 %.1f tokens, rule 10-1000; c_1 %.3f >= 0.05)", h002, c1);
+    else if (!(c1 >= 0.05)) snprintf(f->brief, sizeof f->brief, "not shown (c_1 %.3f < 0.05: no content at lag 1)", c1);
+    else if (censored != 0)
+        snprintf(f->brief, sizeof f->brief, "not shown (no decay below 0.02 inside the window: h_0.02 > %.1f tokens)", h002);
+    else
+        snprintf(f->brief, sizeof f->brief, "not shown (h_0.02 %.1f tokens, %s the rule's %s)", h002,
+                 h002 < 10 ? "shorter than" : "beyond", h002 < 10 ? "10" : "1000");
     char e_text[64];
     if (isnan(he)) snprintf(e_text, sizeof e_text, "n/a");
     else snprintf(e_text, sizeof e_text, "%.1f", he);
@@ -171,9 +191,26 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         else
             snprintf(f->text, sizeof f->text, "not measured: this retention analysis has no pool verdict (it predates "
                      "it, or ran without null draws): run gpnscope analyze again");
+        snprintf(f->brief, sizeof f->brief, "%s", f->text);
         return;
     }
     f->verdict = (finding_verdict)weaker(vp, vo);
+    const char *ps[] = {"_from_start", ""};
+    double sep[2], lo[2], hi[2], pmax[2];
+    for (int e = 0; e < 2; e++) {
+        char k[96];
+#define S(name) (snprintf(k, sizeof k, "%s%s", name, ps[e]), scalar(st, r, k))
+        sep[e] = S("separation");
+        lo[e] = S("separation_boot_lo");
+        hi[e] = S("separation_boot_hi");
+        pmax[e] = fmax(fmax(S("separation_null_p_normal"), S("separation_null_p_uniform")),
+                       fmax(S("separation_null_p_laplace"), S("separation_null_p_t3")));
+#undef S
+    }
+    snprintf(f->brief, sizeof f->brief,
+             "%s (from the start: separation %.2f [%.2f, %.2f], largest null p %.3f; all starts: %.2f, p %.3f; rule: "
+             "every p < 0.05)",
+             gs_finding_word(f->verdict), sep[0], lo[0], hi[0], pmax[0], sep[1], pmax[1]);
     char init[400];
     init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,
@@ -217,12 +254,34 @@ int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const cha
     return store_commit(st);
 }
 
+/* text without its leading "VERDICT: ", in lines of at most width columns, each indented */
+static void print_wrapped(FILE *out, const char *text, int indent, int width) {
+    const char *colon = strstr(text, ": ");
+    if (colon && colon - text < 16) text = colon + 2; /* the verdict is on the brief line */
+    while (*text) {
+        int n = 0, cut = 0, cols = 0;
+        for (; text[n] && cols < width - indent; n++) {
+            if (text[n] == ' ') cut = n;
+            cols += ((unsigned char)text[n] & 0xc0) != 0x80;
+        }
+        if (!text[n] || !cut) cut = n;
+        fprintf(out, "%*s%.*s\n", indent, "", cut, text);
+        text += cut;
+        while (*text == ' ') text++;
+    }
+}
+
 void gs_findings_print(FILE *out, const gs_findings *f) {
     fprintf(out, "The paper's three structures in this run:\n");
-    if (f->not_lm)
-        fprintf(out, "  1. persistent mean direction (the default-token test; %s has no token to default to): %s\n",
-                f->not_lm, f->default_direction.text);
-    else fprintf(out, "  1. default-token direction: %s\n", f->default_direction.text);
-    fprintf(out, "  2. content horizon:         %s\n", f->content_horizon.text);
-    fprintf(out, "  3. fast and slow pools:     %s\n", f->memory_pools.text);
+    const struct { const char *label; const finding *f; } rows[] = {
+        {"1. default-token direction", &f->default_direction},
+        {"2. content horizon", &f->content_horizon},
+        {"3. fast and slow pools", &f->memory_pools}};
+    for (int i = 0; i < 3; i++) {
+        if (i == 0 && f->not_lm)
+            fprintf(out, "  1. persistent mean direction (the default-token test; %s has no token to default to): %s\n",
+                    f->not_lm, f->default_direction.brief);
+        else fprintf(out, "  %s: %s\n", rows[i].label, rows[i].f->brief);
+        if (strcmp(rows[i].f->text, rows[i].f->brief)) print_wrapped(out, rows[i].f->text, 7, 100);
+    }
 }

@@ -29,6 +29,7 @@ typedef enum { FINDING_NOT_MEASURED = -1, FINDING_ABSENT = 0, FINDING_PRESENT = 
 typedef struct {
     finding_verdict verdict;
     char text[2048]; /* one sentence with the numbers (the pools' reaches ~1100 characters with 15 heads) */
+    char brief[200]; /* the verdict and the numbers it rests on against the rule's thresholds: one short line */
 } finding;
 
 /* "present", "marginal", "not shown", "not measured" */
@@ -59,6 +60,7 @@ int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);
  * content_horizon and memory_pools (1 present, 0.5 marginal, 0 not shown;
  * not measured ones are left out) with the sentence as the scalar's note. */
 int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const char *code_version);
+/* Each finding as its brief line, the whole sentence wrapped under it. */
 void gs_findings_print(FILE *out, const gs_findings *f);
 
 #endif

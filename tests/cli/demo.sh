@@ -30,6 +30,11 @@ v='^  [123]\. [a-z -]*: '
 [[ "$(grep -c "$v" "$dir/stdout")" -ge 3 && "$(grep "$v" "$dir/stdout" | grep -vc '[.)]$')" == 0 ]] &&
   ok "every verdict sentence is whole" \
   || bad "a verdict sentence is cut: $(grep "$v" "$dir/stdout" | grep -v '[.)]$' | tail -c 200)"
+# a verdict readable at a glance (issue 38.4): each structure's line under 200 characters, its details wrapped under it
+long="$(grep "^  [123]\. " "$dir/stdout" | awk 'length($0) >= 200' | head -1)"
+wide="$(sed -n '/three structures in this run/,/^$/p' "$dir/stdout" | grep '^       ' | awk 'length($0) > 110' | head -1)"
+[[ -z "$long" && -z "$wide" ]] && ok "every verdict line under 200 characters, its details wrapped" ||
+  bad "a long verdict line: ${long:0:120}... ${wide:0:120}..."
 n_states="$(sqlite3 "$db" "select count(*) from states where run_id = 1 and kind = 'pred'")"
 [[ "$n_states" == 1024 ]] && ok "1024 predicted states recorded" || bad "states: $n_states"
 for a in geometry default_direction horizons retention probe findings; do
