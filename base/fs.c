@@ -74,7 +74,8 @@ char *gs_read_file(const char *path, const char *what, size_t first_cap, size_t 
             if (max_cap && cap > max_cap) {
                 free(data);
                 fclose(f);
-                gs_fail("%s%s is larger than %zu GB", what, path, max_cap >> 30);
+                if (max_cap >= (size_t)1 << 30) gs_fail("%s%s is larger than %zu GB", what, path, max_cap >> 30);
+                else gs_fail("%s%s is larger than %zu MB", what, path, max_cap >> 20);
                 return NULL;
             }
             char *p = realloc(data, cap + 1);

@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/fs.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "store/store.h"
 
 static const char *help =
-    "usage: gpnscope sql FILE \"QUERY\" [--csv | --json] [--write]\n\n"
+    "usage: gpnscope sql FILE \"QUERY\" [--csv | --json] [--write]\n"
+    "       gpnscope sql FILE --file QUERY.sql [--csv | --json] [--write]\n\n"
     "Run SQL on a gpnscope store with the vector functions loaded (vec_length,\n"
     "vec_norm, vec_cosine, vec_avg, ...; docs/sql.md has worked questions and\n"
     "docs/schema.md the tables). QUERY may hold several statements separated by\n"
@@ -22,6 +24,8 @@ static const char *help =
     "states with vec_f32(vector, dtype). NULL prints as NULL in the table.\n\n"
     "  --csv     comma-separated values with a header row (RFC 4180 quoting)\n"
     "  --json    one JSON array of row objects per statement\n"
+    "  --file F  read the query from the file F (- for stdin) instead of QUERY; a QUERY\n"
+    "            may also start with an SQL comment (-- ...), which is not an option\n"
     "  --write   allow statements that change the file (default: read only: a statement\n"
     "            that would write, VACUUM INTO or a temporary table included, is refused\n"
     "            before it runs, and ATTACH is refused)\n\n"
@@ -248,21 +252,76 @@ static int print_statement(sqlite3_stmt *s, int mode, int *printed_before) {
     return rc == SQLITE_DONE ? 0 : rc;
 }
 
+/* A query that starts with an SQL comment ("-- count the runs\nSELECT ...")
+ * is not an option: such words are moved after a "--", where getopt leaves
+ * them as operands in their order. argv is rebuilt into out (argc + 2). */
+static int comment_queries_last(int argc, char **argv, char **out) {
+    int n = 0, k = 0;
+    char *moved[argc > 0 ? argc : 1];
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (i > 0 && a[0] == '-' && a[1] == '-' && (a[2] == ' ' || a[2] == '\n' || a[2] == '\t' || a[2] == '\r'))
+            moved[k++] = argv[i];
+        else out[n++] = argv[i];
+    }
+    if (k) {
+        out[n++] = "--";
+        for (int i = 0; i < k; i++) out[n++] = moved[i];
+    }
+    out[n] = NULL;
+    return n;
+}
+
+/* The text of --file (a path, or - for stdin); NULL with a message printed. */
+static char *read_query_file(const char *file) {
+    size_t len = 0;
+    if (strcmp(file, "-") != 0) return gs_read_file(file, "the query file ", 4096, (size_t)64 << 20, &len);
+    size_t cap = 4096;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + len, 1, cap - 1 - len, stdin)) > 0;) {
+        len += got;
+        if (len + 1 == cap) {
+            char *bigger = cap < ((size_t)64 << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!bigger) { free(buf); gs_fail("the query on stdin is over 64 MiB"); return NULL; }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    if (!buf) { gs_fail("out of memory"); return NULL; }
+    buf[len] = 0;
+    return buf;
+}
+
 int cmd_sql(int argc, char **argv) {
     int write = 0;
     int csv = 0, json = 0;
-    const cli_opt opts[] = {{CLI_FLAG("csv", &csv)}, {CLI_FLAG("json", &json)}, {CLI_FLAG("write", &write)}, {0}};
+    const char *file = NULL;
+    const cli_opt opts[] = {{CLI_FLAG("csv", &csv)}, {CLI_FLAG("json", &json)}, {CLI_FLAG("write", &write)},
+                            {CLI_STRING("file", &file)}, {0}};
+    char **args = malloc((size_t)(argc + 2) * sizeof *args);
+    if (!args) { fprintf(stderr, "gpnscope sql: out of memory\n"); return 1; }
+    argc = comment_queries_last(argc, argv, args);
+    argv = args;
     int parsed = cli_parse_options(&(cli_command_opts){"sql", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
+    if (parsed != CLI_GO_ON) { free(args); return parsed; }
     if (csv && json) {
         fprintf(stderr, "gpnscope sql: choose one of --csv and --json\n");
+        free(args);
         return 2;
     }
     int mode = csv ? OUT_CSV : json ? OUT_JSON : OUT_TABLE;
-    if (optind != argc - 2) { fputs(help, stderr); return 2; }
-    const char *path = argv[optind], *query = argv[optind + 1];
+    if (optind != argc - (file ? 1 : 2)) {
+        if (file && optind == argc - 2) fprintf(stderr, "gpnscope sql: give the query in --file or as QUERY, not both\n");
+        else fputs(help, stderr);
+        free(args);
+        return 2;
+    }
+    const char *path = argv[optind];
+    char *from_file = file ? read_query_file(file) : NULL;
+    if (file && !from_file) { fprintf(stderr, "gpnscope sql: %s\n", gs_error()); free(args); return 1; }
+    const char *query = file ? from_file : argv[optind + 1];
     store *st = store_open(path, write ? STORE_WRITE : STORE_READ);
-    if (!st) { fprintf(stderr, "gpnscope sql: %s\n", gs_error()); return 1; }
+    if (!st) { fprintf(stderr, "gpnscope sql: %s\n", gs_error()); free(from_file); free(args); return 1; }
     sqlite3 *db = store_db(st);
     sandbox(db, &write);
     const char *tail = query;
@@ -305,6 +364,8 @@ int cmd_sql(int argc, char **argv) {
         if (status) break;
     }
     store_close(st);
+    free(from_file);
+    free(args);
     if (fflush(stdout) != 0) { fprintf(stderr, "gpnscope sql: writing the output failed\n"); return 1; }
     return status;
 }

@@ -101,5 +101,14 @@ check "an escape in a table" "$("$bin" sql s.db "SELECT char(27) || '[31mred' ||
 check "an escape in CSV to a file" "$("$bin" sql s.db "SELECT char(27) || 'x' AS t" --csv | tail -1 | od -An -c | tr -s ' ')" ' 033 x \n'
 "$bin" sql s.db "PRAGMA wal_checkpoint(TRUNCATE)" > /dev/null 2>&1
 check "nothing the queries did changed the file" "$(sha256sum < s.db)" "$sum0"
+# a query from a file or stdin, and one that starts with an SQL comment (issue 38.8)
+printf -- '-- how many runs\nSELECT count(*) AS n FROM runs;\n' > q.sql
+check "--file" "$("$bin" sql s.db --file q.sql --csv | tail -1)" "1"
+check "--file - (stdin)" "$(echo "SELECT 7 AS seven" | "$bin" sql s.db --file - --csv | tail -1)" "7"
+check "a query that starts with a -- comment" "$("$bin" sql s.db "-- how many runs
+SELECT count(*) AS n FROM runs" --csv | tail -1)" "1"
+"$bin" sql s.db "SELECT 1" --file q.sql > /dev/null 2> err.txt
+check "--file and a QUERY: exit 2, one line" "$?|$(cat err.txt)" "2|gpnscope sql: give the query in --file or as QUERY, not both"
+expect_error "a missing --file" "cannot open the query file nope.sql" s.db --file nope.sql
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]] || exit 1
