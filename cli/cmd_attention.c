@@ -103,8 +103,10 @@ int cmd_attention(int argc, char **argv) {
     } else if (json) {
         print_json(&r);
     } else {
-        printf("run %lld: %lld windows of %d positions, top %d keys per query%s (analysis %lld)\n", run,
-               (long long)r.windows, r.T, r.top_k, r.full ? ", full matrices stored" : "", (long long)r.analysis_id);
+        printf("run %lld: %lld windows of %d positions, top %d keys per query%s; stored in tables attention_queries, "
+               "attention_topk%s with analysis_id %lld (docs/causal.md; gpnscope plot draws it)\n",
+               run, (long long)r.windows, r.T, r.top_k, r.full ? ", full matrices stored" : "",
+               r.full ? ", attention_matrices" : "", (long long)r.analysis_id);
         printf("%-8s %9s %14s %16s %14s %12s\n", "head", "queries", "heuristic L1", "heuristic read", "exact read",
                "top-k mass");
         for (int i = 0; i < r.n_heads; i++) {

@@ -87,7 +87,8 @@ int cmd_attribute(int argc, char **argv) {
         free(s);
         cJSON_Delete(j);
     } else {
-        printf("run %lld: %lld tokens of %lld windows (analysis %lld); the decode norm's scale frozen from the full state\n",
+        printf("run %lld: %lld tokens of %lld windows; the decode norm's scale frozen from the full state; stored in "
+               "analysis_values with analysis_id %lld (docs/causal.md)\n",
                run, (long long)r->tokens, (long long)r->windows, (long long)r->analysis_id);
         printf("%-16s %12s %12s\n", "part", "mean logit", "mean |logit|");
         for (int i = 0; i < r->n_parts; i++) {

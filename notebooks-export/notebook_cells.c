@@ -655,7 +655,7 @@ static const char *const c_findings[] = {
 };
 
 static const char *const c_md_causal[] = {
-    "## 8a. Mechanisms: effective attention and logit attribution",
+    "## 8. Mechanisms: effective attention and logit attribution",
     "",
     "`gpnscope attention STORE` writes each memory head's read as exact weights on the earlier writes,",
     "a_tj = beta_j k_j^T A_{j+1} ... A_t q_t, beside the heuristic that drops key removal; `gpnscope attribute STORE`",
@@ -704,7 +704,7 @@ static const char *const c_causal[] = {
 };
 
 static const char *const c_md_experiments[] = {
-    "## 8b. Interventions: state patching, steering and the logit lens",
+    "## 9. Interventions: state patching, steering and the logit lens",
     "",
     "`gpnscope patch`, `steer` and `lens` with `--store` write experiments on a model and prompts rather than on a",
     "recorded run, so this section shows the newest of each kind in the store, whichever run is selected",
@@ -825,7 +825,7 @@ static const char *const c_experiments[] = {
 };
 
 static const char *const c_md_other[] = {
-    "## 8. Other results: causal ablations and later analyses",
+    "## 10. Other results: causal ablations and later analyses",
     "",
     "The paper did not measure the perplexity impact of ablating the mean direction or the slow-pool memory",
     "heads (`docs/paper-analyses.md`, section 4). Results of analyses this notebook does not know yet (such as",
@@ -853,7 +853,7 @@ static const char *const c_other[] = {
 };
 
 static const char *const c_md_all[] = {
-    "## 9. Every stored number",
+    "## 11. Every stored number",
     "",
     "The view `analysis_values` lists every scalar of every analysis of the run, with how it was computed.",
     NULL,
@@ -866,7 +866,7 @@ static const char *const c_all_values[] = {
 };
 
 static const char *const c_md_numpy[] = {
-    "## 10. The states in numpy, for your own analysis",
+    "## 12. The states in numpy, for your own analysis",
     "",
     "The states the geometry analysis read, as a matrix (float16 states widened), and two of its numbers computed",
     "again with numpy from that matrix. They agree with the stored ones to rounding: the analysis used the",

@@ -112,6 +112,10 @@ for name in ('a1', 'a2', 'b1'):
 nb = load('a1', executed=True)
 text, images = outputs(nb)
 check(nb.metadata['gpnscope']['store'] == '../a.db', 'a1: the store is named relative to the notebook')
+# the sections are numbered 1, 2, 3, ... in the order they come (no 8a, 8b before 8)
+numbers = [int(m.group(1)) for c in nb.cells if c.cell_type == 'markdown'
+           for m in [re.match(r'## (\d+)\. ', c.source)] if m]
+check(numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 10, f'a1: section numbers in order: {numbers}')
 check('vector functions loaded from' in text, 'a1: the vector extension was loaded')
 for analysis, key in (('geometry', 'participation_ratio'), ('geometry', 'stable_rank'), ('geometry', 'norm_mean'),
                       ('geometry', 'corr_mean_abs'), ('default_direction', 'batch_cos_mean'),
@@ -137,9 +141,9 @@ loss_text, _ = outputs(nb, 'sql-loss')
 n_tokens = a.execute('SELECT count(*) FROM tokens WHERE run_id = 1').fetchone()[0]
 check(sum(int(r[1]) for r in table_rows(loss_text, 5)) == n_tokens, 'a1: the loss table covers every token')
 
-# section 8b: the newest patch, steer and lens experiments of a.db, read here with sqlite3
+# section 9: the newest patch, steer and lens experiments of a.db, read here with sqlite3
 ex_text, ex_images = outputs(nb, 'experiments')
-check(ex_images == 2, f'a1: section 8b drew {ex_images} figures, not 2 (the patching heatmap, the steering curve)')
+check(ex_images == 2, f'a1: section 9 drew {ex_images} figures, not 2 (the patching heatmap, the steering curve)')
 pid = a.execute("SELECT max(id) FROM causal_experiments WHERE kind = 'patch'").fetchone()[0]
 toks = [t for (t,) in a.execute("SELECT j.value FROM causal_experiments e, json_each(e.settings, '$.clean_tokens') j"
                                 " WHERE e.id = ? ORDER BY j.key", (pid,))]
