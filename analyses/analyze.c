@@ -239,6 +239,12 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
                  o->kind ? o->kind : gs_analysis_site_of_role(st, run_id, "state", 1, "pred", kbuf, sizeof kbuf));
         c.src = gs_store_source_open(st, run_id, a->kind, o->skip_positions, o->max_states);
         if (!c.src) return -1;
+        /* say when the geometry reads fewer states than the run holds */
+        int64_t have = store_count_states_from(st, run_id, a->kind, o->skip_positions > 0 ? o->skip_positions : 0);
+        if (o->max_states > 0 && have > o->max_states)
+            gs_analysis_note(a, "the analyses of the state read the first %lld of the run's %lld states "
+                             "(--max-states %lld; --max-states 0 reads all)",
+                             (long long)o->max_states, (long long)have, (long long)o->max_states);
     }
     if (rows_needing(parts, GS_NEEDS_MODEL | GS_WANTS_MODEL)) {
         a->model = gs_analysis_load_model(&info, o->model_path);

@@ -127,6 +127,11 @@ cmd="$(sed -n 's/.*`gpnscope \(.*\)`.*/\1/p' err.txt)"
 eval "\"\$bin\" $cmd" > /dev/null 2> err.txt && "$bin" plot "my run's store.db" --out figs --no-render > /dev/null 2>> err.txt &&
   ok "the hint, pasted (gpnscope $cmd), works and plot then succeeds" || bad "pasting '$cmd': $(cat err.txt)"
 
+# ---- analyze says when --max-states leaves states out (issue 38.6) ----
+"$bin" analyze plain.db --max-states 100 > out.txt 2> err.txt && grep -q "read the first 100 of the run's 288 states (--max-states 100; --max-states 0 reads all)" out.txt &&
+  ok "analyze --max-states 100 says it read 100 of 288 states" || bad "no truncation note: $(grep -A2 notes out.txt) $(cat err.txt)"
+"$bin" analyze plain.db > out.txt 2>&1 && ! grep -q "read the first" out.txt && ok "no note when every state is read" || bad "a note without truncation"
+
 # ---- a file that is not a model (issue 38.6): named by its bytes, with what to run ----
 fx="$GPNSCOPE_FIXTURES/reference"
 cp "$fx/gdn2.checkpoint.pt" "my checkpoint.pt"
