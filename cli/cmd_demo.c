@@ -164,6 +164,8 @@ static void print_files(const char *out, int compared) {
     printf("  study.db        the recording and every analysis (gpnscope sql %s/study.db \"...\"; docs/sql.md)\n", out);
     printf("  figures/        gnuplot scripts, data and images; report.md / report.html\n");
     printf("  study.ipynb     the notebook (jupyter notebook %s/study.ipynb)\n", out);
+    printf("  view.html       the interactive page: tokens coloured by NLL or the state, attention on click "
+           "(open it in a browser; docs/view.md)\n");
     if (compared) printf("  compare/        the comparison: report.md / report.html, figures, compare.ipynb, compare.json\n");
 }
 
@@ -308,6 +310,12 @@ int cmd_demo(int argc, char **argv) {
             return 1;
         }
     if (n_models > 1 && compare_models(out, db, models, n_models, &table)) {
+        free(table);
+        fprintf(stderr, "gpnscope demo: %s\n", gs_error());
+        return 1;
+    }
+    char *vw[] = {"view", db, "--out", (char *)out, NULL};
+    if (run_stage("write the interactive page", cmd_view, vw)) {
         free(table);
         fprintf(stderr, "gpnscope demo: %s\n", gs_error());
         return 1;

@@ -28,6 +28,7 @@ int cmd_export_notebook(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_recurrence_depth(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_analyze_shards(int argc, char **argv); /* analyze --shards */
 int cmd_attention(int argc, char **argv);

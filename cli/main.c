@@ -29,6 +29,7 @@ static const cli_command commands[] = {
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
     {"recurrence-depth", "how far back each layer's attention reaches (attention-weighted lag per head)", cmd_recurrence_depth},
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},
+    {"view", "one interactive HTML page of a store: tokens coloured by NLL, state, attention; verdicts", cmd_view},
     {"export-notebook", "write a Jupyter notebook that studies a run (SQL, pandas, matplotlib)", cmd_export_notebook},
     {"export", "write a run's tokens, heads, states and results as CSV or .npy files", cmd_export},
     {"compare", "runs, sites or layers side by side: the three structures with intervals and verdicts", cmd_compare},

@@ -37,6 +37,8 @@ int store_put_lens(store *st, int64_t exp, const char *site, int position, int r
 
 
 /* ---------- reading, for the figures (store/experiments_read.c) ---------- */
+/* The newest experiment of a kind ("patch", "steer", "lens"): its id, 0 when there is none, -1 on error. */
+int64_t store_newest_experiment(store *st, const char *kind);
 /* The experiment's model path into buf ("" when NULL): 0, 1 when there is no such experiment, -1 on error. */
 int store_experiment_model_path(store *st, int64_t experiment, char *buf, size_t size);
 /* patch_summary's cells in sweep order (component, then position with -1, "every position", last);

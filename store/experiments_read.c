@@ -20,6 +20,19 @@ int store_experiment_model_path(store *st, int64_t experiment, char *buf, size_t
     return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : st_fail(st, "reading an experiment's model");
 }
 
+int64_t store_newest_experiment(store *st, const char *kind) {
+    /* a store that never held an experiment has no such table: none */
+    if (sqlite3_table_column_metadata(st->db, NULL, "causal_experiments", "id", NULL, NULL, NULL, NULL, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_stmt *s = st_prepare(st, "SELECT max(id) FROM causal_experiments WHERE kind = ?1");
+    if (!s) return -1;
+    sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? id : st_fail(st, "reading the experiments");
+}
+
 /* a REAL column, NaN for NULL */
 static double real_or_nan(sqlite3_stmt *s, int col) {
     return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);

@@ -77,6 +77,20 @@ gp="$dir/att-figs/effective_attention.gp"
   ! grep -q "model.safetensors" "$gp" && grep -q "␣" "$gp" &&
   ok "effective attention: all 15 heads drawn, titled by the model's folder, spaces in token tics shown as ␣" ||
   bad "effective attention figure: $(grep -c "^plot 'effective_attention-h" "$gp") panels; $(grep -m1 'RUN = ' "$gp")"
+# the interactive page of the four models' store (issue 37): under 20 MB, and in chromium every run selectable
+size="$(stat -c %s "$dir/out/view.html" 2>/dev/null || echo 0)"
+[[ "$size" -gt 0 && "$size" -lt 20000000 ]] && grep -q "view.html  *the interactive page" "$dir/stdout" &&
+  ok "the demo wrote view.html ($size bytes) and lists it" || bad "view.html: $size bytes"
+chromium="$(command -v chromium || true)"
+if [[ -n "$chromium" ]]; then
+  "$bin" view "$db" --out "$dir/view2" >/dev/null 2>"$dir/view.err" || bad "view: $(cat "$dir/view.err")"
+  timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 --dump-dom \
+    "file://$dir/view2/view.html#select=1,0,20" >"$dir/view.dom" 2>/dev/null
+  runs="$(sqlite3 "$db" "select count(distinct run_id) from tokens")"
+  [[ "$(grep -o '<option value="[0-9]*">run ' "$dir/view.dom" | wc -l)" == "$runs" && "$(grep -c 'id="attention-table"' "$dir/view.dom")" == 1 ]] &&
+    ok "the page in chromium: $runs runs to choose from, the clicked token's attention drawn ($(grep -o 'data-ms="[0-9]*"' "$dir/view.dom"))" ||
+    bad "the demo's page in chromium: $(grep -o '<option value="[0-9]*">run [^<]*' "$dir/view.dom" | head)"
+fi
 GPNSCOPE_SQL_DOCS_DB="$db" GPNSCOPE_SQL_DOCS_NEED_ROWS=1 "$GPNSCOPE_BUILD/tests/test_store_sql_docs" >"$dir/sql_docs.out" 2>&1 &&
   ok "every docs/sql.md query returns rows on the demo's store" || bad "docs/sql.md on the demo's store: $(grep 'docs/sql.md:' "$dir/sql_docs.out" | head -3)"
 finish

@@ -36,12 +36,13 @@ for c in "${cmds[@]}"; do
   eval "\"\$bin\" ${c#gpnscope }" >"out.$i" 2>"err.$i" && ok "recipe $i: ${c:0:60}" ||
     bad "recipe $i failed: $c: $(tail -1 "err.$i")"
 done
-[[ -s my.db && -s my.ipynb && -n "$(ls my-figures/*.png 2>/dev/null)" ]] && ok "store, notebook and figures written" ||
+[[ -s my.db && -s my.ipynb && -n "$(ls my-figures/*.png 2>/dev/null)" && -s my-figures/view.html ]] && ok "store, notebook, figures and page written" ||
   bad "outputs missing: $(ls)"
 grep -q "perplexity" out.1 && ok "eval printed a perplexity" || bad "eval: $(cat out.1)"
 [[ "$(sqlite3 my.db "select count(*) from analyses where name in ('geometry', 'default_direction', 'findings')")" -ge 3 ]] &&
   ok "analyze stored its results" || bad "analyses: $(sqlite3 my.db 'select name from analyses')"
-[[ "$(wc -l <"out.6")" -ge 3 ]] && ok "the recipe's query returned rows" || bad "sql: $(cat out.6)"
+sql_out="out.$(grep -n '^gpnscope sql' <(printf '%s\n' "${cmds[@]}") | head -1 | cut -d: -f1)"
+[[ "$(wc -l <"$sql_out")" -ge 3 ]] && ok "the recipe's query returned rows" || bad "sql: $(cat "$sql_out")"
 # the errors a new user meets first: one line each, saying what to do
 one_line_says() { # WHAT PATTERN COMMAND...
   local what="$1" pat="$2"; shift 2

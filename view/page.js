@@ -1,0 +1,249 @@
+// gpnscope view: draws the data in #gpnscope-data (view/view_data.c). No
+// network, no libraries. Hover a token for its values; click it for its
+// exact effective attention over earlier tokens. A hash "#select=RUN,WINDOW,POS"
+// hovers and clicks that token once drawn (tests/cli/view.sh drives the page so).
+'use strict';
+const DATA = JSON.parse(document.getElementById('gpnscope-data').textContent);
+const QUANTITIES = {
+  nll: 'NLL of the token (nats)', entropy: 'entropy of the prediction (nats)',
+  norm: "the state's norm ||s||", proj: "the state's projection on s_bar (the mean direction)"
+};
+const state = { run: 'all', window: 0, quantity: 'nll', head: null, selected: null };
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v; else if (k.startsWith('data-')) e.setAttribute(k, v); else e[k] = v;
+  }
+  for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  return e;
+}
+// a piece in a table: its space (U+2581) shown as U+2423
+const shown = p => JSON.stringify(p).replace(/\u2581/g, '\u2423');
+const fmt = (v, d = 4) => (v === null || v === undefined) ? '-' : Number(v).toPrecision(d);
+
+// a piece as the text it stands for: LLaMA's U+2581 is a space, <0x0A> a newline;
+// a run without a tokenizer's pieces shows the ids
+function pieceText(p, id) {
+  if (!p) return `#${id} `;
+  if (p === '<0x0A>') return '\u21b5\n';
+  if (p === '<0x09>') return '\u21e5\t';
+  if (/^<0x[0-9A-F]{2}>$/.test(p) || p === '<s>' || p === '</s>' || p === '<unk>') return p;
+  return p.replace(/\u2581/g, ' ');
+}
+
+// white to red for a quantity; blue-white-red for attention weights
+function seqColour(t) {
+  t = Math.max(0, Math.min(1, t));
+  return `rgb(255,${Math.round(255 - 170 * t)},${Math.round(255 - 200 * t)})`;
+}
+function divColour(t) {
+  t = Math.max(-1, Math.min(1, t));
+  return t >= 0 ? `rgb(255,${Math.round(255 - 200 * t)},${Math.round(255 - 200 * t)})`
+                : `rgb(${Math.round(255 + 200 * t)},${Math.round(255 + 120 * t)},255)`;
+}
+
+function runs() { return state.run === 'all' ? DATA.runs : DATA.runs.filter(r => String(r.id) === String(state.run)); }
+function windowOf(run) { return run.windows[Math.min(state.window, run.windows.length - 1)]; }
+
+function matrixFor(run, window, head, kind) {
+  const a = run.attention;
+  if (!a) return null;
+  const m = a.matrices.find(x => x.window === window && x.head === head);
+  return m && m[kind] ? { n: m.n, w: m[kind] } : null;
+}
+
+function drawControls() {
+  const h = document.querySelector('header');
+  h.textContent = '';
+  h.append(el('h1', {}, `gpnscope view · ${DATA.store}`));
+  const runSel = el('select', { id: 'run-select' }, el('option', { value: 'all' }, 'all runs, side by side'));
+  for (const r of DATA.runs) runSel.append(el('option', { value: r.id }, `run ${r.id} · ${r.model} (${r.arch})`));
+  runSel.value = String(state.run);
+  runSel.onchange = () => { state.run = runSel.value; state.selected = null; draw(); };
+  const nWindows = Math.max(0, ...DATA.runs.map(r => r.windows.length));
+  const winSel = el('select', { id: 'window-select' });
+  for (let i = 0; i < nWindows; i++) winSel.append(el('option', { value: i }, `window ${DATA.runs[0].windows[Math.min(i, DATA.runs[0].windows.length - 1)].window}`));
+  winSel.value = String(state.window);
+  winSel.onchange = () => { state.window = Number(winSel.value); state.selected = null; draw(); };
+  const qSel = el('select', { id: 'quantity-select' });
+  for (const [k, v] of Object.entries(QUANTITIES)) qSel.append(el('option', { value: k }, v));
+  qSel.value = state.quantity;
+  qSel.onchange = () => { state.quantity = qSel.value; draw(); };
+  h.append(el('label', {}, 'run ', runSel), el('label', {}, 'window ', winSel), el('label', {}, 'colour: ', qSel));
+  const heads = [...new Set(DATA.runs.flatMap(r => r.attention ? r.attention.heads : []))].sort((a, b) => a - b);
+  if (heads.length) {
+    if (state.head === null) state.head = heads[0];
+    const hSel = el('select', { id: 'head-select' });
+    for (const x of heads) hSel.append(el('option', { value: x }, `head ${x}`));
+    hSel.value = String(state.head);
+    hSel.onchange = () => { state.head = Number(hSel.value); draw(); };
+    h.append(el('label', {}, 'attention of ', hSel));
+  }
+}
+
+function drawText(run) {
+  const win = windowOf(run);
+  const box = el('div', { class: 'run', 'data-run': run.id });
+  box.append(el('h2', {}, `run ${run.id} · ${run.model} (${run.arch}), window ${win.window}, ${win.tokens.length} tokens`));
+  const vals = win.tokens.map(t => t[state.quantity]).filter(v => v !== null && v !== undefined);
+  const lo = vals.length ? Math.min(...vals) : 0, hi = vals.length ? Math.max(...vals) : 1;
+  const sel = state.selected && state.selected.run === run.id && state.selected.window === win.window ? state.selected : null;
+  const att = sel && state.head !== null ? matrixFor(run, win.window, state.head, 'exact') : null;
+  let amax = 0;
+  if (att && sel.pos < att.n) for (let j = 0; j <= sel.pos; j++) amax = Math.max(amax, Math.abs(att.w[sel.pos * att.n + j] || 0));
+  const legend = att && sel.pos < att.n
+    ? `colour: exact effective attention a_tj of head ${state.head} from the query at position ${sel.pos} (blue negative, red positive, |a| up to ${fmt(amax, 3)})`
+    : `colour: ${QUANTITIES[state.quantity]}, ${fmt(lo, 3)} (white) to ${fmt(hi, 3)} (red)` + (vals.length ? '' : ': not stored for this run');
+  box.append(el('div', { class: 'legend' }, legend));
+  const text = el('div', { class: 'text' });
+  for (const t of win.tokens) {
+    const s = el('span', { class: 'tok', id: `tok-${run.id}-${win.window}-${t.pos}`,
+                           'data-run': run.id, 'data-window': win.window, 'data-pos': t.pos }, pieceText(t.piece, t.id));
+    let colour = '';
+    if (att && sel.pos < att.n) {
+      if (t.pos <= sel.pos && amax > 0) colour = divColour((att.w[sel.pos * att.n + t.pos] || 0) / amax);
+    } else {
+      const v = t[state.quantity];
+      if (v !== null && v !== undefined && hi > lo) colour = seqColour((v - lo) / (hi - lo));
+    }
+    if (colour) s.style.background = colour;
+    if (sel && sel.pos === t.pos) s.classList.add('selected');
+    s.onmouseover = () => showToken(run, win, t);
+    s.onclick = () => { state.selected = { run: run.id, window: win.window, pos: t.pos }; draw(); showToken(run, win, t); };
+    text.append(s);
+  }
+  box.append(text);
+  return box;
+}
+
+function showToken(run, win, t) {
+  const info = document.getElementById('info');
+  info.textContent = '';
+  info.append(el('h3', {}, `run ${run.id} · window ${win.window} · position ${t.pos}`));
+  const rows = [['token', `${shown(t.piece)} (id ${t.id})`], ['NLL of this token', fmt(t.nll, 6)],
+                ['entropy of its prediction', fmt(t.entropy, 6)], ['top-1 prediction here', shown(t.top1)],
+                [`||${run.state_site}||`, fmt(t.norm, 6)], ['projection on s_bar', fmt(t.proj, 6)]];
+  const sel = state.selected;
+  if (sel && sel.run === run.id && sel.window === win.window && state.head !== null) {
+    const ex = matrixFor(run, win.window, state.head, 'exact'), he = matrixFor(run, win.window, state.head, 'heuristic');
+    if (ex && sel.pos < ex.n && t.pos <= sel.pos) {
+      rows.push([`a(${sel.pos}, ${t.pos}) exact, head ${state.head}`, fmt(ex.w[sel.pos * ex.n + t.pos], 6)]);
+      if (he) rows.push([`a(${sel.pos}, ${t.pos}) heuristic`, fmt(he.w[sel.pos * he.n + t.pos], 6)]);
+    }
+  }
+  const table = el('table', { id: 'info-table' });
+  for (const [k, v] of rows) table.append(el('tr', {}, el('td', {}, k), el('td', { 'data-key': k }, v)));
+  info.append(table);
+}
+
+function drawAttention() {
+  const p = el('div', { class: 'panel', id: 'attention' });
+  p.append(el('h3', {}, 'Effective attention'));
+  const sel = state.selected;
+  const run = sel && DATA.runs.find(r => r.id === sel.run);
+  if (!DATA.runs.some(r => r.attention)) {
+    p.append(el('div', { class: 'muted' }, 'No attention analysis with matrices in this store: run gpnscope attention STORE.'));
+    return p;
+  }
+  if (!run) { p.append(el('div', { class: 'muted' }, 'Click a token to see where its read comes from.')); return p; }
+  const ex = matrixFor(run, sel.window, state.head, 'exact'), he = matrixFor(run, sel.window, state.head, 'heuristic');
+  if (!ex || sel.pos >= ex.n) {
+    p.append(el('div', { class: 'muted' }, `No exact matrix of head ${state.head} covers position ${sel.pos} of this window.`));
+    return p;
+  }
+  const win = run.windows.find(w => w.window === sel.window);
+  const row = [];
+  for (let j = 0; j <= sel.pos; j++) row.push([j, ex.w[sel.pos * ex.n + j], he ? he.w[sel.pos * he.n + j] : null]);
+  row.sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+  const table = el('table', { id: 'attention-table' }, el('tr', {}, el('th', {}, 'key'), el('th', {}, 'token'),
+                   el('th', {}, 'exact a_tj'), el('th', {}, 'heuristic')));
+  for (const [j, a, h] of row.slice(0, 8))
+    table.append(el('tr', {}, el('td', {}, j), el('td', {}, shown(win.tokens[j] ? win.tokens[j].piece : '')),
+                    el('td', {}, fmt(a, 4)), el('td', {}, fmt(h, 4))));
+  p.append(el('div', { class: 'note' }, `run ${run.id}, layer ${run.attention.layer}, head ${state.head}, query ${sel.pos}: the largest |a_tj| (the text is coloured by all of them)`), table);
+  return p;
+}
+
+function drawVerdicts() {
+  const p = el('div', { class: 'panel', id: 'verdicts' }, el('h3', {}, 'Verdicts'));
+  for (const run of runs()) {
+    if (!run.verdicts.length) { p.append(el('div', { class: 'muted' }, `run ${run.id}: no findings (gpnscope analyze)`)); continue; }
+    for (const v of run.verdicts) {
+      const word = v.value === 1 ? 'present' : v.value === 0.5 ? 'marginal' : 'not shown';
+      const cls = v.value === 1 ? 'present' : v.value === 0.5 ? 'marginal' : 'absent';
+      p.append(el('div', { class: 'verdict' }, el('span', { class: 'badge ' + cls }, word),
+                  `run ${run.id} · ${v.key.replace(/_/g, ' ')}`, el('div', { class: 'note' }, v.note)));
+    }
+  }
+  return p;
+}
+
+function drawPatch() {
+  const x = DATA.patch;
+  const p = el('div', { class: 'panel', id: 'patch' }, el('h3', {}, 'State patching (newest sweep)'));
+  if (!x) { p.append(el('div', { class: 'muted' }, 'None stored: gpnscope patch MODEL PAIRS --store STORE.')); return p; }
+  const comps = [...new Set(x.rows.map(r => r.component))];
+  // positions in order, "every position" (-1) last
+  const positions = [...new Set(x.rows.map(r => r.position))].sort((a, b) => (a < 0) - (b < 0) || a - b);
+  const clean = x.clean_tokens || [];
+  const t = el('table', { class: 'heat' });
+  const head = el('tr', {}, el('th', {}, 'component'));
+  for (const q of positions) head.append(el('th', { title: String(clean[q] || '') }, q < 0 ? 'all' : q));
+  t.append(head);
+  for (const name of comps) {
+    const tr = el('tr', {}, el('td', {}, name));
+    for (const q of positions) {
+      const r = x.rows.find(r => r.component === name && r.position === q);
+      const v = r ? r.mean_score : null;
+      const td = el('td', { title: `mean score ${fmt(v)}` }, v === null ? '' : Number(v).toFixed(1));
+      if (v !== null) td.style.background = divColour(v);
+      tr.append(td);
+    }
+    t.append(tr);
+  }
+  p.append(el('div', { class: 'note' }, `${x.model}: mean score per component and position (0 corrupted, 1 clean)`), t);
+  return p;
+}
+
+function drawSteer() {
+  const x = DATA.steer;
+  const p = el('div', { class: 'panel', id: 'steer' }, el('h3', {}, 'Steering (newest sweep)'));
+  if (!x) { p.append(el('div', { class: 'muted' }, 'None stored: gpnscope steer MODEL ... --store STORE.')); return p; }
+  const t = el('table', {}, el('tr', {}, el('th', {}, 'c'), el('th', {}, 'NLL change'), el('th', {}, 'top-1 changed')));
+  for (const r of x.rows) t.append(el('tr', {}, el('td', {}, fmt(r.c, 3)), el('td', {}, fmt(r.delta_nll, 4)), el('td', {}, fmt(r.top1_changed, 3))));
+  p.append(el('div', { class: 'note' }, `${x.model}: adding c times the direction to the state`), t);
+  return p;
+}
+
+function draw() {
+  drawControls();
+  const texts = document.getElementById('texts'), side = document.getElementById('side');
+  texts.textContent = '';
+  side.textContent = '';
+  for (const run of runs()) if (run.windows.length) texts.append(drawText(run));
+  side.append(el('div', { class: 'panel', id: 'info' }, el('div', { class: 'muted' }, 'Hover a token for its values.')));
+  side.append(drawAttention(), drawVerdicts(), drawPatch(), drawSteer());
+}
+
+function start() {
+  const app = document.getElementById('app');
+  app.textContent = '';
+  app.append(el('header'), el('main', {}, el('div', { id: 'texts' }), el('div', { id: 'side' })));
+  const m = /select=(\d+),(\d+),(\d+)/.exec(location.hash);
+  if (m) {
+    state.run = m[1];
+    const run = DATA.runs.find(r => String(r.id) === m[1]);
+    if (run) state.window = Math.max(0, run.windows.findIndex(w => w.window === Number(m[2])));
+  }
+  draw();
+  if (m) {
+    const tok = document.getElementById(`tok-${m[1]}-${m[2]}-${m[3]}`);
+    if (tok) { tok.dispatchEvent(new MouseEvent('click', { bubbles: true })); }
+    const again = document.getElementById(`tok-${m[1]}-${m[2]}-${m[3]}`);
+    if (again) again.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+  }
+  document.body.setAttribute('data-ms', String(Math.round(performance.now())));
+  document.body.setAttribute('data-ready', '1');
+}
+start();
