@@ -71,8 +71,11 @@ int gs_site_width(const gs_site *s, const gpn_config *c) {
     case GS_DIM_HEADS_VAL: return c->H * c->dv;
     case GS_DIM_HEADS_KEY_VAL: return c->H * c->dk * c->dv;
     case GS_DIM_HEADS_PATTERN: return c->H * GS_PATTERN_KEYS;
-    case GS_DIM_CONV_PAST: return c->conv > 1 ? (c->conv - 1) * c->H * (2 * c->dk + c->dv) : 0;
     case GS_DIM_CLASSES: return c->n_classes;
+    case GS_DIM_OWN: {
+        const gs_family *f = gs_family_of(c);
+        return f && f->site_width ? f->site_width(s, c) : 0;
+    }
     }
     return 0;
 }
