@@ -10,6 +10,8 @@
 #ifndef GS_ENGINE_ARCH_FAMILY_H
 #define GS_ENGINE_ARCH_FAMILY_H
 
+#include <string.h>
+
 #include "engine/backend.h"
 #include "engine/hooks.h"
 #include "engine/model.h"
@@ -121,6 +123,20 @@ typedef struct {
      * is all (GPN's memory, mem.state, is found by its name) */
     const char *const *carried;
 } gs_family;
+
+/* A family's own options in gpn_config.own (engine/model.h): its struct T
+ * copied out of (gs_own_get) or into (gs_own_set) the config's bytes; a
+ * struct that does not fit fails to compile. */
+#define gs_own_get(T, c, out)                                                                       \
+    do {                                                                                            \
+        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gpn_config.own");        \
+        memcpy((out), (c)->own, sizeof(T));                                                         \
+    } while (0)
+#define gs_own_set(T, c, in)                                                                        \
+    do {                                                                                            \
+        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gpn_config.own");        \
+        memcpy((c)->own, (in), sizeof(T));                                                          \
+    } while (0)
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
 const gs_family *gs_family_of(const gpn_config *c);
