@@ -13,11 +13,12 @@
 #include "engine/arch/gdn/gdn.h"
 #include "engine/arch/gpn/gpn_family.h"
 #include "engine/arch/ldru/ldru.h"
+#include "engine/arch/mamba2/mamba2.h"
 #include "engine/arch/rt/rt.h"
 #include "engine/arch/tpp/tpp.h"
 
 static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m, &gs_family_elman, &gs_family_tpp,
-                                             &gs_family_gdn, &gs_family_rt, &gs_family_ldru};
+                                             &gs_family_gdn, &gs_family_rt, &gs_family_ldru, &gs_family_mamba2};
 #define N_FAMILIES ((int)(sizeof families / sizeof *families))
 
 const gs_family *gs_family_of(const gpn_config *c) {
