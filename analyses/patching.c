@@ -73,7 +73,7 @@ int gs_patch_parse_component(const gpn_model *m, const char *name, const float *
     const gpn_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     if (!strcmp(name, "state")) {
-        if (!f || (f->arch != GPN_ARCH_GPN && f->arch != GPN_ARCH_GPN_M && f->arch != GPN_ARCH_GDN))
+        if (!f || !f->carried)
             return gs_fail("state: a %s model carries its KV cache of every earlier position, not a state at one; patch "
                            "a layer's residual at the position (site:blocks.{i}.hook_resid_post) instead",
                            f ? f->store_name : "model of this family");
@@ -127,25 +127,21 @@ void gs_patch_components_free(gs_patch_component *c, int n) {
 int gs_patch_default_components(const gpn_model *m, const float *u, const char *u_name, gs_patch_component **out) {
     const gpn_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
-    int gpn = f && (f->arch == GPN_ARCH_GPN || f->arch == GPN_ARCH_GPN_M), mem = has_memory(m);
-    int gdn = f && f->arch == GPN_ARCH_GDN;
-    int n = (gpn ? 1 + (mem ? c->H : 0) : gdn + c->n_layers) + (u ? 1 : 0), k = 0;
+    /* the whole carried state where the family has one, each memory head, each layer's residual */
+    int state = f && f->carried, mem = has_memory(m), layered = f && gs_site_of_point(f, GPN_HOOK_RESID_POST);
+    int n = state + (mem ? c->H : 0) + (layered ? c->n_layers : 0) + (u ? 1 : 0), k = 0;
     gs_patch_component *v = calloc((size_t)n, sizeof *v);
     if (!v) return gs_fail("out of memory");
     char name[128];
     int rc = 0;
-    if (gpn) {
-        rc = gs_patch_parse_component(m, "state", u, &v[k++]);
-        for (int h = 0; mem && h < c->H && !rc; h++) {
-            snprintf(name, sizeof name, "head:%d", h);
-            rc = gs_patch_parse_component(m, name, u, &v[k++]);
-        }
-    } else {
-        if (gdn) rc = gs_patch_parse_component(m, "state", u, &v[k++]);
-        for (int l = 0; l < c->n_layers && !rc; l++) {
-            snprintf(name, sizeof name, "site:blocks.%d.hook_resid_post", l);
-            rc = gs_patch_parse_component(m, name, u, &v[k++]);
-        }
+    if (state) rc = gs_patch_parse_component(m, "state", u, &v[k++]);
+    for (int h = 0; mem && h < c->H && !rc; h++) {
+        snprintf(name, sizeof name, "head:%d", h);
+        rc = gs_patch_parse_component(m, name, u, &v[k++]);
+    }
+    for (int l = 0; layered && l < c->n_layers && !rc; l++) {
+        snprintf(name, sizeof name, "site:blocks.%d.hook_resid_post", l);
+        rc = gs_patch_parse_component(m, name, u, &v[k++]);
     }
     if (!rc && u) {
         snprintf(name, sizeof name, "dir:%s", u_name ? u_name : "u");
@@ -238,22 +234,27 @@ static int add_slot(sweep *sw, const char *name, int offset, int capture, int *i
     return 0;
 }
 
-/* What a GDN carries out of step p: each layer's delta-rule state S (after
- * p's write, before its read) and its convolutions' kept inputs, both at step
- * p; with the last residual already a slot (the prediction the step leaves
- * for the next, a transformer's convention), nothing else reaches step p + 1. */
-static int add_gdn_state(sweep *sw) {
+/* What the family carries out of step p beside its state site (GDN: each
+ * layer's delta-rule state S, after p's write, before its read, and its
+ * convolutions' kept inputs, both at step p; with the last residual already
+ * a slot, the prediction the step leaves for the next, nothing else reaches
+ * step p + 1): the family row's carried sites, every layer of each. */
+static int add_carried(sweep *sw) {
     const gpn_config *c = &sw->m->cfg;
-    char name[80];
-    for (int l = 0; l < c->n_layers; l++) {
-        int k;
-        snprintf(name, sizeof name, "blocks.%d.attn.state", l);
-        if (add_slot(sw, name, 0, 1, &k)) return -1;
-        sw->slots[k].in_state = 1;
-        if (c->conv < 2) continue; /* a one-tap convolution keeps nothing */
-        snprintf(name, sizeof name, "blocks.%d.attn.conv_state", l);
-        if (add_slot(sw, name, 0, 1, &k)) return -1;
-        sw->slots[k].in_state = 1;
+    const gs_family *f = gs_family_of(c);
+    for (int i = 0; f->carried && f->carried[i]; i++) {
+        const gs_site *s = NULL;
+        for (int j = 0; j < f->n_sites && !s; j++)
+            if (!strcmp(f->sites[j].name, f->carried[i])) s = &f->sites[j];
+        if (!s) return gs_fail("the %s family carries '%s', which is none of its sites", f->name, f->carried[i]);
+        if (gs_site_width(s, c) == 0) continue; /* e.g. a one-tap convolution keeps nothing */
+        for (int l = 0; l < (s->per_layer ? c->n_layers : 1); l++) {
+            char name[80];
+            int k;
+            gs_site_format(s, l, name, sizeof name);
+            if (add_slot(sw, name, 0, 1, &k)) return -1;
+            sw->slots[k].in_state = 1;
+        }
     }
     return 0;
 }
@@ -280,7 +281,7 @@ static int sweep_init(sweep *sw, const gpn_model *m, const gs_patch_pairs *p, co
     if (need_state) {
         sw->slots[sw->carried].in_state = 1;
         if (sw->mem_state >= 0) sw->slots[sw->mem_state].in_state = sw->slots[sw->mem_k].in_state = 1;
-        if (gs_family_of(&m->cfg)->arch == GPN_ARCH_GDN && add_gdn_state(sw)) return -1;
+        if (add_carried(sw)) return -1;
     }
     for (int i = 0; i < n; i++) {
         int k;

@@ -14,9 +14,15 @@
 
 #define GPN_MAX_LAYERS 64
 
-/* One id per row of the family table (engine/arch/families.c). */
+/* One id per row of the family table (engine/arch/families.c). A family
+ * added in its own folder names no value here: its header declares its id
+ * as GS_ARCH_OWN + n, the next n free (engine/arch/mamba2/mamba2.h), and
+ * gs_family_of() finds it by the row. */
 typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3, GPN_ARCH_GDN = 4, GPN_ARCH_RT = 5,
-               GPN_ARCH_LDRU = 6 } gpn_arch;
+               GPN_ARCH_LDRU = 6, GS_ARCH_OWN = 7 } gpn_arch;
+
+/* The bytes of gpn_config.own: a family's own options (GS_FAMILY_OPTIONS) */
+#define GS_CONFIG_OWN_BYTES 32
 
 typedef struct {
     gpn_arch arch;
@@ -39,6 +45,11 @@ typedef struct {
     float alibi_bias_max; /* ALiBi slopes 2^-(h * alibi_bias_max / n_heads), h = 1..n_heads */
     /* MLP-LDRU (engine/arch/ldru/; 0 elsewhere): the classifier's labels; V is the task's alphabet */
     int n_classes;
+    /* A family's own options, which no shape shows and no other family has:
+     * the bytes of a struct its folder declares, copied in and out with
+     * memcpy (engine/arch/family.h, gs_own_get / gs_own_set), so that a new
+     * family adds no field here; zero for the families that have none */
+    unsigned char own[GS_CONFIG_OWN_BYTES];
 } gpn_config;
 
 typedef struct {

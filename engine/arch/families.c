@@ -13,11 +13,12 @@
 #include "engine/arch/gdn/gdn.h"
 #include "engine/arch/gpn/gpn_family.h"
 #include "engine/arch/ldru/ldru.h"
+#include "engine/arch/mamba2/mamba2.h"
 #include "engine/arch/rt/rt.h"
 #include "engine/arch/tpp/tpp.h"
 
 static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m, &gs_family_elman, &gs_family_tpp,
-                                             &gs_family_gdn, &gs_family_rt, &gs_family_ldru};
+                                             &gs_family_gdn, &gs_family_rt, &gs_family_ldru, &gs_family_mamba2};
 #define N_FAMILIES ((int)(sizeof families / sizeof *families))
 
 const gs_family *gs_family_of(const gpn_config *c) {
@@ -71,8 +72,11 @@ int gs_site_width(const gs_site *s, const gpn_config *c) {
     case GS_DIM_HEADS_VAL: return c->H * c->dv;
     case GS_DIM_HEADS_KEY_VAL: return c->H * c->dk * c->dv;
     case GS_DIM_HEADS_PATTERN: return c->H * GS_PATTERN_KEYS;
-    case GS_DIM_CONV_PAST: return c->conv > 1 ? (c->conv - 1) * c->H * (2 * c->dk + c->dv) : 0;
     case GS_DIM_CLASSES: return c->n_classes;
+    case GS_DIM_OWN: {
+        const gs_family *f = gs_family_of(c);
+        return f && f->site_width ? f->site_width(s, c) : 0;
+    }
     }
     return 0;
 }

@@ -10,6 +10,8 @@
 #ifndef GS_ENGINE_ARCH_FAMILY_H
 #define GS_ENGINE_ARCH_FAMILY_H
 
+#include <string.h>
+
 #include "engine/backend.h"
 #include "engine/hooks.h"
 #include "engine/model.h"
@@ -35,8 +37,8 @@ typedef enum {
 typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEADS_KEY, GS_DIM_HEADS_VAL,
                GS_DIM_HEADS_KEY_VAL, /* H*dk*dv: a dk x dv matrix per head, row-major (GDN's S) */
                GS_DIM_HEADS_PATTERN, /* H*GS_PATTERN_KEYS: attention weights per head on the most recent keys */
-               GS_DIM_CONV_PAST,     /* (conv-1)*(2 H dk + H dv): a short convolution's kept inputs (GDN's q | k | v) */
-               GS_DIM_CLASSES        /* n_classes: a sequence classifier's labels (MLP-LDRU) */
+               GS_DIM_CLASSES,       /* n_classes: a sequence classifier's labels (MLP-LDRU) */
+               GS_DIM_OWN            /* the family's site_width() says: a width only the family knows (GDN's conv inputs) */
 } gs_dim;
 
 /* The key positions an attention pattern site keeps per head: the most
@@ -108,7 +110,33 @@ typedef struct {
      * logits as a vocabulary, decode through a tokenizer or compute NLL over
      * a corpus refuse them with it (gs_family_require_lm). */
     const char *not_lm;
+    /* the width of a site whose width is GS_DIM_OWN (0: the model lacks it),
+     * so that a family's own sizes need no gs_dim of their own; NULL where
+     * the family has no such site */
+    int (*site_width)(const gs_site *s, const gpn_config *c);
+    /* What the family carries from one token to the next, for patching's
+     * `state` component (analyses/patching.c): NULL when it carries no state
+     * at one position (an attention family's cache holds every earlier one);
+     * else a NULL-terminated list of the sites, beyond its state site, whose
+     * values at step p are carried into p + 1 (per-layer names with {i}, each
+     * layer taken; a site of width 0 is skipped), empty where the state site
+     * is all (GPN's memory, mem.state, is found by its name) */
+    const char *const *carried;
 } gs_family;
+
+/* A family's own options in gpn_config.own (engine/model.h): its struct T
+ * copied out of (gs_own_get) or into (gs_own_set) the config's bytes; a
+ * struct that does not fit fails to compile. */
+#define gs_own_get(T, c, out)                                                                       \
+    do {                                                                                            \
+        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gpn_config.own");        \
+        memcpy((out), (c)->own, sizeof(T));                                                         \
+    } while (0)
+#define gs_own_set(T, c, in)                                                                        \
+    do {                                                                                            \
+        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gpn_config.own");        \
+        memcpy((c)->own, (in), sizeof(T));                                                          \
+    } while (0)
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
 const gs_family *gs_family_of(const gpn_config *c);

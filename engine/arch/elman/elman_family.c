@@ -80,5 +80,5 @@ static const float *embedding(const gpn_model *m, int *width) {
 const gs_family gs_family_elman = {
     "elman", "elman", "Elman RNN, a toy family", GPN_ARCH_ELMAN, 1, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensor 'elman.W'", infer, check_metadata, validate, tensor_specs, NULL, write_metadata,
-    elman_cpu_new, NULL, decode, embedding, describe, NULL, NULL,
+    elman_cpu_new, NULL, decode, embedding, describe, NULL, NULL, NULL, NULL,
 };

@@ -184,6 +184,12 @@ static void write_metadata(const gpn_config *c, st_writer *w) {
     st_writer_meta(w, "config", buf);
 }
 
+/* GS_DIM_OWN: conv_state, (conv-1) kept rows of the q | k | v inputs, 2 H d_k + H d_v channels */
+static int site_width(const gs_site *s, const gpn_config *c) {
+    if (s->point != GDN_HOOK_CONV) return 0;
+    return c->conv > 1 ? (c->conv - 1) * c->H * (2 * c->dk + c->dv) : 0;
+}
+
 /* In step order (docs/hooks.md, "Gated DeltaNet"). Sites at a step are at
  * the position after reading x_t; logits and nll are the prediction of x_t
  * made at the step before (NaN at a window's first step). */
@@ -192,7 +198,7 @@ static const gs_site sites[] = {
      "the embedding E[x_t], the first layer's input"},
     {"blocks.{i}.hook_resid_pre", NULL, GDN_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the residual stream into layer i"},
-    {"blocks.{i}.attn.conv_state", NULL, GDN_HOOK_CONV, GS_SITE_VECTOR, 1, GS_DIM_CONV_PAST, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.attn.conv_state", NULL, GDN_HOOK_CONV, GS_SITE_VECTOR, 1, GS_DIM_OWN, GS_ROLE_NONE, 0, 0,
      "the short convolutions' kept inputs after x_t's: conv-1 rows of q | k | v projections, oldest first (edits are carried)"},
     {"blocks.{i}.attn.q", NULL, GDN_HOOK_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
      "queries l2n(silu(conv(q_proj x))) / sqrt(d_k), as the read uses them"},
@@ -224,6 +230,9 @@ static const gs_site sites[] = {
     {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
 };
 
+/* patching's whole state: the delta-rule state and the convolutions' inputs of every layer */
+static const char *const carried[] = {"blocks.{i}.attn.state", "blocks.{i}.attn.conv_state", NULL};
+
 /* the logit lens: rms(s, model.norm.weight, norm_eps) lm_head^T (untied) */
 static int decode(const gpn_model *m, const float *s, float *logits) {
     return gs_decode_rms_head(s, gs_model_tensor(m, "model.norm.weight"), m->cfg.norm_eps, m->cfg.d,
@@ -239,4 +248,5 @@ const gs_family gs_family_gdn = {
     "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe, &gs_train_gdn, NULL,
+    site_width, carried,
 };

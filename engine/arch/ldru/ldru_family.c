@@ -162,5 +162,5 @@ const gs_family gs_family_ldru = {
     "ldru", "ldru", "MLP-LDRU, a log-depth tree of one operator (sequence classifier)", GPN_ARCH_LDRU, 0, sites,
     (int)(sizeof sites / sizeof *sites), recognise, "tensor 'ldru.op.mlp.w1'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, ldru_cpu_new, NULL, NULL, embedding, describe, NULL,
-    "an MLP-LDRU sequence classifier",
+    "an MLP-LDRU sequence classifier", NULL, NULL,
 };

@@ -202,5 +202,5 @@ static const float *embedding(const gpn_model *m, int *width) {
 const gs_family gs_family_tpp = {
     "transformer++", "transformer++", "Transformer++, the GPN paper's baseline", GPN_ARCH_TPP, 0, sites,
     ARRAY_LEN(sites), recognise, "tensors 'embedding.weight' and 'blocks.0.attn.W_q.weight'", infer, check_metadata,
-    validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL, decode, embedding, describe, &gs_train_tpp, NULL,
+    validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL, decode, embedding, describe, &gs_train_tpp, NULL, NULL, NULL,
 };
