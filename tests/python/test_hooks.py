@@ -34,6 +34,13 @@ def test_identity_hooks_change_nothing(name, recorded):
     assert len(seen) == T * (len(m.sites) - 1)  # every other site at every step
 
 
+def same(a, b):
+    """Equal as cJSON prints a double: 15 significant digits where they read back within
+    one DBL_EPSILON (cJSON's own test), so the JSON may lose the last bit."""
+    a, b = np.atleast_1d(np.asarray(a, np.float64)), np.atleast_1d(np.asarray(b, np.float64))
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= np.finfo(np.float64).eps * np.maximum(abs(a), abs(b))))
+
+
 def mean_nll(nll):
     """steer's mean: over the finite NLLs, positions outer and windows inner, in double."""
     s, n = 0.0, 0
@@ -64,8 +71,9 @@ def test_steering_hook_equals_steer(name, recorded, corpus, tmp_path):
         value += np.float32(c) * unit
 
     toks = tokens_of(recorded, name)
-    assert mean_nll(m(toks, return_type="nll")) == out["baseline_nll"]
-    assert mean_nll(m.run_with_hooks(toks, fwd_hooks=[(site.name, add)], return_type="nll")) == out["points"][0]["nll"]
+    assert same(mean_nll(m(toks, return_type="nll")), out["baseline_nll"])
+    steered = mean_nll(m.run_with_hooks(toks, fwd_hooks=[(site.name, add)], return_type="nll"))
+    assert same(steered, out["points"][0]["nll"]) and not same(steered, out["baseline_nll"])
 
 
 def test_edit_is_carried(recorded):
@@ -93,3 +101,39 @@ def test_hook_sees_positions_layers_and_shapes(recorded):
                      return_type=None)
     assert calls[:5] == [(f"blocks.{i}.attn.hook_q", i, 0, (W, 4, 32)) for i in range(4)] + [("blocks.0.attn.hook_q", 0, 1, (W, 4, 32))]
     assert len(calls) == 4 * 5
+
+
+@pytest.mark.parametrize("name,site", [("gpnm15-small", "state.ground"), ("gdn-small", "blocks.2.hook_resid_post")])
+def test_copying_hook_equals_patch(name, site, tmp_path):
+    """A hook that puts the clean run's site at position p into the corrupted run gives
+    `gpnscope patch --components site:NAME`'s logit difference for that cell, to the bit."""
+    m = gpnscope.load(model_path(name))
+    rng = np.random.default_rng(36)
+    n, P = 2, 6
+    clean = rng.integers(3, 32000, (n, P))
+    corrupted = clean.copy()
+    corrupted[:, 1] = rng.integers(3, 32000, n)
+    answer, foil = rng.integers(3, 32000, n), rng.integers(3, 32000, n)
+    with open(tmp_path / "pairs.jsonl", "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"clean": clean[i].tolist(), "corrupted": corrupted[i].tolist(),
+                                "answer": int(answer[i]), "foil": int(foil[i])}) + "\n")
+    out = json.loads(cli("patch", model_path(name), tmp_path / "pairs.jsonl", "--components", "site:" + site,
+                         "--direction", "none", "--json"))
+    # the prompt, then the answer as x_P (patch reads the prediction that follows the prompt at step P)
+    with_answer = lambda p: np.concatenate([p, answer[:, None]], axis=1)
+    rows = np.arange(n)
+
+    def ld(logits):
+        last = logits[:, P].astype(np.float64)
+        return (last[rows, answer] - last[rows, foil]).tolist()
+
+    clean_logits, cache = m.run_with_cache(with_answer(clean), names_filter=site)
+    assert same(ld(clean_logits), out["ld_clean"]) and same(ld(m(with_answer(corrupted))), out["ld_corrupted"])
+    cells = out["components"][0]["logit_diff"]
+    for p in range(P):
+        def put_clean(value, hook, p=p):
+            if hook.pos == p:
+                return cache[site][:, p]
+        assert same(ld(m.run_with_hooks(with_answer(corrupted), fwd_hooks=[(site, put_clean)])), cells[p]), (name, p)
+    assert not same(cells[1], out["ld_corrupted"])  # the patch at the changed token moved the difference
