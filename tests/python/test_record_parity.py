@@ -63,3 +63,23 @@ def test_store_reads(recorded):
     df = st.tokens()
     if not isinstance(df, dict):  # pandas is there
         assert list(df.columns)[:3] == ["window", "position", "token_id"] and len(df) == W * T
+
+
+def test_results_have_analyze_json_keys(recorded, tmp_path):
+    """Every number of `analyze --json` is in results() under the same analysis and key (the
+    arrays are series and vectors of the store: series(), vector())."""
+    import json
+    import shutil
+    from conftest import gpnscope as cli
+    db = tmp_path / "s.db"
+    shutil.copy(recorded["gpnm15-small"], db)
+    j = json.loads(cli("analyze", db, "--only", "geometry,default", "--json"))
+    r = gpnscope.Store(db).results()
+    eps = np.finfo(np.float64).eps
+    for name in ("geometry", "default_direction"):
+        numbers = {k: v for k, v in j[name].items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        assert len(numbers) >= 10, (name, numbers)
+        for k, v in numbers.items():
+            assert abs(r[name][k] - v) <= eps * abs(v), (name, k, r[name][k], v)  # cJSON may drop the last bit
+    assert len(gpnscope.Store(db).series("geometry", "cumulative_explained")["y"]) == 256
+    assert gpnscope.Store(db).vector("geometry", "mean").shape == (256,)
