@@ -91,7 +91,8 @@ typedef struct {
 
 /* Run B windows of T tokens (tokens[b * T + t]), each from the zero state, one
  * step per token, as record and eval do. Every site name is checked before
- * the first step. logits ([B, T, V]) and nll ([B, T]) may be NULL; position t
+ * the first step. logits ([B, T, width of the site "logits": V for a language
+ * model]) and nll ([B, T]) may be NULL; position t
  * holds the step's prediction of tokens[b * T + t] (the store's convention:
  * NaN at t = 0 for a family with no prediction of the first token). */
 int gs_api_run(gs_api_model *m, const int32_t *tokens, int B, int T, const gs_api_request *req, int n_req,

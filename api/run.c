@@ -78,11 +78,9 @@ static int plan(const gs_api_model *a, const gs_api_request *req, int n_req, req
         q[i] = (request){.r = &req[i], .run = s};
         if (!req[i].site) return gs_fail("request %d names no site", i);
         if (probe_parse_site(&a->m->cfg, req[i].site, &q[i].site, &q[i].layer)) return -1;
-        if (q[i].layer < 0 && req[i].out)
-            return gs_fail("a capture of '%s' needs one layer, not '*' (blocks.0.%s, ...)", req[i].site,
-                           strstr(q[i].site->name, "{i}.") ? strstr(q[i].site->name, "{i}.") + 4 : q[i].site->name);
+        if (q[i].layer < 0 && req[i].out) return gs_fail("a capture of '%s' needs one layer, not '*'", req[i].site);
         if (!req[i].out && !req[i].hook) return gs_fail("request %d on '%s' has neither a hook nor a buffer", i, req[i].site);
-        gs_site_format(q[i].site, q[i].layer, q[i].name, sizeof q[i].name);
+        if (q[i].layer >= 0) gs_site_format(q[i].site, q[i].layer, q[i].name, sizeof q[i].name);
     }
     return 0;
 }

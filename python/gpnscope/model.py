@@ -136,7 +136,7 @@ class Model:
 
     # ---------- running ----------
     def _tokens(self, tokens):
-        if isinstance(tokens, (str, list)) and (isinstance(tokens, str) or (tokens and isinstance(tokens[0], str))):
+        if isinstance(tokens, str) or (isinstance(tokens, (list, tuple)) and tokens and isinstance(tokens[0], str)):
             tokens = self.to_tokens(tokens)
         a = np.asarray(tokens)
         if a.ndim == 1:
@@ -178,7 +178,7 @@ class Model:
             return (H, s.width // H)
         return (s.width,)
 
-    def _hook_requests(self, fwd_hooks, B, errors, keep):
+    def _hook_requests(self, fwd_hooks, errors, keep):
         reqs = []
         for name, fn in fwd_hooks:
             names = [n for n in self.site_names if name(n)] if callable(name) else [name]
@@ -217,7 +217,7 @@ class Model:
         B, T = toks.shape
         sites = [self.site(n) for n in names]
         errors, keep = [], []
-        reqs = self._hook_requests(fwd_hooks, B, errors, keep)
+        reqs = self._hook_requests(fwd_hooks, errors, keep)
         cache = {}
         for s in sites:
             cache[s.name] = np.empty((B, T) + self._shape(s), dtype=np.float32)

@@ -67,3 +67,19 @@ def test_bad_store(tmp_path, recorded):
         st.states("blocks.0.hook_mlp_out")
     with pytest.raises(gpnscope.Error, match="stores nll in tokens"):
         st.states("nll")
+
+
+def test_tokens_as_gpnscope_tokenize():
+    import os
+    tok = os.path.join(os.environ["GPNSCOPE_SOURCE"], "third_party", "llama2-tokenizer.json")
+    if not os.path.isfile(tok):
+        pytest.skip("no tokenizer (scripts/fetch-tokenizer.sh)")
+    m = gpnscope.load(model_path("gpnm15-small"), tokenizer=tok)
+    text = "The cat sat on the mat, naïvely."
+    p = subprocess.run([BIN, "tokenize", "--tokenizer", tok], input=text + "\n", capture_output=True, text=True)
+    ids = m.to_tokens(text)
+    assert ids.dtype == np.int32 and ids[0].tolist() == [int(x) for x in p.stdout.split()]
+    assert m.to_string(ids[0]) == text and m.to_string(ids) == [text]
+    assert m.run_with_cache(text, names_filter="state.pred")[1]["state.pred"].shape == (1, ids.shape[1], 256)
+    with pytest.raises(gpnscope.Error, match="tokenizer"):
+        gpnscope.load(model_path("gpnm15-small"), tokenizer=model_path("gpnm15-small") + "/config.json").to_tokens("x")
