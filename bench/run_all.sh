@@ -17,4 +17,6 @@ cd "$root"
   done
   echo; echo "## bench_record_vs_eval"
   BUILD_DIR="$build" "$root/bench/record_vs_eval.sh" 2>&1
+  echo; echo "## bench_python_vs_eval"
+  BUILD_DIR="$build" "$root/bench/python_vs_eval.sh" 2>&1
 } | tee "$out"

@@ -41,3 +41,6 @@ cmake_args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 cmake "${cmake_args[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" -- --no-print-directory
 echo "setup: built $build/gpnscope"
+
+# `import gpnscope` from any folder with Debian's python3 (docs/python.md)
+"$root/scripts/install-python.sh" "$build"
