@@ -8,7 +8,7 @@ set -uo pipefail
 src="$GPNSCOPE_SOURCE"
 cd "$src" || { echo "FAIL: no source tree at $src"; exit 1; }
 hits=$(grep -rnE '\bsqlite3_[a-z0-9_]+ *\(|\bstore_db *\(|#include <sqlite3(ext)?\.h>' --include='*.c' --include='*.h' --include='*.cu' \
-           base parallel engine probes record analyses plots notebooks-export view cli bench 2>/dev/null |
+           base parallel engine probes record analyses plots notebooks-export view api cli bench 2>/dev/null |
        grep -vE '^(cli/cmd_sql\.c|bench/store_ceiling\.c):')
 if [ -n "$hits" ]; then
     echo "FAIL: SQL outside store/ (add a named reader to store/ instead):"
