@@ -7,6 +7,7 @@
 
 #include "analyses/patching.h"
 #include "base/error.h"
+#include "base/json.h"
 
 typedef struct {
     const char *path;
@@ -31,12 +32,15 @@ static int prompt_ids(const reader *r, const cJSON *j, const char *key, int32_t 
         int i = 0;
         const cJSON *e;
         cJSON_ArrayForEach(e, x) {
-            if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int32_t)e->valuedouble || e->valuedouble < 0) {
+            char name[64];
+            int64_t id;
+            snprintf(name, sizeof name, "\"%s\"[%d]", key, i);
+            if (gs_json_int(e, name, 0, INT32_MAX, &id) != 0) { /* checked before the cast: 2^31 is no int32 */
                 free(*ids);
                 *ids = NULL;
-                return gs_fail("%s:%d: \"%s\"[%d]: a token id (a non-negative integer)", r->path, r->line, key, i);
+                return gs_fail_context("%s:%d: a token id: ", r->path, r->line);
             }
-            (*ids)[i++] = (int32_t)e->valuedouble;
+            (*ids)[i++] = (int32_t)id;
         }
     } else {
         return gs_fail("%s:%d: \"%s\" must be a text or an array of token ids", r->path, r->line, key);
@@ -61,9 +65,9 @@ static int one_token(const reader *r, const cJSON *j, const char *key, int32_t *
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
     if (!x) return gs_fail("%s:%d: no \"%s\" (one token: an id, a piece, or a text of one token)", r->path, r->line, key);
     if (cJSON_IsNumber(x)) {
-        if (x->valuedouble != (double)(int32_t)x->valuedouble || x->valuedouble < 0 || x->valuedouble >= r->V)
-            return gs_fail("%s:%d: \"%s\": a token id from 0 to %d", r->path, r->line, key, r->V - 1);
-        *id = (int32_t)x->valuedouble;
+        int64_t v;
+        if (gs_json_int(x, NULL, 0, r->V - 1, &v) != 0) return gs_fail_context("%s:%d: a token id: ", r->path, r->line);
+        *id = (int32_t)v;
         return 0;
     }
     if (!cJSON_IsString(x)) return gs_fail("%s:%d: \"%s\" must be a token id or a text", r->path, r->line, key);
@@ -103,8 +107,11 @@ static int grow(gs_patch_pairs *p, int *cap) {
 }
 
 static int add_line(const reader *r, const char *text, gs_patch_pairs *p, int *cap, int *first_line) {
-    cJSON *j = cJSON_Parse(text);
-    if (!j || !cJSON_IsObject(j)) {
+    char what[4200];
+    snprintf(what, sizeof what, "%s:%d", r->path, r->line);
+    cJSON *j = gs_json_parse_strict(text, strlen(text), what);
+    if (!j) return -1;
+    if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
         return gs_fail("%s:%d: not a JSON object", r->path, r->line);
     }

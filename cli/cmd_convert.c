@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "cli/commands.h"
 #include "engine/checkpoint/convert.h"
 
 static const char *help =
     "usage: gpnscope convert CHECKPOINT OUT.safetensors [--dtype keep|f32|bf16] [--force]\n"
-    "                        [--config CONFIG.json] [--meta KEY=VALUE]...\n\n"
+    "                        [--config CONFIG.json] [--meta KEY=VALUE]... [--allow-nonfinite]\n\n"
     "Convert a checkpoint into safetensors. The format is recognised from the\n"
     "file's bytes, not its name:\n"
     "  - the paper's companion JAX checkpoint.pkl (a pickle of {step,\n"
@@ -30,6 +31,8 @@ static const char *help =
     "                          float64 arrays become F32). For a .pt, f32/bf16\n"
     "                          cast floating tensors and keep integer ones.\n"
     "  --force                 replace OUT if it exists (never the input itself)\n"
+    "  --allow-nonfinite       write tensors that hold NaN or Inf (a diverged\n"
+    "                          run); without it such a tensor is refused\n"
     "  --config FILE           the companion's model config (the JSON object its\n"
     "                          config is built from: vocab_size, hidden_dim,\n"
     "                          n_layers, n_heads, ffn_dim, ...), written into the\n"
@@ -52,11 +55,15 @@ static char *config_meta(const char *path) {
     fclose(f);
     if (!text) { gs_fail("out of memory"); return NULL; }
     text[n] = 0;
-    cJSON *j = too_big ? NULL : cJSON_Parse(text);
+    if (too_big) { free(text); gs_fail("--config %s: larger than 1 MB", path); return NULL; }
+    char what[4200];
+    snprintf(what, sizeof what, "--config %s", path);
+    cJSON *j = gs_json_parse_strict(text, n, what);
     free(text);
-    if (!j || !cJSON_IsObject(j)) {
+    if (!j) return NULL;
+    if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
-        gs_fail("--config %s: %s", path, too_big ? "larger than 1 MB" : "not a JSON object");
+        gs_fail("--config %s: not a JSON object", path);
         return NULL;
     }
     char *compact = cJSON_PrintUnformatted(j);
@@ -77,6 +84,7 @@ int cmd_convert(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(help, stdout); return 0; }
         if (!strcmp(argv[i], "--force")) { o.force = 1; continue; }
+        if (!strcmp(argv[i], "--allow-nonfinite")) { o.allow_nonfinite = 1; continue; }
         if (!strcmp(argv[i], "--meta")) {
             if (i + 1 >= argc || o.n_meta == 64) { fprintf(stderr, "gpnscope convert: --meta needs KEY=VALUE (at most 64)\n"); return 2; }
             meta[o.n_meta++] = argv[++i];

@@ -125,6 +125,12 @@ row "hostile PyTorch checkpoints" "\`tests/unit/test_torch_zip.c\`: path travers
 r="$(run_test cli_convert)"
 row "hostile pickles and archives (gpnscope convert)" "\`tests/cli/convert.sh\`: pickles that reference os.system, eval and other globals; a traversal zip and a 100 MB deflate bomb; an output that is the input (also through a symlink), or exists without --force" "refused, nothing runs, input and existing output unchanged; $(checks cli_convert)" "$r"
 
+r="$(run_test cli_convert_hostile)"
+row "hostile checkpoints and configs, round three (issue 35.2, 35.4, 35.8, 35.10, 35.13)" "\`tests/cli/convert_hostile.sh\`: a .pt of 8 deflated storages of 64 MiB each under tensors of one element; a safetensors header of 400000 names; \`--config\` with text after the object, \`\"n_heads\\u0000x\"\`, \`1e999\`; \`n_heads\` 1e300, 2^63, 1e20, 2^31; \`layer_norm_eps\` 1e300; token ids 2^31 and 1e300 in prompt pairs; a NaN tensor; a tensor named \`__metadata__\`; a \`__metadata__\` of objects; the legacy torch.save format" \
+    "each refused in one line naming the key, offset or tensor; the amplification archive from its zip directory (\`$(grab cli_convert_hostile 'peak RSS [0-9]+ MB')\`), the 400000 names answered in seconds; \`--allow-nonfinite\` converts the NaN tensor; $(checks cli_convert_hostile)" "$r"
+r="$(run_test test_json_strict)"
+row "strict JSON in every user file (issue 35.4, 35.10)" "\`tests/unit/test_json_strict.c\`: text after the value, a NUL key and string (escaped and raw), 1e999 and -1e999 deep in arrays, the integer and real readers on 1e300, 2^63, 1e20, 2^31" \
+    "refused in one line naming the offset, the key or the path, nothing cast out of range (the ASan/UBSan build passes it); $(checks test_json_strict)" "$r"
 echo "== the command line under valgrind"
 BUILD_DIR="$build" VALGRIND_SUMMARY="$tmp/valgrind.tsv" "$root/scripts/valgrind-e2e.sh" || failed=1
 
@@ -195,8 +201,9 @@ describe() { # the first sentence of a fuzz target's header comment
   echo "- The pickle reader refuses, rather than reads, what checkpoints do not use:"
   echo "  INST/OBJ, the extension registry, out-of-band buffers, integers beyond"
   echo "  64 bits as shapes, and Python 2 strings with non-ASCII bytes."
-  echo "- A PyTorch checkpoint's storages are read into memory whole: converting needs"
-  echo "  about the checkpoint's size in RAM."
+  echo "- A PyTorch checkpoint's storages are read into memory as far as its tensors"
+  echo "  reach (at most 4 times the archive + 1 MiB; docs/engine.md): converting needs"
+  echo "  about the checkpoint's size in RAM, plus copies of strided or cast tensors."
   echo "- A -wal beside a store that no process holds is judged before any connection"
   echo "  may fold it in (store/wal_check.c): read through it, the store must be SQLite's"
   echo "  \\`quick_check\\` clean and keep every model and run of the main file. That costs"

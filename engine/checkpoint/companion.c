@@ -64,6 +64,7 @@ static int seen_before(leaves *ls, const pk_value *v) {
 }
 
 static int add(leaves *ls, const char *name, const pk_value *v) {
+    if (ls->n == ST_MAX_TENSORS) return gs_fail("more than %d parameters: at most %d tensors are read", ST_MAX_TENSORS, ST_MAX_TENSORS);
     if (ls->n == ls->cap) {
         size_t cap = ls->cap ? 2 * ls->cap : 64;
         leaf *l = realloc(ls->l, cap * sizeof *l);

@@ -3,6 +3,7 @@
 #include "engine/checkpoint/convert.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +36,17 @@ static int companion_dtype(const char *name, ck_array *a, ck_dtype_mode mode) {
     return gs_fail("parameter %s has dtype %s; a floating dtype is needed", name, st_dtype_name(a->dtype));
 }
 
-static int add_sorted(st_writer *w, entry *e, int n) {
+/* Sorted by name into w; NaN or Inf refused unless allowed. */
+static int add_sorted(st_writer *w, entry *e, int n, int allow_nonfinite) {
     qsort(e, (size_t)n, sizeof *e, entry_cmp);
     for (int i = 0; i < n; i++) {
         if (i && !strcmp(e[i].name, e[i - 1].name)) return gs_fail("tensor '%s' appears twice", e[i].name);
+        if (!strcmp(e[i].name, "__metadata__"))
+            return gs_fail("a tensor is named '__metadata__', the key safetensors keeps for metadata: it cannot be written (rename it)");
+        int64_t bad = allow_nonfinite ? 0 : ck_array_nonfinite(e[i].a);
+        if (bad)
+            return gs_fail("tensor '%s' holds %" PRId64 " of %" PRId64 " values that are NaN or infinite (a diverged run?); "
+                           "--allow-nonfinite converts it anyway", e[i].name, bad, e[i].a->numel);
         if (st_writer_add(w, e[i].name, e[i].a->dtype, e[i].a->ndim, e[i].a->shape, e[i].a->data) != 0) return -1;
     }
     return 0;
@@ -85,7 +93,8 @@ typedef struct {
     int gpn; /* a companion model: check the output with gpn_model_load */
 } source;
 
-static int read_pickle(source *s, st_writer *w, ck_dtype_mode mode, char *summary, size_t cap) {
+static int read_pickle(source *s, st_writer *w, const ck_convert_opts *o, char *summary, size_t cap) {
+    ck_dtype_mode mode = o->dtype;
     if (!(s->doc = pk_load(s->map, s->map_size, NULL))) return -1;
     if (ck_companion_read(pk_root(s->doc), base_name(s->in), s->map_size, &s->comp) != 0) { s->have_comp = 1; return -1; }
     s->have_comp = 1;
@@ -96,7 +105,7 @@ static int read_pickle(source *s, st_writer *w, ck_dtype_mode mode, char *summar
         s->e[i] = (entry){c->names[i], &c->arrays[i]};
     }
     s->n = c->n;
-    if (add_sorted(w, s->e, s->n) != 0) return -1;
+    if (add_sorted(w, s->e, s->n, o->allow_nonfinite) != 0) return -1;
     for (int i = 0; i < c->n_meta; i++)
         if (st_writer_meta(w, c->meta_keys[i], c->meta_values[i]) != 0) return -1;
     snprintf(summary, cap, "%s, %d tensors%s", c->arch, c->n, c->optimizer_skipped ? ", optimizer state skipped" : "");
@@ -104,7 +113,8 @@ static int read_pickle(source *s, st_writer *w, ck_dtype_mode mode, char *summar
     return 0;
 }
 
-static int read_torch(source *s, st_writer *w, ck_dtype_mode mode, char *summary, size_t cap) {
+static int read_torch(source *s, st_writer *w, const ck_convert_opts *o, char *summary, size_t cap) {
+    ck_dtype_mode mode = o->dtype;
     if (!(s->torch = torch_ckpt_open(s->in, NULL))) return -1;
     torch_ckpt *t = s->torch;
     if (!(s->e = calloc((size_t)t->n_tensors + 1, sizeof *s->e))) return gs_fail("out of memory");
@@ -115,7 +125,7 @@ static int read_torch(source *s, st_writer *w, ck_dtype_mode mode, char *summary
         s->e[i] = (entry){t->tensors[i].name, a};
     }
     s->n = t->n_tensors;
-    if (add_sorted(w, s->e, s->n) != 0) return -1;
+    if (add_sorted(w, s->e, s->n, o->allow_nonfinite) != 0) return gs_fail_context("%s: ", s->in);
     char sha[GS_HASH_HEX], step[32];
     if (gs_hash_file(s->in, sha) != 0) return -1;
     if (st_writer_meta(w, "format", "pytorch") != 0 || st_writer_meta(w, "source", base_name(s->in)) != 0 ||
@@ -180,10 +190,16 @@ int ck_convert(const char *in, const char *out, const ck_convert_opts *o, char *
     }
     close(fd);
     if (!(w = st_writer_new())) goto done;
+    if (torch_legacy_sniff(s.map, s.map_size)) {
+        gs_fail("%s: a PyTorch checkpoint in the legacy format (torch.save before PyTorch 1.6, or with "
+                "_use_new_zipfile_serialization=False), which is not read: save it again with torch.save in PyTorch 1.6 or "
+                "later (the zip format), then convert that", in);
+        goto done;
+    }
     if (torch_zip_sniff(s.map, s.map_size)) {
-        if (read_torch(&s, w, o->dtype, summary, cap) != 0) goto done;
+        if (read_torch(&s, w, o, summary, cap) != 0) goto done;
     } else if (pickle_sniff(s.map, s.map_size)) {
-        if (read_pickle(&s, w, o->dtype, summary, cap) != 0) { gs_fail_context("%s: ", in); goto done; }
+        if (read_pickle(&s, w, o, summary, cap) != 0) { gs_fail_context("%s: ", in); goto done; }
     } else {
         gs_fail("%s: not a checkpoint: neither a zip archive (torch.save) nor a pickle (%zu bytes, first byte 0x%02x)", in, s.map_size,
                 s.map_size ? s.map[0] : 0);

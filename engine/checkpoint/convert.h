@@ -15,7 +15,11 @@
  *
  * checkpoint.pt: every tensor of the state dict by name, in its stored dtype
  * (keep) or with floating tensors cast to F32/BF16; metadata format=pytorch,
- * source, source_sha256, source_step when the companion layout has one. */
+ * source, source_sha256, source_step when the companion layout has one.
+ *
+ * Either way a floating tensor holding NaN or Inf (a diverged run) is refused
+ * unless allow_nonfinite; a tensor named __metadata__ (safetensors' key for
+ * metadata) and the legacy non-zip torch.save format are refused, saying so. */
 #ifndef GS_ENGINE_CHECKPOINT_CONVERT_H
 #define GS_ENGINE_CHECKPOINT_CONVERT_H
 
@@ -30,6 +34,7 @@ typedef enum { CK_KEEP, CK_F32, CK_BF16 } ck_dtype_mode;
 typedef struct {
     ck_dtype_mode dtype;
     int force;              /* replace an existing output */
+    int allow_nonfinite;    /* write tensors holding NaN or Inf (else refused) */
     const char *const *meta; /* "KEY=VALUE" pairs added to __metadata__ last (they win) */
     int n_meta;
 } ck_convert_opts;

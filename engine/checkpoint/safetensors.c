@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* hsearch_r: the names' hash table */
 #include "engine/checkpoint/safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -5,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "base/text.h"
 #include "base/half.h"
 
@@ -48,6 +51,8 @@ void safetensors_close(st_file *f) {
     if (!f) return;
     for (int i = 0; i < f->n_tensors; i++) free(f->tensors[i].name);
     for (int i = 0; i < f->n_meta; i++) { free(f->meta_keys[i]); free(f->meta_values[i]); }
+    if (f->index) hdestroy_r(f->index);
+    free(f->index);
     free(f->tensors);
     free(f->meta_keys);
     free(f->meta_values);
@@ -108,7 +113,9 @@ static int parse_tensor(const cJSON *item, st_tensor *t, uint64_t data_size, uin
 }
 
 static int parse_metadata(st_file *f, const cJSON *meta) {
-    if (!cJSON_IsObject(meta)) return gs_fail("__metadata__ is not a JSON object");
+    if (!cJSON_IsObject(meta))
+        return gs_fail("__metadata__ is a JSON %s: safetensors keeps there an object of text values (\"key\": \"value\")",
+                       cJSON_IsArray(meta) ? "array" : cJSON_IsString(meta) ? "string" : cJSON_IsNumber(meta) ? "number" : "value");
     /* JSON allows a key twice; a second table would be written past the first's end */
     if (f->meta_keys) return gs_fail("__metadata__ appears twice");
     int n = cJSON_GetArraySize(meta);
@@ -117,7 +124,9 @@ static int parse_metadata(st_file *f, const cJSON *meta) {
     if (!f->meta_keys || !f->meta_values) return gs_fail("out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, meta) {
-        if (!cJSON_IsString(it)) return gs_fail("__metadata__ value for '%s' is not a string", it->string);
+        if (!cJSON_IsString(it))
+            return gs_fail("__metadata__ value for '%s' is not a string: safetensors metadata holds text values only (a config "
+                           "as JSON text, e.g. \"config\": \"{\\\"n_heads\\\": 2}\")", it->string);
         f->meta_keys[f->n_meta] = strdup(it->string);
         f->meta_values[f->n_meta] = strdup(it->valuestring);
         f->n_meta++;
@@ -125,31 +134,44 @@ static int parse_metadata(st_file *f, const cJSON *meta) {
     return 0;
 }
 
+/* The names' hash table (hsearch_r): the duplicate check and safetensors_find
+ * in constant time, whatever the number of tensors. */
+static int index_name(st_file *f, int i) {
+    ENTRY e = {f->tensors[i].name, (void *)(intptr_t)i}, *found = NULL;
+    if (!hsearch_r(e, ENTER, &found, f->index)) return gs_fail("out of memory");
+    if ((intptr_t)found->data != i) return gs_fail("tensor '%s' appears twice", f->tensors[i].name);
+    return 0;
+}
+
 static int parse_header(st_file *f, const char *json, size_t len, uint64_t data_size) {
-    cJSON *root = cJSON_ParseWithLength(json, len);
-    if (!root) return gs_fail("header is not valid JSON (near byte %td)", cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - json : 0);
+    cJSON *root = gs_json_parse_strict(json, len, "header");
+    if (!root) return -1;
     int rc = 0;
     span *spans = NULL;
     if (!cJSON_IsObject(root)) { rc = gs_fail("header is not a JSON object"); goto done; }
     int n = cJSON_GetArraySize(root);
+    if (n > ST_MAX_TENSORS + 1) {
+        rc = gs_fail("header lists %d entries: at most %d tensors are read (a hostile header?)", n, ST_MAX_TENSORS);
+        goto done;
+    }
     f->tensors = calloc((size_t)n + 1, sizeof *f->tensors);
     spans = calloc((size_t)n + 1, sizeof *spans);
-    if (!f->tensors || !spans) { rc = gs_fail("out of memory"); goto done; }
+    f->index = calloc(1, sizeof(struct hsearch_data));
+    if (!f->tensors || !spans || !f->index || !hcreate_r(2 * (size_t)n + 1, f->index)) { rc = gs_fail("out of memory"); goto done; }
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
         if (strcmp(item->string, "__metadata__") == 0) {
             if ((rc = parse_metadata(f, item)) != 0) goto done;
             continue;
         }
-        for (int i = 0; i < f->n_tensors; i++)
-            if (strcmp(f->tensors[i].name, item->string) == 0) { rc = gs_fail("tensor '%s' appears twice", item->string); goto done; }
         st_tensor *t = &f->tensors[f->n_tensors];
         uint64_t b = 0, e = 0;
         if ((rc = parse_tensor(item, t, data_size, &b, &e)) != 0) goto done;
-        t->name = strdup(item->string);
+        if (!(t->name = strdup(item->string))) { rc = gs_fail("out of memory"); goto done; }
         t->data = (const char *)f->map + 8 + len + b;
         spans[f->n_tensors] = (span){b, e, f->n_tensors};
         f->n_tensors++;
+        if ((rc = index_name(f, f->n_tensors - 1)) != 0) goto done;
     }
     qsort(spans, (size_t)f->n_tensors, sizeof *spans, span_cmp);
     for (int i = 1; i < f->n_tensors; i++) {
@@ -235,9 +257,8 @@ fail:
 }
 
 const st_tensor *safetensors_find(const st_file *f, const char *name) {
-    for (int i = 0; i < f->n_tensors; i++)
-        if (strcmp(f->tensors[i].name, name) == 0) return &f->tensors[i];
-    return NULL;
+    ENTRY e = {(char *)name, NULL}, *found = NULL;
+    return hsearch_r(e, FIND, &found, f->index) ? &f->tensors[(intptr_t)found->data] : NULL;
 }
 
 const char *safetensors_meta(const st_file *f, const char *key) {

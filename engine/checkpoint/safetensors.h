@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #define ST_MAX_DIMS 8
+/* A checkpoint with more tensors is refused (the largest models have a few
+ * thousand; docs/reliability.md). */
+#define ST_MAX_TENSORS (1 << 20)
 
 typedef enum { ST_F32, ST_F16, ST_BF16, ST_F64, ST_I32, ST_I64, ST_U32, ST_U8, ST_I8, ST_I16, ST_U16, ST_BOOL, ST_U64 } st_dtype;
 
@@ -34,6 +37,7 @@ typedef struct {
     int n_tensors;
     char **meta_keys, **meta_values; /* __metadata__ (string -> string) */
     int n_meta;
+    void *index; /* name -> tensor (a hsearch_r table) */
 } st_file;
 
 st_file *safetensors_open(const char *path);

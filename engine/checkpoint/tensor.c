@@ -2,6 +2,7 @@
 #include "engine/checkpoint/tensor.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,16 +38,15 @@ static void put_elem(unsigned char *dst, const unsigned char *src, size_t es, in
     for (size_t k = 0; k < es; k++) dst[k] = src[es - 1 - k];
 }
 
-int ck_array_gather(ck_array *a, const unsigned char *src, size_t src_bytes, int64_t offset, const int64_t *stride, int swap) {
-    size_t es = st_dtype_size(a->dtype);
-    if (es == 1) swap = 0;
+int ck_array_reach(const ck_array *a, uint64_t elems, int64_t offset, const int64_t *stride, uint64_t *end, int *contiguous) {
     if (offset < 0) return gs_fail("negative storage offset %" PRId64, offset);
-    if (a->numel == 0) { a->data = src; return 0; }
+    *end = 0;
+    *contiguous = 1;
+    if (a->numel == 0) return 0;
     /* the last element any index reaches, checked before anything is read;
      * every step stays below the storage's element count, so nothing wraps */
-    uint64_t elems = src_bytes / es, last = (uint64_t)offset;
+    uint64_t last = (uint64_t)offset;
     if (last >= elems) return gs_fail("the storage offset %" PRId64 " is past its %" PRIu64 " elements", offset, elems);
-    int contiguous = 1;
     int64_t expect = 1;
     for (int i = a->ndim - 1; i >= 0; i--) {
         if (stride[i] < 0) return gs_fail("negative stride %" PRId64, stride[i]);
@@ -55,9 +55,20 @@ int ck_array_gather(ck_array *a, const unsigned char *src, size_t src_bytes, int
             return gs_fail("the tensor reaches past its storage's %" PRIu64 " elements (offset %" PRId64 ", size %" PRId64
                            ", stride %" PRId64 " in dimension %d)", elems, offset, a->shape[i], stride[i], i);
         last += span * (uint64_t)stride[i];
-        if (a->shape[i] != 1 && stride[i] != expect) contiguous = 0;
+        if (a->shape[i] != 1 && stride[i] != expect) *contiguous = 0;
         expect *= a->shape[i];
     }
+    *end = last + 1;
+    return 0;
+}
+
+int ck_array_gather(ck_array *a, const unsigned char *src, size_t src_bytes, int64_t offset, const int64_t *stride, int swap) {
+    size_t es = st_dtype_size(a->dtype);
+    if (es == 1) swap = 0;
+    uint64_t end;
+    int contiguous;
+    if (ck_array_reach(a, src_bytes / es, offset, stride, &end, &contiguous) != 0) return -1;
+    if (a->numel == 0) { a->data = src; return 0; }
     const unsigned char *base = src + (size_t)offset * es;
     if (contiguous && !swap) { a->data = base; return 0; }
     unsigned char *out = malloc(a->nbytes);
@@ -98,6 +109,15 @@ static double elem_f64(st_dtype t, const unsigned char *p) {
     case ST_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
     }
     return 0;
+}
+
+int64_t ck_array_nonfinite(const ck_array *a) {
+    if (a->dtype != ST_F32 && a->dtype != ST_F64 && a->dtype != ST_F16 && a->dtype != ST_BF16) return 0;
+    size_t es = st_dtype_size(a->dtype);
+    const unsigned char *p = a->data;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < a->numel; i++) bad += !isfinite(elem_f64(a->dtype, p + (size_t)i * es));
+    return bad;
 }
 
 int ck_array_cast(ck_array *a, st_dtype to) {

@@ -11,10 +11,16 @@
 #include "base/error.h"
 
 struct torch_storage {
-    int loaded, dtype;
+    int loaded, dtype, referenced, deflated;
+    uint64_t size; /* as the zip directory declares it */
+    uint64_t need; /* the prefix the kept tensors reach: all that is read */
     unsigned char *data;
     size_t n;
 };
+
+/* Bytes that deflated storages may hold beyond what their tensors reach
+ * (views of a re-compressed archive); more is refused, never inflated. */
+#define TORCH_DEFLATED_UNUSED (1u << 20)
 
 void torch_default_limits(torch_limits *lim) {
     pk_default_limits(&lim->pickle);
@@ -24,6 +30,12 @@ void torch_default_limits(torch_limits *lim) {
 }
 
 int torch_zip_sniff(const void *head, size_t n) { return n >= 4 && memcmp(head, "PK\3\4", 4) == 0; }
+
+int torch_legacy_sniff(const void *head, size_t n) {
+    /* PROTO 2, LONG1 of 10 bytes: torch/serialization.py's MAGIC_NUMBER 0x1950a86a20f9469cfc6c */
+    static const unsigned char magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+    return n >= sizeof magic && memcmp(head, magic, sizeof magic) == 0;
+}
 
 /* An entry name that stays inside the archive's folder. */
 static int safe_name(const char *s) {
@@ -40,36 +52,48 @@ static int safe_name(const char *s) {
     return 1;
 }
 
-/* Read entry i whole: exactly its declared size, no more. */
-static int read_entry(torch_ckpt *c, const torch_limits *lim, zip_uint64_t i, uint64_t cap, unsigned char **out, size_t *n) {
+/* Entry i's directory record, checked: stored, or deflated under the cap. */
+static int entry_stat(torch_ckpt *c, const torch_limits *lim, zip_uint64_t i, zip_stat_t *st) {
+    zip_t *z = c->zip;
+    const char *name = zip_get_name(z, i, ZIP_FL_ENC_RAW);
+    if (zip_stat_index(z, i, 0, st) != 0) return gs_fail("%s: %s", name, zip_strerror(z));
+    zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+    if ((st->valid & need) != need) return gs_fail("%s: the zip directory lacks its sizes", name);
+    if ((st->valid & ZIP_STAT_ENCRYPTION_METHOD) && st->encryption_method != ZIP_EM_NONE) return gs_fail("%s: encrypted entry", name);
+    if (st->comp_method == ZIP_CM_STORE) {
+        if (st->comp_size != st->size)
+            return gs_fail("%s: a stored entry of %" PRIu64 " bytes declares %" PRIu64 " bytes of data", name, (uint64_t)st->size,
+                           (uint64_t)st->comp_size);
+    } else if (st->comp_method == ZIP_CM_DEFLATE) {
+        if (st->size > lim->max_inflated)
+            return gs_fail("%s: a deflated entry of %" PRIu64 " bytes (from %" PRIu64 ") exceeds the %" PRIu64
+                           "-byte cap (torch.save stores entries uncompressed; a zip bomb?)",
+                           name, (uint64_t)st->size, (uint64_t)st->comp_size, lim->max_inflated);
+    } else {
+        return gs_fail("%s: compression method %d is not supported (only stored or deflated entries)", name, (int)st->comp_method);
+    }
+    if (st->size > SIZE_MAX - 1) return gs_fail("%s: too large", name);
+    return 0;
+}
+
+/* Read entry i: whole (want >= its size: exactly its declared size, no
+ * more), or only its first want bytes, inflating nothing past them. */
+static int read_entry(torch_ckpt *c, const torch_limits *lim, zip_uint64_t i, uint64_t cap, uint64_t want, unsigned char **out,
+                      size_t *n) {
     zip_t *z = c->zip;
     zip_stat_t st;
     const char *name = zip_get_name(z, i, ZIP_FL_ENC_RAW);
-    if (zip_stat_index(z, i, 0, &st) != 0) return gs_fail("%s: %s", name, zip_strerror(z));
-    zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
-    if ((st.valid & need) != need) return gs_fail("%s: the zip directory lacks its sizes", name);
-    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE) return gs_fail("%s: encrypted entry", name);
-    if (st.comp_method == ZIP_CM_STORE) {
-        if (st.comp_size != st.size)
-            return gs_fail("%s: a stored entry of %" PRIu64 " bytes declares %" PRIu64 " bytes of data", name, (uint64_t)st.size,
-                           (uint64_t)st.comp_size);
-    } else if (st.comp_method == ZIP_CM_DEFLATE) {
-        if (st.size > lim->max_inflated)
-            return gs_fail("%s: a deflated entry of %" PRIu64 " bytes (from %" PRIu64 ") exceeds the %" PRIu64
-                           "-byte cap (torch.save stores entries uncompressed; a zip bomb?)",
-                           name, (uint64_t)st.size, (uint64_t)st.comp_size, lim->max_inflated);
-    } else {
-        return gs_fail("%s: compression method %d is not supported (only stored or deflated entries)", name, (int)st.comp_method);
-    }
+    if (entry_stat(c, lim, i, &st) != 0) return -1;
     if (st.size > cap) return gs_fail("%s: %" PRIu64 " bytes exceed the %" PRIu64 "-byte limit", name, (uint64_t)st.size, cap);
-    if (st.size > SIZE_MAX - 1) return gs_fail("%s: too large", name);
-    unsigned char *buf = malloc((size_t)st.size + 1);
-    if (!buf) return gs_fail("%s: out of memory (%" PRIu64 " bytes)", name, (uint64_t)st.size);
+    int whole = want >= st.size;
+    zip_uint64_t size = whole ? st.size : want, ask = whole ? size + 1 : size;
+    unsigned char *buf = malloc((size_t)size + 1);
+    if (!buf) return gs_fail("%s: out of memory (%" PRIu64 " bytes)", name, (uint64_t)size);
     zip_file_t *f = zip_fopen_index(z, i, 0);
     if (!f) { free(buf); return gs_fail("%s: %s", name, zip_strerror(z)); }
     zip_int64_t got = 0;
-    while ((zip_uint64_t)got < st.size + 1) {
-        zip_int64_t k = zip_fread(f, buf + got, st.size + 1 - (zip_uint64_t)got);
+    while ((zip_uint64_t)got < ask) {
+        zip_int64_t k = zip_fread(f, buf + got, ask - (zip_uint64_t)got);
         if (k < 0) {
             gs_fail("%s: %s", name, zip_file_strerror(f));
             zip_fclose(f);
@@ -80,13 +104,13 @@ static int read_entry(torch_ckpt *c, const torch_limits *lim, zip_uint64_t i, ui
         got += k;
     }
     zip_fclose(f);
-    if ((zip_uint64_t)got != st.size) {
+    if ((zip_uint64_t)got != size) {
         free(buf);
         return gs_fail("%s: holds %s than its declared %" PRIu64 " bytes (truncated or forged)", name,
-                       (zip_uint64_t)got < st.size ? "fewer bytes" : "more bytes", (uint64_t)st.size);
+                       (zip_uint64_t)got < size ? "fewer bytes" : "more bytes", (uint64_t)st.size);
     }
     *out = buf;
-    *n = (size_t)st.size;
+    *n = (size_t)size;
     return 0;
 }
 
@@ -133,7 +157,7 @@ static int read_byteorder(torch_ckpt *c, const torch_limits *lim) {
     if (i < 0) return 0; /* before PyTorch 1.10: little-endian */
     unsigned char *b;
     size_t n;
-    if (read_entry(c, lim, (zip_uint64_t)i, 16, &b, &n) != 0) return -1;
+    if (read_entry(c, lim, (zip_uint64_t)i, 16, UINT64_MAX, &b, &n) != 0) return -1;
     int rc = 0;
     if (n == 6 && !memcmp(b, "little", 6)) c->big_endian = 0;
     else if (n == 3 && !memcmp(b, "big", 3)) c->big_endian = 1;
@@ -142,7 +166,8 @@ static int read_byteorder(torch_ckpt *c, const torch_limits *lim) {
     return rc;
 }
 
-/* The storage a persistent id names: ('storage', torch.XStorage, key, location, numel). */
+/* The storage a persistent id names: ('storage', torch.XStorage, key, location, numel),
+ * checked against its zip directory record (nothing is read yet). */
 static int storage_of(torch_ckpt *c, const torch_limits *lim, const pk_value *pid, torch_storage **out) {
     if (pid->kind != PK_PERSID || pid->u.pid->kind != PK_TUPLE || pid->u.pid->u.seq.n != 5)
         return gs_fail("the tensor's storage is not a persistent id ('storage', type, key, location, size)");
@@ -164,16 +189,19 @@ static int storage_of(torch_ckpt *c, const torch_limits *lim, const pk_value *pi
     torch_storage *s = &c->storages[i];
     int dtype = t[1]->u.glob.dtype;
     size_t es = st_dtype_size((st_dtype)dtype);
-    if (!s->loaded) {
-        if (read_entry(c, lim, (zip_uint64_t)i, UINT64_MAX, &s->data, &s->n) != 0) return -1;
-        s->loaded = 1;
+    if (!s->referenced) {
+        zip_stat_t st;
+        if (entry_stat(c, lim, (zip_uint64_t)i, &st) != 0) return -1;
+        s->referenced = 1;
         s->dtype = dtype;
+        s->size = st.size;
+        s->deflated = st.comp_method == ZIP_CM_DEFLATE;
     } else if (s->dtype != dtype) {
         return gs_fail("storage %s is used as both %s and %s", rel, st_dtype_name((st_dtype)s->dtype), st_dtype_name((st_dtype)dtype));
     }
-    if ((uint64_t)numel > SIZE_MAX / es || s->n != (size_t)numel * es)
-        return gs_fail("storage %s holds %zu bytes; its persistent id declares %" PRId64 " x %s (%zu bytes each)", rel, s->n, numel,
-                       st_dtype_name((st_dtype)dtype), es);
+    if ((uint64_t)numel > SIZE_MAX / es || s->size != (uint64_t)numel * es)
+        return gs_fail("storage %s holds %" PRIu64 " bytes; its persistent id declares %" PRId64 " x %s (%zu bytes each)", rel, s->size,
+                       numel, st_dtype_name((st_dtype)dtype), es);
     *out = s;
     return 0;
 }
@@ -187,23 +215,24 @@ static int int_tuple(const pk_value *v, int64_t *out, int *n, const char *what) 
     return 0;
 }
 
-/* _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks[, metadata]) */
-static int tensor_of(torch_ckpt *c, const torch_limits *lim, const pk_value *v, ck_array *a, uint64_t *total, uint64_t cap) {
+/* _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks[, metadata]):
+ * a's shape, the storage, and where in it the tensor lies. */
+typedef struct {
+    torch_storage *s;
+    int64_t offset, stride[ST_MAX_DIMS];
+} tensor_ref;
+
+static int tensor_of(torch_ckpt *c, const torch_limits *lim, const pk_value *v, ck_array *a, tensor_ref *r) {
     pk_value **arg = v->u.obj.args->u.seq.v;
-    torch_storage *s = NULL;
-    int64_t offset, shape[ST_MAX_DIMS], stride[ST_MAX_DIMS];
+    int64_t shape[ST_MAX_DIMS];
     int nd = 0, ns = 0;
     memset(a, 0, sizeof *a);
-    if (storage_of(c, lim, arg[0], &s) != 0) return -1;
-    if (pk_int(arg[1], &offset) != 0) return gs_fail("the storage offset is not an integer");
-    if (int_tuple(arg[2], shape, &nd, "size") != 0 || int_tuple(arg[3], stride, &ns, "stride") != 0) return -1;
+    if (storage_of(c, lim, arg[0], &r->s) != 0) return -1;
+    if (pk_int(arg[1], &r->offset) != 0) return gs_fail("the storage offset is not an integer");
+    if (int_tuple(arg[2], shape, &nd, "size") != 0 || int_tuple(arg[3], r->stride, &ns, "stride") != 0) return -1;
     if (nd != ns) return gs_fail("the tensor has %d sizes but %d strides", nd, ns);
-    a->dtype = (st_dtype)s->dtype;
-    if (ck_array_shape(a, nd, shape) != 0) return -1;
-    *total += a->nbytes;
-    if (*total > cap)
-        return gs_fail("the tensors add up to more than %" PRIu64 " bytes, 4 times the archive (one storage under many names?)", cap);
-    return ck_array_gather(a, s->data, s->n, offset, stride, c->big_endian);
+    a->dtype = (st_dtype)r->s->dtype;
+    return ck_array_shape(a, nd, shape);
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(((const ck_named *)a)->name, ((const ck_named *)b)->name); }
@@ -221,6 +250,26 @@ static int check_unique(const torch_ckpt *c) {
     return rc;
 }
 
+/* What the tensors need, before anything is inflated: each storage's prefix
+ * they reach, in all at most cap; and deflated storages may hold little
+ * more than that prefix, so an archive of small entries that inflate to much
+ * more than the tensors use (a zip bomb) is refused from its directory. */
+static int check_plan(const torch_ckpt *c, uint64_t cap) {
+    uint64_t need = 0, unused = 0, deflated = 0;
+    for (uint64_t i = 0; i < c->n_entries; i++) {
+        const torch_storage *s = &c->storages[i];
+        if (!s->referenced) continue;
+        need += s->need;
+        if (s->deflated) deflated += s->size, unused += s->size - s->need;
+    }
+    if (need > cap)
+        return gs_fail("the tensors reach %" PRIu64 " bytes of their storages, more than %" PRIu64 " (4 times the archive)", need, cap);
+    if (unused > TORCH_DEFLATED_UNUSED)
+        return gs_fail("deflated storages inflate to %" PRIu64 " bytes, %" PRIu64 " of which no tensor uses; refusing them "
+                       "(torch.save stores entries uncompressed: a zip bomb?)", deflated, unused);
+    return 0;
+}
+
 static int read_state_dict(torch_ckpt *c, const torch_limits *lim, uint64_t file_bytes) {
     const pk_value *root = pk_root(c->doc), *sd = root;
     if (root->kind != PK_DICT) return gs_fail("data.pkl holds a %s, not a state dict", pk_kind_name(root));
@@ -231,24 +280,52 @@ static int read_state_dict(torch_ckpt *c, const torch_limits *lim, uint64_t file
         c->has_step = pk_int(pk_dict_get(root, "step"), &c->step) == 0;
     }
     size_t n = sd->u.seq.n / 2;
+    if (n > ST_MAX_TENSORS) return gs_fail("the state dict holds %zu entries: at most %d tensors are read", n, ST_MAX_TENSORS);
     /* views and tied weights may share a storage, but not without bound: a
      * tensor shared through the memo under many names would multiply it */
     uint64_t total = 0, cap = 4 * file_bytes + (1u << 20);
     c->tensors = calloc(n + 1, sizeof *c->tensors);
-    if (!c->tensors) return gs_fail("out of memory");
+    tensor_ref *refs = calloc(n + 1, sizeof *refs);
+    if (!c->tensors || !refs) { free(refs); return gs_fail("out of memory"); }
+    /* first every tensor's shape and reach, from the pickle and the zip directory */
     for (size_t i = 0; i < n; i++) {
         const pk_value *k = sd->u.seq.v[2 * i], *v = sd->u.seq.v[2 * i + 1];
-        if (k->kind != PK_STR) return gs_fail("a state dict key is a %s, not a string", pk_kind_name(k));
+        if (k->kind != PK_STR) { free(refs); return gs_fail("a state dict key is a %s, not a string", pk_kind_name(k)); }
         if (v->kind != PK_OBJECT || v->u.obj.g != PK_G_TORCH_REBUILD) { c->n_skipped++; continue; }
         ck_named *t = &c->tensors[c->n_tensors];
-        if (memchr(k->u.s.p, 0, k->u.s.n)) return gs_fail("a tensor name holds a NUL byte");
-        if (tensor_of(c, lim, v, &t->a, &total, cap) != 0) return gs_fail_context("tensor '%.*s': ", (int)k->u.s.n, (const char *)k->u.s.p);
-        t->name = strndup((const char *)k->u.s.p, k->u.s.n);
-        if (!t->name) { ck_array_free(&t->a); return gs_fail("out of memory"); }
+        tensor_ref *r = &refs[c->n_tensors];
+        uint64_t end;
+        int contiguous;
+        if (memchr(k->u.s.p, 0, k->u.s.n)) { free(refs); return gs_fail("a tensor name holds a NUL byte"); }
+        if (!(t->name = strndup((const char *)k->u.s.p, k->u.s.n))) { free(refs); return gs_fail("out of memory"); }
         c->n_tensors++;
+        if (tensor_of(c, lim, v, &t->a, r) != 0 ||
+            ck_array_reach(&t->a, r->s->size / st_dtype_size(t->a.dtype), r->offset, r->stride, &end, &contiguous) != 0) {
+            free(refs);
+            return gs_fail_context("tensor '%s': ", t->name);
+        }
+        uint64_t es = st_dtype_size(t->a.dtype);
+        if (end * es > r->s->need) r->s->need = end * es;
+        total += t->a.nbytes;
+        if (total > cap) {
+            free(refs);
+            return gs_fail("tensor '%s': the tensors add up to more than %" PRIu64 " bytes, 4 times the archive (one storage under "
+                           "many names?)", t->name, cap);
+        }
     }
-    if (c->n_tensors == 0) return gs_fail("the state dict holds no tensors");
-    return check_unique(c);
+    if (c->n_tensors == 0) { free(refs); return gs_fail("the state dict holds no tensors"); }
+    int rc = check_plan(c, cap);
+    /* then the storages, each read only as far as its tensors reach */
+    for (int i = 0; rc == 0 && i < c->n_tensors; i++) {
+        ck_named *t = &c->tensors[i];
+        torch_storage *s = refs[i].s;
+        zip_uint64_t e = (zip_uint64_t)(s - c->storages);
+        if (!s->loaded && read_entry(c, lim, e, UINT64_MAX, s->need, &s->data, &s->n) != 0) rc = -1;
+        else if ((s->loaded = 1) && ck_array_gather(&t->a, s->data, s->n, refs[i].offset, refs[i].stride, c->big_endian) != 0) rc = -1;
+        if (rc) gs_fail_context("tensor '%s': ", t->name);
+    }
+    free(refs);
+    return rc ? -1 : check_unique(c);
 }
 
 torch_ckpt *torch_ckpt_open(const char *path, const torch_limits *lim_in) {
@@ -261,7 +338,7 @@ torch_ckpt *torch_ckpt_open(const char *path, const torch_limits *lim_in) {
     zip_int64_t i = locate(c, "data.pkl");
     if (i < 0) { gs_fail("no %s/data.pkl in the archive (not a torch.save checkpoint)", c->top); goto fail; }
     size_t n;
-    if (read_byteorder(c, &lim) != 0 || read_entry(c, &lim, (zip_uint64_t)i, lim.max_pickle, &c->pkl, &n) != 0) goto fail;
+    if (read_byteorder(c, &lim) != 0 || read_entry(c, &lim, (zip_uint64_t)i, lim.max_pickle, UINT64_MAX, &c->pkl, &n) != 0) goto fail;
     if (!(c->doc = pk_load(c->pkl, n, &lim.pickle))) { gs_fail_context("%s/data.pkl: ", c->top); goto fail; }
     struct stat sb;
     if (stat(path, &sb) != 0) { gs_fail("cannot stat: %s", strerror(errno)); goto fail; }

@@ -7,10 +7,14 @@
  * with libzip; on top of it every entry name must lie inside <top> (no
  * absolute path, no "..", no backslash), entries must be stored, or deflated
  * to at most max_inflated bytes (torch.save never compresses; a bigger
- * deflated entry is a zip bomb until proven otherwise), each entry must yield
- * exactly its declared size, and every storage must hold exactly the
- * elements its persistent id declares and every element its tensors'
- * (offset, size, stride) reach.
+ * deflated entry is a zip bomb until proven otherwise), every storage's
+ * directory size must be exactly the elements its persistent id declares
+ * and hold every element its tensors' (offset, size, stride) reach. These
+ * are checked before anything is inflated; then each storage is read only as
+ * far as its tensors reach (an entry read whole yields exactly its declared
+ * size), those prefixes in all at most 4 x the archive + 1 MiB, and deflated
+ * storages may hold at most 1 MiB no tensor uses (docs/engine.md). At most
+ * ST_MAX_TENSORS entries in the state dict.
  *
  * The pickled object is either a state dict (name -> tensor; OLMo's model.pt)
  * or the companion trainer's {"model": state_dict, "optimizer", "scheduler",
@@ -62,5 +66,7 @@ void torch_ckpt_close(torch_ckpt *c);
 
 /* 1 if the first bytes are a zip local file header ("PK\3\4"). */
 int torch_zip_sniff(const void *head, size_t n);
+/* 1 if they are the legacy (non-zip) torch.save format: a pickle of its magic number. */
+int torch_legacy_sniff(const void *head, size_t n);
 
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "base/fs.h"
 #include "engine/corpora/corpus_impl.h"
 
@@ -39,9 +40,9 @@ static cJSON *read_json(const char *path, int *missing) {
     if (!data) { fclose(f); gs_fail("out of memory reading %s", path); return NULL; }
     size_t got = fread(data, 1, (size_t)n, f);
     fclose(f);
-    cJSON *j = got == (size_t)n ? cJSON_ParseWithLength(data, (size_t)n) : NULL;
+    cJSON *j = got == (size_t)n ? gs_json_parse_strict(data, (size_t)n, path) : NULL;
     free(data);
-    if (!j) gs_fail("%s: not valid JSON", path);
+    if (got != (size_t)n) gs_fail("%s: cannot read it whole", path);
     return j;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "engine/tokenizer/tokenizer_impl.h"
 
 static const char SPACE_ESC[] = "\xE2\x96\x81";
@@ -202,13 +203,10 @@ fail:
 }
 
 gpn_tokenizer *tok_load_json(const char *path, const char *data, size_t size) {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(data, size, &end, 0);
-    if (!root) {
-        size_t at = end ? (size_t)(end - data) : 0;
-        gs_fail("tokenizer %s: not valid JSON (near byte %zu)", path, at);
-        return NULL;
-    }
+    char what[4200];
+    snprintf(what, sizeof what, "tokenizer %s", path);
+    cJSON *root = gs_json_parse_strict(data, size, what);
+    if (!root) return NULL;
     gpn_tokenizer *t = cJSON_IsObject(root) ? load(root) : (gs_fail("the top level is not an object"), NULL);
     cJSON_Delete(root);
     if (!t) gs_fail_context("tokenizer %s: ", path);

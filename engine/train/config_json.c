@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "engine/train/train.h"
 
 /* Every key of a section must be one the reader asks for. */
@@ -43,26 +44,35 @@ int get_num(jsec *s, const char *key, double *out, int required, double lo, doub
     return 0;
 }
 
-void get_int(jsec *s, const char *key, int *out, int required, double lo, double hi) {
-    double x = *out;
-    if (get_num(s, key, &x, required, lo, hi) == 0 && !*s->err) {
-        if (x != floor(x)) { *s->err = 1; gs_fail("\"%s.%s\" = %g must be an integer", s->section, key, x); return; }
-        *out = (int)x;
+/* An integer key through gs_json_int, which checks the range before any cast. */
+static void get_integer(jsec *s, const char *key, int64_t *out, int required, int64_t lo, int64_t hi) {
+    if (*s->err) return;
+    cJSON *v = s->obj ? cJSON_GetObjectItemCaseSensitive(s->obj, key) : NULL;
+    if (!v) {
+        if (required) { *s->err = 1; gs_fail("missing \"%s\" in \"%s\"", key, s->section); }
+        return;
     }
+    char name[256];
+    snprintf(name, sizeof name, "\"%s.%s\"", s->section, key);
+    if (gs_json_int(v, name, lo, hi, out) != 0) *s->err = 1;
 }
 
-void get_long(jsec *s, const char *key, long *out, int required, double lo, double hi) {
-    double x = (double)*out;
-    if (get_num(s, key, &x, required, lo, hi) == 0 && !*s->err) {
-        if (x != floor(x)) { *s->err = 1; gs_fail("\"%s.%s\" = %g must be an integer", s->section, key, x); return; }
-        *out = (long)x;
-    }
+void get_int(jsec *s, const char *key, int *out, int required, int64_t lo, int64_t hi) {
+    int64_t x = *out;
+    get_integer(s, key, &x, required, lo, hi);
+    if (!*s->err) *out = (int)x;
+}
+
+void get_long(jsec *s, const char *key, long *out, int required, int64_t lo, int64_t hi) {
+    int64_t x = *out;
+    get_integer(s, key, &x, required, lo, hi);
+    if (!*s->err) *out = (long)x;
 }
 
 void get_seed(jsec *s, const char *key, uint64_t *out) {
-    double x = (double)*out;
-    get_num(s, key, &x, 0, 0, 9007199254740992.0);
-    *out = (uint64_t)x;
+    int64_t x = (int64_t)*out;
+    get_integer(s, key, &x, 0, 0, (int64_t)1 << 53);
+    if (!*s->err) *out = (uint64_t)x;
 }
 
 void get_bool(jsec *s, const char *key, int *out) {
@@ -86,7 +96,7 @@ void get_path(jsec *s, const char *key, char *out, int required, const char *bas
     if (n >= TRAIN_PATH_MAX) { *s->err = 1; gs_fail("\"%s.%s\" is too long", s->section, key); }
 }
 
-char *train_read_config(const char *path) {
+char *train_read_config(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) { gs_fail("cannot open %s: %s", path, strerror(errno)); return NULL; }
     fseek(f, 0, SEEK_END);
@@ -97,6 +107,7 @@ char *train_read_config(const char *path) {
     if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); fclose(f); gs_fail("cannot read %s", path); return NULL; }
     buf[n] = 0;
     fclose(f);
+    *len = (size_t)n;
     return buf;
 }
 
@@ -111,11 +122,13 @@ void train_config_dir(const char *path, char *base, size_t size) {
 }
 
 cJSON *train_config_parse(const char *path, const char *what) {
-    char *text = train_read_config(path);
+    size_t n;
+    char *text = train_read_config(path, &n);
     if (!text) return NULL;
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = gs_json_parse_strict(text, n, path);
     free(text);
-    if (root && cJSON_IsObject(root)) return root;
+    if (!root) return NULL;
+    if (cJSON_IsObject(root)) return root;
     cJSON_Delete(root);
     gs_fail("%s: not a JSON object (%s)", path, what);
     return NULL;

@@ -109,14 +109,14 @@ bad_line() { # LINE2 EXPECTED-TEXT
   [[ $rc -eq 1 && $(wc -l <"$dir/bad.err") -eq 1 && "$msg" == "gpnscope patch: $dir/bad.jsonl:2: "*"$2"* ]] &&
     ok "line 2 '$1': $msg" || bad "line 2 '$1': exit $rc, '$msg'"
 }
-bad_line '{"clean": [5, 6' "not a JSON object"
+bad_line '{"clean": [5, 6' "not valid JSON"
 bad_line '{"clean": [5, 6, 7], "answer": 9, "foil": 10}' 'no "corrupted"'
 bad_line '{"clean": [5, 6, 7], "corrupted": [5, 8], "answer": 9, "foil": 10}' "must be as long"
 bad_line '{"clean": [5, 6, 7, 1], "corrupted": [5, 8, 7, 1], "answer": 9, "foil": 10}' "line 1's prompts have 3"
 bad_line '{"clean": [5, 600, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' "outside the model's vocabulary of 97"
 bad_line '{"clean": [5, 6, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 9}' "the same token"
 bad_line '{"clean": "some text", "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' "no tokenizer was given"
-bad_line '{"clean": [5, -6, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' '"clean"[1]: a token id'
+bad_line '{"clean": [5, -6, 7], "corrupted": [5, 8, 7], "answer": 9, "foil": 10}' 'a token id: "clean"[1] = -6 is not an integer'
 set +e; "$bin" patch "$m" "$dir/p97.jsonl" --components head:9 2>"$dir/h.err" >/dev/null; rc=$?; set -e
 [[ $rc -eq 2 && "$(cat "$dir/h.err")" == *"head:9: a memory head 0..2"* ]] && ok "head:9 of three heads: $(cat "$dir/h.err")" || bad "head:9: $rc $(cat "$dir/h.err")"
 set +e; "$bin" patch "$fx/tpp2.weights.safetensors" "$dir/p89.jsonl" --components state 2>"$dir/s.err" >/dev/null; rc=$?; set -e

@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <zip.h>
 
+#include "analyses/patching.h"
 #include "base/error.h"
+#include "base/json.h"
 #include "base/half.h"
 #include "engine/checkpoint/convert.h"
 #include "engine/checkpoint/pickle.h"
@@ -28,6 +30,7 @@
 #include "../unit/pickle_writer.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/train/train.h"
 #include "fuzz.h"
 #include "fuzz_vec.h"
 #include "store/npy.h"
@@ -548,6 +551,41 @@ static void seeds_torch_zip(void) {
     torch_ckpt_close(c);
 }
 
+/* ---------------------------------------------------------------- config_json */
+
+static void seeds_config_json(void) {
+    fresh("config_json");
+    /* the trainer's defaults, as it writes them */
+    train_config c;
+    train_config_defaults(&c);
+    char *train = train_config_to_json(&c);
+    CHECK(train != NULL, "train_config_to_json: %s", gs_error());
+    if (train) {
+        cJSON *j = gs_json_parse_strict(train, strlen(train), "train seed");
+        CHECK(j != NULL, "the train seed is refused: %s", gs_error());
+        cJSON_Delete(j);
+        put_str("config_json", "train_defaults.json", train);
+        free(train);
+    }
+    /* a companion model config, as `convert --config` takes it, and OLMo's */
+    const char *models[] = {"{\"vocab_size\": 89, \"hidden_dim\": 32, \"n_layers\": 2, \"n_heads\": 2, \"ffn_dim\": 64}",
+                            "{\"d_model\": 32, \"n_heads\": 2, \"layer_norm_eps\": 1e-05, \"clip_qkv\": null, \"alibi\": true, "
+                            "\"activation_type\": \"swiglu\", \"rope\": false}"};
+    for (int i = 0; i < 2; i++) {
+        cJSON *j = gs_json_parse_strict(models[i], strlen(models[i]), "model seed");
+        CHECK(j != NULL, "model seed %d is refused: %s", i, gs_error());
+        cJSON_Delete(j);
+        put_str("config_json", i ? "olmo_model.json" : "tpp_model.json", models[i]);
+    }
+    /* prompt pairs of token ids, with a comment and a blank line */
+    const char *pairs = "# ids\n{\"clean\": [5, 6, 7], \"corrupted\": [5, 8, 7], \"answer\": 9, \"foil\": 10}\n\n"
+                        "{\"clean\": [1, 2, 3], \"corrupted\": [4, 2, 3], \"answer\": 11, \"foil\": 12}\n";
+    gs_patch_pairs p;
+    CHECK(gs_patch_pairs_load(put_str("config_json", "pairs.jsonl", pairs), NULL, 1000, &p) == 0 && p.n == 2,
+          "the pairs seed does not load: %s", gs_error());
+    gs_patch_pairs_free(&p);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
@@ -567,6 +605,7 @@ int main(int argc, char **argv) {
     seeds_npy();
     seeds_pickle();
     seeds_torch_zip();
+    seeds_config_json();
     char tmp[8300];
     snprintf(tmp, sizeof tmp, "rm -rf '%s/shards0' '%s/shards1'", out_dir, out_dir);
     if (system(tmp) != 0) return 1;

@@ -90,7 +90,7 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
     /* 5. what the engine does not run, or metadata that contradicts the
      * shapes, is refused in one line */
     refused(m, wpath, dir, NULL, NULL, NULL, NULL, "must carry its OLMo model config");
-    refused(m, wpath, dir, NULL, "{n_heads: 2", NULL, NULL, "not a JSON object");
+    refused(m, wpath, dir, NULL, "{n_heads: 2", NULL, NULL, "not valid JSON");
     refused(m, wpath, dir, "rope", "true", NULL, NULL, "rope=true: RoPE with the recurrent block");
     refused(m, wpath, dir, "alibi", "false", NULL, NULL, "absolute positions");
     refused(m, wpath, dir, "n_kv_heads", "1", NULL, NULL, "fewer KV heads");

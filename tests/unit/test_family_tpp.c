@@ -68,7 +68,7 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
     refused(m, dir, "no heads", none, "number of attention heads");
     refused(m, dir, "n_layers 7", wrong_layers, "n_layers=7");
     refused(m, dir, "arch gpn_m", wrong_arch, "arch=gpn_m");
-    refused(m, dir, "config not JSON", not_json, "not a JSON object");
+    refused(m, dir, "config not JSON", not_json, "not valid JSON");
     char path[512];
     snprintf(path, sizeof path, "%s/plain_heads.safetensors", dir);
     gpn_model *mp = resave(m, path, plain);

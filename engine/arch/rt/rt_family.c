@@ -4,6 +4,7 @@
  * key is absent), what the engine does not run refused in one line, and its
  * sites. */
 #include <cjson/cJSON.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "engine/arch/attention.h"
 #include "engine/arch/rt/rt.h"
 #include "engine/train/train_family.h"
@@ -37,8 +39,9 @@ static int config_of(const st_file *f, cJSON **out) {
     *out = NULL;
     const char *js = safetensors_meta(f, "config");
     if (!js) return 0;
-    cJSON *j = cJSON_Parse(js);
-    if (!j || !cJSON_IsObject(j)) {
+    cJSON *j = gs_json_parse_strict(js, strlen(js), "__metadata__.config");
+    if (!j) return -1;
+    if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
         return gs_fail("__metadata__ config is not a JSON object (the run's OLMo model: section as JSON, e.g. "
                        "{\"d_model\": 1024, \"n_heads\": 16, ...})");
@@ -55,6 +58,20 @@ static int cfg_number(const cJSON *j, const char *key, double *out) {
     if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) return gs_fail("__metadata__.config %s is not a number", key);
     *out = x->valuedouble;
     return 1;
+}
+
+/* A key that becomes a float or an int: 1 with its value inside [lo, hi]
+ * (checked before any conversion), 0 when absent or null, -1 with gs_error(). */
+static int cfg_real(const cJSON *j, const char *key, double lo, double hi, double *out) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!x || cJSON_IsNull(x)) return 0;
+    return gs_json_real(x, NULL, lo, hi, out) ? gs_fail_context("__metadata__.config: ") : 1;
+}
+
+static int cfg_int(const cJSON *j, const char *key, int64_t lo, int64_t hi, int64_t *out) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!x || cJSON_IsNull(x)) return 0;
+    return gs_json_int(x, NULL, lo, hi, out) ? gs_fail_context("__metadata__.config: ") : 1;
 }
 
 static int cfg_bool(const cJSON *j, const char *key, int *out) {
@@ -102,20 +119,18 @@ static int infer(const st_file *f, gpn_config *c) {
         return gs_fail("a Recurrent Transformer checkpoint must carry its OLMo model config (heads, activation, ALiBi "
                        "cannot be read from shapes): gpnscope convert MODEL.pt OUT.safetensors --config CONFIG.json, "
                        "with the run's model: section as JSON");
-    double H = 0, eps = 1e-5, amax = 8.0, clip = 0;
+    int64_t H = 0;
+    double eps = 1e-5, amax = 8.0, clip = 0;
     const char *act = "swiglu"; /* OLMo's defaults (olmo/config.py ModelConfig) */
     int rc = -1;
-    if (cfg_number(j, "n_heads", &H) < 0 || cfg_number(j, "layer_norm_eps", &eps) < 0 ||
-        cfg_number(j, "alibi_bias_max", &amax) < 0 || cfg_number(j, "clip_qkv", &clip) < 0 ||
-        cfg_string(j, "activation_type", &act) < 0)
+    /* each becomes a float or an int: in its range first (1e300 is no float) */
+    if (cfg_real(j, "layer_norm_eps", FLT_MIN, 1, &eps) < 0 || cfg_real(j, "alibi_bias_max", -FLT_MAX, FLT_MAX, &amax) < 0 ||
+        cfg_real(j, "clip_qkv", -FLT_MAX, FLT_MAX, &clip) < 0 || cfg_string(j, "activation_type", &act) < 0)
         goto done;
-    const cJSON *heads = cJSON_GetObjectItemCaseSensitive(j, "n_heads");
-    if (!heads || cJSON_IsNull(heads)) {
+    int got = cfg_int(j, "n_heads", 1, c->d, &H); /* at most d_model */
+    if (got < 0) goto done;
+    if (!got) {
         gs_fail("__metadata__.config lacks n_heads: the heads split q_proj's rows, which no shape shows");
-        goto done;
-    }
-    if (H != floor(H) || H < 1 || H > c->d) {
-        gs_fail("__metadata__.config n_heads=%g: it must be an integer 1..%d (d_model)", H, c->d);
         goto done;
     }
     c->activation = -1;
@@ -125,8 +140,8 @@ static int infer(const st_file *f, gpn_config *c) {
         gs_fail("__metadata__.config activation_type '%s' is unknown (OLMo has gelu, relu, swiglu)", act);
         goto done;
     }
-    if (clip < 0 || !(eps > 0)) {
-        gs_fail("__metadata__.config %s=%g must be positive", clip < 0 ? "clip_qkv" : "layer_norm_eps", clip < 0 ? clip : eps);
+    if (clip < 0) {
+        gs_fail("__metadata__.config clip_qkv=%g must be positive", clip);
         goto done;
     }
     c->H = (int)H;

@@ -2,11 +2,13 @@
  * state-dict names), the config from their shapes and from the companion's
  * config dict in __metadata__.config, and its sites. */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "engine/arch/attention.h"
 #include "engine/arch/decode.h"
 #include "engine/arch/tpp/tpp.h"
@@ -36,17 +38,18 @@ static int meta_int(const st_file *f, const char *key, long *out) {
     }
     const char *js = safetensors_meta(f, "config");
     if (!js) return 0;
-    cJSON *j = cJSON_Parse(js);
-    if (!j || !cJSON_IsObject(j)) {
+    cJSON *j = gs_json_parse_strict(js, strlen(js), "__metadata__ config");
+    if (!j) return -1;
+    if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
         return gs_fail("__metadata__ config is not a JSON object (the companion's model config, e.g. "
                        "{\"n_heads\": 12, ...})");
     }
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
-    int rc = 0;
-    if (x && (!cJSON_IsNumber(x) || x->valuedouble != (double)(long)x->valuedouble))
-        rc = gs_fail("__metadata__ config: %s is not an integer", key);
-    else if (x) *out = (long)x->valuedouble, rc = 1;
+    int64_t x_int = 0;
+    /* a size: checked in range before it becomes an integer (1e300 would not fit) */
+    int rc = !x ? 0 : gs_json_int(x, NULL, 0, INT32_MAX, &x_int) ? gs_fail_context("__metadata__ config: ") : 1;
+    if (rc == 1) *out = (long)x_int;
     cJSON_Delete(j);
     return rc;
 }
@@ -94,7 +97,7 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
     }
     /* a plain n_heads and the config's must not disagree either */
     const char *js = safetensors_meta(f, "config");
-    cJSON *j = js ? cJSON_Parse(js) : NULL;
+    cJSON *j = js ? gs_json_parse_strict(js, strlen(js), "__metadata__ config") : NULL;
     const cJSON *h = j ? cJSON_GetObjectItemCaseSensitive(j, "n_heads") : NULL;
     int rc = h && cJSON_IsNumber(h) && h->valuedouble != c->H
                  ? gs_fail("__metadata__ says n_heads=%d but its config says n_heads=%g", c->H, h->valuedouble)
