@@ -11,11 +11,12 @@
 #include "cli/causal_cli.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "plots/causal_plots.h"
 #include "store/experiments.h"
 
 static const char *help =
     "usage: gpnscope lens MODEL (--text TEXT | --tokens IDS) [--sites LIST] [--top K]\n"
-    "                     [--tokenizer T] [--store OUT.db] [--json]\n\n"
+    "                     [--tokenizer T] [--store OUT.db] [--plot DIR] [--json]\n\n"
     "The logit lens over a window: run the tokens from the zero state and decode each\n"
     "site's vector at each position through the model's output path (GPN: the decode\n"
     "norm, projection and tied embedding; a transformer: the final RMSNorm and head),\n"
@@ -29,6 +30,9 @@ static const char *help =
     "  --tokenizer T  to tokenize --text and print pieces (default $GPNSCOPE_TOKENIZER,\n"
     "                 else the source tree's third_party/llama2-tokenizer.json)\n"
     "  --store OUT.db store the lens (tables causal_experiments, lens_tokens)\n"
+    "  --plot DIR     draw the lens as a heatmap: sites by positions, the top-1 token\n"
+    "                 written in each cell, coloured by its logit (DIR/lens_heatmap.gp\n"
+    "                 and .png; needs --store)\n"
     "  --json         one JSON object: per site, per position, the ids and logits\n";
 
 static int parse_ids(const char *list, int V, int32_t **out) {
@@ -78,19 +82,23 @@ static const char *piece_of(const gpn_tokenizer *tok, int32_t id, char *buf, siz
 }
 
 int cmd_lens(int argc, char **argv) {
-    const char *text = NULL, *ids_list = NULL, *sites_list = NULL, *tok_path = NULL, *out = NULL;
+    const char *text = NULL, *ids_list = NULL, *sites_list = NULL, *tok_path = NULL, *out = NULL, *plot = NULL;
     long long top = 5;
     int json = 0;
     const cli_opt opts[] = {
         {CLI_STRING("text", &text)},           {CLI_STRING("tokens", &ids_list)}, {CLI_STRING("sites", &sites_list)},
         {CLI_INTEGER("top", &top, 1, 100, "a number of tokens from 1 to 100")},
         {CLI_STRING("tokenizer", &tok_path)}, {CLI_STRING("store", &out)},      {CLI_FLAG("json", &json)},
-        {0}};
+        {CLI_STRING("plot", &plot)},           {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"lens", help, NULL}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
     if (argc - optind != 1 || !text == !ids_list) {
         fprintf(stderr, "gpnscope lens: %s (see gpnscope lens --help)\n",
                 argc - optind != 1 ? "give one MODEL" : "give --text or --tokens, one of them");
+        return 2;
+    }
+    if (plot && !out) {
+        fprintf(stderr, "gpnscope lens: --plot draws from the stored lens: give --store too\n");
         return 2;
     }
     int rc = 1, failed, T = 0, n_sites = 0;
@@ -154,18 +162,32 @@ int cmd_lens(int argc, char **argv) {
         free(s);
         cJSON_Delete(o);
     } else {
+        printf("row t: the step that read token t (shown after t); state.pred there is the prediction of token t "
+               "itself, a residual stream's decode the prediction of token t + 1\n");
         for (int i = 0; i < r.n_sites; i++) {
-            printf("%s%s: top %d of its decode per position\n", i ? "\n" : "", r.sites[i], r.k);
+            printf("\n%s: top %d of its decode per position\n", r.sites[i], r.k);
             for (int t = 0; t < T; t++) {
                 printf("%5d %-14s", t, piece_of(tok, tokens[t], buf, sizeof buf));
+                size_t at0 = ((size_t)i * T + t) * r.k;
+                /* every logit equal (GPN's zero state at position 0): no ranking to print */
+                if (r.k > 1 && r.logits[at0] == r.logits[at0 + r.k - 1]) {
+                    printf("  (every top-%d logit is %.2f: a tie, no prediction%s)\n", r.k, r.logits[at0],
+                           r.logits[at0] == 0 ? "; the zero state" : "");
+                    continue;
+                }
                 for (int j = 0; j < r.k; j++) {
-                    size_t at = ((size_t)i * T + t) * r.k + j;
+                    size_t at = at0 + j;
                     printf("  %s %.2f", piece_of(tok, r.ids[at], buf, sizeof buf), r.logits[at]);
                 }
                 printf("\n");
             }
         }
         if (exp > 0) printf("stored as experiment %lld in %s (table lens_tokens)\n", (long long)exp, out);
+    }
+    if (plot) {
+        char made[4096];
+        if (gs_plot_lens(st, exp, plot, made, sizeof made)) { fprintf(stderr, "gpnscope lens: %s\n", gs_error()); goto done; }
+        if (!json) printf("%s\n", made);
     }
     rc = 0;
 done:

@@ -154,3 +154,64 @@ int gs_plot_steer(store *st, int64_t experiment, const char *dir, char *made, si
     if (gp_file_commit(&f)) return -1;
     return gp_experiment_render(&c, "steer_curve", made, size);
 }
+
+int gs_plot_lens(store *st, int64_t experiment, const char *dir, char *made, size_t size) {
+    if (gs_mkdir_p(dir)) return -1;
+    store_lens_cell *cells = NULL;
+    int n = store_lens_top1(st, experiment, &cells);
+    if (n < 0) return gs_fail_context("reading lens experiment %lld: ", (long long)experiment);
+    if (n == 0) { free(cells); return gs_fail("lens experiment %lld has no results", (long long)experiment); }
+    plot_ctx c;
+    gs_plot_opts o;
+    context(&c, &o, st, experiment, dir, "lens");
+    /* rows: sites in the stored order; columns: positions; the top-1 token written in each cell */
+    char (*sites)[128] = malloc((size_t)n * sizeof *sites);
+    int n_sites = 0, n_pos = 0, rc = sites ? 0 : gs_fail("out of memory");
+    gp_file d = {0}, f = {0};
+    if (!rc) rc = gp_file_open(&d, dir, "lens_heatmap-top1.dat");
+    if (!rc) fprintf(d.f, "# the logit lens: top-1 token of each site's decode per position\n"
+                          "# position site_index top1_logit top1_token_id \"top1 piece\"\n");
+    for (int i = 0; !rc && i < n; i++) {
+        if (!n_sites || strcmp(sites[n_sites - 1], cells[i].site)) snprintf(sites[n_sites++], 128, "%s", cells[i].site);
+        if (cells[i].position + 1 > n_pos) n_pos = cells[i].position + 1;
+        char v[64], label[64];
+        if (cells[i].piece[0]) gp_token_visible(v, sizeof v, cells[i].piece, 7);
+        else snprintf(v, sizeof v, "#%d", (int)cells[i].token_id);
+        /* a data file's string column is double-quoted: a quote inside is shown as U+2033 */
+        size_t k = 0;
+        for (const char *p = v; *p && k + 4 < sizeof label; p++) {
+            if (*p == '"') { memcpy(label + k, "\u2033", 3); k += 3; }
+            else label[k++] = *p;
+        }
+        label[k] = 0;
+        fprintf(d.f, "%d %d %.6g %d \"%s\"\n", cells[i].position, n_sites - 1, cells[i].logit, (int)cells[i].token_id, label);
+    }
+    free(cells);
+    if (!rc) rc = gp_file_commit(&d);
+    else gp_file_abort(&d);
+    /* wide enough for a readable cell per position, tall enough for a row per site */
+    gs_plot_opts wide = o;
+    if (wide.width < 120 + 56 * n_pos) wide.width = 120 + 56 * n_pos;
+    wide.height = 160 + 42 * n_sites;
+    c.o = &wide;
+    if (!rc) rc = gp_file_open(&f, dir, "lens_heatmap.gp");
+    if (!rc) {
+        gp_preamble(f.f, &c, "lens_heatmap", "the logit lens: top-1 token per site and position", "lens_heatmap-top1.dat");
+        char q[512], v[256];
+        fprintf(f.f, "set title 'Logit lens: the top-1 token of each site at each position (colour: its logit)' font TITLE_FONT\n"
+                     "set xlabel 'position t (the step that read x_t; state.pred predicts x_t, a residual x_{t+1})'\n"
+                     "set ylabel ''\nunset grid\nunset key\nset lmargin 30\nset palette defined (0 '#ffffff', 1 '#0072B2')\n"
+                     "set cblabel 'top-1 logit'\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics 1\nset ytics (",
+                n_pos - 1, n_sites - 1);
+        for (int k = 0; k < n_sites; k++) {
+            gp_text_visible(v, sizeof v, sites[k], (size_t)-1, 40);
+            fprintf(f.f, "%s%s %d", k ? ", " : "", gp_quote(q, sizeof q, v, GP_Q_PERCENT), k);
+        }
+        fprintf(f.f, ")\nplot 'lens_heatmap-top1.dat' using 1:2:3 with image notitle, \\\n"
+                     "     '' using 1:2:5 with labels font 'Sans,9' notitle\n");
+        gp_epilogue(f.f);
+        rc = gp_file_commit(&f);
+    }
+    free(sites);
+    return rc ? -1 : gp_experiment_render(&c, "lens_heatmap", made, size);
+}

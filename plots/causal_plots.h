@@ -17,4 +17,9 @@ int gs_plot_patch(store *st, int64_t experiment, const char *dir, char *made, si
  * changed top-1 predictions against c. */
 int gs_plot_steer(store *st, int64_t experiment, const char *dir, char *made, size_t size);
 
+/* DIR/lens_heatmap.gp, -top1.dat (.png): the logit lens as sites (rows) by
+ * positions (columns), each cell coloured by the top-1 logit with the top-1
+ * token written in it. 0, or -1 with gs_error(). */
+int gs_plot_lens(store *st, int64_t experiment, const char *dir, char *made, size_t size);
+
 #endif

@@ -60,4 +60,14 @@ int store_steer_points(store *st, int64_t experiment, store_steer_point **out);
  * experiment without them (a figure then shows position numbers). */
 int store_patch_clean_tokens(store *st, int64_t experiment, char ***out);
 
+/* The top-1 token of every site and position of a lens experiment, by site then position (*out malloc'd;
+ * piece "" when the lens had no tokenizer); the count, or -1. */
+typedef struct {
+    char site[128], piece[64];
+    int position;
+    int32_t token_id;
+    double logit;
+} store_lens_cell;
+int store_lens_top1(store *st, int64_t experiment, store_lens_cell **out);
+
 #endif

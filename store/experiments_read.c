@@ -101,3 +101,24 @@ int store_patch_clean_tokens(store *st, int64_t experiment, char ***out) {
     *out = v;
     return n;
 }
+
+static void fill_lens_cell(sqlite3_stmt *s, void *row) {
+    store_lens_cell *c = row;
+    st_copy_text(s, 0, c->site, sizeof c->site);
+    c->position = sqlite3_column_int(s, 1);
+    c->token_id = sqlite3_column_int(s, 2);
+    c->logit = real_or_nan(s, 3);
+    st_copy_text(s, 4, c->piece, sizeof c->piece);
+}
+
+int store_lens_top1(store *st, int64_t experiment, store_lens_cell **out) {
+    void *rows = NULL;
+    /* sites in the order the lens ran them: the order of their first rows is lost (WITHOUT ROWID), so by layer
+     * number where the name has one, then by name */
+    int n = experiment_rows(st, experiment, "SELECT site, position, token_id, logit, piece FROM lens_tokens"
+                            " WHERE experiment_id = ?1 AND rank = 0 ORDER BY"
+                            " CASE WHEN site LIKE 'blocks.%' THEN CAST(substr(site, 8) AS INTEGER) ELSE 1e9 END, site, position",
+                            sizeof **out, fill_lens_cell, &rows, "reading a lens experiment");
+    *out = rows;
+    return n;
+}

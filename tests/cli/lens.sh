@@ -77,6 +77,21 @@ if "$bin" lens "$fx/gpnm1.weights.safetensors" --tokens 5,6,7,8 --top 3 --store 
   [[ "$got" == "$((sites * 4 * 3))|$sites|3|2" ]] && ok "stored: $got (rows, sites, last position, last rank)" || bad "store: $got, $sites sites"
 else bad "store: $(tail -2 "$dir/st.txt")"; fi
 
+# the text says what a row is, a tie is said instead of ranked (GPN's zero state at position 0; issue 37)
+"$bin" lens "$fx/gpnm1.weights.safetensors" --tokens 5,6,7,8 --top 3 --sites state.pred >"$dir/txt.txt" 2>&1
+grep -q "^row t: the step that read token t" "$dir/txt.txt" && ok "the text says what row t is" || bad "no row legend: $(head -2 "$dir/txt.txt")"
+grep -q "^    0 .*(every top-3 logit is 0.00: a tie, no prediction; the zero state)" "$dir/txt.txt" &&
+  ok "position 0's zero state: a tie, said as such" || bad "position 0: $(grep '^    0' "$dir/txt.txt")"
+# the heatmap: sites by positions, the top-1 token in each cell
+if "$bin" lens "$fx/gpnm1.weights.safetensors" --tokens 5,6,7,8 --top 3 --store "$dir/p.db" --plot "$dir/fig" >"$dir/pl.txt" 2>&1; then
+  rows="$(grep -vc '^#' "$dir/fig/lens_heatmap-top1.dat")"
+  want="$(sqlite3 "$dir/p.db" "SELECT count(*) FROM lens_tokens WHERE rank = 0")"
+  top="$(sqlite3 "$dir/p.db" "SELECT token_id FROM lens_tokens WHERE rank = 0 AND site = 'state.ground' AND position = 2")"
+  [[ "$rows" == "$want" ]] && grep -q "with labels" "$dir/fig/lens_heatmap.gp" &&
+    awk -v t="$top" '$2 != "" && $4 == t {f=1} END {exit !f}' "$dir/fig/lens_heatmap-top1.dat" &&
+    ok "lens --plot: one cell per site and position ($rows), the top-1 token written in it" || bad "heatmap: $rows rows of $want"
+  if command -v gnuplot >/dev/null; then [[ -s "$dir/fig/lens_heatmap.png" ]] && ok "lens heatmap rendered" || bad "no lens_heatmap.png: $(cat "$dir/pl.txt")"; fi
+else bad "lens --plot: $(tail -2 "$dir/pl.txt")"; fi
 err() { local want="$1"; shift
   set +e; "$bin" lens "$@" >/dev/null 2>"$dir/e.err"; local rc=$?; set -e
   [[ $rc -ne 0 && $(wc -l <"$dir/e.err") -eq 1 && "$(cat "$dir/e.err")" == *"$want"* ]] && ok "error: $(cat "$dir/e.err")" || bad "expected '$want', exit $rc: $(cat "$dir/e.err")"
@@ -84,4 +99,5 @@ err() { local want="$1"; shift
 err "mem.alpha is 3 wide" "$fx/gpnm1.weights.safetensors" --tokens 1,2 --sites mem.alpha
 err "token ids from 0 to 96" "$fx/gpnm1.weights.safetensors" --tokens 1,200
 err "give --text or --tokens, one of them" "$fx/gpnm1.weights.safetensors"
+err "--plot draws from the stored lens: give --store too" "$fx/gpnm1.weights.safetensors" --tokens 1,2 --plot "$dir/x"
 finish
