@@ -206,8 +206,18 @@ static const char *not_safetensors(const unsigned char *p, size_t n) {
     if (i < k && (p[i] == '{' || p[i] == '['))
         return ": it is a JSON file (a tokenizer.json or config.json?), not a model: give the .safetensors file or the "
                "model's folder";
-    for (i = 0; i < k; i++) printable += p[i] >= 0x20 || p[i] == '\n' || p[i] == '\r' || p[i] == '\t';
-    if (k && printable == k) return ": it is a text file, not a model: give the .safetensors file or the model's folder";
+    /* text: no control bytes but tab and line ends, and high bytes only as UTF-8 sequences */
+    for (i = 0; i < k;) {
+        unsigned char b = p[i];
+        int more = b < 0x80 ? 0 : (b & 0xe0) == 0xc0 ? 1 : (b & 0xf0) == 0xe0 ? 2 : (b & 0xf8) == 0xf0 ? 3 : -1;
+        if (more < 0 || (b < 0x20 && b != '\n' && b != '\r' && b != '\t') || b == 0x7f) break;
+        size_t j = 1;
+        while (j <= (size_t)more && i + j < k && (p[i + j] & 0xc0) == 0x80) j++;
+        if (j <= (size_t)more && i + j < k) break; /* a sequence cut short inside the sample */
+        printable += j;
+        i += j;
+    }
+    if (k && printable >= k) return ": it is a text file, not a model: give the .safetensors file or the model's folder";
     return "";
 }
 
