@@ -13,6 +13,7 @@
 #include "base/inputs.h"
 #include "base/text.h"
 #include "plots/gp.h"
+#include "view/view.h"
 
 void gs_plot_opts_default(gs_plot_opts *o) {
     memset(o, 0, sizeof *o);
@@ -203,6 +204,14 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     /* ---- rendering ---- */
     char first_error[GS_ERROR_MAX] = "";
     if (gp_render_figures(dir, o, formats, r, first_error, sizeof first_error) != 0) return -1;
+
+    /* ---- the run's interactive page, which the report links ---- */
+    char page[4200];
+    snprintf(page, sizeof page, "%s/view.html", dir);
+    gs_view_opts vo = {.runs = &run, .n_runs = 1, .windows = 2, .max_tokens = 512};
+    gs_view_result vr;
+    if (gs_view_write(st, &vo, page, &vr) == 0) r->view_written = 1;
+    else note(r, "no interactive page: %s", gs_error());
 
     /* ---- report ---- */
     if (gp_write_report(&c, r) != 0) return -1;

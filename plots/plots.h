@@ -48,6 +48,7 @@ typedef struct {
     int gnuplot_found; /* rendering was asked for and the program was found */
     int n_failed;      /* figures whose rendering failed (gnuplot error or warning) */
     char notes[2048];  /* analyses without a figure, figures left out and why; one per line */
+    int view_written;  /* DIR/view.html, the run's interactive page (view/view.h), was written */
 } gs_plot_result;
 
 void gs_plot_opts_default(gs_plot_opts *o);

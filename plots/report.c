@@ -463,6 +463,17 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
           "edit it and run <code>gnuplot NAME.gp</code> in this folder (<code>gnuplot -e \"fmt='svg'\" NAME.gp</code> "
           "for svg or pdf). docs/plots.md in the gpnscope sources describes every figure.</p>\n",
           h);
+    if (res->view_written) {
+        fputs("**Interactive page**: [view.html](view.html): the run's first windows as text, each token coloured by "
+              "its NLL, the entropy or the state (norm, projection on s_bar); hover a token for its values, click it for "
+              "its exact effective attention where `gpnscope attention` stored it (docs/view.md).\n\n",
+              m);
+        fputs("<p><b>Interactive page</b>: <a href=\"view.html\">view.html</a>: the run's first windows as text, each "
+              "token coloured by its NLL, the entropy or the state (norm, projection on s_bar); hover a token for its "
+              "values, click it for its exact effective attention where <code>gpnscope attention</code> stored it "
+              "(docs/view.md).</p>\n",
+              h);
+    }
     if (!res->gnuplot_found && c->o->render) {
         fputs("**Not rendered**: gnuplot was not found. The scripts and data are here; install gnuplot and run "
               "`gnuplot NAME.gp` in this folder for each figure.\n\n",

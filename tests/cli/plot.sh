@@ -158,6 +158,8 @@ grep -q "new↵line" figs/default_direction.gp && ok "newline shown as ↵" || b
 grep -q "| quantity | ours | paper |" figs/report.md && ok "summary table" || bad "no summary table"
 grep -q "1131 and 2099 of 2496" figs/report.md && ok "paper column" || bad "no paper numbers"
 grep -q '!\[horizons\](horizons.png)' figs/report.md && ok "report embeds the figures" || bad "report figures"
+[[ -s figs/view.html ]] && grep -q '\[view.html\](view.html)' figs/report.md && grep -q '<a href="view.html">view.html</a>' figs/report.html &&
+  ok "the run's interactive page beside the report, linked from it" || bad "no view.html linked from the report"
 grep -q '<img src="state_geometry.png"' figs/report.html && ok "report.html" || bad "report.html"
 grep -q '<b>x</b>' figs/report.md figs/report.html && bad "token markup reached the report" || ok "token markup escaped"
 
