@@ -61,7 +61,8 @@ print(label, ": max change %.3fx, Spearman %+.3f, moved %d" % (np.exp(dl.max()),
 PY
 }
 check "$model" trained.db "trained" && ok "a trained model: the numbers equal numpy's" || bad "trained model"
-grep -q "Against their initialisation (kept in the checkpoint), training" trained.db.txt &&
+# the finding's sentence is wrapped under its brief line: read it joined
+tr '\n' ' ' <trained.db.txt | tr -s ' ' | grep -q "Against their initialisation (kept in the checkpoint), training" &&
   ok "the finding says what training did to the decays" || bad "finding: $(grep -o 'pools:.*' trained.db.txt | head -c 400)"
 
 # the same weights with "initial" values equal to the trained ones: nothing moved
