@@ -29,11 +29,14 @@ static int launched_by_mpi(void) {
 int gs_job_start(gs_job *j) {
     memset(j, 0, sizeof *j);
     j->size = 1;
-    if (!launched_by_mpi()) return 0;
-    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) return gs_fail("MPI_Init failed");
-    j->mpi = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &j->size);
+    if (launched_by_mpi()) {
+        if (MPI_Init(NULL, NULL) != MPI_SUCCESS) return gs_fail("MPI_Init failed");
+        j->mpi = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &j->size);
+    }
+    /* rank 0 keeps every rank's progress, a process started by hand its own (it used to keep none, so
+     * record's progress line read 0 tokens with no total) */
     if (j->rank == 0) {
         j->done = calloc((size_t)j->size, sizeof *j->done);
         j->total = calloc((size_t)j->size, sizeof *j->total);
