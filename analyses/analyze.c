@@ -156,6 +156,13 @@ void gs_analysis_note(gs_analysis *a, const char *fmt, ...) {
     va_end(ap);
 }
 
+void gs_analysis_note_states(gs_analysis *a, int64_t have, int64_t max_states) {
+    if (max_states > 0 && have > max_states)
+        gs_analysis_note(a, "the analyses of the state read the first %lld of the run's %lld states "
+                         "(--max-states %lld; --max-states 0 reads all)",
+                         (long long)max_states, (long long)have, (long long)max_states);
+}
+
 void gs_analysis_free(gs_analysis *a) {
     gpn_model_free(a->model);
     gs_geometry_free(&a->geometry);
@@ -201,12 +208,44 @@ const char *gs_analysis_site_of_role(store *st, int64_t run, const char *role, i
     return buf;
 }
 
-/* the rows of `parts` whose needs include any of `needs` */
-static unsigned rows_needing(unsigned parts, unsigned needs) {
+int gs_analyze_resolve_site(store *st, int64_t run, const gs_analyze_opts *o, gs_analyze_opts *eff) {
+    *eff = *o;
+    if (!o->site) return 0;
+    store_site x;
+    int found = store_find_site(st, run, o->site, &x);
+    if (found < 0) return -1;
+    if (found == 0 && !strcmp(x.shape, "per-head scalar")) {
+        if (!eff->decay_site) eff->decay_site = o->site;
+    } else {
+        eff->kind = store_kind_of_site(o->site);
+    }
+    return 0;
+}
+
+unsigned gs_analyze_parts(const gs_analyze_opts *o) {
+    unsigned parts = o->parts ? o->parts : gs_analysis_runnable();
+    for (int i = 0; i < gs_n_analysis_rows; i++) /* a row runs after those whose results it reads */
+        if (parts & gs_analysis_rows[i].bit) parts |= gs_analysis_rows[i].requires;
+    return parts;
+}
+
+unsigned gs_analysis_rows_needing(unsigned parts, unsigned needs) {
     unsigned bits = 0;
     for (int i = 0; i < gs_n_analysis_rows; i++)
         if ((parts & gs_analysis_rows[i].bit) && (gs_analysis_rows[i].needs & needs)) bits |= gs_analysis_rows[i].bit;
     return bits;
+}
+
+int gs_analysis_model_for(const store_run_info *info, const gs_analyze_opts *o, int strict, unsigned *parts,
+                          gs_analysis *a) {
+    if (!gs_analysis_rows_needing(*parts, GS_NEEDS_MODEL | GS_WANTS_MODEL)) return 0;
+    a->model = gs_analysis_load_model(info, o->model_path);
+    unsigned needing = gs_analysis_rows_needing(*parts, GS_NEEDS_MODEL);
+    if (a->model) return 0;
+    if ((strict && needing) || o->model_path) return -1;
+    gs_analysis_note(a, "no model (%s): default tokens, the embedding control and the probe are skipped", gs_error());
+    *parts &= ~needing;
+    return 0;
 }
 
 int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a) {
@@ -216,50 +255,27 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
     a->run_id = run_id;
     store_run_info info;
     if (store_run_get(st, run_id, &info) != 0) return -1;
-    gs_analyze_opts eff = *o; /* --site resolved: to the decay site or to the vector site's kind */
-    if (o->site) {
-        store_site x;
-        int found = store_find_site(st, run_id, o->site, &x);
-        if (found < 0) return -1;
-        if (found == 0 && !strcmp(x.shape, "per-head scalar")) {
-            if (!eff.decay_site) eff.decay_site = o->site;
-        } else {
-            eff.kind = store_kind_of_site(o->site);
-        }
-    }
+    gs_analyze_opts eff;
+    if (gs_analyze_resolve_site(st, run_id, o, &eff)) return -1;
     o = &eff;
-    unsigned parts = o->parts ? o->parts : gs_analysis_runnable();
+    unsigned parts = gs_analyze_parts(o);
     const int strict = o->explicit_parts && o->parts;
-    for (int i = 0; i < gs_n_analysis_rows; i++) /* a row runs after those whose results it reads */
-        if (parts & gs_analysis_rows[i].bit) parts |= gs_analysis_rows[i].requires;
     gs_analysis_ctx c = {.st = st, .run = run_id, .info = &info, .o = o, .a = a, .src = NULL, .strict = strict};
-    if (rows_needing(parts, GS_NEEDS_STATES)) {
+    if (gs_analysis_rows_needing(parts, GS_NEEDS_STATES)) {
         char kbuf[64];
         snprintf(a->kind, sizeof a->kind, "%s",
                  o->kind ? o->kind : gs_analysis_site_of_role(st, run_id, "state", 1, "pred", kbuf, sizeof kbuf));
         c.src = gs_store_source_open(st, run_id, a->kind, o->skip_positions, o->max_states);
         if (!c.src) return -1;
         /* say when the geometry reads fewer states than the run holds */
-        int64_t have = store_count_states_from(st, run_id, a->kind, o->skip_positions > 0 ? o->skip_positions : 0);
-        if (o->max_states > 0 && have > o->max_states)
-            gs_analysis_note(a, "the analyses of the state read the first %lld of the run's %lld states "
-                             "(--max-states %lld; --max-states 0 reads all)",
-                             (long long)o->max_states, (long long)have, (long long)o->max_states);
+        gs_analysis_note_states(a, store_count_states_from(st, run_id, a->kind, o->skip_positions > 0 ? o->skip_positions : 0),
+                                o->max_states);
     }
-    if (rows_needing(parts, GS_NEEDS_MODEL | GS_WANTS_MODEL)) {
-        a->model = gs_analysis_load_model(&info, o->model_path);
-        unsigned needing = rows_needing(parts, GS_NEEDS_MODEL);
-        if (!a->model) {
-            if (strict && needing) goto fail;
-            if (o->model_path) goto fail;
-            gs_analysis_note(a, "no model (%s): default tokens, the embedding control and the probe are skipped",
-                             gs_error());
-            parts &= ~needing;
-        } else if (c.src && a->model->cfg.d != c.src->d) {
-            gs_fail("the model has d_state = %d but run %lld's states have %d dimensions", a->model->cfg.d,
-                    (long long)run_id, c.src->d);
-            goto fail;
-        }
+    if (gs_analysis_model_for(&info, o, strict, &parts, a)) goto fail;
+    if (a->model && c.src && a->model->cfg.d != c.src->d) {
+        gs_fail("the model has d_state = %d but run %lld's states have %d dimensions", a->model->cfg.d,
+                (long long)run_id, c.src->d);
+        goto fail;
     }
     for (int i = 0; i < gs_n_analysis_rows; i++) {
         const gs_analysis_row *r = &gs_analysis_rows[i];

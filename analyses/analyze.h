@@ -66,6 +66,12 @@ void gs_analyze_opts_default(gs_analyze_opts *o);
 int gs_analyze_parse_parts(const char *list, unsigned *parts);
 /* The bits of the rows analyze runs. */
 unsigned gs_analysis_runnable(void);
+/* o with --site resolved on the run: a per-head scalar site becomes the decay
+ * site (unless decay_site is given), any other the state kind it is stored as;
+ * the store's and the shards' one rule. 0, or -1 with gs_error(). */
+int gs_analyze_resolve_site(store *st, int64_t run, const gs_analyze_opts *o, gs_analyze_opts *eff);
+/* The rows to run: o->parts (0: every runnable row) and the rows they read. */
+unsigned gs_analyze_parts(const gs_analyze_opts *o);
 
 typedef struct {
     int64_t run_id;
@@ -96,9 +102,6 @@ int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o,
 void gs_analysis_print(FILE *f, store *st, const gs_analysis *a);
 /* The results as one JSON object: {"run": N, one member per computed row (its stored name), "notes"}. */
 struct cJSON *gs_analysis_json(const gs_analysis *a);
-/* the geometry's keys in object j: those `analyze --json` prints (full 0), or
- * every number the result holds in their places (full 1: analyze-shards) */
-void gs_geometry_json(struct cJSON *j, const gs_geometry *g, int full);
 void gs_analysis_free(gs_analysis *a);
 /* The run's model: the file given, else the one the store registered with the run; refused (NULL with
  * gs_error()) when its sha256 is not the one the run was recorded with. */

@@ -16,6 +16,36 @@ gpn_model *gs_analysis_ctx_model(gs_analysis_ctx *c);
 const char *gs_analysis_site_of_role(store *st, int64_t run, const char *role, int want_stored_as,
                                      const char *fallback, char *buf, size_t size);
 
+/* the note when the state analyses read max_states of the run's `have` states */
+void gs_analysis_note_states(gs_analysis *a, int64_t have, int64_t max_states);
+/* the rows of `parts` whose needs include any of `needs` (GS_NEEDS_* / GS_WANTS_*) */
+unsigned gs_analysis_rows_needing(unsigned parts, unsigned needs);
+/* a->model for the rows of *parts that need or want one: without it, those that need it leave *parts with a
+ * note; -1 (gs_error()) when they were asked for by name (strict) or --model named it */
+int gs_analysis_model_for(const store_run_info *info, const gs_analyze_opts *o, int strict, unsigned *parts,
+                          gs_analysis *a);
+
+/* Each row's settings from analyze's options, and what it reads besides the
+ * states, shared by the store's pass (the rows' run) and the shards'
+ * (analyses/shards.c), so that both measure alike. */
+void gs_geometry_row_opts(const gs_analyze_opts *o, gs_geometry_opts *go);
+void gs_horizons_row_opts(const gs_analyze_opts *o, gs_horizon_opts *ho);
+void gs_retention_row_opts(const gs_analyze_opts *o, gs_retention_opts *ro);
+void gs_probe_row_opts(const gs_analyze_opts *o, gs_probe_opts *po);
+/* the default direction's decode inputs: the language model (NULL: none, or not a language model, noted),
+ * the recorded corpus' unigram counts (NULL when missing, noted) and --train-corpus' counts in its options */
+typedef struct {
+    const gpn_model *lm;
+    double *unigram, *train;
+    int64_t V;
+    gs_default_opts opts;
+} gs_default_inputs;
+int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, const gs_analyze_opts *o,
+                          gs_analysis *a, gs_default_inputs *in);
+void gs_default_inputs_free(gs_default_inputs *in);
+/* retention's comparison of the decays with their initialisation (a->model's), or a note why not */
+void gs_retention_row_decay_init(gs_analysis *a, const gpn_model *m);
+
 #define GS_ANALYSIS_ROW_FUNCTIONS(x)                                                                           \
     int gs_##x##_row_run(gs_analysis_ctx *c);                                                                  \
     int gs_##x##_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *code_version); \

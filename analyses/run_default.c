@@ -11,48 +11,58 @@
 #include "base/error.h"
 #include "engine/arch/family.h"
 
-int gs_default_row_run(gs_analysis_ctx *c) {
-    gs_analysis *a = c->a;
+int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, const gs_analyze_opts *o,
+                          gs_analysis *a, gs_default_inputs *in) {
+    memset(in, 0, sizeof *in);
     int64_t *counts = NULL, nv = 0;
-    double *uni = NULL;
     /* the decode half reads the logits as a vocabulary: a model that is not a
      * language model (an MLP-LDRU classifier) gets the mean direction only */
     const gs_family *fam = a->model ? gs_family_of(&a->model->cfg) : NULL;
-    const gpn_model *lm = fam && !fam->not_lm ? a->model : NULL;
-    if (fam && !lm)
+    in->lm = fam && !fam->not_lm ? a->model : NULL;
+    if (fam && !in->lm)
         gs_analysis_note(a, "default direction: the model is %s, not a language model: its mean direction without default tokens",
                          fam->not_lm);
-    int64_t V = lm ? lm->cfg.V : 0;
-    if (lm) {
-        if (store_read_unigram_counts(c->st, c->run, &counts, &nv) != 0) {
+    const int64_t V = in->lm ? in->lm->cfg.V : 0;
+    if (in->lm) {
+        if (store_read_unigram_counts(st, run, &counts, &nv) != 0) {
             gs_analysis_note(a, "no unigram counts (%s): Spearman skipped", gs_error());
         } else if (nv > V) {
             gs_analysis_note(a, "unigram counts cover %lld tokens, the model's vocabulary %lld: Spearman skipped",
                              (long long)nv, (long long)V);
         } else {
-            uni = calloc((size_t)V, sizeof *uni);
-            if (!uni) { free(counts); return gs_fail("out of memory"); }
-            for (int64_t i = 0; i < nv; i++) uni[i] = (double)counts[i];
+            in->unigram = calloc((size_t)V, sizeof *in->unigram);
+            if (!in->unigram) { free(counts); return gs_fail("out of memory"); }
+            for (int64_t i = 0; i < nv; i++) in->unigram[i] = (double)counts[i];
+            in->V = V;
         }
         free(counts);
     }
-    gs_default_opts dopt;
-    gs_default_opts_default(&dopt);
-    dopt.seed = c->o->seed;
-    double *train = NULL;
-    if (lm && c->o->train_corpus) {
-        const char *tok = c->info->tokenizer_path[0] ? c->info->tokenizer_path : NULL;
-        if (gs_train_unigram_counts(c->o->train_corpus, tok, V, &train) != 0) {
-            free(uni);
+    gs_default_opts_default(&in->opts);
+    in->opts.seed = o->seed;
+    if (in->lm && o->train_corpus) {
+        const char *tok = info->tokenizer_path[0] ? info->tokenizer_path : NULL;
+        if (gs_train_unigram_counts(o->train_corpus, tok, V, &in->train) != 0) {
+            gs_default_inputs_free(in);
             return -1;
         }
-        dopt.train_unigram = train;
-        dopt.train_unigram_len = V;
+        in->opts.train_unigram = in->train;
+        in->opts.train_unigram_len = V;
     }
-    snprintf(a->recorded_corpus, sizeof a->recorded_corpus, "%s", c->info->corpus_path);
-    int rc = gs_default_dir_run(c->src, &a->geometry, lm, uni, uni ? V : 0, &dopt, &a->default_dir);
-    free(uni);
-    free(train);
+    snprintf(a->recorded_corpus, sizeof a->recorded_corpus, "%s", info->corpus_path);
+    return 0;
+}
+
+void gs_default_inputs_free(gs_default_inputs *in) {
+    free(in->unigram);
+    free(in->train);
+    memset(in, 0, sizeof *in);
+}
+
+int gs_default_row_run(gs_analysis_ctx *c) {
+    gs_default_inputs in;
+    if (gs_default_row_inputs(c->st, c->run, c->info, c->o, c->a, &in)) return -1;
+    int rc = gs_default_dir_run(c->src, &c->a->geometry, in.lm, in.unigram, in.V, &in.opts, &c->a->default_dir);
+    gs_default_inputs_free(&in);
     if (rc != 0) { gs_fail_context("default direction: "); return -1; }
     return 0;
 }
@@ -127,6 +137,7 @@ void gs_default_row_json(cJSON *j, const gs_analysis *a) {
     if (r->stability_valid) {
         cJSON_AddNumberToObject(j, "batch_cos_mean", r->stab_mean);
         cJSON_AddNumberToObject(j, "batch_cos_std", r->stab_std);
+        cJSON_AddItemToObject(j, "batch_cosines", cJSON_CreateDoubleArray(r->batch_cos, r->n_pairs));
     }
     if (r->has_decode) {
         cJSON_AddItemToObject(j, "default_tokens", cJSON_CreateIntArray(r->top, GS_TOPK));
@@ -142,7 +153,13 @@ void gs_default_row_json(cJSON *j, const gs_analysis *a) {
     if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
     cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
     if (r->pc1_cos == r->pc1_cos) cJSON_AddNumberToObject(j, "pc1_cos", r->pc1_cos);
-    if (r->random_valid) cJSON_AddNumberToObject(j, "batch_cos_random_mean", r->rand_mean);
+    if (r->mean_norm2_over_lambda1 == r->mean_norm2_over_lambda1)
+        cJSON_AddNumberToObject(j, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1);
+    if (r->random_valid) {
+        cJSON_AddNumberToObject(j, "batch_cos_random_mean", r->rand_mean);
+        cJSON_AddNumberToObject(j, "batch_cos_random_std", r->rand_std);
+    }
+    cJSON_AddItemToObject(j, "emergence", cJSON_CreateDoubleArray(r->emergence, (int)r->emerg_len));
 }
 
 void gs_default_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {

@@ -7,10 +7,14 @@
 #include "analyses/rows.h"
 #include "base/error.h"
 
+void gs_geometry_row_opts(const gs_analyze_opts *o, gs_geometry_opts *go) {
+    gs_geometry_opts_default(go);
+    go->seed = o->seed;
+}
+
 int gs_geometry_row_run(gs_analysis_ctx *c) {
     gs_geometry_opts go;
-    gs_geometry_opts_default(&go);
-    go.seed = c->o->seed;
+    gs_geometry_row_opts(c->o, &go);
     if (gs_geometry_run(c->src, &go, &c->a->geometry) != 0) { gs_fail_context("geometry: "); return -1; }
     return 0;
 }
@@ -55,40 +59,33 @@ int gs_geometry_row_write(store *st, const gs_analysis *a, const gs_analyze_opts
     return gs_result_end(&w);
 }
 
-/* One writer for both commands' keys, so that a key they share cannot drift
- * apart; the full set keeps analyze-shards' order (the extra keys in their
- * places, participation_ratio before the spectrum rather than after it). */
-void gs_geometry_json(cJSON *j, const gs_geometry *g, int full) {
+/* The JSON of analyze, of one store or of shards (docs/scale.md): every number the result holds that is
+ * stored (the scalars, the spectrum and the mean). */
+void gs_geometry_row_json(cJSON *j, const gs_analysis *a) {
+    const gs_geometry *g = &a->geometry;
     cJSON_AddNumberToObject(j, "n_states", (double)g->n);
     cJSON_AddNumberToObject(j, "n_windows", (double)g->n_windows);
     cJSON_AddNumberToObject(j, "d", g->d);
     cJSON_AddNumberToObject(j, "norm_mean", g->norm_mean);
     cJSON_AddNumberToObject(j, "norm_std", g->norm_std);
-    if (full) {
-        cJSON_AddNumberToObject(j, "mean_norm", g->mean_norm);
-        cJSON_AddNumberToObject(j, "median_std", g->median_std);
-    }
+    cJSON_AddNumberToObject(j, "mean_norm", g->mean_norm);
+    cJSON_AddNumberToObject(j, "median_std", g->median_std);
     cJSON_AddNumberToObject(j, "dim_std_min", g->dim_std_sorted[g->d - 1]);
     cJSON_AddNumberToObject(j, "dim_std_max", g->dim_std_sorted[0]);
     cJSON_AddNumberToObject(j, "dead_dims", g->n_dead);
-    if (full) cJSON_AddNumberToObject(j, "zero_variance_dims", g->n_zero_var);
+    cJSON_AddNumberToObject(j, "zero_variance_dims", g->n_zero_var);
     cJSON_AddNumberToObject(j, "corr_mean_abs", g->corr_mean_abs);
     cJSON_AddNumberToObject(j, "corr_max_abs", g->corr_max_abs);
-    if (full) {
-        cJSON_AddNumberToObject(j, "participation_ratio", g->participation_ratio);
-        cJSON_AddNumberToObject(j, "total_variance", g->total_var);
-    }
+    cJSON_AddNumberToObject(j, "participation_ratio", g->participation_ratio);
+    cJSON_AddNumberToObject(j, "total_variance", g->total_var);
     if (g->has_spectrum) {
         cJSON_AddNumberToObject(j, "components_90", g->n90);
         cJSON_AddNumberToObject(j, "components_99", g->n99);
         cJSON_AddNumberToObject(j, "stable_rank", g->stable_rank);
-        if (full) cJSON_AddItemToObject(j, "eigenvalues", cJSON_CreateDoubleArray(g->eigvals, g->d));
+        cJSON_AddItemToObject(j, "eigenvalues", cJSON_CreateDoubleArray(g->eigvals, g->d));
     }
-    if (full) cJSON_AddItemToObject(j, "mean", cJSON_CreateDoubleArray(g->mean, g->d));
-    else cJSON_AddNumberToObject(j, "participation_ratio", g->participation_ratio);
+    cJSON_AddItemToObject(j, "mean", cJSON_CreateDoubleArray(g->mean, g->d));
 }
-
-void gs_geometry_row_json(cJSON *j, const gs_analysis *a) { gs_geometry_json(j, &a->geometry, 0); }
 
 void gs_geometry_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {
     (void)tokens;

@@ -9,10 +9,14 @@
 #include "analyses/rows.h"
 #include "base/error.h"
 
+void gs_horizons_row_opts(const gs_analyze_opts *o, gs_horizon_opts *ho) {
+    gs_horizon_opts_default(ho);
+    ho->max_lag = o->horizon_max_lag;
+}
+
 int gs_horizons_row_run(gs_analysis_ctx *c) {
     gs_horizon_opts ho;
-    gs_horizon_opts_default(&ho);
-    ho.max_lag = c->o->horizon_max_lag;
+    gs_horizons_row_opts(c->o, &ho);
     if (gs_horizons_run(c->src, &ho, &c->a->horizons) != 0) { gs_fail_context("horizons: "); return -1; }
     return 0;
 }
@@ -52,12 +56,20 @@ void gs_horizons_row_json(cJSON *j, const gs_analysis *a) {
     cJSON_AddItemToObject(j, "lags", cJSON_CreateIntArray(h->lags, h->n_lags));
     cJSON_AddItemToObject(j, "raw", cJSON_CreateDoubleArray(h->raw, h->n_lags));
     cJSON_AddItemToObject(j, "centered", cJSON_CreateDoubleArray(h->centered, h->n_lags));
+    cJSON *nr = cJSON_AddArrayToObject(j, "raw_pairs"), *nc = cJSON_AddArrayToObject(j, "centered_pairs");
+    for (int i = 0; i < h->n_lags; i++) {
+        cJSON_AddItemToArray(nr, cJSON_CreateNumber((double)h->n_raw[i]));
+        cJSON_AddItemToArray(nc, cJSON_CreateNumber((double)h->n_centered[i]));
+    }
+    cJSON_AddNumberToObject(j, "c1", h->c1);
+    /* censored: 1 or 0, the number the store holds */
     if (h->h_e_valid) {
         cJSON_AddNumberToObject(j, "content_horizon_e", h->h_e);
-        cJSON_AddBoolToObject(j, "content_horizon_e_censored", h->h_e_censored);
+        cJSON_AddNumberToObject(j, "content_horizon_e_censored", h->h_e_censored);
     }
     cJSON_AddNumberToObject(j, "content_horizon_002", h->h_002);
-    cJSON_AddBoolToObject(j, "content_horizon_002_censored", h->h_002_censored);
+    cJSON_AddNumberToObject(j, "content_horizon_002_censored", h->h_002_censored);
+    cJSON_AddNumberToObject(j, "zero_states", (double)h->n_zero_states);
 }
 
 void gs_horizons_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {

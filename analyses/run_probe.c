@@ -45,6 +45,13 @@ void gs_probe_tokens_free(gs_probe_tokens *o) {
     memset(o, 0, sizeof *o);
 }
 
+void gs_probe_row_opts(const gs_analyze_opts *o, gs_probe_opts *po) {
+    gs_probe_opts_default(po);
+    po->seed = o->seed;
+    if (o->probe_max_lag > 0) po->max_lag = o->probe_max_lag;
+    if (o->probe_splits > 0) po->splits = o->probe_splits;
+}
+
 int gs_probe_row_run(gs_analysis_ctx *c) {
     gs_analysis *a = c->a;
     const gs_analyze_opts *o = c->o;
@@ -55,10 +62,7 @@ int gs_probe_row_run(gs_analysis_ctx *c) {
         rc = gs_states_load(c->src, o->max_states, &s);
         if (rc == 0) {
             gs_probe_opts po;
-            gs_probe_opts_default(&po);
-            po.seed = o->seed;
-            if (o->probe_max_lag > 0) po.max_lag = o->probe_max_lag;
-            if (o->probe_splits > 0) po.splits = o->probe_splits;
+            gs_probe_row_opts(o, &po);
             const gpn_config *cfg = &a->model->cfg;
             const gs_family *fam = gs_family_of(cfg);
             int width = 0;
@@ -136,16 +140,21 @@ int gs_probe_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o
 
 void gs_probe_row_json(cJSON *j, const gs_analysis *a) {
     const gs_probe *p = &a->probe;
-    cJSON *lags = cJSON_AddArrayToObject(j, "lags"), *acc = cJSON_AddArrayToObject(j, "accuracy");
-    cJSON *base = cJSON_AddArrayToObject(j, "baseline");
+    /* the series the store holds, at the measured lags (NaN prints as null) */
+    static const char *const names[] = {"lags", "accuracy", "baseline", "pass", "n_test", "se", "se_block",
+                                        "se_binomial", "sd_over_splits"};
+    enum { NSER = sizeof names / sizeof *names };
+    cJSON *ser[NSER];
+    for (int k = 0; k < NSER; k++) ser[k] = cJSON_AddArrayToObject(j, names[k]);
     for (int i = 0; i < p->n_lags; i++) {
         if (!p->measured[i]) continue;
-        cJSON_AddItemToArray(lags, cJSON_CreateNumber(p->lags[i]));
-        cJSON_AddItemToArray(acc, cJSON_CreateNumber(p->acc[i]));
-        cJSON_AddItemToArray(base, cJSON_CreateNumber(p->baseline[i]));
+        const double y[NSER] = {p->lags[i], p->acc[i], p->baseline[i], p->pass[i], (double)p->n_test[i], p->se[i],
+                                p->se_block ? p->se_block[i] : NAN, p->se_binomial[i],
+                                p->sd_splits ? p->sd_splits[i] : NAN};
+        for (int k = 0; k < NSER; k++) cJSON_AddItemToArray(ser[k], cJSON_CreateNumber(y[k]));
     }
     cJSON_AddNumberToObject(j, "probe_horizon", p->horizon);
-    cJSON_AddBoolToObject(j, "censored", p->censored);
+    cJSON_AddNumberToObject(j, "censored", p->censored); /* 1 or 0, the number the store holds */
     cJSON_AddNumberToObject(j, "splits", p->n_splits);
     cJSON_AddItemToObject(j, "horizon_by_split", cJSON_CreateIntArray(p->split_horizon, p->n_splits));
     cJSON_AddNumberToObject(j, "horizon_min", p->horizon_min);
@@ -154,6 +163,8 @@ void gs_probe_row_json(cJSON *j, const gs_analysis *a) {
     cJSON_AddStringToObject(j, "split", p->by_document ? "documents" : "windows");
     cJSON_AddNumberToObject(j, "test_documents", (double)p->n_test_docs);
     cJSON_AddNumberToObject(j, "train_documents", (double)p->n_train_docs);
+    cJSON_AddNumberToObject(j, "test_windows", (double)p->n_test_windows);
+    cJSON_AddNumberToObject(j, "train_windows", (double)p->n_train_windows);
     cJSON_AddStringToObject(j, "rule", p->rule);
 }
 

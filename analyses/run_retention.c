@@ -63,6 +63,19 @@ int gs_retention_read_decays(store *st, int64_t run, const char *site, float **a
     return 0;
 }
 
+void gs_retention_row_opts(const gs_analyze_opts *o, gs_retention_opts *ro) {
+    gs_retention_opts_default(ro);
+    ro->seed = o->seed;
+}
+
+void gs_retention_row_decay_init(gs_analysis *a, const gpn_model *m) {
+    int di = m ? gs_decay_init_run(m, gs_decay_init_site_layer(a->decay_site), &a->decay_init) : -1;
+    if (di == 0 && a->decay_init.H == a->retention.H) a->has_decay_init = 1;
+    else if (di == 0) gs_analysis_note(a, "decays vs initialisation: %d decay parameters but %d recorded heads",
+                                       a->decay_init.H, a->retention.H);
+    else if (di < 0) gs_analysis_note(a, "decays vs initialisation not measured: %s", gs_error());
+}
+
 int gs_retention_row_run(gs_analysis_ctx *c) {
     gs_analysis *a = c->a;
     float *alpha = NULL, *beta = NULL;
@@ -78,8 +91,7 @@ int gs_retention_row_run(gs_analysis_ctx *c) {
     else if (rc != 0)
         gs_fail_context("retention: reading the decays: ");
     if (rc == 0) {
-        gs_retention_opts_default(&a->retention_opts);
-        a->retention_opts.seed = c->o->seed;
+        gs_retention_row_opts(c->o, &a->retention_opts);
         rc = gs_retention_run(alpha, beta, ws, nw, H, &a->retention_opts, &a->retention);
         if (rc != 0) gs_fail_context("retention: ");
     }
@@ -90,12 +102,7 @@ int gs_retention_row_run(gs_analysis_ctx *c) {
         return 1;
     }
     /* did training move the decays? needs the checkpoint (its tensors and metadata) */
-    gpn_model *m = gs_analysis_ctx_model(c);
-    int di = m ? gs_decay_init_run(m, gs_decay_init_site_layer(a->decay_site), &a->decay_init) : -1;
-    if (di == 0 && a->decay_init.H == a->retention.H) a->has_decay_init = 1;
-    else if (di == 0) gs_analysis_note(a, "decays vs initialisation: %d decay parameters but %d recorded heads",
-                                       a->decay_init.H, a->retention.H);
-    else if (di < 0) gs_analysis_note(a, "decays vs initialisation not measured: %s", gs_error());
+    gs_retention_row_decay_init(a, gs_analysis_ctx_model(c));
     return 0;
 }
 
@@ -111,8 +118,29 @@ int gs_retention_row_write(store *st, const gs_analysis *a, const gs_analyze_opt
     return gs_result_end(&w);
 }
 
+/* the n_lags x H curve as one array per head over the lags (NaN prints as null) */
+static cJSON *curves_json(const double *R, int n_lags, int H) {
+    cJSON *all = cJSON_CreateArray();
+    double *y = malloc(sizeof(double) * (size_t)(n_lags > 0 ? n_lags : 1));
+    for (int h = 0; y && h < H; h++) {
+        for (int i = 0; i < n_lags; i++) y[i] = R[(int64_t)i * H + h];
+        cJSON_AddItemToArray(all, cJSON_CreateDoubleArray(y, n_lags));
+    }
+    free(y);
+    return all;
+}
+
 void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
     const gs_retention *r = &a->retention;
+    cJSON_AddNumberToObject(j, "heads", r->H);
+    cJSON_AddItemToObject(j, "lags", cJSON_CreateIntArray(r->lags, r->n_lags));
+    cJSON *np = cJSON_AddArrayToObject(j, "retention_pairs"), *ns = cJSON_AddArrayToObject(j, "retention_starts");
+    for (int i = 0; i < r->n_lags; i++) {
+        cJSON_AddItemToArray(np, cJSON_CreateNumber((double)r->n_pairs[i]));
+        cJSON_AddItemToArray(ns, cJSON_CreateNumber((double)r->n_starts[i]));
+    }
+    cJSON_AddItemToObject(j, "extrapolated", cJSON_CreateDoubleArray(r->extrapolated, r->H));
+    cJSON_AddItemToObject(j, "mean_alpha", cJSON_CreateDoubleArray(r->mean_alpha, r->H));
     for (int e = 0; e < GS_RET_COUNT; e++) {
         const gs_retention_est *es = &r->est[e];
         const gs_pools *p = &es->pools;
@@ -123,7 +151,9 @@ void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
         /* "half_life": the old name of e_fold_time (the 1/e time, not a half-life); kept for one version */
         if (e == GS_RET_ALL_STARTS) cJSON_AddItemToObject(k, "half_life", cJSON_CreateDoubleArray(es->e_fold_time, r->H));
         cJSON_AddItemToObject(k, "censored", cJSON_CreateIntArray(es->censored, r->H));
+        cJSON_AddItemToObject(k, "R", curves_json(es->R, r->n_lags, r->H)); /* R[h][lag index] */
         if (p->valid) {
+            cJSON_AddNumberToObject(k, "gap_log", p->gap);
             cJSON_AddItemToObject(k, "pool", cJSON_CreateIntArray(p->pool, r->H));
             cJSON_AddItemToObject(k, "pool_n", cJSON_CreateIntArray(p->pool_n, 2));
         }

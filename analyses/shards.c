@@ -16,6 +16,9 @@
 #include "store/merge.h"
 #include "store/store.h"
 
+/* the registry rows with a part below */
+#define SHARD_ROWS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION | GS_AN_PROBE)
+
 /* One state source over this rank's shards, one after another (their
  * windows are disjoint and ascend with the shard's rank). */
 typedef struct {
@@ -86,17 +89,6 @@ static int by_rank(const void *x, const void *y) {
     return ((const store_shard *)x)->rank - ((const store_shard *)y)->rank;
 }
 
-/* The state kind to read: given, or the run's state site, else pred. */
-static int state_kind(const store_shard *s, const char *given, char *kind, size_t size) {
-    if (given) { snprintf(kind, size, "%s", given); return 0; }
-    store *st = store_open(s->path, STORE_READ);
-    if (!st) return -1;
-    store_site x;
-    snprintf(kind, size, "%s", store_site_of_role(st, s->run, "state", &x) == 0 ? x.stored_as : "pred");
-    store_close(st);
-    return 0;
-}
-
 /* Every rank's sums moved to one reference point c and added up (see
  * analyses/linalg.h: S is the sum of (x - shift)(x - shift)^T). With
  * delta = shift_r - c, x - c = (x - shift_r) + delta, so
@@ -164,20 +156,21 @@ int gs_shards_agree(gs_job *job, int ok) {
 
 static int share_mean(gs_job *job, gs_geometry *g);
 
-static int geometry_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
+static int geometry_part(gs_job *job, gs_state_source *src, const gs_analyze_opts *o, gs_analysis *a) {
+    gs_geometry_opts go;
+    gs_geometry_row_opts(o, &go);
     gs_geometry_sums sums;
-    int rc = gs_geometry_accumulate(src, &o->geometry, &sums);
+    int rc = gs_geometry_accumulate(src, &go, &sums);
     if (gs_shards_agree(job, rc == 0)) {
         if (rc == 0) gs_cov_acc_free(&sums.acc);
         return -1;
     }
-    r->states_here = sums.n;
     if (reduce_sums(job, &sums)) { gs_cov_acc_free(&sums.acc); return -1; }
     rc = 0;
     if (job->rank) gs_cov_acc_free(&sums.acc);
-    else rc = gs_geometry_finish(&sums, &o->geometry, &r->geometry); /* takes over sums.acc */
+    else rc = gs_geometry_finish(&sums, &go, &a->geometry); /* takes over sums.acc */
     if (gs_shards_agree(job, rc == 0)) return -1;
-    return share_mean(job, &r->geometry);
+    return share_mean(job, &a->geometry);
 }
 
 /* What the default direction's pass reads of the geometry (its mean, norms and
@@ -213,15 +206,15 @@ static int64_t count_windows(const store_shard *s, const char *kind, int skip, i
 
 /* The default direction: each of this rank's shards read on its own, with its
  * first window's and state's places in the job, adds its batch and emergence
- * sums; the sums are added up and rank 0 finishes (no decode: the model is
- * not read here, so the default tokens need the merged store). */
-static int default_part(gs_job *job, const chain *c, const int64_t *all_take, const gs_shards_opts *o,
-                        gs_shards_result *r) {
+ * sums; the sums are added up and rank 0 finishes, with the decode to default
+ * tokens when the model is a language model (in: gs_default_row_inputs). */
+static int default_part(gs_job *job, const chain *c, const int64_t *all_take, const gs_default_inputs *in,
+                        gs_analysis *a) {
     const int n = c->n;
-    gs_geometry *g = &r->geometry;
+    gs_geometry *g = &a->geometry;
     int64_t *wins = calloc((size_t)n, sizeof *wins);
     gs_default_sums sums = {0};
-    int ok = wins && gs_default_sums_init(&sums, g->d, &o->dflt) == 0, rc = -1;
+    int ok = wins && gs_default_sums_init(&sums, g->d, &in->opts) == 0, rc = -1;
     if (!wins) gs_fail("out of memory");
     for (int i = 0; ok && i < n; i++)
         if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->take[i])) < 0) ok = 0;
@@ -231,7 +224,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         if (c->take[i] <= 0) continue;
         store *st = store_open(c->shards[i].path, STORE_READ);
         gs_state_source *src = st ? gs_store_source_open(st, c->shards[i].run, c->kind, c->skip, c->take[i]) : NULL;
-        if (!src || gs_default_dir_accumulate(src, g, &o->dflt, win0, row0, &sums)) {
+        if (!src || gs_default_dir_accumulate(src, g, &in->opts, win0, row0, &sums)) {
             gs_fail_context("%s: ", c->shards[i].path);
             ok = 0;
         }
@@ -261,7 +254,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         goto out;
     sums.n = totals[0];
     sums.n_windows = totals[1];
-    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, NULL, NULL, 0, &o->dflt, &r->default_dir);
+    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, in->lm, in->unigram, in->V, &in->opts, &a->default_dir);
     if (gs_shards_agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
 out:
     gs_default_sums_free(&sums);
@@ -269,14 +262,16 @@ out:
     return rc;
 }
 
-static int horizons_part(gs_job *job, gs_state_source *src, const gs_shards_opts *o, gs_shards_result *r) {
+static int horizons_part(gs_job *job, gs_state_source *src, const gs_analyze_opts *o, gs_analysis *a) {
+    gs_horizon_opts ho;
+    gs_horizons_row_opts(o, &ho);
     int max_lag = 0;
-    int rc = gs_horizons_max_lag(src, &o->horizons, &max_lag);
+    int rc = gs_horizons_max_lag(src, &ho, &max_lag);
     if (gs_shards_agree(job, rc == 0)) return -1;
     int64_t lag = max_lag;
     if (gs_job_max_i64(job, &lag, 1)) return -1;
-    gs_horizons *h = &r->horizons;
-    rc = gs_horizons_accumulate(src, (int)lag, &o->horizons, h);
+    gs_horizons *h = &a->horizons;
+    rc = gs_horizons_accumulate(src, (int)lag, &ho, h);
     if (gs_shards_agree(job, rc == 0)) { gs_horizons_free(h); return -1; }
     if (gs_job_sum_f64(job, h->raw, h->n_lags) || gs_job_sum_f64(job, h->centered, h->n_lags) ||
         gs_job_sum_i64(job, h->n_raw, h->n_lags) || gs_job_sum_i64(job, h->n_centered, h->n_lags) ||
@@ -295,13 +290,10 @@ typedef struct {
     int nw, H;
 } decays;
 
-static int read_shard_decays(const store_shard *s, const gs_shards_opts *o, decays *dk) {
+static int read_shard_decays(const store_shard *s, const char *site, decays *dk) {
     if (s->begin >= s->end) return 0; /* a rank that had no windows to record (more ranks than batches) */
     store *st = store_open(s->path, STORE_READ);
     if (!st) return -1;
-    char buf[64];
-    const char *site = o->decay_site ? o->decay_site
-                                     : gs_analysis_site_of_role(st, s->run, "decay", 0, "mem.alpha", buf, sizeof buf);
     int rc = gs_retention_read_decays(st, s->run, site, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
     if (rc) gs_fail_context("%s: reading the decays: ", s->path);
     store_close(st);
@@ -312,14 +304,14 @@ static int read_shard_decays(const store_shard *s, const gs_shards_opts *o, deca
  * the windows are numbered across the shards in rank order, each rank adds
  * its windows' sums for every lag once and per bootstrap resample
  * (gs_retention_accumulate), the sums are added up and rank 0 finishes. */
-static int retention_part(gs_job *job, const store_shard *shards, int n, const gs_shards_opts *o, gs_shards_result *r) {
+static int retention_part(gs_job *job, const store_shard *shards, int n, gs_analysis *a) {
     decays *dk = calloc((size_t)n, sizeof *dk);
     int64_t *wins = calloc((size_t)n + 2, sizeof *wins); /* per shard, then H and the longest window */
     gs_retention_sums sums = {0};
     int ok = dk && wins, rc = -1;
     if (!ok) gs_fail("out of memory");
     for (int i = job->rank; ok && i < n; i += job->size) {
-        if (read_shard_decays(&shards[i], o, &dk[i])) { ok = 0; break; }
+        if (read_shard_decays(&shards[i], a->decay_site, &dk[i])) { ok = 0; break; }
         wins[i] = dk[i].nw;
         if (dk[i].nw && dk[i].H > wins[n]) wins[n] = dk[i].H;
         for (int w = 0; w < dk[i].nw; w++)
@@ -332,7 +324,7 @@ static int retention_part(gs_job *job, const store_shard *shards, int n, const g
         if (dk[i].nw && dk[i].H != wins[n])
             ok = 0, gs_fail("%s: decays of %d heads, another shard's %lld", shards[i].path, dk[i].H, (long long)wins[n]);
     if (ok && nw > INT32_MAX) ok = 0, gs_fail("retention: %lld windows is too many", (long long)nw);
-    if (ok && gs_retention_sums_init(&sums, (int)wins[n], (int)nw, (int)wins[n + 1] - 1, &o->retention)) ok = 0;
+    if (ok && gs_retention_sums_init(&sums, (int)wins[n], (int)nw, (int)wins[n + 1] - 1, &a->retention_opts)) ok = 0;
     int64_t first = 0;
     for (int i = 0; ok && i < n; first += wins[i], i++)
         if (i % job->size == job->rank && dk[i].nw &&
@@ -342,7 +334,7 @@ static int retention_part(gs_job *job, const store_shard *shards, int n, const g
         }
     if (gs_shards_agree(job, ok)) goto out;
     if (gs_job_sum_f64(job, sums.f64, sums.n_f64) || gs_job_sum_i64(job, sums.i64, sums.n_i64)) goto out;
-    rc = job->rank ? 0 : gs_retention_finish(&sums, &o->retention, &r->retention);
+    rc = job->rank ? 0 : gs_retention_finish(&sums, &a->retention_opts, &a->retention);
     if (gs_shards_agree(job, rc == 0)) rc = -1;
 out:
     gs_retention_sums_free(&sums);
@@ -352,50 +344,46 @@ out:
     return rc;
 }
 
-/* The probe: every rank loads the run's model for its embedding (the
- * targets), and the ridge sums are reduced per lag (analyses/probe_shards.h). */
-static int probe_part(gs_job *job, const chain *c, const int64_t *all_take, const gs_shards_opts *o,
-                      gs_shards_result *r) {
-    store *st = store_open(c->shards[0].path, STORE_READ);
-    store_run_info info;
-    gpn_model *m = NULL;
-    gs_probe_opts po = o->probe;
-    const float *E = NULL;
-    int width = 0, ok = st && store_run_get(st, c->shards[0].run, &info) == 0;
-    if (ok && !(m = gs_analysis_load_model(&info, o->model_path))) ok = 0;
-    if (ok) {
-        const gs_family *fam = gs_family_of(&m->cfg);
-        if (!(E = fam && fam->embedding ? fam->embedding(m, &width) : NULL))
-            ok = 0, gs_fail("the %s family has no token embedding to probe for", fam ? fam->name : "model's");
-        else gs_run_boundary_tokens(st, c->shards[0].run, m->cfg.V, &po.bos, &po.eos); /* split by document */
-    }
-    store_close(st);
+/* The probe: every rank holds the run's model (a->model) for its embedding
+ * (the targets), and the ridge sums are reduced per lag
+ * (analyses/probe_shards.h); st0 is the first shard, for the boundary tokens. */
+static int probe_part(gs_job *job, const chain *c, const int64_t *all_take, store *st0, const gs_analyze_opts *o,
+                      gs_analysis *a) {
+    gs_probe_opts po;
+    gs_probe_row_opts(o, &po);
+    const gs_family *fam = gs_family_of(&a->model->cfg);
+    int width = 0;
+    const float *E = fam && fam->embedding ? fam->embedding(a->model, &width) : NULL;
+    if (!E) gs_fail("the %s family has no token embedding to probe for", fam ? fam->name : "model's");
+    else gs_run_boundary_tokens(st0, c->shards[0].run, a->model->cfg.V, &po.bos, &po.eos); /* split by document */
     int rc = -1;
-    if (!gs_shards_agree(job, ok)) {
+    if (!gs_shards_agree(job, E != NULL)) {
         gs_probe_shards_in in = {.shards = c->shards, .n = c->n, .take = c->take, .all_take = all_take,
                                  .kind = c->kind, .skip = c->skip, .d = c->src.d};
-        rc = gs_probe_shards(job, &in, E, m->cfg.V, width, &po, &r->probe);
+        rc = gs_probe_shards(job, &in, E, a->model->cfg.V, width, &po, &a->probe);
     }
-    if (rc) gs_fail_context("probe: ");
-    gpn_model_free(m);
     return rc;
 }
 
-void gs_shards_result_free(gs_shards_result *r) {
-    gs_probe_free(&r->probe);
-    gs_retention_free(&r->retention);
-    gs_geometry_free(&r->geometry);
-    gs_default_dir_free(&r->default_dir);
-    gs_horizons_free(&r->horizons);
+/* A row analyze may skip (retention, probe) failed alike on every rank: an
+ * error when asked for by name, else a note as the store's pass makes. */
+static int skipped(gs_analysis *a, int strict, const char *name) {
+    if (strict) return -1;
+    gs_analysis_note(a, "%s skipped: %s", name, gs_error());
+    return 0;
 }
 
-int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r) {
-    memset(r, 0, sizeof *r);
+int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_analyze_opts *o, gs_analysis *a) {
+    memset(a, 0, sizeof *a);
     store_shard *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
     int64_t *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count), *take = calloc((size_t)(n > 0 ? n : 1), sizeof *take),
             *all_take = calloc((size_t)(n > 0 ? n : 1), sizeof *all_take);
     int rc = -1, ok = 1, read = 0;
     chain c = {0};
+    store *st0 = NULL;
+    store_run_info info;
+    gs_analyze_opts eff;
+    gs_default_inputs din = {0};
     if (!s || !count || !take || !all_take) { gs_fail("out of memory"); ok = 0; }
     if (ok && n < 1) { gs_fail("no shards to analyse"); ok = 0; }
     /* every rank checks the whole list, so a bad shard fails every rank alike */
@@ -412,22 +400,52 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
         for (int i = 1; i < n && ok; i++)
             if (s[i].rank == s[i - 1].rank) ok = 0, gs_fail("%s and %s are both rank %d of %d", s[i - 1].path, s[i].path, s[i].rank, s[i].of);
     }
-    if (ok && state_kind(&s[0], o->kind, r->kind, sizeof r->kind)) ok = 0;
+    /* the run as the first shard holds it: its sites, model, corpus and tokens, read as on a store */
+    if (ok && (!(st0 = store_open(s[0].path, STORE_READ)) || store_run_get(st0, s[0].run, &info) ||
+               gs_analyze_resolve_site(st0, s[0].run, o, &eff)))
+        ok = 0;
+    if (gs_shards_agree(job, ok)) goto out;
+    o = &eff;
+    a->run_id = s[0].run;
+    char buf[64];
+    snprintf(a->kind, sizeof a->kind, "%s",
+             o->kind ? o->kind : gs_analysis_site_of_role(st0, s[0].run, "state", 1, "pred", buf, sizeof buf));
+    unsigned parts = gs_analyze_parts(o);
+    const int strict = o->explicit_parts && o->parts;
+    for (int i = 0; i < gs_n_analysis_rows; i++) { /* a row with no part below: the merged store's alone */
+        const gs_analysis_row *row = &gs_analysis_rows[i];
+        if (!(parts & row->bit) || (row->bit & SHARD_ROWS)) continue;
+        if (strict) {
+            gs_fail("%s is not reduced over shards: merge them (gpnscope merge STORE SHARD...) and analyze the store",
+                    row->name);
+            goto out;
+        }
+        gs_analysis_note(a, "%s needs the merged store (gpnscope merge)", row->name);
+        parts &= ~row->bit;
+    }
     /* each shard's states: counted by the rank that reads it, shared by a sum */
     for (int i = job->rank; ok && i < n; i += job->size)
-        if ((count[i] = count_states(&s[i], r->kind, o->skip_positions)) < 0) ok = 0;
+        if ((count[i] = count_states(&s[i], a->kind, o->skip_positions)) < 0) ok = 0;
     if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
     int d = 0;
+    int64_t have = 0;
+    for (int i = 0; i < n; i++) have += count[i];
     for (int i = 0; ok && i < n && !d; i++) { /* the width, from the first shard with states (a rank may have none) */
         if (!count[i]) continue;
         store *st = store_open(s[i].path, STORE_READ);
-        gs_state_source *src = st ? gs_store_source_open(st, s[i].run, r->kind, o->skip_positions, 1) : NULL;
+        gs_state_source *src = st ? gs_store_source_open(st, s[i].run, a->kind, o->skip_positions, 1) : NULL;
         if (src) d = src->d;
         else ok = 0;
         gs_store_source_close(src);
         store_close(st);
     }
-    if (ok && !d) ok = 0, gs_fail("the shards hold no '%s' states after position %d", r->kind, o->skip_positions);
+    if (ok && !d) ok = 0, gs_fail("the shards hold no '%s' states after position %d", a->kind, o->skip_positions);
+    if (gs_shards_agree(job, ok)) goto out;
+    gs_analysis_note_states(a, have, o->max_states);
+    /* the model, as the store's pass loads it (the default tokens, retention's initial decays, the probe) */
+    ok = gs_analysis_model_for(&info, o, strict, &parts, a) == 0;
+    if (ok && a->model && a->model->cfg.d != d)
+        ok = 0, gs_fail("the model has d_state = %d but the shards' states have %d dimensions", a->model->cfg.d, d);
     if (gs_shards_agree(job, ok)) goto out;
     /* the first max_states of the job in window order: shards in rank order */
     int64_t before = 0;
@@ -437,30 +455,54 @@ int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_sha
         before += count[i];
         if (i % job->size != job->rank) take[i] = 0; /* another rank's */
     }
-    c = (chain){.src = {.d = d}, .shards = s, .take = take, .n = n, .kind = r->kind, .skip = o->skip_positions};
+    c = (chain){.src = {.d = d}, .shards = s, .take = take, .n = n, .kind = a->kind, .skip = o->skip_positions};
     c.src.ctx = &c;
     c.src.rewind = chain_rewind;
     c.src.next = chain_next;
-    r->n_shards = n;
-    r->n_ranks = s[0].of;
-    r->run_windows = s[0].n_windows;
-    unsigned parts = o->parts ? o->parts : GS_SHARDS_STATE_PARTS;
-    for (int i = 0; i < gs_n_analysis_rows; i++) /* the rows a part reads (the default direction: the geometry) */
-        if (parts & gs_analysis_rows[i].bit) parts |= gs_analysis_rows[i].requires;
-    if ((parts & GS_AN_GEOMETRY) && geometry_part(job, &c.src, o, r)) goto out;
-    if (parts & GS_AN_GEOMETRY) r->done |= GS_AN_GEOMETRY;
-    if ((parts & GS_AN_DEFAULT) && default_part(job, &c, all_take, o, r)) goto out;
-    if (parts & GS_AN_DEFAULT) r->done |= GS_AN_DEFAULT;
-    if ((parts & GS_AN_HORIZON) && horizons_part(job, &c.src, o, r)) goto out;
-    if (parts & GS_AN_HORIZON) r->done |= GS_AN_HORIZON;
-    if ((parts & GS_AN_RETENTION) && retention_part(job, s, n, o, r)) goto out;
-    if (parts & GS_AN_RETENTION) r->done |= GS_AN_RETENTION;
-    if ((parts & GS_AN_PROBE) && probe_part(job, &c, all_take, o, r)) goto out;
-    if (parts & GS_AN_PROBE) r->done |= GS_AN_PROBE;
+    if (parts & GS_AN_GEOMETRY) {
+        if (geometry_part(job, &c.src, o, a)) goto out;
+        a->done |= GS_AN_GEOMETRY;
+    }
+    if (parts & GS_AN_DEFAULT) {
+        if (gs_shards_agree(job, gs_default_row_inputs(st0, s[0].run, &info, o, a, &din) == 0) ||
+            default_part(job, &c, all_take, &din, a)) {
+            gs_fail_context("default direction: ");
+            goto out;
+        }
+        a->done |= GS_AN_DEFAULT;
+    }
+    if (parts & GS_AN_HORIZON) {
+        if (horizons_part(job, &c.src, o, a)) { gs_fail_context("horizons: "); goto out; }
+        a->done |= GS_AN_HORIZON;
+    }
+    if (parts & GS_AN_RETENTION) {
+        snprintf(a->decay_site, sizeof a->decay_site, "%s",
+                 o->decay_site ? o->decay_site : gs_analysis_site_of_role(st0, s[0].run, "decay", 0, "mem.alpha", buf, sizeof buf));
+        gs_retention_row_opts(o, &a->retention_opts);
+        if (retention_part(job, s, n, a) == 0) {
+            a->done |= GS_AN_RETENTION;
+            if (!job->rank) { /* did training move the decays? (the store's pass loads the model for it alike) */
+                if (!a->model) a->model = gs_analysis_load_model(&info, o->model_path);
+                gs_retention_row_decay_init(a, a->model);
+            }
+        } else if (skipped(a, strict, "retention")) {
+            gs_fail_context("retention: ");
+            goto out;
+        }
+    }
+    if (parts & GS_AN_PROBE) {
+        if (probe_part(job, &c, all_take, st0, o, a) == 0) a->done |= GS_AN_PROBE;
+        else if (skipped(a, strict, "probe")) {
+            gs_fail_context("probe: ");
+            goto out;
+        }
+    }
     rc = 0;
 out:
-    if (rc) gs_shards_result_free(r);
+    if (rc) gs_analysis_free(a);
+    gs_default_inputs_free(&din);
     chain_close_current(&c);
+    store_close(st0);
     for (int i = 0; i < read && s; i++) store_shard_free(&s[i]);
     free(s);
     free(count);

@@ -12,56 +12,23 @@
  * ranks), then per-lag sums of cosines and pair counts (gs_horizons_accumulate),
  * added up and finished on rank 0. The default direction, retention and the
  * probe (analyses/probe_shards.h) reduce their own sums; docs/scale.md says
- * what each needs and what stays with the merged store. */
+ * what each needs. */
 #ifndef GS_ANALYSES_SHARDS_H
 #define GS_ANALYSES_SHARDS_H
 
 #include <stdint.h>
 
-#include "analyses/default_dir.h"
-#include "analyses/geometry.h"
-#include "analyses/horizons.h"
-#include "analyses/probe.h"
-#include "analyses/retention.h"
+#include "analyses/analyze.h"
 #include "parallel/job.h"
 
-/* the analyses reduced over shards; the others need the merged store */
-#define GS_SHARDS_PARTS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION | GS_AN_PROBE)
-/* without --only: the parts that read the states (retention needs a model with memory) */
-#define GS_SHARDS_STATE_PARTS (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON)
-
-typedef struct {
-    const char *kind;   /* states.kind; NULL: the run's state site (run_sites role 'state'), else "pred" */
-    int skip_positions; /* leave out store positions < K */
-    int64_t max_states; /* <= 0: all */
-    unsigned parts;     /* of GS_SHARDS_PARTS (analyses/analyze.h); 0: GS_SHARDS_STATE_PARTS */
-    gs_geometry_opts geometry;
-    gs_default_opts dflt;
-    gs_retention_opts retention;
-    const char *decay_site; /* NULL: the run's decay site (run_sites role 'decay'), else mem.alpha */
-    gs_horizon_opts horizons;
-    gs_probe_opts probe;    /* the probe (analyses/probe_shards.h) */
-    const char *model_path; /* NULL: the run's model (the probe's embedding) */
-} gs_shards_opts;
-
-typedef struct {
-    int n_shards, n_ranks;
-    int64_t run_windows; /* the job's N */
-    char kind[64];
-    int64_t states_here; /* states this rank read */
-    unsigned done;       /* the parts in geometry / horizons (rank 0) */
-    gs_geometry geometry; /* rank 0's; another rank holds only the mean and counts */
-    gs_default_dir default_dir;
-    gs_horizons horizons;
-    gs_retention retention;
-    gs_probe probe;
-} gs_shards_result;
-
-/* Every rank calls it with the same list. Rank 0 gets the results; 0, or -1
- * with gs_error() on every rank (a failure on one fails all alike, so the
- * ranks never wait in different reductions). */
-int gs_shards_analyze(gs_job *job, const char *const *paths, int n, const gs_shards_opts *o, gs_shards_result *r);
-void gs_shards_result_free(gs_shards_result *r);
+/* `gpnscope analyze --shards`: analyze's options (the same --only, --site,
+ * settings and defaults) over the shards. Every rank calls it with the same
+ * list; rank 0 gets *a filled as gs_analyze_store fills it (the same result
+ * structs, rows in a->done, notes), so the registry rows print it and put it
+ * in JSON alike; nothing is written to the shards. 0, or -1 with gs_error()
+ * on every rank (a failure on one fails all alike, so the ranks never wait in
+ * different reductions). Free a with gs_analysis_free on every rank. */
+int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_analyze_opts *o, gs_analysis *a);
 
 /* One failure anywhere fails every rank (agreed before any reduction): 0
  * when every rank's ok is true, else -1 on every rank (gs_error(): this

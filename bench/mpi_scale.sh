@@ -45,7 +45,7 @@ k=$(echo "$ranks" | awk '{print $NF}')
 shards=("$tmp/s$k.rank-"*"-of-$k.db")
 "$bin" merge --quiet "$tmp/m.db" "${shards[@]}" >/dev/null
 tm=$(secs "$bin" analyze "$tmp/m.db" --only geometry --max-states 0)
-ts=$(secs mpirun -q --oversubscribe -n "$k" "$bin" analyze --shards "${shards[@]}" --max-states 0)
+ts=$(secs mpirun -q --oversubscribe -n "$k" "$bin" analyze --shards "${shards[@]}" --only geometry --max-states 0)
 echo "geometry of $((W * L)) states: merged store $tm s, $k ranks over $k shards $ts s"
 P="${PROBE_LAGS:-2}"
 probe=(--only probe --max-states 0 --probe-splits 1 --probe-max-lag "$P")
@@ -59,9 +59,9 @@ fi
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 # (one-rank recordings of both corpora: a shard of the K-rank one may be empty when K exceeds the batches)
 mpirun -q -n 1 "$bin" record "${sel[@]}" --corpus "$tmp/corpus" --db "$tmp/small1.db" >/dev/null
-r1=$(rss "$bin" analyze --shards "$tmp/small1.rank-0-of-1.db" --max-states 0)
+r1=$(rss "$bin" analyze --shards "$tmp/small1.rank-0-of-1.db" --only geometry,default,horizon --max-states 0)
 mpirun -q -n 1 "$bin" record "${sel[@]}" --corpus "$tmp/big" --db "$tmp/big1.db" >/dev/null
-r4=$(rss "$bin" analyze --shards "$tmp/big1.rank-0-of-1.db" --max-states 0)
+r4=$(rss "$bin" analyze --shards "$tmp/big1.rank-0-of-1.db" --only geometry,default,horizon --max-states 0)
 echo "peak RSS of an analysing rank (geometry, default, horizons): $r1 KB for $((W * L)) states, $r4 KB for $((4 * W * L)) states"
 # retention holds its shard's decays (rows x H x 2 floats) and (boot+1) x max_lag x (2H+2) double sums
 r1=$(rss "$bin" analyze --shards "$tmp/small1.rank-0-of-1.db" --only retention)

@@ -1,6 +1,8 @@
 /* gpnscope analyze FILE: the paper's measurements (docs/analyses.md) on a
  * run in a store, written back to the store and summarised beside the
- * paper's figures. The work is in analyses/analyze.c. */
+ * paper's figures; with --shards, on an MPI recording's shards without
+ * merging them (docs/scale.md). One option table and one output for both:
+ * the work is in analyses/analyze.c and analyses/shards.c. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +11,11 @@
 #include "analyses/analyze.h"
 #include "analyses/findings.h"
 #include "analyses/registry.h"
+#include "analyses/shards.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "parallel/job.h"
 #include "store/lock.h"
 
 static const char *help =
@@ -19,7 +23,8 @@ static const char *help =
     "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
     "                        [--max-lag K] [--probe-max-lag K] [--probe-splits K] [--site NAME]\n"
     "                        [--decay-site NAME] [--kind pred|ground]\n"
-    "                        [--train-corpus PATH] [--json]\n\n"
+    "                        [--train-corpus PATH] [--json]\n"
+    "       mpirun -n K gpnscope analyze --shards SHARD... [the options above but --run]\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
     "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
     "and pools (GPN+M), and the probe horizon. Every result is written to the store, keyed by\n"
@@ -49,9 +54,15 @@ static const char *help_rest =
     "  --train-corpus PATH the model's training corpus (shards, or JSONL/text tokenized with\n"
     "                      the run's tokenizer): the Spearman of the default tokens against\n"
     "                      its unigram counts, the paper's comparison (default: not measured)\n"
-    "  --json              print one JSON object instead of the table\n\n"
-    "mpirun -n K gpnscope analyze --shards SHARD... analyses an MPI recording's shards\n"
-    "without merging them (gpnscope analyze --shards --help; docs/scale.md).\n";
+    "  --json              print one JSON object instead of the table: the same document\n"
+    "                      for a store and for its shards (but findings: a store's only)\n"
+    "  --shards SHARD...   analyse the shards of an MPI recording (mpirun -n K gpnscope\n"
+    "                      record) without merging them: rank r reads the shards at places\n"
+    "                      r, r + K, ... of the list, each analysis' sums are added over the\n"
+    "                      ranks (MPI_Allreduce) and rank 0 finishes and prints; the same\n"
+    "                      options, analyses and numbers as on the merged store (to ~1e-12),\n"
+    "                      nothing written to the shards, no findings; without mpirun one\n"
+    "                      rank (docs/scale.md)\n";
 
 /* the help, with one line per analysis of the registry (analyses/registry.c) */
 static const char *help_text(void) {
@@ -73,15 +84,63 @@ static void bad_value(const char *cmd, const cli_opt *row, const char *text) {
     fprintf(stderr, "gpnscope %s: bad value '%s' for --%s\n%s", cmd, text, row->name, help_text());
 }
 
+/* the results on stdout: one JSON object (with the findings when there are any), or the table */
+static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int json) {
+    if (json) {
+        cJSON *j = gs_analysis_json(a);
+        if (fd) {
+            cJSON *f = cJSON_AddObjectToObject(j, gs_analysis_stored_name(GS_AN_FINDINGS));
+            const finding *all[] = {&fd->default_direction, &fd->content_horizon, &fd->memory_pools};
+            const char *names[] = {"default_direction", "content_horizon", "memory_pools"};
+            for (int i = 0; i < 3; i++) {
+                cJSON *x = cJSON_AddObjectToObject(f, names[i]);
+                cJSON_AddStringToObject(x, "verdict", gs_finding_word(all[i]->verdict));
+                cJSON_AddStringToObject(x, "text", all[i]->text);
+            }
+        }
+        char *s = cJSON_PrintUnformatted(j);
+        puts(s);
+        free(s);
+        cJSON_Delete(j);
+    } else {
+        gs_analysis_print(stdout, st, a);
+        if (fd) {
+            fputc('\n', stdout);
+            gs_findings_print(stdout, fd);
+        }
+    }
+}
+
+/* --shards: the analyses reduced over the ranks of the job (analyses/shards.h); rank 0 prints, with token text
+ * from the first shard */
+static int analyze_shards(const gs_analyze_opts *o, int json, char **paths, int n) {
+    if (n < 1) {
+        fprintf(stderr, "gpnscope analyze: --shards: name at least one shard (see --help)\n");
+        return 2;
+    }
+    gs_job job;
+    if (gs_job_start(&job)) { fprintf(stderr, "gpnscope analyze: %s\n", gs_error()); return 1; }
+    gs_analysis a;
+    int rc = gs_analyze_shards(&job, (const char *const *)paths, n, o, &a);
+    if (rc && job.rank == 0) fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
+    if (!rc && job.rank == 0) {
+        store *st = json ? NULL : store_open(paths[0], STORE_READ);
+        if (json || st) print_results(st, &a, NULL, json);
+        else rc = -1, fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
+        store_close(st);
+    }
+    if (!rc) gs_analysis_free(&a);
+    gs_job_end(&job);
+    return rc ? 1 : 0;
+}
+
 int cmd_analyze(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) /* an MPI recording's shards: cli/cmd_analyze_shards.c */
-        if (!strcmp(argv[i], "--shards")) return cmd_analyze_shards(argc, argv);
     gs_analyze_opts o;
     gs_analyze_opts_default(&o);
     long long run = 0;
-    int json = 0;
+    int json = 0, shards = 0, run_given = 0;
     const cli_opt opts[] = {
-        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id")},
+        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id"), .seen = &run_given},
         {CLI_LIST("only", &o.parts, gs_analyze_parse_parts, ""), .seen = &o.explicit_parts},
         {CLI_INTEGER("max-states", &o.max_states, 0, INT64_MAX, "a count")},
         {CLI_INTEGER("skip-positions", &o.skip_positions, 0, 1 << 30, "a count")},
@@ -95,9 +154,15 @@ int cmd_analyze(int argc, char **argv) {
         {CLI_STRING("decay-site", &o.decay_site)},
         {CLI_FLAG("json", &json)},
         {CLI_STRING("train-corpus", &o.train_corpus)},
+        {CLI_FLAG("shards", &shards)},
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"analyze", help_text(), bad_value}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
+    if (shards && run_given) {
+        fprintf(stderr, "gpnscope analyze: --run names a run of a store; shards hold one run each\n");
+        return 2;
+    }
+    if (shards) return analyze_shards(&o, json, argv + optind, argc - optind);
     if (optind != argc - 1) { fputs(help_text(), stderr); return 2; }
     const char *path = argv[optind];
     store *st = store_open(path, STORE_WRITE);
@@ -131,29 +196,7 @@ int cmd_analyze(int argc, char **argv) {
         store_lock_release(lock);
         return 1;
     }
-    if (json) {
-        cJSON *j = gs_analysis_json(&a);
-        if (have_findings) {
-            cJSON *f = cJSON_AddObjectToObject(j, gs_analysis_stored_name(GS_AN_FINDINGS));
-            const finding *all[] = {&fd.default_direction, &fd.content_horizon, &fd.memory_pools};
-            const char *names[] = {"default_direction", "content_horizon", "memory_pools"};
-            for (int i = 0; i < 3; i++) {
-                cJSON *x = cJSON_AddObjectToObject(f, names[i]);
-                cJSON_AddStringToObject(x, "verdict", gs_finding_word(all[i]->verdict));
-                cJSON_AddStringToObject(x, "text", all[i]->text);
-            }
-        }
-        char *s = cJSON_PrintUnformatted(j);
-        puts(s);
-        free(s);
-        cJSON_Delete(j);
-    } else {
-        gs_analysis_print(stdout, st, &a);
-        if (have_findings) {
-            fputc('\n', stdout);
-            gs_findings_print(stdout, &fd);
-        }
-    }
+    print_results(st, &a, have_findings ? &fd : NULL, json);
     gs_analysis_free(&a);
     store_close(st);
     store_lock_release(lock);

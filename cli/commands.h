@@ -30,7 +30,6 @@ int cmd_recurrence_depth(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
-int cmd_analyze_shards(int argc, char **argv); /* analyze --shards */
 int cmd_attention(int argc, char **argv);
 int cmd_attribute(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
