@@ -139,7 +139,9 @@ int cmd_analyze(int argc, char **argv) {
             const char *names[] = {"default_direction", "content_horizon", "memory_pools"};
             for (int i = 0; i < 3; i++) {
                 cJSON *x = cJSON_AddObjectToObject(f, names[i]);
-                cJSON_AddStringToObject(x, "verdict", gs_finding_word(all[i]->verdict));
+                cJSON_AddStringToObject(x, "verdict", i == 2 ? gs_finding_pools_word(all[i]->verdict)
+                                                             : gs_finding_word(all[i]->verdict));
+                cJSON_AddStringToObject(x, "brief", all[i]->brief);
                 cJSON_AddStringToObject(x, "text", all[i]->text);
             }
         }
