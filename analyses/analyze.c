@@ -15,6 +15,7 @@ void gs_analyze_opts_default(gs_analyze_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_states = 16384;
     o->seed = 1;
+    o->boot = 200;
     o->kind = NULL;
     o->probe_max_lag = 256;
     o->probe_splits = 5;

@@ -46,6 +46,7 @@ typedef struct {
     int64_t max_states;     /* 16384; <= 0: all */
     int skip_positions;     /* leave out store positions < K */
     uint64_t seed;          /* 1 */
+    int boot;               /* resamples of the bootstrap over windows behind the findings' intervals (200); 0: none */
     const char *model_path; /* NULL: the run's model file */
     const char *site;       /* --site: a site the run recorded, read by every analysis that reads its kind: a
                              * per-head scalar site is retention's decay site (unless decay_site is given),

@@ -80,10 +80,11 @@ static int one_window(void *ctx, int64_t w, const gs_delta_trace *tr) {
                 }
                 *q = (store_attention_query){t, t + 1, n, keys, a->kw + (size_t)t * k, a->kh + (size_t)t * k,
                                              mass, qs.l1, qs.heuristic_l1, qs.read_error, qs.heuristic_error};
+                s->read_error_max = fmax(s->read_error_max, qs.read_error);
+                if (GS_ATTENTION_EXCLUDED(t, qs.l1)) { s->excluded++; continue; }
                 s->heuristic_l1 += qs.heuristic_l1;
                 s->heuristic_error += qs.heuristic_error;
                 s->topk_mass += mass;
-                s->read_error_max = fmax(s->read_error_max, qs.read_error);
                 s->queries++;
             }
             if (store_put_attention_queries(a->st, a->an, window, l, h, a->q, T)) return -1;
@@ -104,6 +105,7 @@ static int summaries(store *st, int64_t an, gs_attention_result *r) {
         gs_attention_head *s = &r->head[i];
         if (s->queries) s->heuristic_l1 /= (double)s->queries, s->heuristic_error /= (double)s->queries,
                         s->topk_mass /= (double)s->queries;
+        else s->heuristic_l1 = s->heuristic_error = s->topk_mass = NAN; /* no query to average: no value stored */
         char key[96];
         x[i] = i;
         y1[i] = s->heuristic_l1;
@@ -114,10 +116,13 @@ static int summaries(store *st, int64_t an, gs_attention_result *r) {
             {"heuristic_read_error", "mean over queries of ||sum_j h_tj v_j - o_t|| / ||o_t||", s->heuristic_error},
             {"read_error_max", "max over queries of ||sum_j a_tj v_j - o_t|| / ||o_t|| (the exact weights' check)", s->read_error_max},
             {"topk_mass", "mean share of sum_j |a_tj| the top-k keys hold", s->topk_mass},
+            {"queries", "queries in the means above", (double)s->queries},
+            {"queries_excluded", "left out of the means: query 0 and queries whose exact weights are all zero",
+             (double)s->excluded},
         };
         for (size_t k = 0; k < sizeof rows / sizeof *rows && rc == 0; k++) {
             snprintf(key, sizeof key, "L%d.h%d.%s", s->layer, s->head, rows[k].name);
-            rc = store_analysis_scalar(st, an, key, rows[k].v, rows[k].note);
+            if (isfinite(rows[k].v)) rc = store_analysis_scalar(st, an, key, rows[k].v, rows[k].note);
         }
     }
     /* one point per selected (layer, head), labelled "L0.h3", for the figure and SQL */

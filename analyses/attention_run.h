@@ -35,15 +35,23 @@ typedef struct {
 
 void gs_attention_opts_default(gs_attention_opts *o);
 
-/* Per (layer, head) over the windows' queries. */
+/* Per (layer, head) over the windows' queries. The means leave out the
+ * queries with nothing to measure, which would enter as 0 and bias them low
+ * by about 1/T: query 0 (one key, whose read the heuristic cannot get wrong;
+ * under a GPN the read of an empty memory) and any query whose exact weights
+ * are all zero (GS_ATTENTION_EXCLUDED says which). */
 typedef struct {
     int layer, head;
-    double heuristic_l1;    /* mean over queries of sum_j |h - a| / sum_j |a| */
-    double heuristic_error; /* mean over queries of ||sum_j h_tj v_j - o_t|| / ||o_t|| */
+    double heuristic_l1;    /* mean over the kept queries of sum_j |h - a| / sum_j |a| */
+    double heuristic_error; /* mean over the kept queries of ||sum_j h_tj v_j - o_t|| / ||o_t|| */
     double read_error_max;  /* max over queries of ||sum_j a_tj v_j - o_t|| / ||o_t|| (float rounding) */
-    double topk_mass;       /* mean share of sum_j |a_tj| the top-k keys hold */
-    int64_t queries;
+    double topk_mass;       /* mean over the kept queries of the share of sum_j |a_tj| the top-k keys hold */
+    int64_t queries;        /* kept in the means */
+    int64_t excluded;       /* left out of them: query 0 and all-zero weights */
 } gs_attention_head;
+
+/* a query left out of the per-head means: query 0, or exact weights all zero (l1 = sum_j |a_tj| = 0) */
+#define GS_ATTENTION_EXCLUDED(t, l1) ((t) == 0 || (l1) == 0.0)
 
 typedef struct {
     int64_t analysis_id, windows;

@@ -326,80 +326,6 @@ static int check_windows(gs_compare *c, int allow) {
 
 /* ---------- one row ---------- */
 
-/* the 2.5% and 97.5% points of the finite values of v (sorted in place) */
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static void interval(double *v, int n, gs_cmp_num *out) {
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) v[k++] = v[i];
-    out->lo = out->hi = NAN;
-    if (k < 2) return;
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    double q[2] = {0.025, 0.975};
-    for (int j = 0; j < 2; j++) {
-        double at = q[j] * (k - 1);
-        int i0 = (int)floor(at);
-        double f = at - i0, x = i0 + 1 < k ? v[i0] + f * (v[i0 + 1] - v[i0]) : v[i0];
-        if (j == 0) out->lo = x; else out->hi = x;
-    }
-}
-
-/* each window's sum of states and of their norms, and its state count */
-typedef struct {
-    int64_t W;
-    int d;
-    double *sum, *norm_sum, *count;
-} window_sums;
-
-static int read_window_sums(gs_state_source *src, window_sums *ws) {
-    memset(ws, 0, sizeof *ws);
-    ws->d = src->d;
-    gs_window_reader *wr = gs_window_reader_new(src);
-    if (!wr) return -1;
-    int64_t cap = 0;
-    for (;;) {
-        gs_window cur;
-        int64_t k = gs_window_reader_read(wr, &cur);
-        if (k < 0) { gs_window_reader_free(wr); return -1; }
-        if (k == 0) break;
-        if (ws->W == cap) {
-            cap = cap ? 2 * cap : 64;
-            double *a = realloc(ws->sum, (size_t)(cap * ws->d) * sizeof *a);
-            if (a) ws->sum = a;
-            double *b = realloc(ws->norm_sum, (size_t)cap * sizeof *b);
-            if (b) ws->norm_sum = b;
-            double *e = realloc(ws->count, (size_t)cap * sizeof *e);
-            if (e) ws->count = e;
-            if (!a || !b || !e) { gs_window_reader_free(wr); return gs_fail("out of memory"); }
-        }
-        double *s = ws->sum + ws->W * ws->d, nsum = 0;
-        memset(s, 0, (size_t)ws->d * sizeof *s);
-        for (int64_t t = 0; t < k; t++) {
-            double n2 = 0;
-            for (int j = 0; j < ws->d; j++) {
-                double x = cur.rows[t * ws->d + j];
-                s[j] += x;
-                n2 += x * x;
-            }
-            nsum += sqrt(n2);
-        }
-        ws->norm_sum[ws->W] = nsum;
-        ws->count[ws->W] = (double)k;
-        ws->W++;
-    }
-    gs_window_reader_free(wr);
-    return 0;
-}
-
-static void free_window_sums(window_sums *ws) {
-    free(ws->sum);
-    free(ws->norm_sum);
-    free(ws->count);
-}
-
 /* a curve at grid index i from weighted per-window sums (NaN without pairs) */
 static double weighted(const double *sum, const int64_t *cnt, const double *wt, int64_t W, int L, int i) {
     double s = 0, n = 0;
@@ -411,70 +337,48 @@ static double weighted(const double *sum, const int64_t *cnt, const double *wt, 
     return n > 0 ? s / n : NAN;
 }
 
-static int first_with_pairs(const gs_horizons *h) {
-    for (int i = 0; i < h->n_lags; i++)
-        if (h->n_centered[i] > 0) return i;
-    return -1;
-}
-
-/* Resample the windows B times: norm ratio, lag cosines at the row's lags, h_0.02. */
-static int bootstrap(gs_compare_row *r, const window_sums *ws, int B, uint64_t seed) {
-    const gs_horizons *h = &r->hz;
-    const int L = h->n_lags, ic1 = first_with_pairs(h);
+/* Resample the windows B times: the raw lag cosines at the row's lags and the
+ * centered one near 256 (c_1 and h_0.02: gs_horizons_intervals, the same
+ * resamples). */
+static int bootstrap(gs_compare_row *r, int B, uint64_t seed) {
+    gs_horizons *h = &r->hz;
+    const int L = h->n_lags;
     const int ir1 = gs_horizons_nearest_enough(h, h->n_raw, h->c1_lag), irf = gs_horizons_nearest_enough(h, h->n_raw, 1500);
     const int i256 = gs_horizons_nearest_enough(h, h->n_centered, 256);
-    const int64_t W = ws->W;
-    if (W != h->n_windows) return gs_fail("%s: %lld windows of states but %lld of lag sums", r->label, (long long)W,
-                                          (long long)h->n_windows);
-    double *wt = calloc((size_t)(W > 0 ? W : 1), sizeof *wt), *S = malloc((size_t)ws->d * sizeof *S);
-    double *vals = malloc((size_t)B * 6 * sizeof *vals), *cen = malloc((size_t)L * sizeof *cen);
-    int64_t *ncen = malloc((size_t)L * sizeof *ncen);
-    if (!wt || !S || !vals || !cen || !ncen) {
-        free(wt); free(S); free(vals); free(cen); free(ncen);
-        return gs_fail("out of memory for the bootstrap");
-    }
+    const int64_t W = h->n_windows;
+    if (W != r->n_windows) return gs_fail("%s: %lld windows of states but %lld of lag sums", r->label,
+                                          (long long)r->n_windows, (long long)W);
+    if (gs_horizons_intervals(h, B, seed) != 0) return -1;
+    r->centered_c1.lo = h->c1_lo;
+    r->centered_c1.hi = h->c1_hi;
+    r->h_002.lo = h->h_002_lo;
+    r->h_002.hi = h->h_002_hi;
+    double *wt = calloc((size_t)(W > 0 ? W : 1), sizeof *wt), *vals = malloc((size_t)B * 3 * sizeof *vals);
+    if (!wt || !vals) { free(wt); free(vals); return gs_fail("out of memory for the bootstrap"); }
     gs_rng rng = {gs_hash2(seed, 0xC0A1)};
     for (int b = 0; b < B; b++) {
-        memset(wt, 0, (size_t)W * sizeof *wt);
-        for (int64_t k = 0; k < W; k++) wt[(int64_t)(gs_rng_uniform(&rng) * (double)W)] += 1;
-        memset(S, 0, (size_t)ws->d * sizeof *S);
-        double nsum = 0;
-        for (int64_t w = 0; w < W; w++) {
-            if (!wt[w]) continue;
-            nsum += wt[w] * ws->norm_sum[w];
-            for (int j = 0; j < ws->d; j++) S[j] += wt[w] * ws->sum[w * ws->d + j];
-        }
-        double n2 = 0;
-        for (int j = 0; j < ws->d; j++) n2 += S[j] * S[j];
-        double *v = vals + 6 * b;
-        v[0] = nsum > 0 ? sqrt(n2) / nsum : NAN; /* ||mean s|| / mean ||s||: the counts cancel */
-        v[1] = ir1 >= 0 ? weighted(h->win_raw, h->win_n_raw, wt, W, L, ir1) : NAN;
-        v[2] = irf >= 0 ? weighted(h->win_raw, h->win_n_raw, wt, W, L, irf) : NAN;
-        v[3] = ic1 >= 0 ? weighted(h->win_centered, h->win_n_centered, wt, W, L, ic1) : NAN;
-        v[4] = i256 >= 0 ? weighted(h->win_centered, h->win_n_centered, wt, W, L, i256) : NAN;
-        for (int i = 0; i < L; i++) {
-            ncen[i] = 0;
-            double s = 0, n = 0;
-            for (int64_t w = 0; w < W; w++) {
-                s += wt[w] * h->win_centered[w * L + i];
-                n += wt[w] * (double)h->win_n_centered[w * L + i];
-            }
-            ncen[i] = (int64_t)n;
-            cen[i] = n > 0 ? s / n : NAN;
-        }
-        double k002;
-        gs_log_crossing(h->lags, cen, ncen, L, 0.02, 1, &k002);
-        v[5] = k002;
+        gs_resample_counts(&rng, wt, W);
+        double *v = vals + 3 * b;
+        v[0] = ir1 >= 0 ? weighted(h->win_raw, h->win_n_raw, wt, W, L, ir1) : NAN;
+        v[1] = irf >= 0 ? weighted(h->win_raw, h->win_n_raw, wt, W, L, irf) : NAN;
+        v[2] = i256 >= 0 ? weighted(h->win_centered, h->win_n_centered, wt, W, L, i256) : NAN;
     }
-    gs_cmp_num *out[6] = {&r->norm_ratio, &r->raw_c1, &r->raw_far, &r->centered_c1, &r->centered_256, &r->h_002};
+    gs_cmp_num *out[3] = {&r->raw_c1, &r->raw_far, &r->centered_256};
     double *col = malloc((size_t)B * sizeof *col);
-    if (!col) { free(wt); free(S); free(vals); free(cen); free(ncen); return gs_fail("out of memory"); }
-    for (int k = 0; k < 6; k++) {
-        for (int b = 0; b < B; b++) col[b] = vals[6 * b + k];
-        interval(col, B, out[k]);
+    if (!col) { free(wt); free(vals); return gs_fail("out of memory"); }
+    for (int k = 0; k < 3; k++) {
+        for (int b = 0; b < B; b++) col[b] = vals[3 * b + k];
+        gs_percentile_interval(col, B, &out[k]->lo, &out[k]->hi);
     }
-    free(col); free(wt); free(S); free(vals); free(cen); free(ncen);
+    free(col); free(wt); free(vals);
     return 0;
+}
+
+void gs_compare_row_judge(gs_compare_row *r) {
+    gs_finding_num top = {r->top_sv_cos, NAN, NAN};
+    r->default_verdict = gs_finding_default_rule(r->norm_ratio, r->batch_cos, top, r->default_why, sizeof r->default_why);
+    r->horizon_verdict = gs_finding_horizon_rule(r->centered_c1, !r->h_002_censored, r->h_002, r->horizon_why,
+                                                 sizeof r->horizon_why);
 }
 
 static void no_interval(gs_cmp_num *n, double v) { n->value = v; n->lo = n->hi = NAN; }
@@ -489,13 +393,13 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     ao.decay_site = r->decay_site[0] ? r->decay_site : NULL;
     ao.max_states = o->max_states;
     ao.seed = o->seed;
+    ao.boot = o->boot;
     int rc = gs_analyze_store(st, r->run, &ao, &r->an);
     if (rc == 0) { /* the table needs the decode's results, not the model: one row per layer would hold a copy each */
         gpn_model_free(r->an.model);
         r->an.model = NULL;
     }
     gs_state_source *src = NULL;
-    window_sums ws = {0};
     if (rc == 0) {
         src = gs_store_source_open(st, r->run, r->kind, 0, o->max_states);
         rc = src ? 0 : -1;
@@ -507,11 +411,9 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
         rc = gs_horizons_run(src, &ho, &r->hz);
         if (rc != 0) gs_fail_context("horizons: ");
     }
-    if (rc == 0) rc = read_window_sums(src, &ws);
     gs_store_source_close(src);
     store_close(st);
     if (rc != 0) {
-        free_window_sums(&ws);
         gs_fail_context("%s: ", r->label);
         return -1;
     }
@@ -526,19 +428,17 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     r->c1_lag = h->c1_lag;
     r->raw_far_lag = irf >= 0 ? h->lags[irf] : 0;
     r->centered_256_lag = i256 >= 0 ? h->lags[i256] : 0;
-    no_interval(&r->norm_ratio, dd->norm_ratio);
+    r->norm_ratio = (gs_cmp_num){dd->norm_ratio, dd->norm_ratio_lo, dd->norm_ratio_hi};
+    r->batch_cos = (gs_cmp_num){dd->stability_valid ? dd->stab_mean : NAN, dd->stab_lo, dd->stab_hi};
     no_interval(&r->raw_c1, ir1 >= 0 ? h->raw[ir1] : NAN);
     no_interval(&r->raw_far, irf >= 0 ? h->raw[irf] : NAN);
     no_interval(&r->centered_c1, h->c1);
     no_interval(&r->centered_256, i256 >= 0 ? h->centered[i256] : NAN);
     no_interval(&r->h_002, h->h_002);
     r->h_002_censored = h->h_002_censored;
-    if (o->boot > 0 && bootstrap(r, &ws, o->boot, o->seed) != 0) { free_window_sums(&ws); return -1; }
-    free_window_sums(&ws);
-    r->batch_cos = dd->stability_valid ? dd->stab_mean : NAN;
+    if (o->boot > 0 && bootstrap(r, o->boot, o->seed) != 0) return -1;
     r->top_sv_cos = fabs(dd->top_sv_cos);
-    r->default_verdict = gs_finding_default_rule(dd->norm_ratio, r->batch_cos, r->top_sv_cos);
-    r->horizon_verdict = gs_finding_horizon_rule(h->c1, !h->h_002_censored, h->h_002);
+    gs_compare_row_judge(r);
     r->pools_verdict = FINDING_NOT_MEASURED;
     if (!r->decay_site[0]) {
         snprintf(r->pools_note, sizeof r->pools_note, "no decay site recorded for this %s", r->layer >= 0 ? "layer" : "run");

@@ -13,10 +13,14 @@
  * its state, GDN's blocks.L.attn.alpha beside blocks.L.hook_resid_*).
  *
  * The bootstrap resamples whole windows with replacement (seeded): the norm
- * ratio ||sum s|| / sum ||s|| from each window's sum of states and of norms,
- * the lag cosines and h_0.02 from each window's lag sums (the pooled curve
- * is sum of sums / sum of counts, so a resample is a reweighting). The
- * pools' separation score carries retention's own bootstrap (analyses/pools.h).
+ * ratio ||sum s|| / sum ||s|| and the 8-batch cosine are the default
+ * direction's own intervals (analyses/default_dir.h), the lag cosines and
+ * h_0.02 come from each window's lag sums (the pooled curve is sum of sums /
+ * sum of counts, so a resample is a reweighting; c_1 and h_0.02 through
+ * gs_horizons_intervals, as analyze). The verdicts are decided on these
+ * intervals (analyses/findings.h): one that straddles its threshold makes
+ * the verdict inconclusive. The pools' separation score carries retention's
+ * own bootstrap (analyses/pools.h).
  *
  * Runs are comparable when they were recorded on the same token windows:
  * the same window ids with the same token ids at every position (runs
@@ -61,7 +65,7 @@ typedef struct {
 void gs_compare_opts_default(gs_compare_opts *o);
 
 /* a number with its 95% percentile bootstrap interval (lo, hi NaN without one) */
-typedef struct { double value, lo, hi; } gs_cmp_num;
+typedef gs_finding_num gs_cmp_num;
 
 typedef struct {
     char label[400];        /* "STORE:RUN:SITE" as shown in the table */
@@ -75,10 +79,11 @@ typedef struct {
     char decay_site[64];    /* "" when the row has none */
     int64_t n_states, n_windows;
     int d;
-    /* 1. default-token direction */
-    gs_cmp_num norm_ratio;
-    double batch_cos, top_sv_cos; /* the findings' other two tests (point values) */
+    /* 1. default-token direction: the findings' three tests (|cos| top SV without an interval) */
+    gs_cmp_num norm_ratio, batch_cos;
+    double top_sv_cos;
     finding_verdict default_verdict;
+    char default_why[200], horizon_why[200]; /* the rules' reasons (gs_finding_default_rule, _horizon_rule) */
     /* 2. content horizon: raw and centered lag cosines at the lags analyze reports (the first lag, the
      * readable lag nearest 1500 for raw, nearest 256 for centered; 0: no lag with enough pairs) */
     int c1_lag, raw_far_lag, centered_256_lag;
@@ -110,6 +115,10 @@ typedef struct {
  * allow_different_windows: one line naming the two runs and how they differ). */
 int gs_compare_run(const gs_compare_operand *ops, int n_ops, const gs_compare_opts *o, gs_compare *out);
 void gs_compare_free(gs_compare *c);
+/* A row's default-direction and horizon verdicts and their reasons from its
+ * numbers (norm_ratio, batch_cos, top_sv_cos; centered_c1, h_002,
+ * h_002_censored), by the findings' rules. */
+void gs_compare_row_judge(gs_compare_row *r);
 
 /* The table as JSON text (malloc'd): "rows" with every number and verdict;
  * with_curves adds each row's curves (explained variance, raw and centered

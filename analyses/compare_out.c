@@ -117,9 +117,10 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON_AddNumberToObject(o, "d", r->d);
         cJSON *dd = cJSON_AddObjectToObject(o, "default_direction");
         cJSON_AddItemToObject(dd, "norm_ratio", with_interval(&r->norm_ratio, -1));
-        cJSON_AddItemToObject(dd, "batch_cos", num(r->batch_cos));
+        cJSON_AddItemToObject(dd, "batch_cos", with_interval(&r->batch_cos, -1));
         cJSON_AddItemToObject(dd, "top_sv_cos", num(r->top_sv_cos));
         cJSON_AddStringToObject(dd, "verdict", gs_finding_word(r->default_verdict));
+        cJSON_AddStringToObject(dd, "reason", r->default_why);
         cJSON *h = cJSON_AddObjectToObject(o, "content_horizon");
         cJSON_AddItemToObject(h, "raw_first", with_interval(&r->raw_c1, r->c1_lag));
         cJSON_AddItemToObject(h, "raw_far", with_interval(&r->raw_far, r->raw_far_lag));
@@ -128,10 +129,11 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON_AddItemToObject(h, "h_002", with_interval(&r->h_002, -1));
         cJSON_AddBoolToObject(h, "h_002_censored", r->h_002_censored);
         cJSON_AddStringToObject(h, "verdict", gs_finding_word(r->horizon_verdict));
+        cJSON_AddStringToObject(h, "reason", r->horizon_why);
         cJSON *p = cJSON_AddObjectToObject(o, "memory_pools");
         if (r->decay_site[0]) cJSON_AddStringToObject(p, "decay_site", r->decay_site);
         else cJSON_AddNullToObject(p, "decay_site");
-        cJSON_AddStringToObject(p, "verdict", gs_finding_word(r->pools_verdict));
+        cJSON_AddStringToObject(p, "verdict", gs_finding_pools_word(r->pools_verdict));
         if (r->pools_note[0]) cJSON_AddStringToObject(p, "note", r->pools_note);
         if (r->has_pools) {
             cJSON_AddNumberToObject(p, "heads", r->an.retention.H);
@@ -162,21 +164,24 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
         char a[96], b[96], e[96], g[96], k[96];
         fprintf(f, "\n%s  (%s%s%lld states in %lld windows, d = %d)\n", r->label, r->arch, r->arch[0] ? ", " : "",
                 (long long)r->n_states, (long long)r->n_windows, r->d);
-        fprintf(f, "  1. default-token direction  %-10s ||s_bar|| / mean ||s|| %s; 8-batch cos %.3f; |cos| top SV %.3f\n",
-                gs_finding_word(r->default_verdict), with_ci(a, sizeof a, &r->norm_ratio), r->batch_cos, r->top_sv_cos);
-        fprintf(f, "  2. content horizon          %-10s centered k=%d %s, k=%d %s; raw k=%d %s, k=%d %s; h_0.02 %s%s\n",
+        fprintf(f, "  1. default-token direction  %-12s ||s_bar|| / mean ||s|| %s; 8-batch cos %s; |cos| top SV %.3f\n",
+                gs_finding_word(r->default_verdict), with_ci(a, sizeof a, &r->norm_ratio), with_ci(b, sizeof b, &r->batch_cos),
+                r->top_sv_cos);
+        fprintf(f, "     %s: %s\n", gs_finding_word(r->default_verdict), r->default_why);
+        fprintf(f, "  2. content horizon          %-12s centered k=%d %s, k=%d %s; raw k=%d %s, k=%d %s; h_0.02 %s%s\n",
                 gs_finding_word(r->horizon_verdict), r->c1_lag, with_ci(a, sizeof a, &r->centered_c1), r->centered_256_lag,
                 with_ci(b, sizeof b, &r->centered_256), r->c1_lag, with_ci(e, sizeof e, &r->raw_c1), r->raw_far_lag,
                 with_ci(g, sizeof g, &r->raw_far), r->h_002_censored ? ">= " : "", with_ci(k, sizeof k, &r->h_002));
+        fprintf(f, "     %s: %s\n", gs_finding_word(r->horizon_verdict), r->horizon_why);
         if (!r->has_pools || r->pools_verdict == FINDING_NOT_MEASURED) {
-            fprintf(f, "  3. memory pools             %-10s %s\n", gs_finding_word(r->pools_verdict), r->pools_note);
+            fprintf(f, "  3. memory pools             %-12s %s\n", gs_finding_pools_word(r->pools_verdict), r->pools_note);
             continue;
         }
         for (int est = GS_RET_FROM_START; est >= GS_RET_ALL_STARTS; est--) {
             const gs_pools *p = &r->an.retention.est[est].pools;
             gs_cmp_num sep = {p->separation, p->boot_n ? p->boot_lo : NAN, p->boot_n ? p->boot_hi : NAN};
-            fprintf(f, "  3. memory pools             %-10s %s: %d fast + %d slow heads (%s), separation %s, max null p %.3f\n",
-                    est == GS_RET_FROM_START ? gs_finding_word(r->pools_verdict) : "", gs_ret_estimator_name((gs_ret_estimator)est),
+            fprintf(f, "  3. memory pools             %-12s %s: %d fast + %d slow heads (%s), separation %s, max null p %.3f\n",
+                    est == GS_RET_FROM_START ? gs_finding_pools_word(r->pools_verdict) : "", gs_ret_estimator_name((gs_ret_estimator)est),
                     p->pool_n[0], p->pool_n[1], r->decay_site, with_ci(a, sizeof a, &sep),
                     fmax(fmax(p->null_p[0], p->null_p[1]), fmax(p->null_p[2], p->null_p[3])));
         }

@@ -15,6 +15,7 @@ void gs_default_opts_default(gs_default_opts *o) {
     o->seed = 1;
     o->train_unigram = NULL;
     o->train_unigram_len = 0;
+    o->boot = 200;
 }
 
 void gs_default_dir_free(gs_default_dir *r) {
@@ -100,6 +101,7 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
 
 void gs_default_sums_free(gs_default_sums *s) {
     free(s->bsum); free(s->rsum); free(s->bcount); free(s->rcount); free(s->emergence); free(s->emergence_n);
+    free(s->wsum); free(s->wnorm);
     memset(s, 0, sizeof *s);
 }
 
@@ -111,9 +113,19 @@ static int check_geometry(const gs_state_source *src, const gs_geometry *g) {
     return 0;
 }
 
-int gs_default_sums_init(gs_default_sums *s, int d, const gs_default_opts *o) {
+/* the most per-window sums kept for the bootstrap (doubles: 256 MiB) */
+#define MAX_WINDOW_SUMS (INT64_C(1) << 25)
+
+int gs_default_sums_init(gs_default_sums *s, int d, int64_t n_windows, const gs_default_opts *o) {
     memset(s, 0, sizeof *s);
     const int nb = o && o->n_batches > 1 ? o->n_batches : 8;
+    const int boot = o ? o->boot : 200;
+    if (boot > 0 && n_windows >= 2 * nb && n_windows * (d + 1) <= MAX_WINDOW_SUMS) {
+        s->win_total = n_windows;
+        s->wsum = calloc((size_t)(n_windows * d), sizeof *s->wsum);
+        s->wnorm = calloc((size_t)n_windows, sizeof *s->wnorm);
+        if (!s->wsum || !s->wnorm) { gs_default_sums_free(s); return gs_fail("out of memory"); }
+    }
     s->d = d;
     s->n_batches = nb;
     s->bsum = calloc((size_t)nb * d, sizeof *s->bsum);
@@ -166,8 +178,11 @@ int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const 
             int rb = (int)(gs_hash2(o->seed, (uint64_t)row_i) % (uint64_t)nb); /* a random batch of rows */
             double *rs = s->rsum + (int64_t)rb * d;
             s->rcount[rb]++;
+            double *ws = s->wsum && win_i < s->win_total ? s->wsum + win_i * d : NULL, x2 = 0;
             double dot = 0, nn = 0;
             for (int j = 0; j < d; j++) {
+                if (ws) ws[j] += x[j];
+                x2 += (double)x[j] * x[j];
                 bs[j] += x[j];
                 rs[j] += x[j];
                 run[j] += x[j];
@@ -175,6 +190,7 @@ int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const 
                 nn += run[j] * run[j];
             }
             s->bcount[b]++;
+            if (ws) s->wnorm[win_i] += sqrt(x2);
             if (nn > 0) { /* a zero running sum (e.g. a window starting at the zero state) has no direction */
                 s->emergence[t] += dot / (sqrt(nn) * g->mean_norm);
                 s->emergence_n[t]++;
@@ -189,6 +205,60 @@ out:
     gs_window_reader_free(wr);
     free(run);
     return rc;
+}
+
+/* mean cosine over the pairs of nb batch sums (nb x d) */
+static double mean_pair_cos(const double *b, int nb, int d) {
+    double sum = 0;
+    for (int i = 0; i < nb; i++)
+        for (int j = i + 1; j < nb; j++) sum += gs_cosine(b + (int64_t)i * d, b + (int64_t)j * d, d);
+    return sum / (nb * (nb - 1) / 2);
+}
+
+/* The intervals from the per-window sums: the norm ratio over resamples of
+ * all windows, the 8-batch cosine over resamples of each batch's windows. */
+static int window_intervals(const gs_default_sums *s, int boot, uint64_t seed, gs_default_dir *r) {
+    const int64_t W = s->win_total;
+    const int d = s->d, nb = s->n_batches;
+    double *wt = malloc((size_t)W * sizeof *wt), *S = malloc((size_t)nb * d * sizeof *S);
+    double *ratio = malloc((size_t)boot * sizeof *ratio), *cos8 = malloc((size_t)boot * sizeof *cos8);
+    int64_t *first = malloc((size_t)(nb + 1) * sizeof *first);
+    if (!wt || !S || !ratio || !cos8 || !first) {
+        free(wt); free(S); free(ratio); free(cos8); free(first);
+        return gs_fail("out of memory for the bootstrap");
+    }
+    /* batch b holds windows first[b] .. first[b+1]-1, as the pass assigned them (win * nb / W) */
+    for (int b = 0, w = 0; b <= nb; b++) {
+        while (w < W && w * nb / W < b) w++;
+        first[b] = w;
+    }
+    gs_rng all = {gs_hash2(seed, 0xC0A1)}, within = {gs_hash2(seed, 0xBA7C)};
+    for (int k = 0; k < boot; k++) {
+        gs_resample_counts(&all, wt, W);
+        double nsum = 0, n2 = 0;
+        memset(S, 0, (size_t)d * sizeof *S);
+        for (int64_t w = 0; w < W; w++) {
+            if (!wt[w]) continue;
+            nsum += wt[w] * s->wnorm[w];
+            for (int j = 0; j < d; j++) S[j] += wt[w] * s->wsum[w * d + j];
+        }
+        for (int j = 0; j < d; j++) n2 += S[j] * S[j];
+        ratio[k] = nsum > 0 ? sqrt(n2) / nsum : NAN;
+        memset(S, 0, (size_t)nb * d * sizeof *S);
+        for (int b = 0; b < nb; b++) {
+            const int64_t n = first[b + 1] - first[b];
+            for (int64_t i = 0; i < n; i++) {
+                const double *x = s->wsum + (first[b] + (int64_t)(gs_rng_uniform(&within) * (double)n)) * d;
+                for (int j = 0; j < d; j++) S[(int64_t)b * d + j] += x[j];
+            }
+        }
+        cos8[k] = mean_pair_cos(S, nb, d);
+    }
+    gs_percentile_interval(ratio, boot, &r->norm_ratio_lo, &r->norm_ratio_hi);
+    gs_percentile_interval(cos8, boot, &r->stab_lo, &r->stab_hi);
+    r->boot = boot;
+    free(wt); free(S); free(ratio); free(cos8); free(first);
+    return 0;
 }
 
 int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_model *m, const double *unigram,
@@ -207,6 +277,7 @@ int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_mo
     r->mean_norm2_over_lambda1 = g->pc1_lambda > 0 ? g->mean_norm * g->mean_norm / g->pc1_lambda : NAN;
     r->n_batches = nb;
     r->batches_by_window = g->n_windows >= nb;
+    r->stab_lo = r->stab_hi = r->norm_ratio_lo = r->norm_ratio_hi = NAN;
     if (s->n != g->n || s->n_windows != g->n_windows) {
         gs_fail("the state source changed between passes (%lld states in %lld windows, geometry saw %lld in %lld)",
                 (long long)s->n, (long long)s->n_windows, (long long)g->n, (long long)g->n_windows);
@@ -261,6 +332,14 @@ int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_mo
         r->stab_std = r->n_pairs > 1 ? sqrt(v / (r->n_pairs - 1)) : 0.0;
         r->stability_valid = 1;
     }
+    if (s->wsum && full) {
+        if (window_intervals(s, o->boot, o->seed, r) != 0) goto fail;
+    } else if (o->boot <= 0) {
+        snprintf(r->interval_note, sizeof r->interval_note, "no interval: no bootstrap asked for");
+    } else {
+        snprintf(r->interval_note, sizeof r->interval_note, "no interval: %lld windows (%d needed)%s",
+                 (long long)g->n_windows, 2 * nb, g->n_windows >= 2 * nb ? ", too many to keep" : "");
+    }
     gs_default_sums_free(s);
     if (m && decode_part(g, m, unigram, unigram_len, o, r) != 0) goto fail;
     return 0;
@@ -275,7 +354,7 @@ int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_mod
     memset(r, 0, sizeof *r);
     if (check_geometry(src, g)) return -1;
     gs_default_sums s;
-    if (gs_default_sums_init(&s, g->d, o)) return -1;
+    if (gs_default_sums_init(&s, g->d, g->n_windows, o)) return -1;
     if (gs_default_dir_accumulate(src, g, o, 0, 0, &s)) { gs_default_sums_free(&s); return -1; }
     return gs_default_dir_finish(&s, g, m, unigram, unigram_len, o, r);
 }

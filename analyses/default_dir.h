@@ -22,6 +22,7 @@ typedef struct {
      * against these; NULL: not measured */
     const double *train_unigram;
     int64_t train_unigram_len;
+    int boot; /* resamples of the bootstrap over windows behind the intervals (200); 0: none */
 } gs_default_opts;
 
 void gs_default_opts_default(gs_default_opts *o);
@@ -38,6 +39,12 @@ typedef struct {
     int n_pairs;
     double *batch_cos;      /* n_pairs, (0,1), (0,2), ... */
     double stab_mean, stab_std;  /* std over the pairs, with n_pairs - 1 */
+    /* 95% bootstrap intervals over windows (NaN: none; interval_note says why): the 8-batch cosine's
+     * resamples each batch's own windows (a batch keeps its windows' count and place), the norm ratio's all
+     * windows (gs_resample_counts, as compare's other intervals); they need 2 windows a batch (16) */
+    double stab_lo, stab_hi, norm_ratio_lo, norm_ratio_hi;
+    int boot;
+    char interval_note[96];
     /* the same over 8 batches of rows assigned at random (seeded): no window is split off from the
      * rest, so this shows how much of the spread above is between windows */
     int random_valid;
@@ -78,9 +85,13 @@ typedef struct {
     int64_t cap;               /* the longest window added */
     double *emergence;         /* cap */
     int64_t *emergence_n;      /* cap */
+    /* per window of the whole pass (window w at row w), for the bootstrap; NULL when it cannot have one */
+    int64_t win_total;
+    double *wsum, *wnorm;      /* win_total x d sums of states, win_total sums of their norms */
 } gs_default_sums;
 
-int gs_default_sums_init(gs_default_sums *s, int d, const gs_default_opts *o);
+/* n_windows: the whole pass's (the geometry's) */
+int gs_default_sums_init(gs_default_sums *s, int d, int64_t n_windows, const gs_default_opts *o);
 void gs_default_sums_free(gs_default_sums *s);
 /* Adds src's states, whose first window is window win0 of the whole pass and
  * first state its state row0 (0, 0 for one pass over everything); g is the

@@ -15,22 +15,91 @@ static double scalar(store *st, int64_t an, const char *key) {
 }
 
 const char *gs_finding_word(finding_verdict v) {
-    return v == FINDING_PRESENT ? "present" : v == FINDING_MARGINAL ? "marginal" : v == FINDING_ABSENT ? "not shown"
-                                                                                                      : "not measured";
+    switch (v) {
+    case FINDING_PRESENT: return "present";
+    case FINDING_ABSENT: return "absent";
+    case FINDING_INCONCLUSIVE: return "inconclusive";
+    case FINDING_MARGINAL: return "marginal";
+    default: return "not measured";
+    }
+}
+
+const char *gs_finding_pools_word(finding_verdict v) { return v == FINDING_ABSENT ? "not shown" : gs_finding_word(v); }
+
+double gs_finding_scalar(finding_verdict v) {
+    return v == FINDING_PRESENT ? 1.0 : v == FINDING_MARGINAL ? 0.5 : v == FINDING_INCONCLUSIVE ? 0.25 : v == FINDING_ABSENT ? 0.0 : NAN;
 }
 
 static int weaker(int a, int b) {
-    static const int rank[3] = {[FINDING_ABSENT] = 0, [FINDING_PRESENT] = 2, [FINDING_MARGINAL] = 1};
+    static const int rank[4] = {[FINDING_ABSENT] = 0, [FINDING_PRESENT] = 2, [FINDING_MARGINAL] = 1, [FINDING_INCONCLUSIVE] = 1};
     return rank[a] <= rank[b] ? a : b;
 }
 
-finding_verdict gs_finding_default_rule(double norm_ratio, double batch_cos, double top_sv_abs_cos) {
-    int large = norm_ratio >= 0.25, persistent = batch_cos >= 0.9, principal = top_sv_abs_cos >= 0.9;
-    return large && persistent && principal ? FINDING_PRESENT : FINDING_ABSENT;
+/* One test of a rule: x >= rule (above) or x < rule (!above), with x's unit and digits for the reason. */
+typedef struct {
+    const char *what;
+    gs_finding_num x;
+    double rule;
+    int above, digits;
+    const char *unit;
+    const char *miss; /* the reason's words for a failed test ("shorter than the rule's 10 tokens"); NULL: "< 10" */
+} rule_test;
+
+enum { TEST_FAILED = 0, TEST_PASSED = 1, TEST_STRADDLES = 2 };
+
+/* decided on the interval when there is one: wholly on one side, or straddling the threshold */
+static int test_outcome(const rule_test *t) {
+    const gs_finding_num *x = &t->x;
+    if (isnan(x->value)) return TEST_FAILED;
+    if (isnan(x->lo) || isnan(x->hi)) return (x->value >= t->rule) == t->above ? TEST_PASSED : TEST_FAILED;
+    const int lo_passes = (x->lo >= t->rule) == t->above, hi_passes = (x->hi >= t->rule) == t->above;
+    return lo_passes && hi_passes ? TEST_PASSED : !lo_passes && !hi_passes ? TEST_FAILED : TEST_STRADDLES;
 }
 
-finding_verdict gs_finding_horizon_rule(double c1, int h002_inside, double h002) {
-    return c1 >= 0.05 && h002_inside && h002 >= 10 && h002 < 1000 ? FINDING_PRESENT : FINDING_ABSENT;
+/* "8-batch cosine 0.898 [0.871, 0.921] straddles 0.9" after buf's first o characters; the new length */
+static size_t put_test(char *buf, size_t size, size_t o, const rule_test *t, int outcome) {
+    const gs_finding_num *x = &t->x;
+    const char *rel = outcome == TEST_STRADDLES ? "straddles" : (outcome == TEST_PASSED) == t->above ? ">=" : "<";
+    char iv[96] = "", cmp[96];
+    if (!isnan(x->lo) && !isnan(x->hi)) snprintf(iv, sizeof iv, " [%.*f, %.*f]", t->digits, x->lo, t->digits, x->hi);
+    if (outcome == TEST_FAILED && t->miss) snprintf(cmp, sizeof cmp, ", %s", t->miss);
+    else snprintf(cmp, sizeof cmp, " %s %g", rel, t->rule);
+    return o + (size_t)snprintf(buf + o, o < size ? size - o : 0, "%s%s %.*f%s%s%s", o ? ", " : "", t->what, t->digits,
+                                x->value, iv, t->unit, cmp);
+}
+
+/* Every test when present, the straddling ones when inconclusive, else the failed ones, into why. */
+static finding_verdict judge_tests(const rule_test *t, int n, char *why, size_t size) {
+    int outcome[8], failed = 0, straddles = 0;
+    for (int i = 0; i < n; i++) {
+        outcome[i] = test_outcome(&t[i]);
+        failed += outcome[i] == TEST_FAILED;
+        straddles += outcome[i] == TEST_STRADDLES;
+    }
+    const finding_verdict v = failed ? FINDING_ABSENT : straddles ? FINDING_INCONCLUSIVE : FINDING_PRESENT;
+    const int show = failed ? TEST_FAILED : straddles ? TEST_STRADDLES : TEST_PASSED;
+    size_t o = 0;
+    if (why && size) why[0] = 0;
+    for (int i = 0; why && i < n; i++)
+        if (outcome[i] == show) o = put_test(why, size, o, &t[i], outcome[i]);
+    return v;
+}
+
+finding_verdict gs_finding_default_rule(gs_finding_num norm_ratio, gs_finding_num batch_cos, gs_finding_num top_sv_abs_cos,
+                                        char *why, size_t size) {
+    const rule_test t[] = {{"||s_bar|| / mean ||s||", norm_ratio, 0.25, 1, 3, "", NULL},
+                           {"8-batch cosine", batch_cos, 0.9, 1, 3, "", NULL},
+                           {"|cos| top SV", top_sv_abs_cos, 0.9, 1, 3, "", NULL}};
+    return judge_tests(t, 3, why, size);
+}
+
+finding_verdict gs_finding_horizon_rule(gs_finding_num c1, int h002_inside, gs_finding_num h002, char *why, size_t size) {
+    const rule_test t[] = {{"c_1", c1, 0.05, 1, 3, "", "no content at lag 1"},
+                           {"h_0.02", h002, 10, 1, 1, " tokens", "shorter than the rule's 10 tokens"},
+                           {"h_0.02", h002, 1000, 0, 1, " tokens", "beyond the rule's 1000 tokens"}};
+    if (h002_inside || test_outcome(&t[0]) == TEST_FAILED) return judge_tests(t, 3, why, size);
+    if (why) snprintf(why, size, "no decay below 0.02 inside the window: h_0.02 > %.1f tokens", h002.value);
+    return FINDING_ABSENT;
 }
 
 finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts) {
@@ -51,6 +120,13 @@ static int64_t measured_by(store *st, int64_t run, unsigned which, const char *w
     return 0;
 }
 
+/* "; no interval: N windows (16 needed)" for an analysis stored without its statistic's interval */
+static void no_iv_note(store *st, int64_t an, char *out, size_t size) {
+    double w = scalar(st, an, "windows");
+    if (isnan(w)) snprintf(out, size, "; no interval stored (analyze again)");
+    else snprintf(out, size, "; no interval: %.0f windows", w);
+}
+
 static void judge_default(store *st, int64_t run, finding *f) {
     int64_t dd = measured_by(st, run, GS_AN_DEFAULT, "default-direction analysis", f);
     if (!dd) return;
@@ -59,7 +135,11 @@ static void judge_default(store *st, int64_t run, finding *f) {
     double top = fabs(scalar(st, dd, "top_sv_cos")), pc1 = scalar(st, dd, "pc1_cos");
     double m2 = scalar(st, dd, "mean_norm2_over_lambda1");
     double rho_t = scalar(st, dd, "spearman_unigram_train"), rho_r = scalar(st, dd, "spearman_unigram");
-    f->verdict = gs_finding_default_rule(ratio, cos8, top);
+    const gs_finding_num ratio_n = {ratio, scalar(st, dd, "norm_ratio_lo"), scalar(st, dd, "norm_ratio_hi")},
+                         cos8_n = {cos8, scalar(st, dd, "batch_cos_lo"), scalar(st, dd, "batch_cos_hi")},
+                         top_n = {top, NAN, NAN};
+    char why[200];
+    f->verdict = gs_finding_default_rule(ratio_n, cos8_n, top_n, why, sizeof why);
     /* like for like: the paper's +0.46 is against its training corpus */
     char unigram[256], random_b[64] = "", pc[200] = "";
     if (!isnan(rho_t))
@@ -75,23 +155,15 @@ static void judge_default(store *st, int64_t run, finding *f) {
         snprintf(pc, sizeof pc, "; the centered PC1 gives |cos| %.2f%s", pc1,
                  !isnan(m2) && m2 > 1 ? ", and the uncentered test passes almost by construction when ||s_bar||^2 "
                                         "exceeds the top centered eigenvalue, as it does here" : "");
-    /* the brief: every test when present, else the ones that failed */
-    const struct { const char *what; double v, rule; } tests[] = {
-        {"||s_bar|| / mean ||s||", ratio, 0.25}, {"8-batch cosine", cos8, 0.9}, {"|cos| top SV", top, 0.9}};
-    size_t o = (size_t)snprintf(f->brief, sizeof f->brief, "%s (", f->verdict == FINDING_PRESENT ? "present" : "not shown");
-    for (int i = 0, first = 1; i < 3; i++) {
-        int pass = tests[i].v >= tests[i].rule;
-        if (f->verdict != FINDING_PRESENT && pass) continue;
-        o += (size_t)snprintf(f->brief + o, o < sizeof f->brief ? sizeof f->brief - o : 0, "%s%s %.3f %s %.2g",
-                              first ? "" : ", ", tests[i].what, tests[i].v, pass ? ">=" : "<", tests[i].rule);
-        first = 0;
-    }
-    if (o < sizeof f->brief) snprintf(f->brief + o, sizeof f->brief - o, ")");
+    char no_iv[96] = "", cos8_iv[64] = "";
+    if (isnan(cos8_n.lo)) no_iv_note(st, dd, no_iv, sizeof no_iv);
+    else snprintf(cos8_iv, sizeof cos8_iv, " [%.3f, %.3f]", cos8_n.lo, cos8_n.hi);
+    snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
     snprintf(f->text, sizeof f->text,
              "%s: ||s_bar|| is %.2f of the mean state norm (rule >= 0.25; paper 107/132 = 0.81 by its own figures, "
-             "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f (>= 0.9%s) and |cos| with the "
+             "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f%s (>= 0.9%s) and |cos| with the "
              "top singular vector of the uncentered states %.3f (>= 0.9%s); %s.",
-             f->verdict == FINDING_PRESENT ? "present" : "not shown", ratio, cos8, random_b, top, pc, unigram);
+             gs_finding_word(f->verdict), ratio, cos8, cos8_iv, random_b, top, pc, unigram);
 }
 
 static void judge_horizon(store *st, int64_t run, finding *f) {
@@ -112,24 +184,22 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     free(y);
     free(px);
     free(pn);
-    f->verdict = gs_finding_horizon_rule(c1, censored == 0, h002);
-    const int decays = f->verdict == FINDING_PRESENT;
-    if (decays) snprintf(f->brief, sizeof f->brief, "present (h_0.02 %.1f tokens, rule 10-1000; c_1 %.3f >= 0.05)", h002, c1);
-    else if (!(c1 >= 0.05)) snprintf(f->brief, sizeof f->brief, "not shown (c_1 %.3f < 0.05: no content at lag 1)", c1);
-    else if (censored != 0)
-        snprintf(f->brief, sizeof f->brief, "not shown (no decay below 0.02 inside the window: h_0.02 > %.1f tokens)", h002);
-    else
-        snprintf(f->brief, sizeof f->brief, "not shown (h_0.02 %.1f tokens, %s the rule's %s)", h002,
-                 h002 < 10 ? "shorter than" : "beyond", h002 < 10 ? "10" : "1000");
+    const gs_finding_num c1_n = {c1, scalar(st, h, "c1_lo"), scalar(st, h, "c1_hi")},
+                         h002_n = {h002, scalar(st, h, "content_horizon_002_lo"), scalar(st, h, "content_horizon_002_hi")};
+    char why[200], no_iv[96] = "", h_iv[64] = "";
+    f->verdict = gs_finding_horizon_rule(c1_n, censored == 0, h002_n, why, sizeof why);
+    if (isnan(h002_n.lo)) no_iv_note(st, h, no_iv, sizeof no_iv);
+    else snprintf(h_iv, sizeof h_iv, " [%.1f, %.1f]", h002_n.lo, h002_n.hi);
+    snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
     char e_text[64];
     if (isnan(he)) snprintf(e_text, sizeof e_text, "n/a");
     else snprintf(e_text, sizeof e_text, "%.1f", he);
     snprintf(f->text, sizeof f->text,
              "%s: centered lag cosine %.3f at k = 1 (rule >= 0.05; paper 0.31), falling to c_1/e by k = %s and below "
-             "0.02 %s%.1f (rule: inside the window, between 10 and 1000 tokens); the raw cosine stays at %.2f at k = %.0f "
+             "0.02 %s%.1f%s (rule: inside the window, between 10 and 1000 tokens); the raw cosine stays at %.2f at k = %.0f "
              "(paper: plateau near 0.65).",
-             decays ? "present" : "not shown", c1, e_text, censored == 0 ? "by k = " : "not within the window; k > ",
-             h002, plateau, last_lag);
+             gs_finding_word(f->verdict), c1, e_text, censored == 0 ? "by k = " : "not within the window; k > ", h002,
+             censored == 0 ? h_iv : "", plateau, last_lag);
 }
 
 /* one estimator's pools as text; returns its verdict (-1: not measured) */
@@ -150,7 +220,7 @@ static int pools_text(store *st, int64_t r, const char *sfx, char *buf, size_t s
     snprintf(buf, size,
              "fast pool %.0f heads at %.1f-%.1f tokens, slow pool %.0f heads at %.1f-%.1f, separation %.2f%s, null p "
              "%.3f normal / %.3f uniform / %.3f Laplace / %.3f t3: %s",
-             fn, fmin, fmax, sn, smin, smax, sep, boot, pn, pu, pl, pt, gs_finding_word((finding_verdict)verdict));
+             fn, fmin, fmax, sn, smin, smax, sep, boot, pn, pu, pl, pt, gs_finding_pools_word((finding_verdict)verdict));
     return verdict;
 }
 
@@ -170,7 +240,7 @@ static void init_text(store *st, int64_t r, char *out, size_t size) {
            in_o = scalar(st, r, "slow_pool_in_init");
     snprintf(out, size,
              " Against their initialisation (kept in the checkpoint), training %s the decays: the largest change of a "
-             "head's time constant is %.2fx, the Spearman of initial and trained time constants %+.2f (rule: moved "
+             "head's time constant is %.2fx, the Spearman of initial and trained time constants %+.4f (rule: moved "
              "when some head changed 2x or more and the order changed, Spearman < 0.9)%s.",
              moved == 1 ? "moved" : "barely moved", exp(mx), rho,
              in_p == 1 || in_o == 1 ? "; the slow pool is exactly the heads that were slowest at initialisation, so the "
@@ -210,14 +280,14 @@ static void judge_pools(store *st, int64_t run, finding *f) {
     snprintf(f->brief, sizeof f->brief,
              "%s (from the start: separation %.2f [%.2f, %.2f], largest null p %.3f; all starts: %.2f, p %.3f; rule: "
              "every p < 0.05)",
-             gs_finding_word(f->verdict), sep[0], lo[0], hi[0], pmax[0], sep[1], pmax[1]);
+             gs_finding_pools_word(f->verdict), sep[0], lo[0], hi[0], pmax[0], sep[1], pmax[1]);
     char init[400];
     init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,
              "%s: 2-means on log 1/e times; with retention from the start of the window (the paper's estimator): %s; "
              "averaged over every start (gpnscope's): %s (rule: present when, under both, every null family's p + 4 SE "
              "< 0.05; not shown when every p - 4 SE >= 0.05; paper: 6 heads at 1-3, 9 heads at 5-322).%s",
-             gs_finding_word(f->verdict), paper, ours, init);
+             gs_finding_pools_word(f->verdict), paper, ours, init);
 }
 
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out) {
@@ -245,8 +315,7 @@ int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const cha
         {"memory_pools", &f->memory_pools}};
     for (int i = 0; i < 3; i++) {
         if (all[i].f->verdict == FINDING_NOT_MEASURED) continue;
-        double v = all[i].f->verdict == FINDING_PRESENT ? 1.0 : all[i].f->verdict == FINDING_MARGINAL ? 0.5 : 0.0;
-        if (store_analysis_scalar(st, id, all[i].key, v, all[i].f->text)) {
+        if (store_analysis_scalar(st, id, all[i].key, gs_finding_scalar(all[i].f->verdict), all[i].f->text)) {
             store_rollback(st);
             return -1;
         }

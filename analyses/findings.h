@@ -11,6 +11,12 @@
  * 2. content horizon: centered content at lag 1 (c_1 >= 0.05) that decays to
  *    below 0.02 inside the window, at a lag of tens to hundreds of tokens
  *    (10 <= k < 1000): the paper's "tens of tokens".
+ * Each test is decided on its statistic's 95% bootstrap interval over
+ * windows where it has one: passed when the interval clears the threshold,
+ * failed when it lies below, and an interval that straddles the threshold
+ * makes the finding inconclusive ("8-batch cosine 0.898 [0.871, 0.921]
+ * straddles 0.9"), unless another test fails outright (then absent). A test
+ * without an interval is decided on its value (two-way).
  * 3. fast and slow memory pools (GPN+M): the three-way pool verdict of
  *    analyses/pools.h (the 2-means split of log 1/e times against four
  *    one-pool null families, with the Monte Carlo error), under both
@@ -24,7 +30,16 @@
 #include "analyses/pools.h"
 #include "store/store.h"
 
-typedef enum { FINDING_NOT_MEASURED = -1, FINDING_ABSENT = 0, FINDING_PRESENT = 1, FINDING_MARGINAL = 2 } finding_verdict;
+typedef enum {
+    FINDING_NOT_MEASURED = -1,
+    FINDING_ABSENT = 0,
+    FINDING_PRESENT = 1,
+    FINDING_MARGINAL = 2,     /* the pools' middle verdict */
+    FINDING_INCONCLUSIVE = 3, /* a deciding statistic's interval straddles its threshold */
+} finding_verdict;
+
+/* a statistic with its 95% bootstrap interval over windows (lo, hi NaN: none) */
+typedef struct { double value, lo, hi; } gs_finding_num;
 
 typedef struct {
     finding_verdict verdict;
@@ -32,8 +47,13 @@ typedef struct {
     char brief[200]; /* the verdict and the numbers it rests on against the rule's thresholds: one short line */
 } finding;
 
-/* "present", "marginal", "not shown", "not measured" */
+/* "present", "absent", "inconclusive", "marginal", "not measured" */
 const char *gs_finding_word(finding_verdict v);
+/* the pools' words, which are the pool verdict's (analyses/pools.h): "not shown" where others say "absent" */
+const char *gs_finding_pools_word(finding_verdict v);
+/* The stored scalar of a verdict: 1 present, 0.5 marginal, 0.25 inconclusive, 0 absent (not shown); NaN not
+ * measured. */
+double gs_finding_scalar(finding_verdict v);
 
 typedef struct {
     finding default_direction, content_horizon, memory_pools;
@@ -48,17 +68,23 @@ typedef struct {
  * memory (compare): the default direction from ||s_bar|| / mean ||s||, the
  * 8-batch cosine and |cos| with the top singular vector; the content horizon
  * from c_1, whether h_0.02 was reached inside the window, and h_0.02; the
- * pools as the weaker of the two estimators' three-way verdicts. A NaN
- * fails its test (not shown). */
-finding_verdict gs_finding_default_rule(double norm_ratio, double batch_cos, double top_sv_abs_cos);
-finding_verdict gs_finding_horizon_rule(double c1, int h002_inside, double h002);
+ * pools as the weaker of the two estimators' three-way verdicts. A NaN value
+ * fails its test. why (may be NULL) gets the reason, one short line: every
+ * test when present, the straddling ones when inconclusive, else the failed
+ * ones ("8-batch cosine 0.898 [0.871, 0.921] straddles 0.9"; for the horizon
+ * "h_0.02 3.5 [3.1, 3.9] tokens, shorter than the rule's 10 tokens", "no
+ * decay below 0.02 inside the window: h_0.02 > 511.0 tokens"). */
+finding_verdict gs_finding_default_rule(gs_finding_num norm_ratio, gs_finding_num batch_cos, gs_finding_num top_sv_abs_cos,
+                                        char *why, size_t size);
+finding_verdict gs_finding_horizon_rule(gs_finding_num c1, int h002_inside, gs_finding_num h002, char *why, size_t size);
 finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts);
 
 /* Judge a run from its stored analyses (gpnscope analyze first). */
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);
 /* Store them as analysis "findings": scalars default_direction,
- * content_horizon and memory_pools (1 present, 0.5 marginal, 0 not shown;
- * not measured ones are left out) with the sentence as the scalar's note. */
+ * content_horizon and memory_pools (gs_finding_scalar: 1 present, 0.5
+ * marginal, 0.25 inconclusive, 0 absent; not measured ones are left out)
+ * with the sentence as the scalar's note. */
 int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const char *code_version);
 /* Each finding as its brief line, the whole sentence wrapped under it. */
 void gs_findings_print(FILE *out, const gs_findings *f);

@@ -270,5 +270,48 @@ int gs_horizons_finish(gs_horizons *h) {
         h->h_e_censored = !gs_log_crossing(h->lags, h->centered, h->n_centered, L, h->c1 / M_E, 0, &h->h_e);
     }
     h->h_002_censored = !gs_log_crossing(h->lags, h->centered, h->n_centered, L, 0.02, 1, &h->h_002);
+    h->c1_lo = h->c1_hi = h->h_002_lo = h->h_002_hi = NAN;
+    return 0;
+}
+
+void gs_horizons_weighted_centered(const gs_horizons *h, const double *wt, double *cen, int64_t *ncen) {
+    const int L = h->n_lags;
+    for (int i = 0; i < L; i++) {
+        double s = 0, n = 0;
+        for (int64_t w = 0; w < h->n_windows; w++) {
+            if (!wt[w]) continue;
+            s += wt[w] * h->win_centered[w * L + i];
+            n += wt[w] * (double)h->win_n_centered[w * L + i];
+        }
+        ncen[i] = (int64_t)n;
+        cen[i] = n > 0 ? s / n : NAN;
+    }
+}
+
+int gs_horizons_intervals(gs_horizons *h, int B, uint64_t seed) {
+    const int64_t W = h->n_windows;
+    const int L = h->n_lags;
+    if (!h->win_centered || B < 2 || W < 2) return 0;
+    int first = 0;
+    while (first < L && h->n_centered[first] == 0) first++;
+    double *wt = malloc((size_t)W * sizeof *wt), *cen = malloc((size_t)L * sizeof *cen);
+    double *c1 = malloc((size_t)B * sizeof *c1), *k002 = malloc((size_t)B * sizeof *k002);
+    int64_t *ncen = malloc((size_t)L * sizeof *ncen);
+    if (!wt || !cen || !c1 || !k002 || !ncen) {
+        free(wt); free(cen); free(c1); free(k002); free(ncen);
+        return gs_fail("out of memory for the horizons' bootstrap");
+    }
+    gs_rng rng = {gs_hash2(seed, 0xC0A1)};
+    h->h_002_boot_censored = 0;
+    for (int b = 0; b < B; b++) {
+        gs_resample_counts(&rng, wt, W);
+        gs_horizons_weighted_centered(h, wt, cen, ncen);
+        c1[b] = first < L ? cen[first] : NAN;
+        h->h_002_boot_censored += !gs_log_crossing(h->lags, cen, ncen, L, 0.02, 1, &k002[b]);
+    }
+    gs_percentile_interval(c1, B, &h->c1_lo, &h->c1_hi);
+    gs_percentile_interval(k002, B, &h->h_002_lo, &h->h_002_hi);
+    h->boot = B;
+    free(wt); free(cen); free(c1); free(k002); free(ncen);
     return 0;
 }

@@ -50,6 +50,10 @@ typedef struct {
     int64_t n_windows;
     double *win_raw, *win_centered;
     int64_t *win_n_raw, *win_n_centered;
+    /* gs_horizons_intervals: 95% bootstrap intervals over windows of c_1 and h_0.02 (NaN: none), over
+     * boot resamples, and how many of them put h_0.02 past the window (censored) */
+    double c1_lo, c1_hi, h_002_lo, h_002_hi;
+    int boot, h_002_boot_censored;
 } gs_horizons;
 
 int gs_horizons_run(gs_state_source *src, const gs_horizon_opts *o, gs_horizons *h);
@@ -65,6 +69,15 @@ int gs_horizons_finish(gs_horizons *h);
  * GS_HORIZON_MIN_PAIRS pairs (n_pairs: n_raw or n_centered), or -1. */
 int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, double k);
 void gs_horizons_free(gs_horizons *h);
+/* The intervals above from the per-window sums (per_window): B resamples of
+ * the windows (gs_resample_counts from gs_hash2(seed, 0xC0A1), so compare
+ * and analyze draw the same ones), each a reweighting of the windows' sums
+ * (a censored resample's h_0.02 is its last lag, a lower bound). Nothing
+ * without per-window sums, or with B < 2 or fewer than 2 windows. */
+int gs_horizons_intervals(gs_horizons *h, int B, uint64_t seed);
+/* The pooled centered curve of the windows weighed by wt (n_windows):
+ * cen and ncen (n_lags) get the weighted sums over the weighted counts. */
+void gs_horizons_weighted_centered(const gs_horizons *h, const double *wt, double *cen, int64_t *ncen);
 
 /* The crossing rule above on any curve: smallest k where y falls to <= thr
  * (strictly < when strict), interpolated on log k. Returns 1 when found, 0

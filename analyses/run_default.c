@@ -1,6 +1,7 @@
 /* The registry row "default" (docs/analyses.md, 2): the mean direction, its
  * stability over batches, its emergence, and (with the model) its decode to
  * default tokens against the unigram counts (analyses/default_dir.c). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, co
     }
     gs_default_opts_default(&in->opts);
     in->opts.seed = o->seed;
+    in->opts.boot = o->boot;
     if (in->lm && o->train_corpus) {
         const char *tok = info->tokenizer_path[0] ? info->tokenizer_path : NULL;
         if (gs_train_unigram_counts(o->train_corpus, tok, V, &in->train) != 0) {
@@ -78,10 +80,21 @@ int gs_default_row_write(store *st, const gs_analysis *a, const gs_analyze_opts 
     if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_DEFAULT), o, dex, cv) != 0) return -1;
     gs_result_scalar(&w, "mean_norm", r->mean_norm, "||s_bar||");
     gs_result_scalar(&w, "norm_ratio", r->norm_ratio, "||s_bar|| / mean ||s||");
+    if (!isnan(r->norm_ratio_lo)) {
+        gs_result_scalar(&w, "norm_ratio_lo", r->norm_ratio_lo, "95% bootstrap interval over windows");
+        gs_result_scalar(&w, "norm_ratio_hi", r->norm_ratio_hi, NULL);
+    }
+    gs_result_scalar(&w, "windows", (double)r->n_windows, r->interval_note[0] ? r->interval_note : NULL);
     if (r->stability_valid) {
         gs_result_scalar(&w, "batch_cos_mean", r->stab_mean,
                          r->batches_by_window ? "8 batches of whole windows" : "8 batches of rows (fewer than 8 windows)");
         gs_result_scalar(&w, "batch_cos_std", r->stab_std, NULL);
+        if (!isnan(r->stab_lo)) {
+            char note[160];
+            snprintf(note, sizeof note, "95%% bootstrap interval: %d resamples of the windows within each batch", r->boot);
+            gs_result_scalar(&w, "batch_cos_lo", r->stab_lo, note);
+            gs_result_scalar(&w, "batch_cos_hi", r->stab_hi, NULL);
+        }
         double *x = gs_result_iota(r->n_pairs, 0);
         gs_result_series(&w, "batch_cosines", x, r->batch_cos, NULL, r->n_pairs);
         free(x);

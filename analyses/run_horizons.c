@@ -17,7 +17,9 @@ void gs_horizons_row_opts(const gs_analyze_opts *o, gs_horizon_opts *ho) {
 int gs_horizons_row_run(gs_analysis_ctx *c) {
     gs_horizon_opts ho;
     gs_horizons_row_opts(c->o, &ho);
+    ho.per_window = c->o->boot > 0; /* the intervals the findings decide on (a store only: shards have none yet) */
     if (gs_horizons_run(c->src, &ho, &c->a->horizons) != 0) { gs_fail_context("horizons: "); return -1; }
+    if (gs_horizons_intervals(&c->a->horizons, c->o->boot, c->o->seed) != 0) { gs_fail_context("horizons: "); return -1; }
     return 0;
 }
 
@@ -47,6 +49,16 @@ int gs_horizons_row_write(store *st, const gs_analysis *a, const gs_analyze_opts
     gs_result_scalar(&w, "content_horizon_002", h->h_002,
                      h->h_002_censored ? "right-censored: a lower bound" : "c_k < 0.02, log-k interpolation");
     gs_result_scalar(&w, "content_horizon_002_censored", h->h_002_censored, NULL);
+    if (!isnan(h->h_002_lo)) {
+        char note[160];
+        snprintf(note, sizeof note, "95%% bootstrap interval over %lld windows, %d resamples (%d censored: their last lag)",
+                 (long long)h->n_windows, h->boot, h->h_002_boot_censored);
+        gs_result_scalar(&w, "content_horizon_002_lo", h->h_002_lo, note);
+        gs_result_scalar(&w, "content_horizon_002_hi", h->h_002_hi, NULL);
+        gs_result_scalar(&w, "c1_lo", h->c1_lo, "95% bootstrap interval over windows");
+        gs_result_scalar(&w, "c1_hi", h->c1_hi, NULL);
+    }
+    if (h->n_windows) gs_result_scalar(&w, "windows", (double)h->n_windows, NULL);
     gs_result_scalar(&w, "zero_states", (double)h->n_zero_states, "left out of the raw curve");
     return gs_result_end(&w);
 }

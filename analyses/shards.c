@@ -214,7 +214,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
     gs_geometry *g = &a->geometry;
     int64_t *wins = calloc((size_t)n, sizeof *wins);
     gs_default_sums sums = {0};
-    int ok = wins && gs_default_sums_init(&sums, g->d, &in->opts) == 0, rc = -1;
+    int ok = wins && gs_default_sums_init(&sums, g->d, g->n_windows, &in->opts) == 0, rc = -1;
     if (!wins) gs_fail("out of memory");
     for (int i = 0; ok && i < n; i++)
         if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->take[i])) < 0) ok = 0;
@@ -250,7 +250,9 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
     if (gs_job_sum_f64(job, sums.bsum, bd) || gs_job_sum_f64(job, sums.rsum, bd) ||
         gs_job_sum_i64(job, sums.bcount, sums.n_batches) || gs_job_sum_i64(job, sums.rcount, sums.n_batches) ||
         gs_job_sum_f64(job, sums.emergence, cap) || gs_job_sum_i64(job, sums.emergence_n, cap) ||
-        gs_job_sum_i64(job, totals, 2))
+        gs_job_sum_i64(job, totals, 2) ||
+        (sums.wsum && (gs_job_sum_f64(job, sums.wsum, sums.win_total * sums.d) ||
+                       gs_job_sum_f64(job, sums.wnorm, sums.win_total))))
         goto out;
     sums.n = totals[0];
     sums.n_windows = totals[1];

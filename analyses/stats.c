@@ -230,3 +230,29 @@ gs_interval gs_cluster_t_interval(const double *sum, const double *n, int64_t G,
     r.hi = r.mean + q * r.se;
     return r;
 }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void gs_percentile_interval(double *v, int n, double *lo, double *hi) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) v[k++] = v[i];
+    *lo = *hi = NAN;
+    if (k < 2) return;
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    const double q[2] = {0.025, 0.975};
+    for (int j = 0; j < 2; j++) {
+        double at = q[j] * (k - 1);
+        int i0 = (int)floor(at);
+        double f = at - i0, x = i0 + 1 < k ? v[i0] + f * (v[i0 + 1] - v[i0]) : v[i0];
+        *(j ? hi : lo) = x;
+    }
+}
+
+void gs_resample_counts(gs_rng *rng, double *w, int64_t W) {
+    memset(w, 0, (size_t)W * sizeof *w);
+    for (int64_t k = 0; k < W; k++) w[(int64_t)(gs_rng_uniform(rng) * (double)W)] += 1;
+}

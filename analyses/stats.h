@@ -59,4 +59,14 @@ double gs_t_cdf(double t, double df);
 typedef struct { double mean, se, lo, hi; int64_t clusters; double df; } gs_interval;
 gs_interval gs_cluster_t_interval(const double *sum, const double *n, int64_t G, double level);
 
+/* The 2.5% and 97.5% points (linear between order statistics) of the finite
+ * values among v[0..n) (reordered in place): a 95% percentile bootstrap
+ * interval; lo, hi NaN with fewer than 2. */
+void gs_percentile_interval(double *v, int n, double *lo, double *hi);
+/* One bootstrap resample of W units: w[i] = how many of W draws with
+ * replacement picked unit i. compare, the default direction and the horizons
+ * draw their resamples of windows with this from gs_hash2(seed, 0xC0A1), so
+ * one seed gives the same resamples everywhere. */
+void gs_resample_counts(gs_rng *rng, double *w, int64_t W);
+
 #endif

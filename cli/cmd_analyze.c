@@ -94,7 +94,9 @@ static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int 
             const char *names[] = {"default_direction", "content_horizon", "memory_pools"};
             for (int i = 0; i < 3; i++) {
                 cJSON *x = cJSON_AddObjectToObject(f, names[i]);
-                cJSON_AddStringToObject(x, "verdict", gs_finding_word(all[i]->verdict));
+                cJSON_AddStringToObject(x, "verdict", i == 2 ? gs_finding_pools_word(all[i]->verdict)
+                                                             : gs_finding_word(all[i]->verdict));
+                cJSON_AddStringToObject(x, "brief", all[i]->brief);
                 cJSON_AddStringToObject(x, "text", all[i]->text);
             }
         }

@@ -32,7 +32,8 @@ static const char *help =
     "read check), attention_topk (per query its top-k keys with exact and heuristic\n"
     "weights; view attention_top_text adds the tokens), attention_matrices (the whole\n"
     "T x T matrices when T <= --full-upto), and per head the summaries as scalars\n"
-    "L{layer}.h{head}.heuristic_l1, .heuristic_read_error, .read_error_max, .topk_mass.\n"
+    "L{layer}.h{head}.heuristic_l1, .heuristic_read_error, .read_error_max, .topk_mass, .queries,\n"
+    ".queries_excluded (query 0 and all-zero weights, left out of the means).\n"
     "`gpnscope plot FILE` draws the heatmaps of the first window.\n\n"
     "  --run N         the run (default: the newest complete run)\n"
     "  --windows K     the run's first K windows (default 4)\n"
@@ -59,6 +60,7 @@ static void print_json(const gs_attention_result *r) {
         cJSON_AddNumberToObject(x, "layer", h->layer);
         cJSON_AddNumberToObject(x, "head", h->head);
         cJSON_AddNumberToObject(x, "queries", (double)h->queries);
+        cJSON_AddNumberToObject(x, "queries_excluded", (double)h->excluded);
         cJSON_AddNumberToObject(x, "heuristic_l1", h->heuristic_l1);
         cJSON_AddNumberToObject(x, "heuristic_read_error", h->heuristic_error);
         cJSON_AddNumberToObject(x, "read_error_max", h->read_error_max);
@@ -107,17 +109,18 @@ int cmd_attention(int argc, char **argv) {
                "attention_topk%s with analysis_id %lld (docs/causal.md; gpnscope plot draws it)\n",
                run, (long long)r.windows, r.T, r.top_k, r.full ? ", full matrices stored" : "",
                r.full ? ", attention_matrices" : "", (long long)r.analysis_id);
-        printf("%-8s %9s %14s %16s %14s %12s\n", "head", "queries", "heuristic L1", "heuristic read", "exact read",
-               "top-k mass");
+        printf("%-8s %9s %9s %14s %16s %14s %12s\n", "head", "queries", "excluded", "heuristic L1", "heuristic read",
+               "exact read", "top-k mass");
         for (int i = 0; i < r.n_heads; i++) {
             const gs_attention_head *h = &r.head[i];
             char name[24];
             snprintf(name, sizeof name, "L%d.h%d", h->layer, h->head);
-            printf("%-8s %9lld %14.4f %16.4f %14.2e %12.4f\n", name, (long long)h->queries, h->heuristic_l1,
-                   h->heuristic_error, h->read_error_max, h->topk_mass);
+            printf("%-8s %9lld %9lld %14.4f %16.4f %14.2e %12.4f\n", name, (long long)h->queries, (long long)h->excluded,
+                   h->heuristic_l1, h->heuristic_error, h->read_error_max, h->topk_mass);
         }
         printf("heuristic L1: mean over queries of sum_j |h_tj - a_tj| / sum_j |a_tj|; heuristic read: mean\n"
-               "||sum_j h_tj v_j - o_t|| / ||o_t||; exact read: the largest such error of the exact weights\n");
+               "||sum_j h_tj v_j - o_t|| / ||o_t||; exact read: the largest such error of the exact weights;\n"
+               "the means leave out the excluded queries: query 0 and any whose exact weights are all zero\n");
     }
     cli_run_end(&s);
     return rc ? 1 : 0;

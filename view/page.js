@@ -170,8 +170,10 @@ function drawVerdicts() {
   for (const run of runs()) {
     if (!run.verdicts.length) { p.append(el('div', { class: 'muted' }, `run ${run.id}: no findings (gpnscope analyze)`)); continue; }
     for (const v of run.verdicts) {
-      const word = v.value === 1 ? 'present' : v.value === 0.5 ? 'marginal' : 'not shown';
-      const cls = v.value === 1 ? 'present' : v.value === 0.5 ? 'marginal' : 'absent';
+      // the stored scalar (analyses/findings.h): 1 present, 0.5 marginal (pools), 0.25 inconclusive, 0 absent
+      const pools = v.key === 'memory_pools';
+      const cls = v.value === 1 ? 'present' : v.value === 0.5 ? 'marginal' : v.value === 0.25 ? 'inconclusive' : 'absent';
+      const word = cls === 'absent' && pools ? 'not shown' : cls;
       p.append(el('div', { class: 'verdict' }, el('span', { class: 'badge ' + cls }, word),
                   `run ${run.id} · ${v.key.replace(/_/g, ' ')}`, el('div', { class: 'note' }, v.note)));
     }

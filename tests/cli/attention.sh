@@ -5,7 +5,8 @@
 # store holds one attention_queries row per (window, layer, head, query),
 # min(k, t + 1) top keys per query whose |weights| add up to the stored mass,
 # the full matrices only up to --full-upto, and rows equal to the matrices';
-# the heuristic is measurably off; re-running replaces; a model without
+# the heuristic is measurably off; the per-head means leave out query 0 and
+# queries whose weights are all zero, and say how many; re-running replaces; a model without
 # delta-rule heads and bad options are one-line errors; the figure renders.
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
@@ -35,6 +36,26 @@ for db in m g; do
     ok "$db: the heuristic that drops key removal misses the read (smallest mean error over heads $heur)" || bad "$db: heuristic $heur"
 done
 
+# the per-head means from the stored queries, without query 0 and all-zero rows; the count left out is stored
+for db in m g; do
+  "$py" - $db.db <<'PY' && ok "$db: per-head means over the kept queries; query 0 and all-zero weights counted out" ||
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+an = db.execute("select max(analysis_id) from attention_queries").fetchone()[0]
+val = dict(db.execute("select key, value from analysis_values where analysis_id = ?", (an,)))
+for l, h in db.execute("select distinct layer, head from attention_queries where analysis_id = ?", (an,)):
+    rows = db.execute("select query, l1, heuristic_l1, heuristic_error from attention_queries where analysis_id = ? and "
+                      "layer = ? and head = ?", (an, l, h)).fetchall()
+    kept = [r for r in rows if r[0] > 0 and r[1] != 0]
+    p = "L%d.h%d." % (l, h)
+    assert val[p + "queries_excluded"] == len(rows) - len(kept) >= 2 and val[p + "queries"] == len(kept), (p, val)
+    for i, key in ((2, "heuristic_l1"), (3, "heuristic_read_error")):
+        want = sum(r[i] for r in kept) / len(kept)
+        assert abs(val[p + key] - want) <= 1e-6 * max(1, abs(want)), (p, key, val[p + key], want)
+PY
+    bad "$db: per-head means or excluded count"
+done
+grep -q "excluded" out.txt && ok "the table prints the excluded queries" || bad "no excluded column: $(sed -n 2p out.txt)"
 [[ "$(q m.db "select count(*) from attention_queries")" == $((3 * 40 * 3)) ]] &&
   ok "one attention_queries row per window, head and query (3 x 40 x 3)" || bad "attention_queries rows"
 [[ "$(q m.db "select count(*) from attention_queries x where (select count(*) from attention_topk k where k.analysis_id = x.analysis_id

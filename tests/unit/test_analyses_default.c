@@ -201,6 +201,38 @@ int main(void) {
         CHECK(r.rand_mean > r.stab_mean, "random rows %g above consecutive windows %g", r.rand_mean, r.stab_mean);
         gs_default_dir_free(&r);
     }
+    /* 8 windows: one a batch, too few to resample within a batch: no interval, and the note says why */
+    CHECK(gs_default_dir_run(owned_source(&o), &g, NULL, NULL, 0, NULL, &r) == 0, "%s", gs_error());
+    CHECK(isnan(r.stab_lo) && isnan(r.norm_ratio_lo) && !strcmp(r.interval_note, "no interval: 8 windows (16 needed)"),
+          "no interval: %g, '%s'", r.stab_lo, r.interval_note);
+    gs_default_dir_free(&r);
+    /* 32 windows whose means differ on axis 1: intervals around the values; windows all alike: none wide */
+    for (int alike = 0; alike < 2; alike++) {
+        owned_states o3;
+        owned_alloc(&o3, 32, 16, D);
+        for (int w = 0; w < 32; w++) {
+            double shift = alike ? 0 : gs_rng_normal(&rng);
+            for (int t = 0; t < 16; t++)
+                for (int j = 0; j < D; j++)
+                    o3.x[((int64_t)w * 16 + t) * D + j] =
+                        (float)((j == 0 ? 1.0 : 0.0) + (j == 1 ? shift : 0) + (alike ? (t % 2 ? 0.3 : -0.3) * (j == 2) : 0));
+        }
+        gs_geometry g3;
+        CHECK(gs_geometry_run(owned_source(&o3), NULL, &g3) == 0, "%s", gs_error());
+        CHECK(gs_default_dir_run(owned_source(&o3), &g3, NULL, NULL, 0, NULL, &r) == 0, "%s", gs_error());
+        if (alike)
+            CHECK(fabs(r.stab_lo - r.stab_mean) < 1e-12 && fabs(r.stab_hi - r.stab_mean) < 1e-12 &&
+                      fabs(r.norm_ratio_hi - r.norm_ratio) < 1e-12,
+                  "identical windows: a point interval %g [%g, %g]", r.stab_mean, r.stab_lo, r.stab_hi);
+        else
+            CHECK(r.boot == 200 && r.stab_lo < r.stab_mean && r.stab_mean < r.stab_hi && r.stab_hi <= 1 &&
+                      r.norm_ratio_lo < r.norm_ratio && r.norm_ratio < r.norm_ratio_hi,
+                  "8-batch cosine %g [%g, %g], norm ratio %g [%g, %g]", r.stab_mean, r.stab_lo, r.stab_hi, r.norm_ratio,
+                  r.norm_ratio_lo, r.norm_ratio_hi);
+        gs_default_dir_free(&r);
+        gs_geometry_free(&g3);
+        owned_free(&o3);
+    }
     /* no model, no counts: the rest still measured */
     CHECK(gs_default_dir_run(owned_source(&o), &g, NULL, NULL, 0, NULL, &r) == 0 && !r.has_decode && r.stability_valid,
           "%s", gs_error());

@@ -1,7 +1,8 @@
 /* compare's pieces that the CLI test does not reach one by one: the operand
- * grammar STORE[:RUN[:SITE]], and the horizons' per-window sums, whose sum
+ * grammar STORE[:RUN[:SITE]], the horizons' per-window sums, whose sum
  * over windows must be the pooled curve (the bootstrap reweights them), on
- * windows with gaps and a zero state. */
+ * windows with gaps and a zero state, and a row's verdicts decided on its
+ * intervals (a straddling one inconclusive, issue 39.1). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +87,43 @@ static void test_per_window_sums(void) {
     gs_horizons_free(&kept);
 }
 
+/* a row at a threshold reads inconclusive with its reason; clear rows present or absent */
+static void test_row_verdicts(void) {
+    gs_compare_row *r = calloc(1, sizeof *r);
+    if (!r) return;
+    r->norm_ratio = (gs_cmp_num){0.35, 0.32, 0.38};
+    r->batch_cos = (gs_cmp_num){0.898, 0.871, 0.921};
+    r->top_sv_cos = 0.99;
+    r->centered_c1 = (gs_cmp_num){0.2, 0.18, 0.22};
+    r->h_002 = (gs_cmp_num){8.68, 6.93, 21.3};
+    gs_compare_row_judge(r);
+    CHECK(r->default_verdict == FINDING_INCONCLUSIVE && strstr(r->default_why, "[0.871, 0.921] straddles 0.9"),
+          "straddling cosine: %s: %s", gs_finding_word(r->default_verdict), r->default_why);
+    CHECK(r->horizon_verdict == FINDING_INCONCLUSIVE && strstr(r->horizon_why, "straddles 10"), "straddling h_0.02: %s",
+          r->horizon_why);
+    char *j = gs_compare_json(&(gs_compare){.n_rows = 1, .rows = r}, 0);
+    CHECK(j && strstr(j, "\"verdict\":\"inconclusive\",\"reason\":\"8-batch cosine 0.898 [0.871, 0.921] straddles 0.9\"") &&
+              strstr(j, "\"batch_cos\":{\"value\":0.898,\"lo\":0.871,\"hi\":0.921}"),
+          "the JSON's verdict, reason and interval: %.300s", j ? j : "(none)");
+    free(j);
+    r->batch_cos = (gs_cmp_num){0.95, 0.93, 0.97};
+    r->h_002 = (gs_cmp_num){3.5, 3.1, 3.9};
+    gs_compare_row_judge(r);
+    CHECK(r->default_verdict == FINDING_PRESENT && r->horizon_verdict == FINDING_ABSENT &&
+              strstr(r->horizon_why, "shorter than the rule's 10 tokens"),
+          "clear rows: %s / %s", r->default_why, r->horizon_why);
+    r->batch_cos = (gs_cmp_num){0.85, 0.80, 0.88};
+    r->h_002_censored = 1;
+    gs_compare_row_judge(r);
+    CHECK(r->default_verdict == FINDING_ABSENT && r->horizon_verdict == FINDING_ABSENT &&
+              strstr(r->horizon_why, "no decay below 0.02 inside the window"),
+          "clear below, and no decay: %s / %s", r->default_why, r->horizon_why);
+    free(r);
+}
+
 int main(void) {
     test_operands();
+    test_row_verdicts();
     test_per_window_sums();
     return test_summary();
 }

@@ -1,5 +1,7 @@
 /* Findings: each verdict follows its stated rule on planted analysis results,
- * and a run without analyses is an error that says what to do. */
+ * and a run without analyses is an error that says what to do; a deciding
+ * statistic whose interval straddles its threshold is inconclusive, one
+ * clear of it present or absent (issue 39.1). */
 #include "analyses/findings.h"
 #include "base/error.h"
 #include "testlib.h"
@@ -16,7 +18,47 @@ static void put(store *st, const char *name, const char *const *keys, const doub
     store_commit(st);
 }
 
+#define NUM(v, lo, hi) ((gs_finding_num){v, lo, hi})
+
+/* the rules on numbers at and around their thresholds */
+static void test_rules(void) {
+    const gs_finding_num ratio = NUM(0.35, 0.32, 0.38), top = NUM(0.99, NAN, NAN);
+    char why[200];
+    finding_verdict v = gs_finding_default_rule(ratio, NUM(0.898, 0.871, 0.921), top, why, sizeof why);
+    CHECK(v == FINDING_INCONCLUSIVE && !strcmp(why, "8-batch cosine 0.898 [0.871, 0.921] straddles 0.9"),
+          "a straddling 8-batch cosine: %s: %s", gs_finding_word(v), why);
+    v = gs_finding_default_rule(ratio, NUM(0.902, 0.871, 0.921), top, why, sizeof why);
+    CHECK(v == FINDING_INCONCLUSIVE, "a value above the threshold with its interval across it: %s", why);
+    v = gs_finding_default_rule(ratio, NUM(0.95, 0.93, 0.97), top, why, sizeof why);
+    CHECK(v == FINDING_PRESENT && strstr(why, "8-batch cosine 0.950 [0.930, 0.970] >= 0.9") &&
+              strstr(why, "|cos| top SV 0.990 >= 0.9"), "clear above: %s: %s", gs_finding_word(v), why);
+    v = gs_finding_default_rule(ratio, NUM(0.85, 0.80, 0.88), top, why, sizeof why);
+    CHECK(v == FINDING_ABSENT && !strcmp(why, "8-batch cosine 0.850 [0.800, 0.880] < 0.9"), "clear below: %s", why);
+    v = gs_finding_default_rule(NUM(0.2, 0.18, 0.22), NUM(0.898, 0.871, 0.921), top, why, sizeof why);
+    CHECK(v == FINDING_ABSENT && strstr(why, "0.200 [0.180, 0.220] < 0.25") && !strstr(why, "straddles"),
+          "one clear failure outweighs a straddle: %s", why);
+    v = gs_finding_default_rule(ratio, NUM(0.898, NAN, NAN), top, why, sizeof why);
+    CHECK(v == FINDING_ABSENT, "no interval: two-way on the value: %s", why);
+
+    const gs_finding_num c1 = NUM(0.2, 0.18, 0.22);
+    v = gs_finding_horizon_rule(c1, 1, NUM(8.68, 6.93, 21.3), why, sizeof why);
+    CHECK(v == FINDING_INCONCLUSIVE && !strcmp(why, "h_0.02 8.7 [6.9, 21.3] tokens straddles 10"), "straddling h_0.02: %s", why);
+    v = gs_finding_horizon_rule(c1, 1, NUM(3.5, 3.1, 3.9), why, sizeof why);
+    CHECK(v == FINDING_ABSENT && !strcmp(why, "h_0.02 3.5 [3.1, 3.9] tokens, shorter than the rule's 10 tokens"),
+          "too fast for the rule: %s", why);
+    v = gs_finding_horizon_rule(c1, 1, NUM(15.3, 12.0, 23.2), why, sizeof why);
+    CHECK(v == FINDING_PRESENT && strstr(why, "h_0.02 15.3 [12.0, 23.2] tokens >= 10"), "clear inside the rule: %s", why);
+    v = gs_finding_horizon_rule(c1, 0, NUM(511, 400, 511), why, sizeof why);
+    CHECK(v == FINDING_ABSENT && strstr(why, "no decay below 0.02 inside the window"), "censored: %s", why);
+    v = gs_finding_horizon_rule(NUM(0.03, 0.02, 0.04), 1, NUM(15.3, 12.0, 23.2), why, sizeof why);
+    CHECK(v == FINDING_ABSENT && strstr(why, "no content at lag 1"), "no content: %s", why);
+    CHECK(gs_finding_scalar(FINDING_INCONCLUSIVE) == 0.25 && gs_finding_scalar(FINDING_MARGINAL) == 0.5 &&
+              gs_finding_scalar(FINDING_ABSENT) == 0 && gs_finding_scalar(FINDING_PRESENT) == 1,
+          "the stored encoding");
+}
+
 int main(void) {
+    test_rules();
     char path[4096];
     snprintf(path, sizeof path, "%s/f.db", scratch_dir("findings"));
     store *st = store_open(path, STORE_WRITE | STORE_CREATE);
@@ -74,6 +116,36 @@ int main(void) {
     int64_t an = store_analysis_find(st, run, "findings", NULL);
     double v = -1;
     CHECK(an > 0 && store_analysis_get_scalar(st, an, "memory_pools", &v) == 0 && v == 0, "stored verdict %g", v);
+
+    /* analyze's stored intervals decide: at the threshold inconclusive, clear of it present */
+    const char *dk3[] = {"norm_ratio", "norm_ratio_lo", "norm_ratio_hi", "batch_cos_mean", "batch_cos_lo", "batch_cos_hi",
+                         "top_sv_cos"};
+    const char *hk3[] = {"c1", "c1_lo", "c1_hi", "content_horizon_002", "content_horizon_002_lo", "content_horizon_002_hi",
+                         "content_horizon_002_censored"};
+    put(st, "default_direction", dk3, (double[]){0.35, 0.32, 0.38, 0.898, 0.871, 0.921, 0.99}, 7);
+    put(st, "horizons", hk3, (double[]){0.2, 0.18, 0.22, 8.68, 6.93, 21.3, 0}, 7);
+    CHECK(gs_findings_compute(st, run, &f) == 0, "%s", gs_error());
+    CHECK(f.default_direction.verdict == FINDING_INCONCLUSIVE &&
+              !strcmp(f.default_direction.brief, "inconclusive (8-batch cosine 0.898 [0.871, 0.921] straddles 0.9)"),
+          "stored straddling cosine: %s", f.default_direction.brief);
+    CHECK(f.content_horizon.verdict == FINDING_INCONCLUSIVE && strstr(f.content_horizon.brief, "straddles 10") &&
+              strstr(f.content_horizon.text, "8.7 [6.9, 21.3]"),
+          "stored straddling horizon: %s", f.content_horizon.brief);
+    CHECK(gs_findings_write(st, run, &f, "test") == 0, "%s", gs_error());
+    an = store_analysis_find(st, run, "findings", NULL);
+    CHECK(store_analysis_get_scalar(st, an, "default_direction", &v) == 0 && v == 0.25, "inconclusive stored as 0.25: %g", v);
+    put(st, "default_direction", dk3, (double[]){0.35, 0.32, 0.38, 0.95, 0.93, 0.97, 0.99}, 7);
+    put(st, "horizons", hk3, (double[]){0.2, 0.18, 0.22, 3.5, 3.1, 3.9, 0}, 7);
+    CHECK(gs_findings_compute(st, run, &f) == 0 && f.default_direction.verdict == FINDING_PRESENT &&
+              f.content_horizon.verdict == FINDING_ABSENT &&
+              strstr(f.content_horizon.brief, "shorter than the rule's 10 tokens"),
+          "clear intervals: %s / %s", f.default_direction.brief, f.content_horizon.brief);
+    /* without a stored interval: two-way, and the brief says so */
+    const char *dk4[] = {"norm_ratio", "batch_cos_mean", "top_sv_cos", "windows"};
+    put(st, "default_direction", dk4, (double[]){0.35, 0.95, 0.99, 4}, 4);
+    CHECK(gs_findings_compute(st, run, &f) == 0 && f.default_direction.verdict == FINDING_PRESENT &&
+              strstr(f.default_direction.brief, "no interval: 4 windows)"),
+          "no interval: %s", f.default_direction.brief);
     store_close(st);
     return test_summary();
 }
