@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -62,6 +63,35 @@ static int infinite_at(const cJSON *v, char *path, size_t cap) {
     return 0;
 }
 
+static int by_key(const void *a, const void *b) {
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+/* A key that appears twice in one object (cJSON keeps both, and every
+ * reader takes the first): the first such key, or NULL; -1 in *oom when
+ * out of memory. Sorting the keys keeps a 32000-key vocabulary linear-ish. */
+static const char *repeated_key(const cJSON *v, int *oom) {
+    int n = 0;
+    for (const cJSON *c = v->child; c; c = c->next) {
+        if (c->child) {
+            const char *inner = repeated_key(c, oom);
+            if (inner || *oom) return inner;
+        }
+        n++;
+    }
+    if (!cJSON_IsObject(v) || n < 2) return NULL;
+    const cJSON **keys = malloc((size_t)n * sizeof *keys);
+    if (!keys) { *oom = 1; return NULL; }
+    int k = 0;
+    for (const cJSON *c = v->child; c; c = c->next) keys[k++] = c;
+    qsort(keys, (size_t)n, sizeof *keys, by_key);
+    const char *dup = NULL;
+    for (int i = 1; i < n && !dup; i++)
+        if (!strcmp(keys[i]->string, keys[i - 1]->string)) dup = keys[i]->string;
+    free(keys);
+    return dup;
+}
+
 cJSON *gs_json_parse_strict(const char *text, size_t len, const char *what) {
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -76,6 +106,14 @@ cJSON *gs_json_parse_strict(const char *text, size_t len, const char *what) {
     int bad = at < len ? gs_fail("%s: text after the JSON value, at byte %zu", what, at) : no_nul(text, len, what);
     if (!bad && infinite_at(j, path, sizeof path))
         bad = gs_fail("%s: %s is a number too large for a double (it reads as infinity)", what, *path ? path : "the value");
+    int oom = 0;
+    const char *dup = bad ? NULL : repeated_key(j, &oom);
+    if (oom) bad = gs_fail("%s: out of memory", what);
+    else if (dup) {
+        char k[80];
+        shown(dup, strlen(dup), k, sizeof k);
+        bad = gs_fail("%s: the key \"%s\" appears twice in one object: keep one", what, k);
+    }
     if (!bad) return j;
     cJSON_Delete(j);
     return NULL;

@@ -31,6 +31,11 @@ static void test_parse(void) {
     refused("{\"prompt\": \"a\\u0000b\"}", "the string \"a\\u0000b\" holds a NUL");
     refused("{\"n_heads\": 1e999}", "\"n_heads\" is a number too large for a double");
     refused("{\"a\": [1, {\"b\": -1e999}]}", "\"a\"[1].\"b\" is a number too large");
+    /* a key twice in one object: readers would take the first (found by fuzz_config_json) */
+    refused("{\"data\": {\"seq_len\": 1}, \"data\": {\"seq_len\": 2}}", "the key \"data\" appears twice in one object");
+    refused("{\"a\": [{\"x\": 1, \"y\": 2, \"x\": 3}]}", "the key \"x\" appears twice");
+    const char *apart = "{\"a\": {\"x\": 1}, \"b\": {\"x\": 2}}";
+    accepted(apart, strlen(apart)); /* the same key in two objects is fine */
     refused("[1e400]", "[0] is a number too large");
     refused("{\"a\": ", "not valid JSON");
     /* raw NUL bytes: inside a key, and after the value */
