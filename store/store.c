@@ -164,18 +164,8 @@ static int needs_immutable(store *st) {
 }
 
 static int reopen_immutable(store *st) {
-    char *real = realpath(st->path, NULL);
-    if (!real) return gs_fail("%s: %s", st->path, strerror(errno));
-    size_t n = strlen(real);
-    char *uri = malloc(3 * n + 32), *q = uri;
-    if (!uri) { free(real); return gs_fail("%s: out of memory", st->path); }
-    q += sprintf(q, "file:");
-    for (const unsigned char *p = (const unsigned char *)real; *p; p++) {
-        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e) q += sprintf(q, "%%%02X", *p);
-        else *q++ = (char)*p;
-    }
-    strcpy(q, "?immutable=1");
-    free(real);
+    char *uri = st_immutable_uri(st->path);
+    if (!uri) return gs_fail("%s: %s", st->path, strerror(errno ? errno : ENOMEM));
     sqlite3_close(st->db);
     st->db = NULL;
     int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);

@@ -34,8 +34,7 @@ static int held_by_another(const char *shm) {
     return held;
 }
 
-/* "file:PATH?immutable=1" with the path percent-escaped; NULL on no memory. */
-static char *immutable_uri(const char *path) {
+char *st_immutable_uri(const char *path) {
     char *real = realpath(path, NULL);
     if (!real) return NULL;
     char *uri = malloc(3 * strlen(real) + 32), *q = uri;
@@ -99,7 +98,7 @@ int store_check_wal(const char *path) {
     snprintf(shm_path, sizeof shm_path, "%s-shm", path);
     struct stat sb;
     if (stat(wal_path, &sb) != 0 || sb.st_size == 0 || held_by_another(shm_path)) return 0;
-    char *uri = immutable_uri(path);
+    char *uri = st_immutable_uri(path);
     if (!uri) return 0; /* the ordinary open reports what is wrong with the path */
     sqlite3 *main_only = NULL, *db = NULL;
     int rc = 0;

@@ -193,18 +193,24 @@ static cJSON *attention(store *st, int64_t run, const int32_t *windows, int n_wi
     return o;
 }
 
+/* an experiment's object: its id and its model's name */
+static cJSON *experiment_head(store *st, int64_t id) {
+    cJSON *o = cJSON_CreateObject();
+    char path[4096], name[256];
+    if (store_experiment_model_path(st, id, path, sizeof path)) path[0] = 0;
+    model_name(path, name, sizeof name);
+    cJSON_AddNumberToObject(o, "id", (double)id);
+    cJSON_AddStringToObject(o, "model", name);
+    return o;
+}
+
 /* the newest patching sweep: its model, first clean prompt and mean score per component and position */
 static cJSON *patch(store *st) {
     int64_t id = store_newest_experiment(st, "patch");
     store_patch_cell *cells = NULL;
     int64_t n = id > 0 ? store_patch_summary(st, id, &cells) : 0;
     if (n <= 0) { free(cells); return cJSON_CreateNull(); }
-    cJSON *o = cJSON_CreateObject(), *rows = cJSON_CreateArray(), *clean = cJSON_CreateArray();
-    char path[4096], name[256];
-    if (store_experiment_model_path(st, id, path, sizeof path)) path[0] = 0;
-    model_name(path, name, sizeof name);
-    cJSON_AddNumberToObject(o, "id", (double)id);
-    cJSON_AddStringToObject(o, "model", name);
+    cJSON *o = experiment_head(st, id), *rows = cJSON_CreateArray(), *clean = cJSON_CreateArray();
     for (int64_t i = 0; i < n; i++) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "component", cells[i].component);
@@ -231,12 +237,7 @@ static cJSON *steer(store *st) {
     store_steer_point *pts = NULL;
     int n = id > 0 ? store_steer_points(st, id, &pts) : 0;
     if (n <= 0) { free(pts); return cJSON_CreateNull(); }
-    cJSON *o = cJSON_CreateObject(), *rows = cJSON_CreateArray();
-    char path[4096], name[256];
-    if (store_experiment_model_path(st, id, path, sizeof path)) path[0] = 0;
-    model_name(path, name, sizeof name);
-    cJSON_AddNumberToObject(o, "id", (double)id);
-    cJSON_AddStringToObject(o, "model", name);
+    cJSON *o = experiment_head(st, id), *rows = cJSON_CreateArray();
     for (int i = 0; i < n; i++) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddItemToObject(r, "c", num6(pts[i].c));
