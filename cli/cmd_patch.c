@@ -50,9 +50,10 @@ static const char *help =
     "                  tree's third_party/llama2-tokenizer.json)\n"
     "  --batch B       pairs per batch, 1 to 4096 (default 64); every run uses the same\n"
     "  --store OUT.db  store the sweep (tables causal_experiments, patch_baselines,\n"
-    "                  patch_results, view patch_summary; created if missing)\n"
+    "                  patch_results, view patch_summary; created if missing); default:\n"
+    "                  the --from store, so the study's notebook, report and view show it\n"
     "  --plot DIR      draw the heatmap of mean scores, positions labelled by the first\n"
-    "                  pair's clean prompt (DIR/patch_heatmap.gp and .png; needs --store)\n"
+    "                  pair's clean prompt (DIR/patch_heatmap.gp and .png; needs a store)\n"
     "  --json          one JSON object\n"
     "  --max-steps N   the most token steps to run (default 2000000: minutes for the\n"
     "                  shipped models on two cores); a larger sweep is refused before\n"
@@ -206,6 +207,7 @@ int cmd_patch(int argc, char **argv) {
                 argc - optind < 2 ? "give a MODEL and a PAIRS.jsonl file" : "one MODEL and one PAIRS.jsonl only");
         return 2;
     }
+    if (!out && from) out = from; /* the study's store, where its notebook, report and view find the results */
     if (plot && !out) {
         fprintf(stderr, "gpnscope patch: --plot draws from the stored sweep: give --store too\n");
         return 2;

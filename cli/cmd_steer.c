@@ -41,7 +41,8 @@ static const char *help =
     "  --tokenizer F     for text and JSONL corpora (default $GPNSCOPE_TOKENIZER, else\n"
     "                    the source tree's third_party/llama2-tokenizer.json)\n"
     "  --batch B         windows per batch, 1 to 4096 (default 16)\n"
-    "  --store OUT.db    store the curve (tables causal_experiments, steer_results)\n"
+    "  --store OUT.db    store the curve (tables causal_experiments, steer_results); default:\n"
+    "                    the --from store, so the study's notebook, report and view show it\n"
     "  --plot DIR        draw it (DIR/steer_curve.gp and .png; needs --store)\n"
     "  --json            one JSON object\n"
     "Runs on the CPU: 1 + (number of c) passes over the windows. See docs/causal.md.\n";
@@ -97,6 +98,7 @@ int cmd_steer(int argc, char **argv) {
         fprintf(stderr, "gpnscope steer: --scope %s: carry or decode\n", scope);
         return 2;
     }
+    if (!out && from) out = from; /* the study's store, where its notebook, report and view find the results */
     if (plot && !out) {
         fprintf(stderr, "gpnscope steer: --plot draws from the stored curve: give --store too\n");
         return 2;

@@ -47,6 +47,8 @@ zero "Transformer++ carry" "$tpp" "$dir/u32.npy" carry
 "$bin" steer "$model" "${common[@]}" --direction "$dir/u40.npy" --scope decode --c 2 --from-position 20 --json >"$dir/late.json"
 "$bin" analyze "$dir/r.db" >/dev/null 2>&1
 "$bin" steer "$model" "${common[@]}" --direction s_bar --from "$dir/r.db" --scope decode --c 3 --json >"$dir/sbar.json"
+[[ "$(sqlite3 "$dir/r.db" "select count(*) from causal_experiments where kind = 'steer'")" == 1 ]] &&
+  ok "with --from and no --store the curve goes into the study's store" || bad "steer --from did not store into r.db"
 if "$py" - "$dir/r.db" "$model" "$dir/u40.npy" "$dir/dec.json" "$dir/late.json" "$dir/sbar.json" >"$dir/hand.txt" 2>&1 <<'PY'
 import json, sqlite3, struct, sys
 import numpy as np
