@@ -234,6 +234,7 @@ int cmd_record(int argc, char **argv) {
         if (rc == 0 || rc == 130) progress_end(&b.pg, (res.windows_done - res.first) * o.seq_len);
         if (rc == 0) printf("%s\n", line);
         else fprintf(stderr, "gpnscope record: %s\n", line);
+        gs_job_end(&job);
         return rc;
     }
     /* the job: rank 0 waits for every rank (drawing their progress), then says the outcome once */

@@ -42,5 +42,10 @@ cmake "${cmake_args[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" -- --no-print-directory
 echo "setup: built $build/gpnscope"
 
-# `import gpnscope` from any folder with Debian's python3 (docs/python.md)
-"$root/scripts/install-python.sh" "$build"
+# `import gpnscope` from any folder with Debian's python3 (docs/python.md); not for the sanitized build,
+# whose library python3 cannot load (and which must not replace the ordinary build's in _paths.py)
+if [[ "${SANITIZE:-0}" == 1 ]]; then
+  echo "setup: the sanitized build is not installed for python3 (scripts/install-python.sh with an ordinary build)"
+else
+  "$root/scripts/install-python.sh" "$build"
+fi

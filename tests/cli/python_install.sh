@@ -5,6 +5,8 @@
 # library in python/gpnscope/_paths.py; the package then runs a model.
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
+# python3 cannot load a library built with the sanitizers (and installing it would point the package at it)
+[[ "${GPNSCOPE_SANITIZED:-0}" == 1 ]] && { echo "SKIPPED: a sanitized build's library is not for python3"; exit 77; }
 need_python numpy
 scratch_dir python_install home
 . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
