@@ -155,15 +155,14 @@ int gs_plot_steer(store *st, int64_t experiment, const char *dir, char *made, si
     return gp_experiment_render(&c, "steer_curve", made, size);
 }
 
-int gs_plot_lens(store *st, int64_t experiment, const char *dir, char *made, size_t size) {
-    if (gs_mkdir_p(dir)) return -1;
+/* lens_heatmap.gp and -top1.dat of a lens experiment into c->dir, in c's context: 0, 1 when it has no
+ * results, -1 with gs_error() */
+int gp_lens_figure(const plot_ctx *c0, int64_t experiment) {
     store_lens_cell *cells = NULL;
-    int n = store_lens_top1(st, experiment, &cells);
+    int n = store_lens_top1(c0->st, experiment, &cells);
     if (n < 0) return gs_fail_context("reading lens experiment %lld: ", (long long)experiment);
-    if (n == 0) { free(cells); return gs_fail("lens experiment %lld has no results", (long long)experiment); }
-    plot_ctx c;
-    gs_plot_opts o;
-    context(&c, &o, st, experiment, dir, "lens");
+    if (n == 0) { free(cells); return 1; }
+    const char *dir = c0->dir;
     /* rows: sites in the stored order; columns: positions; the top-1 token written in each cell */
     char (*sites)[128] = malloc((size_t)n * sizeof *sites);
     int n_sites = 0, n_pos = 0, rc = sites ? 0 : gs_fail("out of memory");
@@ -190,19 +189,21 @@ int gs_plot_lens(store *st, int64_t experiment, const char *dir, char *made, siz
     if (!rc) rc = gp_file_commit(&d);
     else gp_file_abort(&d);
     /* wide enough for a readable cell per position, tall enough for a row per site */
-    gs_plot_opts wide = o;
+    gs_plot_opts wide = *c0->o;
     if (wide.width < 120 + 56 * n_pos) wide.width = 120 + 56 * n_pos;
     wide.height = 160 + 42 * n_sites;
+    plot_ctx c = *c0;
     c.o = &wide;
     if (!rc) rc = gp_file_open(&f, dir, "lens_heatmap.gp");
     if (!rc) {
         gp_preamble(f.f, &c, "lens_heatmap", "the logit lens: top-1 token per site and position", "lens_heatmap-top1.dat");
         char q[512], v[256];
-        fprintf(f.f, "set title 'Logit lens: the top-1 token of each site at each position (colour: its logit)' font TITLE_FONT\n"
+        fprintf(f.f, "set title sprintf('Logit lens, experiment %lld: the top-1 token of each site at each position "
+                     "(colour: its logit) · %%s', RUN) font TITLE_FONT\n"
                      "set xlabel 'position t (the step that read x_t; state.pred predicts x_t, a residual x_{t+1})'\n"
                      "set ylabel ''\nunset grid\nunset key\nset lmargin 30\nset palette defined (0 '#ffffff', 1 '#0072B2')\n"
                      "set cblabel 'top-1 logit'\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics 1\nset ytics (",
-                n_pos - 1, n_sites - 1);
+                (long long)experiment, n_pos - 1, n_sites - 1);
         for (int k = 0; k < n_sites; k++) {
             gp_text_visible(v, sizeof v, sites[k], (size_t)-1, 40);
             fprintf(f.f, "%s%s %d", k ? ", " : "", gp_quote(q, sizeof q, v, GP_Q_PERCENT), k);
@@ -213,5 +214,33 @@ int gs_plot_lens(store *st, int64_t experiment, const char *dir, char *made, siz
         rc = gp_file_commit(&f);
     }
     free(sites);
+    return rc ? -1 : 0;
+}
+
+int gs_plot_lens(store *st, int64_t experiment, const char *dir, char *made, size_t size) {
+    if (gs_mkdir_p(dir)) return -1;
+    plot_ctx c;
+    gs_plot_opts o;
+    context(&c, &o, st, experiment, dir, "lens");
+    int rc = gp_lens_figure(&c, experiment);
+    if (rc > 0) return gs_fail("lens experiment %lld has no results", (long long)experiment);
     return rc ? -1 : gp_experiment_render(&c, "lens_heatmap", made, size);
+}
+
+/* The figure table's row for the store's newest lens experiment (plot draws it beside the run's figures). */
+int fig_lens(const plot_ctx *c, gs_plot_figure *fig) {
+    int64_t exp = store_newest_experiment(c->st, "lens");
+    if (exp < 0) return -1;
+    if (exp == 0) return 1;
+    int rc = gp_lens_figure(c, exp);
+    if (rc) return rc;
+    snprintf(fig->name, sizeof fig->name, "lens_heatmap");
+    snprintf(fig->title, sizeof fig->title, "the logit lens: top-1 token per site and position");
+    snprintf(fig->sources, sizeof fig->sources, "lens experiment %lld", (long long)exp);
+    snprintf(fig->caption, sizeof fig->caption,
+             "The store's newest logit lens (gpnscope lens ... --store, experiment %lld): each row a site, each column "
+             "a position, the top-1 token of the site's decode written in the cell and its logit as the colour. Row t is "
+             "the step that read token t: state.pred there predicts token t, a residual stream token t + 1.",
+             (long long)exp);
+    return 0;
 }

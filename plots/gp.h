@@ -120,7 +120,8 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig);
  * study notebook (notebooks-export/notebook_cells.c) named in the row, and
  * docs/plots.md. */
 typedef struct {
-    unsigned analysis;         /* the registry row (GS_AN_*) it is drawn from */
+    unsigned analysis;         /* the registry row (GS_AN_*) it is drawn from; 0: the store's newest causal
+                                * experiment of a kind (not a run's analysis: the lens) */
     unsigned also;             /* rows it reads besides (GS_AN_* bits) */
     int (*draw)(const plot_ctx *c, gs_plot_figure *fig);
     const char *notebook_cell; /* the id of its matplotlib twin in the study notebook; NULL: none yet */
@@ -135,6 +136,8 @@ extern const unsigned gp_report_analyses;
  * heads_at zeroed before the norm); into out. */
 const char *gp_ablation_label(const store_ablation_ref *r, const char *prefix, char *out, size_t size);
 int fig_attention(const plot_ctx *c, gs_plot_figure *fig);
+int fig_lens(const plot_ctx *c, gs_plot_figure *fig);
+int gp_lens_figure(const plot_ctx *c, int64_t experiment);
 int fig_logit_attribution(const plot_ctx *c, gs_plot_figure *fig);
 
 /* Runs `gnuplot -e "fmt='FMT'; out='OUT'" NAME.gp` in dir with stderr

@@ -25,6 +25,11 @@ for i in range(3):
     print(json.dumps({'clean': [5, 6, 7, 8 + i], 'corrupted': [5, 9, 7, 8 + i], 'answer': 11, 'foil': 12}))" >pairs.jsonl
 "$bin" patch "$model" pairs.jsonl --components state,head:0 --store s.db >/dev/null 2>&1 || bad "patch into the store"
 
+# plot draws the store's newest lens among the run's figures, and the report shows it (issue 37 item 3)
+"$bin" lens "$model" --tokens 5,6,7,8 --store s.db >/dev/null 2>&1 || bad "lens into the store"
+"$bin" plot s.db --out figs --no-render >/dev/null 2>err.txt && [[ -s figs/lens_heatmap.gp && -s figs/lens_heatmap-top1.dat ]] &&
+  grep -q "lens_heatmap" figs/report.md && ok "plot draws the newest lens as a heatmap, in the report" || bad "plot's lens: $(cat err.txt)"
+
 "$bin" view s.db --out v --windows 2 >out.txt 2>err.txt && [[ -s v/view.html ]] &&
   ok "view: $(cat out.txt)" || bad "view: $(cat err.txt)"
 grep -Eq '(src|href)="(https?:)?//' v/view.html && bad "the page references the network" || ok "no network reference in the page"
