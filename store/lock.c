@@ -2,10 +2,15 @@
  * F_OFD_SETLK) on one byte of the store file itself, run N at offset 2^62 +
  * N, far past SQLite's own lock bytes (at 1 GiB). It is the file's, by
  * device and inode: every name of the store (a hard or symbolic link)
- * meets it, and removing a file beside the store cannot drop it. Unlike a
- * classic fcntl lock it is not lost when SQLite closes another descriptor
- * of the same file, and the kernel drops it when its holder dies. The
- * sidecar STORE.run-N.lock only tells a refused process who holds it. */
+ * meets it, and removing a file beside the store cannot drop it. The kernel
+ * drops it when its holder dies.
+ *
+ * The descriptor is opened once per store file and never closed: closing any
+ * descriptor of a file drops every classic fcntl lock the process holds on
+ * it, SQLite's own SHARED lock among them. A lock is let go by unlocking its
+ * byte; the runs this process holds are kept here, since its own OFD locks on
+ * one descriptor never conflict. The sidecar STORE.run-N.lock only tells a
+ * refused process who holds it. */
 #define _GNU_SOURCE /* F_OFD_SETLK */
 #include "store/lock.h"
 
@@ -21,11 +26,42 @@
 #include "base/error.h"
 
 #define RUN_LOCK_BASE ((off_t)1 << 62)
+#define MAX_FILES 32
+#define MAX_HELD 64
 
 struct store_lock {
-    int fd;      /* the store, locked */
+    int fd;      /* the store's descriptor (kept open: see above) */
+    int64_t run;
     char *note;  /* the sidecar that names the holder */
 };
+
+static struct { dev_t dev; ino_t ino; int fd; } files[MAX_FILES];
+static int n_files;
+static const store_lock *held[MAX_HELD];
+static pid_t owner; /* the process the tables are of: a forked child starts its own (its inherited descriptors
+                     * share the parent's open file descriptions, and so its locks) */
+
+static void own_tables(void) {
+    if (owner == getpid()) return;
+    owner = getpid();
+    n_files = 0;
+    memset(held, 0, sizeof held);
+}
+
+/* The process's descriptor of the store file at real (opened the first time); -1 with errno set. */
+static int store_fd(const char *real) {
+    struct stat sb;
+    if (stat(real, &sb) != 0) return -1;
+    for (int i = 0; i < n_files; i++)
+        if (files[i].dev == sb.st_dev && files[i].ino == sb.st_ino) return files[i].fd;
+    if (n_files == MAX_FILES) { errno = EMFILE; return -1; }
+    int fd = open(real, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return -1;
+    files[n_files].dev = sb.st_dev;
+    files[n_files].ino = sb.st_ino;
+    files[n_files++].fd = fd;
+    return fd;
+}
 
 /* The holder's line from the sidecar, for the message (empty: unknown). */
 static void holder_text(const char *note, char *buf, size_t size) {
@@ -65,16 +101,25 @@ store_lock *store_lock_run(const char *path, int64_t run_id, const char *who) {
     char *note = malloc(n);
     if (!l || !note) { free(real); free(l); free(note); gs_fail("%s: out of memory", path); return NULL; }
     snprintf(note, n, "%s.run-%lld.lock", real, (long long)run_id);
-    int fd = open(real, O_RDWR | O_CLOEXEC);
+    own_tables();
+    int fd = store_fd(real);
     free(real);
     if (fd < 0) {
         gs_fail("%s: cannot open it to lock run %lld: %s", path, (long long)run_id, strerror(errno));
         goto fail;
     }
+    int slot = -1;
+    for (int i = 0; i < MAX_HELD; i++) {
+        if (held[i] && held[i]->fd == fd && held[i]->run == run_id) {
+            gs_fail("%s: run %lld is in use by this process (%s)", path, (long long)run_id, who && *who ? who : "gpnscope");
+            goto fail;
+        }
+        if (!held[i] && slot < 0) slot = i;
+    }
+    if (slot < 0) { gs_fail("%s: too many runs locked at once", path); goto fail; }
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = RUN_LOCK_BASE + (off_t)run_id, .l_len = 1};
     if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
         int e = errno;
-        close(fd);
         if (e == EAGAIN || e == EACCES) {
             char holder[512];
             holder_text(note, holder, sizeof holder);
@@ -86,7 +131,9 @@ store_lock *store_lock_run(const char *path, int64_t run_id, const char *who) {
     }
     write_note(note, who);
     l->fd = fd;
+    l->run = run_id;
     l->note = note;
+    held[slot] = l;
     return l;
 fail:
     free(note);
@@ -97,7 +144,10 @@ fail:
 void store_lock_release(store_lock *l) {
     if (!l) return;
     unlink(l->note); /* before the lock goes: a later holder writes its own */
-    close(l->fd);    /* drops the lock */
+    struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = RUN_LOCK_BASE + (off_t)l->run, .l_len = 1};
+    if (fcntl(l->fd, F_OFD_SETLK, &fl) != 0) {} /* the descriptor stays open (see the top of this file) */
+    for (int i = 0; i < MAX_HELD; i++)
+        if (held[i] == l) held[i] = NULL;
     free(l->note);
     free(l);
 }
