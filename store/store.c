@@ -175,6 +175,25 @@ static int reopen_immutable(store *st) {
     return 0;
 }
 
+/* The store files this process has open, by device and inode: the -wal check
+ * opens and closes the -shm, which would drop the classic fcntl locks an open
+ * connection of this process holds on it, so a store already open here is
+ * not checked again (its -wal is then a live connection's anyway). */
+#define MAX_OPEN_HERE 64
+static struct { dev_t dev; ino_t ino; int n; } open_here[MAX_OPEN_HERE];
+
+static int *open_count(dev_t dev, ino_t ino, int add) {
+    int free_slot = -1;
+    for (int i = 0; i < MAX_OPEN_HERE; i++) {
+        if (open_here[i].n > 0 && open_here[i].dev == dev && open_here[i].ino == ino) return &open_here[i].n;
+        if (open_here[i].n == 0 && free_slot < 0) free_slot = i;
+    }
+    if (!add || free_slot < 0) return NULL;
+    open_here[free_slot].dev = dev;
+    open_here[free_slot].ino = ino;
+    return &open_here[free_slot].n;
+}
+
 store *store_open(const char *path, int flags) {
     int writable = (flags & STORE_WRITE) != 0, create = writable && (flags & STORE_CREATE);
     if (!path || !*path) { gs_fail("store: no file name given"); return NULL; }
@@ -206,7 +225,7 @@ store *store_open(const char *path, int flags) {
     st->writable = writable;
     st->create = create;
     st->file_size = sb.st_size; /* 0 when it does not exist yet */
-    if (store_check_wal(path)) { store_close(st); return NULL; }
+    if (!open_count(sb.st_dev, sb.st_ino, 0) && store_check_wal(path)) { store_close(st); return NULL; }
     /* A reader opens the file read-only, so that nothing it does changes a
      * byte of it: a read-write connection folds whatever -wal lies beside the
      * file into it when it closes (even a -wal left from another copy of the
@@ -259,10 +278,24 @@ store *store_open(const char *path, int flags) {
         store_close(st);
         return NULL;
     }
+    struct stat now;
+    if (stat(path, &now) == 0) {
+        int *n = open_count(now.st_dev, now.st_ino, 1);
+        if (n) {
+            (*n)++;
+            st->dev = now.st_dev;
+            st->ino = now.st_ino;
+            st->counted = 1;
+        }
+    }
     return st;
 }
 
 void store_close(store *st) {
+    if (st && st->counted) {
+        int *n = open_count(st->dev, st->ino, 0);
+        if (n) (*n)--;
+    }
     if (!st) return;
     if (st->db && st->depth > 0) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     for (int i = 0; i < STMT_COUNT; i++) sqlite3_finalize(st->stmt[i]);

@@ -3,6 +3,7 @@
 #define GS_STORE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
 
 #include "store/store.h"
 
@@ -24,6 +25,9 @@ struct store {
     char *path;
     int writable;
     long long file_size; /* the main file's size when opened */
+    dev_t dev;           /* the file, counted among those this process has open (store.c) */
+    ino_t ino;
+    int counted;
     int create; /* STORE_CREATE: an empty database becomes a store; other openers refuse it */
     int depth; /* batch nesting; a transaction is open while > 0 */
     sqlite3_stmt *stmt[STMT_COUNT];

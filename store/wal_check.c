@@ -108,8 +108,12 @@ int store_check_wal(const char *path) {
         main_app = one_int(main_only, "PRAGMA application_id");
     sqlite3_close(main_only);
     /* then read-only through the -wal, the main file alone attached as m */
-    if (main_app == STORE_APPLICATION_ID &&
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+    /* the same file by a plain file: URI (store_open opens path without URI parsing; a name such as
+     * "file:x.db" must not be read as one) */
+    char *plain = strdup(uri), *q = plain ? strrchr(plain, '?') : NULL;
+    if (q) *q = 0;
+    if (main_app == STORE_APPLICATION_ID && plain &&
+        sqlite3_open_v2(plain, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
         char detail[300];
         const char *why = NULL;
         sqlite3_stmt *s = NULL;
@@ -132,6 +136,7 @@ int store_check_wal(const char *path) {
                          wal_path, path, why, detail[0] ? ": " : "", detail, wal_path);
     }
     sqlite3_close(db);
+    free(plain);
     free(uri);
     return rc;
 }
