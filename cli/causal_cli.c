@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -65,4 +66,13 @@ int causal_numbers(const char *cmd, const char *option, const char *list, double
     }
     if (n == 0) fprintf(stderr, "gpnscope %s: --%s: give at least one number\n", cmd, option);
     return n ? n : -1;
+}
+
+const char *causal_default_store(const char *cmd, const char *from) {
+    struct stat sb;
+    if (!from) return NULL;
+    if (stat(from, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink == 1 && access(from, W_OK) == 0) return from;
+    fprintf(stderr, "note: gpnscope %s: %s cannot be written here, so the results are not stored (--store OUT.db keeps "
+                    "them elsewhere)\n", cmd, from);
+    return NULL;
 }

@@ -18,4 +18,9 @@ store *causal_store(const char *cmd, const char *path);
 /* "0.5,1,-2" -> up to max doubles; -1 after printing the error. */
 int causal_numbers(const char *cmd, const char *option, const char *list, double *out, int max);
 
+/* The store a causal sweep goes into when no --store is given: the --from
+ * store (the study's), when this process may write it (a writable file with
+ * one name); else NULL, with a note on stderr that the sweep is not stored. */
+const char *causal_default_store(const char *cmd, const char *from);
+
 #endif

@@ -207,7 +207,7 @@ int cmd_patch(int argc, char **argv) {
                 argc - optind < 2 ? "give a MODEL and a PAIRS.jsonl file" : "one MODEL and one PAIRS.jsonl only");
         return 2;
     }
-    if (!out && from) out = from; /* the study's store, where its notebook, report and view find the results */
+    if (!out && from) out = causal_default_store("patch", from); /* the study's, where its notebook, report and view look */
     if (plot && !out) {
         fprintf(stderr, "gpnscope patch: --plot draws from the stored sweep: give --store too\n");
         return 2;

@@ -258,16 +258,17 @@ static int print_statement(sqlite3_stmt *s, int mode, int *printed_before) {
 static int comment_queries_last(int argc, char **argv, char **out) {
     int n = 0, k = 0;
     char *moved[argc > 0 ? argc : 1];
-    for (int i = 0; i < argc; i++) {
+    int i = 0, end = 0; /* end: the user's own "--", after which getopt reads no options anyway */
+    for (; i < argc && !end; i++) {
         const char *a = argv[i];
-        if (i > 0 && a[0] == '-' && a[1] == '-' && (a[2] == ' ' || a[2] == '\n' || a[2] == '\t' || a[2] == '\r'))
+        end = i > 0 && !strcmp(a, "--");
+        if (!end && i > 0 && a[0] == '-' && a[1] == '-' && (a[2] == ' ' || a[2] == '\n' || a[2] == '\t' || a[2] == '\r'))
             moved[k++] = argv[i];
-        else out[n++] = argv[i];
+        else if (!end) out[n++] = argv[i];
     }
-    if (k) {
-        out[n++] = "--";
-        for (int i = 0; i < k; i++) out[n++] = moved[i];
-    }
+    if (k || end) out[n++] = "--";
+    for (int j = 0; j < k; j++) out[n++] = moved[j];
+    for (; i < argc; i++) out[n++] = argv[i];
     out[n] = NULL;
     return n;
 }

@@ -98,7 +98,7 @@ int cmd_steer(int argc, char **argv) {
         fprintf(stderr, "gpnscope steer: --scope %s: carry or decode\n", scope);
         return 2;
     }
-    if (!out && from) out = from; /* the study's store, where its notebook, report and view find the results */
+    if (!out && from) out = causal_default_store("steer", from); /* the study's, where its notebook, report and view look */
     if (plot && !out) {
         fprintf(stderr, "gpnscope steer: --plot draws from the stored curve: give --store too\n");
         return 2;

@@ -12,7 +12,7 @@
 #include "view/view.h"
 
 static const char *help =
-    "usage: gpnscope view STORE --out DIR [--run N]... [--windows K] [--tokens T]\n\n"
+    "usage: gpnscope view STORE --out DIR [--run N] [--windows K] [--tokens T]\n\n"
     "Write DIR/view.html: one self-contained page (scripts, style and data inline; no network)\n"
     "to look at a store in a browser. Each run's first windows as text, every token coloured by a\n"
     "quantity you choose (its NLL, the entropy of its prediction, the state's norm, the state's\n"
@@ -23,7 +23,7 @@ static const char *help =
     "runs' verdicts (gpnscope analyze) and the store's newest patching and steering sweeps have\n"
     "panels of their own. docs/view.md.\n\n"
     "  --out DIR      the folder to write view.html into (created if missing)\n"
-    "  --run N        a run to show (repeat for several; default: every run with tokens)\n"
+    "  --run N        the run to show (default: every run with tokens, side by side)\n"
     "  --windows K    windows per run, the first recorded (1 to 64; default 2)\n"
     "  --tokens T     positions per window, from the start (1 to 100000; default 512)\n";
 

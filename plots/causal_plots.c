@@ -192,18 +192,20 @@ int gp_lens_figure(const plot_ctx *c0, int64_t experiment) {
     gs_plot_opts wide = *c0->o;
     if (wide.width < 120 + 56 * n_pos) wide.width = 120 + 56 * n_pos;
     wide.height = 160 + 42 * n_sites;
+    if (wide.width > 10000) wide.width = 10000; /* plot's own bound: a long window's cells get narrow */
+    if (wide.height > 10000) wide.height = 10000;
     plot_ctx c = *c0;
     c.o = &wide;
     if (!rc) rc = gp_file_open(&f, dir, "lens_heatmap.gp");
     if (!rc) {
         gp_preamble(f.f, &c, "lens_heatmap", "the logit lens: top-1 token per site and position", "lens_heatmap-top1.dat");
         char q[512], v[256];
-        fprintf(f.f, "set title sprintf('Logit lens, experiment %lld: the top-1 token of each site at each position "
+        fprintf(f.f, "set title sprintf('Logit lens: the top-1 token of each site at each position "
                      "(colour: its logit) · %%s', RUN) font TITLE_FONT\n"
                      "set xlabel 'position t (the step that read x_t; state.pred predicts x_t, a residual x_{t+1})'\n"
                      "set ylabel ''\nunset grid\nunset key\nset lmargin 30\nset palette defined (0 '#ffffff', 1 '#0072B2')\n"
                      "set cblabel 'top-1 logit'\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics 1\nset ytics (",
-                (long long)experiment, n_pos - 1, n_sites - 1);
+                n_pos - 1, n_sites - 1);
         for (int k = 0; k < n_sites; k++) {
             gp_text_visible(v, sizeof v, sites[k], (size_t)-1, 40);
             fprintf(f.f, "%s%s %d", k ? ", " : "", gp_quote(q, sizeof q, v, GP_Q_PERCENT), k);
@@ -232,7 +234,13 @@ int fig_lens(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t exp = store_newest_experiment(c->st, "lens");
     if (exp < 0) return -1;
     if (exp == 0) return 1;
-    int rc = gp_lens_figure(c, exp);
+    /* labelled by the experiment's model, which need not be the plotted run's */
+    plot_ctx cc = *c;
+    char path[4096], model[512];
+    if (store_experiment_model_path(c->st, exp, path, sizeof path)) path[0] = 0;
+    gp_model_name(model, sizeof model, path);
+    snprintf(cc.run_label, sizeof cc.run_label, "lens experiment %lld · %s", (long long)exp, model);
+    int rc = gp_lens_figure(&cc, exp);
     if (rc) return rc;
     snprintf(fig->name, sizeof fig->name, "lens_heatmap");
     snprintf(fig->title, sizeof fig->title, "the logit lens: top-1 token per site and position");

@@ -175,7 +175,7 @@ function drawVerdicts() {
       const cls = v.value === 1 ? 'present' : v.value === 0.5 ? 'marginal' : v.value === 0.25 ? 'inconclusive' : 'absent';
       const word = cls === 'absent' && pools ? 'not shown' : cls;
       p.append(el('div', { class: 'verdict' }, el('span', { class: 'badge ' + cls }, word),
-                  `run ${run.id} · ${v.key.replace(/_/g, ' ')}`, el('div', { class: 'note' }, v.note)));
+                  `run ${run.id} · ${v.key.replace(/_/g, ' ')}`, el('div', { class: 'note' }, v.note || '')));
     }
   }
   return p;

@@ -107,6 +107,8 @@ check "--file" "$("$bin" sql s.db --file q.sql --csv | tail -1)" "1"
 check "--file - (stdin)" "$(echo "SELECT 7 AS seven" | "$bin" sql s.db --file - --csv | tail -1)" "7"
 check "a query that starts with a -- comment" "$("$bin" sql s.db "-- how many runs
 SELECT count(*) AS n FROM runs" --csv | tail -1)" "1"
+check "a -- before the commented query" "$("$bin" sql s.db --csv -- "-- how many runs
+SELECT count(*) AS n FROM runs" | tail -1)" "1"
 "$bin" sql s.db "SELECT 1" --file q.sql > /dev/null 2> err.txt
 check "--file and a QUERY: exit 2, one line" "$?|$(cat err.txt)" "2|gpnscope sql: give the query in --file or as QUERY, not both"
 expect_error "a missing --file" "cannot open the query file nope.sql" s.db --file nope.sql
