@@ -99,3 +99,16 @@ const char *gs_closest_word(const char *word, const char *const *names, size_t n
     }
     return best <= limit ? found : NULL;
 }
+
+const char *gs_model_name(const char *path, char *out, size_t size) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path ? path : "");
+    char *slash = strrchr(p, '/'), *name = slash ? slash + 1 : p;
+    if (slash && !strcmp(name, "model.safetensors")) {
+        *slash = 0;
+        char *up = strrchr(p, '/');
+        name = up ? up + 1 : p;
+    }
+    snprintf(out, size, "%s", name);
+    return out;
+}

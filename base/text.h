@@ -31,5 +31,8 @@ const char *gs_shell_quote(const char *s, char *buf, size_t size);
  * deletions, substitutions, and a swap of two neighbours counted as one), for
  * "did you mean": NULL when none is within max(1, strlen(word) / 3). */
 const char *gs_closest_word(const char *word, const char *const *names, size_t n);
+/* A model's name for titles and labels: the folder of a model.safetensors
+ * (every shipped model has that file name), else the file's own name. */
+const char *gs_model_name(const char *path, char *out, size_t size);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/inputs.h"
+#include "base/text.h"
 
 /* ---------- text ---------- */
 
@@ -108,15 +109,8 @@ char *gp_token_visible(char *out, size_t size, const char *piece, size_t max_cha
 }
 
 char *gp_model_name(char *out, size_t size, const char *model_path) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", model_path ? model_path : "");
-    char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-    if (slash && !strcmp(name, "model.safetensors")) {
-        *slash = 0;
-        char *up = strrchr(path, '/');
-        name = up ? up + 1 : path;
-    }
-    return gp_text_visible(out, size, name, (size_t)-1, 60);
+    char name[4096];
+    return gp_text_visible(out, size, gs_model_name(model_path, name, sizeof name), (size_t)-1, 60);
 }
 
 char *gp_quote(char *out, size_t size, const char *text, unsigned flags) {

@@ -164,7 +164,7 @@ static int needs_immutable(store *st) {
 }
 
 static int reopen_immutable(store *st) {
-    char *uri = st_immutable_uri(st->path);
+    char *uri = st_file_uri(st->path, "?immutable=1");
     if (!uri) return gs_fail("%s: %s", st->path, strerror(errno ? errno : ENOMEM));
     sqlite3_close(st->db);
     st->db = NULL;

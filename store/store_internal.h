@@ -39,9 +39,10 @@ struct store {
  * another live connection's); else -1 with gs_error() naming it and what to
  * do. Changes no byte of either file (store/wal_check.c). */
 int store_check_wal(const char *path);
-/* "file:PATH?immutable=1", the real path percent-escaped: the main file
- * alone, no -wal read, no lock (malloc'd; NULL with errno set). */
-char *st_immutable_uri(const char *path);
+/* "file:PATH" and then query (e.g. "?immutable=1": the main file alone, no
+ * -wal read, no lock), the real path percent-escaped (malloc'd; NULL with
+ * errno set). */
+char *st_file_uri(const char *path, const char *query);
 /* Record "PATH: what: sqlite message (hint)" and return -1. */
 int st_fail(store *st, const char *what);
 /* Run SQL without results; -1 with gs_error() set on failure. */

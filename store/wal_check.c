@@ -34,17 +34,17 @@ static int held_by_another(const char *shm) {
     return held;
 }
 
-char *st_immutable_uri(const char *path) {
+char *st_file_uri(const char *path, const char *query) {
     char *real = realpath(path, NULL);
     if (!real) return NULL;
-    char *uri = malloc(3 * strlen(real) + 32), *q = uri;
+    char *uri = malloc(3 * strlen(real) + strlen(query) + 8), *q = uri;
     if (uri) {
         q += sprintf(q, "file:");
         for (const unsigned char *p = (const unsigned char *)real; *p; p++) {
             if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e) q += sprintf(q, "%%%02X", *p);
             else *q++ = (char)*p;
         }
-        strcpy(q, "?immutable=1");
+        strcpy(q, query);
     }
     free(real);
     return uri;
@@ -98,7 +98,7 @@ int store_check_wal(const char *path) {
     snprintf(shm_path, sizeof shm_path, "%s-shm", path);
     struct stat sb;
     if (stat(wal_path, &sb) != 0 || sb.st_size == 0 || held_by_another(shm_path)) return 0;
-    char *uri = st_immutable_uri(path);
+    char *uri = st_file_uri(path, "?immutable=1");
     if (!uri) return 0; /* the ordinary open reports what is wrong with the path */
     sqlite3 *main_only = NULL, *db = NULL;
     int rc = 0;
@@ -110,8 +110,7 @@ int store_check_wal(const char *path) {
     /* then read-only through the -wal, the main file alone attached as m */
     /* the same file by a plain file: URI (store_open opens path without URI parsing; a name such as
      * "file:x.db" must not be read as one) */
-    char *plain = strdup(uri), *q = plain ? strrchr(plain, '?') : NULL;
-    if (q) *q = 0;
+    char *plain = st_file_uri(path, "");
     if (main_app == STORE_APPLICATION_ID && plain &&
         sqlite3_open_v2(plain, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
         char detail[300];

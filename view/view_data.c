@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "store/causal.h"
 #include "store/experiments.h"
 #include "store/rows.h"
@@ -28,19 +29,6 @@ static cJSON *num6(double v) {
     char b[32];
     snprintf(b, sizeof b, "%.6g", v);
     return cJSON_CreateNumber(strtod(b, NULL));
-}
-
-/* the model's name: its folder for a model.safetensors, else the file */
-static void model_name(const char *path, char *out, size_t size) {
-    char p[4096];
-    snprintf(p, sizeof p, "%s", path);
-    char *slash = strrchr(p, '/'), *name = slash ? slash + 1 : p;
-    if (slash && !strcmp(name, "model.safetensors")) {
-        *slash = 0;
-        char *up = strrchr(p, '/');
-        name = up ? up + 1 : p;
-    }
-    snprintf(out, size, "%s", name);
 }
 
 /* the stored kind of the run's state site ("pred" in stores before run_sites) */
@@ -198,7 +186,7 @@ static cJSON *experiment_head(store *st, int64_t id) {
     cJSON *o = cJSON_CreateObject();
     char path[4096], name[256];
     if (store_experiment_model_path(st, id, path, sizeof path)) path[0] = 0;
-    model_name(path, name, sizeof name);
+    gs_model_name(path, name, sizeof name);
     cJSON_AddNumberToObject(o, "id", (double)id);
     cJSON_AddStringToObject(o, "model", name);
     return o;
@@ -255,7 +243,7 @@ static cJSON *one_run(store *st, int64_t run, const gs_view_opts *o, gs_view_res
     if (!info || store_run_get(st, run, info)) { free(info); return NULL; }
     cJSON *j = cJSON_CreateObject();
     char name[256], kind[80];
-    model_name(info->model_path, name, sizeof name);
+    gs_model_name(info->model_path, name, sizeof name);
     state_kind(st, run, kind, sizeof kind);
     cJSON_AddNumberToObject(j, "id", (double)run);
     cJSON_AddStringToObject(j, "model", name);
@@ -288,7 +276,7 @@ char *gs_view_data(store *st, const gs_view_opts *o, gs_view_result *r) {
     else if ((n = store_list_runs(st, &ids)) < 0) return NULL;
     cJSON *doc = cJSON_CreateObject(), *runs = cJSON_AddArrayToObject(doc, "runs");
     char name[256];
-    model_name(store_path(st), name, sizeof name);
+    gs_model_name(store_path(st), name, sizeof name);
     cJSON_AddStringToObject(doc, "store", name);
     for (int64_t i = 0; i < n; i++) {
         int64_t run = o->runs ? o->runs[i] : ids[i];
