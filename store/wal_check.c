@@ -70,11 +70,20 @@ static void one_text(sqlite3 *db, const char *sql, char *out, size_t size) {
     sqlite3_finalize(s);
 }
 
+/* 1 when the last error says another connection is at work on the store
+ * (it opened or is closing between our lock probe and our read): its -wal
+ * is then that connection's, not judged. */
+static int busy(sqlite3 *db) {
+    int code = sqlite3_extended_errcode(db) & 0xff;
+    return code == SQLITE_BUSY || code == SQLITE_LOCKED;
+}
+
 /* How the store read through its -wal differs from its main file: NULL when
  * it does not (the -wal only adds), else a phrase for the message. */
 static const char *judge(sqlite3 *wal, char *detail, size_t size) {
     detail[0] = 0;
     long long app = one_int(wal, "PRAGMA application_id");
+    if (app < 0 && busy(wal)) return NULL;
     if (app < 0) return "the store cannot be read through it";
     if (app != STORE_APPLICATION_ID) return "through it the file is no longer a gpnscope store";
     if (one_int(wal, "PRAGMA user_version") < one_int(wal, "PRAGMA m.user_version"))
@@ -116,16 +125,17 @@ int store_check_wal(const char *path) {
         char detail[300];
         const char *why = NULL;
         sqlite3_stmt *s = NULL;
+        sqlite3_busy_timeout(db, 2000);
         if (sqlite3_exec(db, "SELECT 1 FROM sqlite_schema LIMIT 1", NULL, NULL, NULL) != SQLITE_OK) {
             int code = sqlite3_extended_errcode(db) & 0xff;
-            /* a folder readers cannot write is left to store_open's own message */
-            if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN) {
+            /* a folder readers cannot write is left to store_open's own message; a busy store is live */
+            if (code != SQLITE_READONLY && code != SQLITE_CANTOPEN && !busy(db)) {
                 why = "the store cannot be read through it";
                 snprintf(detail, sizeof detail, "%s", sqlite3_errmsg(db));
             }
         } else if (sqlite3_prepare_v2(db, "ATTACH ?1 AS m", -1, &s, NULL) != SQLITE_OK ||
                    sqlite3_bind_text(s, 1, uri, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(s) != SQLITE_DONE) {
-            why = "the store cannot be read through it";
+            if (!busy(db)) why = "the store cannot be read through it";
             snprintf(detail, sizeof detail, "%s", sqlite3_errmsg(db));
         } else why = judge(db, detail, sizeof detail);
         sqlite3_finalize(s);
