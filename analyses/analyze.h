@@ -16,12 +16,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyses/decay_init.h"
-#include "analyses/default_dir.h"
-#include "analyses/geometry.h"
-#include "analyses/horizons.h"
-#include "analyses/probe.h"
-#include "analyses/retention.h"
+#include "analyses/state/decay_init.h"
+#include "analyses/state/default_dir.h"
+#include "analyses/state/geometry.h"
+#include "analyses/state/horizons.h"
+#include "analyses/state/probe.h"
+#include "analyses/state/retention.h"
 #include "engine/model.h"
 #include "store/store.h"
 

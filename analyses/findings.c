@@ -224,7 +224,7 @@ static int pools_text(store *st, int64_t r, const char *sfx, char *buf, size_t s
     return verdict;
 }
 
-/* Did training move the decays (analyses/decay_init.h)? "" when not measured. */
+/* Did training move the decays (analyses/state/decay_init.h)? "" when not measured. */
 static void init_text(store *st, int64_t r, char *out, size_t size) {
     out[0] = 0;
     double known = scalar(st, r, "decays_init_known");

@@ -18,7 +18,7 @@
  * straddles 0.9"), unless another test fails outright (then absent). A test
  * without an interval is decided on its value (two-way).
  * 3. fast and slow memory pools (GPN+M): the three-way pool verdict of
- *    analyses/pools.h (the 2-means split of log 1/e times against four
+ *    analyses/state/pools.h (the 2-means split of log 1/e times against four
  *    one-pool null families, with the Monte Carlo error), under both
  *    retention estimators; the finding is the weaker of the two (present only
  *    when present under the paper's estimator and gpnscope's). */
@@ -27,7 +27,7 @@
 
 #include <stdio.h>
 
-#include "analyses/pools.h"
+#include "analyses/state/pools.h"
 #include "store/store.h"
 
 typedef enum {
@@ -49,7 +49,7 @@ typedef struct {
 
 /* "present", "absent", "inconclusive", "marginal", "not measured" */
 const char *gs_finding_word(finding_verdict v);
-/* the pools' words, which are the pool verdict's (analyses/pools.h): "not shown" where others say "absent" */
+/* the pools' words, which are the pool verdict's (analyses/state/pools.h): "not shown" where others say "absent" */
 const char *gs_finding_pools_word(finding_verdict v);
 /* The stored scalar of a verdict: 1 present, 0.5 marginal, 0.25 inconclusive, 0 absent (not shown); NaN not
  * measured. */

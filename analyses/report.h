@@ -6,11 +6,11 @@
 
 #include <stdio.h>
 
-#include "analyses/default_dir.h"
-#include "analyses/geometry.h"
-#include "analyses/horizons.h"
-#include "analyses/probe.h"
-#include "analyses/retention.h"
+#include "analyses/state/default_dir.h"
+#include "analyses/state/geometry.h"
+#include "analyses/state/horizons.h"
+#include "analyses/state/probe.h"
+#include "analyses/state/retention.h"
 
 typedef struct {
     const gs_geometry *geometry;

@@ -7,9 +7,9 @@
 
 #include "analyses/analyze.h" /* the store source, GS_AN_*, the run's model */
 #include "analyses/documents.h"
-#include "analyses/probe_shards.h"
+#include "analyses/state/probe_shards.h"
 #include "analyses/registry.h"
-#include "analyses/retention_store.h"
+#include "analyses/state/retention_store.h"
 #include "analyses/rows.h" /* the run's decay site */
 #include "base/error.h"
 #include "engine/arch/family.h"
@@ -90,7 +90,7 @@ static int by_rank(const void *x, const void *y) {
 }
 
 /* Every rank's sums moved to one reference point c and added up (see
- * analyses/linalg.h: S is the sum of (x - shift)(x - shift)^T). With
+ * analyses/math/linalg.h: S is the sum of (x - shift)(x - shift)^T). With
  * delta = shift_r - c, x - c = (x - shift_r) + delta, so
  *   sum' = sum + n delta,  S' = S + sum delta^T + delta sum^T + n delta delta^T.
  * c is the lowest rank's with states: rank 0's first window, the merged
@@ -348,7 +348,7 @@ out:
 
 /* The probe: every rank holds the run's model (a->model) for its embedding
  * (the targets), and the ridge sums are reduced per lag
- * (analyses/probe_shards.h); st0 is the first shard, for the boundary tokens. */
+ * (analyses/state/probe_shards.h); st0 is the first shard, for the boundary tokens. */
 static int probe_part(gs_job *job, const chain *c, const int64_t *all_take, store *st0, const gs_analyze_opts *o,
                       gs_analysis *a) {
     gs_probe_opts po;

@@ -11,7 +11,7 @@
  * The horizons go the same way: the global largest lag (a max over the
  * ranks), then per-lag sums of cosines and pair counts (gs_horizons_accumulate),
  * added up and finished on rank 0. The default direction, retention and the
- * probe (analyses/probe_shards.h) reduce their own sums; docs/scale.md says
+ * probe (analyses/state/probe_shards.h) reduce their own sums; docs/scale.md says
  * what each needs. */
 #ifndef GS_ANALYSES_SHARDS_H
 #define GS_ANALYSES_SHARDS_H

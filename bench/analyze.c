@@ -34,9 +34,9 @@
 #include <unistd.h>
 
 #include "analyses/analyze.h"
-#include "analyses/geometry.h"
-#include "analyses/linalg.h"
-#include "analyses/stats.h"
+#include "analyses/state/geometry.h"
+#include "analyses/math/linalg.h"
+#include "analyses/math/stats.h"
 #include "base/error.h"
 #include "store/store.h"
 

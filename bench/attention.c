@@ -1,5 +1,5 @@
 /* bench/attention: the effective-attention sweep (gpnscope attention,
- * analyses/effective_attention.h) at the shipped model's size: GPN+M with
+ * analyses/causal/effective_attention.h) at the shipped model's size: GPN+M with
  * H = 8 heads of d_k = 32, d_v = 64, one layer (models/gpnm-small; a random
  * model of that config when the file is absent).
  *
@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyses/effective_attention.h"
+#include "analyses/causal/effective_attention.h"
 #include "base/error.h"
 #include "base/prng.h"
 #include "engine/model.h"

@@ -1,4 +1,4 @@
-/* bench/patch: the patching sweep (analyses/patching.h) at the shipped
+/* bench/patch: the patching sweep (analyses/causal/patching.h) at the shipped
  * model's size, against its cost model measured in the same run.
  *
  * Cost model. A sweep of N pairs of T tokens over C components runs
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/patching.h"
+#include "analyses/causal/patching.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/prng.h"

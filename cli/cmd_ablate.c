@@ -1,4 +1,4 @@
-/* gpnscope ablate: causal interventions on a recorded run (analyses/ablation.h). */
+/* gpnscope ablate: causal interventions on a recorded run (analyses/causal/ablation.h). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/ablation.h"
+#include "analyses/causal/ablation.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"

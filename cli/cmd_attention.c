@@ -1,12 +1,12 @@
 /* gpnscope attention: exact effective attention of a recorded run's
- * delta-rule heads (analyses/attention_run.h). */
+ * delta-rule heads (analyses/causal/attention_run.h). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/attention_run.h"
+#include "analyses/causal/attention_run.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"

@@ -1,12 +1,12 @@
 /* gpnscope attribute: direct logit attribution of a recorded GPN / GPN+M run
- * (analyses/logit_attribution.h). */
+ * (analyses/causal/logit_attribution.h). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/logit_attribution.h"
+#include "analyses/causal/logit_attribution.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"

@@ -1,7 +1,7 @@
 /* gpnscope compare STORE[:RUN[:SITE]] ...: the paper's three structures of
  * several runs (or sites, or layers) side by side, with bootstrap intervals
  * and verdicts; --out DIR adds figures, report.md / report.html and a
- * notebook. The work is in analyses/compare.c (the table), plots/fig_compare.c
+ * notebook. The work is in analyses/compare/compare.c (the table), plots/fig_compare.c
  * (figures and report) and notebooks-export/compare_notebook.c. */
 #include "cli/cmd_compare.h"
 

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "analyses/compare.h"
+#include "analyses/compare/compare.h"
 #include "plots/plots.h"
 
 typedef struct {

@@ -1,11 +1,11 @@
-/* gpnscope lens: the logit lens over a window (analyses/lens.h). */
+/* gpnscope lens: the logit lens over a window (analyses/causal/lens.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/lens.h"
+#include "analyses/causal/lens.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
 #include "cli/causal_cli.h"

@@ -1,12 +1,12 @@
-/* gpnscope patch: state patching through the recurrence (analyses/patching.h). */
+/* gpnscope patch: state patching through the recurrence (analyses/causal/patching.h). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/direction.h"
-#include "analyses/patching.h"
+#include "analyses/causal/direction.h"
+#include "analyses/causal/patching.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
 #include "cli/causal_cli.h"

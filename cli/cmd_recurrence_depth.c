@@ -1,12 +1,12 @@
 /* gpnscope recurrence-depth FILE: how far back each layer's attention
- * reaches, from a run's recorded attention patterns (analyses/recurrence_depth.c). */
+ * reaches, from a run's recorded attention patterns (analyses/causal/recurrence_depth.c). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyses/recurrence_depth.h"
+#include "analyses/causal/recurrence_depth.h"
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"

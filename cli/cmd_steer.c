@@ -1,12 +1,12 @@
-/* gpnscope steer: add c u to the state and measure NLL and top-1 (analyses/steering.h). */
+/* gpnscope steer: add c u to the state and measure NLL and top-1 (analyses/causal/steering.h). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/direction.h"
-#include "analyses/steering.h"
+#include "analyses/causal/direction.h"
+#include "analyses/causal/steering.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
 #include "cli/causal_cli.h"

@@ -1,5 +1,5 @@
 /* ablations: perplexity change under the causal interventions of
- * `gpnscope ablate` (analyses/ablation.h). Each intervention is one
+ * `gpnscope ablate` (analyses/causal/ablation.h). Each intervention is one
  * analysis named "ablation" with settings {what, scope, windows, seed},
  * scalars delta_ppl, delta_ppl_ci_low, delta_ppl_ci_high (95% t-intervals over
  * documents), ppl_base, ppl_ablated, delta_nll, and the series

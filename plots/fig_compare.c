@@ -1,5 +1,5 @@
 /* The comparison's figures and report (plots/compare_plots.h), from the
- * JSON that analyses/compare_out.c writes. */
+ * JSON that analyses/compare/compare_out.c writes. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>

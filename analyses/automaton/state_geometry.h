@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "analyses/automaton/automaton.h"
-#include "analyses/geometry.h"
+#include "analyses/state/geometry.h"
 #include "engine/engine.h"
 
 enum { GS_GEOM_PREFIX = 0, GS_GEOM_NODE = 1 };

@@ -115,7 +115,7 @@ typedef struct {
      * the family has no such site */
     int (*site_width)(const gs_site *s, const gpn_config *c);
     /* What the family carries from one token to the next, for patching's
-     * `state` component (analyses/patching.c): NULL when it carries no state
+     * `state` component (analyses/causal/patching.c): NULL when it carries no state
      * at one position (an attention family's cache holds every earlier one);
      * else a NULL-terminated list of the sites, beyond its state site, whose
      * values at step p are carried into p + 1 (per-layer names with {i}, each

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Did training move the decays? (analyses/decay_init.h, issue 18.5) On a tiny
+# Did training move the decays? (analyses/state/decay_init.h, issue 18.5) On a tiny
 # GPN+M trained here, whose initial A_log / dt_bias the trainer keeps in the
 # checkpoint's metadata: analyze's time constants, their largest change and
 # the Spearman of initial and trained equal a numpy recomputation from the

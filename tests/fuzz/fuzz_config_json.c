@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/patching.h"
+#include "analyses/causal/patching.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "engine/train/train.h"

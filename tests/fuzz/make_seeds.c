@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <zip.h>
 
-#include "analyses/patching.h"
+#include "analyses/causal/patching.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "base/half.h"

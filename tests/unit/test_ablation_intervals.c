@@ -1,4 +1,4 @@
-/* The ablation intervals and their units (analyses/stats.h, analyses/documents.h):
+/* The ablation intervals and their units (analyses/math/stats.h, analyses/documents.h):
  * - Student t quantiles against tabulated values;
  * - coverage on planted data: a known mean effect with known between-document
  *   variance, drawn again and again, is covered by the document t-interval
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "analyses/documents.h"
-#include "analyses/stats.h"
+#include "analyses/math/stats.h"
 #include "testlib.h"
 
 static void quantiles(void) {

@@ -4,8 +4,8 @@
  * curve and the top singular vector, all against direct computations. */
 #include <math.h>
 
-#include "analyses/default_dir.h"
-#include "analyses/geometry.h"
+#include "analyses/state/default_dir.h"
+#include "analyses/state/geometry.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

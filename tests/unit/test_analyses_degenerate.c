@@ -4,10 +4,10 @@
  * of a model without memory. */
 #include <math.h>
 
-#include "analyses/default_dir.h"
-#include "analyses/geometry.h"
-#include "analyses/horizons.h"
-#include "analyses/retention.h"
+#include "analyses/state/default_dir.h"
+#include "analyses/state/geometry.h"
+#include "analyses/state/horizons.h"
+#include "analyses/state/retention.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

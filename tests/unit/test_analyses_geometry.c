@@ -6,7 +6,7 @@
  * correlations; the mean direction is m. */
 #include <math.h>
 
-#include "analyses/geometry.h"
+#include "analyses/state/geometry.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

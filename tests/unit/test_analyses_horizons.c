@@ -6,7 +6,7 @@
  * its count 0, and the summaries read only lags with enough pairs. */
 #include <math.h>
 
-#include "analyses/horizons.h"
+#include "analyses/state/horizons.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "analyses/geometry.h"
-#include "analyses/horizons.h"
+#include "analyses/state/geometry.h"
+#include "analyses/state/horizons.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

@@ -4,7 +4,7 @@
  * so the probe horizon is K. Also: determinism, the lag grid, bad input. */
 #include <math.h>
 
-#include "analyses/probe.h"
+#include "analyses/state/probe.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

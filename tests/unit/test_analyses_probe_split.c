@@ -10,7 +10,7 @@
  * and the splits' horizons are reported with their spread. */
 #include <math.h>
 
-#include "analyses/probe.h"
+#include "analyses/state/probe.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

@@ -8,8 +8,8 @@
  * "marginal" for every seed; mean beta per head; bad decays. */
 #include <math.h>
 
-#include "analyses/pools.h"
-#include "analyses/retention.h"
+#include "analyses/state/pools.h"
+#include "analyses/state/retention.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "analyses/states.h"
-#include "analyses/stats.h"
+#include "analyses/math/stats.h"
 
 typedef struct {
     gs_states s;

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyses/compare.h"
-#include "analyses/stats.h"
+#include "analyses/compare/compare.h"
+#include "analyses/math/stats.h"
 #include "base/error.h"
 #include "testlib.h"
 

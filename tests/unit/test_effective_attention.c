@@ -1,4 +1,4 @@
-/* Exact effective attention (analyses/effective_attention.h):
+/* Exact effective attention (analyses/causal/effective_attention.h):
  * 1. closed forms on a one-head memory with known keys: orthogonal keys
  *    (no key removal, so the exact weights are the decay products and the
  *    heuristic equals them), and one key written twice, where the second
@@ -8,7 +8,7 @@
  *    at the read site) to 1e-5 of its norm on every head, layer and step of
  *    the GPN+M fixture, a random three-layer GPN+M and the GDN fixture;
  * 3. top keys and the mass they hold. */
-#include "analyses/effective_attention.h"
+#include "analyses/causal/effective_attention.h"
 #include "base/error.h"
 #include "base/prng.h"
 #include "engine/model.h"

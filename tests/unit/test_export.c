@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
-#include "analyses/ablation.h"
+#include "analyses/causal/ablation.h"
 #include "base/half.h"
 #include "notebooks-export/csv.h"
 #include "notebooks-export/export.h"

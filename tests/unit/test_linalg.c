@@ -5,10 +5,10 @@
 #include <cblas.h>
 #include <math.h>
 
-#include "analyses/horizons.h"
-#include "analyses/linalg.h"
-#include "analyses/retention.h"
-#include "analyses/stats.h"
+#include "analyses/state/horizons.h"
+#include "analyses/math/linalg.h"
+#include "analyses/state/retention.h"
+#include "analyses/math/stats.h"
 #include "base/error.h"
 #include "test_analyses_util.h"
 #include "testlib.h"

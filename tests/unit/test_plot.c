@@ -1,6 +1,6 @@
 /* plots/ on a store built by hand through the store API, with every analysis
  * in the form analyses/ writes it (ablations included, in the form of
- * analyses/ablation.c): all five figures are written, render in png, svg
+ * analyses/causal/ablation.c): all five figures are written, render in png, svg
  * and pdf with no gnuplot warning, images have the requested size, data
  * files carry the stored numbers, hostile token text and model file names
  * stay text, degenerate results (constant curves, one head, censored
@@ -181,7 +181,7 @@ static int64_t fill_run(store *st, int64_t model_id, int64_t tok_id, int degener
     store_analysis_scalar(st, a, "probe_horizon_censored", 0, NULL);
     CHECK(store_commit(st) == 0, "%s", gs_error());
 
-    if (!degenerate) { /* ablations, as analyses/ablation.c stores them */
+    if (!degenerate) { /* ablations, as analyses/causal/ablation.c stores them */
         const char *whats[] = {"heads:0", "heads:1", "heads:2", "heads:3", "pool:fast", "pool:slow",
                                "mean-direction:subtract", "none"};
         static const char *const bucket_names[4] = {"1-16", "17-128", "129-512", "513+"};

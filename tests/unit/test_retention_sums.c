@@ -7,8 +7,8 @@
  * (a broken reduction) must not: the bootstrap draws windows by number. */
 #include <math.h>
 
-#include "analyses/retention.h"
-#include "analyses/stats.h"
+#include "analyses/state/retention.h"
+#include "analyses/math/stats.h"
 #include "testlib.h"
 
 enum { H = 4, NW = 9 };

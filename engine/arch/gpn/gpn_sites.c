@@ -50,7 +50,7 @@ static const gs_site gpn_sites[] = {
     gpn_family_recognise, "tensors 'embedding' and 'decode_norm_w' (GPN and GPN+M)", gpn_family_infer, gpn_family_check_metadata, gpn_family_validate, gpn_family_tensor_specs,     \
         gpn_family_bind, gpn_family_write_metadata
 
-/* patching's whole state: state.ground, the state site; GPN+M's memory is mem.state's (analyses/patching.c) */
+/* patching's whole state: state.ground, the state site; GPN+M's memory is mem.state's (analyses/causal/patching.c) */
 static const char *const gpn_carried[] = {NULL};
 
 const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, 1, gpn_sites, ARRAY_LEN(gpn_sites),

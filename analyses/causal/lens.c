@@ -1,0 +1,108 @@
+/* The logit lens (analyses/causal/lens.h). */
+#include "analyses/causal/lens.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "engine/arch/family.h"
+#include "engine/engine.h"
+#include "probes/probes.h"
+
+int gs_lens_default_sites(const gpn_model *m, char (**out)[GS_LENS_SITE_NAME]) {
+    const gpn_config *c = &m->cfg;
+    const gs_family *f = gs_family_of(c);
+    if (!f) return gs_fail("the model's family is unknown");
+    int n = 0, cap = 0;
+    char (*v)[GS_LENS_SITE_NAME] = NULL;
+    for (int i = 0; i < f->n_sites; i++) {
+        const gs_site *s = &f->sites[i];
+        if (s->kind != GS_SITE_VECTOR || s->width != GS_DIM_STATE || !gs_site_present(s, c)) continue;
+        /* gates multiply the state and are no state themselves; GPN's state.decode is a copy of state.pred */
+        if (strstr(s->name, "gate") || s->point == GPN_HOOK_S_DECODE) continue;
+        for (int l = 0; l < (s->per_layer ? c->n_layers : 1); l++) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 16;
+                char (*nv)[GS_LENS_SITE_NAME] = realloc(v, (size_t)cap * sizeof *nv);
+                if (!nv) { free(v); return gs_fail("out of memory"); }
+                v = nv;
+            }
+            gs_site_format(s, l, v[n++], GS_LENS_SITE_NAME);
+        }
+    }
+    if (!n) { free(v); return gs_fail("the %s family has no vector site of the state's width", f->name); }
+    *out = v;
+    return n;
+}
+
+void gs_lens_result_free(gs_lens_result *r) {
+    free(r->sites);
+    free(r->ids);
+    free(r->logits);
+    memset(r, 0, sizeof *r);
+}
+
+/* the k largest of x[0..V), best first (k is small: a partial selection) */
+static void top_k(const float *x, int V, int k, int32_t *ids, float *vals) {
+    for (int j = 0; j < k; j++) { ids[j] = -1; vals[j] = 0; }
+    for (int v = 0; v < V; v++) {
+        int j = k;
+        while (j > 0 && (ids[j - 1] < 0 || x[v] > vals[j - 1])) j--;
+        if (j == k) continue;
+        memmove(ids + j + 1, ids + j, (size_t)(k - j - 1) * sizeof *ids);
+        memmove(vals + j + 1, vals + j, (size_t)(k - j - 1) * sizeof *vals);
+        ids[j] = v;
+        vals[j] = x[v];
+    }
+}
+
+int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, char (*sites)[GS_LENS_SITE_NAME], int n_sites, int k,
+                gs_lens_result *r) {
+    memset(r, 0, sizeof *r);
+    const gpn_config *c = &m->cfg;
+    const gs_family *f = gs_family_of(c);
+    if (!f || !f->decode) return gs_fail("the %s family has no decode to look through", f ? f->name : "model's");
+    if (T < 1 || n_sites < 1) return gs_fail("the lens needs tokens and sites");
+    if (k < 1 || k > c->V) return gs_fail("--top %d: 1 to the vocabulary's %d", k, c->V);
+    r->n_sites = n_sites;
+    r->T = T;
+    r->k = k;
+    size_t cells = (size_t)n_sites * T * k;
+    r->sites = malloc((size_t)n_sites * sizeof *r->sites);
+    r->ids = malloc(cells * sizeof *r->ids);
+    r->logits = malloc(cells * sizeof *r->logits);
+    float *states = malloc((size_t)n_sites * T * c->d * sizeof *states), *lg = malloc((size_t)c->V * sizeof *lg);
+    probe_capture **cap = calloc((size_t)n_sites, sizeof *cap);
+    gpn_engine *e = NULL;
+    probe_set *ps = NULL;
+    int rc = 0;
+    if (!r->sites || !r->ids || !r->logits || !states || !lg || !cap) rc = gs_fail("out of memory for the lens of %d sites", n_sites);
+    if (!rc && (!(e = gpn_engine_new(m, 1)) || !(ps = probe_set_new(e)))) rc = -1;
+    for (int i = 0; i < n_sites && !rc; i++) {
+        memcpy(r->sites[i], sites[i], GS_LENS_SITE_NAME);
+        const gs_site *s;
+        int layer;
+        if (probe_parse_site(c, sites[i], &s, &layer)) rc = -1;
+        else if (layer < 0) rc = gs_fail("%s: name one layer, not '*'", sites[i]);
+        else if (gs_site_width(s, c) != c->d)
+            rc = gs_fail("%s is %d wide; the lens decodes vectors of the state's width %d", sites[i], gs_site_width(s, c), c->d);
+        else if (!(cap[i] = probe_capture_add(ps, sites[i]))) rc = -1;
+    }
+    for (int t = 0; t < T && !rc; t++) {
+        if (gpn_engine_step(e, tokens + t, 1)) { rc = gs_fail_context("token %d: ", t); break; }
+        for (int i = 0; i < n_sites; i++) memcpy(states + ((size_t)i * T + t) * c->d, cap[i]->data, (size_t)c->d * sizeof *states);
+    }
+    for (int i = 0; i < n_sites && !rc; i++)
+        for (int t = 0; t < T && !rc; t++) {
+            size_t at = ((size_t)i * T + t);
+            if (f->decode(m, states + at * c->d, lg)) rc = -1;
+            else top_k(lg, c->V, k, r->ids + at * k, r->logits + at * k);
+        }
+    probe_set_free(ps);
+    gpn_engine_free(e);
+    free(states);
+    free(lg);
+    free(cap);
+    if (rc) gs_lens_result_free(r);
+    return rc;
+}

@@ -1,0 +1,180 @@
+/* The registry row "default" (docs/analyses.md, 2): the mean direction, its
+ * stability over batches, its emergence, and (with the model) its decode to
+ * default tokens against the unigram counts (analyses/state/default_dir.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyses/report.h"
+#include "analyses/result_writer.h"
+#include "analyses/rows.h"
+#include "analyses/state/train_counts.h"
+#include "base/error.h"
+#include "engine/arch/family.h"
+
+int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, const gs_analyze_opts *o,
+                          gs_analysis *a, gs_default_inputs *in) {
+    memset(in, 0, sizeof *in);
+    int64_t *counts = NULL, nv = 0;
+    /* the decode half reads the logits as a vocabulary: a model that is not a
+     * language model (an MLP-LDRU classifier) gets the mean direction only */
+    const gs_family *fam = a->model ? gs_family_of(&a->model->cfg) : NULL;
+    in->lm = fam && !fam->not_lm ? a->model : NULL;
+    if (fam && !in->lm)
+        gs_analysis_note(a, "default direction: the model is %s, not a language model: its mean direction without default tokens",
+                         fam->not_lm);
+    const int64_t V = in->lm ? in->lm->cfg.V : 0;
+    if (in->lm) {
+        if (store_read_unigram_counts(st, run, &counts, &nv) != 0) {
+            gs_analysis_note(a, "no unigram counts (%s): Spearman skipped", gs_error());
+        } else if (nv > V) {
+            gs_analysis_note(a, "unigram counts cover %lld tokens, the model's vocabulary %lld: Spearman skipped",
+                             (long long)nv, (long long)V);
+        } else {
+            in->unigram = calloc((size_t)V, sizeof *in->unigram);
+            if (!in->unigram) { free(counts); return gs_fail("out of memory"); }
+            for (int64_t i = 0; i < nv; i++) in->unigram[i] = (double)counts[i];
+            in->V = V;
+        }
+        free(counts);
+    }
+    gs_default_opts_default(&in->opts);
+    in->opts.seed = o->seed;
+    in->opts.boot = o->boot;
+    if (in->lm && o->train_corpus) {
+        const char *tok = info->tokenizer_path[0] ? info->tokenizer_path : NULL;
+        if (gs_train_unigram_counts(o->train_corpus, tok, V, &in->train) != 0) {
+            gs_default_inputs_free(in);
+            return -1;
+        }
+        in->opts.train_unigram = in->train;
+        in->opts.train_unigram_len = V;
+    }
+    snprintf(a->recorded_corpus, sizeof a->recorded_corpus, "%s", info->corpus_path);
+    return 0;
+}
+
+void gs_default_inputs_free(gs_default_inputs *in) {
+    free(in->unigram);
+    free(in->train);
+    memset(in, 0, sizeof *in);
+}
+
+int gs_default_row_run(gs_analysis_ctx *c) {
+    gs_default_inputs in;
+    if (gs_default_row_inputs(c->st, c->run, c->info, c->o, c->a, &in)) return -1;
+    int rc = gs_default_dir_run(c->src, &c->a->geometry, in.lm, in.unigram, in.V, &in.opts, &c->a->default_dir);
+    gs_default_inputs_free(&in);
+    if (rc != 0) { gs_fail_context("default direction: "); return -1; }
+    return 0;
+}
+
+int gs_default_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    const gs_default_dir *r = &a->default_dir;
+    char tc[512], dex[600];
+    snprintf(tc, sizeof tc, "%s", o->train_corpus ? o->train_corpus : "");
+    for (char *c = tc; *c; c++)
+        if (*c == '\\' || *c == '"' || (unsigned char)*c < 0x20) *c = '_'; /* keep the settings valid JSON */
+    snprintf(dex, sizeof dex, "\"batches\":8,\"train_corpus\":\"%s\"", tc);
+    gs_result_writer w;
+    if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_DEFAULT), o, dex, cv) != 0) return -1;
+    gs_result_scalar(&w, "mean_norm", r->mean_norm, "||s_bar||");
+    gs_result_scalar(&w, "norm_ratio", r->norm_ratio, "||s_bar|| / mean ||s||");
+    if (!isnan(r->norm_ratio_lo)) {
+        gs_result_scalar(&w, "norm_ratio_lo", r->norm_ratio_lo, "95% bootstrap interval over windows");
+        gs_result_scalar(&w, "norm_ratio_hi", r->norm_ratio_hi, NULL);
+    }
+    gs_result_scalar(&w, "windows", (double)r->n_windows, r->interval_note[0] ? r->interval_note : NULL);
+    if (r->stability_valid) {
+        gs_result_scalar(&w, "batch_cos_mean", r->stab_mean,
+                         r->batches_by_window ? "8 batches of whole windows" : "8 batches of rows (fewer than 8 windows)");
+        gs_result_scalar(&w, "batch_cos_std", r->stab_std, NULL);
+        if (!isnan(r->stab_lo)) {
+            char note[160];
+            snprintf(note, sizeof note, "95%% bootstrap interval: %d resamples of the windows within each batch", r->boot);
+            gs_result_scalar(&w, "batch_cos_lo", r->stab_lo, note);
+            gs_result_scalar(&w, "batch_cos_hi", r->stab_hi, NULL);
+        }
+        double *x = gs_result_iota(r->n_pairs, 0);
+        gs_result_series(&w, "batch_cosines", x, r->batch_cos, NULL, r->n_pairs);
+        free(x);
+    }
+    if (r->random_valid) {
+        gs_result_scalar(&w, "batch_cos_random_mean", r->rand_mean, "8 random batches of rows (seeded), not of windows");
+        gs_result_scalar(&w, "batch_cos_random_std", r->rand_std, NULL);
+    }
+    gs_result_scalar(&w, "pc1_cos", r->pc1_cos, "|cos(s_bar, the centered PC1)|: top eigenvector of the covariance");
+    gs_result_scalar(&w, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1,
+                     "||s_bar||^2 / top centered eigenvalue: above 1 the uncentered top singular vector leans to s_bar "
+                     "by construction");
+    if (r->has_t10) gs_result_scalar(&w, "emergence_t10", r->emerg_t10, NULL);
+    if (r->has_t100) gs_result_scalar(&w, "emergence_t100", r->emerg_t100, NULL);
+    gs_result_scalar(&w, "top_sv_cos", r->top_sv_cos, "cos(s_bar, first right singular vector)");
+    double *x = gs_result_iota(r->emerg_len, 1);
+    gs_result_series(&w, "emergence", x, r->emergence, NULL, r->emerg_len);
+    free(x);
+    if (r->has_decode) {
+        gs_result_scalar(&w, "embedding_overlap", r->emb_overlap, "of the top 10");
+        gs_result_scalar(&w, "embedding_cos", r->emb_cos, "cos(logits_emb, logits_bar)");
+        char cn[700];
+        snprintf(cn, sizeof cn, "recorded corpus %s (not the training corpus); average ranks for ties",
+                 a->recorded_corpus[0] ? a->recorded_corpus : "(path unknown)");
+        if (r->has_unigram && r->spearman_defined) gs_result_scalar(&w, "spearman_unigram", r->spearman, cn);
+        snprintf(cn, sizeof cn, "training corpus %s; average ranks for ties", o->train_corpus ? o->train_corpus : "?");
+        if (r->has_train_unigram && r->spearman_train_defined)
+            gs_result_scalar(&w, "spearman_unigram_train", r->spearman_train, cn);
+        for (int which = 0; which < 2 && w.rc == 0; which++) {
+            const int *top = which ? r->top_emb : r->top;
+            const float *lg = which ? r->logits_emb : r->logits_bar;
+            double xs[GS_TOPK], ys[GS_TOPK];
+            char text[GS_TOPK][128];
+            const char *labels[GS_TOPK];
+            int n = 0;
+            for (int i = 0; i < GS_TOPK && top[i] >= 0; i++, n++) {
+                xs[i] = top[i];
+                ys[i] = lg[top[i]];
+                labels[i] = store_token_piece(st, a->run_id, top[i], text[i], sizeof text[i]) == 0 ? text[i] : NULL;
+            }
+            gs_clear_error();
+            gs_result_series(&w, which ? "embedding_tokens" : "default_tokens", xs, ys, labels, n);
+        }
+        if (w.rc == 0) w.rc = store_analysis_vector(st, w.id, "logits_bar", r->logits_bar, r->V);
+    }
+    return gs_result_end(&w);
+}
+
+void gs_default_row_json(cJSON *j, const gs_analysis *a) {
+    const gs_default_dir *r = &a->default_dir;
+    cJSON_AddNumberToObject(j, "mean_norm", r->mean_norm);
+    cJSON_AddNumberToObject(j, "norm_ratio", r->norm_ratio);
+    if (r->stability_valid) {
+        cJSON_AddNumberToObject(j, "batch_cos_mean", r->stab_mean);
+        cJSON_AddNumberToObject(j, "batch_cos_std", r->stab_std);
+        cJSON_AddItemToObject(j, "batch_cosines", cJSON_CreateDoubleArray(r->batch_cos, r->n_pairs));
+    }
+    if (r->has_decode) {
+        cJSON_AddItemToObject(j, "default_tokens", cJSON_CreateIntArray(r->top, GS_TOPK));
+        cJSON_AddItemToObject(j, "embedding_tokens", cJSON_CreateIntArray(r->top_emb, GS_TOPK));
+        cJSON_AddNumberToObject(j, "embedding_overlap", r->emb_overlap);
+        cJSON_AddNumberToObject(j, "embedding_cos", r->emb_cos);
+        /* spearman_unigram: against the recorded corpus; _train: against the training corpus */
+        if (r->has_unigram && r->spearman_defined) cJSON_AddNumberToObject(j, "spearman_unigram", r->spearman);
+        if (r->has_train_unigram && r->spearman_train_defined)
+            cJSON_AddNumberToObject(j, "spearman_unigram_train", r->spearman_train);
+    }
+    if (r->has_t10) cJSON_AddNumberToObject(j, "emergence_t10", r->emerg_t10);
+    if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
+    cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
+    if (r->pc1_cos == r->pc1_cos) cJSON_AddNumberToObject(j, "pc1_cos", r->pc1_cos);
+    if (r->mean_norm2_over_lambda1 == r->mean_norm2_over_lambda1)
+        cJSON_AddNumberToObject(j, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1);
+    if (r->random_valid) {
+        cJSON_AddNumberToObject(j, "batch_cos_random_mean", r->rand_mean);
+        cJSON_AddNumberToObject(j, "batch_cos_random_std", r->rand_std);
+    }
+    cJSON_AddItemToObject(j, "emergence", cJSON_CreateDoubleArray(r->emergence, (int)r->emerg_len));
+}
+
+void gs_default_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {
+    gs_report_default_dir(f, &a->default_dir, tokens ? tokens->text : NULL, tokens ? tokens->ctx : NULL);
+}
