@@ -86,9 +86,11 @@ static const char *judge(sqlite3 *wal, char *detail, size_t size) {
     if (app < 0 && busy(wal)) return NULL;
     if (app < 0) return "the store cannot be read through it";
     if (app != STORE_APPLICATION_ID) return "through it the file is no longer a gpnscope store";
-    if (one_int(wal, "PRAGMA user_version") < one_int(wal, "PRAGMA m.user_version"))
-        return "through it the store's schema is older than the file's";
+    long long version = one_int(wal, "PRAGMA user_version");
+    if (version < 0 && busy(wal)) return NULL;
+    if (version < one_int(wal, "PRAGMA m.user_version")) return "through it the store's schema is older than the file's";
     one_text(wal, "PRAGMA quick_check", detail, size);
+    if (strcmp(detail, "ok") != 0 && busy(wal)) return NULL;
     if (strcmp(detail, "ok") != 0) return "SQLite's quick_check of the store read through it fails";
     detail[0] = 0;
     /* the main file's models and runs are never deleted or renumbered by gpnscope: all must still be there */
@@ -97,6 +99,7 @@ static const char *judge(sqlite3 *wal, char *detail, size_t size) {
                                   "WHERE b.id = a.id AND b.sha256 = a.sha256))"
                                   " + (SELECT count(*) FROM m.runs a WHERE NOT EXISTS (SELECT 1 FROM main.runs b "
                                   "WHERE b.id = a.id AND b.model_id IS a.model_id AND b.kind = a.kind))");
+    if (lost < 0 && busy(wal)) return NULL;
     if (lost != 0) return "through it the store's models and runs are not the file's";
     return NULL;
 }
@@ -137,7 +140,11 @@ int store_check_wal(const char *path) {
                    sqlite3_bind_text(s, 1, uri, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(s) != SQLITE_DONE) {
             if (!busy(db)) why = "the store cannot be read through it";
             snprintf(detail, sizeof detail, "%s", sqlite3_errmsg(db));
-        } else why = judge(db, detail, sizeof detail);
+        } else if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK) {
+            /* one read transaction: every query of the judgement sees the same snapshot */
+            why = judge(db, detail, sizeof detail);
+            sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+        }
         sqlite3_finalize(s);
         if (why)
             rc = gs_fail("%s does not belong to %s (%s%s%s): move %s away if it is not this store's; nothing was "
