@@ -126,6 +126,7 @@ typedef struct {
     int (*draw)(const plot_ctx *c, gs_plot_figure *fig);
     const char *notebook_cell; /* the id of its matplotlib twin in the study notebook; NULL: none yet */
     const char *when_undrawn;  /* said after "analysis 'X' has no figure" when X is stored but drew nothing */
+    const char *reading;       /* one line for the report: what it shows and how to read it */
 } gp_figure_row;
 extern const gp_figure_row gp_figure_rows[];
 extern const int gp_n_figure_rows;

@@ -185,6 +185,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
             return -1;
         }
         if (rc == 0) {
+            fg->reading = row->reading;
             if (fg->problem[0]) note(r, "figure '%s': %s", fg->name, fg->problem);
             drawn |= row->analysis;
             r->n_figures++;

@@ -35,6 +35,7 @@ typedef struct {
     char name[32];        /* file stem: NAME.gp, NAME.png, NAME-*.dat */
     char title[160];      /* what the figure shows, one line */
     char caption[2048];   /* a short caption for the report (plain text) */
+    const char *reading;  /* one line: what it shows and how to read it (the figure table's; NULL: none) */
     char sources[128];    /* the analyses it is drawn from */
     unsigned rendered;    /* GS_PLOT_* bits rendered by this call */
     char error[GS_ERROR_MAX]; /* why it was not (fully) rendered; "" if it was */

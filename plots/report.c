@@ -490,6 +490,11 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
         fprintf(m, "### %d. ", i + 1);
         md_text(m, fg->title);
         fprintf(m, "\n\n![%s](%s.%s)\n\n", fg->name, fg->name, show);
+        if (fg->reading) {
+            fputs("**How to read it.** ", m);
+            md_text(m, fg->reading);
+            fputs("\n\n", m);
+        }
         md_text(m, fg->caption);
         fputs("\n\nFrom the analyses: ", m);
         md_text(m, fg->sources);
@@ -497,6 +502,11 @@ int gp_write_report(const plot_ctx *c, const gs_plot_result *res) {
         fprintf(h, "<figure id=\"%s\">\n<h3>%d. ", fg->name, i + 1);
         html_text(h, fg->title);
         fprintf(h, "</h3>\n<img src=\"%s.%s\" alt=\"%s\">\n<figcaption>", fg->name, show, fg->name);
+        if (fg->reading) {
+            fputs("<b>How to read it.</b> ", h);
+            html_text(h, fg->reading);
+            fputs("<br>", h);
+        }
         html_text(h, fg->caption);
         fputs("<br>From the analyses: ", h);
         html_text(h, fg->sources);

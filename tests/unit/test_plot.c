@@ -306,6 +306,15 @@ int main(void) {
     }
     CHECK(strstr(r.notes, "'mystery' has no figure") != NULL, "notes: %s", r.notes);
     CHECK(exists(out, "report.md") && exists(out, "report.html"), "report written");
+    /* issue 37: every figure in the report with one line on what it shows and how to read it */
+    snprintf(path, sizeof path, "%s/report.html", out);
+    char *page = read_whole_file(path, NULL);
+    int figures = 0, readings = 0;
+    for (const char *p = page; p && (p = strstr(p, "<figure id=")); p++) figures++;
+    for (const char *p = page; p && (p = strstr(p, "<b>How to read it.</b> ")); p++) readings++;
+    CHECK(figures == r.n_figures && readings == figures, "a reading line per figure (%d figures, %d lines, %d drawn)",
+          figures, readings, r.n_figures);
+    free(page);
     snprintf(path, sizeof path, "%s/PWNED", out);
     CHECK(access(path, F_OK) != 0, "a token piece ran a command");
     /* no temporary files left */

@@ -64,6 +64,8 @@ int main(void) {
         CHECK(f->analysis == 0 || gs_analysis_row_of(f->analysis) != NULL, "figure %d is keyed by a registry row", i);
         CHECK((f->also & ~seen) == 0, "figure %d reads registry rows only", i);
         CHECK(f->draw != NULL, "figure %d draws", i);
+        CHECK(f->reading && strlen(f->reading) > 40 && strlen(f->reading) < 300 && !strchr(f->reading, '\n'),
+              "figure %d has one line on what it shows and how to read it", i);
         if (f->notebook_cell) {
             const gs_nb_cell *c = cell(f->notebook_cell);
             CHECK(c && c->code, "figure %d's twin '%s' is a code cell of the notebook", i, f->notebook_cell);
