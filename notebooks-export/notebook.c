@@ -257,16 +257,16 @@ typedef struct {
     const char *value;
 } subst;
 
-static void expand(sbuf *b, const char *line, const subst *subs, int n_subs) {
-    const char *p = line;
-    while (*p) {
-        const char *at = strchr(p, '@');
-        if (!at) { sb_str(b, p); return; }
+static void expand(sbuf *b, const char *line, size_t n, const subst *subs, int n_subs) {
+    const char *p = line, *end = line + n;
+    while (p < end) {
+        const char *at = memchr(p, '@', (size_t)(end - p));
+        if (!at) { sb_add(b, p, (size_t)(end - p)); return; }
         sb_add(b, p, (size_t)(at - p));
         int done = 0;
         for (int i = 0; i < n_subs && !done; i++) {
             size_t len = strlen(subs[i].name);
-            if (!strncmp(at, subs[i].name, len)) {
+            if ((size_t)(end - at) >= len && !strncmp(at, subs[i].name, len)) {
                 sb_str(b, subs[i].value);
                 p = at + len;
                 done = 1;
@@ -329,8 +329,11 @@ char *gs_notebook_render(store *st, const char *out_path, const gs_notebook_opts
 
     cJSON *nb = cJSON_CreateObject(), *cells = cJSON_AddArrayToObject(nb, "cells");
     int oom = paths.oom || vec.oom || runs.oom || ver.oom || intro_text.oom || !nb || !cells;
-    for (int i = 0; i < gs_nb_n_cells && !oom; i++) {
-        const gs_nb_cell *c = &gs_nb_cells[i];
+    gs_nb_cell cell_list[GS_NB_MAX_CELLS];
+    int n_cells = gs_nb_cells(cell_list, GS_NB_MAX_CELLS);
+    if (n_cells < 0) oom = 1;
+    for (int i = 0; i < n_cells && !oom; i++) {
+        const gs_nb_cell *c = &cell_list[i];
         sbuf text = {0};
         if (!strcmp(c->id, "intro")) {
             sb_str(&text, intro_text.s);
@@ -340,10 +343,12 @@ char *gs_notebook_render(store *st, const char *out_path, const gs_notebook_opts
              * that stops Run All */
             int guarded = c->code && strcmp(c->id, "setup") && strcmp(c->id, "load-vec") && strcmp(c->id, "helpers");
             if (guarded) sb_printf(&text, "with reading('%s'):\n", c->id);
-            for (int k = 0; c->lines[k]; k++) {
+            size_t pos = 0, len;
+            const char *line;
+            for (int k = 0; gs_nb_cell_line(c, &pos, &line, &len); k++) {
                 if (k) sb_str(&text, "\n");
-                if (guarded && c->lines[k][0]) sb_str(&text, "    ");
-                expand(&text, c->lines[k], subs, (int)(sizeof subs / sizeof *subs));
+                if (guarded && len) sb_str(&text, "    ");
+                expand(&text, line, len, subs, (int)(sizeof subs / sizeof *subs));
             }
         }
         cJSON *cell = cJSON_CreateObject(), *src = text.oom ? NULL : source_of(text.s ? text.s : "");
@@ -383,7 +388,7 @@ char *gs_notebook_render(store *st, const char *out_path, const gs_notebook_opts
     free(intro_text.s);
     free(rel);
     free(abs);
-    if (!json) gs_fail("out of memory while writing the notebook");
+    if (!json && n_cells >= 0) gs_fail("out of memory while writing the notebook");
     return json;
 }
 

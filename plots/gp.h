@@ -117,7 +117,7 @@ int fig_ablations(const plot_ctx *c, gs_plot_figure *fig);
 /* The figures as one table (plots/figures.c), keyed by the analysis registry
  * (analyses/registry.h): gs_plot_store draws them in this order. Adding a
  * figure: its fig_NAME.c, one row here, its matplotlib twin as a cell of the
- * study notebook (notebooks-export/notebook_cells.c) named in the row, and
+ * study notebook (notebooks-export/study.py) named in the row, and
  * docs/plots.md. */
 typedef struct {
     unsigned analysis;         /* the registry row (GS_AN_*) it is drawn from; 0: the store's newest causal

@@ -14,13 +14,35 @@
 #include "plots/gp.h"
 #include "testlib.h"
 
+static gs_nb_cell cells[GS_NB_MAX_CELLS];
+static int n_cells;
+
 static const gs_nb_cell *cell(const char *id) {
-    for (int i = 0; i < gs_nb_n_cells; i++)
-        if (!strcmp(gs_nb_cells[i].id, id)) return &gs_nb_cells[i];
+    for (int i = 0; i < n_cells; i++)
+        if (!strcmp(cells[i].id, id)) return &cells[i];
     return NULL;
 }
 
+/* study.py cut into cells: ids unique, every cell has a line, markdown lines lose their "# " */
+static void check_notebook_cells(void) {
+    n_cells = gs_nb_cells(cells, GS_NB_MAX_CELLS);
+    CHECK(n_cells > 20, "study.py has its cells (%d: %s)", n_cells, n_cells < 0 ? gs_error() : "");
+    for (int i = 0; i < n_cells; i++) {
+        for (int j = 0; j < i; j++) CHECK(strcmp(cells[i].id, cells[j].id), "cell id %s is unique", cells[i].id);
+        size_t pos = 0, len;
+        const char *line;
+        int lines = 0;
+        while (gs_nb_cell_line(&cells[i], &pos, &line, &len)) {
+            lines++;
+            if (!cells[i].code) CHECK(len == 0 || line[-1] == ' ', "markdown line of %s without its '# '", cells[i].id);
+        }
+        CHECK(lines > 0, "cell %s has lines", cells[i].id);
+    }
+    CHECK(cell("setup") && cell("setup")->code && cell("intro") && !cell("intro")->code, "setup is code, intro markdown");
+}
+
 int main(void) {
+    check_notebook_cells();
     unsigned seen = 0;
     CHECK(gs_n_analysis_rows >= 5, "%d rows", gs_n_analysis_rows);
     for (int i = 0; i < gs_n_analysis_rows; i++) {
