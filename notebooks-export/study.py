@@ -3,9 +3,15 @@
 
 # %% setup
 # Written by `gpnscope export-notebook` (gpnscope @VERSION@). The notebook only reads the store;
-# after `gpnscope analyze` adds or replaces results, execute it again to see them.
+# after `gpnscope analyze` adds or replaces results, execute it again to see them. It reads the
+# results through the gpnscope package (docs/python.md) and asks SQL questions through sqlite3.
 import json, math, os, sqlite3
 import numpy as np
+try:
+    import gpnscope
+except ImportError as e:
+    raise ImportError('this notebook reads the store with the gpnscope Python package: run scripts/setup.sh '
+                      '(or scripts/install-python.sh) of gpnscope, then execute it again') from e
 import pandas as pd
 import matplotlib.pyplot as plt
 from IPython.display import display
@@ -20,7 +26,8 @@ VEC_EXTENSION = @VEC@
 STORE = next((p for p in STORE_PATHS if os.path.isfile(p)), None)
 if STORE is None:
     raise FileNotFoundError('the store is at none of ' + ', '.join(STORE_PATHS) + ': put its path in STORE_PATHS')
-con = sqlite3.connect(STORE)
+st = gpnscope.Store(STORE)  # the results, states and vocabulary, read only
+con = sqlite3.connect(STORE)  # the questions asked in SQL (q below)
 con.execute('PRAGMA query_only = ON')  # read only: nothing here changes the store
 print(f'store {STORE}, run {RUN}')
 
@@ -80,14 +87,12 @@ def q(sql, *params):
 
 def analysis(name):
     """The id of the newest analysis `name` of this run, or None when it was not run."""
-    row = con.execute('SELECT id FROM analyses WHERE run_id = ? AND name = ? ORDER BY id DESC LIMIT 1',
-                      (RUN, name)).fetchone()
-    return row[0] if row else None
+    return st.analysis_id(name, run=RUN)
 
 def scalars(aid):
     """The scalars that are numbers (inf included); a NULL or text value is said and left out."""
     out, bad = {}, []
-    for key, v in con.execute('SELECT key, value FROM analysis_scalars WHERE analysis_id = ?', (aid,)):
+    for key, v in st.scalars(aid, run=RUN).items():
         if isinstance(v, (int, float)) and not math.isnan(v):
             out[key] = v
         else:
@@ -98,28 +103,18 @@ def scalars(aid):
     return out
 
 def series(aid, name):
-    """A stored series (curve or list) as a DataFrame with columns x, y, label, in idx order."""
-    rows = con.execute('SELECT x, y, label FROM analysis_series WHERE analysis_id = ? AND series = ? ORDER BY idx',
-                       (aid, name)).fetchall()
-    df = pd.DataFrame(rows, columns=['x', 'y', 'label'])
-    for col in ('x', 'y'):
-        num = pd.to_numeric(df[col], errors='coerce')
-        bad = num.isna() & df[col].notna()
-        if bad.any():
-            raise StoreProblem(f"series '{name}' of analysis {aid} has {int(bad.sum())} {col} value(s) that are not "
-                               f"numbers (the first: {df[col][bad].iloc[0]!r} at point {int(bad.values.argmax())})")
-        df[col] = num.astype(float)
-    return df
+    """A stored series (curve or list) as a DataFrame with columns x, y, label, in stored order (empty when absent)."""
+    try:
+        return pd.DataFrame(st.series(aid, name, run=RUN, missing_ok=True))
+    except gpnscope.Error as e:
+        raise StoreProblem(str(e)) from None
 
 def vector(aid, key):
-    """A stored vector (little-endian float32 BLOB) as a numpy array, or None."""
-    row = con.execute('SELECT vector FROM analysis_vectors WHERE analysis_id = ? AND key = ?', (aid, key)).fetchone()
-    if row is None:
-        return None
-    if not isinstance(row[0], bytes) or len(row[0]) % 4:
-        raise StoreProblem(f"vector '{key}' of analysis {aid} is {type(row[0]).__name__} of {len(row[0] or '')} "
-                           'bytes or characters, not little-endian float32')
-    return np.frombuffer(row[0], dtype='<f4')
+    """A stored vector (float32) as a numpy array, or None."""
+    try:
+        return st.vector(aid, key, run=RUN, missing_ok=True)
+    except gpnscope.Error as e:
+        raise StoreProblem(str(e)) from None
 
 def facts(aid, keys):
     """Print stored scalars with every digit (repr) and return all of them."""
@@ -135,8 +130,7 @@ def not_analysed(name, why=''):
           ' then execute this notebook again')
 
 # The run's vocabulary (token id -> piece text), when its tokenizer is in the store
-PIECES = dict(con.execute('SELECT v.token_id, v.piece FROM vocabulary v JOIN runs r ON r.tokenizer_id = v.tokenizer_id'
-                          ' WHERE r.id = ?', (RUN,)).fetchall())
+PIECES = st.vocabulary(run=RUN)
 
 def piece(tok):
     return repr(PIECES[tok]) if tok in PIECES else f'#{tok}'
@@ -588,8 +582,7 @@ f = analysis('findings')
 if f is None:
     print(f'no findings stored for run {RUN}')
 else:
-    for key, value, note in con.execute('SELECT key, value, note FROM analysis_scalars WHERE analysis_id = ?'
-                                        ' ORDER BY key', (f,)):
+    for key, (value, note) in sorted(st.scalars(f, run=RUN, notes=True).items()):
         print(f'{key}: {note or value}')
 
 # %% [markdown] md-causal
@@ -790,7 +783,8 @@ with pd.option_context('display.max_rows', 500, 'display.max_colwidth', 70):
 # %% [markdown] md-numpy
 # ## 12. The states in numpy, for your own analysis
 #
-# The states the geometry analysis read, as a matrix (float16 states widened), and two of its numbers computed
+# The states the geometry analysis read, as a matrix (`st.states(site, index=True)` of the gpnscope package
+# gives float32 rows with their windows and positions; float16 states are widened), and two of its numbers computed
 # again with numpy from that matrix. They agree with the stored ones to rounding: the analysis used the
 # first `max_states` states in (window, position) order after `skip_positions`. A run with d = 2496 and 16384
 # states makes a 160 MB matrix (320 MB in double).
@@ -798,18 +792,17 @@ with pd.option_context('display.max_rows', 500, 'display.max_colwidth', 70):
 # %% numpy
 S = None
 if g is not None:
-    raw = con.execute('SELECT settings FROM analyses WHERE id = ?', (g,)).fetchone()[0]
+    raw = next(a['settings'] for a in st.analyses(run=RUN) if a['analysis_id'] == g)
     try:
         settings = json.loads(raw)
     except (TypeError, ValueError):
         settings = None
     if not isinstance(settings, dict):
         raise StoreProblem(f'the settings of analysis {g} (geometry) are not a JSON object: {str(raw)[:80]!r}')
-    limit = settings.get('max_states', 0) or -1
-    rows = con.execute('SELECT dtype, vector FROM states WHERE run_id = ? AND kind = ? AND position >= ?'
-                       ' ORDER BY window, position LIMIT ?',
-                       (RUN, settings.get('kind', 'pred'), settings.get('skip_positions', 0), limit)).fetchall()
-    S = np.stack([np.frombuffer(b, dtype='<f2' if dt == 'f16' else '<f4') for dt, b in rows]).astype(np.float64)
+    kind = settings.get('kind', 'pred')
+    site = next((x['site'] for x in st.sites(run=RUN) if x.get('stored_as') == kind), kind)
+    rows, windows, positions = st.states(site, run=RUN, index=True)  # float32, (window, position) order
+    S = rows[positions >= settings.get('skip_positions', 0)][:settings.get('max_states', 0) or None].astype(np.float64)
     C = np.cov(S, rowvar=False)
     pr = np.trace(C) ** 2 / np.sum(C * C)
     mean_norm = np.linalg.norm(S, axis=1).mean()
@@ -825,6 +818,8 @@ else:
 # ## Going further
 #
 # - More questions in SQL: `docs/sql.md`, and `gpnscope sql STORE "QUERY"` with the vector functions loaded.
+# - The engine from Python (`docs/python.md`): `gpnscope.load(MODEL).run_with_cache(tokens)` gives every site as
+#   numpy, `run_with_hooks` patches or steers from Python, and `gpnscope.Store` (`st` above) reads this store.
 # - The data as files: `gpnscope export STORE --out DIR --format csv` writes the tokens (with their text), head
 #   steps, states and analysis results as CSV tables; `--format npy` writes the state matrix
 #   (`states_pred.npy`, shape (n_states, d), with `states_pred_window.npy` and `states_pred_position.npy`) and

@@ -154,12 +154,38 @@ class Store:
             lib().gs_api_rows_close(h)
         return out
 
+    def _grouped(self, run, table, key):
+        """A run's result table grouped by key(row), read once while the run's analyses stay the
+        same (an analysis written or replaced since reads it again)."""
+        run = self._run_id(run)
+        stamp = tuple(a["analysis_id"] for a in self.analyses(run))
+        cache = self.__dict__.setdefault("_cache", {})
+        hit = cache.get((run, table))
+        if hit is None or hit[0] != stamp:
+            groups = {}
+            for r in self._rows(run, table):
+                groups.setdefault(key(r), []).append(r)
+            hit = cache[(run, table)] = (stamp, groups)
+        return hit[1]
+
+    def vocabulary(self, run=None):
+        """{token id: piece} of the run's tokenizer ({} when the store has no vocabulary for it)."""
+        return {r["token_id"]: r["piece"] for r in self._rows(run, "vocabulary")}
+
     def analyses(self, run=None):
         """The run's analyses (id, name, settings, created_at, code_version), oldest first."""
         return self._rows(run, "analyses")
 
     def _newest(self, run):
         return {a["name"]: a["analysis_id"] for a in self.analyses(run)}
+
+    def analysis_id(self, name, run=None):
+        """The id of the run's newest analysis `name`, or None when it was not run."""
+        return self._newest(run).get(name)
+
+    def _aid(self, analysis, run):
+        """An analysis given by id (int) or by name (its newest)."""
+        return int(analysis) if isinstance(analysis, (int, np.integer)) else self.analysis_id(analysis, run)
 
     def results(self, run=None):
         """{analysis: {key: value}}: the newest analysis of each name and its scalars, under
@@ -172,25 +198,43 @@ class Store:
                 out[r["analysis"]][r["key"]] = math.nan if v is None else v
         return out
 
-    def series(self, analysis, name, run=None):
-        """A stored series of the newest `analysis` as {"x", "y": float64 arrays, "label": list}."""
-        aid = self._newest(run).get(analysis)
-        pts = [r for r in self._rows(run, "analysis_series") if r["analysis_id"] == aid and r["series"] == name]
-        if not pts:
-            raise Error(f"{self.path}: no series '{name}' of analysis '{analysis}'")
-        pts.sort(key=lambda r: r["idx"])
-        f = lambda v: math.nan if v is None else float(v)
-        return {"x": np.array([f(r["x"]) for r in pts]), "y": np.array([f(r["y"]) for r in pts]),
-                "label": [r["label"] for r in pts]}
+    def scalars(self, analysis, run=None, notes=False):
+        """One analysis's scalars (by id, or by name: the newest) as stored: {key: value}, a NULL as
+        None; notes=True gives {key: (value, note)}. {} when the analysis is not there."""
+        rows = self._grouped(run, "analysis_scalars", lambda r: r["analysis_id"]).get(self._aid(analysis, run), [])
+        return {r["key"]: (r["value"], r["note"]) if notes else r["value"] for r in rows}
 
-    def vector(self, analysis, key, run=None):
-        """A stored vector of the newest `analysis` (float32)."""
-        aid = self._newest(run).get(analysis)
-        for r in self._rows(run, "analysis_vectors"):
-            if r["id"] == aid and r["key"] == key:
+    def series(self, analysis, name, run=None, missing_ok=False):
+        """A stored series of an analysis (by id, or by name: the newest) as {"x", "y": float64
+        arrays (NaN where NULL), "label": list}, in stored order. A text x or y raises Error naming
+        the point; an absent series raises Error, or gives empty arrays with missing_ok=True."""
+        aid = self._aid(analysis, run)
+        pts = self._grouped(run, "analysis_series", lambda r: (r["analysis_id"], r["series"])).get((aid, name), [])
+        if not pts and not missing_ok:
+            raise Error(f"{self.path}: no series '{name}' of analysis '{analysis}'")
+        pts = sorted(pts, key=lambda r: r["idx"])
+        out = {"label": [r["label"] for r in pts]}
+        for col in ("x", "y"):
+            vals = [r[col] for r in pts]
+            bad = [i for i, v in enumerate(vals) if v is not None and not isinstance(v, (int, float))]
+            if bad:
+                raise Error(f"series '{name}' of analysis {aid} has {len(bad)} {col} value(s) that are not numbers "
+                            f"(the first: {vals[bad[0]]!r} at point {bad[0]})")
+            out[col] = np.array([math.nan if v is None else float(v) for v in vals], dtype=np.float64)
+        return {"x": out["x"], "y": out["y"], "label": out["label"]}
+
+    def vector(self, analysis, key, run=None, missing_ok=False):
+        """A stored vector of an analysis (by id, or by name: the newest) as float32; an absent one
+        raises Error, or gives None with missing_ok=True."""
+        aid = self._aid(analysis, run)
+        for r in self._grouped(run, "analysis_vectors", lambda r: r["id"]).get(aid, []):
+            if r["key"] == key:
                 if not isinstance(r["vector"], bytes) or len(r["vector"]) % 4:
-                    raise Error(f"{self.path}: vector '{key}' of '{analysis}' is not little-endian float32")
+                    raise Error(f"vector '{key}' of analysis {aid} is {type(r['vector']).__name__} of "
+                                f"{len(r['vector'] or '')} bytes or characters, not little-endian float32")
                 return np.frombuffer(r["vector"], dtype="<f4").astype(np.float32)
+        if missing_ok:
+            return None
         raise Error(f"{self.path}: no vector '{key}' of analysis '{analysis}'")
 
 

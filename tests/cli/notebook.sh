@@ -87,7 +87,14 @@ echo "not sqlite" > bogus.db
 expect_one_line 1 "bogus.db" "$bin" export-notebook bogus.db --out nb/x.ipynb
 [[ -e nb/x.ipynb ]] && { echo "FAIL: a failed export left nb/x.ipynb"; fail=1; }
 
-# execute all three (each in its own kernel), in a private Jupyter/matplotlib home
+# the notebooks read the store through the gpnscope package: this build's library, or, in a
+# sanitized build (python3 cannot load one), the ordinary build the package was set up with
+export PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}"
+[[ "${GPNSCOPE_SANITIZED:-0}" == 1 ]] || export GPNSCOPE_LIB="$GPNSCOPE_BUILD/libgpnscope.so"
+"$py" -c "import gpnscope._lib as l; l.lib()" > pkg.log 2>&1 \
+    || { echo "SKIPPED: the gpnscope package cannot load a library: $(tail -1 pkg.log)"; exit 77; }
+
+# execute all four (each in its own kernel), in a private Jupyter/matplotlib home
 export HOME="$dir/home" JUPYTER_RUNTIME_DIR="$dir/home/rt" JUPYTER_DATA_DIR="$dir/home/data" \
        IPYTHONDIR="$dir/home/ipython" MPLCONFIGDIR="$dir/home/mpl" PYDEVD_DISABLE_FILE_VALIDATION=1 MPLBACKEND=
 start=$SECONDS
