@@ -1,5 +1,5 @@
 """Every path in the tree that the docs cite exists (README.md, docs/*.md, and the
-text the report and notebooks are generated from: plots/*.c, notebooks-export/*.c).
+text the report and notebooks are generated from: plots/*.c, notebooks-export/*.c and *.py).
 A path is a markdown link's target or a word starting with a top-level folder of
 the project. Placeholders (<family>, {i}, *, NAME) are skipped; `[ch]` is a glob;
 paths that are meant not to be in the tree (outputs of commands, other projects'
@@ -8,7 +8,8 @@ import glob, os, re, sys
 
 root = sys.argv[1]
 files = [os.path.join(root, 'README.md')] + sorted(glob.glob(os.path.join(root, 'docs', '*.md')))
-files += sorted(glob.glob(os.path.join(root, 'plots', '*.c')) + glob.glob(os.path.join(root, 'notebooks-export', '*.c')))
+files += sorted(glob.glob(os.path.join(root, 'plots', '*.c')) + glob.glob(os.path.join(root, 'notebooks-export', '*.c'))
+         + glob.glob(os.path.join(root, 'notebooks-export', '*.py')))
 tops = ('docs tests scripts engine analyses cli store plots notebooks-export bench tools configs models probes record '
         'base parallel examples python').split()
 allowed = {}

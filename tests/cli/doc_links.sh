@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every path in the tree that README.md, docs/*.md and the text of the generated
-# report and notebooks (plots/*.c, notebooks-export/*.c) cite exists, so a doc
+# report and notebooks (plots/*.c, notebooks-export/*.c, study.py) cite exists, so a doc
 # cannot point at a file that moved or never was (docs/gpn-model.md once) or at
 # one outside the project; tests/cli/doc_links.py says what counts as a path,
 # and tests/cli/doc_links.allow lists the few cited on purpose outside the tree.
