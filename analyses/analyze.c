@@ -57,6 +57,7 @@ typedef struct {
     int64_t run;
     char kind[STORE_KIND_MAX + 1];
     int skip, ground; /* ground: kind is "ground" */
+    int limit;        /* store positions < limit only (0: all) */
     int64_t max, delivered;
     store_states *rd;
     int32_t *w32, *p32;
@@ -90,7 +91,7 @@ static int64_t ss_next(void *ctx, float *rows, int64_t *window, int32_t *pos, in
         int64_t k = store_states_read(s->rd, rows, s->w32, s->p32, want);
         if (k <= 0) return k;
         for (int64_t i = 0; i < k; i++) {
-            if (s->p32[i] < s->skip) continue;
+            if (s->p32[i] < s->skip || (s->limit > 0 && s->p32[i] >= s->limit)) continue;
             if (n != i) memmove(rows + n * d, rows + i * d, (size_t)d * sizeof *rows);
             window[n] = s->w32[i];
             /* analyses count a state's position as the tokens it has read: a
@@ -102,6 +103,10 @@ static int64_t ss_next(void *ctx, float *rows, int64_t *window, int32_t *pos, in
         s->delivered += n;
     }
     return n;
+}
+
+void gs_store_source_limit(gs_state_source *src, int max_positions) {
+    ((store_src *)src->ctx)->limit = max_positions > 0 ? max_positions : 0;
 }
 
 gs_state_source *gs_store_source_open(store *st, int64_t run_id, const char *kind, int skip_positions,
@@ -268,6 +273,7 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
                  o->kind ? o->kind : gs_analysis_site_of_role(st, run_id, "state", 1, "pred", kbuf, sizeof kbuf));
         c.src = gs_store_source_open(st, run_id, a->kind, o->skip_positions, o->max_states);
         if (!c.src) return -1;
+        gs_store_source_limit(c.src, o->max_positions);
         /* say when the geometry reads fewer states than the run holds */
         gs_analysis_note_states(a, store_count_states_from(st, run_id, a->kind, o->skip_positions > 0 ? o->skip_positions : 0),
                                 o->max_states);

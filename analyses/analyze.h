@@ -45,6 +45,8 @@ typedef struct {
     int explicit_parts;     /* 1: parts were asked for by name, so a part that cannot run is an error */
     int64_t max_states;     /* 16384; <= 0: all */
     int skip_positions;     /* leave out store positions < K */
+    int max_positions;      /* read store positions < K only, states and decays (0: all): compare's default is
+                             * each model's training length */
     uint64_t seed;          /* 1 */
     int boot;               /* resamples of the bootstrap over windows behind the findings' intervals (200); 0: none */
     const char *model_path; /* NULL: the run's model file */
@@ -113,5 +115,7 @@ gpn_model *gs_analysis_load_model(const store_run_info *info, const char *given)
 gs_state_source *gs_store_source_open(store *st, int64_t run_id, const char *kind, int skip_positions,
                                       int64_t max_states);
 void gs_store_source_close(gs_state_source *src);
+/* From now on deliver only store positions < max_positions (0: all). */
+void gs_store_source_limit(gs_state_source *src, int max_positions);
 
 #endif

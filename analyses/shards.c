@@ -296,7 +296,7 @@ static int read_shard_decays(const store_shard *s, const char *site, decays *dk)
     if (s->begin >= s->end) return 0; /* a rank that had no windows to record (more ranks than batches) */
     store *st = store_open(s->path, STORE_READ);
     if (!st) return -1;
-    int rc = gs_retention_read_decays(st, s->run, site, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
+    int rc = gs_retention_read_decays(st, s->run, site, 0, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
     if (rc) gs_fail_context("%s: reading the decays: ", s->path);
     store_close(st);
     return rc;

@@ -52,6 +52,11 @@ static const char *help =
     "  --boot N         bootstrap resamples of the windows (200); 0: no intervals\n"
     "  --seed N         seed of the bootstrap, the random batches and retention's null draws (1)\n"
     "  --max-states N   states read per row, as analyze (16384); 0: all\n"
+    "  --positions P    training (default): a row reads positions below its model's training length\n"
+    "                   (data.seq_len of config.json beside the checkpoint, as gpnscope train writes it)\n"
+    "                   when its windows are longer, since past it a model extrapolates; all: every\n"
+    "                   recorded position. Each row says which it read, beside the run's perplexity by\n"
+    "                   position\n"
     "  --format LIST    image formats for --out: png, svg, pdf (png)\n"
     "  --no-render      write the scripts, data and report under --out without running gnuplot\n"
     "  --quiet          no progress lines on stderr\n\n"
@@ -149,6 +154,7 @@ static int boot_option(const char *cmd, const char *value, void *boot) {
 int cmd_compare(int argc, char **argv) {
     cli_compare_request q;
     cli_compare_request_default(&q);
+    static const char *const positions[] = {"training", "all", NULL};
     const cli_opt opts[] = {
         {CLI_STRING("sites", &q.compare.sites)},
         {CLI_STRING("out", &q.out_dir), .short_name = 'o'},
@@ -157,6 +163,7 @@ int cmd_compare(int argc, char **argv) {
         {CLI_CALL("boot", boot_option, &q.compare.boot)},
         {CLI_INTEGER("seed", &q.compare.seed, 0, INT64_MAX, "a seed >= 0")},
         {CLI_INTEGER("max-states", &q.compare.max_states, 0, INT64_MAX, "a count >= 0")},
+        {CLI_CHOICE("positions", &q.compare.all_positions, positions, "'training' or 'all'")},
         {CLI_LIST("format", &q.plot.formats, gs_plot_parse_formats, "")},
         {CLI_CLEAR("no-render", &q.plot.render)},
         {CLI_FLAG("quiet", &q.quiet)},

@@ -153,8 +153,9 @@ static void print_comparison(const char *db, const demo_model *models, int n_mod
         }
     if (shortest)
         printf("  positions past the training window are outside what a model learned (a Transformer++ does not "
-               "extrapolate there);\n  gpnscope demo --seq-len %d --windows %ld compares the same tokens at the "
-               "training length (docs/comparison.md)\n",
+               "extrapolate there):\n  the comparison below reads each model's positions below its training length "
+               "(compare --positions all reads\n  every one); gpnscope demo --seq-len %d --windows %ld compares the "
+               "same tokens in windows of the training length (docs/comparison.md)\n",
                shortest, (long)windows * seq_len / shortest);
     printf("\n%s", table);
 }

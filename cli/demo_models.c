@@ -26,20 +26,6 @@ static int is_file(const char *path) {
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-/* data.seq_len of DIR/config.json for the checkpoint DIR/model.safetensors (0: none) */
-static int trained_seq_len(const char *model_path) {
-    char dir[4096], cfg[4200];
-    train_config_dir(model_path, dir, sizeof dir);
-    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
-    if (!is_file(cfg)) return 0;
-    cJSON *root = train_config_parse(cfg, "a training config");
-    if (!root) { gs_clear_error(); return 0; }
-    const cJSON *len = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "data"), "seq_len");
-    int n = cJSON_IsNumber(len) && len->valuedouble >= 1 && len->valuedouble <= 1e9 ? (int)len->valuedouble : 0;
-    cJSON_Delete(root);
-    return n;
-}
-
 void demo_shipped_models(demo_model *m, int max, int *n_found, const char *missing[], int *n_missing) {
     *n_found = *n_missing = 0;
     for (int i = 0; i < N_SHIPPED; i++) {
@@ -52,7 +38,7 @@ void demo_shipped_models(demo_model *m, int max, int *n_found, const char *missi
         snprintf(x->path, sizeof x->path, "%s", path);
         snprintf(x->name, sizeof x->name, "%s", shipped[i]);
         x->shipped = 1;
-        x->trained_seq_len = trained_seq_len(path);
+        x->trained_seq_len = train_config_seq_len(path);
     }
 }
 
@@ -60,7 +46,7 @@ void demo_model_from_path(demo_model *m, const char *path) {
     memset(m, 0, sizeof *m);
     snprintf(m->path, sizeof m->path, "%s", path);
     snprintf(m->name, sizeof m->name, "%s", path);
-    m->trained_seq_len = trained_seq_len(path);
+    m->trained_seq_len = train_config_seq_len(path);
     /* the same file by another spelling (./models/..., an absolute path) is still the shipped model */
     char given[PATH_MAX], known[PATH_MAX], p[4096];
     if (!realpath(path, given)) return;

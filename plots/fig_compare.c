@@ -428,6 +428,37 @@ static void put_cell(FILE *f, const char *s, int html) {
     put_text(f, e + 2, 1);
 }
 
+/* Each run's perplexity by position, once per run (its first row): where a
+ * model stops predicting well is where its rows stop reading (issue 39.7). */
+static void put_perplexity(FILE *o, const figs *f, int html) {
+    int any = 0;
+    for (int i = 0; i < f->n; i++) {
+        const cJSON *row = cJSON_GetArrayItem(f->rows, i), *pp = jobj(row, "perplexity_by_position");
+        if (f->dash[i] != 0 || !pp) continue;
+        double *from = NULL, *to = NULL, *ppl = NULL;
+        int64_t n = jarray(jobj(pp, "from"), &from);
+        if (n > 0 && jarray(jobj(pp, "to"), &to) == n && jarray(jobj(pp, "perplexity"), &ppl) == n) {
+            if (!any) fputs(html ? "<h2>Perplexity by position</h2>\n<ul>\n" : "\n## Perplexity by position\n\n", o);
+            any = 1;
+            char name[320], line[1400];
+            row_name(row, i, name, sizeof name);
+            size_t at = (size_t)snprintf(line, sizeof line, "%s: ", name);
+            for (int64_t b = 0; b < n && at < sizeof line; b++)
+                at += (size_t)snprintf(line + at, sizeof line - at, "%s%.0f-%.0f %.2f", b ? ", " : "", from[b], to[b] - 1,
+                                       ppl[b]);
+            double below = jnum(pp, "below_training"), past = jnum(pp, "from_training");
+            double T = jnum(jobj(row, "positions"), "trained_seq_len");
+            if (at < sizeof line && isfinite(below) && isfinite(past))
+                snprintf(line + at, sizeof line - at, " (below %.0f: %.2f; from %.0f on: %.2f)", T, below, T, past);
+            fputs(html ? "<li>" : "- ", o);
+            put_text(o, line, html);
+            fputs(html ? "</li>\n" : "\n", o);
+        }
+        free(from); free(to); free(ppl);
+    }
+    if (any) fputs(html ? "</ul>\n" : "\n", o);
+}
+
 static int write_report(const figs *f, const cJSON *root, const gs_plot_result *r, int html) {
     gp_file a;
     if (gp_file_open(&a, f->c->dir, html ? "report.html" : "report.md") != 0) return -1;
@@ -451,9 +482,10 @@ static int write_report(const figs *f, const cJSON *root, const gs_plot_result *
         const cJSON *row = cJSON_GetArrayItem(f->rows, i);
         cells c;
         row_cells(row, i, &c);
-        char who[600];
-        snprintf(who, sizeof who, "%s (%s, %.0f states in %.0f windows, d = %.0f)", jstr(row, "label"), jstr(row, "arch"),
-                 jnum(row, "states"), jnum(row, "windows"), jnum(row, "d"));
+        char who[900];
+        snprintf(who, sizeof who, "%s (%s, %.0f states in %.0f windows, d = %.0f; %s)", jstr(row, "label"),
+                 jstr(row, "arch"), jnum(row, "states"), jnum(row, "windows"), jnum(row, "d"),
+                 jstr(jobj(row, "positions"), "note"));
         const char *cell[5] = {c.name, who, c.defaults, c.horizon, c.pools};
         fputs(html ? "<tr>" : "|", o);
         for (int k = 0; k < 5; k++) {
@@ -464,6 +496,7 @@ static int write_report(const figs *f, const cJSON *root, const gs_plot_result *
         fputs("\n", o);
     }
     if (html) fputs("</table>\n", o);
+    put_perplexity(o, f, html);
     for (int i = 0; i < r->n_figures; i++) {
         const gs_plot_figure *g = &r->fig[i];
         if (html) {

@@ -8,6 +8,7 @@
 
 #include "analyses/math/stats.h"
 #include "base/error.h"
+#include "engine/train/config_json.h"
 
 #define MAX_SITES 512
 
@@ -111,6 +112,8 @@ static void run_model(store *st, int64_t run, gs_compare_row *r) {
     store_run_info info;
     if (store_run_get(st, run, &info) != 0) return;
     snprintf(r->arch, sizeof r->arch, "%s", info.model_arch);
+    r->recorded_len = (int)info.seq_len;
+    r->trained_seq_len = info.model_path[0] ? train_config_seq_len(info.model_path) : 0;
     /* the shipped layout names a model by its folder; a loose file by its own name */
     char path[sizeof info.model_path];
     snprintf(path, sizeof path, "%s", info.model_path);
@@ -383,6 +386,71 @@ void gs_compare_row_judge(gs_compare_row *r) {
 
 static void no_interval(gs_cmp_num *n, double v) { n->value = v; n->lo = n->hi = NAN; }
 
+/* Which positions the row reads (issue 39.7): past its training length a
+ * model extrapolates (the shipped Transformer++'s perplexity triples there),
+ * which says nothing of the state's structure, so by default a row stops there. */
+static void choose_positions(gs_compare_row *r, const gs_compare_opts *o) {
+    const int T = r->trained_seq_len, R = r->recorded_len;
+    r->max_positions = 0;
+    if (T <= 0)
+        snprintf(r->positions_note, sizeof r->positions_note,
+                 "all %d positions (training length unknown: no config.json with data.seq_len beside the model)", R);
+    else if (R <= T)
+        snprintf(r->positions_note, sizeof r->positions_note, "all %d positions (trained on %d)", R, T);
+    else if (o->all_positions)
+        snprintf(r->positions_note, sizeof r->positions_note,
+                 "all %d positions (--positions all), %d of them past the training length %d", R, R - T, T);
+    else {
+        r->max_positions = T;
+        snprintf(r->positions_note, sizeof r->positions_note,
+                 "positions 0-%d of %d: the model was trained on %d (--positions all reads every one)", T - 1, R, T);
+    }
+}
+
+/* The run's perplexity by position from its tokens' NLL: bins of 64, 128,
+ * 256, ... positions, and below / from the training length (none for a run
+ * without token rows). */
+static int position_perplexity(store *st, gs_compare_row *r) {
+    store_token_array tk;
+    r->n_bins = 0;
+    r->ppl_below_training = r->ppl_from_training = NAN;
+    if (store_read_tokens(st, r->run, &tk) != 0) { /* a run without token rows: no curve, the rest stands */
+        gs_clear_error();
+        return 0;
+    }
+    const int64_t P = tk.n_positions;
+    int edge[GS_CMP_MAX_BINS + 1], nb = 0;
+    edge[0] = 0;
+    for (int64_t e = 64; nb < GS_CMP_MAX_BINS; e *= 2) {
+        edge[++nb] = (int)(e < P ? e : P);
+        if (e >= P) break;
+    }
+    double sum[GS_CMP_MAX_BINS] = {0}, below = 0, from = 0;
+    int64_t cnt[GS_CMP_MAX_BINS] = {0}, n_below = 0, n_from = 0;
+    const int T = r->trained_seq_len;
+    for (int64_t w = 0; w < tk.n_windows; w++)
+        for (int64_t p = 0, b = 0; p < P; p++) {
+            const float x = tk.nll[w * P + p];
+            while (b < nb - 1 && p >= edge[b + 1]) b++;
+            if (isnan(x)) continue;
+            sum[b] += x;
+            cnt[b]++;
+            if (T > 0 && p >= T) { from += x; n_from++; }
+            else if (T > 0) { below += x; n_below++; }
+        }
+    store_token_array_free(&tk);
+    for (int b = 0; b < nb; b++) {
+        r->bin_from[b] = edge[b];
+        r->bin_to[b] = edge[b + 1];
+        r->bin_tokens[b] = cnt[b];
+        r->bin_ppl[b] = cnt[b] ? exp(sum[b] / (double)cnt[b]) : NAN;
+    }
+    r->n_bins = P > 0 ? nb : 0;
+    if (n_below) r->ppl_below_training = exp(below / (double)n_below);
+    if (n_from) r->ppl_from_training = exp(from / (double)n_from);
+    return 0;
+}
+
 static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     store *st = store_open(r->store_path, STORE_READ);
     if (!st) return -1;
@@ -394,7 +462,10 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     ao.max_states = o->max_states;
     ao.seed = o->seed;
     ao.boot = o->boot;
-    int rc = gs_analyze_store(st, r->run, &ao, &r->an);
+    choose_positions(r, o);
+    ao.max_positions = r->max_positions;
+    int rc = position_perplexity(st, r);
+    if (rc == 0) rc = gs_analyze_store(st, r->run, &ao, &r->an);
     if (rc == 0) { /* the table needs the decode's results, not the model: one row per layer would hold a copy each */
         gpn_model_free(r->an.model);
         r->an.model = NULL;
@@ -403,6 +474,7 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     if (rc == 0) {
         src = gs_store_source_open(st, r->run, r->kind, 0, o->max_states);
         rc = src ? 0 : -1;
+        if (src) gs_store_source_limit(src, r->max_positions);
     }
     if (rc == 0) {
         gs_horizon_opts ho;

@@ -22,6 +22,11 @@
  * the verdict inconclusive. The pools' separation score carries retention's
  * own bootstrap (analyses/state/pools.h).
  *
+ * A row reads the store positions below its model's training length when its
+ * windows are longer (config.json's data.seq_len beside the checkpoint; past
+ * it a model extrapolates), the states and the decays alike; all_positions
+ * reads every one. Each row keeps which, and its run's perplexity by position.
+ *
  * Runs are comparable when they were recorded on the same token windows:
  * the same window ids with the same token ids at every position (runs
  * without token rows: the same corpus sha256 and the same window offsets
@@ -57,12 +62,16 @@ typedef struct {
     int boot;               /* bootstrap resamples over windows (200); 0: no intervals */
     uint64_t seed;          /* 1 */
     int64_t max_states;     /* 16384 per row, as analyze; <= 0: all */
+    int all_positions;      /* 0: each row reads store positions below its model's training length (config.json's
+                             * data.seq_len beside the checkpoint) when its windows are longer; 1: every position */
     /* progress: called before each row with its label (NULL: silent) */
     void (*progress)(void *ctx, int row, int n_rows, const char *label);
     void *progress_ctx;
 } gs_compare_opts;
 
 void gs_compare_opts_default(gs_compare_opts *o);
+
+#define GS_CMP_MAX_BINS 24
 
 /* a number with its 95% percentile bootstrap interval (lo, hi NaN without one) */
 typedef gs_finding_num gs_cmp_num;
@@ -79,6 +88,18 @@ typedef struct {
     char decay_site[64];    /* "" when the row has none */
     int64_t n_states, n_windows;
     int d;
+    /* the positions read: store positions < max_positions (0: all of the recorded_len), and why */
+    int trained_seq_len;    /* config.json's data.seq_len beside the run's model; 0: unknown */
+    int recorded_len;       /* the run's window length */
+    int max_positions;
+    char positions_note[256];
+    /* the run's perplexity by position (its tokens' NLL): bins [bin_from[i], bin_to[i]) of 64, 128, 256, ...
+     * positions; and below / from the training length (NaN when unknown or no token there) */
+    int n_bins;
+    int bin_from[GS_CMP_MAX_BINS], bin_to[GS_CMP_MAX_BINS];
+    double bin_ppl[GS_CMP_MAX_BINS];
+    int64_t bin_tokens[GS_CMP_MAX_BINS];
+    double ppl_below_training, ppl_from_training;
     /* 1. default-token direction: the findings' three tests (|cos| top SV without an interval) */
     gs_cmp_num norm_ratio, batch_cos;
     double top_sv_cos;
@@ -127,5 +148,7 @@ void gs_compare_row_judge(gs_compare_row *r);
 char *gs_compare_json(const gs_compare *c, int with_curves);
 /* The table as text, one line per row and structure. */
 void gs_compare_print(FILE *f, const gs_compare *c);
+/* "0-63 9.12, 64-127 8.80, ... (below 512: 8.85, from 512 on: 8.53)": a row's perplexity by position */
+void gs_compare_perplexity_text(const gs_compare_row *r, char *out, size_t size);
 
 #endif

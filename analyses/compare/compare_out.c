@@ -115,6 +115,20 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON_AddNumberToObject(o, "states", (double)r->n_states);
         cJSON_AddNumberToObject(o, "windows", (double)r->n_windows);
         cJSON_AddNumberToObject(o, "d", r->d);
+        cJSON *pos = cJSON_AddObjectToObject(o, "positions");
+        if (r->max_positions > 0) cJSON_AddNumberToObject(pos, "below", r->max_positions);
+        else cJSON_AddNullToObject(pos, "below");
+        cJSON_AddNumberToObject(pos, "recorded", r->recorded_len);
+        if (r->trained_seq_len > 0) cJSON_AddNumberToObject(pos, "trained_seq_len", r->trained_seq_len);
+        else cJSON_AddNullToObject(pos, "trained_seq_len");
+        cJSON_AddStringToObject(pos, "note", r->positions_note);
+        cJSON *pp = cJSON_AddObjectToObject(o, "perplexity_by_position");
+        cJSON_AddItemToObject(pp, "from", ints(r->bin_from, r->n_bins));
+        cJSON_AddItemToObject(pp, "to", ints(r->bin_to, r->n_bins));
+        cJSON_AddItemToObject(pp, "perplexity", doubles(r->bin_ppl, r->n_bins));
+        cJSON_AddItemToObject(pp, "tokens", counts(r->bin_tokens, r->n_bins));
+        cJSON_AddItemToObject(pp, "below_training", num(r->ppl_below_training));
+        cJSON_AddItemToObject(pp, "from_training", num(r->ppl_from_training));
         cJSON *dd = cJSON_AddObjectToObject(o, "default_direction");
         cJSON_AddItemToObject(dd, "norm_ratio", with_interval(&r->norm_ratio, -1));
         cJSON_AddItemToObject(dd, "batch_cos", with_interval(&r->batch_cos, -1));
@@ -155,6 +169,17 @@ static const char *with_ci(char *buf, size_t size, const gs_cmp_num *n) {
     return buf;
 }
 
+void gs_compare_perplexity_text(const gs_compare_row *r, char *out, size_t size) {
+    size_t at = 0;
+    out[0] = 0;
+    for (int b = 0; b < r->n_bins && at < size; b++)
+        at += (size_t)snprintf(out + at, size - at, "%s%d-%d %.2f", b ? ", " : "", r->bin_from[b], r->bin_to[b] - 1,
+                               r->bin_ppl[b]);
+    if (at < size && isfinite(r->ppl_below_training) && isfinite(r->ppl_from_training))
+        snprintf(out + at, size - at, " (below %d: %.2f, from %d on: %.2f)", r->trained_seq_len, r->ppl_below_training,
+                 r->trained_seq_len, r->ppl_from_training);
+}
+
 void gs_compare_print(FILE *f, const gs_compare *c) {
     fprintf(f, "windows: %s\n", c->windows_note);
     if (c->boot > 0) fprintf(f, "[lo, hi]: 95%% bootstrap interval over windows (%d resamples, seed %llu)\n", c->boot,
@@ -164,6 +189,12 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
         char a[96], b[96], e[96], g[96], k[96];
         fprintf(f, "\n%s  (%s%s%lld states in %lld windows, d = %d)\n", r->label, r->arch, r->arch[0] ? ", " : "",
                 (long long)r->n_states, (long long)r->n_windows, r->d);
+        fprintf(f, "  positions: %s\n", r->positions_note);
+        if (r->n_bins) {
+            char curve[600];
+            gs_compare_perplexity_text(r, curve, sizeof curve);
+            fprintf(f, "  perplexity by position: %s\n", curve);
+        }
         fprintf(f, "  1. default-token direction  %-12s ||s_bar|| / mean ||s|| %s; 8-batch cos %s; |cos| top SV %.3f\n",
                 gs_finding_word(r->default_verdict), with_ci(a, sizeof a, &r->norm_ratio), with_ci(b, sizeof b, &r->batch_cos),
                 r->top_sv_cos);

@@ -11,9 +11,9 @@
 /* The decays of a run's per-head site as gs_retention_run takes them: each
  * window's rows at consecutive positions, cut at its first position with a
  * missing value; beta from the site named with "beta" for "alpha" when it was
- * recorded alike (else NULL). */
-int gs_retention_read_decays(store *st, int64_t run, const char *site, float **alpha, float **beta, int64_t **ws,
-                             int *nw, int *H);
+ * recorded alike (else NULL). max_positions > 0: positions below it only. */
+int gs_retention_read_decays(store *st, int64_t run, const char *site, int max_positions, float **alpha, float **beta,
+                             int64_t **ws, int *nw, int *H);
 
 /* Write r's series and scalars into the begun analysis `analysis_id`. */
 int gs_retention_write(store *st, int64_t analysis_id, const gs_retention *r, const gs_retention_opts *o);

@@ -15,8 +15,8 @@
 /* decays as rows of consecutive positions per window: each window is cut at
  * its first position with a missing value; the write strengths are the site
  * named with "beta" for "alpha" (zeros where missing), when recorded alike */
-int gs_retention_read_decays(store *st, int64_t run, const char *site, float **alpha, float **beta, int64_t **ws,
-                             int *nw, int *H) {
+int gs_retention_read_decays(store *st, int64_t run, const char *site, int max_positions, float **alpha, float **beta,
+                             int64_t **ws, int *nw, int *H) {
     store_head_array A = {0}, B = {0};
     *alpha = *beta = NULL;
     *ws = NULL;
@@ -26,7 +26,9 @@ int gs_retention_read_decays(store *st, int64_t run, const char *site, float **a
     snprintf(bsite, sizeof bsite, "%.*sbeta", (int)(n >= 5 && !strcmp(site + n - 5, "alpha") ? n - 5 : n), site);
     int have_beta = store_read_site_heads(st, run, bsite, &B) == 0 && B.n_windows == A.n_windows &&
                     B.n_positions == A.n_positions && B.n_heads == A.n_heads;
-    const int64_t P = A.n_positions, h = A.n_heads;
+    /* P positions read of each window's stride (A's positions) */
+    const int64_t stride = A.n_positions, h = A.n_heads;
+    const int64_t P = max_positions > 0 && max_positions < stride ? max_positions : stride;
     float *a = malloc((size_t)(A.n_windows * P * h) * sizeof *a);
     float *b = have_beta ? malloc((size_t)(A.n_windows * P * h) * sizeof *b) : NULL;
     int64_t *start = malloc((size_t)(A.n_windows + 1) * sizeof *start);
@@ -40,13 +42,13 @@ int gs_retention_read_decays(store *st, int64_t run, const char *site, float **a
     for (int64_t w = 0; w < A.n_windows; w++) {
         start[w] = rows;
         for (int64_t p = 0; p < P; p++) {
-            const float *src = A.values + (w * P + p) * h;
+            const float *src = A.values + (w * stride + p) * h;
             int ok = 1;
             for (int64_t k = 0; k < h; k++) ok &= !isnan(src[k]);
             if (!ok) break;
             memcpy(a + rows * h, src, (size_t)h * sizeof *a);
             if (b) {
-                const float *sb = B.values + (w * P + p) * h;
+                const float *sb = B.values + (w * stride + p) * h;
                 for (int64_t k = 0; k < h; k++) b[rows * h + k] = isnan(sb[k]) ? 0.0f : sb[k];
             }
             rows++;
@@ -85,7 +87,7 @@ int gs_retention_row_run(gs_analysis_ctx *c) {
     snprintf(a->decay_site, sizeof a->decay_site, "%s",
              c->o->decay_site ? c->o->decay_site
                               : gs_analysis_site_of_role(c->st, c->run, "decay", 0, "mem.alpha", dbuf, sizeof dbuf));
-    int rc = gs_retention_read_decays(c->st, c->run, a->decay_site, &alpha, &beta, &ws, &nw, &H);
+    int rc = gs_retention_read_decays(c->st, c->run, a->decay_site, c->o->max_positions, &alpha, &beta, &ws, &nw, &H);
     if (rc != 0 && c->info->n_heads <= 0) /* a GPN: say that, not "no rows" */
         rc = gs_retention_run(NULL, NULL, NULL, 0, 0, NULL, &a->retention);
     else if (rc != 0)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -132,4 +133,18 @@ cJSON *train_config_parse(const char *path, const char *what) {
     cJSON_Delete(root);
     gs_fail("%s: not a JSON object (%s)", path, what);
     return NULL;
+}
+
+int train_config_seq_len(const char *model_path) {
+    char dir[4096], cfg[4200];
+    train_config_dir(model_path, dir, sizeof dir);
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    struct stat sb;
+    if (stat(cfg, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    cJSON *root = train_config_parse(cfg, "a training config");
+    if (!root) { gs_clear_error(); return 0; }
+    const cJSON *len = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "data"), "seq_len");
+    int n = cJSON_IsNumber(len) && len->valuedouble >= 1 && len->valuedouble <= 1e9 ? (int)len->valuedouble : 0;
+    cJSON_Delete(root);
+    return n;
 }

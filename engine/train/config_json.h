@@ -36,5 +36,9 @@ char *train_read_config(const char *path, size_t *len);
 cJSON *train_config_parse(const char *path, const char *what);
 /* The directory of the config file at path, absolute where it can be (size bytes). */
 void train_config_dir(const char *path, char *base, size_t size);
+/* data.seq_len of DIR/config.json beside the checkpoint DIR/model.safetensors
+ * (written by `gpnscope train`): the windows the model was trained on; 0 when
+ * there is no such file or it names none. */
+int train_config_seq_len(const char *model_path);
 
 #endif

@@ -61,7 +61,7 @@ grep -q "demo: analyze gdn.weights.safetensors done" stderr && ok "each baseline
 # windows longer than a model's training window are named, with the like-for-like command
 [[ "$(grep -c "^  note: .* was trained on windows of 32 tokens; these are 64$" stdout)" == 2 ]] &&
   grep -q "^  note: gdn.weights.safetensors was trained on windows of 32" stdout && ! grep -q "note: .*gpnm15-small" stdout &&
-  grep -q "^  gpnscope demo --seq-len 32 --windows 8 compares the same tokens at the training length" stdout &&
+  grep -q "gpnscope demo --seq-len 32 --windows 8 compares the same tokens in windows of the training length" stdout &&
   ok "the models trained on shorter windows named, and the command at the training length" ||
   bad "training-window notes: $(grep -A1 "note:" stdout)"
 # compare's table: one row per run, one per layer of the layered ones, in order
@@ -84,6 +84,49 @@ md = open('out/compare/report.md').read()
 assert all(l in md for l in labels), labels
 assert json.load(open('out/compare/compare.ipynb'))['nbformat'] == 4
 PY
+
+# compare reads each model's positions below its training length (issue 39.7): the baselines' config.json
+# says 32, so their rows read positions 0-31 (states and decays); GPN+M's 512 covers the 64 recorded.
+# The norm ratio against numpy over the stored f16 states of the positions read, both ways.
+grep -q "^  positions: positions 0-31 of 64: the model was trained on 32 (--positions all reads every one)$" stdout &&
+  grep -q "^  positions: all 64 positions (trained on 512)$" stdout &&
+  ok "compare names the positions each row read" || bad "positions lines: $(grep '^  positions:' stdout | sort -u)"
+"$bin" compare "$db:1" "$db:2" "$db:3" --sites 'blocks.*.hook_resid_post' --positions all --json --quiet >all.json &&
+  ok "compare --positions all ran" || bad "compare --positions all failed"
+"$py" - "$db" out/compare/compare.json all.json <<'PY' && ok "positions read: states, decays, norm ratio and perplexity by position agree with the store" || bad "positions read disagree with the store"
+import json, sqlite3, sys
+import numpy as np
+c = sqlite3.connect(sys.argv[1])
+def ratio(run, site, below):
+    kind = c.execute("select stored_as from run_sites where run_id = ? and site = ?", (run, site)).fetchone()[0]
+    X = np.array([np.frombuffer(v, "<f2" if d == "f16" else "<f4") for v, d in c.execute(
+        "select vector, dtype from states where run_id = ? and kind = ? and position < ? order by window, position",
+        (run, kind, below))], dtype=np.float64)
+    return len(X), np.linalg.norm(X.mean(0)) / np.linalg.norm(X, axis=1).mean()
+for path, all_pos in ((sys.argv[2], False), (sys.argv[3], True)):
+    rows = json.load(open(path))["rows"]
+    assert len(rows) == 5, [r["label"] for r in rows]
+    for r in rows:
+        below = 64 if all_pos or r["run"] == 1 else 32
+        assert r["positions"]["below"] == (None if below == 64 else 32), r["positions"]
+        n, want = ratio(r["run"], r["site"], below)
+        got = r["default_direction"]["norm_ratio"]["value"]
+        assert r["states"] == n == 4 * below, (r["label"], r["states"], n)
+        assert abs(got - want) <= 1e-6 * abs(want), (r["label"], got, want)
+        pp = r["perplexity_by_position"]
+        nll = c.execute("select avg(nll) from tokens where run_id = ? and nll is not null", (r["run"],)).fetchone()[0]
+        assert pp["from"] == [0] and pp["to"] == [64] and abs(pp["perplexity"][0] - np.exp(nll)) < 1e-6 * np.exp(nll), pp
+        if r["run"] > 1:
+            lo = c.execute("select avg(nll) from tokens where run_id = ? and position < 32", (r["run"],)).fetchone()[0]
+            hi = c.execute("select avg(nll) from tokens where run_id = ? and position >= 32", (r["run"],)).fetchone()[0]
+            assert abs(pp["below_training"] - np.exp(lo)) < 1e-6 * np.exp(lo) and abs(pp["from_training"] - np.exp(hi)) < 1e-6 * np.exp(hi), pp
+# the GDN's pools read its decays below 32 too: no retention lag reaches 32
+gdn = [r for r in json.load(open(sys.argv[2]))["rows"] if r["run"] == 2 and "curves" in r and "retention" in r["curves"]]
+assert gdn and all(max(r["curves"]["retention"]["lags"]) < 32 for r in gdn), [max(r["curves"]["retention"]["lags"]) for r in gdn]
+print("ok")
+PY
+grep -q "^## Perplexity by position" out/compare/report.md && grep -q "(below 32: [0-9.]*; from 32 on: [0-9.]*)" out/compare/report.md &&
+  ok "report.md: each run's perplexity by position, below and from its training length" || bad "report.md has no perplexity by position"
 
 # the main model's output as with one model: verdicts (whole sentences), figures, notebook
 for s in "default-token direction" "content horizon" "fast and slow pools"; do
