@@ -212,15 +212,24 @@ static int pools_text(store *st, int64_t r, const char *sfx, char *buf, size_t s
     double sn = S("slow_n"), smin = S("slow_min"), smax = S("slow_max"), sep = S("separation");
     double lo = S("separation_boot_lo"), hi = S("separation_boot_hi");
     double pn = S("separation_null_p_normal"), pu = S("separation_null_p_uniform");
-    double pl = S("separation_null_p_laplace"), pt = S("separation_null_p_t3");
+    double pl = S("separation_null_p_laplace"), pt = S("separation_null_p_t3"), pi = S("separation_null_p_init");
+    double pw_paper = S("pools_power_paper"), pw_fit = S("pools_power_fitted");
 #undef S
+    char init[48] = ""; /* a store analyzed before the initialisation's null has none */
+    if (!isnan(pi)) snprintf(init, sizeof init, " / %.3f init", pi);
+    /* what "not shown" is worth: how often the rule finds two true pools (a store analyzed before has none) */
+    char power[160] = "";
+    if (!isnan(pw_paper))
+        snprintf(power, sizeof power, " (the rule's power: %.2f on the paper's pools, %.2f on these fitted ones)",
+                 pw_paper, pw_fit);
     int verdict = v >= 1 ? FINDING_PRESENT : v > 0 ? FINDING_MARGINAL : FINDING_ABSENT;
     char boot[64] = "";
     if (!isnan(lo)) snprintf(boot, sizeof boot, " (bootstrap 95%% %.2f-%.2f)", lo, hi);
     snprintf(buf, size,
              "fast pool %.0f heads at %.1f-%.1f tokens, slow pool %.0f heads at %.1f-%.1f, separation %.2f%s, null p "
-             "%.3f normal / %.3f uniform / %.3f Laplace / %.3f t3: %s",
-             fn, fmin, fmax, sn, smin, smax, sep, boot, pn, pu, pl, pt, gs_finding_pools_word((finding_verdict)verdict));
+             "%.3f normal / %.3f uniform / %.3f Laplace / %.3f t3%s: %s%s",
+             fn, fmin, fmax, sn, smin, smax, sep, boot, pn, pu, pl, pt, init,
+             gs_finding_pools_word((finding_verdict)verdict), power);
     return verdict;
 }
 
@@ -273,14 +282,19 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         sep[e] = S("separation");
         lo[e] = S("separation_boot_lo");
         hi[e] = S("separation_boot_hi");
-        pmax[e] = fmax(fmax(S("separation_null_p_normal"), S("separation_null_p_uniform")),
-                       fmax(S("separation_null_p_laplace"), S("separation_null_p_t3")));
+        pmax[e] = fmax(fmax(fmax(S("separation_null_p_normal"), S("separation_null_p_uniform")),
+                            fmax(S("separation_null_p_laplace"), S("separation_null_p_t3"))),
+                       S("separation_null_p_init")); /* fmax passes over a missing (NaN) one */
 #undef S
     }
+    /* "not shown" reads as "not demonstrated, at this power" (issue 39.5) */
+    const double power = scalar(st, r, "pools_power_paper_from_start");
+    char pw[64] = "";
+    if (!isnan(power)) snprintf(pw, sizeof pw, ", power %.2f on the paper's pools", power);
     snprintf(f->brief, sizeof f->brief,
              "%s (from the start: separation %.2f [%.2f, %.2f], largest null p %.3f; all starts: %.2f, p %.3f; rule: "
-             "every p < 0.05)",
-             gs_finding_pools_word(f->verdict), sep[0], lo[0], hi[0], pmax[0], sep[1], pmax[1]);
+             "every p < 0.05%s)",
+             gs_finding_pools_word(f->verdict), sep[0], lo[0], hi[0], pmax[0], sep[1], pmax[1], pw);
     char init[400];
     init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,

@@ -222,10 +222,14 @@ static void summary(const plot_ctx *c, table *t) {
             if (isfinite(pn)) {
                 snprintf(what, sizeof what, "null p +- MC SE%s", tag);
                 r = add(t, what, "");
-                snprintf(r->ours, sizeof r->ours, "normal %.3f+-%.3f, uniform %.3f+-%.3f, Laplace %.3f+-%.3f, t3 %.3f+-%.3f",
-                         pn, SC("separation_null_se_normal"), SC("separation_null_p_uniform"),
-                         SC("separation_null_se_uniform"), SC("separation_null_p_laplace"),
-                         SC("separation_null_se_laplace"), SC("separation_null_p_t3"), SC("separation_null_se_t3"));
+                int at = snprintf(r->ours, sizeof r->ours,
+                                  "normal %.3f+-%.3f, uniform %.3f+-%.3f, Laplace %.3f+-%.3f, t3 %.3f+-%.3f", pn,
+                                  SC("separation_null_se_normal"), SC("separation_null_p_uniform"),
+                                  SC("separation_null_se_uniform"), SC("separation_null_p_laplace"),
+                                  SC("separation_null_se_laplace"), SC("separation_null_p_t3"), SC("separation_null_se_t3"));
+                double pi = SC("separation_null_p_init"); /* absent from stores analyzed before it */
+                if (isfinite(pi) && at > 0 && (size_t)at < sizeof r->ours)
+                    snprintf(r->ours + at, sizeof r->ours - (size_t)at, ", init %.3f+-%.3f", pi, SC("separation_null_se_init"));
                 double v = SC("pool_verdict");
                 snprintf(what, sizeof what, "pool verdict%s", tag);
                 r = add(t, what, "");

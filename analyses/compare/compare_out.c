@@ -56,6 +56,8 @@ static cJSON *pools_json(const gs_pools *p) {
             cJSON_AddItemToObject(np, gs_null_family_name((gs_null_family)f), num(p->null_p[f]));
             cJSON_AddItemToObject(se, gs_null_family_name((gs_null_family)f), num(p->null_se[f]));
         }
+        cJSON_AddItemToObject(o, "power_paper", num(p->power_paper));
+        cJSON_AddItemToObject(o, "power_fitted", num(p->power_fitted));
     }
     return o;
 }
@@ -211,10 +213,12 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
         for (int est = GS_RET_FROM_START; est >= GS_RET_ALL_STARTS; est--) {
             const gs_pools *p = &r->an.retention.est[est].pools;
             gs_cmp_num sep = {p->separation, p->boot_n ? p->boot_lo : NAN, p->boot_n ? p->boot_hi : NAN};
+            double pmax = 0;
+            for (int fam = 0; fam < GS_NULL_COUNT; fam++) pmax = fmax(pmax, p->null_p[fam]);
             fprintf(f, "  3. memory pools             %-12s %s: %d fast + %d slow heads (%s), separation %s, max null p %.3f\n",
                     est == GS_RET_FROM_START ? gs_finding_pools_word(r->pools_verdict) : "", gs_ret_estimator_name((gs_ret_estimator)est),
                     p->pool_n[0], p->pool_n[1], r->decay_site, with_ci(a, sizeof a, &sep),
-                    fmax(fmax(p->null_p[0], p->null_p[1]), fmax(p->null_p[2], p->null_p[3])));
+                    pmax);
         }
     }
 }

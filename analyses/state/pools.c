@@ -8,7 +8,7 @@
 #include "base/error.h"
 
 const char *gs_null_family_name(gs_null_family f) {
-    static const char *const names[GS_NULL_COUNT] = {"normal", "uniform", "laplace", "t3"};
+    static const char *const names[GS_NULL_COUNT] = {"normal", "uniform", "laplace", "t3", "init"};
     return f >= 0 && f < GS_NULL_COUNT ? names[f] : "?";
 }
 
@@ -103,6 +103,11 @@ static double null_value(gs_null_family f, gs_rng *r) {
         for (int i = 0; i < 3; i++) { double g = gs_rng_normal(r); c += g * g; }
         return z / sqrt(c / 3.0);
     }
+    case GS_NULL_INIT: { /* log(1 / (A dt)); 1 - u in (0, 1] keeps A > 0 */
+        double A = 16.0 * (1.0 - gs_rng_uniform(r));
+        double dt = exp(gs_rng_uniform(r) * (log(0.1) - log(0.001)) + log(0.001));
+        return -log(A) - log(dt);
+    }
     default: return gs_rng_normal(r);
     }
 }
@@ -187,4 +192,44 @@ int gs_pools_compute(const double *e_fold_time, int H, double *const null[GS_NUL
     }
     p->verdict = gs_pool_verdict_rule(p->null_p, p->null_se, GS_NULL_COUNT);
     return 0;
+}
+
+double gs_pools_power(const int n[2], const double lo[2], const double hi[2], double *const null[GS_NULL_COUNT],
+                      int draws, int sets, uint64_t seed) {
+    const int H = n[0] + n[1];
+    if (H < 3 || n[0] < 1 || n[1] < 1 || sets < 1 || draws < 1 || H > 4096) return NAN;
+    for (int f = 0; f < GS_NULL_COUNT; f++)
+        if (!null[f]) return NAN;
+    double v[4096], p[GS_NULL_COUNT], se[GS_NULL_COUNT];
+    gs_rng rng = {gs_hash2(seed, 0x90E7u)};
+    int present = 0;
+    for (int k = 0; k < sets; k++) {
+        for (int h = 0; h < H; h++) {
+            const int pool = h >= n[0];
+            v[h] = log(lo[pool]) + gs_rng_uniform(&rng) * (log(hi[pool]) - log(lo[pool]));
+        }
+        insertion_sort(v, H);
+        const double score = cut_score(v, H, best_cut(v, H), NULL, NULL, NULL);
+        for (int f = 0; f < GS_NULL_COUNT; f++) {
+            p[f] = (1.0 + count_ge(null[f], draws, score)) / (1.0 + draws);
+            se[f] = sqrt(p[f] * (1.0 - p[f]) / draws);
+        }
+        present += gs_pool_verdict_rule(p, se, GS_NULL_COUNT) == GS_POOLS_PRESENT;
+    }
+    return (double)present / sets;
+}
+
+void gs_pools_fill_power(gs_pools *p, double *const null[GS_NULL_COUNT], int draws, uint64_t seed) {
+    p->power_paper = p->power_fitted = NAN;
+    p->power_sets = 0;
+    if (!p->score_valid || !null || draws < 1) return;
+    /* the paper's 6 + 9 of 15 heads, in proportion for another head count */
+    int fast = (int)lround(0.4 * p->H);
+    if (fast < 1) fast = 1;
+    if (fast > p->H - 1) fast = p->H - 1;
+    const int np[2] = {fast, p->H - fast};
+    const double plo[2] = {1, 5}, phi[2] = {3, 322};
+    p->power_paper = gs_pools_power(np, plo, phi, null, draws, GS_POOL_POWER_SETS, seed);
+    p->power_fitted = gs_pools_power(p->pool_n, p->pool_min, p->pool_max, null, draws, GS_POOL_POWER_SETS, seed + 1);
+    p->power_sets = GS_POOL_POWER_SETS;
 }

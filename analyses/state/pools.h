@@ -6,8 +6,12 @@
  * SSE_slow) / (H - 2), floored at GS_POOL_STD_FLOOR; needs H >= 3.
  *
  * The score is location- and scale-free, so a null needs only a shape. The
- * null p is computed under four unimodal families of one pool (normal,
- * uniform, Laplace, Student t with 3 degrees of freedom): the share of
+ * null p is computed under five families of one pool: four unimodal shapes
+ * (normal, uniform, Laplace, Student t with 3 degrees of freedom) and the
+ * initialisation's own (init: log tau, tau = 1 / (A dt), A ~ U(0, 16), dt
+ * log-uniform in [0.001, 0.1], the data-free time constants of GPN+M and GDN
+ * as the companion code, fla and gpnscope train draw them (train_init.c); a
+ * split that training did not add scores like these): the share of
  * samples of H values whose split scores at least as high, +1 smoothed, from
  * GS_POOL_NULL_DRAWS draws each, so its Monte Carlo standard error
  * sqrt(p (1 - p) / N) is below 0.002 for every p.
@@ -31,11 +35,12 @@
 #define GS_POOL_NULL_DRAWS 65536
 #define GS_POOL_ALPHA 0.05
 #define GS_POOL_Z 4.0
+#define GS_POOL_POWER_SETS 2000
 
-typedef enum { GS_NULL_NORMAL, GS_NULL_UNIFORM, GS_NULL_LAPLACE, GS_NULL_T3, GS_NULL_COUNT } gs_null_family;
+typedef enum { GS_NULL_NORMAL, GS_NULL_UNIFORM, GS_NULL_LAPLACE, GS_NULL_T3, GS_NULL_INIT, GS_NULL_COUNT } gs_null_family;
 typedef enum { GS_POOLS_NOT_SHOWN = 0, GS_POOLS_MARGINAL = 1, GS_POOLS_PRESENT = 2 } gs_pool_verdict;
 
-/* "normal", "uniform", "laplace", "t3" */
+/* "normal", "uniform", "laplace", "t3", "init" */
 const char *gs_null_family_name(gs_null_family f);
 /* "not shown", "marginal", "present" */
 const char *gs_pool_verdict_name(gs_pool_verdict v);
@@ -57,6 +62,15 @@ typedef struct {
     int boot_n;
     double boot_lo, boot_median, boot_hi; /* 2.5%, 50%, 97.5% of the resampled score */
     double boot_same_split;               /* share of resamples with the same pool of every head */
+    /* share of resamples scoring above each family's 95th percentile: how often the windows would have
+     * rejected that family at 5% (NaN without null draws) */
+    double boot_over_crit95[GS_NULL_COUNT];
+    /* the rule's power (issue 39.5): the share of GS_POOL_POWER_SETS simulated sets of H heads, two true
+     * pools drawn log-uniform within [lo, hi] tokens, that the verdict calls present; against the paper's
+     * configuration (40% of the heads at 1-3 tokens, 60% at 5-322: its 6 + 9 of 15) and this split's own
+     * fitted pools (the counts and ranges found). NaN without null draws; SE sqrt(P (1 - P) / sets). */
+    double power_paper, power_fitted;
+    int power_sets;
 } gs_pools;
 
 /* Exact 2-means split of x[0..n) (n >= 2): pool[i] = 0 for the lower group.
@@ -76,5 +90,13 @@ gs_pool_verdict gs_pool_verdict_rule(const double *p, const double *se, int n);
  * leaves them out (verdict not shown, p = 1). 0, or -1 with gs_error(). */
 int gs_pools_compute(const double *e_fold_time, int H, double *const null[GS_NULL_COUNT], int draws, gs_pools *p);
 void gs_pools_free(gs_pools *p);
+
+/* The share of `sets` simulated sets of n[0] + n[1] heads (1/e times
+ * log-uniform in [lo[k], hi[k]] tokens for pool k) judged present against the
+ * sorted null scores null[f] (`draws` each, for H = n[0] + n[1] heads). */
+double gs_pools_power(const int n[2], const double lo[2], const double hi[2], double *const null[GS_NULL_COUNT],
+                      int draws, int sets, uint64_t seed);
+/* Both powers of p (its H heads, its fitted pools) into p->power_*. */
+void gs_pools_fill_power(gs_pools *p, double *const null[GS_NULL_COUNT], int draws, uint64_t seed);
 
 #endif

@@ -172,6 +172,11 @@ static int bootstrap_pools(const double *bk, int B, int H, gs_pools *p) {
     p->boot_median = quantile(s, B, 0.5);
     p->boot_hi = quantile(s, B, 0.975);
     p->boot_same_split = (double)same / B;
+    for (int f = 0; f < GS_NULL_COUNT; f++) {
+        int over = 0;
+        for (int b = 0; b < B; b++) over += s[b] > p->null_crit95[f];
+        p->boot_over_crit95[f] = p->null_draws > 0 ? (double)over / B : NAN;
+    }
     free(s); free(lk); free(pool);
     return 0;
 }
@@ -215,6 +220,7 @@ static int finish_pools(gs_retention *r, double *const bk[GS_RET_COUNT], int B, 
         gs_pools *p = &r->est[e].pools;
         if (gs_pools_compute(r->est[e].e_fold_time, H, null[0] ? null : NULL, o->null_draws, p) != 0) goto out;
         if (B && p->score_valid && bootstrap_pools(bk[e], B, H, p) != 0) goto out;
+        gs_pools_fill_power(p, null[0] ? null : NULL, o->null_draws, o->seed);
     }
     rc = 0;
 out:

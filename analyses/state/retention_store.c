@@ -51,6 +51,13 @@ static void write_pools(wr *w, const gs_pools *p, const char *sfx, const char *e
                  ">= 0.05), 0.5 marginal",
                  gs_pool_verdict_name(p->verdict));
         sc(w, "pool_verdict", sfx, p->verdict == GS_POOLS_PRESENT ? 1.0 : p->verdict == GS_POOLS_MARGINAL ? 0.5 : 0.0, note);
+        if (p->power_sets > 0) {
+            snprintf(note, sizeof note, "share of %d simulated two-pool sets (the paper's: %d%% of the heads "
+                     "log-uniform at 1-3 tokens, the rest at 5-322) the rule calls present", p->power_sets, 40);
+            sc(w, "pools_power_paper", sfx, p->power_paper, note);
+            snprintf(note, sizeof note, "the same for two pools of this split's counts and 1/e-time ranges");
+            sc(w, "pools_power_fitted", sfx, p->power_fitted, note);
+        }
     }
     if (p->boot_n > 0) {
         snprintf(note, sizeof note, "2.5%% of %d window resamples", p->boot_n);
@@ -59,6 +66,11 @@ static void write_pools(wr *w, const gs_pools *p, const char *sfx, const char *e
         snprintf(note, sizeof note, "97.5%% of %d window resamples", p->boot_n);
         sc(w, "separation_boot_hi", sfx, p->boot_hi, note);
         sc(w, "split_stability", sfx, p->boot_same_split, "share of resamples that put every head in the same pool");
+        for (int f = 0; f < GS_NULL_COUNT && p->null_draws > 0; f++) {
+            char k[64];
+            snprintf(k, sizeof k, "separation_boot_over_crit95_%s", gs_null_family_name((gs_null_family)f));
+            sc(w, k, sfx, p->boot_over_crit95[f], "share of window resamples scoring above this null's 95th percentile");
+        }
     }
 }
 

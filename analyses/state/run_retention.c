@@ -170,11 +170,20 @@ void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
                 }
                 cJSON_AddNumberToObject(k, "null_draws", p->null_draws);
                 cJSON_AddStringToObject(k, "pool_verdict", gs_pool_verdict_name(p->verdict));
+                if (p->power_sets > 0) {
+                    cJSON_AddNumberToObject(k, "power_paper", p->power_paper);
+                    cJSON_AddNumberToObject(k, "power_fitted", p->power_fitted);
+                }
             }
             if (p->boot_n > 0) {
                 double ci[3] = {p->boot_lo, p->boot_median, p->boot_hi};
                 cJSON_AddItemToObject(k, "separation_bootstrap", cJSON_CreateDoubleArray(ci, 3));
                 cJSON_AddNumberToObject(k, "split_stability", p->boot_same_split);
+                if (p->null_draws > 0) {
+                    cJSON *oc = cJSON_AddObjectToObject(k, "boot_over_crit95");
+                    for (int f = 0; f < GS_NULL_COUNT; f++)
+                        cJSON_AddNumberToObject(oc, gs_null_family_name((gs_null_family)f), p->boot_over_crit95[f]);
+                }
             }
         }
     }

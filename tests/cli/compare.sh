@@ -68,7 +68,8 @@ pa, pb = a['memory_pools'], b['memory_pools']
 assert pa['decay_site'] == 'mem.alpha' and pa['heads'] == 6, pa
 assert pa['verdict'] == 'present' and pa['from_start']['fast_heads'] == 3 and pa['all_starts']['slow_heads'] == 3, pa
 assert pb['verdict'] == 'not shown', pb
-assert set(pa['from_start']['null_p']) == {'normal', 'uniform', 'laplace', 't3'}, pa
+assert set(pa['from_start']['null_p']) == {'normal', 'uniform', 'laplace', 't3', 'init'}, pa
+assert 0 <= pa['from_start']['power_paper'] <= 1 and 0 <= pa['from_start']['power_fitted'] <= 1, pa
 PY
 "$py" - <<'PY' && ok "point values equal numpy's from the planted states (norm ratio, lag cosines at k = 1)" || bad "point values differ from numpy's"
 import json

@@ -78,7 +78,7 @@ with_metadata(sys.argv[1], sys.argv[2], hdr)
 PY
 check "$dir/still.safetensors" still.db "unmoved" && [[ "$(sqlite3 still.db "select cast(value as integer) from analysis_scalars where key = 'decays_moved'")" == 0 ]] &&
   ok "initial = trained: barely moved" || bad "unmoved model"
-grep -q "training barely moved the decays: the largest change of a head's time constant is 1.00x" still.db.txt &&
+tr '\n' ' ' <still.db.txt | tr -s ' ' | grep -q "training barely moved the decays: the largest change of a head's time constant is 1.00x" &&
   ok "its finding says so" || bad "unmoved finding: $(grep -o 'Against.*' still.db.txt | head -c 300)"
 
 # "initial" values in the reverse order, each head's A 4x larger: moved, and the order changed
@@ -97,7 +97,7 @@ hdr["__metadata__"]["init_write_dt_bias"] = ",".join("%.9g" % v for v in d0)
 with_metadata(sys.argv[1], sys.argv[2], hdr)
 PY
 check "$dir/moved.safetensors" moved.db "moved" && [[ "$(sqlite3 moved.db "select cast(value as integer) from analysis_scalars where key = 'decays_moved'")" == 1 ]] &&
-  grep -q "training moved the decays" moved.db.txt && ok "reversed and 4x: moved, and the finding says so" || bad "moved model"
+  tr '\n' ' ' <moved.db.txt | tr -s ' ' | grep -q "training moved the decays" && ok "reversed and 4x: moved, and the finding says so" || bad "moved model"
 
 # a checkpoint without initial values (the reference fixture): the distribution only
 check "$GPNSCOPE_FIXTURES/reference/gpnm1.weights.safetensors" fixture.db "no init" && ok "no initial values: percentiles only" || bad "fixture model"

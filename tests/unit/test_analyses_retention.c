@@ -160,6 +160,12 @@ static void test_pools(void) {
                 CHECK(p->null_draws == GS_POOL_NULL_DRAWS, "draws %d", p->null_draws);
                 /* stationary decays: resampling windows changes nothing */
                 CHECK(p->boot_n == 20 && p->boot_same_split == 1 && fabs(p->boot_lo - p->separation) < 1e-9, "bootstrap");
+                /* every resample scores the whole's score, which beats each family's 95th percentile */
+                int over = 1;
+                for (int f = 0; f < GS_NULL_COUNT; f++)
+                    over &= p->boot_over_crit95[f] == (p->separation > p->null_crit95[f] ? 1.0 : 0.0) &&
+                            p->separation > p->null_crit95[f];
+                CHECK(over, "two pools: every resample above every family's 95th percentile");
             }
             int all = 1;
             for (int f = 0; f < GS_NULL_COUNT; f++) {
@@ -177,7 +183,8 @@ static void test_pools(void) {
         for (int e = 0; e < GS_RET_COUNT; e++) {
             const gs_pools *p = &r.est[e].pools;
             int all = 1;
-            for (int f = 0; f < GS_NULL_COUNT; f++) all &= p->null_p[f] - GS_POOL_Z * p->null_se[f] >= GS_POOL_ALPHA;
+            for (int f = 0; f < GS_NULL_COUNT; f++)
+                all &= p->null_p[f] - GS_POOL_Z * p->null_se[f] >= GS_POOL_ALPHA && p->boot_over_crit95[f] == 0.0;
             CHECK(all && p->verdict == GS_POOLS_NOT_SHOWN, "one pool, seed %llu: %s (score %g, p %g %g %g %g)",
                   (unsigned long long)seed, gs_pool_verdict_name(p->verdict), p->separation, p->null_p[0],
                   p->null_p[1], p->null_p[2], p->null_p[3]);
@@ -313,12 +320,86 @@ static void test_bad(void) {
     gs_retention_free(&r);
 }
 
+/* The initialisation's null (issue 39.4): heads drawn as the trainer draws
+ * them (tau = 1 / (A dt), A ~ U(0, 16), dt log-uniform in [0.001, 0.1]) are
+ * one pool by construction, so their init p falls below 0.05 about 5% of the
+ * time, while the normal null, blind to that skewed shape, rejects them more
+ * often. */
+static void test_init_null(void) {
+    enum { H = 15, SETS = 400, DRAWS = 20000 };
+    double *null[GS_NULL_COUNT];
+    for (int f = 0; f < GS_NULL_COUNT; f++) null[f] = gs_pool_null_scores((gs_null_family)f, H, DRAWS, 11);
+    uint64_t x = 0x243F6A8885A308D3ull; /* the test's own stream (xorshift64), not the nulls' */
+    int reject_init = 0, reject_normal = 0;
+    for (int k = 0; k < SETS && null[GS_NULL_INIT] && null[GS_NULL_NORMAL]; k++) {
+        double tau[H];
+        for (int h = 0; h < H; h++) {
+            double u[2];
+            for (int i = 0; i < 2; i++) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                u[i] = ((double)(x >> 11) + 0.5) / 9007199254740992.0; /* in (0, 1) */
+            }
+            double A = 16.0 * u[0], dt = exp(u[1] * (log(0.1) - log(0.001)) + log(0.001));
+            tau[h] = 1.0 / (A * dt);
+        }
+        gs_pools p;
+        if (gs_pools_compute(tau, H, null, DRAWS, &p) != 0) { CHECK(0, "%s", gs_error()); break; }
+        reject_init += p.null_p[GS_NULL_INIT] < GS_POOL_ALPHA;
+        reject_normal += p.null_p[GS_NULL_NORMAL] < GS_POOL_ALPHA;
+        gs_pools_free(&p);
+    }
+    const double ri = (double)reject_init / SETS, rn = (double)reject_normal / SETS;
+    /* 5% of 400 has a binomial SD of 1.1%: [2%, 8.5%] is about 3 SD either side */
+    CHECK(ri >= 0.02 && ri <= 0.085, "init null calibrated on initialisation-drawn heads: p < 0.05 in %.1f%% of %d sets",
+          100 * ri, SETS);
+    /* and it is a null of its own: its 95th percentile is not the normal's (the skewed log of U(0, 16)) */
+    const double qi = null[GS_NULL_INIT] ? null[GS_NULL_INIT][DRAWS * 95 / 100] : NAN;
+    const double qn = null[GS_NULL_NORMAL] ? null[GS_NULL_NORMAL][DRAWS * 95 / 100] : NAN;
+    printf("init null: p < 0.05 in %.1f%% of sets (normal null: %.1f%%); 95th percentiles init %.3f, normal %.3f\n",
+           100 * ri, 100 * rn, qi, qn);
+    CHECK(qi > qn + 0.1, "the init null's 95th percentile %.3f above the normal's %.3f", qi, qn);
+    for (int f = 0; f < GS_NULL_COUNT; f++) free(null[f]);
+}
+
+/* The pools rule's power (issue 39.5): two well-apart pools (test_pools's) are
+ * found nearly always, one pool split in two "pools" of the same range almost
+ * never, and power grows with the gap; the paper's configuration is printed. */
+static void test_power(void) {
+    enum { H = 15, DRAWS = 20000, SETS = 400 };
+    double *null[GS_NULL_COUNT];
+    for (int f = 0; f < GS_NULL_COUNT; f++) null[f] = gs_pool_null_scores((gs_null_family)f, H, DRAWS, 5);
+    const int n[2] = {6, 9};
+    const double apart = gs_pools_power(n, (double[]){1.5, 20}, (double[]){3, 60}, null, DRAWS, SETS, 1);
+    const double same = gs_pools_power(n, (double[]){1, 1}, (double[]){322, 322}, null, DRAWS, SETS, 1);
+    double gap[4];
+    for (int g = 0; g < 4; g++) /* the slow pool's range moved up by 1, 3, 10, 30 x */
+        gap[g] = gs_pools_power(n, (double[]){1, 3 * pow(10, g / 2.0)}, (double[]){3, 9 * pow(10, g / 2.0)}, null, DRAWS,
+                                SETS, 2);
+    const double paper = gs_pools_power(n, (double[]){1, 5}, (double[]){3, 322}, null, DRAWS, SETS, 3);
+    printf("pools power: apart %.3f, one pool %.3f, gaps %.3f %.3f %.3f %.3f, the paper's configuration %.3f\n", apart,
+           same, gap[0], gap[1], gap[2], gap[3], paper);
+    CHECK(apart > 0.95, "two pools far apart: power %.3f", apart);
+    CHECK(same < 0.02, "one pool: power %.3f (false present)", same);
+    CHECK(gap[0] <= gap[1] && gap[1] <= gap[2] && gap[2] <= gap[3] && gap[3] > gap[0] + 0.5, "power grows with the gap");
+    gs_pools p = {0};
+    p.score_valid = 1;
+    p.H = H;
+    p.pool_n[0] = 6; p.pool_n[1] = 9;
+    p.pool_min[0] = 1.5; p.pool_max[0] = 3; p.pool_min[1] = 20; p.pool_max[1] = 60;
+    gs_pools_fill_power(&p, null, DRAWS, 1);
+    CHECK(p.power_sets == GS_POOL_POWER_SETS && fabs(p.power_paper - paper) < 0.05 && p.power_fitted > 0.95,
+          "fill_power: paper %.3f (direct %.3f), fitted %.3f", p.power_paper, paper, p.power_fitted);
+    for (int f = 0; f < GS_NULL_COUNT; f++) free(null[f]);
+}
+
 int main(void) {
     test_constant();
     test_varying();
     test_pools();
     test_demo_like();
     test_rule();
+    test_init_null();
+    test_power();
     test_estimators();
     test_bad();
     return test_summary();
