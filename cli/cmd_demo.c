@@ -310,13 +310,13 @@ int cmd_demo(int argc, char **argv) {
             fprintf(stderr, "gpnscope demo: %s\n", gs_error());
             return 1;
         }
-    if (n_models > 1 && compare_models(out, db, models, n_models, &table)) {
-        free(table);
+    /* the page before the comparison, so that compare's report can link it */
+    char *vw[] = {"view", db, "--out", (char *)out, NULL};
+    if (run_stage("write the interactive page", cmd_view, vw)) {
         fprintf(stderr, "gpnscope demo: %s\n", gs_error());
         return 1;
     }
-    char *vw[] = {"view", db, "--out", (char *)out, NULL};
-    if (run_stage("write the interactive page", cmd_view, vw)) {
+    if (n_models > 1 && compare_models(out, db, models, n_models, &table)) {
         free(table);
         fprintf(stderr, "gpnscope demo: %s\n", gs_error());
         return 1;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "plots/compare_plots.h"
@@ -459,6 +460,28 @@ static void put_perplexity(FILE *o, const figs *f, int html) {
     if (any) fputs(html ? "</ul>\n" : "\n", o);
 }
 
+/* What a first-time reader needs before the table (issue 37.4), and the
+ * study's interactive page when this comparison sits in a demo folder. */
+static void put_how_to_read(FILE *o, const char *dir, int html) {
+    static const char *const how =
+        "How to read it: a row is one state site of one run (a layered model gives one row per layer). Column 1 "
+        "tests the paper's default-token direction (||s_bar|| / mean ||s|| >= 0.25, the 8-batch cosine >= 0.9, "
+        "|cos| with the top singular vector >= 0.9), column 2 its content horizon (centered lag cosine c_1 >= "
+        "0.05 and 10 <= h_0.02 < 1000 tokens), column 3 its fast and slow memory pools (every null family's p "
+        "< 0.05; the rule's power on the paper's pools is in compare.json). present and absent need the "
+        "interval clear of the threshold; inconclusive: it straddles it. Each row reads positions below its "
+        "model's training length (the run-and-site column says which) and the runs' perplexity by position "
+        "follows the table. The figures overlay the rows: one colour per run, one dash per layer.";
+    fputs(html ? "</p>\n<p>" : "\n\n", o);
+    put_text(o, how, html);
+    char view[4200];
+    struct stat sb;
+    snprintf(view, sizeof view, "%s/../view.html", dir);
+    if (stat(view, &sb) == 0 && S_ISREG(sb.st_mode))
+        fputs(html ? "</p>\n<p>The study's interactive page: <a href=\"../view.html\">view.html</a> (docs/view.md)."
+                   : "\n\nThe study's interactive page: [view.html](../view.html) (docs/view.md).", o);
+}
+
 static int write_report(const figs *f, const cJSON *root, const gs_plot_result *r, int html) {
     gp_file a;
     if (gp_file_open(&a, f->c->dir, html ? "report.html" : "report.md") != 0) return -1;
@@ -474,6 +497,7 @@ static int write_report(const figs *f, const cJSON *root, const gs_plot_result *
     fprintf(o, html ? ".</p>\n<p>" : ".\n\n");
     fprintf(o, "Numbers in brackets: 95%% bootstrap interval over windows (%.0f resamples, seed %.0f); verdicts by the "
                "findings' rules (docs/comparison.md).", jnum(root, "boot"), jnum(root, "seed"));
+    put_how_to_read(o, f->c->dir, html);
     fputs(html ? "</p>\n<table><tr><th>row</th><th>run and site</th><th>1. default-token direction</th><th>2. content "
                  "horizon</th><th>3. memory pools</th></tr>\n"
                : "\n\n| row | run and site | 1. default-token direction | 2. content horizon | 3. memory pools |\n"

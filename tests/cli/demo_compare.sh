@@ -125,6 +125,10 @@ gdn = [r for r in json.load(open(sys.argv[2]))["rows"] if r["run"] == 2 and "cur
 assert gdn and all(max(r["curves"]["retention"]["lags"]) < 32 for r in gdn), [max(r["curves"]["retention"]["lags"]) for r in gdn]
 print("ok")
 PY
+grep -q "^How to read it: a row is one state site of one run" out/compare/report.md &&
+  grep -q "\[view.html\](../view.html)" out/compare/report.md && grep -q 'href="../view.html"' out/compare/report.html &&
+  [[ -s out/view.html ]] && ok "the comparison's report says how to read it and links the study's interactive page" ||
+  bad "report.md: no 'How to read it' or no link to ../view.html"
 grep -q "^## Perplexity by position" out/compare/report.md && grep -q "(below 32: [0-9.]*; from 32 on: [0-9.]*)" out/compare/report.md &&
   ok "report.md: each run's perplexity by position, below and from its training length" || bad "report.md has no perplexity by position"
 
