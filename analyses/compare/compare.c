@@ -392,7 +392,9 @@ static void no_interval(gs_cmp_num *n, double v) { n->value = v; n->lo = n->hi =
 static void choose_positions(gs_compare_row *r, const gs_compare_opts *o) {
     const int T = r->trained_seq_len, R = r->recorded_len;
     r->max_positions = 0;
-    if (T <= 0)
+    if (R <= 0) /* an import without a window length */
+        snprintf(r->positions_note, sizeof r->positions_note, "all positions (the run records no window length)");
+    else if (T <= 0)
         snprintf(r->positions_note, sizeof r->positions_note,
                  "all %d positions (training length unknown: no config.json with data.seq_len beside the model)", R);
     else if (R <= T)
