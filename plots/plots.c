@@ -209,7 +209,7 @@ int gs_plot_store(store *st, int64_t run, const char *dir, const gs_plot_opts *o
     /* ---- the run's interactive page, which the report links ---- */
     char page[4200];
     snprintf(page, sizeof page, "%s/view.html", dir);
-    gs_view_opts vo = {.runs = &run, .n_runs = 1, .windows = 2, .max_tokens = 512};
+    gs_view_opts vo = {.runs = &run, .n_runs = 1, .windows = 2, .max_tokens = 512, .lens_k = 5};
     gs_view_result vr;
     if (gs_view_write(st, &vo, page, &vr) == 0) r->view_written = 1;
     else note(r, "no interactive page: %s", gs_error());

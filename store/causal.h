@@ -36,6 +36,9 @@ int store_read_attention_matrix(store *st, int64_t analysis_id, int32_t window, 
 /* The first stored (window, layer) of the analysis and up to max of its heads with an "exact" matrix there,
  * in head order (what a figure draws); the count of heads, 0 when none, -1 on error. */
 int store_attention_first_panel(store *st, int64_t analysis_id, int32_t *window, int32_t *layer, int *heads, int max);
+/* Every (layer, head) with an "exact" matrix in the analysis, in layer then head order: up to max into
+ * layers[] and heads[]; the count, -1 on error. */
+int store_attention_heads(store *st, int64_t analysis_id, int32_t *layers, int32_t *heads, int max);
 
 /* ---------- direct logit attribution ---------- */
 /* One part of a predicted state at (window, position): its name ("carry",
@@ -48,5 +51,15 @@ typedef struct {
 } store_logit_part;
 int store_put_logit_parts(store *st, int64_t analysis_id, int32_t window, int32_t position, int32_t token_id,
                           const store_logit_part *parts, int n);
+/* One stored part read back: as store_logit_part with its own copy of the name, at a position. */
+typedef struct {
+    int32_t position, layer, head, token_id;
+    char part[16];
+    double logit;
+} store_logit_row;
+/* The rows of (analysis, window) at positions below max_position, in position order: *rows malloc'd; the
+ * count, -1 on error. */
+int64_t store_read_logit_parts(store *st, int64_t analysis_id, int32_t window, int32_t max_position,
+                               store_logit_row **rows);
 
 #endif

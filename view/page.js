@@ -1,14 +1,20 @@
 // gpnscope view: draws the data in #gpnscope-data (view/view_data.c). No
-// network, no libraries. Hover a token for its values; click it for its
-// exact effective attention over earlier tokens. A hash "#select=RUN,WINDOW,POS"
-// hovers and clicks that token once drawn (tests/cli/view.sh drives the page so).
+// network, no libraries. Hover a token for its values and its logit lens;
+// click it for its exact effective attention over earlier tokens and its
+// direct logit attribution. A hash "#select=RUN,WINDOW,POS" hovers and clicks
+// that token once drawn; "&colour=Q&head=H&attn=L:H" picks the colour, the
+// site's head and the attention panel (tests/cli/view.sh drives the page so).
 'use strict';
 const DATA = JSON.parse(document.getElementById('gpnscope-data').textContent);
 const QUANTITIES = {
   nll: 'NLL of the token (nats)', entropy: 'entropy of the prediction (nats)',
-  norm: "the state's norm ||s||", proj: "the state's projection on s_bar (the mean direction)"
+  norm: "the state's norm ||s||", proj: "the state's projection on s_bar (the mean direction)",
+  pc1: "the centered state's projection on PC1, (s - s_bar) . pc1"
 };
-const state = { run: 'all', window: 0, quantity: 'nll', head: null, selected: null };
+// every per-head scalar site any run recorded: "site:NAME" colours by it (one head, or their mean)
+for (const r of DATA.runs) for (const x of r.sites || []) QUANTITIES['site:' + x.site] = `${x.site} (per head)`;
+// attn: the (layer, head) of the attention panel, as "L:H"; siteHead: -1 the mean over heads
+const state = { run: 'all', window: 0, quantity: 'nll', attn: null, siteHead: -1, selected: null };
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -43,13 +49,26 @@ function divColour(t) {
                 : `rgb(${Math.round(255 + 200 * t)},${Math.round(255 + 120 * t)},255)`;
 }
 
+// a token's value of quantity q: a field of the token, or a per-head site's value (one head or the mean)
+function valueOf(run, win, t, q) {
+  if (!q.startsWith('site:')) return t[q];
+  const site = (run.sites || []).find(x => 'site:' + x.site === q);
+  const w = site ? run.windows.indexOf(win) : -1, v = w >= 0 ? site.values[w] : null;
+  if (!v || (t.pos + 1) * site.heads > v.length) return null;
+  if (state.siteHead >= 0) return state.siteHead < site.heads ? v[t.pos * site.heads + state.siteHead] : null;
+  let sum = 0, n = 0;
+  for (let h = 0; h < site.heads; h++) { const x = v[t.pos * site.heads + h]; if (x !== null) { sum += x; n++; } }
+  return n ? sum / n : null;
+}
+function attnKey() { if (!state.attn) return null; const [l, h] = state.attn.split(':').map(Number); return { layer: l, head: h }; }
+
 function runs() { return state.run === 'all' ? DATA.runs : DATA.runs.filter(r => String(r.id) === String(state.run)); }
 function windowOf(run) { return run.windows[Math.min(state.window, run.windows.length - 1)]; }
 
-function matrixFor(run, window, head, kind) {
-  const a = run.attention;
-  if (!a) return null;
-  const m = a.matrices.find(x => x.window === window && x.head === head);
+function matrixFor(run, window, kind) {
+  const a = run.attention, k = attnKey();
+  if (!a || !k) return null;
+  const m = a.matrices.find(x => x.window === window && x.layer === k.layer && x.head === k.head);
   return m && m[kind] ? { n: m.n, w: m[kind] } : null;
 }
 
@@ -71,14 +90,23 @@ function drawControls() {
   qSel.value = state.quantity;
   qSel.onchange = () => { state.quantity = qSel.value; draw(); };
   h.append(el('label', {}, 'run ', runSel), el('label', {}, 'window ', winSel), el('label', {}, 'colour: ', qSel));
-  const heads = [...new Set(DATA.runs.flatMap(r => r.attention ? r.attention.heads : []))].sort((a, b) => a - b);
-  if (heads.length) {
-    if (state.head === null) state.head = heads[0];
-    const hSel = el('select', { id: 'head-select' });
-    for (const x of heads) hSel.append(el('option', { value: x }, `head ${x}`));
-    hSel.value = String(state.head);
-    hSel.onchange = () => { state.head = Number(hSel.value); draw(); };
-    h.append(el('label', {}, 'attention of ', hSel));
+  if (state.quantity.startsWith('site:')) {
+    const nHeads = Math.max(0, ...DATA.runs.flatMap(r => (r.sites || []).filter(x => 'site:' + x.site === state.quantity).map(x => x.heads)));
+    const sSel = el('select', { id: 'site-head-select' }, el('option', { value: -1 }, 'mean over heads'));
+    for (let x = 0; x < nHeads; x++) sSel.append(el('option', { value: x }, `head ${x}`));
+    sSel.value = String(state.siteHead);
+    sSel.onchange = () => { state.siteHead = Number(sSel.value); draw(); };
+    h.append(el('label', {}, 'of ', sSel));
+  }
+  const panels = [...new Set(DATA.runs.flatMap(r => r.attention ? r.attention.panels.map(p => `${p.layer}:${p.head}`) : []))]
+    .sort((a, b) => { const [la, ha] = a.split(':').map(Number), [lb, hb] = b.split(':').map(Number); return la - lb || ha - hb; });
+  if (panels.length) {
+    if (state.attn === null || !panels.includes(state.attn)) state.attn = panels[0];
+    const aSel = el('select', { id: 'attention-select' });
+    for (const x of panels) { const [l, hd] = x.split(':'); aSel.append(el('option', { value: x }, `layer ${l}, head ${hd}`)); }
+    aSel.value = state.attn;
+    aSel.onchange = () => { state.attn = aSel.value; draw(); };
+    h.append(el('label', {}, 'attention of ', aSel));
   }
 }
 
@@ -86,15 +114,15 @@ function drawText(run) {
   const win = windowOf(run);
   const box = el('div', { class: 'run', 'data-run': run.id });
   box.append(el('h2', {}, `run ${run.id} · ${run.model} (${run.arch}), window ${win.window}, ${win.tokens.length} tokens`));
-  const vals = win.tokens.map(t => t[state.quantity]).filter(v => v !== null && v !== undefined);
+  const vals = win.tokens.map(t => valueOf(run, win, t, state.quantity)).filter(v => v !== null && v !== undefined);
   const lo = vals.length ? Math.min(...vals) : 0, hi = vals.length ? Math.max(...vals) : 1;
   const sel = state.selected && state.selected.run === run.id && state.selected.window === win.window ? state.selected : null;
-  const att = sel && state.head !== null ? matrixFor(run, win.window, state.head, 'exact') : null;
+  const att = sel ? matrixFor(run, win.window, 'exact') : null, k = attnKey();
   let amax = 0;
   if (att && sel.pos < att.n) for (let j = 0; j <= sel.pos; j++) amax = Math.max(amax, Math.abs(att.w[sel.pos * att.n + j] || 0));
   const legend = att && sel.pos < att.n
-    ? `colour: exact effective attention a_tj of head ${state.head} from the query at position ${sel.pos} (blue negative, red positive, |a| up to ${fmt(amax, 3)})`
-    : `colour: ${QUANTITIES[state.quantity]}, ${fmt(lo, 3)} (white) to ${fmt(hi, 3)} (red)` + (vals.length ? '' : ': not stored for this run');
+    ? `colour: exact effective attention a_tj of layer ${k.layer}, head ${k.head} from the query at position ${sel.pos} (blue negative, red positive, |a| up to ${fmt(amax, 3)})`
+    : `colour: ${QUANTITIES[state.quantity]}${state.quantity.startsWith('site:') ? (state.siteHead >= 0 ? `, head ${state.siteHead}` : ', mean over heads') : ''}, ${fmt(lo, 3)} (white) to ${fmt(hi, 3)} (red)` + (vals.length ? '' : ': not stored for this run');
   box.append(el('div', { class: 'legend' }, legend));
   const text = el('div', { class: 'text' });
   for (const t of win.tokens) {
@@ -104,7 +132,7 @@ function drawText(run) {
     if (att && sel.pos < att.n) {
       if (t.pos <= sel.pos && amax > 0) colour = divColour((att.w[sel.pos * att.n + t.pos] || 0) / amax);
     } else {
-      const v = t[state.quantity];
+      const v = valueOf(run, win, t, state.quantity);
       if (v !== null && v !== undefined && hi > lo) colour = seqColour((v - lo) / (hi - lo));
     }
     if (colour) s.style.background = colour;
@@ -123,18 +151,47 @@ function showToken(run, win, t) {
   info.append(el('h3', {}, `run ${run.id} · window ${win.window} · position ${t.pos}`));
   const rows = [['token', `${shown(t.piece)} (id ${t.id})`], ['NLL of this token', fmt(t.nll, 6)],
                 ['entropy of its prediction', fmt(t.entropy, 6)], ['top-1 prediction here', shown(t.top1)],
-                [`||${run.state_site}||`, fmt(t.norm, 6)], ['projection on s_bar', fmt(t.proj, 6)]];
-  const sel = state.selected;
-  if (sel && sel.run === run.id && sel.window === win.window && state.head !== null) {
-    const ex = matrixFor(run, win.window, state.head, 'exact'), he = matrixFor(run, win.window, state.head, 'heuristic');
+                [`||${run.state_site}||`, fmt(t.norm, 6)], ['projection on s_bar', fmt(t.proj, 6)],
+                ['projection on PC1 (centered)', fmt(t.pc1, 6)]];
+  if (state.quantity.startsWith('site:')) rows.push([QUANTITIES[state.quantity] + (state.siteHead >= 0 ? `, head ${state.siteHead}` : ', mean'),
+                                                     fmt(valueOf(run, win, t, state.quantity), 6)]);
+  const sel = state.selected, k = attnKey();
+  if (sel && sel.run === run.id && sel.window === win.window && k) {
+    const ex = matrixFor(run, win.window, 'exact'), he = matrixFor(run, win.window, 'heuristic');
     if (ex && sel.pos < ex.n && t.pos <= sel.pos) {
-      rows.push([`a(${sel.pos}, ${t.pos}) exact, head ${state.head}`, fmt(ex.w[sel.pos * ex.n + t.pos], 6)]);
+      rows.push([`a(${sel.pos}, ${t.pos}) exact, layer ${k.layer} head ${k.head}`, fmt(ex.w[sel.pos * ex.n + t.pos], 6)]);
       if (he) rows.push([`a(${sel.pos}, ${t.pos}) heuristic`, fmt(he.w[sel.pos * he.n + t.pos], 6)]);
     }
   }
   const table = el('table', { id: 'info-table' });
-  for (const [k, v] of rows) table.append(el('tr', {}, el('td', {}, k), el('td', { 'data-key': k }, v)));
+  for (const [key, v] of rows) table.append(el('tr', {}, el('td', {}, key), el('td', { 'data-key': key }, v)));
   info.append(table);
+  info.append(drawLens(run, win, t));
+}
+
+// the logit lens of the step that predicted this token, at each site the run recorded as its state
+function drawLens(run, win, t) {
+  const L = run.lens, box = el('div', { id: 'lens' });
+  if (!L) return box;
+  if (L.note) { box.append(el('div', { class: 'muted' }, `Logit lens: ${L.note}`)); return box; }
+  const w = L.windows.find(x => x.window === win.window);
+  if (!w || !w.ids) { box.append(el('div', { class: 'muted' }, `Logit lens: ${w && w.note ? w.note : 'not computed for this window'}`)); return box; }
+  const T = w.ids.length / (L.sites.length * L.k);
+  const step = L.shift ? `step ${t.pos - 1} (a residual predicts the next token)` : `step ${t.pos} (the state predicts its own token)`;
+  box.append(el('div', { class: 'note' }, `Logit lens: the top ${L.k} of each site's decode at ${step}`));
+  const table = el('table', { id: 'lens-table' });
+  for (let i = 0; i < L.sites.length; i++) {
+    const at = (i * T + t.pos) * L.k, cells = [];
+    for (let j = 0; j < L.k; j++) {
+      const id = w.ids[at + j];
+      if (id < 0) continue;
+      cells.push(`${shown(L.pieces[id] !== undefined ? L.pieces[id] : '#' + id)} ${fmt(w.logits[at + j], 3)}`);
+    }
+    const text = cells.length ? cells.join('  ') : (t.pos - L.shift < 0 ? 'no step predicted it' : 'a tie (every logit equal)');
+    table.append(el('tr', {}, el('td', {}, L.sites[i]), el('td', { class: 'lens-top', 'data-site': L.sites[i] }, text)));
+  }
+  box.append(table);
+  return box;
 }
 
 function drawAttention() {
@@ -147,9 +204,9 @@ function drawAttention() {
     return p;
   }
   if (!run) { p.append(el('div', { class: 'muted' }, 'Click a token to see where its read comes from.')); return p; }
-  const ex = matrixFor(run, sel.window, state.head, 'exact'), he = matrixFor(run, sel.window, state.head, 'heuristic');
+  const ex = matrixFor(run, sel.window, 'exact'), he = matrixFor(run, sel.window, 'heuristic'), k = attnKey();
   if (!ex || sel.pos >= ex.n) {
-    p.append(el('div', { class: 'muted' }, `No exact matrix of head ${state.head} covers position ${sel.pos} of this window.`));
+    p.append(el('div', { class: 'muted' }, `No exact matrix of layer ${k ? k.layer : '-'}, head ${k ? k.head : '-'} of run ${run.id} covers position ${sel.pos} of this window.`));
     return p;
   }
   const win = run.windows.find(w => w.window === sel.window);
@@ -161,7 +218,28 @@ function drawAttention() {
   for (const [j, a, h] of row.slice(0, 8))
     table.append(el('tr', {}, el('td', {}, j), el('td', {}, shown(win.tokens[j] ? win.tokens[j].piece : '')),
                     el('td', {}, fmt(a, 4)), el('td', {}, fmt(h, 4))));
-  p.append(el('div', { class: 'note' }, `run ${run.id}, layer ${run.attention.layer}, head ${state.head}, query ${sel.pos}: the largest |a_tj| (the text is coloured by all of them)`), table);
+  p.append(el('div', { class: 'note' }, `run ${run.id}, layer ${k.layer}, head ${k.head}, query ${sel.pos}: the largest |a_tj| (the text is coloured by all of them)`), table);
+  if (run.attention.note) p.append(el('div', { class: 'muted' }, run.attention.note));
+  return p;
+}
+
+// direct logit attribution of the clicked token: the logit of the recorded token by part, largest |logit| first
+function drawAttribution() {
+  const p = el('div', { class: 'panel', id: 'attribution' }, el('h3', {}, 'Direct logit attribution'));
+  if (!DATA.runs.some(r => r.attribution)) {
+    p.append(el('div', { class: 'muted' }, 'None stored: gpnscope attribute STORE (GPN and GPN+M runs).'));
+    return p;
+  }
+  const sel = state.selected, run = sel && DATA.runs.find(r => r.id === sel.run);
+  const w = run && run.attribution && run.attribution.windows.find(x => x.window === sel.window);
+  const rows = w ? w.rows.filter(r => r[0] === sel.pos) : [];
+  if (!rows.length) { p.append(el('div', { class: 'muted' }, sel ? `No attribution stored for run ${sel.run}, window ${sel.window}, position ${sel.pos}.` : 'Click a token to split its logit by part.')); return p; }
+  const name = r => r[1] + (r[2] >= 0 ? ` L${r[2]}` : '') + (r[3] >= 0 ? ` h${r[3]}` : '');
+  const total = rows.filter(r => r[1] !== 'residual').reduce((a, r) => a + (r[4] || 0), 0);
+  rows.sort((a, b) => Math.abs(b[4] || 0) - Math.abs(a[4] || 0));
+  const table = el('table', { id: 'attribution-table' }, el('tr', {}, el('th', {}, 'part'), el('th', {}, 'logit')));
+  for (const r of rows.slice(0, 12)) table.append(el('tr', {}, el('td', {}, name(r)), el('td', { 'data-part': name(r) }, fmt(r[4], 4))));
+  p.append(el('div', { class: 'note' }, `run ${run.id}, position ${sel.pos}: the parts of the recorded token's logit (sum ${fmt(total, 5)}; ${rows.length} parts, the largest 12)`), table);
   return p;
 }
 
@@ -225,14 +303,17 @@ function draw() {
   side.textContent = '';
   for (const run of runs()) if (run.windows.length) texts.append(drawText(run));
   side.append(el('div', { class: 'panel', id: 'info' }, el('div', { class: 'muted' }, 'Hover a token for its values.')));
-  side.append(drawAttention(), drawVerdicts(), drawPatch(), drawSteer());
+  side.append(drawAttention(), drawAttribution(), drawVerdicts(), drawPatch(), drawSteer());
 }
 
 function start() {
   const app = document.getElementById('app');
   app.textContent = '';
   app.append(el('header'), el('main', {}, el('div', { id: 'texts' }), el('div', { id: 'side' })));
-  const m = /select=(\d+),(\d+),(\d+)/.exec(location.hash);
+  const m = /select=(\d+),(\d+),(\d+)/.exec(location.hash), opt = key => (new RegExp(`[#&]${key}=([^&]+)`).exec(location.hash) || [])[1];
+  if (opt('colour')) state.quantity = decodeURIComponent(opt('colour'));
+  if (opt('head')) state.siteHead = Number(opt('head'));
+  if (opt('attn')) state.attn = decodeURIComponent(opt('attn'));
   if (m) {
     state.run = m[1];
     const run = DATA.runs.find(r => String(r.id) === m[1]);

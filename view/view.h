@@ -25,12 +25,16 @@ typedef struct {
     int n_runs;
     int windows;         /* windows per run, the first ones recorded (default 2) */
     int max_tokens;      /* positions per window, from the start (default 512) */
+    int lens_k;          /* the logit lens's top k per token, re-run with the run's model (0: no lens) */
 } gs_view_opts;
 
 typedef struct {
     int runs, windows;   /* shown */
     int64_t tokens;
-    int attention_heads; /* heads with exact matrices on the page */
+    int attention_heads; /* (layer, head) panels with exact matrices on the page */
+    int attention_left_out; /* runs whose matrices did not all fit the page's budget */
+    int lens_missing;    /* runs asked for a lens that could not run it, the first one's reason: */
+    char lens_why[300];
     size_t bytes;        /* the page's size */
 } gs_view_result;
 

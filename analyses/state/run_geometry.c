@@ -52,6 +52,7 @@ int gs_geometry_row_write(store *st, const gs_analysis *a, const gs_analyze_opts
     gs_result_vector(&w, "mean", g->mean, g->d);
     gs_result_vector(&w, "dim_std", g->dim_std, g->d);
     gs_result_vector(&w, "top_singular_vector", g->top_sv, g->d);
+    gs_result_vector(&w, "pc1", g->pc1, g->d); /* centered, signed toward s_bar: the view colours by it */
     gs_result_vector(&w, "corr_sample", g->corr_sample, (int64_t)g->n_sample * g->n_sample);
     double *sd = gs_result_ints(g->sample_dims, g->n_sample);
     gs_result_vector(&w, "corr_sample_dims", sd, g->n_sample);

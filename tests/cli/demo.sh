@@ -82,15 +82,38 @@ size="$(stat -c %s "$dir/out/view.html" 2>/dev/null || echo 0)"
 [[ "$size" -gt 0 && "$size" -lt 20000000 ]] && grep -q "view.html  *the interactive page" "$dir/stdout" &&
   ok "the demo wrote view.html ($size bytes) and lists it" || bad "view.html: $size bytes"
 chromium="$(command -v chromium || true)"
+"$bin" view "$db" --out "$dir/view2" >/dev/null 2>"$dir/view.err" || bad "view: $(cat "$dir/view.err")"
 if [[ -n "$chromium" ]]; then
-  "$bin" view "$db" --out "$dir/view2" >/dev/null 2>"$dir/view.err" || bad "view: $(cat "$dir/view.err")"
   timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 --dump-dom \
     "file://$dir/view2/view.html#select=1,0,20" >"$dir/view.dom" 2>/dev/null
   runs="$(sqlite3 "$db" "select count(distinct run_id) from tokens")"
   [[ "$(grep -o '<option value="[0-9]*">run ' "$dir/view.dom" | wc -l)" == "$runs" && "$(grep -c 'id="attention-table"' "$dir/view.dom")" == 1 ]] &&
     ok "the page in chromium: $runs runs to choose from, the clicked token's attention drawn ($(grep -o 'data-ms="[0-9]*"' "$dir/view.dom"))" ||
     bad "the demo's page in chromium: $(grep -o '<option value="[0-9]*">run [^<]*' "$dir/view.dom" | head)"
+  grep -q 'id="attribution-table"' "$dir/view.dom" && grep -q 'class="lens-top" data-site="state.pred"' "$dir/view.dom" &&
+    ok "the clicked token's logit attribution and its lens are drawn" || bad "the demo's page: no attribution table or lens"
 fi
+# every family's lens on the page: read at the run's state sites, its last one's top-1 the recorded top-1 of each token
+"$py" - "$dir/view2/view.html" "$db" <<'PY' && ok "the page's lens: each run's last state site predicts the recorded top-1" || bad "the demo page's lens"
+import json, re, sqlite3, sys
+page, db = open(sys.argv[1]).read(), sqlite3.connect(sys.argv[2])
+for run in json.loads(re.search(r'<script id="gpnscope-data" type="application/json">(.*?)</script>', page, re.S).group(1))['runs']:
+    L = run['lens']
+    assert 'note' not in L, (run['id'], L.get('note'))
+    sites = [r[0] for r in db.execute("select site from run_sites where run_id = ? and role = 'state' and shape = 'vector'", (run['id'],))]
+    assert sorted(L['sites']) == sorted(sites) and L['shift'] == (0 if run['arch'].startswith('gpn') else 1), (run['id'], L['sites'], sites)
+    last, k, same, n = len(L['sites']) - 1, L['k'], 0, 0
+    for w, win in enumerate(run['windows']):
+        T = len(win['tokens'])
+        top1 = dict(db.execute("select position, top1 from tokens where run_id = ? and window = ?", (run['id'], win['window'])))
+        for t in range(T):
+            got = L['windows'][w]['ids'][(last * T + t) * k]
+            if got < 0 or top1.get(t) is None: continue
+            n += 1; same += got == top1[t]
+    assert n >= len(run['windows']) * (T - 2) and same == n, (run['id'], same, n)
+    assert all(t.get('pc1') is not None for t in run['windows'][0]['tokens']), run['id']
+    print(run['id'], run['arch'], n, "tokens")
+PY
 GPNSCOPE_SQL_DOCS_DB="$db" GPNSCOPE_SQL_DOCS_NEED_ROWS=1 "$GPNSCOPE_BUILD/tests/test_store_sql_docs" >"$dir/sql_docs.out" 2>&1 &&
   ok "every docs/sql.md query returns rows on the demo's store" || bad "docs/sql.md on the demo's store: $(grep 'docs/sql.md:' "$dir/sql_docs.out" | head -3)"
 finish
