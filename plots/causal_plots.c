@@ -174,7 +174,9 @@ int gp_lens_figure(const plot_ctx *c0, int64_t experiment) {
         if (!n_sites || strcmp(sites[n_sites - 1], cells[i].site)) snprintf(sites[n_sites++], 128, "%s", cells[i].site);
         if (cells[i].position + 1 > n_pos) n_pos = cells[i].position + 1;
         char v[64], label[64];
-        if (cells[i].piece[0]) gp_token_visible(v, sizeof v, cells[i].piece, 7);
+        /* a tie (every logit equal at GPN's zero state) ranks nothing: no token to write */
+        if (cells[i].tie) snprintf(v, sizeof v, "tie");
+        else if (cells[i].piece[0]) gp_token_visible(v, sizeof v, cells[i].piece, 7);
         else snprintf(v, sizeof v, "#%d", (int)cells[i].token_id);
         /* a data file's string column is double-quoted: a quote inside is shown as U+2033 */
         size_t k = 0;
@@ -191,7 +193,7 @@ int gp_lens_figure(const plot_ctx *c0, int64_t experiment) {
     /* wide enough for a readable cell per position, tall enough for a row per site */
     gs_plot_opts wide = *c0->o;
     if (wide.width < 120 + 56 * n_pos) wide.width = 120 + 56 * n_pos;
-    wide.height = 160 + 42 * n_sites;
+    wide.height = 190 + 42 * n_sites;
     if (wide.width > 10000) wide.width = 10000; /* plot's own bound: a long window's cells get narrow */
     if (wide.height > 10000) wide.height = 10000;
     plot_ctx c = *c0;
@@ -200,8 +202,9 @@ int gp_lens_figure(const plot_ctx *c0, int64_t experiment) {
     if (!rc) {
         gp_preamble(f.f, &c, "lens_heatmap", "the logit lens: top-1 token per site and position", "lens_heatmap-top1.dat");
         char q[512], v[256];
-        fprintf(f.f, "set title sprintf('Logit lens: the top-1 token of each site at each position "
-                     "(colour: its logit) · %%s', RUN) font TITLE_FONT\n"
+        /* two lines: one would run past a narrow figure's edge */
+        fprintf(f.f, "set title sprintf(\"Logit lens: the top-1 token of each site at each position\\n"
+                     "(colour: its logit; tie: every logit equal) · %%s\", RUN) font TITLE_FONT\n"
                      "set xlabel 'position t (the step that read x_t; state.pred predicts x_t, a residual x_{t+1})'\n"
                      "set ylabel ''\nunset grid\nunset key\nset lmargin 30\nset palette defined (0 '#ffffff', 1 '#0072B2')\n"
                      "set cblabel 'top-1 logit'\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\nset xtics 1\nset ytics (",

@@ -283,11 +283,13 @@ static int fig_default_cmp(const figs *f, gs_plot_figure *fig) {
     fprintf(a.f, "set multiplot\n");
     gp_panel(a.f, "(a) norm ratio", 0, 0, 0.45, 1);
     key_under(a.f, entries, 0);
-    fprintf(a.f, "set title '(a) ||s_bar|| / mean ||s||' font TITLE_FONT\nset xlabel 'row'; set ylabel 'norm ratio'\n"
-                 "set xrange [0.5:%d.5]; set yrange [0:1.05]\nset xtics 1\nunset key\n"
+    fprintf(a.f, "set title '(a) ||s_bar|| / mean ||s||' font TITLE_FONT\nset xlabel 'row (R as in the key)'; set ylabel 'norm ratio'\n"
+                 /* R1..R13 upright would run together past 9 rows: named as the key names them, turned */
+                 "set xrange [0.5:%d.5]; set yrange [0:1.05]\nset xtics 1 format 'R%%.0f' rotate by 90 right\nunset key\n"
                  "set arrow from 0.5, 0.25 to %d.5, 0.25 nohead dt 2 lc rgb C_GREY\n"
                  "set label 'rule 0.25' at 0.6, 0.28 tc rgb C_GREY\n"
-                 "plot '%s' using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lw 2 lc rgb C_BLUE notitle\n",
+                 "plot '%s' using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lw 2 lc rgb C_BLUE notitle\n"
+                 "set xtics norotate format '%%g'\n",
             f->n, f->n, file);
     gp_panel(a.f, "(b) emergence", 0.45, 0, 0.55, 1);
     fprintf(a.f, "set title '(b) emergence cos(m_t, s_bar)' font TITLE_FONT\nset xlabel 't (states averaged)'\n"

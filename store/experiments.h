@@ -67,6 +67,7 @@ typedef struct {
     int position;
     int32_t token_id;
     double logit;
+    int tie;            /* 1: the second token's logit equals the first's (GPN's zero state): no ranking */
 } store_lens_cell;
 int store_lens_top1(store *st, int64_t experiment, store_lens_cell **out);
 

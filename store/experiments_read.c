@@ -109,13 +109,16 @@ static void fill_lens_cell(sqlite3_stmt *s, void *row) {
     c->token_id = sqlite3_column_int(s, 2);
     c->logit = real_or_nan(s, 3);
     st_copy_text(s, 4, c->piece, sizeof c->piece);
+    c->tie = sqlite3_column_int(s, 5);
 }
 
 int store_lens_top1(store *st, int64_t experiment, store_lens_cell **out) {
     void *rows = NULL;
     /* sites in the order the lens ran them: the order of their first rows is lost (WITHOUT ROWID), so by layer
      * number where the name has one, then by name */
-    int n = experiment_rows(st, experiment, "SELECT site, position, token_id, logit, piece FROM lens_tokens"
+    int n = experiment_rows(st, experiment, "SELECT site, position, token_id, logit, piece, EXISTS (SELECT 1 FROM lens_tokens"
+                            " b WHERE b.experiment_id = a.experiment_id AND b.site = a.site AND b.position = a.position"
+                            " AND b.rank = 1 AND b.logit = a.logit) FROM lens_tokens a"
                             " WHERE experiment_id = ?1 AND rank = 0 ORDER BY"
                             " CASE WHEN site LIKE 'blocks.%' THEN CAST(substr(site, 8) AS INTEGER) ELSE 1e9 END, site, position",
                             sizeof **out, fill_lens_cell, &rows, "reading a lens experiment");
