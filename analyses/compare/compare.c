@@ -390,23 +390,8 @@ static void no_interval(gs_cmp_num *n, double v) { n->value = v; n->lo = n->hi =
  * model extrapolates (the shipped Transformer++'s perplexity triples there),
  * which says nothing of the state's structure, so by default a row stops there. */
 static void choose_positions(gs_compare_row *r, const gs_compare_opts *o) {
-    const int T = r->trained_seq_len, R = r->recorded_len;
-    r->max_positions = 0;
-    if (R <= 0) /* an import without a window length */
-        snprintf(r->positions_note, sizeof r->positions_note, "all positions (the run records no window length)");
-    else if (T <= 0)
-        snprintf(r->positions_note, sizeof r->positions_note,
-                 "all %d positions (training length unknown: no config.json with data.seq_len beside the model)", R);
-    else if (R <= T)
-        snprintf(r->positions_note, sizeof r->positions_note, "all %d positions (trained on %d)", R, T);
-    else if (o->all_positions)
-        snprintf(r->positions_note, sizeof r->positions_note,
-                 "all %d positions (--positions all), %d of them past the training length %d", R, R - T, T);
-    else {
-        r->max_positions = T;
-        snprintf(r->positions_note, sizeof r->positions_note,
-                 "positions 0-%d of %d: the model was trained on %d (--positions all reads every one)", T - 1, R, T);
-    }
+    gs_positions_choose(r->recorded_len, r->trained_seq_len, o->all_positions, &r->max_positions, r->positions_note,
+                        sizeof r->positions_note);
 }
 
 /* The run's perplexity by position from its tokens' NLL: bins of 64, 128,

@@ -68,6 +68,34 @@ for max in 0 500; do
   done
 done
 
+# a model trained on 16 positions (config.json beside it) recorded on 24-position windows: analyze
+# reads positions 0-15 of every window by default, the store and its shards alike (issue 39.7): states
+# 101 x 16, retention's decays as far, the same document; --positions all reads 101 x 24 again
+mkdir -p "$dir/t16" && cp "$model" "$dir/t16/model.safetensors" && echo '{"data": {"seq_len": 16}}' >"$dir/t16/config.json"
+mpi 3 "$bin" record "${args[@]/$model/$dir/t16/model.safetensors}" --db "$dir/t16.db" >/dev/null
+t16=("$dir/t16.rank-"{0,1,2}"-of-3.db")
+"$bin" merge --quiet "$dir/t16.db" "${t16[@]}" >/dev/null || bad "record/merge the 16-position model's run"
+only=(--only geometry,default,horizon,retention --max-states 0 --json)
+"$bin" analyze "$dir/t16.db" "${only[@]}" >"$dir/m16.json" && "$bin" analyze "$dir/t16.db" "${only[@]}" --positions all >"$dir/m16all.json" \
+  || bad "analyze the 16-position model's store"
+r="$("$py" - "$dir/m16.json" "$dir/m16all.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+got = (a["positions"]["below"], a["positions"]["trained_seq_len"], a["geometry"]["n_states"], b["positions"]["below"], b["geometry"]["n_states"])
+print("below %s, trained %s, %s states; --positions all: below %s, %s states; %s" % (got + (a["positions"]["note"],)))
+sys.exit(0 if got == (16, 16, 101 * 16, None, 101 * 24) else 1)
+PY
+)" && ok "a model trained on 16 positions: $r" || bad "positions below the training length: $r"
+for k in 1 2; do
+  for p in training all; do
+    if mpi "$k" "$bin" analyze --shards "${t16[@]}" "${only[@]}" --positions "$p" >"$dir/s16.json" 2>"$dir/s16.err"; then
+      want="$dir/m16.json"; [[ $p == all ]] && want="$dir/m16all.json"
+      r="$(compare "$dir/s16.json" "$want" "${need[@]}" .positions.note)" && ok "--positions $p, -n $k: the shards give the store's document: $r" \
+        || bad "--positions $p, -n $k: differs: $r"
+    else bad "--positions $p, -n $k: $(cat "$dir/s16.err")"; fi
+  done
+done
+
 # more ranks than batches: rank 0's shard is empty; the analysis reads rank 1's alone
 mpi 2 "$bin" record "${args[@]}" --windows 4 --batch 16 --db "$dir/tiny.db" >/dev/null
 "$bin" merge --quiet "$dir/tiny.db" "$dir/tiny.rank-"{0,1}"-of-2.db" >/dev/null
