@@ -137,7 +137,7 @@ static void judge_default(store *st, int64_t run, finding *f) {
     double rho_t = scalar(st, dd, "spearman_unigram_train"), rho_r = scalar(st, dd, "spearman_unigram");
     const gs_finding_num ratio_n = {ratio, scalar(st, dd, "norm_ratio_lo"), scalar(st, dd, "norm_ratio_hi")},
                          cos8_n = {cos8, scalar(st, dd, "batch_cos_lo"), scalar(st, dd, "batch_cos_hi")},
-                         top_n = {top, NAN, NAN};
+                         top_n = {top, scalar(st, dd, "top_sv_cos_lo"), scalar(st, dd, "top_sv_cos_hi")};
     char why[200];
     f->verdict = gs_finding_default_rule(ratio_n, cos8_n, top_n, why, sizeof why);
     /* like for like: the paper's +0.46 is against its training corpus */
@@ -155,15 +155,16 @@ static void judge_default(store *st, int64_t run, finding *f) {
         snprintf(pc, sizeof pc, "; the centered PC1 gives |cos| %.2f%s", pc1,
                  !isnan(m2) && m2 > 1 ? ", and the uncentered test passes almost by construction when ||s_bar||^2 "
                                         "exceeds the top centered eigenvalue, as it does here" : "");
-    char no_iv[96] = "", cos8_iv[64] = "";
+    char no_iv[96] = "", cos8_iv[64] = "", top_iv[64] = "";
     if (isnan(cos8_n.lo)) no_iv_note(st, dd, no_iv, sizeof no_iv);
     else snprintf(cos8_iv, sizeof cos8_iv, " [%.3f, %.3f]", cos8_n.lo, cos8_n.hi);
+    if (!isnan(top_n.lo)) snprintf(top_iv, sizeof top_iv, " [%.3f, %.3f]", top_n.lo, top_n.hi);
     snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
     snprintf(f->text, sizeof f->text,
              "%s: ||s_bar|| is %.2f of the mean state norm (rule >= 0.25; paper 107/132 = 0.81 by its own figures, "
              "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f%s (>= 0.9%s) and |cos| with the "
-             "top singular vector of the uncentered states %.3f (>= 0.9%s); %s.",
-             gs_finding_word(f->verdict), ratio, cos8, cos8_iv, random_b, top, pc, unigram);
+             "top singular vector of the uncentered states %.3f%s (>= 0.9%s); %s.",
+             gs_finding_word(f->verdict), ratio, cos8, cos8_iv, random_b, top, top_iv, pc, unigram);
 }
 
 static void judge_horizon(store *st, int64_t run, finding *f) {

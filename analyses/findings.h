@@ -12,7 +12,8 @@
  *    below 0.02 inside the window, at a lag of tens to hundreds of tokens
  *    (10 <= k < 1000): the paper's "tens of tokens".
  * Each test is decided on its statistic's 95% bootstrap interval over
- * windows where it has one: passed when the interval clears the threshold,
+ * windows where it has one (the default direction's three all have one,
+ * from 16 windows on): passed when the interval clears the threshold,
  * failed when it lies below, and an interval that straddles the threshold
  * makes the finding inconclusive ("8-batch cosine 0.898 [0.871, 0.921]
  * straddles 0.9"), unless another test fails outright (then absent). A test

@@ -110,7 +110,8 @@ void gs_report_default_dir(FILE *f, const gs_default_dir *dd, const char *(*toke
         strncat(a, b, sizeof a - strlen(a) - 1);
         strncat(a, " at t=100", sizeof a - strlen(a) - 1);
         paper_row(f, GS_PAPER_EMERGENCE, a);
-        snprintf(a, sizeof a, "%.6f", dd->top_sv_cos);
+        if (!isnan(dd->top_sv_lo)) snprintf(a, sizeof a, "%.6f [%.4f, %.4f]", dd->top_sv_cos, dd->top_sv_lo, dd->top_sv_hi);
+        else snprintf(a, sizeof a, "%.6f", dd->top_sv_cos);
         paper_row(f, GS_PAPER_TOP_PC, a);
         if (dd->pc1_cos == dd->pc1_cos) {
             snprintf(a, sizeof a, "%.4f (||s_bar||^2 / lambda_1 = %.3g)", dd->pc1_cos, dd->mean_norm2_over_lambda1);

@@ -254,7 +254,8 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         gs_job_sum_f64(job, sums.emergence, cap) || gs_job_sum_i64(job, sums.emergence_n, cap) ||
         gs_job_sum_i64(job, totals, 2) ||
         (sums.wsum && (gs_job_sum_f64(job, sums.wsum, sums.win_total * sums.d) ||
-                       gs_job_sum_f64(job, sums.wnorm, sums.win_total))))
+                       gs_job_sum_f64(job, sums.wnorm, sums.win_total))) ||
+        (sums.wgram && gs_job_sum_f64(job, sums.wgram, sums.win_total * sums.d * sums.d)))
         goto out;
     sums.n = totals[0];
     sums.n_windows = totals[1];

@@ -378,8 +378,8 @@ static int bootstrap(gs_compare_row *r, int B, uint64_t seed) {
 }
 
 void gs_compare_row_judge(gs_compare_row *r) {
-    gs_finding_num top = {r->top_sv_cos, NAN, NAN};
-    r->default_verdict = gs_finding_default_rule(r->norm_ratio, r->batch_cos, top, r->default_why, sizeof r->default_why);
+    r->default_verdict = gs_finding_default_rule(r->norm_ratio, r->batch_cos, r->top_sv_cos, r->default_why,
+                                                 sizeof r->default_why);
     r->horizon_verdict = gs_finding_horizon_rule(r->centered_c1, !r->h_002_censored, r->h_002, r->horizon_why,
                                                  sizeof r->horizon_why);
 }
@@ -496,7 +496,7 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     no_interval(&r->h_002, h->h_002);
     r->h_002_censored = h->h_002_censored;
     if (o->boot > 0 && bootstrap(r, o->boot, o->seed) != 0) return -1;
-    r->top_sv_cos = fabs(dd->top_sv_cos);
+    r->top_sv_cos = (gs_cmp_num){fabs(dd->top_sv_cos), dd->top_sv_lo, dd->top_sv_hi}; /* the interval is of |cos| */
     gs_compare_row_judge(r);
     r->pools_verdict = FINDING_NOT_MEASURED;
     if (!r->decay_site[0]) {

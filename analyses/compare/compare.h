@@ -100,9 +100,9 @@ typedef struct {
     double bin_ppl[GS_CMP_MAX_BINS];
     int64_t bin_tokens[GS_CMP_MAX_BINS];
     double ppl_below_training, ppl_from_training;
-    /* 1. default-token direction: the findings' three tests (|cos| top SV without an interval) */
+    /* 1. default-token direction: the findings' three tests (each with its interval over windows) */
     gs_cmp_num norm_ratio, batch_cos;
-    double top_sv_cos;
+    gs_cmp_num top_sv_cos;
     finding_verdict default_verdict;
     char default_why[200], horizon_why[200]; /* the rules' reasons (gs_finding_default_rule, _horizon_rule) */
     /* 2. content horizon: raw and centered lag cosines at the lags analyze reports (the first lag, the

@@ -134,7 +134,7 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON *dd = cJSON_AddObjectToObject(o, "default_direction");
         cJSON_AddItemToObject(dd, "norm_ratio", with_interval(&r->norm_ratio, -1));
         cJSON_AddItemToObject(dd, "batch_cos", with_interval(&r->batch_cos, -1));
-        cJSON_AddItemToObject(dd, "top_sv_cos", num(r->top_sv_cos));
+        cJSON_AddItemToObject(dd, "top_sv_cos", with_interval(&r->top_sv_cos, -1));
         cJSON_AddStringToObject(dd, "verdict", gs_finding_word(r->default_verdict));
         cJSON_AddStringToObject(dd, "reason", r->default_why);
         cJSON *h = cJSON_AddObjectToObject(o, "content_horizon");
@@ -197,9 +197,9 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
             gs_compare_perplexity_text(r, curve, sizeof curve);
             fprintf(f, "  perplexity by position: %s\n", curve);
         }
-        fprintf(f, "  1. default-token direction  %-12s ||s_bar|| / mean ||s|| %s; 8-batch cos %s; |cos| top SV %.3f\n",
+        fprintf(f, "  1. default-token direction  %-12s ||s_bar|| / mean ||s|| %s; 8-batch cos %s; |cos| top SV %s\n",
                 gs_finding_word(r->default_verdict), with_ci(a, sizeof a, &r->norm_ratio), with_ci(b, sizeof b, &r->batch_cos),
-                r->top_sv_cos);
+                with_ci(e, sizeof e, &r->top_sv_cos));
         fprintf(f, "     %s: %s\n", gs_finding_word(r->default_verdict), r->default_why);
         fprintf(f, "  2. content horizon          %-12s centered k=%d %s, k=%d %s; raw k=%d %s, k=%d %s; h_0.02 %s%s\n",
                 gs_finding_word(r->horizon_verdict), r->c1_lag, with_ci(a, sizeof a, &r->centered_c1), r->centered_256_lag,

@@ -110,6 +110,15 @@ int gs_default_row_write(store *st, const gs_analysis *a, const gs_analyze_opts 
     if (r->has_t10) gs_result_scalar(&w, "emergence_t10", r->emerg_t10, NULL);
     if (r->has_t100) gs_result_scalar(&w, "emergence_t100", r->emerg_t100, NULL);
     gs_result_scalar(&w, "top_sv_cos", r->top_sv_cos, "cos(s_bar, first right singular vector)");
+    if (!isnan(r->top_sv_lo)) {
+        char note[160];
+        snprintf(note, sizeof note, "95%% bootstrap interval: %d resamples of all windows (each one's top singular "
+                 "vector)", r->boot);
+        gs_result_scalar(&w, "top_sv_cos_lo", r->top_sv_lo, note);
+        gs_result_scalar(&w, "top_sv_cos_hi", r->top_sv_hi, NULL);
+    } else if (r->top_sv_note[0]) {
+        gs_result_scalar(&w, "top_sv_cos_windows", (double)r->n_windows, r->top_sv_note);
+    }
     double *x = gs_result_iota(r->emerg_len, 1);
     gs_result_series(&w, "emergence", x, r->emergence, NULL, r->emerg_len);
     free(x);
@@ -165,6 +174,10 @@ void gs_default_row_json(cJSON *j, const gs_analysis *a) {
     if (r->has_t10) cJSON_AddNumberToObject(j, "emergence_t10", r->emerg_t10);
     if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
     cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
+    if (!isnan(r->top_sv_lo)) { /* its 95% interval over windows */
+        cJSON_AddNumberToObject(j, "top_sv_cos_lo", r->top_sv_lo);
+        cJSON_AddNumberToObject(j, "top_sv_cos_hi", r->top_sv_hi);
+    }
     if (r->pc1_cos == r->pc1_cos) cJSON_AddNumberToObject(j, "pc1_cos", r->pc1_cos);
     if (r->mean_norm2_over_lambda1 == r->mean_norm2_over_lambda1)
         cJSON_AddNumberToObject(j, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1);

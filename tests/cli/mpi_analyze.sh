@@ -4,7 +4,8 @@
 # 3-rank recording prints the document `gpnscope analyze MERGED.db --json`
 # prints (same --only and settings): the same key paths and types, and every
 # number (geometry and its spectrum, the default direction's batch cosines,
-# emergence and default tokens, the horizons' curves and pair counts,
+# emergence, default tokens and top-SV interval (each window's second moment
+# summed over the ranks), the horizons' curves and pair counts,
 # retention's curves, 1/e times, pools and bootstrap, the probe split by
 # document and by window) within 1e-9 relative (the same sums in another
 # order: ~1e-14 here), with all states and with a --max-states prefix that
@@ -62,7 +63,7 @@ for max in 0 500; do
   for k in 1 2 3 5; do
     if mpi "$k" "$bin" analyze --shards "${shards[@]}" --only geometry,default,horizon,retention --max-states "$max" \
       --json >"$dir/k$k.json" 2>"$dir/k$k.err"; then
-      r="$(compare "$dir/k$k.json" "$dir/m$max.json" "${need[@]}")" && ok "--max-states $max, -n $k: the merged store's document (geometry, default direction, horizons, retention): $r" \
+      r="$(compare "$dir/k$k.json" "$dir/m$max.json" "${need[@]}" .default_direction.top_sv_cos_lo)" && ok "--max-states $max, -n $k: the merged store's document (geometry, default direction, horizons, retention): $r" \
         || bad "--max-states $max, -n $k: differs: $r"
     else bad "--max-states $max, -n $k: $(cat "$dir/k$k.err")"; fi
   done
