@@ -213,9 +213,28 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
                         gs_analysis *a) {
     const int n = c->n;
     gs_geometry *g = &a->geometry;
+    /* the documents of every shard's windows in rank order (a document may run across two shards), read by
+     * every rank alike, for the batches that share no document: the merged store's documents */
+    gs_default_opts op = in->opts;
+    gs_doc_map dm = {0};
+    {
+        store **sts = calloc((size_t)n, sizeof *sts);
+        int64_t *runs = calloc((size_t)n, sizeof *runs);
+        int opened = 0, okd = sts && runs;
+        for (; okd && opened < n; opened++) {
+            runs[opened] = c->shards[opened].run;
+            if (!(sts[opened] = store_open(c->shards[opened].path, STORE_READ))) okd = 0;
+        }
+        okd = okd && gs_doc_map_read(sts, runs, n, in->lm ? in->lm->cfg.V : 0, &dm) == 0 && dm.n > 0;
+        if (!okd) gs_clear_error();
+        op.docs = okd ? &dm : NULL;
+        for (int i = 0; sts && i < opened; i++) store_close(sts[i]);
+        free(sts);
+        free(runs);
+    }
     int64_t *wins = calloc((size_t)n, sizeof *wins);
     gs_default_sums sums = {0};
-    int ok = wins && gs_default_sums_init(&sums, g->d, g->n_windows, &in->opts) == 0, rc = -1;
+    int ok = wins && gs_default_sums_init(&sums, g->d, g->n_windows, &op) == 0, rc = -1;
     if (!wins) gs_fail("out of memory");
     for (int i = 0; ok && i < n; i++)
         if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->limit, c->take[i])) < 0) ok = 0;
@@ -226,7 +245,7 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         store *st = store_open(c->shards[i].path, STORE_READ);
         gs_state_source *src = st ? gs_store_source_open(st, c->shards[i].run, c->kind, c->skip, c->take[i]) : NULL;
         if (src) gs_store_source_limit(src, c->limit);
-        if (!src || gs_default_dir_accumulate(src, g, &in->opts, win0, row0, &sums)) {
+        if (!src || gs_default_dir_accumulate(src, g, &op, win0, row0, &sums)) {
             gs_fail_context("%s: ", c->shards[i].path);
             ok = 0;
         }
@@ -255,14 +274,16 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         gs_job_sum_i64(job, totals, 2) ||
         (sums.wsum && (gs_job_sum_f64(job, sums.wsum, sums.win_total * sums.d) ||
                        gs_job_sum_f64(job, sums.wnorm, sums.win_total))) ||
-        (sums.wgram && gs_job_sum_f64(job, sums.wgram, sums.win_total * sums.d * sums.d)))
+        (sums.wgram && gs_job_sum_f64(job, sums.wgram, sums.win_total * sums.d * sums.d)) ||
+        (sums.wid && gs_job_sum_i64(job, sums.wid, sums.win_total)))
         goto out;
     sums.n = totals[0];
     sums.n_windows = totals[1];
-    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, in->lm, in->unigram, in->V, &in->opts, &a->default_dir);
+    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, in->lm, in->unigram, in->V, &op, &a->default_dir);
     if (gs_shards_agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
 out:
     gs_default_sums_free(&sums);
+    gs_doc_map_free(&dm);
     free(wins);
     return rc;
 }

@@ -378,8 +378,8 @@ static int bootstrap(gs_compare_row *r, int B, uint64_t seed) {
 }
 
 void gs_compare_row_judge(gs_compare_row *r) {
-    r->default_verdict = gs_finding_default_rule(r->norm_ratio, r->batch_cos, r->top_sv_cos, r->default_why,
-                                                 sizeof r->default_why);
+    r->default_verdict = gs_finding_default_rule_by(r->norm_ratio, r->batch_cos, r->batch_by_document, r->top_sv_cos,
+                                                    r->default_why, sizeof r->default_why);
     r->horizon_verdict = gs_finding_horizon_rule(r->centered_c1, !r->h_002_censored, r->h_002, r->horizon_why,
                                                  sizeof r->horizon_why);
 }
@@ -488,7 +488,11 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     r->raw_far_lag = irf >= 0 ? h->lags[irf] : 0;
     r->centered_256_lag = i256 >= 0 ? h->lags[i256] : 0;
     r->norm_ratio = (gs_cmp_num){dd->norm_ratio, dd->norm_ratio_lo, dd->norm_ratio_hi};
-    r->batch_cos = (gs_cmp_num){dd->stability_valid ? dd->stab_mean : NAN, dd->stab_lo, dd->stab_hi};
+    r->batch_cos_consecutive = (gs_cmp_num){dd->stability_valid ? dd->stab_mean : NAN, dd->stab_lo, dd->stab_hi};
+    r->batch_cos_documents = (gs_cmp_num){dd->doc_valid ? dd->doc_mean : NAN, dd->doc_lo, dd->doc_hi};
+    r->batch_by_document = dd->doc_valid;
+    snprintf(r->batch_grouping_note, sizeof r->batch_grouping_note, "%s", dd->doc_note);
+    r->batch_cos = r->batch_by_document ? r->batch_cos_documents : r->batch_cos_consecutive;
     no_interval(&r->raw_c1, ir1 >= 0 ? h->raw[ir1] : NAN);
     no_interval(&r->raw_far, irf >= 0 ? h->raw[irf] : NAN);
     no_interval(&r->centered_c1, h->c1);

@@ -16,6 +16,7 @@ void gs_default_opts_default(gs_default_opts *o) {
     o->train_unigram = NULL;
     o->train_unigram_len = 0;
     o->boot = 200;
+    o->docs = NULL;
 }
 
 void gs_default_dir_free(gs_default_dir *r) {
@@ -101,7 +102,7 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
 
 void gs_default_sums_free(gs_default_sums *s) {
     free(s->bsum); free(s->rsum); free(s->bcount); free(s->rcount); free(s->emergence); free(s->emergence_n);
-    free(s->wsum); free(s->wnorm); free(s->wgram); free(s->xbuf);
+    free(s->wsum); free(s->wnorm); free(s->wgram); free(s->xbuf); free(s->wid);
     memset(s, 0, sizeof *s);
 }
 
@@ -122,12 +123,14 @@ int gs_default_sums_init(gs_default_sums *s, int d, int64_t n_windows, const gs_
     memset(s, 0, sizeof *s);
     const int nb = o && o->n_batches > 1 ? o->n_batches : 8;
     const int boot = o ? o->boot : 200;
-    if (boot > 0 && n_windows >= 2 * nb && n_windows * (d + 1) <= MAX_WINDOW_SUMS) {
+    /* the per-window sums serve the intervals and the batches by document */
+    if ((boot > 0 || (o && o->docs)) && n_windows >= 2 * nb && n_windows * (d + 1) <= MAX_WINDOW_SUMS) {
         s->win_total = n_windows;
         s->wsum = calloc((size_t)(n_windows * d), sizeof *s->wsum);
         s->wnorm = calloc((size_t)n_windows, sizeof *s->wnorm);
-        if (!s->wsum || !s->wnorm) { gs_default_sums_free(s); return gs_fail("out of memory"); }
-        if (n_windows * d * d <= MAX_WINDOW_GRAMS &&
+        s->wid = calloc((size_t)n_windows, sizeof *s->wid);
+        if (!s->wsum || !s->wnorm || !s->wid) { gs_default_sums_free(s); return gs_fail("out of memory"); }
+        if (boot > 0 && n_windows * d * d <= MAX_WINDOW_GRAMS &&
             !(s->wgram = calloc((size_t)(n_windows * d * d), sizeof *s->wgram))) {
             gs_default_sums_free(s);
             return gs_fail("out of memory");
@@ -208,6 +211,7 @@ int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const 
                 s->emergence_n[t]++;
             }
         }
+        if (s->wid && win_i < s->win_total) s->wid[win_i] = cur.window;
         if (s->wgram && win_i < s->win_total) { /* the window's second moment: sum of x x^T, upper triangle */
             for (int64_t i = 0; i < k * d; i++) s->xbuf[i] = cur.rows[i];
             cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, d, (int)k, 1.0, s->xbuf, d, 1.0,
@@ -298,6 +302,82 @@ out:
     return rc;
 }
 
+/* The 8-batch cosine over batches that share no document: the i-th document
+ * of the pass's windows in batch i mod nb, from the per-window sums; its
+ * interval resamples each batch's documents (as the consecutive one resamples
+ * each batch's windows). Fills doc_* and the one line doc_note whether or not
+ * it can be measured. */
+static int doc_batches(const gs_default_sums *s, const gs_doc_map *docs, int boot, uint64_t seed, int64_t n_windows,
+                       gs_default_dir *r) {
+    const int nb = s->n_batches, d = s->d;
+    const int64_t W = s->win_total;
+    if (!docs) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: the windows' documents are unknown (no token "
+                 "rows): the consecutive windows decide");
+        return 0;
+    }
+    if (docs->n_docs == 0) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: the run's vocabulary names no BOS or EOS token, so the "
+                 "documents are unknown: the consecutive windows decide");
+        return 0;
+    }
+    if (!s->wsum) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: not possible with %lld windows (%d documents "
+                 "needed, 2 a batch%s): the consecutive windows decide", (long long)n_windows, 2 * nb,
+                 n_windows >= 2 * nb ? "; too many windows to keep" : "");
+        return 0;
+    }
+    int64_t *g = malloc((size_t)W * sizeof *g), G = 0, last = -1;
+    if (!g) return gs_fail("out of memory");
+    for (int64_t w = 0; w < W; w++) { /* the pass's documents, numbered in window order */
+        const int64_t doc = gs_doc_map_find(docs, s->wid[w]);
+        if (doc < 0) {
+            snprintf(r->doc_note, sizeof r->doc_note, "batches by document: window %lld has no token rows, so the "
+                     "documents are unknown: the consecutive windows decide", (long long)s->wid[w]);
+            free(g);
+            return 0;
+        }
+        if (doc != last) G++, last = doc;
+        g[w] = G - 1;
+    }
+    r->n_docs = G;
+    if (G < 2 * nb) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: not possible: %lld documents in %lld windows "
+                 "(%d needed, 2 a batch): the consecutive windows decide", (long long)G, (long long)W, 2 * nb);
+        free(g);
+        return 0;
+    }
+    double *D = calloc((size_t)(G * d), sizeof *D), *B = calloc((size_t)nb * d, sizeof *B);
+    double *cos8 = boot > 0 ? malloc((size_t)boot * sizeof *cos8) : NULL;
+    if (!D || !B || (boot > 0 && !cos8)) {
+        free(g); free(D); free(B); free(cos8);
+        return gs_fail("out of memory");
+    }
+    for (int64_t w = 0; w < W; w++) /* each document's sum of states */
+        for (int j = 0; j < d; j++) D[g[w] * d + j] += s->wsum[w * d + j];
+    for (int64_t i = 0; i < G; i++)
+        for (int j = 0; j < d; j++) B[(i % nb) * d + j] += D[i * d + j];
+    r->doc_mean = mean_pair_cos(B, nb, d);
+    gs_rng rng = {gs_hash2(seed, 0xD0C5)};
+    for (int k = 0; k < boot; k++) {
+        memset(B, 0, (size_t)nb * d * sizeof *B);
+        for (int b = 0; b < nb; b++) {
+            const int64_t n = (G - b + nb - 1) / nb; /* batch b's documents: b, b + nb, ... */
+            for (int64_t i = 0; i < n; i++) {
+                const double *x = D + (b + nb * (int64_t)(gs_rng_uniform(&rng) * (double)n)) * d;
+                for (int j = 0; j < d; j++) B[(int64_t)b * d + j] += x[j];
+            }
+        }
+        cos8[k] = mean_pair_cos(B, nb, d);
+    }
+    if (boot > 0) gs_percentile_interval(cos8, boot, &r->doc_lo, &r->doc_hi);
+    r->doc_valid = 1;
+    snprintf(r->doc_note, sizeof r->doc_note, "batches by document: %lld documents in %lld windows, document i in "
+             "batch i mod %d: they decide", (long long)G, (long long)W, nb);
+    free(g); free(D); free(B); free(cos8);
+    return 0;
+}
+
 int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_model *m, const double *unigram,
                           int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r) {
     memset(r, 0, sizeof *r);
@@ -315,6 +395,7 @@ int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_mo
     r->n_batches = nb;
     r->batches_by_window = g->n_windows >= nb;
     r->stab_lo = r->stab_hi = r->norm_ratio_lo = r->norm_ratio_hi = r->top_sv_lo = r->top_sv_hi = NAN;
+    r->doc_mean = r->doc_lo = r->doc_hi = NAN;
     if (s->n != g->n || s->n_windows != g->n_windows) {
         gs_fail("the state source changed between passes (%lld states in %lld windows, geometry saw %lld in %lld)",
                 (long long)s->n, (long long)s->n_windows, (long long)g->n, (long long)g->n_windows);
@@ -369,7 +450,8 @@ int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_mo
         r->stab_std = r->n_pairs > 1 ? sqrt(v / (r->n_pairs - 1)) : 0.0;
         r->stability_valid = 1;
     }
-    if (s->wsum && full) {
+    if (full && doc_batches(s, o->docs, o->boot, o->seed, g->n_windows, r) != 0) goto fail;
+    if (s->wsum && full && o->boot > 0) {
         if (window_intervals(s, o->boot, o->seed, g->top_sv, r) != 0) goto fail;
     } else if (o->boot <= 0) {
         snprintf(r->interval_note, sizeof r->interval_note, "no interval: no bootstrap asked for");

@@ -137,6 +137,16 @@ for max in 0 700; do # 700: the job's first 29 windows and 4 states of the 30th,
     else bad "probe, --max-states $max, -n $k: $(cat "$dir/p$k.err")"; fi
   done
 done
+# the default direction's batches by document (issue 39.2): rank 0 reads every shard's tokens, so a document
+# that runs across two shards is one document, as in the merged store
+"$bin" analyze "$dir/docs.db" --only geometry,default --max-states 0 --json >"$dir/md.json" || bad "analyze --only default, documents"
+for k in 2 3; do
+  if mpi "$k" "$bin" analyze --shards "${dshards[@]}" --only geometry,default --max-states 0 --json >"$dir/d$k.json" 2>"$dir/d$k.err"; then
+    r="$(compare "$dir/d$k.json" "$dir/md.json" .default_direction.batch_cos_doc_mean .default_direction.documents)" &&
+      ok "batches by document, -n $k: the merged store's: $r ($(grep -o '"batch_grouping_note":"[^"]*"' "$dir/md.json"))" \
+      || bad "batches by document, -n $k: differs: $r"
+  else bad "batches by document, -n $k: $(cat "$dir/d$k.err")"; fi
+done
 "$bin" analyze "$dir/study.db" "${probe[@]}" --max-states 0 --json >"$dir/mpw.json" || bad "analyze --only probe, one document"
 if mpi 2 "$bin" analyze --shards "${shards[@]}" "${probe[@]}" --max-states 0 --json >"$dir/pw.json" 2>"$dir/pw.err"; then
   r="$(compare "$dir/pw.json" "$dir/mpw.json" "${pneed[@]}")" && ok "probe split by window (one document), -n 2: equal: $r" || bad "probe by window: $r"
