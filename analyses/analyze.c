@@ -10,6 +10,7 @@
 #include "analyses/rows.h"
 #include "base/error.h"
 #include "base/text.h"
+#include "engine/train/config_json.h"
 
 void gs_analyze_opts_default(gs_analyze_opts *o) {
     memset(o, 0, sizeof *o);
@@ -17,6 +18,7 @@ void gs_analyze_opts_default(gs_analyze_opts *o) {
     o->seed = 1;
     o->boot = 200;
     o->kind = NULL;
+    o->max_positions = GS_POSITIONS_TRAINING;
     o->probe_max_lag = 256;
     o->probe_splits = 5;
 }
@@ -254,6 +256,38 @@ int gs_analysis_model_for(const store_run_info *info, const gs_analyze_opts *o, 
     return 0;
 }
 
+void gs_positions_choose(int recorded, int trained, int all, int *max_positions, char *note, size_t size) {
+    const int T = trained, R = recorded;
+    *max_positions = 0;
+    if (T <= 0)
+        snprintf(note, size, "all %d positions (training length unknown: no config.json with data.seq_len beside the model)", R);
+    else if (R <= T)
+        snprintf(note, size, "all %d positions (trained on %d)", R, T);
+    else if (all)
+        snprintf(note, size, "all %d positions (--positions all), %d of them past the training length %d", R, R - T, T);
+    else {
+        *max_positions = T;
+        snprintf(note, size, "positions 0-%d of %d: the model was trained on %d (--positions all reads every one)", T - 1,
+                 R, T);
+    }
+}
+
+void gs_analysis_positions(const store_run_info *info, const gs_analyze_opts *o, gs_analysis *a) {
+    const char *model = o->model_path ? o->model_path : info->model_path;
+    a->recorded_len = (int)info->seq_len;
+    a->trained_seq_len = model && model[0] ? train_config_seq_len(model) : 0;
+    if (o->max_positions > 0) { /* a caller's own bound (compare's rows choose theirs alike) */
+        a->max_positions = o->max_positions < a->recorded_len || a->recorded_len <= 0 ? o->max_positions : 0;
+        if (a->max_positions)
+            snprintf(a->positions_note, sizeof a->positions_note, "positions 0-%d of %d", a->max_positions - 1,
+                     a->recorded_len);
+        else snprintf(a->positions_note, sizeof a->positions_note, "all %d positions", a->recorded_len);
+        return;
+    }
+    gs_positions_choose(a->recorded_len, a->trained_seq_len, o->max_positions == 0, &a->max_positions,
+                        a->positions_note, sizeof a->positions_note);
+}
+
 int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a) {
     memset(a, 0, sizeof *a);
     gs_analyze_opts dflt;
@@ -263,6 +297,8 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
     if (store_run_get(st, run_id, &info) != 0) return -1;
     gs_analyze_opts eff;
     if (gs_analyze_resolve_site(st, run_id, o, &eff)) return -1;
+    gs_analysis_positions(&info, o, a);
+    eff.max_positions = a->max_positions;
     o = &eff;
     unsigned parts = gs_analyze_parts(o);
     const int strict = o->explicit_parts && o->parts;
@@ -275,8 +311,9 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
         if (!c.src) return -1;
         gs_store_source_limit(c.src, o->max_positions);
         /* say when the geometry reads fewer states than the run holds */
-        gs_analysis_note_states(a, store_count_states_from(st, run_id, a->kind, o->skip_positions > 0 ? o->skip_positions : 0),
-                                o->max_states);
+        gs_analysis_note_states(
+            a, store_count_states_in(st, run_id, a->kind, o->skip_positions > 0 ? o->skip_positions : 0, o->max_positions),
+            o->max_states);
     }
     if (gs_analysis_model_for(&info, o, strict, &parts, a)) goto fail;
     if (a->model && c.src && a->model->cfg.d != c.src->d) {
@@ -306,6 +343,7 @@ int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o,
     if (!o) { gs_analyze_opts_default(&dflt); o = &dflt; }
     /* the settings name what was read: the site resolved from the run, not NULL */
     eff = *o;
+    eff.max_positions = a->max_positions;
     if (!eff.kind && a->kind[0]) eff.kind = a->kind;
     if (!eff.decay_site && a->decay_site[0] && strcmp(a->decay_site, "mem.alpha")) eff.decay_site = a->decay_site;
     for (int i = 0; i < gs_n_analysis_rows; i++) {
@@ -329,6 +367,7 @@ void gs_analysis_print(FILE *f, store *st, const gs_analysis *a) {
     piece_ctx pc = {st, a->run_id, ""};
     const gs_token_text tokens = {piece, &pc};
     fprintf(f, "run %lld\n", (long long)a->run_id);
+    if (a->positions_note[0]) fprintf(f, "positions: %s\n", a->positions_note);
     for (int i = 0; i < gs_n_analysis_rows; i++) {
         const gs_analysis_row *r = &gs_analysis_rows[i];
         if (r->print && (a->done & r->bit)) r->print(f, a, &tokens);
@@ -339,6 +378,15 @@ void gs_analysis_print(FILE *f, store *st, const gs_analysis *a) {
 cJSON *gs_analysis_json(const gs_analysis *a) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "run", (double)a->run_id);
+    if (a->positions_note[0]) { /* as compare's rows say it */
+        cJSON *pos = cJSON_AddObjectToObject(o, "positions");
+        if (a->max_positions > 0) cJSON_AddNumberToObject(pos, "below", a->max_positions);
+        else cJSON_AddNullToObject(pos, "below");
+        cJSON_AddNumberToObject(pos, "recorded", a->recorded_len);
+        if (a->trained_seq_len > 0) cJSON_AddNumberToObject(pos, "trained_seq_len", a->trained_seq_len);
+        else cJSON_AddNullToObject(pos, "trained_seq_len");
+        cJSON_AddStringToObject(pos, "note", a->positions_note);
+    }
     for (int i = 0; i < gs_n_analysis_rows; i++) {
         const gs_analysis_row *r = &gs_analysis_rows[i];
         if (r->json && (a->done & r->bit)) r->json(cJSON_AddObjectToObject(o, r->stored), a);

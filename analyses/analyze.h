@@ -9,7 +9,8 @@
  * use the engine's convention (the state at t has read tokens 0..t-1), which
  * is the store's for "pred" states; a "ground" state at store position p has
  * also read token p, so it is analysis position p + 1. Retention reads every window's
- * decays at all positions. */
+ * decays at every position read. By default (max_positions GS_POSITIONS_TRAINING) the states and
+ * decays are read below the model's training length when the windows are longer. */
 #ifndef GS_ANALYSES_ANALYZE_H
 #define GS_ANALYSES_ANALYZE_H
 
@@ -40,13 +41,17 @@ enum {
     GS_AN_ATTRIBUTION = 256, /* stored by `gpnscope attribute` */
 };
 
+/* gs_analyze_opts.max_positions: the model's training length (config.json's data.seq_len beside it) */
+#define GS_POSITIONS_TRAINING (-1)
+
 typedef struct {
     unsigned parts;         /* GS_AN_*; 0 = all that apply to the run */
     int explicit_parts;     /* 1: parts were asked for by name, so a part that cannot run is an error */
     int64_t max_states;     /* 16384; <= 0: all */
     int skip_positions;     /* leave out store positions < K */
-    int max_positions;      /* read store positions < K only, states and decays (0: all): compare's default is
-                             * each model's training length */
+    int max_positions;      /* read store positions < K only, states and decays; 0: all; GS_POSITIONS_TRAINING
+                             * (the default): below the model's training length when the run's windows are
+                             * longer (gs_positions_choose) */
     uint64_t seed;          /* 1 */
     int boot;               /* resamples of the bootstrap over windows behind the findings' intervals (200); 0: none */
     const char *model_path; /* NULL: the run's model file */
@@ -91,8 +96,23 @@ typedef struct {
     char recorded_corpus[512]; /* the path of the run's corpus (its unigram counts), "" when unknown */
     char kind[64];          /* the states.kind the state analyses read */
     char decay_site[64];    /* the site retention read */
+    /* the positions read: store positions < max_positions (0: all recorded_len of them), and why */
+    int max_positions, recorded_len, trained_seq_len; /* trained_seq_len 0: unknown */
+    char positions_note[256];
     char notes[1024];       /* what was skipped and why, one line per note */
 } gs_analysis;
+
+/* Which store positions windows of `recorded` positions are read at, for a
+ * model trained on `trained` (0: unknown; issue 39.7: past its training
+ * length a model extrapolates, which says nothing of its state's structure):
+ * below it when the windows are longer, unless all; every one otherwise.
+ * *max_positions gets the bound (0: all), note the words ("positions 0-511
+ * of 1024: the model was trained on 512 (--positions all reads every one)"). */
+void gs_positions_choose(int recorded, int trained, int all, int *max_positions, char *note, size_t size);
+/* o->max_positions resolved on the run (its model's, or o->model_path's,
+ * training length) into a's max_positions, recorded_len, trained_seq_len
+ * and positions_note: the store's and the shards' one rule. */
+void gs_analysis_positions(const store_run_info *info, const gs_analyze_opts *o, gs_analysis *a);
 
 /* Run the analyses. 0, or -1 with gs_error() (a run without states, a part
  * asked for by name that cannot run, a failure inside a part). */

@@ -87,8 +87,13 @@ static finding_verdict judge_tests(const rule_test *t, int n, char *why, size_t 
 
 finding_verdict gs_finding_default_rule(gs_finding_num norm_ratio, gs_finding_num batch_cos, gs_finding_num top_sv_abs_cos,
                                         char *why, size_t size) {
+    return gs_finding_default_rule_by(norm_ratio, batch_cos, 0, top_sv_abs_cos, why, size);
+}
+
+finding_verdict gs_finding_default_rule_by(gs_finding_num norm_ratio, gs_finding_num batch_cos, int by_document,
+                                           gs_finding_num top_sv_abs_cos, char *why, size_t size) {
     const rule_test t[] = {{"||s_bar|| / mean ||s||", norm_ratio, 0.25, 1, 3, "", NULL},
-                           {"8-batch cosine", batch_cos, 0.9, 1, 3, "", NULL},
+                           {by_document ? "8-batch cosine over documents" : "8-batch cosine", batch_cos, 0.9, 1, 3, "", NULL},
                            {"|cos| top SV", top_sv_abs_cos, 0.9, 1, 3, "", NULL}};
     return judge_tests(t, 3, why, size);
 }
@@ -131,15 +136,21 @@ static void judge_default(store *st, int64_t run, finding *f) {
     int64_t dd = measured_by(st, run, GS_AN_DEFAULT, "default-direction analysis", f);
     if (!dd) return;
     double ratio = scalar(st, dd, "norm_ratio"), cos8 = scalar(st, dd, "batch_cos_mean");
+    /* the batches that share no document decide when there are enough documents (issue 39.2) */
+    const int by_doc = scalar(st, dd, "batch_cos_by_document") == 1;
+    char doc_note[240] = "";
+    store_analysis_get_note(st, dd, "batch_cos_by_document", doc_note, sizeof doc_note);
     double cos8r = scalar(st, dd, "batch_cos_random_mean");
     double top = fabs(scalar(st, dd, "top_sv_cos")), pc1 = scalar(st, dd, "pc1_cos");
     double m2 = scalar(st, dd, "mean_norm2_over_lambda1");
     double rho_t = scalar(st, dd, "spearman_unigram_train"), rho_r = scalar(st, dd, "spearman_unigram");
     const gs_finding_num ratio_n = {ratio, scalar(st, dd, "norm_ratio_lo"), scalar(st, dd, "norm_ratio_hi")},
                          cos8_n = {cos8, scalar(st, dd, "batch_cos_lo"), scalar(st, dd, "batch_cos_hi")},
-                         top_n = {top, NAN, NAN};
+                         top_n = {top, scalar(st, dd, "top_sv_cos_lo"), scalar(st, dd, "top_sv_cos_hi")},
+                         doc_n = {scalar(st, dd, "batch_cos_doc_mean"), scalar(st, dd, "batch_cos_doc_lo"),
+                                  scalar(st, dd, "batch_cos_doc_hi")};
     char why[200];
-    f->verdict = gs_finding_default_rule(ratio_n, cos8_n, top_n, why, sizeof why);
+    f->verdict = gs_finding_default_rule_by(ratio_n, by_doc ? doc_n : cos8_n, by_doc, top_n, why, sizeof why);
     /* like for like: the paper's +0.46 is against its training corpus */
     char unigram[256], random_b[64] = "", pc[200] = "";
     if (!isnan(rho_t))
@@ -155,15 +166,25 @@ static void judge_default(store *st, int64_t run, finding *f) {
         snprintf(pc, sizeof pc, "; the centered PC1 gives |cos| %.2f%s", pc1,
                  !isnan(m2) && m2 > 1 ? ", and the uncentered test passes almost by construction when ||s_bar||^2 "
                                         "exceeds the top centered eigenvalue, as it does here" : "");
-    char no_iv[96] = "", cos8_iv[64] = "";
-    if (isnan(cos8_n.lo)) no_iv_note(st, dd, no_iv, sizeof no_iv);
+    char no_iv[96] = "", cos8_iv[64] = "", top_iv[64] = "";
+    if (isnan(by_doc ? doc_n.lo : cos8_n.lo)) no_iv_note(st, dd, no_iv, sizeof no_iv);
     else snprintf(cos8_iv, sizeof cos8_iv, " [%.3f, %.3f]", cos8_n.lo, cos8_n.hi);
+    if (!isnan(top_n.lo)) snprintf(top_iv, sizeof top_iv, " [%.3f, %.3f]", top_n.lo, top_n.hi);
+    /* the other grouping beside the deciding one, and why this one decides */
+    char grouping[400] = "";
+    if (by_doc) {
+        char iv[64] = "";
+        if (!isnan(doc_n.lo)) snprintf(iv, sizeof iv, " [%.3f, %.3f]", doc_n.lo, doc_n.hi);
+        snprintf(grouping, sizeof grouping, ", over batches that share no document %.3f%s (%s)", doc_n.value, iv, doc_note);
+    } else if (doc_note[0]) {
+        snprintf(grouping, sizeof grouping, " (%s)", doc_note);
+    }
     snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
     snprintf(f->text, sizeof f->text,
              "%s: ||s_bar|| is %.2f of the mean state norm (rule >= 0.25; paper 107/132 = 0.81 by its own figures, "
-             "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f%s (>= 0.9%s) and |cos| with the "
-             "top singular vector of the uncentered states %.3f (>= 0.9%s); %s.",
-             gs_finding_word(f->verdict), ratio, cos8, cos8_iv, random_b, top, pc, unigram);
+             "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f%s%s (>= 0.9%s) and |cos| with "
+             "the top singular vector of the uncentered states %.3f%s (>= 0.9%s); %s.",
+             gs_finding_word(f->verdict), ratio, cos8, cos8_iv, grouping, random_b, top, top_iv, pc, unigram);
 }
 
 static void judge_horizon(store *st, int64_t run, finding *f) {

@@ -4,7 +4,9 @@
  * numbers show. The rules (docs/analyses.md, "Findings"):
  *
  * 1. default-token direction: the mean state is large (||s_bar|| >= 0.25 of
- *    the mean norm), persistent (8-batch cosine >= 0.9) and the top principal
+ *    the mean norm), persistent (8-batch cosine >= 0.9, over batches that
+ *    share no document when there are 16 documents, else over consecutive
+ *    windows) and the top principal
  *    direction (|cos| with the top singular vector >= 0.9); its decoded
  *    distribution tracking unigram frequency (Spearman >= 0.2) is reported
  *    beside it.
@@ -12,7 +14,8 @@
  *    below 0.02 inside the window, at a lag of tens to hundreds of tokens
  *    (10 <= k < 1000): the paper's "tens of tokens".
  * Each test is decided on its statistic's 95% bootstrap interval over
- * windows where it has one: passed when the interval clears the threshold,
+ * windows where it has one (the default direction's three all have one,
+ * from 16 windows on): passed when the interval clears the threshold,
  * failed when it lies below, and an interval that straddles the threshold
  * makes the finding inconclusive ("8-batch cosine 0.898 [0.871, 0.921]
  * straddles 0.9"), unless another test fails outright (then absent). A test
@@ -76,6 +79,10 @@ typedef struct {
  * decay below 0.02 inside the window: h_0.02 > 511.0 tokens"). */
 finding_verdict gs_finding_default_rule(gs_finding_num norm_ratio, gs_finding_num batch_cos, gs_finding_num top_sv_abs_cos,
                                         char *why, size_t size);
+/* The same with the 8-batch cosine over batches that share no document
+ * when by_document (its reason then says "8-batch cosine over documents"). */
+finding_verdict gs_finding_default_rule_by(gs_finding_num norm_ratio, gs_finding_num batch_cos, int by_document,
+                                           gs_finding_num top_sv_abs_cos, char *why, size_t size);
 finding_verdict gs_finding_horizon_rule(gs_finding_num c1, int h002_inside, gs_finding_num h002, char *why, size_t size);
 finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts);
 

@@ -83,6 +83,14 @@ void gs_report_default_dir(FILE *f, const gs_default_dir *dd, const char *(*toke
             snprintf(a, sizeof a, "n/a (fewer states than %d batches)", dd->n_batches);
         snprintf(b, sizeof b, "%s (%d)", gs_paper(GS_PAPER_BATCH_COSINE)->label, dd->n_batches);
         row(f, b, a, gs_paper(GS_PAPER_BATCH_COSINE)->paper);
+        if (dd->stability_valid) { /* batches that share no document, or in one line why not (issue 39.2) */
+            if (dd->doc_valid && !isnan(dd->doc_lo))
+                snprintf(a, sizeof a, "%.4f [%.4f, %.4f]; %s", dd->doc_mean, dd->doc_lo, dd->doc_hi, dd->doc_note);
+            else if (dd->doc_valid) snprintf(a, sizeof a, "%.4f; %s", dd->doc_mean, dd->doc_note);
+            else snprintf(a, sizeof a, "%s", dd->doc_note);
+            snprintf(b, sizeof b, "cross-batch cosine, by document (%d)", dd->n_batches);
+            row(f, b, a, "");
+        }
         if (dd->random_valid) {
             snprintf(a, sizeof a, "%.4f +- %.4f", dd->rand_mean, dd->rand_std);
             snprintf(b, sizeof b, "cross-batch cosine, random rows (%d)", dd->n_batches);
@@ -110,7 +118,8 @@ void gs_report_default_dir(FILE *f, const gs_default_dir *dd, const char *(*toke
         strncat(a, b, sizeof a - strlen(a) - 1);
         strncat(a, " at t=100", sizeof a - strlen(a) - 1);
         paper_row(f, GS_PAPER_EMERGENCE, a);
-        snprintf(a, sizeof a, "%.6f", dd->top_sv_cos);
+        if (!isnan(dd->top_sv_lo)) snprintf(a, sizeof a, "%.6f [%.4f, %.4f]", dd->top_sv_cos, dd->top_sv_lo, dd->top_sv_hi);
+        else snprintf(a, sizeof a, "%.6f", dd->top_sv_cos);
         paper_row(f, GS_PAPER_TOP_PC, a);
         if (dd->pc1_cos == dd->pc1_cos) {
             snprintf(a, sizeof a, "%.4f (||s_bar||^2 / lambda_1 = %.3g)", dd->pc1_cos, dd->mean_norm2_over_lambda1);

@@ -9,8 +9,11 @@
 static char *settings(const gs_analyze_opts *o, const char *extra) {
     char *buf = malloc(1024);
     if (!buf) return NULL;
-    snprintf(buf, 1024, "{\"kind\":\"%s\",\"max_states\":%lld,\"skip_positions\":%d,\"seed\":%llu%s%s}",
-             o->kind ? o->kind : "pred", (long long)o->max_states, o->skip_positions, (unsigned long long)o->seed,
+    /* positions_below only for a bounded reading, so that one of every position keeps its settings */
+    char below[48] = "";
+    if (o->max_positions > 0) snprintf(below, sizeof below, ",\"positions_below\":%d", o->max_positions);
+    snprintf(buf, 1024, "{\"kind\":\"%s\",\"max_states\":%lld,\"skip_positions\":%d%s,\"seed\":%llu%s%s}",
+             o->kind ? o->kind : "pred", (long long)o->max_states, o->skip_positions, below, (unsigned long long)o->seed,
              extra ? "," : "", extra ? extra : "");
     return buf;
 }

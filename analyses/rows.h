@@ -38,6 +38,7 @@ typedef struct {
     const gpn_model *lm;
     double *unigram, *train;
     int64_t V;
+    gs_doc_map docs;        /* the windows' documents, when the run has token rows (opts.docs points here) */
     gs_default_opts opts;
 } gs_default_inputs;
 int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, const gs_analyze_opts *o,

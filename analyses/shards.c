@@ -27,7 +27,7 @@ typedef struct {
     const int64_t *take; /* states to read from each shard (0: none) */
     int n, at;           /* the shard being read */
     const char *kind;
-    int skip;
+    int skip, limit; /* store positions skip <= p < limit (limit 0: no end) */
     store *st;
     gs_state_source *cur;
 } chain;
@@ -50,6 +50,7 @@ static int chain_open(chain *c) {
             c->st = NULL;
             return -1;
         }
+        gs_store_source_limit(c->cur, c->limit);
         if (c->cur->d != c->src.d)
             return gs_fail("%s: states of width %d, the other shards' %d", s->path, c->cur->d, c->src.d);
         return 0;
@@ -76,11 +77,11 @@ static int64_t chain_next(void *ctx, float *rows, int64_t *window, int32_t *pos,
     return 0;
 }
 
-/* states of the shard's run after the first skip positions */
-static int64_t count_states(const store_shard *s, const char *kind, int skip) {
+/* states of the shard's run at positions skip <= p < limit (limit 0: no end) */
+static int64_t count_states(const store_shard *s, const char *kind, int skip, int limit) {
     store *st = store_open(s->path, STORE_READ);
     if (!st) return -1;
-    int64_t n = store_count_states_from(st, s->run, kind, skip);
+    int64_t n = store_count_states_in(st, s->run, kind, skip, limit);
     store_close(st);
     return n;
 }
@@ -196,10 +197,10 @@ static int share_mean(gs_job *job, gs_geometry *g) {
 
 /* The windows among shard s's first `take` states: the default direction
  * assigns batches by a window's place in the whole job. */
-static int64_t count_windows(const store_shard *s, const char *kind, int skip, int64_t take) {
+static int64_t count_windows(const store_shard *s, const char *kind, int skip, int limit, int64_t take) {
     store *st = store_open(s->path, STORE_READ);
     if (!st) return -1;
-    int64_t n = store_count_windows_in_prefix(st, s->run, kind, skip, take);
+    int64_t n = store_count_windows_in_prefix(st, s->run, kind, skip, limit, take);
     store_close(st);
     return n;
 }
@@ -212,19 +213,39 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
                         gs_analysis *a) {
     const int n = c->n;
     gs_geometry *g = &a->geometry;
+    /* the documents of every shard's windows in rank order (a document may run across two shards), read by
+     * every rank alike, for the batches that share no document: the merged store's documents */
+    gs_default_opts op = in->opts;
+    gs_doc_map dm = {0};
+    {
+        store **sts = calloc((size_t)n, sizeof *sts);
+        int64_t *runs = calloc((size_t)n, sizeof *runs);
+        int opened = 0, okd = sts && runs;
+        for (; okd && opened < n; opened++) {
+            runs[opened] = c->shards[opened].run;
+            if (!(sts[opened] = store_open(c->shards[opened].path, STORE_READ))) okd = 0;
+        }
+        okd = okd && gs_doc_map_read(sts, runs, n, in->lm ? in->lm->cfg.V : 0, &dm) == 0 && dm.n > 0;
+        if (!okd) gs_clear_error();
+        op.docs = okd ? &dm : NULL;
+        for (int i = 0; sts && i < opened; i++) store_close(sts[i]);
+        free(sts);
+        free(runs);
+    }
     int64_t *wins = calloc((size_t)n, sizeof *wins);
     gs_default_sums sums = {0};
-    int ok = wins && gs_default_sums_init(&sums, g->d, g->n_windows, &in->opts) == 0, rc = -1;
+    int ok = wins && gs_default_sums_init(&sums, g->d, g->n_windows, &op) == 0, rc = -1;
     if (!wins) gs_fail("out of memory");
     for (int i = 0; ok && i < n; i++)
-        if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->take[i])) < 0) ok = 0;
+        if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->limit, c->take[i])) < 0) ok = 0;
     if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, wins, n)) goto out;
     int64_t win0 = 0, row0 = 0;
     for (int i = 0; ok && i < n; win0 += wins[i], row0 += all_take[i], i++) {
         if (c->take[i] <= 0) continue;
         store *st = store_open(c->shards[i].path, STORE_READ);
         gs_state_source *src = st ? gs_store_source_open(st, c->shards[i].run, c->kind, c->skip, c->take[i]) : NULL;
-        if (!src || gs_default_dir_accumulate(src, g, &in->opts, win0, row0, &sums)) {
+        if (src) gs_store_source_limit(src, c->limit);
+        if (!src || gs_default_dir_accumulate(src, g, &op, win0, row0, &sums)) {
             gs_fail_context("%s: ", c->shards[i].path);
             ok = 0;
         }
@@ -252,14 +273,17 @@ static int default_part(gs_job *job, const chain *c, const int64_t *all_take, co
         gs_job_sum_f64(job, sums.emergence, cap) || gs_job_sum_i64(job, sums.emergence_n, cap) ||
         gs_job_sum_i64(job, totals, 2) ||
         (sums.wsum && (gs_job_sum_f64(job, sums.wsum, sums.win_total * sums.d) ||
-                       gs_job_sum_f64(job, sums.wnorm, sums.win_total))))
+                       gs_job_sum_f64(job, sums.wnorm, sums.win_total))) ||
+        (sums.wgram && gs_job_sum_f64(job, sums.wgram, sums.win_total * sums.d * sums.d)) ||
+        (sums.wid && gs_job_sum_i64(job, sums.wid, sums.win_total)))
         goto out;
     sums.n = totals[0];
     sums.n_windows = totals[1];
-    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, in->lm, in->unigram, in->V, &in->opts, &a->default_dir);
+    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, in->lm, in->unigram, in->V, &op, &a->default_dir);
     if (gs_shards_agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
 out:
     gs_default_sums_free(&sums);
+    gs_doc_map_free(&dm);
     free(wins);
     return rc;
 }
@@ -292,11 +316,11 @@ typedef struct {
     int nw, H;
 } decays;
 
-static int read_shard_decays(const store_shard *s, const char *site, decays *dk) {
+static int read_shard_decays(const store_shard *s, const char *site, int max_positions, decays *dk) {
     if (s->begin >= s->end) return 0; /* a rank that had no windows to record (more ranks than batches) */
     store *st = store_open(s->path, STORE_READ);
     if (!st) return -1;
-    int rc = gs_retention_read_decays(st, s->run, site, 0, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
+    int rc = gs_retention_read_decays(st, s->run, site, max_positions, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
     if (rc) gs_fail_context("%s: reading the decays: ", s->path);
     store_close(st);
     return rc;
@@ -306,14 +330,14 @@ static int read_shard_decays(const store_shard *s, const char *site, decays *dk)
  * the windows are numbered across the shards in rank order, each rank adds
  * its windows' sums for every lag once and per bootstrap resample
  * (gs_retention_accumulate), the sums are added up and rank 0 finishes. */
-static int retention_part(gs_job *job, const store_shard *shards, int n, gs_analysis *a) {
+static int retention_part(gs_job *job, const store_shard *shards, int n, int max_positions, gs_analysis *a) {
     decays *dk = calloc((size_t)n, sizeof *dk);
     int64_t *wins = calloc((size_t)n + 2, sizeof *wins); /* per shard, then H and the longest window */
     gs_retention_sums sums = {0};
     int ok = dk && wins, rc = -1;
     if (!ok) gs_fail("out of memory");
     for (int i = job->rank; ok && i < n; i += job->size) {
-        if (read_shard_decays(&shards[i], a->decay_site, &dk[i])) { ok = 0; break; }
+        if (read_shard_decays(&shards[i], a->decay_site, max_positions, &dk[i])) { ok = 0; break; }
         wins[i] = dk[i].nw;
         if (dk[i].nw && dk[i].H > wins[n]) wins[n] = dk[i].H;
         for (int w = 0; w < dk[i].nw; w++)
@@ -361,7 +385,7 @@ static int probe_part(gs_job *job, const chain *c, const int64_t *all_take, stor
     int rc = -1;
     if (!gs_shards_agree(job, E != NULL)) {
         gs_probe_shards_in in = {.shards = c->shards, .n = c->n, .take = c->take, .all_take = all_take,
-                                 .kind = c->kind, .skip = c->skip, .d = c->src.d};
+                                 .kind = c->kind, .skip = c->skip, .limit = c->limit, .d = c->src.d};
         rc = gs_probe_shards(job, &in, E, a->model->cfg.V, width, &po, &a->probe);
     }
     return rc;
@@ -407,6 +431,8 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
                gs_analyze_resolve_site(st0, s[0].run, o, &eff)))
         ok = 0;
     if (gs_shards_agree(job, ok)) goto out;
+    gs_analysis_positions(&info, &eff, a); /* the store's rule, on the run as the first shard holds it */
+    eff.max_positions = a->max_positions;
     o = &eff;
     a->run_id = s[0].run;
     char buf[64];
@@ -427,7 +453,7 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
     }
     /* each shard's states: counted by the rank that reads it, shared by a sum */
     for (int i = job->rank; ok && i < n; i += job->size)
-        if ((count[i] = count_states(&s[i], a->kind, o->skip_positions)) < 0) ok = 0;
+        if ((count[i] = count_states(&s[i], a->kind, o->skip_positions, o->max_positions)) < 0) ok = 0;
     if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, count, n)) goto out;
     int d = 0;
     int64_t have = 0;
@@ -436,7 +462,7 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
         if (!count[i]) continue;
         store *st = store_open(s[i].path, STORE_READ);
         gs_state_source *src = st ? gs_store_source_open(st, s[i].run, a->kind, o->skip_positions, 1) : NULL;
-        if (src) d = src->d;
+        if (src) d = src->d; /* the width only: no state is read */
         else ok = 0;
         gs_store_source_close(src);
         store_close(st);
@@ -457,7 +483,8 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
         before += count[i];
         if (i % job->size != job->rank) take[i] = 0; /* another rank's */
     }
-    c = (chain){.src = {.d = d}, .shards = s, .take = take, .n = n, .kind = a->kind, .skip = o->skip_positions};
+    c = (chain){.src = {.d = d}, .shards = s, .take = take, .n = n, .kind = a->kind, .skip = o->skip_positions,
+              .limit = o->max_positions};
     c.src.ctx = &c;
     c.src.rewind = chain_rewind;
     c.src.next = chain_next;
@@ -481,7 +508,7 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
         snprintf(a->decay_site, sizeof a->decay_site, "%s",
                  o->decay_site ? o->decay_site : gs_analysis_site_of_role(st0, s[0].run, "decay", 0, "mem.alpha", buf, sizeof buf));
         gs_retention_row_opts(o, &a->retention_opts);
-        if (retention_part(job, s, n, a) == 0) {
+        if (retention_part(job, s, n, o->max_positions, a) == 0) {
             a->done |= GS_AN_RETENTION;
             if (!job->rank) { /* did training move the decays? (the store's pass loads the model for it alike) */
                 if (!a->model) a->model = gs_analysis_load_model(&info, o->model_path);

@@ -22,7 +22,7 @@ static const char *help =
     "usage: gpnscope analyze FILE [--run N] [--only LIST]\n"
     "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
     "                        [--max-lag K] [--probe-max-lag K] [--probe-splits K] [--site NAME]\n"
-    "                        [--decay-site NAME] [--kind pred|ground]\n"
+    "                        [--decay-site NAME] [--kind pred|ground] [--positions training|all]\n"
     "                        [--train-corpus PATH] [--json]\n"
     "       mpirun -n K gpnscope analyze --shards SHARD... [the options above but --run]\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
@@ -37,6 +37,11 @@ static const char *help =
 static const char *help_rest =
     "  --max-states N      the first N states in (window, position) order (16384; 0: all)\n"
     "  --skip-positions K  leave out the states at positions < K of each window (0)\n"
+    "  --positions P       training (default): read the positions below the model's training\n"
+    "                      length (data.seq_len of config.json beside the checkpoint) when the\n"
+    "                      windows are longer, since past it a model extrapolates; all: every\n"
+    "                      recorded position. The states and the decays alike; the output says\n"
+    "                      which (as compare --positions)\n"
     "  --seed S            heatmap sample, probe split, random batches, pool null\n"
     "                      draws and window bootstrap (1)\n"
     "  --model MODEL       the model for the decode and the probe (default: the run's)\n"
@@ -140,12 +145,14 @@ int cmd_analyze(int argc, char **argv) {
     gs_analyze_opts o;
     gs_analyze_opts_default(&o);
     long long run = 0;
-    int json = 0, shards = 0, run_given = 0;
+    int json = 0, shards = 0, run_given = 0, all_positions = 0;
+    static const char *const positions[] = {"training", "all", NULL};
     const cli_opt opts[] = {
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id"), .seen = &run_given},
         {CLI_LIST("only", &o.parts, gs_analyze_parse_parts, ""), .seen = &o.explicit_parts},
         {CLI_INTEGER("max-states", &o.max_states, 0, INT64_MAX, "a count")},
         {CLI_INTEGER("skip-positions", &o.skip_positions, 0, 1 << 30, "a count")},
+        {CLI_CHOICE("positions", &all_positions, positions, "'training' or 'all'")},
         {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a seed")},
         {CLI_STRING("model", &o.model_path)},
         {CLI_INTEGER("max-lag", &o.horizon_max_lag, 1, 1 << 30, "a lag")},
@@ -160,6 +167,7 @@ int cmd_analyze(int argc, char **argv) {
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"analyze", help_text(), bad_value}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
+    o.max_positions = all_positions ? 0 : GS_POSITIONS_TRAINING;
     if (shards && run_given) {
         fprintf(stderr, "gpnscope analyze: --run names a run of a store; shards hold one run each\n");
         return 2;

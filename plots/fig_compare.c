@@ -380,15 +380,16 @@ static int fig_retention_cmp(const figs *f, gs_plot_figure *fig) {
 
 /* ---------- report.md / report.html ---------- */
 
-typedef struct { char name[64], defaults[700], horizon[900], pools[600]; } cells;
+typedef struct { char name[64], defaults[900], horizon[900], pools[600]; } cells;
 
 static void row_cells(const cJSON *row, int i, cells *c) {
     char a[96], b[96], e[96], g[96], k[96];
     const cJSON *dd = jobj(row, "default_direction"), *h = jobj(row, "content_horizon"), *p = jobj(row, "memory_pools");
     snprintf(c->name, sizeof c->name, "R%d", i + 1);
-    snprintf(c->defaults, sizeof c->defaults, "**%s** (%s): ratio %s, 8-batch cos %s, top SV %.3f", jstr(dd, "verdict"),
+    /* which grouping of the windows the 8-batch cosine is over, and why (issue 39.2) */
+    snprintf(c->defaults, sizeof c->defaults, "**%s** (%s): ratio %s, 8-batch cos %s, top SV %s; %s", jstr(dd, "verdict"),
              jstr(dd, "reason"), ci(a, sizeof a, jobj(dd, "norm_ratio"), 0), ci(b, sizeof b, jobj(dd, "batch_cos"), 0),
-             jnum(dd, "top_sv_cos"));
+             ci(e, sizeof e, jobj(dd, "top_sv_cos"), 0), jstr(dd, "batch_grouping_note"));
     const cJSON *cf = jobj(h, "centered_first"), *c256 = jobj(h, "centered_256"), *rf = jobj(h, "raw_first"), *rr = jobj(h, "raw_far");
     snprintf(c->horizon, sizeof c->horizon, "**%s** (%s): centered %s at k=%.0f, %s at k=%.0f; raw %s at k=%.0f, %s at k=%.0f; "
              "h_0.02 %s", jstr(h, "verdict"), jstr(h, "reason"), ci(a, sizeof a, cf, 0), jnum(cf, "lag"), ci(b, sizeof b, c256, 0),

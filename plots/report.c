@@ -159,7 +159,11 @@ static void summary(const plot_ctx *c, table *t) {
         snprintf(r->ours, sizeof r->ours, "%s at t=10, %s at t=100", num(a, gp_scalar(st, dd, "emergence_t10")),
                  num(b, gp_scalar(st, dd, "emergence_t100")));
         r = add_paper(t, GS_PAPER_TOP_PC);
-        snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, dd, "top_sv_cos")));
+        double tl = gp_scalar(st, dd, "top_sv_cos_lo");
+        if (isfinite(tl)) /* its window-bootstrap interval */
+            snprintf(r->ours, sizeof r->ours, "%s [%s, %s]", num(a, gp_scalar(st, dd, "top_sv_cos")), num(b, tl),
+                     num(d, gp_scalar(st, dd, "top_sv_cos_hi")));
+        else snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, dd, "top_sv_cos")));
         double pc1 = gp_scalar(st, dd, "pc1_cos");
         if (isfinite(pc1)) {
             r = add(t, "|cos(s_bar, centered PC1)|", "");

@@ -184,7 +184,7 @@ def compare_table(rows):
         seen.add(m)
         site = f"`{r['site']}`" if layer is None else f"layer {layer}" + (" (last)" if layer == last[m] else "")
         dd, ch, mp = r["default_direction"], r["content_horizon"], r.get("memory_pools") or {}
-        ddc = f"{interval(dd['norm_ratio'])}, {interval(dd['batch_cos'])}, {num(dd.get('top_sv_cos'))}"
+        ddc = f"{interval(dd['norm_ratio'])}, {interval(dd['batch_cos'])}, {interval(dd['top_sv_cos'])}"
         h = ch["h_002"]
         hc = f"{interval(ch['centered_first'])}; {interval(h, 1)}" + (" (censored)" if ch.get("h_002_censored") else "")
         if mp.get("verdict") == "not measured":

@@ -123,24 +123,32 @@ int64_t store_count_states(store *st, int64_t run_id, const char *kind) {
 }
 
 int64_t store_count_states_from(store *st, int64_t run_id, const char *kind, int first) {
-    sqlite3_stmt *s = st_prepare(st, "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2 AND position >= ?3");
+    return store_count_states_in(st, run_id, kind, first, 0);
+}
+
+int64_t store_count_states_in(store *st, int64_t run_id, const char *kind, int first, int end) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT count(*) FROM states WHERE run_id = ?1 AND kind = ?2 AND position >= ?3"
+                                     " AND position < ?4");
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_text(s, 2, kind ? kind : "pred", -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 3, first);
+    sqlite3_bind_int(s, 4, end > 0 ? end : INT32_MAX);
     int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : st_fail(st, "counting states");
     sqlite3_finalize(s);
     return n;
 }
 
-int64_t store_count_windows_in_prefix(store *st, int64_t run_id, const char *kind, int first, int64_t take) {
+int64_t store_count_windows_in_prefix(store *st, int64_t run_id, const char *kind, int first, int end, int64_t take) {
     sqlite3_stmt *s = st_prepare(st, "SELECT count(DISTINCT window) FROM (SELECT window FROM states WHERE run_id = ?1"
-                                     " AND kind = ?2 AND position >= ?3 ORDER BY window, position LIMIT ?4)");
+                                     " AND kind = ?2 AND position >= ?3 AND position < ?5 ORDER BY window, position"
+                                     " LIMIT ?4)");
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, run_id);
     sqlite3_bind_text(s, 2, kind ? kind : "pred", -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 3, first);
     sqlite3_bind_int64(s, 4, take);
+    sqlite3_bind_int(s, 5, end > 0 ? end : INT32_MAX);
     int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : st_fail(st, "counting windows");
     sqlite3_finalize(s);
     return n;

@@ -201,8 +201,11 @@ int64_t store_last_run(store *st, int which);
 int64_t store_count_states(store *st, int64_t run_id, const char *kind);
 /* The same from position `first` on (states after a warm-up that analyses skip). */
 int64_t store_count_states_from(store *st, int64_t run_id, const char *kind, int first);
-/* The windows among the first `take` of those states in (window, position) order. */
-int64_t store_count_windows_in_prefix(store *st, int64_t run_id, const char *kind, int first, int64_t take);
+/* The same at positions first <= p < end (end <= 0: no end), what an analysis reading a model's training length counts. */
+int64_t store_count_states_in(store *st, int64_t run_id, const char *kind, int first, int end);
+/* The windows among the first `take` of the states at positions first <= p < end (end <= 0: no end) in
+ * (window, position) order. */
+int64_t store_count_windows_in_prefix(store *st, int64_t run_id, const char *kind, int first, int end, int64_t take);
 
 /* Stream a run's states of one kind, ordered by (window, position), as float32
  * rows. windows [window_from, window_to] inclusive; -1 for either end means

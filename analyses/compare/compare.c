@@ -378,8 +378,8 @@ static int bootstrap(gs_compare_row *r, int B, uint64_t seed) {
 }
 
 void gs_compare_row_judge(gs_compare_row *r) {
-    gs_finding_num top = {r->top_sv_cos, NAN, NAN};
-    r->default_verdict = gs_finding_default_rule(r->norm_ratio, r->batch_cos, top, r->default_why, sizeof r->default_why);
+    r->default_verdict = gs_finding_default_rule_by(r->norm_ratio, r->batch_cos, r->batch_by_document, r->top_sv_cos,
+                                                    r->default_why, sizeof r->default_why);
     r->horizon_verdict = gs_finding_horizon_rule(r->centered_c1, !r->h_002_censored, r->h_002, r->horizon_why,
                                                  sizeof r->horizon_why);
 }
@@ -390,23 +390,8 @@ static void no_interval(gs_cmp_num *n, double v) { n->value = v; n->lo = n->hi =
  * model extrapolates (the shipped Transformer++'s perplexity triples there),
  * which says nothing of the state's structure, so by default a row stops there. */
 static void choose_positions(gs_compare_row *r, const gs_compare_opts *o) {
-    const int T = r->trained_seq_len, R = r->recorded_len;
-    r->max_positions = 0;
-    if (R <= 0) /* an import without a window length */
-        snprintf(r->positions_note, sizeof r->positions_note, "all positions (the run records no window length)");
-    else if (T <= 0)
-        snprintf(r->positions_note, sizeof r->positions_note,
-                 "all %d positions (training length unknown: no config.json with data.seq_len beside the model)", R);
-    else if (R <= T)
-        snprintf(r->positions_note, sizeof r->positions_note, "all %d positions (trained on %d)", R, T);
-    else if (o->all_positions)
-        snprintf(r->positions_note, sizeof r->positions_note,
-                 "all %d positions (--positions all), %d of them past the training length %d", R, R - T, T);
-    else {
-        r->max_positions = T;
-        snprintf(r->positions_note, sizeof r->positions_note,
-                 "positions 0-%d of %d: the model was trained on %d (--positions all reads every one)", T - 1, R, T);
-    }
+    gs_positions_choose(r->recorded_len, r->trained_seq_len, o->all_positions, &r->max_positions, r->positions_note,
+                        sizeof r->positions_note);
 }
 
 /* The run's perplexity by position from its tokens' NLL: bins of 64, 128,
@@ -503,7 +488,11 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     r->raw_far_lag = irf >= 0 ? h->lags[irf] : 0;
     r->centered_256_lag = i256 >= 0 ? h->lags[i256] : 0;
     r->norm_ratio = (gs_cmp_num){dd->norm_ratio, dd->norm_ratio_lo, dd->norm_ratio_hi};
-    r->batch_cos = (gs_cmp_num){dd->stability_valid ? dd->stab_mean : NAN, dd->stab_lo, dd->stab_hi};
+    r->batch_cos_consecutive = (gs_cmp_num){dd->stability_valid ? dd->stab_mean : NAN, dd->stab_lo, dd->stab_hi};
+    r->batch_cos_documents = (gs_cmp_num){dd->doc_valid ? dd->doc_mean : NAN, dd->doc_lo, dd->doc_hi};
+    r->batch_by_document = dd->doc_valid;
+    snprintf(r->batch_grouping_note, sizeof r->batch_grouping_note, "%s", dd->doc_note);
+    r->batch_cos = r->batch_by_document ? r->batch_cos_documents : r->batch_cos_consecutive;
     no_interval(&r->raw_c1, ir1 >= 0 ? h->raw[ir1] : NAN);
     no_interval(&r->raw_far, irf >= 0 ? h->raw[irf] : NAN);
     no_interval(&r->centered_c1, h->c1);
@@ -511,7 +500,7 @@ static int measure(gs_compare_row *r, const gs_compare_opts *o) {
     no_interval(&r->h_002, h->h_002);
     r->h_002_censored = h->h_002_censored;
     if (o->boot > 0 && bootstrap(r, o->boot, o->seed) != 0) return -1;
-    r->top_sv_cos = fabs(dd->top_sv_cos);
+    r->top_sv_cos = (gs_cmp_num){fabs(dd->top_sv_cos), dd->top_sv_lo, dd->top_sv_hi}; /* the interval is of |cos| */
     gs_compare_row_judge(r);
     r->pools_verdict = FINDING_NOT_MEASURED;
     if (!r->decay_site[0]) {

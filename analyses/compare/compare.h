@@ -100,9 +100,14 @@ typedef struct {
     double bin_ppl[GS_CMP_MAX_BINS];
     int64_t bin_tokens[GS_CMP_MAX_BINS];
     double ppl_below_training, ppl_from_training;
-    /* 1. default-token direction: the findings' three tests (|cos| top SV without an interval) */
-    gs_cmp_num norm_ratio, batch_cos;
-    double top_sv_cos;
+    /* 1. default-token direction: the findings' three tests (each with its interval over windows) */
+    gs_cmp_num norm_ratio, batch_cos; /* batch_cos: the deciding grouping's, one of the two below */
+    /* the 8-batch cosine over consecutive windows and over batches that share no document (value NaN: not
+     * possible), which decides (batch_by_document) and why, in one line (issue 39.2) */
+    gs_cmp_num batch_cos_consecutive, batch_cos_documents;
+    int batch_by_document;
+    char batch_grouping_note[200];
+    gs_cmp_num top_sv_cos;
     finding_verdict default_verdict;
     char default_why[200], horizon_why[200]; /* the rules' reasons (gs_finding_default_rule, _horizon_rule) */
     /* 2. content horizon: raw and centered lag cosines at the lags analyze reports (the first lag, the

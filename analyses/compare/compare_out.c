@@ -134,7 +134,12 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON *dd = cJSON_AddObjectToObject(o, "default_direction");
         cJSON_AddItemToObject(dd, "norm_ratio", with_interval(&r->norm_ratio, -1));
         cJSON_AddItemToObject(dd, "batch_cos", with_interval(&r->batch_cos, -1));
-        cJSON_AddItemToObject(dd, "top_sv_cos", num(r->top_sv_cos));
+        cJSON_AddItemToObject(dd, "batch_cos_consecutive", with_interval(&r->batch_cos_consecutive, -1));
+        if (isnan(r->batch_cos_documents.value)) cJSON_AddNullToObject(dd, "batch_cos_documents");
+        else cJSON_AddItemToObject(dd, "batch_cos_documents", with_interval(&r->batch_cos_documents, -1));
+        cJSON_AddStringToObject(dd, "batch_grouping", r->batch_by_document ? "documents" : "consecutive windows");
+        cJSON_AddStringToObject(dd, "batch_grouping_note", r->batch_grouping_note);
+        cJSON_AddItemToObject(dd, "top_sv_cos", with_interval(&r->top_sv_cos, -1));
         cJSON_AddStringToObject(dd, "verdict", gs_finding_word(r->default_verdict));
         cJSON_AddStringToObject(dd, "reason", r->default_why);
         cJSON *h = cJSON_AddObjectToObject(o, "content_horizon");
@@ -197,10 +202,15 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
             gs_compare_perplexity_text(r, curve, sizeof curve);
             fprintf(f, "  perplexity by position: %s\n", curve);
         }
-        fprintf(f, "  1. default-token direction  %-12s ||s_bar|| / mean ||s|| %s; 8-batch cos %s; |cos| top SV %.3f\n",
-                gs_finding_word(r->default_verdict), with_ci(a, sizeof a, &r->norm_ratio), with_ci(b, sizeof b, &r->batch_cos),
-                r->top_sv_cos);
+        char cons[128] = "";
+        if (r->batch_by_document) /* the consecutive reading beside the deciding one */
+            snprintf(cons, sizeof cons, " (consecutive windows %s)", with_ci(g, sizeof g, &r->batch_cos_consecutive));
+        fprintf(f, "  1. default-token direction  %-12s ||s_bar|| / mean ||s|| %s; 8-batch cos%s %s%s; |cos| top SV %s\n",
+                gs_finding_word(r->default_verdict), with_ci(a, sizeof a, &r->norm_ratio),
+                r->batch_by_document ? " over documents" : "", with_ci(b, sizeof b, &r->batch_cos), cons,
+                with_ci(e, sizeof e, &r->top_sv_cos));
         fprintf(f, "     %s: %s\n", gs_finding_word(r->default_verdict), r->default_why);
+        if (r->batch_grouping_note[0]) fprintf(f, "     %s\n", r->batch_grouping_note);
         fprintf(f, "  2. content horizon          %-12s centered k=%d %s, k=%d %s; raw k=%d %s, k=%d %s; h_0.02 %s%s\n",
                 gs_finding_word(r->horizon_verdict), r->c1_lag, with_ci(a, sizeof a, &r->centered_c1), r->centered_256_lag,
                 with_ci(b, sizeof b, &r->centered_256), r->c1_lag, with_ci(e, sizeof e, &r->raw_c1), r->raw_far_lag,

@@ -16,6 +16,7 @@ void gs_default_opts_default(gs_default_opts *o) {
     o->train_unigram = NULL;
     o->train_unigram_len = 0;
     o->boot = 200;
+    o->docs = NULL;
 }
 
 void gs_default_dir_free(gs_default_dir *r) {
@@ -101,7 +102,7 @@ static int decode_part(const gs_geometry *g, const gpn_model *m, const double *u
 
 void gs_default_sums_free(gs_default_sums *s) {
     free(s->bsum); free(s->rsum); free(s->bcount); free(s->rcount); free(s->emergence); free(s->emergence_n);
-    free(s->wsum); free(s->wnorm);
+    free(s->wsum); free(s->wnorm); free(s->wgram); free(s->xbuf); free(s->wid);
     memset(s, 0, sizeof *s);
 }
 
@@ -113,18 +114,27 @@ static int check_geometry(const gs_state_source *src, const gs_geometry *g) {
     return 0;
 }
 
-/* the most per-window sums kept for the bootstrap (doubles: 256 MiB) */
+/* the most per-window sums kept for the bootstrap (doubles: 256 MiB), and per-window second moments
+ * (128 MiB: 16 windows of d = 1024, 2048 windows of d = 64) */
 #define MAX_WINDOW_SUMS (INT64_C(1) << 25)
+#define MAX_WINDOW_GRAMS (INT64_C(1) << 24)
 
 int gs_default_sums_init(gs_default_sums *s, int d, int64_t n_windows, const gs_default_opts *o) {
     memset(s, 0, sizeof *s);
     const int nb = o && o->n_batches > 1 ? o->n_batches : 8;
     const int boot = o ? o->boot : 200;
-    if (boot > 0 && n_windows >= 2 * nb && n_windows * (d + 1) <= MAX_WINDOW_SUMS) {
+    /* the per-window sums serve the intervals and the batches by document */
+    if ((boot > 0 || (o && o->docs)) && n_windows >= 2 * nb && n_windows * (d + 1) <= MAX_WINDOW_SUMS) {
         s->win_total = n_windows;
         s->wsum = calloc((size_t)(n_windows * d), sizeof *s->wsum);
         s->wnorm = calloc((size_t)n_windows, sizeof *s->wnorm);
-        if (!s->wsum || !s->wnorm) { gs_default_sums_free(s); return gs_fail("out of memory"); }
+        s->wid = calloc((size_t)n_windows, sizeof *s->wid);
+        if (!s->wsum || !s->wnorm || !s->wid) { gs_default_sums_free(s); return gs_fail("out of memory"); }
+        if (boot > 0 && n_windows * d * d <= MAX_WINDOW_GRAMS &&
+            !(s->wgram = calloc((size_t)(n_windows * d * d), sizeof *s->wgram))) {
+            gs_default_sums_free(s);
+            return gs_fail("out of memory");
+        }
     }
     s->d = d;
     s->n_batches = nb;
@@ -160,6 +170,11 @@ int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const 
         if (k == 0) break;
         if (k > s->cap) {
             int64_t nc = k;
+            if (s->wgram) {
+                double *xb = realloc(s->xbuf, (size_t)(nc * d) * sizeof *xb);
+                if (!xb) { gs_fail("out of memory"); goto out; }
+                s->xbuf = xb;
+            }
             double *ne = realloc(s->emergence, (size_t)nc * sizeof *ne);
             if (!ne) { gs_fail("out of memory"); goto out; }
             s->emergence = ne;
@@ -196,6 +211,12 @@ int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const 
                 s->emergence_n[t]++;
             }
         }
+        if (s->wid && win_i < s->win_total) s->wid[win_i] = cur.window;
+        if (s->wgram && win_i < s->win_total) { /* the window's second moment: sum of x x^T, upper triangle */
+            for (int64_t i = 0; i < k * d; i++) s->xbuf[i] = cur.rows[i];
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, d, (int)k, 1.0, s->xbuf, d, 1.0,
+                        s->wgram + win_i * d * d, d);
+        }
         win_i++;
     }
     s->n += row_i - row0;
@@ -215,17 +236,24 @@ static double mean_pair_cos(const double *b, int nb, int d) {
     return sum / (nb * (nb - 1) / 2);
 }
 
-/* The intervals from the per-window sums: the norm ratio over resamples of
- * all windows, the 8-batch cosine over resamples of each batch's windows. */
-static int window_intervals(const gs_default_sums *s, int boot, uint64_t seed, gs_default_dir *r) {
+/* The intervals from the per-window sums: the norm ratio and the top-SV
+ * cosine over resamples of all windows (one draw serves both), the 8-batch
+ * cosine over resamples of each batch's windows. A resample's top singular
+ * vector is the top eigenvector of its second moment sum_w c_w G_w (G_w a
+ * window's sum of x x^T), found from the whole run's (start). */
+static int window_intervals(const gs_default_sums *s, int boot, uint64_t seed, const double *start, gs_default_dir *r) {
     const int64_t W = s->win_total;
     const int d = s->d, nb = s->n_batches;
+    const int64_t dd = (int64_t)d * d;
     double *wt = malloc((size_t)W * sizeof *wt), *S = malloc((size_t)nb * d * sizeof *S);
     double *ratio = malloc((size_t)boot * sizeof *ratio), *cos8 = malloc((size_t)boot * sizeof *cos8);
+    double *top = s->wgram ? malloc((size_t)boot * sizeof *top) : NULL;
+    double *M = s->wgram ? malloc((size_t)dd * sizeof *M) : NULL, *v = s->wgram ? malloc((size_t)d * sizeof *v) : NULL;
     int64_t *first = malloc((size_t)(nb + 1) * sizeof *first);
-    if (!wt || !S || !ratio || !cos8 || !first) {
-        free(wt); free(S); free(ratio); free(cos8); free(first);
-        return gs_fail("out of memory for the bootstrap");
+    int rc = -1;
+    if (!wt || !S || !ratio || !cos8 || !first || (s->wgram && (!top || !M || !v))) {
+        gs_fail("out of memory for the bootstrap");
+        goto out;
     }
     /* batch b holds windows first[b] .. first[b+1]-1, as the pass assigned them (win * nb / W) */
     for (int b = 0, w = 0; b <= nb; b++) {
@@ -237,13 +265,20 @@ static int window_intervals(const gs_default_sums *s, int boot, uint64_t seed, g
         gs_resample_counts(&all, wt, W);
         double nsum = 0, n2 = 0;
         memset(S, 0, (size_t)d * sizeof *S);
+        if (M) memset(M, 0, (size_t)dd * sizeof *M);
         for (int64_t w = 0; w < W; w++) {
             if (!wt[w]) continue;
             nsum += wt[w] * s->wnorm[w];
             for (int j = 0; j < d; j++) S[j] += wt[w] * s->wsum[w * d + j];
+            if (M) cblas_daxpy((int)dd, wt[w], s->wgram + w * dd, 1, M, 1);
         }
         for (int j = 0; j < d; j++) n2 += S[j] * S[j];
         ratio[k] = nsum > 0 ? sqrt(n2) / nsum : NAN;
+        if (M) {
+            double val;
+            if (gs_top_eigvec(M, NULL, start, d, v, &val, NULL) != 0) goto out;
+            top[k] = n2 > 0 ? fabs(cblas_ddot(d, S, 1, v, 1)) / (sqrt(n2) * cblas_dnrm2(d, v, 1)) : NAN;
+        }
         memset(S, 0, (size_t)nb * d * sizeof *S);
         for (int b = 0; b < nb; b++) {
             const int64_t n = first[b + 1] - first[b];
@@ -256,8 +291,90 @@ static int window_intervals(const gs_default_sums *s, int boot, uint64_t seed, g
     }
     gs_percentile_interval(ratio, boot, &r->norm_ratio_lo, &r->norm_ratio_hi);
     gs_percentile_interval(cos8, boot, &r->stab_lo, &r->stab_hi);
+    if (top) gs_percentile_interval(top, boot, &r->top_sv_lo, &r->top_sv_hi);
+    else
+        snprintf(r->top_sv_note, sizeof r->top_sv_note, "no top-SV interval: %lld windows' %d x %d second moments "
+                 "are too many to keep", (long long)W, d, d);
     r->boot = boot;
-    free(wt); free(S); free(ratio); free(cos8); free(first);
+    rc = 0;
+out:
+    free(wt); free(S); free(ratio); free(cos8); free(first); free(top); free(M); free(v);
+    return rc;
+}
+
+/* The 8-batch cosine over batches that share no document: the i-th document
+ * of the pass's windows in batch i mod nb, from the per-window sums; its
+ * interval resamples each batch's documents (as the consecutive one resamples
+ * each batch's windows). Fills doc_* and the one line doc_note whether or not
+ * it can be measured. */
+static int doc_batches(const gs_default_sums *s, const gs_doc_map *docs, int boot, uint64_t seed, int64_t n_windows,
+                       gs_default_dir *r) {
+    const int nb = s->n_batches, d = s->d;
+    const int64_t W = s->win_total;
+    if (!docs) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: the windows' documents are unknown (no token "
+                 "rows): the consecutive windows decide");
+        return 0;
+    }
+    if (docs->n_docs == 0) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: the run's vocabulary names no BOS or EOS token, so the "
+                 "documents are unknown: the consecutive windows decide");
+        return 0;
+    }
+    if (!s->wsum) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: not possible with %lld windows (%d documents "
+                 "needed, 2 a batch%s): the consecutive windows decide", (long long)n_windows, 2 * nb,
+                 n_windows >= 2 * nb ? "; too many windows to keep" : "");
+        return 0;
+    }
+    int64_t *g = malloc((size_t)W * sizeof *g), G = 0, last = -1;
+    if (!g) return gs_fail("out of memory");
+    for (int64_t w = 0; w < W; w++) { /* the pass's documents, numbered in window order */
+        const int64_t doc = gs_doc_map_find(docs, s->wid[w]);
+        if (doc < 0) {
+            snprintf(r->doc_note, sizeof r->doc_note, "batches by document: window %lld has no token rows, so the "
+                     "documents are unknown: the consecutive windows decide", (long long)s->wid[w]);
+            free(g);
+            return 0;
+        }
+        if (doc != last) G++, last = doc;
+        g[w] = G - 1;
+    }
+    r->n_docs = G;
+    if (G < 2 * nb) {
+        snprintf(r->doc_note, sizeof r->doc_note, "batches by document: not possible: %lld documents in %lld windows "
+                 "(%d needed, 2 a batch): the consecutive windows decide", (long long)G, (long long)W, 2 * nb);
+        free(g);
+        return 0;
+    }
+    double *D = calloc((size_t)(G * d), sizeof *D), *B = calloc((size_t)nb * d, sizeof *B);
+    double *cos8 = boot > 0 ? malloc((size_t)boot * sizeof *cos8) : NULL;
+    if (!D || !B || (boot > 0 && !cos8)) {
+        free(g); free(D); free(B); free(cos8);
+        return gs_fail("out of memory");
+    }
+    for (int64_t w = 0; w < W; w++) /* each document's sum of states */
+        for (int j = 0; j < d; j++) D[g[w] * d + j] += s->wsum[w * d + j];
+    for (int64_t i = 0; i < G; i++)
+        for (int j = 0; j < d; j++) B[(i % nb) * d + j] += D[i * d + j];
+    r->doc_mean = mean_pair_cos(B, nb, d);
+    gs_rng rng = {gs_hash2(seed, 0xD0C5)};
+    for (int k = 0; k < boot; k++) {
+        memset(B, 0, (size_t)nb * d * sizeof *B);
+        for (int b = 0; b < nb; b++) {
+            const int64_t n = (G - b + nb - 1) / nb; /* batch b's documents: b, b + nb, ... */
+            for (int64_t i = 0; i < n; i++) {
+                const double *x = D + (b + nb * (int64_t)(gs_rng_uniform(&rng) * (double)n)) * d;
+                for (int j = 0; j < d; j++) B[(int64_t)b * d + j] += x[j];
+            }
+        }
+        cos8[k] = mean_pair_cos(B, nb, d);
+    }
+    if (boot > 0) gs_percentile_interval(cos8, boot, &r->doc_lo, &r->doc_hi);
+    r->doc_valid = 1;
+    snprintf(r->doc_note, sizeof r->doc_note, "batches by document: %lld documents in %lld windows, document i in "
+             "batch i mod %d: they decide", (long long)G, (long long)W, nb);
+    free(g); free(D); free(B); free(cos8);
     return 0;
 }
 
@@ -277,7 +394,8 @@ int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_mo
     r->mean_norm2_over_lambda1 = g->pc1_lambda > 0 ? g->mean_norm * g->mean_norm / g->pc1_lambda : NAN;
     r->n_batches = nb;
     r->batches_by_window = g->n_windows >= nb;
-    r->stab_lo = r->stab_hi = r->norm_ratio_lo = r->norm_ratio_hi = NAN;
+    r->stab_lo = r->stab_hi = r->norm_ratio_lo = r->norm_ratio_hi = r->top_sv_lo = r->top_sv_hi = NAN;
+    r->doc_mean = r->doc_lo = r->doc_hi = NAN;
     if (s->n != g->n || s->n_windows != g->n_windows) {
         gs_fail("the state source changed between passes (%lld states in %lld windows, geometry saw %lld in %lld)",
                 (long long)s->n, (long long)s->n_windows, (long long)g->n, (long long)g->n_windows);
@@ -332,8 +450,9 @@ int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_mo
         r->stab_std = r->n_pairs > 1 ? sqrt(v / (r->n_pairs - 1)) : 0.0;
         r->stability_valid = 1;
     }
-    if (s->wsum && full) {
-        if (window_intervals(s, o->boot, o->seed, r) != 0) goto fail;
+    if (full && doc_batches(s, o->docs, o->boot, o->seed, g->n_windows, r) != 0) goto fail;
+    if (s->wsum && full && o->boot > 0) {
+        if (window_intervals(s, o->boot, o->seed, g->top_sv, r) != 0) goto fail;
     } else if (o->boot <= 0) {
         snprintf(r->interval_note, sizeof r->interval_note, "no interval: no bootstrap asked for");
     } else {

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "analyses/documents.h"
 #include "analyses/state/geometry.h"
 #include "analyses/states.h"
 #include "engine/model.h"
@@ -23,6 +24,9 @@ typedef struct {
     const double *train_unigram;
     int64_t train_unigram_len;
     int boot; /* resamples of the bootstrap over windows behind the intervals (200); 0: none */
+    /* the windows' documents (gs_doc_map_read): the 8-batch cosine over batches that share no document
+     * beside the consecutive one; NULL: unknown (doc_note says so) */
+    const gs_doc_map *docs;
 } gs_default_opts;
 
 void gs_default_opts_default(gs_default_opts *o);
@@ -40,11 +44,23 @@ typedef struct {
     double *batch_cos;      /* n_pairs, (0,1), (0,2), ... */
     double stab_mean, stab_std;  /* std over the pairs, with n_pairs - 1 */
     /* 95% bootstrap intervals over windows (NaN: none; interval_note says why): the 8-batch cosine's
-     * resamples each batch's own windows (a batch keeps its windows' count and place), the norm ratio's all
-     * windows (gs_resample_counts, as compare's other intervals); they need 2 windows a batch (16) */
-    double stab_lo, stab_hi, norm_ratio_lo, norm_ratio_hi;
+     * resamples each batch's own windows (a batch keeps its windows' count and place), the norm ratio's and
+     * the top-SV cosine's all windows (gs_resample_counts, as compare's other intervals; one draw for both);
+     * they need 2 windows a batch (16). The top-SV cosine's also needs each window's d x d second moment
+     * kept (top_sv_note says when it is not) */
+    double stab_lo, stab_hi, norm_ratio_lo, norm_ratio_hi, top_sv_lo, top_sv_hi;
     int boot;
     char interval_note[96];
+    char top_sv_note[96];  /* why the top-SV cosine has no interval when the others have one; "" otherwise */
+    /* the 8-batch cosine over batches that share no document (issue 39.2: consecutive windows are often
+     * one document, whose own offset enters one batch and not the others): the i-th document of the pass's
+     * windows (window order) goes to batch i mod 8, so neighbouring documents fall in different batches; its
+     * interval resamples each batch's own documents. It needs 2 documents a batch (16): then it decides the
+     * 8-batch test (doc_valid), else the consecutive batches do; doc_note says which, and why, in one line */
+    int doc_valid;
+    int64_t n_docs;         /* documents among the pass's windows (0: unknown) */
+    double doc_mean, doc_lo, doc_hi;
+    char doc_note[200];
     /* the same over 8 batches of rows assigned at random (seeded): no window is split off from the
      * rest, so this shows how much of the spread above is between windows */
     int random_valid;
@@ -67,7 +83,8 @@ typedef struct {
     int64_t *emergence_n;   /* windows contributing to each entry */
     int has_t10, has_t100;
     double emerg_t10, emerg_t100;
-    /* alignment with the first right singular vector of the uncentered states (the paper's test) */
+    /* alignment with the first right singular vector of the uncentered states (the paper's test): >= 0, as
+     * the vector's sign is chosen towards s_bar; its interval is top_sv_lo, top_sv_hi above */
     double top_sv_cos;
     /* and with the centered PC1; ||s_bar||^2 / lambda_1 > 1 makes the uncentered test pass almost by construction */
     double pc1_cos, mean_norm2_over_lambda1;
@@ -88,6 +105,10 @@ typedef struct {
     /* per window of the whole pass (window w at row w), for the bootstrap; NULL when it cannot have one */
     int64_t win_total;
     double *wsum, *wnorm;      /* win_total x d sums of states, win_total sums of their norms */
+    double *wgram;             /* win_total x d x d: each window's sum of x x^T (upper triangle), for the top-SV
+                                * cosine's interval; NULL when too large to keep (more than 2^24 doubles) */
+    double *xbuf;              /* a window's states in double, for the sums above (cap x d) */
+    int64_t *wid;              /* win_total: each window's id, for its document (with wsum) */
 } gs_default_sums;
 
 /* n_windows: the whole pass's (the geometry's) */

@@ -68,9 +68,9 @@ static int reader_open(const ctx *c, int i, int states, shard_reader *r) {
     if (!(r->st = store_open(s->path, STORE_READ)) || gs_probe_read_tokens(r->st, s->run, &r->tk)) goto fail;
     for (int64_t w = 1; w < r->tk.t.n_windows; w++)
         if (r->tk.win[w] <= r->tk.win[w - 1]) { gs_fail("token windows out of order"); goto fail; }
-    if (states && (!(r->src = gs_store_source_open(r->st, s->run, c->in->kind, c->in->skip, c->in->take[i])) ||
-                   !(r->rd = gs_window_reader_new(r->src))))
-        goto fail;
+    if (states && !(r->src = gs_store_source_open(r->st, s->run, c->in->kind, c->in->skip, c->in->take[i]))) goto fail;
+    if (states) gs_store_source_limit(r->src, c->in->limit);
+    if (states && !(r->rd = gs_window_reader_new(r->src))) goto fail;
     return 0;
 fail:
     gs_fail_context("%s: ", s->path);

@@ -39,6 +39,7 @@ typedef struct {
     const int64_t *all_take; /* states the job reads from shard i */
     const char *kind;        /* stored state kind */
     int skip;                /* leave out store positions < skip */
+    int limit;               /* and those >= limit (0: none), as the store's source (gs_store_source_limit) */
     int d;                   /* the states' width */
 } gs_probe_shards_in;
 

@@ -51,12 +51,16 @@ int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, co
         in->opts.train_unigram_len = V;
     }
     snprintf(a->recorded_corpus, sizeof a->recorded_corpus, "%s", info->corpus_path);
+    /* the windows' documents, for batches that share none (a run without token rows: unknown, and said) */
+    if (gs_doc_map_read(&st, &run, 1, in->lm ? (int)V : 0, &in->docs) == 0 && in->docs.n > 0) in->opts.docs = &in->docs;
+    else gs_clear_error();
     return 0;
 }
 
 void gs_default_inputs_free(gs_default_inputs *in) {
     free(in->unigram);
     free(in->train);
+    gs_doc_map_free(&in->docs);
     memset(in, 0, sizeof *in);
 }
 
@@ -95,6 +99,15 @@ int gs_default_row_write(store *st, const gs_analysis *a, const gs_analyze_opts 
             gs_result_scalar(&w, "batch_cos_lo", r->stab_lo, note);
             gs_result_scalar(&w, "batch_cos_hi", r->stab_hi, NULL);
         }
+        /* which grouping decides the 8-batch test, and why, as its note (issue 39.2) */
+        gs_result_scalar(&w, "batch_cos_by_document", r->doc_valid ? 1 : 0, r->doc_note);
+        if (r->n_docs > 0) gs_result_scalar(&w, "documents", (double)r->n_docs, "documents among the windows read");
+        if (r->doc_valid) {
+            gs_result_scalar(&w, "batch_cos_doc_mean", r->doc_mean,
+                             "8 batches that share no document: document i in batch i mod 8");
+            gs_result_scalar(&w, "batch_cos_doc_lo", r->doc_lo, "95% bootstrap interval: each batch's documents resampled");
+            gs_result_scalar(&w, "batch_cos_doc_hi", r->doc_hi, NULL);
+        }
         double *x = gs_result_iota(r->n_pairs, 0);
         gs_result_series(&w, "batch_cosines", x, r->batch_cos, NULL, r->n_pairs);
         free(x);
@@ -110,6 +123,15 @@ int gs_default_row_write(store *st, const gs_analysis *a, const gs_analyze_opts 
     if (r->has_t10) gs_result_scalar(&w, "emergence_t10", r->emerg_t10, NULL);
     if (r->has_t100) gs_result_scalar(&w, "emergence_t100", r->emerg_t100, NULL);
     gs_result_scalar(&w, "top_sv_cos", r->top_sv_cos, "cos(s_bar, first right singular vector)");
+    if (!isnan(r->top_sv_lo)) {
+        char note[160];
+        snprintf(note, sizeof note, "95%% bootstrap interval: %d resamples of all windows (each one's top singular "
+                 "vector)", r->boot);
+        gs_result_scalar(&w, "top_sv_cos_lo", r->top_sv_lo, note);
+        gs_result_scalar(&w, "top_sv_cos_hi", r->top_sv_hi, NULL);
+    } else if (r->top_sv_note[0]) {
+        gs_result_scalar(&w, "top_sv_cos_windows", (double)r->n_windows, r->top_sv_note);
+    }
     double *x = gs_result_iota(r->emerg_len, 1);
     gs_result_series(&w, "emergence", x, r->emergence, NULL, r->emerg_len);
     free(x);
@@ -151,6 +173,14 @@ void gs_default_row_json(cJSON *j, const gs_analysis *a) {
         cJSON_AddNumberToObject(j, "batch_cos_mean", r->stab_mean);
         cJSON_AddNumberToObject(j, "batch_cos_std", r->stab_std);
         cJSON_AddItemToObject(j, "batch_cosines", cJSON_CreateDoubleArray(r->batch_cos, r->n_pairs));
+        cJSON_AddStringToObject(j, "batch_grouping", r->doc_valid ? "documents" : "consecutive windows");
+        cJSON_AddStringToObject(j, "batch_grouping_note", r->doc_note);
+        if (r->n_docs > 0) cJSON_AddNumberToObject(j, "documents", (double)r->n_docs);
+        if (r->doc_valid) cJSON_AddNumberToObject(j, "batch_cos_doc_mean", r->doc_mean);
+        if (r->doc_valid && !isnan(r->doc_lo)) {
+            cJSON_AddNumberToObject(j, "batch_cos_doc_lo", r->doc_lo);
+            cJSON_AddNumberToObject(j, "batch_cos_doc_hi", r->doc_hi);
+        }
     }
     if (r->has_decode) {
         cJSON_AddItemToObject(j, "default_tokens", cJSON_CreateIntArray(r->top, GS_TOPK));
@@ -165,6 +195,10 @@ void gs_default_row_json(cJSON *j, const gs_analysis *a) {
     if (r->has_t10) cJSON_AddNumberToObject(j, "emergence_t10", r->emerg_t10);
     if (r->has_t100) cJSON_AddNumberToObject(j, "emergence_t100", r->emerg_t100);
     cJSON_AddNumberToObject(j, "top_sv_cos", r->top_sv_cos);
+    if (!isnan(r->top_sv_lo)) { /* its 95% interval over windows */
+        cJSON_AddNumberToObject(j, "top_sv_cos_lo", r->top_sv_lo);
+        cJSON_AddNumberToObject(j, "top_sv_cos_hi", r->top_sv_hi);
+    }
     if (r->pc1_cos == r->pc1_cos) cJSON_AddNumberToObject(j, "pc1_cos", r->pc1_cos);
     if (r->mean_norm2_over_lambda1 == r->mean_norm2_over_lambda1)
         cJSON_AddNumberToObject(j, "mean_norm2_over_lambda1", r->mean_norm2_over_lambda1);

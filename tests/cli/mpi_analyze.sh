@@ -4,7 +4,8 @@
 # 3-rank recording prints the document `gpnscope analyze MERGED.db --json`
 # prints (same --only and settings): the same key paths and types, and every
 # number (geometry and its spectrum, the default direction's batch cosines,
-# emergence and default tokens, the horizons' curves and pair counts,
+# emergence, default tokens and top-SV interval (each window's second moment
+# summed over the ranks), the horizons' curves and pair counts,
 # retention's curves, 1/e times, pools and bootstrap, the probe split by
 # document and by window) within 1e-9 relative (the same sums in another
 # order: ~1e-14 here), with all states and with a --max-states prefix that
@@ -62,9 +63,37 @@ for max in 0 500; do
   for k in 1 2 3 5; do
     if mpi "$k" "$bin" analyze --shards "${shards[@]}" --only geometry,default,horizon,retention --max-states "$max" \
       --json >"$dir/k$k.json" 2>"$dir/k$k.err"; then
-      r="$(compare "$dir/k$k.json" "$dir/m$max.json" "${need[@]}")" && ok "--max-states $max, -n $k: the merged store's document (geometry, default direction, horizons, retention): $r" \
+      r="$(compare "$dir/k$k.json" "$dir/m$max.json" "${need[@]}" .default_direction.top_sv_cos_lo)" && ok "--max-states $max, -n $k: the merged store's document (geometry, default direction, horizons, retention): $r" \
         || bad "--max-states $max, -n $k: differs: $r"
     else bad "--max-states $max, -n $k: $(cat "$dir/k$k.err")"; fi
+  done
+done
+
+# a model trained on 16 positions (config.json beside it) recorded on 24-position windows: analyze
+# reads positions 0-15 of every window by default, the store and its shards alike (issue 39.7): states
+# 101 x 16, retention's decays as far, the same document; --positions all reads 101 x 24 again
+mkdir -p "$dir/t16" && cp "$model" "$dir/t16/model.safetensors" && echo '{"data": {"seq_len": 16}}' >"$dir/t16/config.json"
+mpi 3 "$bin" record "${args[@]/$model/$dir/t16/model.safetensors}" --db "$dir/t16.db" >/dev/null
+t16=("$dir/t16.rank-"{0,1,2}"-of-3.db")
+"$bin" merge --quiet "$dir/t16.db" "${t16[@]}" >/dev/null || bad "record/merge the 16-position model's run"
+only=(--only geometry,default,horizon,retention --max-states 0 --json)
+"$bin" analyze "$dir/t16.db" "${only[@]}" >"$dir/m16.json" && "$bin" analyze "$dir/t16.db" "${only[@]}" --positions all >"$dir/m16all.json" \
+  || bad "analyze the 16-position model's store"
+r="$("$py" - "$dir/m16.json" "$dir/m16all.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+got = (a["positions"]["below"], a["positions"]["trained_seq_len"], a["geometry"]["n_states"], b["positions"]["below"], b["geometry"]["n_states"])
+print("below %s, trained %s, %s states; --positions all: below %s, %s states; %s" % (got + (a["positions"]["note"],)))
+sys.exit(0 if got == (16, 16, 101 * 16, None, 101 * 24) else 1)
+PY
+)" && ok "a model trained on 16 positions: $r" || bad "positions below the training length: $r"
+for k in 1 2; do
+  for p in training all; do
+    if mpi "$k" "$bin" analyze --shards "${t16[@]}" "${only[@]}" --positions "$p" >"$dir/s16.json" 2>"$dir/s16.err"; then
+      want="$dir/m16.json"; [[ $p == all ]] && want="$dir/m16all.json"
+      r="$(compare "$dir/s16.json" "$want" "${need[@]}" .positions.note)" && ok "--positions $p, -n $k: the shards give the store's document: $r" \
+        || bad "--positions $p, -n $k: differs: $r"
+    else bad "--positions $p, -n $k: $(cat "$dir/s16.err")"; fi
   done
 done
 
@@ -107,6 +136,16 @@ for max in 0 700; do # 700: the job's first 29 windows and 4 states of the 30th,
         || bad "probe, --max-states $max, -n $k: differs: $r"
     else bad "probe, --max-states $max, -n $k: $(cat "$dir/p$k.err")"; fi
   done
+done
+# the default direction's batches by document (issue 39.2): rank 0 reads every shard's tokens, so a document
+# that runs across two shards is one document, as in the merged store
+"$bin" analyze "$dir/docs.db" --only geometry,default --max-states 0 --json >"$dir/md.json" || bad "analyze --only default, documents"
+for k in 2 3; do
+  if mpi "$k" "$bin" analyze --shards "${dshards[@]}" --only geometry,default --max-states 0 --json >"$dir/d$k.json" 2>"$dir/d$k.err"; then
+    r="$(compare "$dir/d$k.json" "$dir/md.json" .default_direction.batch_cos_doc_mean .default_direction.documents)" &&
+      ok "batches by document, -n $k: the merged store's: $r ($(grep -o '"batch_grouping_note":"[^"]*"' "$dir/md.json"))" \
+      || bad "batches by document, -n $k: differs: $r"
+  else bad "batches by document, -n $k: $(cat "$dir/d$k.err")"; fi
 done
 "$bin" analyze "$dir/study.db" "${probe[@]}" --max-states 0 --json >"$dir/mpw.json" || bad "analyze --only probe, one document"
 if mpi 2 "$bin" analyze --shards "${shards[@]}" "${probe[@]}" --max-states 0 --json >"$dir/pw.json" 2>"$dir/pw.err"; then

@@ -93,7 +93,7 @@ static void test_row_verdicts(void) {
     if (!r) return;
     r->norm_ratio = (gs_cmp_num){0.35, 0.32, 0.38};
     r->batch_cos = (gs_cmp_num){0.898, 0.871, 0.921};
-    r->top_sv_cos = 0.99;
+    r->top_sv_cos = (gs_cmp_num){0.99, NAN, NAN};
     r->centered_c1 = (gs_cmp_num){0.2, 0.18, 0.22};
     r->h_002 = (gs_cmp_num){8.68, 6.93, 21.3};
     gs_compare_row_judge(r);

@@ -140,6 +140,19 @@ int main(void) {
               f.content_horizon.verdict == FINDING_ABSENT &&
               strstr(f.content_horizon.brief, "shorter than the rule's 10 tokens"),
           "clear intervals: %s / %s", f.default_direction.brief, f.content_horizon.brief);
+    /* the top-SV cosine's stored interval decides too (issue 39.1: GDN L0's 0.914 against 0.9): above the
+     * threshold with its interval across it is inconclusive, clear of it present */
+    const char *dk5[] = {"norm_ratio", "norm_ratio_lo", "norm_ratio_hi", "batch_cos_mean", "batch_cos_lo", "batch_cos_hi",
+                         "top_sv_cos", "top_sv_cos_lo", "top_sv_cos_hi"};
+    put(st, "default_direction", dk5, (double[]){0.35, 0.32, 0.38, 0.95, 0.93, 0.97, 0.914, 0.871, 0.957}, 9);
+    CHECK(gs_findings_compute(st, run, &f) == 0 && f.default_direction.verdict == FINDING_INCONCLUSIVE &&
+              !strcmp(f.default_direction.brief, "inconclusive (|cos| top SV 0.914 [0.871, 0.957] straddles 0.9)") &&
+              strstr(f.default_direction.text, "0.914 [0.871, 0.957] (>= 0.9"),
+          "stored straddling top-SV cosine: %s", f.default_direction.brief);
+    put(st, "default_direction", dk5, (double[]){0.35, 0.32, 0.38, 0.95, 0.93, 0.97, 0.914, 0.905, 0.957}, 9);
+    CHECK(gs_findings_compute(st, run, &f) == 0 && f.default_direction.verdict == FINDING_PRESENT &&
+              strstr(f.default_direction.brief, "|cos| top SV 0.914 [0.905, 0.957] >= 0.9"),
+          "a top-SV interval clear of 0.9: %s", f.default_direction.brief);
     /* without a stored interval: two-way, and the brief says so */
     const char *dk4[] = {"norm_ratio", "batch_cos_mean", "top_sv_cos", "windows"};
     put(st, "default_direction", dk4, (double[]){0.35, 0.95, 0.99, 4}, 4);
