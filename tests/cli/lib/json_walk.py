@@ -43,10 +43,12 @@ def walk(x, path):
 walk({k: v for k, v in j.items() if k != "findings"}, "")
 
 NUM = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
-def path_of(tok):
+def path_of(tok, percent):
     v = float(tok)
     mant = tok.split("e")[0].split(".")
     tol = abs(v) * 5e-3 if "e" in tok else 0.5 * 10 ** -(len(mant[1]) if len(mant) > 1 else 0)
+    if percent:  # "same split in 68%": the JSON's 0.68
+        v, tol = v / 100, tol / 100
     for x, p in leaves:
         if abs(x - v) <= tol * 1.001 + 1e-12:
             return p
@@ -62,9 +64,10 @@ for line in tables.splitlines() + [v for v in verdicts.splitlines() if re.match(
     else:
         continue
     part = CONSTANTS.sub(" ", part.replace("+-", " "))
-    for tok in NUM.findall(part):
+    for mt in NUM.finditer(part):
+        tok = mt.group(0)
         checked += 1
-        if not path_of(tok):
+        if not path_of(tok, part[mt.end():mt.end() + 1] == "%"):
             misses.append("printed %s (in %r) is no JSON number" % (tok, line.strip()[:90]))
 
 r = j.get("retention", {})
