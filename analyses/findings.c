@@ -129,7 +129,16 @@ static int64_t measured_by(store *st, int64_t run, unsigned which, const char *w
 static void no_iv_note(store *st, int64_t an, char *out, size_t size) {
     double w = scalar(st, an, "windows");
     if (isnan(w)) snprintf(out, size, "; no interval stored (analyze again)");
-    else snprintf(out, size, "; no interval: %.0f windows", w);
+    else snprintf(out, size, "; no interval: %.0f windows (%d needed)", w, GS_FINDING_MIN_WINDOWS);
+}
+
+/* "; N windows, under the 16 its interval needs" when analysis an read fewer
+ * windows than GS_FINDING_MIN_WINDOWS, else "" */
+static void few_windows_note(store *st, int64_t an, char *out, size_t size) {
+    double w = scalar(st, an, "windows");
+    out[0] = 0;
+    if (!isnan(w) && w < GS_FINDING_MIN_WINDOWS)
+        snprintf(out, size, "; %.0f windows, under the %d its interval needs", w, GS_FINDING_MIN_WINDOWS);
 }
 
 static void judge_default(store *st, int64_t run, finding *f) {
@@ -168,7 +177,10 @@ static void judge_default(store *st, int64_t run, finding *f) {
                                         "exceeds the top centered eigenvalue, as it does here" : "");
     char no_iv[96] = "", cos8_iv[64] = "", top_iv[64] = "";
     if (isnan(by_doc ? doc_n.lo : cos8_n.lo)) no_iv_note(st, dd, no_iv, sizeof no_iv);
-    else snprintf(cos8_iv, sizeof cos8_iv, " [%.3f, %.3f]", cos8_n.lo, cos8_n.hi);
+    else {
+        if (!isnan(cos8_n.lo)) snprintf(cos8_iv, sizeof cos8_iv, " [%.3f, %.3f]", cos8_n.lo, cos8_n.hi);
+        few_windows_note(st, dd, no_iv, sizeof no_iv);
+    }
     if (!isnan(top_n.lo)) snprintf(top_iv, sizeof top_iv, " [%.3f, %.3f]", top_n.lo, top_n.hi);
     /* the other grouping beside the deciding one, and why this one decides */
     char grouping[400] = "";
@@ -210,7 +222,10 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     char why[200], no_iv[96] = "", h_iv[64] = "";
     f->verdict = gs_finding_horizon_rule(c1_n, censored == 0, h002_n, why, sizeof why);
     if (isnan(h002_n.lo)) no_iv_note(st, h, no_iv, sizeof no_iv);
-    else snprintf(h_iv, sizeof h_iv, " [%.1f, %.1f]", h002_n.lo, h002_n.hi);
+    else {
+        snprintf(h_iv, sizeof h_iv, " [%.1f, %.1f]", h002_n.lo, h002_n.hi);
+        few_windows_note(st, h, no_iv, sizeof no_iv);
+    }
     snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
     char e_text[64];
     if (isnan(he)) snprintf(e_text, sizeof e_text, "n/a");
@@ -312,10 +327,19 @@ static void judge_pools(store *st, int64_t run, finding *f) {
     const double power = scalar(st, r, "pools_power_paper_from_start");
     char pw[64] = "";
     if (!isnan(power)) snprintf(pw, sizeof pw, ", power %.2f on the paper's pools", power);
+    /* the bootstrap resamples the same windows as the horizons' (retention stores no count of its own) */
+    char few[80] = "", iv[64] = "";
+    const int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);
+    if (isnan(lo[0])) { /* one window: nothing to resample (it printed "[nan, nan]") */
+        if (h > 0) no_iv_note(st, h, few, sizeof few);
+    } else {
+        snprintf(iv, sizeof iv, " [%.2f, %.2f]", lo[0], hi[0]);
+        if (h > 0) few_windows_note(st, h, few, sizeof few);
+    }
     snprintf(f->brief, sizeof f->brief,
-             "%s (from the start: separation %.2f [%.2f, %.2f], largest null p %.3f; all starts: %.2f, p %.3f; rule: "
-             "every p < 0.05%s)",
-             gs_finding_pools_word(f->verdict), sep[0], lo[0], hi[0], pmax[0], sep[1], pmax[1], pw);
+             "%s (from the start: separation %.2f%s, largest null p %.3f; all starts: %.2f, p %.3f; rule: "
+             "every p < 0.05%s%s)",
+             gs_finding_pools_word(f->verdict), sep[0], iv, pmax[0], sep[1], pmax[1], pw, few);
     char init[400];
     init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,

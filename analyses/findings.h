@@ -47,8 +47,16 @@ typedef struct { double value, lo, hi; } gs_finding_num;
 typedef struct {
     finding_verdict verdict;
     char text[2048]; /* one sentence with the numbers (the pools' reaches ~1100 characters with 15 heads) */
-    char brief[200]; /* the verdict and the numbers it rests on against the rule's thresholds: one short line */
+    char brief[256]; /* the verdict and the numbers it rests on against the rule's thresholds: one short line */
 } finding;
+
+/* The fewest windows a verdict's window-bootstrap interval is read from
+ * (issue 38.3): with W windows a 95% percentile interval covers less than
+ * 95% (the t quantile with W - 1 degrees of freedom, which a percentile
+ * bootstrap's ignores, is 2.13 at W = 16 against 1.96, 2.36 at 8, 12.7 at
+ * 2), and the default direction's 8 batches need 2 windows each. A verdict
+ * from fewer carries "; N windows, under the 16 its interval needs". */
+#define GS_FINDING_MIN_WINDOWS 16
 
 /* "present", "absent", "inconclusive", "marginal", "not measured" */
 const char *gs_finding_word(finding_verdict v);

@@ -37,7 +37,7 @@ static const char *help =
     "  --heads-at A    heads and pools: before-norm (default) zeroes the reads before the\n"
     "                  read's joint RMSNorm, which rescales the surviving heads up;\n"
     "                  after-norm zeroes them at the norm's output, the others unchanged\n"
-    "  --windows K     the run's first K windows, 1 to the run's count (default: all)\n"
+    "  --windows K|all the run's first K windows, 1 to the run's count (default all)\n"
     "  --batch B       1 to 4096; default: the run's recording batch and layout (the\n"
     "                  first K windows run in the recording's full batches), so that\n"
     "                  --what none gives exactly the recorded NLL\n"
@@ -134,7 +134,7 @@ int cmd_ablate(int argc, char **argv) {
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
         {CLI_STRING("scope", &o.scope)},
         /* the upper bound is the run's own count, checked once it is known */
-        {CLI_INTEGER("windows", &o.windows, 1, INT64_MAX, "a number of windows >= 1 (leave it out for all)")},
+        {CLI_WINDOWS(&o.windows, 1, "a number of windows >= 1, or all")},
         {CLI_INTEGER("batch", &o.batch, 1, 4096, "a batch between 1 and 4096")},
         {CLI_STRING("model", &o.model_path)},
         {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a non-negative integer")},
@@ -172,7 +172,7 @@ int cmd_ablate(int argc, char **argv) {
         return 1;
     }
     if (o.windows > 0 && ri.windows_done > 0 && o.windows > ri.windows_done) {
-        fprintf(stderr, "gpnscope ablate: --windows %lld: run %lld has %lld recorded windows (leave --windows out for all)\n",
+        fprintf(stderr, "gpnscope ablate: --windows %lld: run %lld has %lld recorded windows (--windows all takes every one)\n",
                 (long long)o.windows, run, (long long)ri.windows_done);
         store_close(st);
         store_lock_release(lock);

@@ -89,10 +89,28 @@ static void bad_value(const char *cmd, const cli_opt *row, const char *text) {
     fprintf(stderr, "gpnscope %s: bad value '%s' for --%s\n%s", cmd, text, row->name, help_text());
 }
 
+static void add_if_absent(void *member, const char *key, double value) {
+    if (!cJSON_GetObjectItemCaseSensitive(member, key)) cJSON_AddNumberToObject(member, key, value);
+}
+
+/* Every scalar the store now holds for each analysis in j, under its stored
+ * key (docs/schema.md), where the member does not already have that key:
+ * what the text prints and the store keeps is in the JSON too (intervals,
+ * window counts, the decays against their initialisation; issue 38.5). */
+static void add_stored_scalars(store *st, const gs_analysis *a, cJSON *j) {
+    for (int i = 0; st && i < gs_n_analysis_rows; i++) {
+        const gs_analysis_row *r = &gs_analysis_rows[i];
+        cJSON *member = r->stored ? cJSON_GetObjectItemCaseSensitive(j, r->stored) : NULL;
+        int64_t id = member && (a->done & r->bit) ? store_analysis_find(st, a->run_id, r->stored, NULL) : 0;
+        if (id > 0 && store_analysis_each_scalar(st, id, add_if_absent, member)) gs_clear_error();
+    }
+}
+
 /* the results on stdout: one JSON object (with the findings when there are any), or the table */
 static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int json) {
     if (json) {
         cJSON *j = gs_analysis_json(a);
+        add_stored_scalars(st, a, j);
         if (fd) {
             cJSON *f = cJSON_AddObjectToObject(j, gs_analysis_stored_name(GS_AN_FINDINGS));
             const finding *all[] = {&fd->default_direction, &fd->content_horizon, &fd->memory_pools};

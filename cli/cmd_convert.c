@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/json.h"
@@ -13,7 +14,7 @@
 #include "engine/checkpoint/convert.h"
 
 static const char *help =
-    "usage: gpnscope convert CHECKPOINT OUT.safetensors [--dtype keep|f32|bf16] [--force]\n"
+    "usage: gpnscope convert CHECKPOINT OUT.safetensors|FOLDER [--dtype keep|f32|bf16] [--force]\n"
     "                        [--config CONFIG.json] [--meta KEY=VALUE]... [--allow-nonfinite]\n\n"
     "Convert a checkpoint into safetensors. The format is recognised from the\n"
     "file's bytes, not its name:\n"
@@ -42,6 +43,8 @@ static const char *help =
     "  --meta KEY=VALUE        add (or override) a __metadata__ entry, e.g. the\n"
     "                          config a .pt's shapes cannot tell: --meta\n"
     "                          config='{\"n_heads\": 2, ...}' (repeatable)\n\n"
+    "An existing FOLDER as OUT gets FOLDER/model.safetensors, the file every command\n"
+    "reads when given the folder as its model.\n"
     "The output is written to a temporary file next to OUT, checked to load, and\n"
     "renamed into place, so OUT is never left half written.\n";
 
@@ -111,6 +114,13 @@ int cmd_convert(int argc, char **argv) {
         pos[npos++] = argv[i];
     }
     if (npos != 2) { fputs(help, stderr); free(config); return 2; }
+    /* an existing folder as OUT (models/mine) gets the model.safetensors every command reads from a folder */
+    char out_file[4200];
+    struct stat sb;
+    if (stat(pos[1], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(out_file, sizeof out_file, "%s%smodel.safetensors", pos[1], pos[1][strlen(pos[1]) - 1] == '/' ? "" : "/");
+        pos[1] = out_file;
+    }
     char summary[512] = "";
     int rc = ck_convert(pos[0], pos[1], &o, summary, sizeof summary);
     free(config);

@@ -31,8 +31,9 @@ static const char *help =
     "usage: gpnscope demo [--out DIR] [--model M ...] [--tokenizer T] [--corpus C]\n"
     "                     [--windows N] [--seq-len L] [--batch B]\n\n"
     "Run the whole workbench on the shipped GPN+M (models/gpnm15-small: 15 memory\n"
-    "heads, trained by gpnscope train; docs/model.md) over held-out English text\n"
-    "that training never saw: record states, gates and decays into DIR/study.db,\n"
+    "heads, trained by gpnscope train; docs/model.md) over held-out text of the\n"
+    "kind it was trained on (the Python documentation's sources and fortunes\n"
+    "quotations) that training never saw: record states, gates and decays into DIR/study.db,\n"
     "run every analysis,\n"
     "write the figures and report to DIR/figures and a notebook to DIR/study.ipynb,\n"
     "then print the headline numbers and whether each of the paper's three\n"
@@ -113,6 +114,8 @@ static void print_summary(const char *db, const char *model, int64_t run) {
     double m;
     int64_t n = mean_nll(st, run, &m);
     printf("\ngpnscope demo: %s on held-out text\n", model);
+    const char *domain = demo_shipped_domain(model);
+    if (domain) printf("  trained on %s; the held-out text is of that kind\n", domain);
     if (n) printf("  held-out perplexity %.2f over %lld tokens (mean NLL %.4f nats)\n", exp(m), (long long)n, m);
     gs_findings f;
     if (gs_findings_compute(st, run, &f) == 0) {

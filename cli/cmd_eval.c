@@ -40,7 +40,7 @@ static const char *help =
     "                     third_party/llama2-tokenizer.json); shards need none\n"
     "  --seq-len L        tokens per window (default 2048, as the paper)\n"
     "  --skip M           skip the first M windows (default 0)\n"
-    "  --windows N        then use N windows (default: all that remain)\n"
+    "  --windows N|all    then use N windows (default all: every one that remains)\n"
     "  --sample N         of those, use N chosen at random (in corpus order)\n"
     "  --seed S           seed for --sample (default 0)\n"
     "  --batch B          windows run together (default 8)\n"
@@ -97,7 +97,7 @@ int cmd_eval(int argc, char **argv) {
         {CLI_CHOICE("format", &format, formats, "auto, text, jsonl or shards")},
         {CLI_INTEGER("seq-len", &o.seq_len, 0, INT64_MAX, "a non-negative integer")},
         {CLI_INTEGER("skip", &o.skip, 0, INT64_MAX, "a non-negative integer")},
-        {CLI_INTEGER("windows", &o.windows, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_WINDOWS(&o.windows, 0, "a non-negative integer or all")},
         {CLI_INTEGER("sample", &o.sample, 0, INT64_MAX, "a non-negative integer")},
         {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a non-negative integer")},
         {CLI_INTEGER("batch", &batch, 0, INT64_MAX, "a non-negative integer")},

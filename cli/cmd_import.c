@@ -12,6 +12,7 @@
 #include "base/hash.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "engine/model.h"
 #include "store/npy.h"
 #include "store/store.h"
 
@@ -144,7 +145,8 @@ int cmd_import(int argc, char **argv) {
         H = in->f->shape[2];
     }
     if (!dtype) dtype = states.f->dtype == NPY_F2 ? "f16" : "f32";
-    char model_sha[GS_HASH_HEX];
+    char model_sha[GS_HASH_HEX], model_buf[4200];
+    if (model && !(model = gpn_model_file(model, model_buf, sizeof model_buf))) goto fail; /* a model folder: its file */
     if (model && gs_hash_file(model, model_sha)) goto fail;
 
     buf = malloc((size_t)(T * d) * sizeof *buf);

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/demo_models.h"
 #include "cli/options.h"
 #include "engine/arch/family.h"
 #include "engine/checkpoint/safetensors.h"
@@ -19,7 +20,9 @@ static const char *help =
     "the file that the architecture does not use, the file's SHA-256, and the\n"
     "model's sites: the names `record --sites`, `ablate` and the probes take\n"
     "(docs/hooks.md), with their kind and width; and where each size came from\n"
-    "(the shape of which tensor, which __metadata__ key, or a fixed bound).\n\n"
+    "(the shape of which tensor, which __metadata__ key, or a fixed bound). For a\n"
+    "shipped model (models/ in the source tree) it also says what text it was\n"
+    "trained on (\"trained on\"; JSON trained_on).\n\n"
     "  --json   print one JSON object instead of a table\n";
 
 /* The family's "NAME VALUE (SOURCE)" lines into buf (empty if it says none).
@@ -69,6 +72,7 @@ int cmd_info(int argc, char **argv) {
     }
     char sources[4096];
     config_sources(fam, m, sources, sizeof sources);
+    const char *domain = demo_shipped_domain(m->path); /* a shipped model: the text it knows */
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", m->path);
@@ -87,6 +91,7 @@ int cmd_info(int argc, char **argv) {
         for (int i = 0; i < ng; i++) cJSON_AddNumberToObject(g, groups[i], (double)counts[i]);
         cJSON_AddStringToObject(o, "dtype", m->source_dtype);
         cJSON_AddStringToObject(o, "sha256", m->hash);
+        if (domain) cJSON_AddStringToObject(o, "trained_on", domain);
         /* {"n_heads": {"value": "2", "source": "__metadata__.config n_heads"}, ...} */
         cJSON *src = cJSON_AddObjectToObject(o, "config_sources");
         char copy[sizeof sources], *save = NULL, *name, *value, *from;
@@ -133,6 +138,7 @@ int cmd_info(int argc, char **argv) {
         printf("parameters   %zu (%.2f M), stored as %s, computed in float32\n", m->n_params, m->n_params / 1e6, m->source_dtype);
         for (int i = 0; i < ng; i++) printf("  %-14s %12zu\n", groups[i], counts[i]);
         printf("sha256       %s\n", m->hash);
+        if (domain) printf("trained on   %s\n", domain);
         if (m->n_extra) {
             printf("unused       %d tensor%s in the file not used by %s:", m->n_extra, m->n_extra == 1 ? "" : "s", gpn_arch_name(c->arch));
             for (int i = 0; i < m->n_extra; i++) printf(" %s", m->extra_tensors[i]);

@@ -38,7 +38,7 @@ static const char *help =
     "  --corpus PATH       text file or folder, .jsonl file, or folder of data_XXXX.bin shards\n"
     "  --db FILE           the store\n"
     "  --seq-len L         tokens per window (default 2048)\n"
-    "  --windows N         record N windows (default, or 0: all)\n"
+    "  --windows N|all     record N windows, or all of them (the default; 0: all)\n"
     "  --skip M            skip the first M windows (default 0)\n"
     "  --sample N          of the selected windows keep N chosen at random (with --seed)\n"
     "  --seed S            seed for --sample and sample:K positions (default 1)\n"
@@ -82,7 +82,7 @@ static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 static int integer_refused;
 static void refuse_integer(const char *cmd, const cli_opt *row, const char *text) {
     (void)cmd;
-    gs_fail("--%s '%s': expected a non-negative integer", row->name, text);
+    gs_fail("--%s '%s': expected a non-negative integer%s", row->name, text, row->zero_word ? " or 'all'" : "");
     integer_refused = 1;
 }
 
@@ -95,7 +95,7 @@ static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
         {CLI_STRING("corpus", &o->corpus)},
         {CLI_STRING("db", &o->db)},
         {CLI_INTEGER("seq-len", &o->seq_len, 0, INT64_MAX, "")},
-        {CLI_INTEGER("windows", &o->windows, 0, INT64_MAX, "")},
+        {CLI_WINDOWS(&o->windows, 0, "")},
         {CLI_INTEGER("skip", &o->skip, 0, INT64_MAX, "")},
         {CLI_INTEGER("sample", &o->sample, 0, INT64_MAX, "")},
         {CLI_INTEGER("seed", &o->seed, 0, INT64_MAX, "")},

@@ -12,13 +12,14 @@
 #include "engine/tokenizer/tokenizer.h"
 
 static const char *help =
-    "usage: gpnscope shard --tokenizer T --corpus C --out DIR [--field NAME] [--separator STR]\n"
+    "usage: gpnscope shard --corpus C --out DIR [--tokenizer T] [--field NAME] [--separator STR]\n"
     "                      [--no-bos] [--shard-tokens N]\n\n"
     "Tokenize a text or JSONL corpus into token shards in the companion code's format:\n"
     "DIR/data_XXXX.bin (little-endian uint32 ids; each document is BOS ... EOS),\n"
     "DIR/data_XXXX.index.json (document lengths) and DIR/meta.json. The trainer reads\n"
     "shards; record and eval read them without a tokenizer.\n\n"
-    "  --tokenizer FILE   tokenizer.json or tokenizer.model\n"
+    "  --tokenizer FILE   tokenizer.json or tokenizer.model (default $GPNSCOPE_TOKENIZER, else the\n"
+    "                     source tree's third_party/llama2-tokenizer.json)\n"
     "  --corpus PATH      text file or folder, or .jsonl file\n"
     "  --out DIR          output folder (created)\n"
     "  --field NAME       JSONL text field (default text)\n"
@@ -44,7 +45,13 @@ int cmd_shard(int argc, char **argv) {
     int parsed = cli_parse_options(&(cli_command_opts){"shard", help, shard_bad_integer}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
     if (no_bos) co.add_bos = 0;
-    if (!tok_path || !corpus_path || !out || optind != argc) { fputs(help, stderr); return 2; }
+    if (!corpus_path || !out || optind != argc) { fputs(help, stderr); return 2; }
+    /* the tokenizer default of record, eval, tokenize, lens, patch and steer */
+    if (!tok_path && !(tok_path = cli_default_tokenizer())) {
+        fprintf(stderr, "gpnscope shard: no tokenizer: pass --tokenizer FILE, set GPNSCOPE_TOKENIZER, or run "
+                        "scripts/fetch-tokenizer.sh\n");
+        return 2;
+    }
     co.seq_len = 2; /* every window is irrelevant here; any corpus of >= 2 tokens opens */
     gpn_tokenizer *tok = tokenizer_load(tok_path);
     gpn_corpus *c = tok ? corpus_open(corpus_path, tok, &co) : NULL;

@@ -42,10 +42,14 @@ void demo_shipped_models(demo_model *m, int max, int *n_found, const char *missi
     }
 }
 
-void demo_model_from_path(demo_model *m, const char *path) {
+void demo_model_from_path(demo_model *m, const char *arg) {
     memset(m, 0, sizeof *m);
+    /* a model folder (models/tpp-small) stands for its model.safetensors, as in every command */
+    char file[4200];
+    const char *path = gpn_model_file(arg, file, sizeof file);
+    if (!path) { gs_clear_error(); path = arg; } /* a folder without one: the demo's file check names it */
     snprintf(m->path, sizeof m->path, "%s", path);
-    snprintf(m->name, sizeof m->name, "%s", path);
+    snprintf(m->name, sizeof m->name, "%s", arg);
     m->trained_seq_len = train_config_seq_len(path);
     /* the same file by another spelling (./models/..., an absolute path) is still the shipped model */
     char given[PATH_MAX], known[PATH_MAX], p[4096];
@@ -57,6 +61,23 @@ void demo_model_from_path(demo_model *m, const char *path) {
             m->shipped = 1;
         }
     }
+}
+
+const char *demo_shipped_domain(const char *file) {
+    static const char *const every[] = {"models/gpnm15-small", "models/tpp-small", "models/gdn-small", "models/rt-small",
+                                        "models/gpnm-small"};
+    char given[PATH_MAX], known[PATH_MAX], buf[4200], p[4096];
+    const char *f = gpn_model_file(file, buf, sizeof buf);
+    if (!f) { gs_clear_error(); return NULL; }
+    if (!realpath(f, given)) return NULL;
+    for (size_t i = 0; i < sizeof every / sizeof *every; i++) {
+        snprintf(p, sizeof p, "%s/%s/model.safetensors", GPNSCOPE_SOURCE_DIR, every[i]);
+        if (realpath(p, known) && !strcmp(given, known))
+            return "the Python documentation's reStructuredText sources and fortunes quotations (Debian packages "
+                   "python3.11-doc, fortunes; docs/model.md): on other text, your own prose say, its perplexity is far "
+                   "higher (measure it with gpnscope eval)";
+    }
+    return NULL;
 }
 
 /* "blocks.{i}.X" -> "blocks.*.X" (record --sites: every layer); other names as they are */

@@ -32,6 +32,11 @@ void demo_shipped_models(demo_model *m, int max, int *n_found, const char *missi
 /* A model given by --model: its path, and whether it is a shipped one. */
 void demo_model_from_path(demo_model *m, const char *path);
 
+/* What the shipped models were trained on, in one line, when file (a model
+ * file or folder, by any spelling) is one of them (models/gpnm-small too);
+ * NULL for any other model. info and the demo say it (issue 38.1). */
+const char *demo_shipped_domain(const char *file);
+
 /* Fill sites / state / decay from the model's family table: the family's
  * state-role site and decay-role site, each of every layer. 0, or -1 with
  * gs_error(). */

@@ -71,7 +71,8 @@ const char *cli_one_store_file(int argc, int first) {
 /* An integer row's value into its destination: 0, or 2 after the message. */
 static int set_integer(const cli_command_opts *c, const cli_opt *r, const char *text) {
     long long v;
-    if (parse_integer(text, r->lo, r->hi, &v)) {
+    if (r->zero_word && !strcmp(text, r->zero_word)) v = 0;
+    else if (parse_integer(text, r->lo, r->hi, &v)) {
         if (c->bad_integer) c->bad_integer(c->cmd, r, text);
         else fprintf(stderr, "gpnscope %s: --%s wants %s, got '%s'\n", c->cmd, r->name, r->what, text);
         return 2;

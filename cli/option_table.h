@@ -9,6 +9,7 @@
 #define GS_CLI_OPTION_TABLE_H
 
 #include <getopt.h>
+#include <stdint.h>
 
 typedef enum {
     CLI_OPT_FLAG,      /* no value: *(int *)dest = 1 */
@@ -37,6 +38,7 @@ typedef struct cli_opt {
     /* CLI_OPT_CALL*: 0 to go on, or the exit status after printing one line */
     int (*call)(const char *cmd, const char *value, void *dest);
     int *seen;  /* set to 1 when the option is given, if not NULL */
+    const char *zero_word; /* an integer row's word for 0, e.g. "all" (--windows all); NULL: none */
     char short_name; /* also -x, if not 0 */
 } cli_opt;
 
@@ -52,6 +54,8 @@ typedef struct cli_opt {
     .kind = _Generic((p), int *: CLI_OPT_INT, long *: CLI_OPT_LONG, long long *: CLI_OPT_LLONG,                       \
                      unsigned long *: CLI_OPT_ULONG, unsigned long long *: CLI_OPT_ULLONG),                          \
     .dest = (p), .lo = (lo_), .hi = (hi_), .what = (what_)
+/* --windows N or --windows all: the count, or 0 for every window (what 0 has always meant) */
+#define CLI_WINDOWS(p, lo_, what_) CLI_INTEGER("windows", p, lo_, INT64_MAX, what_), .zero_word = "all"
 #define CLI_CHOICE(n, p, list, what_) .name = (n), .kind = CLI_OPT_CHOICE, .dest = (int *){p}, .choices = (list), .what = (what_)
 #define CLI_LIST(n, p, fn, prefix) .name = (n), .kind = CLI_OPT_LIST, .dest = (unsigned *){p}, .parse_list = (fn), .what = (prefix)
 #define CLI_CALL(n, fn, p) .name = (n), .kind = CLI_OPT_CALL, .call = (fn), .dest = (p)

@@ -101,7 +101,7 @@ void gpn_model_free(gpn_model *m) {
 
 /* A model folder (models/gpnm15-small) stands for its model.safetensors, as
  * the shipped models and a converted companion checkpoint are laid out. */
-static const char *model_file(const char *path, char *buf, size_t size) {
+const char *gpn_model_file(const char *path, char *buf, size_t size) {
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return path;
     snprintf(buf, size, "%s%smodel.safetensors", path, path[strlen(path) - 1] == '/' ? "" : "/");
@@ -115,7 +115,7 @@ static const char *model_file(const char *path, char *buf, size_t size) {
 
 gpn_model *gpn_model_load(const char *given) {
     char buf[4096];
-    const char *path = model_file(given, buf, sizeof buf);
+    const char *path = gpn_model_file(given, buf, sizeof buf);
     if (!path) return NULL;
     st_file *f = safetensors_open(path);
     if (!f) return NULL;

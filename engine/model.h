@@ -116,6 +116,10 @@ typedef struct {
 
 /* From a safetensors file, or a model folder holding model.safetensors (m->path is then the file). */
 gpn_model *gpn_model_load(const char *path);
+/* The file a model argument names: PATH itself, or PATH/model.safetensors
+ * when PATH is a folder (written into buf); NULL with gs_error() for a folder
+ * without one. What every command that takes a model reads. */
+const char *gpn_model_file(const char *path, char *buf, size_t size);
 /* A model with the given config and zeroed parameters (tests, trainer). */
 gpn_model *gpn_model_new(const gpn_config *c);
 /* A model with random weights on a trained model's scale (benchmarks, device

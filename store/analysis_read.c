@@ -106,6 +106,18 @@ int store_analysis_get_note(store *st, int64_t analysis_id, const char *key, cha
     return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : st_fail(st, "reading a scalar's note");
 }
 
+int store_analysis_each_scalar(store *st, int64_t analysis_id, void (*fn)(void *ctx, const char *key, double value),
+                               void *ctx) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT key, value FROM analysis_scalars WHERE analysis_id = ?1 AND value IS NOT NULL "
+                                     "ORDER BY key");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, analysis_id);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) fn(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_double(s, 1));
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? 0 : st_fail(st, "reading an analysis' scalars");
+}
+
 static void fill_ablation(sqlite3_stmt *s, void *row) {
     store_ablation_ref *r = row;
     r->id = sqlite3_column_int64(s, 0);

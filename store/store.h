@@ -328,6 +328,9 @@ int64_t store_count_head_steps(store *st, int64_t run_id);
  * store_free_labels); the count, or -1. */
 int64_t store_analysis_get_labels(store *st, int64_t analysis_id, const char *series, char ***labels);
 void store_free_labels(char **labels, int64_t n);
+/* fn(ctx, key, value) for each scalar of the analysis with a value, by key: 0, or -1 on error. */
+int store_analysis_each_scalar(store *st, int64_t analysis_id, void (*fn)(void *ctx, const char *key, double value),
+                               void *ctx);
 /* A scalar's note into buf ("" when NULL): 0, 1 when the scalar is absent, -1 on error. */
 int store_analysis_get_note(store *st, int64_t analysis_id, const char *key, char *buf, size_t size);
 /* The newest "ablation" analysis per intervention of the run (what, and scope + heads_at as one string),

@@ -132,6 +132,28 @@ static cJSON *curves_json(const double *R, int n_lags, int H) {
     return all;
 }
 
+/* Did training move the decays, under the keys the store keeps them by
+ * (gs_decay_init_write), with the same values: what the findings' sentence
+ * says, as numbers. */
+static void decay_init_json(cJSON *j, const gs_decay_init *d, const gs_retention *r) {
+    cJSON_AddNumberToObject(j, "decays_init_known", d->has_init);
+    cJSON_AddItemToObject(j, "tau_param", cJSON_CreateDoubleArray(d->tau_trained, d->H));
+    cJSON_AddItemToObject(j, "tau_param_init_percentile", cJSON_CreateDoubleArray(d->init_percentile, d->H));
+    if (!d->has_init) return;
+    cJSON_AddItemToObject(j, "tau_param_init", cJSON_CreateDoubleArray(d->tau_init, d->H));
+    cJSON_AddNumberToObject(j, "decays_init_spearman", d->spearman);
+    cJSON_AddNumberToObject(j, "decays_max_abs_dlog_tau", d->max_abs_dlog);
+    cJSON_AddNumberToObject(j, "decays_median_abs_dlog_tau", d->median_abs_dlog);
+    cJSON_AddNumberToObject(j, "decays_moved", d->moved);
+    for (int e = 0; e < GS_RET_COUNT; e++) {
+        const gs_pools *p = &r->est[e].pools;
+        if (!p->valid) continue;
+        char key[64];
+        snprintf(key, sizeof key, "slow_pool_in_init%s", gs_ret_estimator_suffix((gs_ret_estimator)e));
+        cJSON_AddNumberToObject(j, key, gs_decay_init_split_in_init(d, p->pool));
+    }
+}
+
 void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
     const gs_retention *r = &a->retention;
     cJSON_AddNumberToObject(j, "heads", r->H);
@@ -188,6 +210,7 @@ void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
         }
     }
     cJSON_AddItemToObject(j, "mean_beta", cJSON_CreateDoubleArray(r->mean_beta, r->H));
+    if (a->has_decay_init) decay_init_json(j, &a->decay_init, r);
 }
 
 void gs_retention_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {

@@ -123,7 +123,7 @@ static int select_windows(gpn_corpus *c, const corpus_options *o) {
     int64_t avail = n - o->skip, take = o->windows ? o->windows : avail;
     if (take > avail)
         return gs_fail("asked for %lld windows after skipping %lld, but the corpus has only %lld (%lld windows of %lld tokens): "
-                       "ask for %lld or fewer (--windows 0 takes all), or shorter windows (--seq-len %lld gives %lld)",
+                       "ask for %lld or fewer (--windows all takes every one), or shorter windows (--seq-len %lld gives %lld)",
                        (long long)take, (long long)o->skip, (long long)avail, (long long)n, (long long)c->seq_len,
                        (long long)avail, (long long)(c->total / (take + o->skip)), (long long)(take + o->skip));
     c->first = o->skip;

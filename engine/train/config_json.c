@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "engine/model.h"
 #include "engine/train/train.h"
 
 /* Every key of a section must be one the reader asks for. */
@@ -136,7 +137,9 @@ cJSON *train_config_parse(const char *path, const char *what) {
 }
 
 int train_config_seq_len(const char *model_path) {
-    char dir[4096], cfg[4200];
+    char dir[4096], cfg[4200], file[4200];
+    /* a model folder stands for its model.safetensors, whose folder holds the config */
+    if (!(model_path = gpn_model_file(model_path, file, sizeof file))) { gs_clear_error(); return 0; }
     train_config_dir(model_path, dir, sizeof dir);
     snprintf(cfg, sizeof cfg, "%s/config.json", dir);
     struct stat sb;

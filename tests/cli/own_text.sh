@@ -51,7 +51,7 @@ one_line_says() { # WHAT PATTERN COMMAND...
 }
 one_line_says "text shorter than a window" "use --seq-len [0-9]* or less" \
   "$bin" record --model models/gpnm15-small --corpus my.txt --db short.db --seq-len 100000
-one_line_says "more windows than the text has" "ask for [0-9]* or fewer (--windows 0 takes all), or shorter windows (--seq-len [0-9]* gives 50)" \
+one_line_says "more windows than the text has" "ask for [0-9]* or fewer (--windows all takes every one), or shorter windows (--seq-len [0-9]* gives 50)" \
   "$bin" record --model models/gpnm15-small --corpus my.txt --db many.db --seq-len 128 --windows 50
 mkdir -p empty-model
 one_line_says "a folder without a model" "is a folder without a model.safetensors: name the model file, or convert" \

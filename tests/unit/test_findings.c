@@ -157,7 +157,7 @@ int main(void) {
     const char *dk4[] = {"norm_ratio", "batch_cos_mean", "top_sv_cos", "windows"};
     put(st, "default_direction", dk4, (double[]){0.35, 0.95, 0.99, 4}, 4);
     CHECK(gs_findings_compute(st, run, &f) == 0 && f.default_direction.verdict == FINDING_PRESENT &&
-              strstr(f.default_direction.brief, "no interval: 4 windows)"),
+              strstr(f.default_direction.brief, "no interval: 4 windows (16 needed))"),
           "no interval: %s", f.default_direction.brief);
     store_close(st);
     return test_summary();
