@@ -132,13 +132,13 @@ static void no_iv_note(store *st, int64_t an, char *out, size_t size) {
     else snprintf(out, size, "; no interval: %.0f windows (%d needed)", w, GS_FINDING_MIN_WINDOWS);
 }
 
-/* "; N windows, under the 16 its interval needs" when analysis an read fewer
+/* "; N windows (16 needed)" when analysis an read fewer
  * windows than GS_FINDING_MIN_WINDOWS, else "" */
 static void few_windows_note(store *st, int64_t an, char *out, size_t size) {
     double w = scalar(st, an, "windows");
     out[0] = 0;
     if (!isnan(w) && w < GS_FINDING_MIN_WINDOWS)
-        snprintf(out, size, "; %.0f windows, under the %d its interval needs", w, GS_FINDING_MIN_WINDOWS);
+        snprintf(out, size, "; %.0f windows (%d needed)", w, GS_FINDING_MIN_WINDOWS);
 }
 
 static void judge_default(store *st, int64_t run, finding *f) {
@@ -326,7 +326,8 @@ static void judge_pools(store *st, int64_t run, finding *f) {
     /* "not shown" reads as "not demonstrated, at this power" (issue 39.5) */
     const double power = scalar(st, r, "pools_power_paper_from_start");
     char pw[64] = "";
-    if (!isnan(power)) snprintf(pw, sizeof pw, ", power %.2f on the paper's pools", power);
+    /* the brief stays under 200 characters: the paper's pools are named in the text and the docs */
+    if (!isnan(power)) snprintf(pw, sizeof pw, ", power %.2f", power);
     /* the bootstrap resamples the same windows as the horizons' (retention stores no count of its own) */
     char few[80] = "", iv[64] = "";
     const int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);

@@ -292,8 +292,38 @@ function drawSteer() {
   if (!x) { p.append(el('div', { class: 'muted' }, 'None stored: gpnscope steer MODEL ... --store STORE.')); return p; }
   const t = el('table', {}, el('tr', {}, el('th', {}, 'c'), el('th', {}, 'NLL change'), el('th', {}, 'top-1 changed')));
   for (const r of x.rows) t.append(el('tr', {}, el('td', {}, fmt(r.c, 3)), el('td', {}, fmt(r.delta_nll, 4)), el('td', {}, fmt(r.top1_changed, 3))));
-  p.append(el('div', { class: 'note' }, `${x.model}: adding c times the direction to the state`), t);
+  p.append(el('div', { class: 'note' }, `${x.model}: adding c times the direction to the state`), steerCurve(x.rows), t);
   return p;
+}
+
+// the NLL change against c as an inline SVG curve, axes at the data's range, zero marked
+function steerCurve(rows) {
+  const pts = rows.filter(r => r.c !== null && r.delta_nll !== null).sort((a, b) => a.c - b.c);
+  const NS = 'http://www.w3.org/2000/svg', W = 300, H = 150, L = 44, R = 8, T = 8, B = 28;
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('id', 'steer-curve'); svg.setAttribute('width', W); svg.setAttribute('height', H);
+  if (pts.length < 2) return svg;
+  const xs = pts.map(r => r.c), ys = pts.map(r => r.delta_nll).concat([0]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+  const X = v => L + (W - L - R) * (v - x0) / ((x1 - x0) || 1), Y = v => H - B - (H - T - B) * (v - y0) / ((y1 - y0) || 1);
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e); return e;
+  };
+  add('line', { x1: L, y1: Y(0), x2: W - R, y2: Y(0), stroke: '#bbb', 'stroke-dasharray': '3,3' });
+  add('polyline', { points: pts.map(r => `${X(r.c).toFixed(1)},${Y(r.delta_nll).toFixed(1)}`).join(' '), fill: 'none', stroke: '#0072B2', 'stroke-width': 2 });
+  for (const r of pts) add('circle', { cx: X(r.c).toFixed(1), cy: Y(r.delta_nll).toFixed(1), r: 2.5, fill: '#0072B2' });
+  add('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#333' });
+  add('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#333' });
+  const label = { 'font-size': 10, fill: '#333' };
+  add('text', { ...label, x: L - 4, y: Y(y1) + 4, 'text-anchor': 'end' }, fmt(y1, 3));
+  add('text', { ...label, x: L - 4, y: Y(y0) + 4, 'text-anchor': 'end' }, fmt(y0, 3));
+  add('text', { ...label, x: L, y: H - B + 12, 'text-anchor': 'middle' }, fmt(x0, 3));
+  add('text', { ...label, x: W - R, y: H - B + 12, 'text-anchor': 'end' }, fmt(x1, 3));
+  add('text', { ...label, x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle' }, 'c (NLL change up)');
+  return svg;
 }
 
 function draw() {

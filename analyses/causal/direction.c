@@ -26,12 +26,16 @@ int gs_direction_load(const char *spec, store *st, int64_t run, int d, float *ou
     char analysis[64], key[128];
     const char *colon = strchr(spec, ':');
     if (!strcmp(spec, "s_bar")) { snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY)); snprintf(key, sizeof key, "mean"); }
-    else if (!strcmp(spec, "pc1")) { snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY)); snprintf(key, sizeof key, "top_singular_vector"); }
+    /* pc1: the centered covariance's top eigenvector; top_sv: the uncentered states' (close to s_bar when the mean dominates) */
+    else if (!strcmp(spec, "pc1") || !strcmp(spec, "top_sv")) {
+        snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY));
+        snprintf(key, sizeof key, "%s", spec[0] == 'p' ? "pc1" : "top_singular_vector");
+    }
     else if (colon && colon > spec && (size_t)(colon - spec) < sizeof analysis && colon[1]) {
         snprintf(analysis, sizeof analysis, "%.*s", (int)(colon - spec), spec);
         snprintf(key, sizeof key, "%s", colon + 1);
     } else {
-        return gs_fail("direction '%s': s_bar, pc1, ANALYSIS:KEY (a stored vector) or FILE.npy", spec);
+        return gs_fail("direction '%s': s_bar, pc1, top_sv, ANALYSIS:KEY (a stored vector) or FILE.npy", spec);
     }
     if (!st) return gs_fail("direction '%s' is read from a store's analyses: give the store (--from STORE)", spec);
     int64_t an = store_analysis_newest(st, run, analysis);
@@ -40,7 +44,9 @@ int gs_direction_load(const char *spec, store *st, int64_t run, int d, float *ou
     float *v = NULL;
     int64_t got = store_analysis_get_vector(st, an, key, &v);
     int rc = 0;
-    if (got <= 0) rc = gs_fail("direction '%s': analysis %lld (%s) holds no vector '%s'", spec, (long long)an, analysis, key);
+    if (got <= 0)
+        rc = gs_fail("direction '%s': analysis %lld (%s) holds no vector '%s'%s", spec, (long long)an, analysis, key,
+                     !strcmp(key, "pc1") ? " (analyzed before geometry stored it: run gpnscope analyze again)" : "");
     else if (got != d) rc = gs_fail("direction '%s': %lld values, where the model's state has %d", spec, (long long)got, d);
     else memcpy(out, v, (size_t)d * sizeof *out);
     free(v);

@@ -30,6 +30,25 @@ for i in range(3):
     print(json.dumps({'clean': [5, 6, 7, 8 + i], 'corrupted': [5, 9, 7, 8 + i], 'answer': 11, 'foil': 12}))" >pairs.jsonl
 "$bin" patch "$model" pairs.jsonl --components state,head:0 --store s.db >/dev/null 2>&1 || bad "patch into the store"
 
+# steering along the stored centered PC1 (--direction pc1) equals steering along that vector given as a file,
+# and differs from top_sv (the uncentered top singular vector); its sweep is drawn as a curve on the page
+"$py" - s.db <<'PY' || bad "writing the stored pc1 as a file"
+import sqlite3, sys
+import numpy as np
+v, = sqlite3.connect(sys.argv[1]).execute("select vector from analysis_vectors v join analyses a on a.id = v.analysis_id"
+                                          " where a.name = 'geometry' and v.key = 'pc1'").fetchone()
+np.save('pc1.npy', np.frombuffer(v, '<f4'))
+PY
+steer=(steer "$model" --corpus shards --seq-len 40 --windows 2 --c -2,0,2 --json)
+"$bin" "${steer[@]}" --direction pc1 --from s.db --store s.db >pc1.json 2>err.txt &&
+  "$bin" "${steer[@]}" --direction pc1.npy >file.json 2>>err.txt && "$bin" "${steer[@]}" --direction top_sv --from s.db >sv.json 2>>err.txt &&
+  "$py" -c "
+import json
+a, b, c = (json.load(open(f))['points'] for f in ('pc1.json', 'file.json', 'sv.json'))
+assert [p['nll'] for p in a] == [p['nll'] for p in b], (a, b)
+assert [p['nll'] for p in a] != [p['nll'] for p in c], (a, c)" && ok "steer --direction pc1 is the stored centered PC1, top_sv another" ||
+  bad "steer along pc1: $(cat err.txt)"
+
 # plot draws the store's newest lens among the run's figures, and the report shows it (issue 37 item 3)
 "$bin" lens "$model" --tokens 5,6,7,8 --store s.db >/dev/null 2>&1 || bad "lens into the store"
 "$bin" plot s.db --out figs --no-render >/dev/null 2>err.txt && [[ -s figs/lens_heatmap.gp && -s figs/lens_heatmap-top1.dat ]] &&
@@ -120,6 +139,9 @@ shown = dict(re.findall(r'data-part="([^"]+)">([^<]*)<', dom))
 assert len(shown) == min(12, len(parts)) and all(math.isclose(float(v), parts[k], rel_tol=1e-3, abs_tol=1e-6) for k, v in shown.items()), (shown, parts)
 assert '<table id="attention-table">' in dom and 'class="badge' in dom and '<table class="heat">' in dom
 assert re.search(r'class="lens-top" data-site="state.pred">[^<]+<', dom), "no lens row"
+steer = db.execute("select count(*) from steer_results where experiment_id = (select max(id) from causal_experiments where kind = 'steer')").fetchone()[0]
+curve = re.search(r'<svg id="steer-curve"[^>]*>.*?<polyline points="([^"]+)"', dom, re.S)
+assert steer == 3 and curve and len(curve.group(1).split()) == steer, (steer, curve and curve.group(1))
 print(f"{len(ids)} tokens, NLL {nll:.6g}, a_tt {a:.6g}, alpha {alpha:.6g}, {len(shown)} attribution parts")
 PY
 # coloured by a per-head site: the legend names it and the head, the reddest token is the one whose value is largest
