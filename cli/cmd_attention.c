@@ -14,7 +14,8 @@
 
 static const char *help =
     "usage: gpnscope attention FILE [--run N] [--windows K] [--length T] [--heads LIST]\n"
-    "                          [--layers LIST] [--top-k K] [--full-upto T] [--model M] [--json]\n\n"
+    "                          [--layers LIST] [--top-k K] [--full-upto T] [--model M] [--max-work N]\n"
+    "                          [--json]\n\n"
     "Exact effective attention of delta-rule memory heads (GPN+M's memory, Gated\n"
     "DeltaNet's heads in every layer): re-run a recorded run's model over its first\n"
     "windows, capture q, k, v, alpha, beta and the read at the engine's own sites, and\n"
@@ -26,7 +27,8 @@ static const char *help =
     "h_tj = beta_j k_j^T q_t alpha_{j+1} ... alpha_t, and per head how far it is from\n"
     "the exact weights. Every query checks sum_j a_tj v_j against the engine's read.\n\n"
     "Cost: O(T^2 d_k) per head, layer and window (plus O(T^2 d_v) for the check) and\n"
-    "16 T^2 bytes of scratch: bound it with --windows, --length, --heads, --layers.\n\n"
+    "16 T^2 bytes of scratch: bound it with --windows, --length, --heads, --layers. The\n"
+    "plan is printed on stderr before the work, with progress on a terminal.\n\n"
     "Stored under analysis 'attention' (docs/causal.md, docs/sql.md): attention_queries\n"
     "(per query: the top-k keys' share of sum_j |a_tj|, the heuristic's distance, the\n"
     "read check), attention_topk (per query its top-k keys with exact and heuristic\n"
@@ -44,7 +46,15 @@ static const char *help =
     "  --full-upto T   store the whole matrices when the length is at most T (default\n"
     "                  128; 0: never); they take 8 T^2 bytes per head, layer and window\n"
     "  --model FILE    the run's checkpoint, if it moved (its sha256 must match)\n"
+    "  --max-work N    the most multiply-adds to plan, windows x (layer, head) pairs x\n"
+    "                  T^2 (1.5 d_k + d_v) (default 5e10: minutes on two cores);\n"
+    "                  a larger plan is refused before it starts\n"
     "  --json          the per-head summaries as one JSON object\n";
+
+static void print_plan(void *ctx, const char *text) {
+    (void)ctx;
+    fprintf(stderr, "attention: %s\n", text);
+}
 
 static void print_json(const gs_attention_result *r) {
     cJSON *o = cJSON_CreateObject();
@@ -88,6 +98,7 @@ int cmd_attention(int argc, char **argv) {
         {CLI_INTEGER("top-k", &o.top_k, 1, 4096, "a number of keys from 1 to 4096")},
         {CLI_INTEGER("full-upto", &o.full_upto, 0, 8192, "a length from 0 (never) to 8192")},
         {CLI_STRING("model", &o.model_path)},
+        {CLI_INTEGER("max-work", &o.max_work, 1, INT64_MAX, "a number of multiply-adds (a positive integer)")},
         {CLI_FLAG("json", &json)},
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"attention", help, NULL}, opts, argc, argv);
@@ -97,6 +108,7 @@ int cmd_attention(int argc, char **argv) {
     if (status) return status;
     o.progress = progress_callback;
     o.progress_ctx = &s.bar;
+    o.plan = print_plan;
     gs_attention_result r;
     int rc = gs_attention_run(s.st, run, &o, &r);
     progress_end(&s.bar, r.windows);

@@ -148,14 +148,24 @@ static void on_progress(void *ctx, int64_t done, int64_t total) {
 }
 
 /* Rank 0 waiting for the others: a signal now is mpirun ending the job
- * (one rank was killed or failed): say so, since the outcome will not come. */
+ * (one rank was killed or failed): say so, since the outcome will not come,
+ * naming the ranks still recording by their last progress (a killed rank
+ * is one of them; rank 0 itself only waited), not rank 0. */
 static int wait_for_ranks(void *ctx) {
     bar *b = ctx;
     draw_job(b);
     if (!stop_requested) return 0;
-    if (!b->said) fprintf(stderr, "gpnscope record: rank 0 of %d: stopped by a signal while the other ranks recorded (mpirun stops "
-            "every rank when one fails or is killed); every shard is resumable: run the same command again with "
-            "--resume\n", b->job->size);
+    if (!b->said) {
+        char who[256] = "";
+        int n = 0;
+        size_t at = 0;
+        for (int r = 1; b->job->done && r < b->job->size && at + 16 < sizeof who; r++)
+            if (!b->job->total[r] || b->job->done[r] < b->job->total[r])
+                at += (size_t)snprintf(who + at, sizeof who - at, "%s%d", n++ ? ", " : "", r);
+        fprintf(stderr, "gpnscope record: rank%s %s of %d had not finished when the job was stopped (mpirun ends every "
+                "rank when one fails or is killed: a killed rank says nothing itself); every shard is resumable: run "
+                "the same command again with --resume\n", n == 1 ? "" : "s", n ? who : "?", b->job->size);
+    }
     return 130;
 }
 

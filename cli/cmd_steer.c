@@ -19,7 +19,8 @@
 static const char *help =
     "usage: gpnscope steer MODEL --corpus C --direction D --c LIST [--from STORE] [--run N]\n"
     "                      [--from-position P] [--scope carry|decode] [--seq-len T] [--windows K]\n"
-    "                      [--skip K] [--tokenizer F] [--batch B] [--store OUT.db] [--plot DIR] [--json]\n\n"
+    "                      [--skip K] [--tokenizer F] [--batch B] [--store OUT.db] [--plot DIR]\n"
+    "                      [--max-steps N] [--json]\n\n"
     "Add c u to the model's state at every step (or from position P on), u the direction D\n"
     "scaled to length 1, for each c of the list, over held-out windows of the corpus; report\n"
     "the mean NLL and its change from the unsteered run, the share of tokens whose top-1\n"
@@ -46,7 +47,11 @@ static const char *help =
     "                    the --from store, so the study's notebook, report and view show it\n"
     "  --plot DIR        draw it (DIR/steer_curve.gp and .png; needs --store)\n"
     "  --json            one JSON object\n"
-    "Runs on the CPU: 1 + (number of c) passes over the windows. See docs/causal.md.\n";
+    "  --max-steps N     the most token steps to run (default 2000000, as patch's); a larger\n"
+    "                    sweep is refused before it starts\n"
+    "Runs on the CPU: 1 + (number of c) passes over the windows, each windows x seq-len\n"
+    "token steps; the plan is printed on stderr before it starts, with progress on a\n"
+    "terminal. See docs/causal.md.\n";
 
 static cJSON *point_json(const gs_steer_point *p, const gpn_tokenizer *tok) {
     cJSON *x = cJSON_CreateObject();
@@ -70,7 +75,7 @@ static cJSON *point_json(const gs_steer_point *p, const gpn_tokenizer *tok) {
 int cmd_steer(int argc, char **argv) {
     const char *corpus_path = NULL, *direction = NULL, *from = NULL, *tok_path = NULL, *out = NULL, *plot = NULL,
                *c_list = NULL, *scope = "carry";
-    long long run = 0, seq_len = 128, windows = 16, skip = 0, from_pos = 0;
+    long long run = 0, seq_len = 128, windows = 16, skip = 0, from_pos = 0, max_steps = 2000000;
     int json = 0, batch = 16;
     const cli_opt opts[] = {
         /* what to steer with, and how much */
@@ -86,6 +91,7 @@ int cmd_steer(int argc, char **argv) {
         /* the outputs */
         {CLI_STRING("tokenizer", &tok_path)}, {CLI_STRING("store", &out)}, {CLI_STRING("plot", &plot)},
         {CLI_FLAG("json", &json)},
+        {CLI_INTEGER("max-steps", &max_steps, 1, INT64_MAX, "a number of token steps (a positive integer)")},
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"steer", help, NULL}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
@@ -129,6 +135,18 @@ int cmd_steer(int argc, char **argv) {
     if (!(u = malloc((size_t)m->cfg.d * sizeof *u))) { fprintf(stderr, "gpnscope steer: out of memory\n"); goto done; }
     if (from && !(src = store_open(from, 0))) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }
     if (gs_direction_load(direction, src, run, m->cfg.d, u)) { fprintf(stderr, "gpnscope steer: %s\n", gs_error()); goto done; }
+    /* the plan, checked against the budget before any work (the corpus may hold fewer windows than asked) */
+    int64_t n_win = corpus_n_windows(corpus), steps = (int64_t)(n_c + 1) * n_win * seq_len;
+    char plan[256];
+    snprintf(plan, sizeof plan, "%d coefficient%s + the unsteered run: %d passes of %lld window%s x %lld tokens = %lld "
+             "token steps", n_c, n_c == 1 ? "" : "s", n_c + 1, (long long)n_win, n_win == 1 ? "" : "s", seq_len,
+             (long long)steps);
+    if (steps > max_steps) {
+        fprintf(stderr, "gpnscope steer: the sweep plans %s, more than --max-steps %lld: raise --max-steps, or give "
+                        "fewer --c, --windows or a shorter --seq-len\n", plan, max_steps);
+        goto done;
+    }
+    fprintf(stderr, "steer: %s\n", plan);
     if (out && !(st = causal_store("steer", out))) goto done;
     progress pg;
     progress_start(&pg, "steer", "runs", n_c + 1);

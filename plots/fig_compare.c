@@ -404,7 +404,8 @@ static void row_cells(const cJSON *row, int i, cells *c) {
         snprintf(c->pools, sizeof c->pools, "**%s**: %s", jstr(p, "verdict"), jstr(p, "note"));
 }
 
-/* text for markdown table cells (| escaped) or html (<>& escaped) */
+/* text for markdown table cells ('|' escaped, and '$': a viewer with MathJax
+ * would typeset a model named "$$x$$") or html (<>& escaped) */
 static void put_text(FILE *f, const char *s, int html) {
     char vis[2048];
     gp_text_visible(vis, sizeof vis, s, (size_t)-1, 0);
@@ -412,7 +413,7 @@ static void put_text(FILE *f, const char *s, int html) {
         if (html && *p == '<') fputs("&lt;", f);
         else if (html && *p == '>') fputs("&gt;", f);
         else if (html && *p == '&') fputs("&amp;", f);
-        else if (!html && *p == '|') fputs("\\|", f);
+        else if (!html && (*p == '|' || *p == '$')) fputc('\\', f), fputc(*p, f);
         else fputc(*p, f);
     }
 }

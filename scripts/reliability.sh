@@ -128,6 +128,9 @@ row "hostile pickles and archives (gpnscope convert)" "\`tests/cli/convert.sh\`:
 r="$(run_test cli_convert_hostile)"
 row "hostile checkpoints and configs, round three (issue 35.2, 35.4, 35.8, 35.10, 35.13)" "\`tests/cli/convert_hostile.sh\`: a .pt of 8 deflated storages of 64 MiB each under tensors of one element; a safetensors header of 400000 names; \`--config\` with text after the object, \`\"n_heads\\u0000x\"\`, \`1e999\`; \`n_heads\` 1e300, 2^63, 1e20, 2^31; \`layer_norm_eps\` 1e300; token ids 2^31 and 1e300 in prompt pairs; a NaN tensor; a tensor named \`__metadata__\`; a \`__metadata__\` of objects; the legacy torch.save format" \
     "each refused in one line naming the key, offset or tensor; the amplification archive from its zip directory (\`$(grab cli_convert_hostile 'peak RSS [0-9]+ MB')\`), the 400000 names answered in seconds; \`--allow-nonfinite\` converts the NaN tensor; $(checks cli_convert_hostile)" "$r"
+r="$(run_test cli_attention)"
+row "work without a bound: \`patch\`, \`attention\`, \`steer\` (issue 35.3)" "\`tests/cli/patch.sh\`, \`attention.sh\`, \`steer.sh\`: a 1000-token pair; a plan one multiply-add or token step over \`--max-work\` / \`--max-steps\`; each command under script(1) for its progress line" \
+    "each refused before any work in one line naming the plan and the option (\`$(grab cli_attention 'the weights plan [^:]*')\`...); the plan printed on stderr first; progress drawn on a terminal; $(checks cli_attention) (attention)" "$r"
 r="$(run_test test_json_strict)"
 row "strict JSON in every user file (issue 35.4, 35.10)" "\`tests/unit/test_json_strict.c\`: text after the value, a NUL key and string (escaped and raw), 1e999 and -1e999 deep in arrays, the integer and real readers on 1e300, 2^63, 1e20, 2^31" \
     "refused in one line naming the offset, the key or the path, nothing cast out of range (the ASan/UBSan build passes it); $(checks test_json_strict)" "$r"
@@ -206,7 +209,7 @@ describe() { # the first sentence of a fuzz target's header comment
   echo "  about the checkpoint's size in RAM, plus copies of strided or cast tensors."
   echo "- A -wal beside a store that no process holds is judged before any connection"
   echo "  may fold it in (store/wal_check.c): read through it, the store must be SQLite's"
-  echo "  \\`quick_check\\` clean and keep every model and run of the main file. That costs"
+  echo "  \`quick_check\` clean and keep every model and run of the main file. That costs"
   echo "  one read of the store (53 ms for the demo's 8.6 MB store) only when such a -wal"
   echo "  exists; a -wal that rewrites only pages a sibling copy shares cannot be told apart."
   echo "- Foreign SQLite files given as a store are left to SQLite's own checks"

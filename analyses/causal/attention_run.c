@@ -20,6 +20,7 @@ void gs_attention_opts_default(gs_attention_opts *o) {
     o->windows = 4;
     o->top_k = 8;
     o->full_upto = 128;
+    o->max_work = GS_ATTENTION_MAX_WORK;
 }
 
 /* "0,3,5" -> flags over [0, n); NULL or "" selects all */
@@ -171,6 +172,18 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
                 }
                 out->head[out->n_heads++] = (gs_attention_head){.layer = l, .head = h};
             }
+    /* the plan, checked against the budget before any work or allocation */
+    int64_t work = GS_ATTENTION_WORK(W, out->n_heads, T, c->dk, c->dv);
+    char plan[256];
+    snprintf(plan, sizeof plan, "%lld window%s x %d (layer, head) pair%s x T^2 (1.5 d_k + d_v) with T %d, d_k %d, d_v %d "
+             "= %lld multiply-adds", (long long)W, W == 1 ? "" : "s", out->n_heads, out->n_heads == 1 ? "" : "s", T, c->dk,
+             c->dv, (long long)work);
+    if (o->max_work > 0 && work > o->max_work) {
+        gs_fail("the weights plan %s, more than --max-work %lld: raise --max-work, or bound --windows, --length, "
+                "--heads or --layers", plan, (long long)o->max_work);
+        goto done;
+    }
+    if (o->plan) o->plan(o->plan_ctx, plan);
     a.T = T;
     a.top_k = o->top_k;
     a.full = o->full_upto > 0 && T <= o->full_upto;

@@ -31,7 +31,22 @@ typedef struct {
     const char *code_version;
     int (*progress)(void *ctx, int64_t done, int64_t total); /* after each batch of windows */
     void *progress_ctx;
+    /* The budget: the planned multiply-adds (GS_ATTENTION_WORK) may not
+     * exceed max_work (default GS_ATTENTION_MAX_WORK; <= 0: no limit);
+     * plan(plan_ctx, text), when set, is told the plan before any work. */
+    int64_t max_work;
+    void (*plan)(void *ctx, const char *text);
+    void *plan_ctx;
 } gs_attention_opts;
+
+/* The multiply-adds planned, docs/causal.md's cost model: per selected
+ * (layer, head) and window, 1.5 d_k T^2 for the exact and heuristic weights
+ * and d_v T^2 for the read check. The default budget, 5e10, is about 3
+ * minutes on this project's two cores (2 windows of 1024 positions of the
+ * GDN fixture, 4 heads: 2.3e8 in 0.8 s). */
+#define GS_ATTENTION_WORK(windows, pairs, T, dk, dv) \
+    ((int64_t)(windows) * (pairs) * (int64_t)(T) * (T) * (3 * (int64_t)(dk) + 2 * (int64_t)(dv)) / 2)
+#define GS_ATTENTION_MAX_WORK 50000000000LL
 
 void gs_attention_opts_default(gs_attention_opts *o);
 

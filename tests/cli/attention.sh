@@ -105,6 +105,19 @@ for case in "p.db|no delta-rule memory|1" "m.db --heads 7|--heads 7|1" "m.db --t
     bad "attention $args: exit $rc: $(cat err.txt)"
 done
 "$bin" attention --help | grep -q "O(T^2 d_k)" && ok "--help states the cost" || bad "help"
+# the budget (issue 35.3): the plan on stderr before the work; beyond --max-work refused before any, the store unchanged
+n_an="$(q m.db "select count(*) from analyses")"
+set +e; "$bin" attention m.db --windows 3 --max-work 345599 >/dev/null 2>err.txt; rc=$?; set -e
+[[ $rc == 1 && $(wc -l <err.txt) == 1 && "$(cat err.txt)" == *"3 windows x 3 (layer, head) pairs x T^2 (1.5 d_k + d_v) with T 40, d_k 8, d_v 12 = 345600 multiply-adds, more than --max-work 345599: raise --max-work"* &&
+   "$(q m.db "select count(*) from analyses")" == "$n_an" ]] && ok "a plan over --max-work: $(cat err.txt)" || bad "--max-work: exit $rc: $(cat err.txt)"
+"$bin" attention m.db --windows 1 --heads 0 --length 8 --max-work 1536 >/dev/null 2>err.txt &&
+  [[ "$(head -1 err.txt)" == "attention: 1 window x 1 (layer, head) pair x T^2 (1.5 d_k + d_v) with T 8, d_k 8, d_v 12 = 1536 multiply-adds" ]] &&
+  ok "the plan printed first: $(head -1 err.txt)" || bad "plan: $(cat err.txt)"
+if command -v script >/dev/null; then
+  script -qec "'$bin' attention m.db --windows 2" /dev/null | tr '\r' '\n' >tty.txt
+  grep -aq '^attention \[#*\] 2/2 windows' tty.txt && ok "progress on a terminal: $(grep -a '^attention \[' tty.txt | tail -1 | sed 's/\x1b\[K//')" ||
+    bad "attention's progress on a terminal: $(head -c 300 tty.txt)"
+fi
 
 if command -v gnuplot >/dev/null; then
   "$bin" plot m.db --out figs >/dev/null 2>err.txt && [[ -s figs/effective_attention.png ]] &&

@@ -184,6 +184,12 @@ if "$bin" compare gpnm.db elman.db tpp.db gdn.db rt.db ldru.db --allow-different
 else bad "compare of six families: $(cat err)"; fi
 
 # --out: compare.json with curves, the figures, the report and the notebook
+# a model named like math: report.md escapes its '$' so a viewer with MathJax shows it as text (issue 35.13)
+cp gpnm.db dollar.db && sqlite3 dollar.db "update models set path = replace(path, 'gpnm.weights', 'g\$\$x\$\$')"
+if "$bin" compare dollar.db --out dout --quiet --boot 0 --no-render >/dev/null 2>err; then
+  grep -qF 'g\$\$x\$\$' dout/report.md && ! grep -qF 'g$$x$$' dout/report.md && ok 'report.md: the model g$$x$$ written g\$\$x\$\$' ||
+    bad "report.md: '$' not escaped: $(grep -F 'x$' dout/report.md | head -2)"
+else bad "compare of dollar.db: $(cat err)"; fi
 if "$bin" compare gpnm.db 'gdn.db::blocks.*.hook_resid_post' --out out --quiet --boot 20 >out.txt 2>err; then
   ok "compare --out exits 0"; else bad "--out: $(cat err)"; fi
 "$py" - <<'PY' && ok "--out: compare.json with curves, four figure scripts with data, report.md/html with every row, a notebook" || bad "--out files"

@@ -124,9 +124,15 @@ h["__metadata__"]["config"] = json.dumps(cfg); write("expand.safetensors", h)
 h = json.loads(json.dumps(head)); h["model.layers.1.attn.v_conv1d.weight"]["shape"] = [48, 4]
 write("conv.safetensors", h)
 h = json.loads(json.dumps(head)); del h["lm_head.weight"]; write("nohead.safetensors", h)
+# the config read strictly, its eps range checked before the cast to float (issue 35.4, 35.10)
+h = json.loads(json.dumps(head)); cfg = json.loads(h["__metadata__"]["config"]); cfg["norm_eps"] = 1e300
+h["__metadata__"]["config"] = json.dumps(cfg); write("eps.safetensors", h)
+h = json.loads(json.dumps(head)); h["__metadata__"]["config"] += " {}"; write("trailing.safetensors", h)
 PY
 one_line "config contradicting the shapes (heads)" 1 "n_heads=4 but the tensor shapes give 3" "$bin" info "$dir/heads.safetensors"
 one_line "config contradicting the shapes (expand_v)" 1 "expand_v=1" "$bin" info "$dir/expand.safetensors"
 one_line "a 2-D conv weight" 1 "v_conv1d.weight' has shape \[48, 4\], expected \[48, 1, 4\]" "$bin" info "$dir/conv.safetensors"
+one_line "norm_eps 1e300" 1 "__metadata__.config norm_eps = 1e+300 is out of range" "$bin" info "$dir/eps.safetensors"
+one_line "a config with text after its object" 1 "__metadata__.config: text after the JSON value" "$bin" info "$dir/trailing.safetensors"
 one_line "no lm_head" 1 "missing tensor 'lm_head.weight'" "$bin" info "$dir/nohead.safetensors"
 finish

@@ -136,4 +136,26 @@ cfg = json.load(open(sys.argv[1])); cfg[sys.argv[3]] = json.loads(sys.argv[4]); 
 PY
   one_line "config.json $key=$val" 1 "$pat" "$bin" info "$dir/bad_$key"
 done
+# a hand-edited config.json goes through the strict reader, ranges checked before any cast
+# (issue 35.4, 35.10); Python's Infinity (time_step_limit's default) is still read
+"$py" - "$model" "$dir" <<'PY'
+import json, os, shutil, sys
+m, d = sys.argv[1], sys.argv[2]
+cfg = json.load(open(m + "/config.json"))
+def text(**kw):
+    c = dict(cfg); c.update(kw); return json.dumps(c)
+cases = {"trailing": text() + " {}", "nulkey": '{"n_groups\\u0000x": 1, ' + text()[1:],
+         "groups": text(n_groups=1).replace('"n_groups": 1', '"n_groups": 1e300'),
+         "eps": text(layer_norm_epsilon=1e300), "inf": text(time_step_limit=[0.0, float("inf")], model_type="Infinity")}
+for name, t in cases.items():
+    os.makedirs(d + "/cfg_" + name, exist_ok=True)
+    shutil.copy(m + "/model.safetensors", d + "/cfg_" + name)
+    open(d + "/cfg_" + name + "/config.json", "w").write(t)
+PY
+one_line "config.json with text after the object" 1 "config.json: text after the JSON value, at byte" "$bin" info "$dir/cfg_trailing"
+one_line "config.json with a NUL in a key" 1 'the key "n_groups\\u0000x" holds a NUL' "$bin" info "$dir/cfg_nulkey"
+one_line "config.json n_groups 1e300" 1 "config n_groups = 1e+300 is not an integer from 1 to 1048576" "$bin" info "$dir/cfg_groups"
+one_line "config.json layer_norm_epsilon 1e300" 1 "config layer_norm_epsilon = 1e+300 is out of range" "$bin" info "$dir/cfg_eps"
+"$bin" info "$dir/cfg_inf" >/dev/null 2>"$dir/err" && ok "config.json with Python's Infinity in time_step_limit reads" ||
+  bad "time_step_limit [0.0, Infinity]: $(cat "$dir/err")"
 finish

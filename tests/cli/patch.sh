@@ -135,6 +135,12 @@ set +e; "$bin" patch "$m" "$dir/long.jsonl" >/dev/null 2>"$dir/long.err"; rc=$?;
   ok "the plan printed before the sweep: $(head -1 "$dir/plan.err")" || bad "plan: $(cat "$dir/plan.err")"
 set +e; "$bin" patch "$m" "$dir/p97.jsonl" --components state --max-steps 719 >/dev/null 2>"$dir/plan.err"; rc=$?; set -e
 [[ $rc -eq 1 && "$(cat "$dir/plan.err")" == *"720 token steps, more than --max-steps 719"* ]] && ok "--max-steps 719 refuses 720" || bad "max-steps: $rc $(cat "$dir/plan.err")"
+# with the option, progress on a terminal (drawn only there: script(1) gives it one)
+if command -v script >/dev/null; then
+  script -qec "'$bin' patch '$m' '$dir/p97.jsonl' --components state --max-steps 10000" /dev/null | tr '\r' '\n' >"$dir/tty.txt"
+  grep -aq '^patch \[#*\] 12/12 runs' "$dir/tty.txt" && ok "progress on a terminal: $(grep -a '^patch \[' "$dir/tty.txt" | tail -1 | sed 's/\x1b\[K//')" ||
+    bad "patch's progress on a terminal: $(head -c 300 "$dir/tty.txt")"
+fi
 # identical prompts: no NaN table, one line saying why
 printf '%s\n' '{"clean": [5, 6, 7], "corrupted": [5, 6, 7], "answer": 9, "foil": 10}' >"$dir/same.jsonl"
 set +e; "$bin" patch "$m" "$dir/same.jsonl" >"$dir/same.out" 2>"$dir/same.err"; rc=$?; set -e

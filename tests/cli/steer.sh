@@ -98,7 +98,8 @@ else bad "store: $(tail -2 "$dir/st.txt")"; fi
 # one-line errors
 err() { # EXPECTED ARGS...
   local want="$1"; shift
-  set +e; "$bin" steer "$@" >/dev/null 2>"$dir/e.err"; local rc=$?; set -e
+  # (the plan line, printed before the sweep, is not the error)
+  set +e; "$bin" steer "$@" 2>&1 >/dev/null | grep -v '^steer: ' >"$dir/e.err"; local rc=${PIPESTATUS[0]}; set -e
   [[ $rc -ne 0 && $(wc -l <"$dir/e.err") -eq 1 && "$(cat "$dir/e.err")" == *"$want"* ]] && ok "error: $(cat "$dir/e.err")" || bad "expected '$want', exit $rc: $(cat "$dir/e.err")"
 }
 err "no decode-only copy" "$tpp" "${common[@]}" --direction "$dir/u32.npy" --scope decode --c 1
@@ -107,4 +108,17 @@ err "finite numbers separated by commas" "$model" "${common[@]}" --direction "$d
 err "give the store" "$model" "${common[@]}" --direction s_bar --c 1
 err "no geometry analysis" "$model" "${common[@]}" --direction s_bar --from "$dir/s.db" --c 1
 err "--from-position 40: 0 to 31" "$model" "${common[@]}" --direction "$dir/u40.npy" --c 1 --from-position 40
+# the budget (issue 35.3): the plan on stderr first; beyond --max-steps refused before any work, naming the plan
+# and the option
+"$bin" steer "$model" "${common[@]}" --direction "$dir/u40.npy" --c -2,0,2 --max-steps 1024 >/dev/null 2>"$dir/plan.err" &&
+  [[ "$(head -1 "$dir/plan.err")" == "steer: 3 coefficients + the unsteered run: 4 passes of 8 windows x 32 tokens = 1024 token steps" ]] &&
+  ok "the plan printed first: $(head -1 "$dir/plan.err")" || bad "plan: $(cat "$dir/plan.err")"
+err "4 passes of 8 windows x 32 tokens = 1024 token steps, more than --max-steps 1023: raise --max-steps" \
+  "$model" "${common[@]}" --direction "$dir/u40.npy" --c -2,0,2 --max-steps 1023
+if command -v script >/dev/null; then
+  script -qec "'$bin' steer '$model' --corpus '$dir/shards' --seq-len 32 --windows 8 --direction '$dir/u40.npy' --c 1" /dev/null |
+    tr '\r' '\n' >"$dir/tty.txt"
+  grep -aq '^steer \[#*\] 2/2 runs' "$dir/tty.txt" && ok "progress on a terminal: $(grep -a '^steer \[' "$dir/tty.txt" | tail -1 | sed 's/\x1b\[K//')" ||
+    bad "steer's progress on a terminal: $(head -c 300 "$dir/tty.txt")"
+fi
 finish

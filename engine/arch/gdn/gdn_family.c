@@ -1,6 +1,8 @@
 /* The Gated DeltaNet row of the family table: its tensors as the companion's
  * wrapper saves them (fla's GatedDeltaNetModel under "model.", an untied
  * "lm_head.weight"), its config from their shapes, and its sites. */
+#include <cjson/cJSON.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "engine/arch/decode.h"
 #include "engine/arch/gdn/gdn.h"
 #include "engine/train/train_family.h"
@@ -33,34 +36,35 @@ static int recognise(const st_file *f) {
     return safetensors_find(f, "model.embeddings.weight") && safetensors_find(f, "model.layers.0.attn.A_log");
 }
 
-/* A number in the flat JSON object __metadata__.config (the companion's config
- * dict): 1 and *out when the key holds a number, 0 when absent or null. */
-static int config_number(const st_file *f, const char *key, double *out) {
+/* __metadata__.config (the companion's config dict) through the strict JSON
+ * reader of every user file (base/json.h); NULL when absent or refused
+ * (*bad then 1, gs_error() says why). */
+static cJSON *config_json(const st_file *f, int *bad) {
     const char *js = safetensors_meta(f, "config");
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *at = js ? strstr(js, pat) : NULL;
-    if (!at) return 0;
-    at += strlen(pat);
-    while (*at == ' ' || *at == '\t' || *at == '\n' || *at == '\r') at++;
-    if (*at++ != ':') return 0;
-    char *end;
-    double v = strtod(at, &end);
-    if (end == at) return 0; /* null, a string, a boolean */
-    *out = v;
-    return 1;
+    cJSON *j = js ? gs_json_parse_strict(js, strlen(js), "__metadata__.config") : NULL;
+    *bad = js && !j;
+    return j;
+}
+
+/* A number of __metadata__.config: 1 and *out when the key holds a number, 0 when absent, null or refused. */
+static int config_number(const st_file *f, const char *key, double *out) {
+    int bad;
+    cJSON *j = config_json(f, &bad);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    int got = cJSON_IsNumber(x);
+    if (got) *out = x->valuedouble;
+    cJSON_Delete(j);
+    return got;
 }
 
 /* A boolean of __metadata__.config: 1 true, 0 false, -1 absent. */
 static int config_bool(const st_file *f, const char *key) {
-    const char *js = safetensors_meta(f, "config");
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *at = js ? strstr(js, pat) : NULL;
-    if (!at) return -1;
-    at += strlen(pat);
-    while (*at == ' ' || *at == ':' || *at == '\t') at++;
-    return !strncmp(at, "true", 4) ? 1 : !strncmp(at, "false", 5) ? 0 : -1;
+    int bad;
+    cJSON *j = config_json(f, &bad);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, key);
+    int v = cJSON_IsBool(x) ? cJSON_IsTrue(x) : -1;
+    cJSON_Delete(j);
+    return v;
 }
 
 static int infer(const st_file *f, gpn_config *c) {
@@ -85,9 +89,15 @@ static int infer(const st_file *f, gpn_config *c) {
     c->dv = (int)(v->shape[0] / c->H);
     c->f = (int)g->shape[0];
     c->conv = (int)cv->shape[2];
-    double eps;
-    c->norm_eps = config_number(f, "norm_eps", &eps) ? (float)eps : 1e-6f; /* fla's default; shapes cannot tell */
-    return 0;
+    /* fla's default eps where the config has none (shapes cannot tell); its range checked before the cast */
+    int bad;
+    cJSON *j = config_json(f, &bad);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "norm_eps");
+    double eps = 1e-6;
+    int rc = bad || (x && !cJSON_IsNull(x) && gs_json_real(x, "__metadata__.config norm_eps", FLT_MIN, 1, &eps)) ? -1 : 0;
+    cJSON_Delete(j);
+    c->norm_eps = (float)eps;
+    return rc;
 }
 
 /* Where each size came from, as infer() found it. */

@@ -3,6 +3,7 @@
  * their shapes, its options from the config.json beside the file or our own
  * __metadata__.config (the same keys), and its sites. */
 #include <cjson/cJSON.h>
+#include <float.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/fs.h"
+#include "base/json.h"
 #include "engine/arch/decode.h"
 #include "engine/arch/mamba2/mamba2.h"
 
@@ -45,19 +47,56 @@ typedef struct {
     char where[2][600];
 } sources;
 
-/* JSON as Python writes it: Infinity (time_step_limit's default) is no JSON
- * number, so it is read as one too large for a double (strtod: inf). */
-static cJSON *parse_python_json(char *text) {
-    for (char *at = text; (at = strstr(at, "Infinity")); at += 8) memcpy(at, "1e999   ", 8);
-    return cJSON_Parse(text);
+/* JSON as Python's json module writes it: Infinity, -Infinity and NaN are
+ * no JSON (time_step_limit's default is [0.0, Infinity]), so outside strings
+ * they become the strings "Infinity", "-Infinity", "NaN" (number_or_inf
+ * reads the first two where a number may be infinite), and the result goes
+ * through the strict reader of every user file (base/json.h): no text after
+ * the object, no NUL in a key, no number that overflows a double. */
+static cJSON *parse_python_json(const char *text, size_t len, const char *what) {
+    static const char *const bare[] = {"-Infinity", "Infinity", "NaN"};
+    char *out = malloc(2 * len + 1); /* each word grows by its two quotes: never more than double */
+    if (!out) { gs_fail("%s: out of memory", what); return NULL; }
+    size_t k = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (in_string) {
+            if (text[i] == '\\' && i + 1 < len) out[k++] = text[i++];
+            else if (text[i] == '"') in_string = 0;
+        } else if (text[i] == '"') {
+            in_string = 1;
+        } else {
+            size_t n = 0;
+            for (size_t b = 0; b < 3 && !n; b++)
+                if (len - i >= strlen(bare[b]) && !memcmp(text + i, bare[b], strlen(bare[b]))) n = strlen(bare[b]);
+            if (n) {
+                out[k++] = '"';
+                memcpy(out + k, text + i, n);
+                k += n, i += n - 1;
+                out[k++] = '"';
+                continue;
+            }
+        }
+        out[k++] = text[i];
+    }
+    cJSON *j = gs_json_parse_strict(out, k, what);
+    free(out);
+    return j;
+}
+
+/* A number, or Python's Infinity / -Infinity (strings after parse_python_json). */
+static int number_or_inf(const cJSON *x, double *out) {
+    if (cJSON_IsNumber(x)) return *out = x->valuedouble, 1;
+    if (cJSON_IsString(x) && !strcmp(x->valuestring, "Infinity")) return *out = INFINITY, 1;
+    if (cJSON_IsString(x) && !strcmp(x->valuestring, "-Infinity")) return *out = -INFINITY, 1;
+    return 0;
 }
 
 static int sources_open(const st_file *f, sources *s) {
     memset(s, 0, sizeof *s);
     const char *meta = safetensors_meta(f, "config");
     snprintf(s->where[0], sizeof s->where[0], "__metadata__.config");
-    if (meta && !(s->json[0] = cJSON_Parse(meta)))
-        return gs_fail("__metadata__.config is not JSON (the Mamba2Config keys)");
+    if (meta && !(s->json[0] = parse_python_json(meta, strlen(meta), s->where[0]))) return -1;
     char dir[512];
     snprintf(dir, sizeof dir, "%s", f->path ? f->path : ".");
     snprintf(s->where[1], sizeof s->where[1], "%s/config.json", dirname(dir));
@@ -67,10 +106,9 @@ static int sources_open(const st_file *f, sources *s) {
     size_t len;
     char *text = gs_read_file(s->where[1], "config ", 4096, (size_t)1 << 30, &len);
     if (!text) return -1;
-    s->json[1] = parse_python_json(text);
+    s->json[1] = parse_python_json(text, len, s->where[1]);
     free(text);
-    if (!s->json[1]) return gs_fail("%s is not JSON", s->where[1]);
-    return 0;
+    return s->json[1] ? 0 : -1;
 }
 
 static void sources_close(sources *s) { cJSON_Delete(s->json[0]), cJSON_Delete(s->json[1]); }
@@ -93,17 +131,20 @@ static int read_options(const sources *s, gpn_config *c, mamba2_opts *o) {
     const cJSON *lim = option(s, "time_step_limit", NULL);
     o->n_groups = 1, o->dt_min = 0.0f, o->dt_max = INFINITY;
     c->norm_eps = 1e-5f;
-    if (g && (!cJSON_IsNumber(g) || g->valuedouble < 1 || g->valuedouble != (int)g->valuedouble))
-        return gs_fail("config n_groups must be a positive integer");
-    if (g) o->n_groups = g->valueint;
-    if (eps && (!cJSON_IsNumber(eps) || !(eps->valuedouble > 0))) return gs_fail("config layer_norm_epsilon must be positive");
-    if (eps) c->norm_eps = (float)eps->valuedouble;
+    int64_t groups;
+    double e, lo, hi;
+    /* ranges checked before any conversion (a cast of 1e300 to int is undefined) */
+    if (g && gs_json_int(g, "config n_groups", 1, 1 << 20, &groups)) return -1;
+    if (g) o->n_groups = (int)groups;
+    if (eps && gs_json_real(eps, "config layer_norm_epsilon", FLT_MIN, 1, &e)) return -1;
+    if (eps) c->norm_eps = (float)e;
     if (lim) {
-        const cJSON *lo = cJSON_GetArrayItem(lim, 0), *hi = cJSON_GetArrayItem(lim, 1);
-        if (!cJSON_IsArray(lim) || cJSON_GetArraySize(lim) != 2 || !cJSON_IsNumber(lo) || !cJSON_IsNumber(hi) ||
-            !(lo->valuedouble >= 0) || !(hi->valuedouble > lo->valuedouble))
-            return gs_fail("config time_step_limit must be [min, max] with 0 <= min < max");
-        o->dt_min = (float)lo->valuedouble, o->dt_max = (float)hi->valuedouble;
+        const cJSON *a = cJSON_GetArrayItem(lim, 0), *b = cJSON_GetArrayItem(lim, 1);
+        if (!cJSON_IsArray(lim) || cJSON_GetArraySize(lim) != 2 || !number_or_inf(a, &lo) || !number_or_inf(b, &hi) ||
+            !(lo >= 0 && lo <= FLT_MAX) || !(hi > lo) || (isfinite(hi) && hi > FLT_MAX))
+            return gs_fail("config time_step_limit must be [min, max] with 0 <= min < max (max may be Infinity), "
+                           "both within a float's range");
+        o->dt_min = (float)lo, o->dt_max = isfinite(hi) ? (float)hi : INFINITY;
     }
     /* what this engine does not compute is refused, not ignored */
     static const struct { const char *key; int want; } flags[] = {
