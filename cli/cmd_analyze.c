@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyses/analyze.h"
 #include "analyses/findings.h"
@@ -106,11 +107,34 @@ static void add_stored_scalars(store *st, const gs_analysis *a, cJSON *j) {
     }
 }
 
-/* the results on stdout: one JSON object (with the findings when there are any), or the table */
-static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int json) {
+/* --shards --json: the results written into a scratch store (a run row of their own, in a temporary folder)
+ * and their scalars added as the one-store path adds the store's, so a store and its shards print one document */
+static void add_written_scalars(const gs_analysis *a, const gs_analyze_opts *o, cJSON *j) {
+    char dir[] = "/tmp/gpnscope-analyze-XXXXXX", path[64];
+    if (!mkdtemp(dir)) return;
+    snprintf(path, sizeof path, "%s/scratch.db", dir);
+    store *st = store_open(path, STORE_WRITE | STORE_CREATE);
+    const store_run run = {.kind = "record", .states = "none", .positions = "all", .state_dtype = "f32", .device = "cpu"};
+    int64_t id = st ? store_begin_run(st, &run) : -1;
+    gs_analysis copy = *a; /* shares a's buffers: only read, never freed */
+    copy.run_id = id;
+    if (id > 0 && gs_analysis_write(st, &copy, o, NULL) == 0) add_stored_scalars(st, &copy, j);
+    gs_clear_error();
+    store_close(st);
+    unlink(path);
+    char side[80];
+    static const char *const ext[] = {"-wal", "-shm", "-journal"};
+    for (int i = 0; i < 3; i++) snprintf(side, sizeof side, "%s%s", path, ext[i]), unlink(side);
+    rmdir(dir);
+}
+
+/* the results on stdout: one JSON object (with the findings when there are any), or the table; shards_opts:
+ * --shards' options, whose results are in no store */
+static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int json, const gs_analyze_opts *shards_opts) {
     if (json) {
         cJSON *j = gs_analysis_json(a);
-        add_stored_scalars(st, a, j);
+        if (shards_opts) add_written_scalars(a, shards_opts, j);
+        else add_stored_scalars(st, a, j);
         if (fd) {
             cJSON *f = cJSON_AddObjectToObject(j, gs_analysis_stored_name(GS_AN_FINDINGS));
             const finding *all[] = {&fd->default_direction, &fd->content_horizon, &fd->memory_pools};
@@ -150,7 +174,7 @@ static int analyze_shards(const gs_analyze_opts *o, int json, char **paths, int 
     if (rc && job.rank == 0) fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
     if (!rc && job.rank == 0) {
         store *st = json ? NULL : store_open(paths[0], STORE_READ);
-        if (json || st) print_results(st, &a, NULL, json);
+        if (json || st) print_results(st, &a, NULL, json, o);
         else rc = -1, fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
         store_close(st);
     }
@@ -224,7 +248,7 @@ int cmd_analyze(int argc, char **argv) {
         store_lock_release(lock);
         return 1;
     }
-    print_results(st, &a, have_findings ? &fd : NULL, json);
+    print_results(st, &a, have_findings ? &fd : NULL, json, NULL);
     gs_analysis_free(&a);
     store_close(st);
     store_lock_release(lock);

@@ -30,6 +30,10 @@ compare() { # SHARDED.json STORE.json [REQUIRED KEY PATH...]
 import json, sys
 got, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 want.pop("findings", None)
+# the horizon's bootstrap intervals (and the window count they rest on) are a store's only: shards compute none
+# yet (docs/scale.md)
+for k in ("c1_lo", "c1_hi", "content_horizon_002_lo", "content_horizon_002_hi", "windows"):
+    want.get("horizons", {}).pop(k, None)
 paths = {}
 def walk(x, path, out, scale=None):
     out[path] = type(x).__name__ if not isinstance(x, (int, float)) or isinstance(x, bool) else "number"
@@ -49,7 +53,7 @@ for k, (b, scale) in want_values.items():
         worst = max(worst, abs(a - b) / max(scale or 0, abs(a), abs(b), 1e-300)); n += 1
     elif a != b: bad.append(k)
 bad += [k for k in sys.argv[3:] if k not in w]
-print("%d values, worst relative difference %.1e, %s" % (n, worst, "same keys" if not bad else "DIFFER at " + ", ".join(bad[:4])))
+print("%d values, worst relative difference %.1e, %s" % (n, worst, "same keys" if not bad else "DIFFER at " + ", ".join(bad[:40])))
 sys.exit(0 if worst < 1e-9 and not bad and n > 40 else 1)
 PY
 }
