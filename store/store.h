@@ -349,7 +349,7 @@ typedef struct {
 int store_newest_analyses(store *st, int64_t run_id, store_analysis_ref **out);
 /* Every scalar of an analysis by key (*out malloc'd; NULL values read as NaN); the count, or -1. */
 typedef struct {
-    char key[128], note[1200];
+    char key[128], note[4096]; /* the findings' sentences run past 1,200 characters */
     double value;
 } store_scalar_row;
 int store_analysis_scalar_rows(store *st, int64_t analysis_id, store_scalar_row **out);

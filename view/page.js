@@ -149,8 +149,8 @@ function showToken(run, win, t) {
   const info = document.getElementById('info');
   info.textContent = '';
   info.append(el('h3', {}, `run ${run.id} · window ${win.window} · position ${t.pos}`));
-  const rows = [['token', `${shown(t.piece)} (id ${t.id})`], ['NLL of this token', fmt(t.nll, 6)],
-                ['entropy of its prediction', fmt(t.entropy, 6)], ['top-1 prediction here', shown(t.top1)],
+  const rows = [['token', `${t.piece ? shown(t.piece) : '#' + t.id} (id ${t.id})`], ['NLL of this token', fmt(t.nll, 6)],
+                ['entropy of its prediction', fmt(t.entropy, 6)], ['top-1 prediction here', t.top1 ? shown(t.top1) : '-'],
                 [`||${run.state_site}||`, fmt(t.norm, 6)], ['projection on s_bar', fmt(t.proj, 6)],
                 ['projection on PC1 (centered)', fmt(t.pc1, 6)]];
   if (state.quantity.startsWith('site:')) rows.push([QUANTITIES[state.quantity] + (state.siteHead >= 0 ? `, head ${state.siteHead}` : ', mean'),
@@ -185,7 +185,7 @@ function drawLens(run, win, t) {
     for (let j = 0; j < L.k; j++) {
       const id = w.ids[at + j];
       if (id < 0) continue;
-      cells.push(`${shown(L.pieces[id] !== undefined ? L.pieces[id] : '#' + id)} ${fmt(w.logits[at + j], 3)}`);
+      cells.push(`${L.pieces[id] !== undefined ? shown(L.pieces[id]) : '#' + id} ${fmt(w.logits[at + j], 3)}`);
     }
     const text = cells.length ? cells.join('  ') : (t.pos - L.shift < 0 ? 'no step predicted it' : 'a tie (every logit equal)');
     table.append(el('tr', {}, el('td', {}, L.sites[i]), el('td', { class: 'lens-top', 'data-site': L.sites[i] }, text)));
@@ -216,7 +216,7 @@ function drawAttention() {
   const table = el('table', { id: 'attention-table' }, el('tr', {}, el('th', {}, 'key'), el('th', {}, 'token'),
                    el('th', {}, 'exact a_tj'), el('th', {}, 'heuristic')));
   for (const [j, a, h] of row.slice(0, 8))
-    table.append(el('tr', {}, el('td', {}, j), el('td', {}, shown(win.tokens[j] ? win.tokens[j].piece : '')),
+    table.append(el('tr', {}, el('td', {}, j), el('td', {}, win.tokens[j] && win.tokens[j].piece ? shown(win.tokens[j].piece) : '#' + (win.tokens[j] ? win.tokens[j].id : j)),
                     el('td', {}, fmt(a, 4)), el('td', {}, fmt(h, 4))));
   p.append(el('div', { class: 'note' }, `run ${run.id}, layer ${k.layer}, head ${k.head}, query ${sel.pos}: the largest |a_tj| (the text is coloured by all of them)`), table);
   if (run.attention.note) p.append(el('div', { class: 'muted' }, run.attention.note));
@@ -252,8 +252,13 @@ function drawVerdicts() {
       const pools = v.key === 'memory_pools';
       const cls = v.value === 1 ? 'present' : v.value === 0.5 ? 'marginal' : v.value === 0.25 ? 'inconclusive' : 'absent';
       const word = cls === 'absent' && pools ? 'not shown' : cls;
+      // the sentence's first clause (up to the first '; ') at a glance, the whole sentence on opening
+      const note = v.note || '', cut = note.indexOf('; ');
+      const body = cut > 0 && note.length > 300
+        ? el('details', { class: 'note' }, el('summary', {}, note.slice(0, cut) + ' ...'), note)
+        : el('div', { class: 'note' }, note);
       p.append(el('div', { class: 'verdict' }, el('span', { class: 'badge ' + cls }, word),
-                  `run ${run.id} · ${v.key.replace(/_/g, ' ')}`, el('div', { class: 'note' }, v.note || '')));
+                  `run ${run.id} · ${v.key.replace(/_/g, ' ')}`, body));
     }
   }
   return p;
