@@ -76,3 +76,13 @@ const char *causal_default_store(const char *cmd, const char *from) {
                     "them elsewhere)\n", cmd, from);
     return NULL;
 }
+
+int causal_plan_check(const char *cmd, const char *plan, long long steps, long long max_steps, const char *fewer) {
+    if (steps > max_steps) {
+        fprintf(stderr, "gpnscope %s: the sweep plans %s, more than --max-steps %lld: raise --max-steps, or %s\n", cmd,
+                plan, max_steps, fewer);
+        return -1;
+    }
+    fprintf(stderr, "%s: %s\n", cmd, plan);
+    return 0;
+}

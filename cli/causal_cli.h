@@ -23,4 +23,8 @@ int causal_numbers(const char *cmd, const char *option, const char *list, double
  * one name); else NULL, with a note on stderr that the sweep is not stored. */
 const char *causal_default_store(const char *cmd, const char *from);
 
+/* A sweep's plan of steps, checked before any work: above max_steps, "gpnscope CMD: the sweep plans PLAN,
+ * more than --max-steps N: raise --max-steps, or give FEWER" on stderr and -1; else "CMD: PLAN" and 0. */
+int causal_plan_check(const char *cmd, const char *plan, long long steps, long long max_steps, const char *fewer);
+
 #endif

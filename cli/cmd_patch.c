@@ -245,12 +245,8 @@ int cmd_patch(int argc, char **argv) {
     snprintf(plan, sizeof plan, "%d component%s x %d positions (+ 'all'): %lld passes of %d steps over %d pair%s = %lld "
              "token steps", n, n == 1 ? "" : "s", pairs.T, (long long)passes, pairs.T + 1, pairs.n, pairs.n == 1 ? "" : "s",
              (long long)steps);
-    if (steps > max_steps) {
-        fprintf(stderr, "gpnscope patch: the sweep plans %s, more than --max-steps %lld: raise --max-steps, or patch "
-                        "fewer --components or shorter prompts\n", plan, max_steps);
+    if (causal_plan_check("patch", plan, (long long)steps, max_steps, "patch fewer --components or shorter prompts"))
         goto done;
-    }
-    fprintf(stderr, "patch: %s\n", plan);
     if (out && !(st = causal_store("patch", out))) goto done;
     progress pg;
     progress_start(&pg, "patch", "runs", 2 + (int64_t)n * (pairs.T + 1));

@@ -141,12 +141,8 @@ int cmd_steer(int argc, char **argv) {
     snprintf(plan, sizeof plan, "%d coefficient%s + the unsteered run: %d passes of %lld window%s x %lld tokens = %lld "
              "token steps", n_c, n_c == 1 ? "" : "s", n_c + 1, (long long)n_win, n_win == 1 ? "" : "s", seq_len,
              (long long)steps);
-    if (steps > max_steps) {
-        fprintf(stderr, "gpnscope steer: the sweep plans %s, more than --max-steps %lld: raise --max-steps, or give "
-                        "fewer --c, --windows or a shorter --seq-len\n", plan, max_steps);
+    if (causal_plan_check("steer", plan, (long long)steps, max_steps, "give fewer --c, --windows or a shorter --seq-len"))
         goto done;
-    }
-    fprintf(stderr, "steer: %s\n", plan);
     if (out && !(st = causal_store("steer", out))) goto done;
     progress pg;
     progress_start(&pg, "steer", "runs", n_c + 1);
