@@ -299,7 +299,7 @@ static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
 static void write_metadata(const gpn_config *c, st_writer *w) {
     mamba2_opts o = mamba2_opts_of(c);
     char buf[512], hi[32];
-    if (isinf(o.dt_max)) snprintf(hi, sizeof hi, "1e999"); /* JSON has no infinity; read back as one */
+    if (isinf(o.dt_max)) snprintf(hi, sizeof hi, "Infinity"); /* as Python writes it: parse_python_json reads it back */
     else snprintf(hi, sizeof hi, "%.9g", (double)o.dt_max);
     st_writer_meta(w, "arch", "mamba2");
     snprintf(buf, sizeof buf,
