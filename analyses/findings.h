@@ -57,6 +57,9 @@ typedef struct {
  * 2), and the default direction's 8 batches need 2 windows each. A verdict
  * from fewer carries "; N windows, under the 16 its interval needs". */
 #define GS_FINDING_MIN_WINDOWS 16
+/* "N windows, under the 16 its interval needs" when windows < GS_FINDING_MIN_WINDOWS, else "": the
+ * words analyze's verdicts and compare's rows both use; returns out */
+const char *gs_finding_few_windows(int64_t windows, char *out, size_t size);
 
 /* "present", "absent", "inconclusive", "marginal", "not measured" */
 const char *gs_finding_word(finding_verdict v);
