@@ -321,13 +321,18 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
                 (long long)run_id, c.src->d);
         goto fail;
     }
+    int n_parts = 0, k = 0;
+    for (int i = 0; i < gs_n_analysis_rows; i++)
+        if (gs_analysis_rows[i].run && (parts & gs_analysis_rows[i].bit)) n_parts++;
     for (int i = 0; i < gs_n_analysis_rows; i++) {
         const gs_analysis_row *r = &gs_analysis_rows[i];
         if (!r->run || !(parts & r->bit)) continue;
+        if (o->on_part) o->on_part(o->on_part_ctx, k++, n_parts, r->name);
         int rc = r->run(&c);
         if (rc < 0) goto fail;
         if (rc == 0) a->done |= r->bit;
     }
+    if (o->on_part) o->on_part(o->on_part_ctx, n_parts, n_parts, NULL);
     gs_store_source_close(c.src);
     return 0;
 fail:

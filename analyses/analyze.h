@@ -67,6 +67,10 @@ typedef struct {
     int probe_splits;       /* 5: document splits (seeds seed .. seed + K - 1) behind the probe's spread */
     const char *train_corpus; /* the model's training corpus (shards, or JSONL/text with the run's
                                * tokenizer): the like-for-like Spearman; NULL: not measured */
+    /* gs_analyze_store calls it before each analysis it runs: analysis k (from 0) of the n it will run, by
+     * its registry name, then once with k == n and name NULL when all are done (a progress line; NULL: none) */
+    void (*on_part)(void *ctx, int k, int n, const char *name);
+    void *on_part_ctx;
 } gs_analyze_opts;
 
 void gs_analyze_opts_default(gs_analyze_opts *o);

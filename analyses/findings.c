@@ -132,13 +132,20 @@ static void no_iv_note(store *st, int64_t an, char *out, size_t size) {
     else snprintf(out, size, "; no interval: %.0f windows (%d needed)", w, GS_FINDING_MIN_WINDOWS);
 }
 
+const char *gs_finding_few_windows(int64_t windows, char *out, size_t size) {
+    out[0] = 0;
+    if (windows < GS_FINDING_MIN_WINDOWS)
+        snprintf(out, size, "%lld windows (%d needed)", (long long)windows, GS_FINDING_MIN_WINDOWS);
+    return out;
+}
+
 /* "; N windows (16 needed)" when analysis an read fewer
  * windows than GS_FINDING_MIN_WINDOWS, else "" */
 static void few_windows_note(store *st, int64_t an, char *out, size_t size) {
     double w = scalar(st, an, "windows");
+    char few[96];
     out[0] = 0;
-    if (!isnan(w) && w < GS_FINDING_MIN_WINDOWS)
-        snprintf(out, size, "; %.0f windows (%d needed)", w, GS_FINDING_MIN_WINDOWS);
+    if (!isnan(w) && gs_finding_few_windows((int64_t)w, few, sizeof few)[0]) snprintf(out, size, "; %s", few);
 }
 
 static void judge_default(store *st, int64_t run, finding *f) {

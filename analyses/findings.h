@@ -55,8 +55,11 @@ typedef struct {
  * 95% (the t quantile with W - 1 degrees of freedom, which a percentile
  * bootstrap's ignores, is 2.13 at W = 16 against 1.96, 2.36 at 8, 12.7 at
  * 2), and the default direction's 8 batches need 2 windows each. A verdict
- * from fewer carries "; N windows, under the 16 its interval needs". */
+ * from fewer carries "; N windows (16 needed)". */
 #define GS_FINDING_MIN_WINDOWS 16
+/* "N windows (16 needed)" when windows < GS_FINDING_MIN_WINDOWS, else "": the
+ * words analyze's verdicts and compare's rows both use; returns out */
+const char *gs_finding_few_windows(int64_t windows, char *out, size_t size);
 
 /* "present", "absent", "inconclusive", "marginal", "not measured" */
 const char *gs_finding_word(finding_verdict v);

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/progress.h"
 #include "parallel/job.h"
 #include "store/lock.h"
 
@@ -24,7 +25,7 @@ static const char *help =
     "                        [--max-states N] [--skip-positions K] [--seed S] [--model MODEL]\n"
     "                        [--max-lag K] [--probe-max-lag K] [--probe-splits K] [--site NAME]\n"
     "                        [--decay-site NAME] [--kind pred|ground] [--positions training|all]\n"
-    "                        [--train-corpus PATH] [--json]\n"
+    "                        [--train-corpus PATH] [--json] [--quiet]\n"
     "       mpirun -n K gpnscope analyze --shards SHARD... [the options above but --run]\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
     "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
@@ -62,6 +63,9 @@ static const char *help_rest =
     "                      its unigram counts, the paper's comparison (default: not measured)\n"
     "  --json              print one JSON object instead of the table: the same document\n"
     "                      for a store and for its shards (but findings: a store's only)\n"
+    "  --quiet             no progress on stderr (on a terminal: the analysis running and\n"
+    "                      the time so far; elsewhere a plain line every 10 s or more and one\n"
+    "                      at the end with each analysis' time)\n"
     "  --shards SHARD...   analyse the shards of an MPI recording (mpirun -n K gpnscope\n"
     "                      record) without merging them: rank r reads the shards at places\n"
     "                      r, r + K, ... of the list, each analysis' sums are added over the\n"
@@ -183,11 +187,14 @@ static int analyze_shards(const gs_analyze_opts *o, int json, char **paths, int 
     return rc ? 1 : 0;
 }
 
+/* gs_analyze_opts.on_part: the analysis running on the progress line */
+static void on_part(void *ctx, int k, int n, const char *name) { progress_step(ctx, k, n, name); }
+
 int cmd_analyze(int argc, char **argv) {
     gs_analyze_opts o;
     gs_analyze_opts_default(&o);
     long long run = 0;
-    int json = 0, shards = 0, run_given = 0, all_positions = 0;
+    int json = 0, shards = 0, run_given = 0, all_positions = 0, quiet = 0;
     static const char *const positions[] = {"training", "all", NULL};
     const cli_opt opts[] = {
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id"), .seen = &run_given},
@@ -204,6 +211,7 @@ int cmd_analyze(int argc, char **argv) {
         {CLI_STRING("site", &o.site)},
         {CLI_STRING("decay-site", &o.decay_site)},
         {CLI_FLAG("json", &json)},
+        {CLI_FLAG("quiet", &quiet)},
         {CLI_STRING("train-corpus", &o.train_corpus)},
         {CLI_FLAG("shards", &shards)},
         {0}};
@@ -224,8 +232,16 @@ int cmd_analyze(int argc, char **argv) {
         store_close(st);
         return 1;
     }
+    /* the analyses one by one on stderr: drawn in place on a terminal, plain lines elsewhere (a log) */
+    progress pg;
+    progress_start(&pg, "analyze", "", 0);
+    progress_plain(&pg, 10, 0, NULL, NULL);
+    if (quiet) pg.enabled = PROGRESS_OFF;
+    o.on_part = on_part;
+    o.on_part_ctx = &pg;
     gs_analysis a;
     if (gs_analyze_store(st, run, &o, &a) != 0) {
+        progress_clear(&pg);
         fprintf(stderr, "gpnscope analyze: %s: run %lld: %s\n", path, run, gs_error());
         store_close(st);
         store_lock_release(lock);

@@ -65,7 +65,9 @@ static const char *help =
     "                      BF16 checkpoint, else f32); the run records it\n"
     "  --resume            continue the newest unfinished run in the store (same model\n"
     "                      and settings required); its rows will equal an uninterrupted run's\n"
-    "  --quiet             no progress line\n\n"
+    "  --quiet             no progress line (on a terminal: a bar, the tokens of the total\n"
+    "                      and the time left; elsewhere a plain line every 10 s or more and\n"
+    "                      one at the end)\n\n"
     "Under MPI (mpirun -n K or srun; docs/scale.md) rank r of K records batches\n"
     "[nb*r/K, nb*(r+1)/K) of the nb = ceil(N/B) batches of B windows (--batch) of the N\n"
     "selected, at their own window numbers (so its rows are a one-process run's), into its own\n"
@@ -226,6 +228,9 @@ int cmd_record(int argc, char **argv) {
     memset(&res, 0, sizeof res);
     bar b;
     progress_start(&b.pg, "record", "tok", 0);
+    /* not on a terminal (a log, CI, a notebook's subprocess): a plain line every 10 s or more and one at
+     * the end, counting windows of seq_len tokens */
+    progress_plain(&b.pg, 10, prc == 0 ? o.seq_len : 0, "windows", "tokens");
     b.job = &job;
     b.said = 0;
     if (quiet || job.rank) b.pg.enabled = 0;
@@ -240,6 +245,9 @@ int cmd_record(int argc, char **argv) {
         sigaction(SIGTERM, &sa, NULL);
         rc = outcome_line(gs_record(&o, on_progress, &b, &stop_requested, &res), &o, &res, job.mpi, line, sizeof line);
     }
+    /* a plain line is printed at the end of a complete recording only: a stopped or failed one says how
+     * far it got in its one line (a terminal's line is ended either way) */
+    if (rc != 0 && b.pg.enabled == PROGRESS_PLAIN) b.pg.enabled = PROGRESS_OFF;
     if (!job.mpi) {
         if (rc == 0 || rc == 130) progress_end(&b.pg, (res.windows_done - res.first) * o.seq_len);
         if (rc == 0) printf("%s\n", line);
@@ -261,6 +269,7 @@ int cmd_record(int argc, char **argv) {
     rc = gs_job_outcome(&job, rc, line, wait_for_ranks, &b, &failed, &n_failed, msg, sizeof msg);
     if (rc && failed < 0) return rc; /* rank 0 gave up waiting: mpirun is ending the job (no MPI_Finalize) */
     if (job.rank == 0 && (rc == 0 || !(own && failed == 0))) {
+        if (rc != 0 && b.pg.enabled == PROGRESS_PLAIN) b.pg.enabled = PROGRESS_OFF; /* as above */
         int64_t done, total;
         gs_job_progress(&job, &done, &total);
         progress_end(&b.pg, done);

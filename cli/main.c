@@ -52,7 +52,9 @@ static void usage(FILE *out) {
           "  GPNSCOPE_TOKENIZER    tokenizer.json or tokenizer.model for text and JSONL corpora\n"
           "  GPNSCOPE_CUDA_PLUGIN  gpnscope_cuda.so for --device cuda (default: beside gpnscope)\n"
           "  GPNSCOPE_VEC          the vector SQL extension a notebook loads (export-notebook; empty: none)\n"
-          "  GPNSCOPE_EVAL_STEP    1: eval steps token by token where the engine could run whole windows\n",
+          "  GPNSCOPE_EVAL_STEP    1: eval steps token by token where the engine could run whole windows\n"
+          "  GPNSCOPE_PROGRESS_SECONDS  seconds between record's and analyze's plain progress lines when\n"
+          "                        stderr is not a terminal (default 10; 0: one at every update)\n",
           out);
     fprintf(out, "\nDocumentation: README.md and docs/ in the source tree.\n");
 }

@@ -510,10 +510,13 @@ static int write_report(const figs *f, const cJSON *root, const gs_plot_result *
         const cJSON *row = cJSON_GetArrayItem(f->rows, i);
         cells c;
         row_cells(row, i, &c);
-        char who[900];
-        snprintf(who, sizeof who, "%s (%s, %.0f states in %.0f windows, d = %.0f; %s)", jstr(row, "label"),
+        char who[1000], few[200] = "";
+        /* a row over fewer windows than its intervals need says so, as the table does (issue 38.3) */
+        const cJSON *fw = jobj(row, "few_windows");
+        if (cJSON_IsObject(fw)) snprintf(few, sizeof few, "; **%s**", jstr(fw, "note"));
+        snprintf(who, sizeof who, "%s (%s, %.0f states in %.0f windows, d = %.0f; %s%s)", jstr(row, "label"),
                  jstr(row, "arch"), jnum(row, "states"), jnum(row, "windows"), jnum(row, "d"),
-                 jstr(jobj(row, "positions"), "note"));
+                 jstr(jobj(row, "positions"), "note"), few);
         const char *cell[5] = {c.name, who, c.defaults, c.horizon, c.pools};
         fputs(html ? "<tr>" : "|", o);
         for (int k = 0; k < 5; k++) {

@@ -116,6 +116,15 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON_AddStringToObject(o, "model", r->model);
         cJSON_AddNumberToObject(o, "states", (double)r->n_states);
         cJSON_AddNumberToObject(o, "windows", (double)r->n_windows);
+        /* fewer windows than the findings' intervals need (analyses/findings.h): every interval and verdict of
+         * the row rests on too few (issue 38.3); null when there are enough */
+        char few[96];
+        if (gs_finding_few_windows(r->n_windows, few, sizeof few)[0]) {
+            cJSON *fw = cJSON_AddObjectToObject(o, "few_windows");
+            cJSON_AddNumberToObject(fw, "windows", (double)r->n_windows);
+            cJSON_AddNumberToObject(fw, "needed", GS_FINDING_MIN_WINDOWS);
+            cJSON_AddStringToObject(fw, "note", few);
+        } else cJSON_AddNullToObject(o, "few_windows");
         cJSON_AddNumberToObject(o, "d", r->d);
         cJSON *pos = cJSON_AddObjectToObject(o, "positions");
         if (r->max_positions > 0) cJSON_AddNumberToObject(pos, "below", r->max_positions);
@@ -196,6 +205,8 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
         char a[96], b[96], e[96], g[96], k[96];
         fprintf(f, "\n%s  (%s%s%lld states in %lld windows, d = %d)\n", r->label, r->arch, r->arch[0] ? ", " : "",
                 (long long)r->n_states, (long long)r->n_windows, r->d);
+        char few[96];
+        if (gs_finding_few_windows(r->n_windows, few, sizeof few)[0]) fprintf(f, "  few windows: %s\n", few);
         fprintf(f, "  positions: %s\n", r->positions_note);
         if (r->n_bins) {
             char curve[600];

@@ -119,6 +119,33 @@ import json; j = json.load(open("noboot.json"))
 assert all(r["default_direction"]["norm_ratio"]["lo"] is None for r in j["rows"]), j' &&
   ok "--boot 0: numbers without intervals (null lo / hi)" || bad "--boot 0"
 
+# a run of 2 windows, under the 16 the findings' intervals need (issue 38.3): its row says so in the
+# table, compare.json (few_windows) and the report, in analyze's words; the 24-window row does not
+"$py" -c '
+import numpy as np
+for f in ("planted", "tokens"): np.save(f + "_two.npy", np.load(f + ".npy")[:2])
+np.save("alpha_two2.npy", np.load("alpha_two.npy")[:2])'
+"$bin" import --db two.db --states planted_two.npy --tokens tokens_two.npy --alpha alpha_two2.npy >/dev/null
+few="2 windows (16 needed)"
+if "$bin" compare planted.db two.db --allow-different-windows --quiet --boot 50 --out fewout >few.txt 2>err &&
+   "$bin" compare planted.db two.db --allow-different-windows --quiet --boot 50 --json >few.json 2>>err; then
+  [[ "$(grep -c "^  few windows: $few\$" few.txt)" == 1 ]] &&
+    [[ "$(grep -A1 '^two.db:1:state.pred ' few.txt | tail -1)" == "  few windows: $few" ]] &&
+    ok "table: the 2-window row alone says '$few'" || bad "table's few-windows line: $(grep -B1 -A1 'few windows' few.txt)"
+  "$py" - "$few" <<'PY' && ok "compare.json: few_windows {windows 2, needed 16} on the 2-window row, null on the 24-window one; the report says it" || bad "few_windows in compare.json or the report"
+import json, sys
+few = sys.argv[1]
+for path in ('few.json', 'fewout/compare.json'):
+    a, b = json.load(open(path))['rows']
+    assert a['windows'] == 24 and a['few_windows'] is None, a.get('few_windows')
+    assert b['windows'] == 2 and b['few_windows'] == {'windows': 2, 'needed': 16, 'note': few}, b.get('few_windows')
+md, html = open('fewout/report.md').read(), open('fewout/report.html').read()
+rows = [l for l in md.splitlines() if l.startswith('| R')]
+assert len(rows) == 2 and few not in rows[0] and ('**%s**' % few) in rows[1], rows
+assert html.count('<b>%s</b>' % few) == 1, html
+PY
+else bad "compare with a 2-window run: $(cat err)"; fi
+
 # incomparable runs: refused in one line that names both and where they differ, then the override
 set +e; "$bin" compare planted.db other.db --quiet >/dev/null 2>err; rc=$?; set -e
 [[ $rc -eq 1 && $(wc -l <err) -eq 1 ]] && grep -q "planted.db:1 and other.db:1 were recorded on different token windows" err &&
