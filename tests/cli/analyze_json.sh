@@ -6,11 +6,7 @@
 # their initialisation are there as numbers (tests/cli/lib/json_walk.py).
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-src="$GPNSCOPE_SOURCE"
-need_files "scripts/setup.sh fetches it" "$src/third_party/llama2-tokenizer.json"
-need_files "shipped in the tree" "$src/models/gpnm15-small/model.safetensors"
-scratch_dir analyze_json
+shipped_scratch analyze_json
 cd "$dir"
 unset GPNSCOPE_TOKENIZER
 "$py" -c 'open("my.txt", "w").write(("The river ran low that summer, and the children walked along its bed collecting "

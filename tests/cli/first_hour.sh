@@ -8,12 +8,8 @@
 #   - --windows all in record, eval and ablate, and the errors name it (38.3).
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-src="$GPNSCOPE_SOURCE"
-need_files "scripts/setup.sh fetches it" "$src/third_party/llama2-tokenizer.json"
-need_files "shipped in the tree" "$src/models/gpnm15-small/model.safetensors"
+shipped_scratch first_hour
 need_sqlite3
-scratch_dir first_hour
 cd "$dir"
 ln -s "$src/models" models
 unset GPNSCOPE_TOKENIZER

@@ -6,11 +6,7 @@
 # model folder for --model. Every command must succeed and leave its output.
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
-. "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
-src="$GPNSCOPE_SOURCE"
-need_files "scripts/setup.sh fetches it" "$src/third_party/llama2-tokenizer.json"
-need_files "shipped in the tree" "$src/models/gpnm15-small/model.safetensors"
-scratch_dir own_text
+shipped_scratch own_text
 cd "$dir"
 ln -s "$src/models" models
 unset GPNSCOPE_TOKENIZER

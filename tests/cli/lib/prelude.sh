@@ -48,6 +48,18 @@ gpnm1_scratch() {
   . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
 }
 
+# shipped_scratch NAME: the opening of the tests of the shipped gpnm15-small
+# with the bundled tokenizer: $src (the source tree), the verdicts (ok, bad,
+# finish), a skip where the tokenizer or the model is missing, and $dir
+# (scratch_dir NAME)
+shipped_scratch() {
+  src="$GPNSCOPE_SOURCE"
+  . "$GPNSCOPE_SOURCE/tests/cli/lib/verdicts.sh"
+  need_files "scripts/setup.sh fetches it" "$src/third_party/llama2-tokenizer.json"
+  need_files "shipped in the tree" "$src/models/gpnm15-small/model.safetensors"
+  scratch_dir "$1"
+}
+
 # record_scratch NAME TOKENS SEED: the opening of the record_* tests:
 # gpnm1_scratch NAME shards and, in $dir/shards, TOKENS random ids (SEED) of
 # the fixture's 97-token vocabulary
