@@ -288,6 +288,23 @@ void gs_analysis_positions(const store_run_info *info, const gs_analyze_opts *o,
                         a->positions_note, sizeof a->positions_note);
 }
 
+int gs_analyze_control(store *st, int64_t run, int k, const gs_analyze_opts *o, const char *code_version) {
+    int64_t c = store_control_run(st, run, store_control_names[k]);
+    if (c <= 0) return c < 0 ? -1 : 0;
+    gs_analyze_opts eff = *o;
+    eff.parts = gs_analyze_parts(o) & (GS_AN_GEOMETRY | GS_AN_DEFAULT | GS_AN_HORIZON | GS_AN_RETENTION);
+    if (!eff.parts) return 0;
+    eff.explicit_parts = 0;
+    eff.model_path = NULL;
+    eff.train_corpus = NULL;
+    gs_analysis a;
+    int rc = gs_analyze_store(st, c, &eff, &a);
+    if (rc == 0) rc = gs_analysis_write(st, &a, &eff, code_version);
+    if (rc) gs_fail_context("the %s control (run %lld): ", store_control_names[k], (long long)c);
+    gs_analysis_free(&a);
+    return rc ? -1 : 1;
+}
+
 int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a) {
     memset(a, 0, sizeof *a);
     gs_analyze_opts dflt;

@@ -125,6 +125,11 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
  * under its registry row's stored name, with the settings that produced it
  * (same settings replace, others add). */
 int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *code_version);
+/* Analyze run's control of kind k (STORE_CONTROL_*; record/controls.h) with o's settings, less the
+ * probe (no verdict reads it) and less --model (a control runs its own), and write its results: what
+ * the findings read beside the run's. 1 analyzed, 0 when the run has no such control (or o asks for
+ * none of the rows the verdicts read), -1 with gs_error(). */
+int gs_analyze_control(store *st, int64_t run, int k, const gs_analyze_opts *o, const char *code_version);
 /* The summary table, with token text from the run's vocabulary. */
 void gs_analysis_print(FILE *f, store *st, const gs_analysis *a);
 /* The results as one JSON object: {"run": N, one member per computed row (its stored name), "notes"}. */

@@ -1,5 +1,7 @@
 #include "analyses/findings.h"
 
+#include <cjson/cJSON.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,7 @@ typedef struct {
     int above, digits;
     const char *unit;
     const char *miss; /* the reason's words for a failed test ("shorter than the rule's 10 tokens"); NULL: "< 10" */
+    const char *by;   /* the control whose value the threshold was raised to; NULL: the rule's own */
 } rule_test;
 
 enum { TEST_FAILED = 0, TEST_PASSED = 1, TEST_STRADDLES = 2 };
@@ -62,7 +65,8 @@ static size_t put_test(char *buf, size_t size, size_t o, const rule_test *t, int
     const char *rel = outcome == TEST_STRADDLES ? "straddles" : (outcome == TEST_PASSED) == t->above ? ">=" : "<";
     char iv[96] = "", cmp[96];
     if (!isnan(x->lo) && !isnan(x->hi)) snprintf(iv, sizeof iv, " [%.*f, %.*f]", t->digits, x->lo, t->digits, x->hi);
-    if (outcome == TEST_FAILED && t->miss) snprintf(cmp, sizeof cmp, ", %s", t->miss);
+    if (t->by) snprintf(cmp, sizeof cmp, " %s %.*f (%s)", rel, t->digits, t->rule, t->by);
+    else if (outcome == TEST_FAILED && t->miss) snprintf(cmp, sizeof cmp, ", %s", t->miss);
     else snprintf(cmp, sizeof cmp, " %s %g", rel, t->rule);
     return o + (size_t)snprintf(buf + o, o < size ? size - o : 0, "%s%s %.*f%s%s%s", o ? ", " : "", t->what, t->digits,
                                 x->value, iv, t->unit, cmp);
@@ -85,6 +89,22 @@ static finding_verdict judge_tests(const rule_test *t, int n, char *why, size_t 
     return v;
 }
 
+/* An untrained control that passes the rule (present or inconclusive) raises each lower bound to its
+ * own value (issue 39.3): the run must clear it as well as the threshold. The shuffled control is read
+ * beside, not required to fail: shuffling keeps the unigram counts a default direction tracks and the
+ * memory a horizon measures, so passing there says the structure needs no word order, not that it is
+ * an artefact (docs/controls.md). */
+static void raise_to_controls(rule_test *t, int n, const gs_finding_controls *ctl) {
+    for (int k = 0; ctl && k < 2; k++) {
+        if (k != STORE_CONTROL_UNTRAINED || !ctl->measured[k] ||
+            (ctl->verdict[k] != FINDING_PRESENT && ctl->verdict[k] != FINDING_INCONCLUSIVE))
+            continue;
+        for (int i = 0; i < n; i++)
+            if (t[i].above && !isnan(ctl->x[k][i]) && ctl->x[k][i] > t[i].rule)
+                t[i].rule = ctl->x[k][i], t[i].by = store_control_names[k];
+    }
+}
+
 finding_verdict gs_finding_default_rule(gs_finding_num norm_ratio, gs_finding_num batch_cos, gs_finding_num top_sv_abs_cos,
                                         char *why, size_t size) {
     return gs_finding_default_rule_by(norm_ratio, batch_cos, 0, top_sv_abs_cos, why, size);
@@ -92,16 +112,38 @@ finding_verdict gs_finding_default_rule(gs_finding_num norm_ratio, gs_finding_nu
 
 finding_verdict gs_finding_default_rule_by(gs_finding_num norm_ratio, gs_finding_num batch_cos, int by_document,
                                            gs_finding_num top_sv_abs_cos, char *why, size_t size) {
-    const rule_test t[] = {{"||s_bar|| / mean ||s||", norm_ratio, 0.25, 1, 3, "", NULL},
-                           {by_document ? "8-batch cosine over documents" : "8-batch cosine", batch_cos, 0.9, 1, 3, "", NULL},
-                           {"|cos| top SV", top_sv_abs_cos, 0.9, 1, 3, "", NULL}};
+    return gs_finding_default_rule_ctl(norm_ratio, batch_cos, by_document, top_sv_abs_cos, NULL, why, size);
+}
+
+finding_verdict gs_finding_default_rule_ctl(gs_finding_num norm_ratio, gs_finding_num batch_cos, int by_document,
+                                            gs_finding_num top_sv_abs_cos, gs_finding_controls *ctl, char *why,
+                                            size_t size) {
+    rule_test t[] = {{"||s_bar|| / mean ||s||", norm_ratio, 0.25, 1, 3, "", NULL, NULL},
+                     {by_document ? "8-batch cosine over documents" : "8-batch cosine", batch_cos, 0.9, 1, 3, "", NULL, NULL},
+                     {"|cos| top SV", top_sv_abs_cos, 0.9, 1, 3, "", NULL, NULL}};
+    for (int k = 0; ctl && k < 2; k++)
+        if (ctl->measured[k])
+            ctl->verdict[k] = gs_finding_default_rule_ctl((gs_finding_num){ctl->x[k][0], NAN, NAN},
+                                                          (gs_finding_num){ctl->x[k][1], NAN, NAN}, by_document,
+                                                          (gs_finding_num){ctl->x[k][2], NAN, NAN}, NULL, NULL, 0);
+    raise_to_controls(t, 3, ctl);
     return judge_tests(t, 3, why, size);
 }
 
 finding_verdict gs_finding_horizon_rule(gs_finding_num c1, int h002_inside, gs_finding_num h002, char *why, size_t size) {
-    const rule_test t[] = {{"c_1", c1, 0.05, 1, 3, "", "no content at lag 1"},
-                           {"h_0.02", h002, 10, 1, 1, " tokens", "shorter than the rule's 10 tokens"},
-                           {"h_0.02", h002, 1000, 0, 1, " tokens", "beyond the rule's 1000 tokens"}};
+    return gs_finding_horizon_rule_ctl(c1, h002_inside, h002, NULL, why, size);
+}
+
+finding_verdict gs_finding_horizon_rule_ctl(gs_finding_num c1, int h002_inside, gs_finding_num h002,
+                                            gs_finding_controls *ctl, char *why, size_t size) {
+    rule_test t[] = {{"c_1", c1, 0.05, 1, 3, "", "no content at lag 1", NULL},
+                     {"h_0.02", h002, 10, 1, 1, " tokens", "shorter than the rule's 10 tokens", NULL},
+                     {"h_0.02", h002, 1000, 0, 1, " tokens", "beyond the rule's 1000 tokens", NULL}};
+    for (int k = 0; ctl && k < 2; k++)
+        if (ctl->measured[k])
+            ctl->verdict[k] = gs_finding_horizon_rule_ctl((gs_finding_num){ctl->x[k][0], NAN, NAN}, ctl->inside[k],
+                                                          (gs_finding_num){ctl->x[k][1], NAN, NAN}, NULL, NULL, 0);
+    raise_to_controls(t, 3, ctl);
     if (h002_inside || test_outcome(&t[0]) == TEST_FAILED) return judge_tests(t, 3, why, size);
     if (why) snprintf(why, size, "no decay below 0.02 inside the window: h_0.02 > %.1f tokens", h002.value);
     return FINDING_ABSENT;
@@ -148,6 +190,61 @@ static void few_windows_note(store *st, int64_t an, char *out, size_t size) {
     if (!isnan(w) && gs_finding_few_windows((int64_t)w, few, sizeof few)[0]) snprintf(out, size, "; %s", few);
 }
 
+/* The newest analysis `which` of each of the run's controls (0: none) into ids; the count found. */
+static int control_analyses(store *st, int64_t run, unsigned which, gs_finding_controls *ctl, int64_t ids[2]) {
+    int n = 0;
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        ids[k] = 0;
+        int64_t c = store_control_run(st, run, store_control_names[k]);
+        if (c <= 0) { gs_clear_error(); continue; }
+        ids[k] = store_analysis_find(st, c, gs_analysis_stored_name(which), NULL);
+        if (ids[k] <= 0) { ids[k] = 0; continue; }
+        ctl->measured[k] = 1;
+        ctl->run[k] = c;
+        n++;
+    }
+    return n;
+}
+
+/* " Controls (docs/controls.md): untrained (run 5) reads 0.41, 0.99, 0.99: present; ..." after a rule's tests
+ * named by what[]; "" when none was measured */
+static void controls_text(const gs_finding_controls *ctl, const char *const *what, int n,
+                          const char *(*word)(finding_verdict), const char *tail, char *out, size_t size) {
+    size_t o = 0;
+    out[0] = 0;
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        if (!ctl->measured[k]) continue;
+        o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s%s (run %lld) reads", o ? "; the " : " Its controls (docs/controls.md): the ",
+                              store_control_names[k], (long long)ctl->run[k]);
+        for (int i = 0; i < n; i++)
+            o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s %s %.3g", i ? "," : "", what[i], ctl->x[k][i]);
+        o += (size_t)snprintf(out + o, o < size ? size - o : 0, ": %s", word(ctl->verdict[k]));
+    }
+    if (o) snprintf(out + o, o < size ? size - o : 0, " (%s).", tail);
+}
+
+/* "; controls: untrained absent, shuffled present" for a brief line; "" when none was measured */
+static void controls_brief(const gs_finding_controls *ctl, const char *(*word)(finding_verdict), char *out,
+                           size_t size) {
+    size_t o = 0;
+    out[0] = 0;
+    for (int k = 0; k < STORE_N_CONTROLS; k++)
+        if (ctl->measured[k])
+            o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s%s %s", o ? ", " : "; controls: ",
+                                  store_control_names[k], word(ctl->verdict[k]));
+}
+
+/* the default direction's three deciding numbers of analysis dd (the batch cosine over documents when by_doc) */
+static void default_numbers(store *st, int64_t dd, int by_doc, gs_finding_num out[3]) {
+    out[0] = (gs_finding_num){scalar(st, dd, "norm_ratio"), scalar(st, dd, "norm_ratio_lo"), scalar(st, dd, "norm_ratio_hi")};
+    out[1] = by_doc ? (gs_finding_num){scalar(st, dd, "batch_cos_doc_mean"), scalar(st, dd, "batch_cos_doc_lo"),
+                                       scalar(st, dd, "batch_cos_doc_hi")}
+                    : (gs_finding_num){scalar(st, dd, "batch_cos_mean"), scalar(st, dd, "batch_cos_lo"),
+                                       scalar(st, dd, "batch_cos_hi")};
+    out[2] = (gs_finding_num){fabs(scalar(st, dd, "top_sv_cos")), scalar(st, dd, "top_sv_cos_lo"),
+                              scalar(st, dd, "top_sv_cos_hi")};
+}
+
 static void judge_default(store *st, int64_t run, finding *f) {
     int64_t dd = measured_by(st, run, GS_AN_DEFAULT, "default-direction analysis", f);
     if (!dd) return;
@@ -165,8 +262,17 @@ static void judge_default(store *st, int64_t run, finding *f) {
                          top_n = {top, scalar(st, dd, "top_sv_cos_lo"), scalar(st, dd, "top_sv_cos_hi")},
                          doc_n = {scalar(st, dd, "batch_cos_doc_mean"), scalar(st, dd, "batch_cos_doc_lo"),
                                   scalar(st, dd, "batch_cos_doc_hi")};
+    int64_t cid[2];
+    gs_finding_controls *ctl = &f->controls;
+    control_analyses(st, run, GS_AN_DEFAULT, ctl, cid);
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        gs_finding_num c[3];
+        if (!ctl->measured[k]) continue;
+        default_numbers(st, cid[k], by_doc, c);
+        for (int i = 0; i < 3; i++) ctl->x[k][i] = c[i].value;
+    }
     char why[200];
-    f->verdict = gs_finding_default_rule_by(ratio_n, by_doc ? doc_n : cos8_n, by_doc, top_n, why, sizeof why);
+    f->verdict = gs_finding_default_rule_ctl(ratio_n, by_doc ? doc_n : cos8_n, by_doc, top_n, ctl, why, sizeof why);
     /* like for like: the paper's +0.46 is against its training corpus */
     char unigram[256], random_b[64] = "", pc[200] = "";
     if (!isnan(rho_t))
@@ -198,12 +304,16 @@ static void judge_default(store *st, int64_t run, finding *f) {
     } else if (doc_note[0]) {
         snprintf(grouping, sizeof grouping, " (%s)", doc_note);
     }
-    snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
+    static const char *const what[3] = {"ratio", "8-batch cosine", "|cos| top SV"};
+    char ctl_text[600], ctl_brief[80];
+    controls_text(ctl, what, 3, gs_finding_word, "the untrained one decides: passing the rule, it raises each bound to its value; the shuffled one says whether the structure needs the text's order", ctl_text, sizeof ctl_text);
+    controls_brief(ctl, gs_finding_word, ctl_brief, sizeof ctl_brief);
+    snprintf(f->brief, sizeof f->brief, "%s (%s%s%s)", gs_finding_word(f->verdict), why, no_iv, ctl_brief);
     snprintf(f->text, sizeof f->text,
              "%s: ||s_bar|| is %.2f of the mean state norm (rule >= 0.25; paper 107/132 = 0.81 by its own figures, "
              "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f%s%s (>= 0.9%s) and |cos| with "
-             "the top singular vector of the uncentered states %.3f%s (>= 0.9%s); %s.",
-             gs_finding_word(f->verdict), ratio, cos8, cos8_iv, grouping, random_b, top, top_iv, pc, unigram);
+             "the top singular vector of the uncentered states %.3f%s (>= 0.9%s); %s.%s",
+             gs_finding_word(f->verdict), ratio, cos8, cos8_iv, grouping, random_b, top, top_iv, pc, unigram, ctl_text);
 }
 
 static void judge_horizon(store *st, int64_t run, finding *f) {
@@ -226,23 +336,36 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     free(pn);
     const gs_finding_num c1_n = {c1, scalar(st, h, "c1_lo"), scalar(st, h, "c1_hi")},
                          h002_n = {h002, scalar(st, h, "content_horizon_002_lo"), scalar(st, h, "content_horizon_002_hi")};
+    int64_t cid[2];
+    gs_finding_controls *ctl = &f->controls;
+    control_analyses(st, run, GS_AN_HORIZON, ctl, cid);
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        if (!ctl->measured[k]) continue;
+        ctl->x[k][0] = scalar(st, cid[k], "c1");
+        ctl->x[k][1] = ctl->x[k][2] = scalar(st, cid[k], "content_horizon_002");
+        ctl->inside[k] = scalar(st, cid[k], "content_horizon_002_censored") == 0;
+    }
     char why[200], no_iv[96] = "", h_iv[64] = "";
-    f->verdict = gs_finding_horizon_rule(c1_n, censored == 0, h002_n, why, sizeof why);
+    f->verdict = gs_finding_horizon_rule_ctl(c1_n, censored == 0, h002_n, ctl, why, sizeof why);
     if (isnan(h002_n.lo)) no_iv_note(st, h, no_iv, sizeof no_iv);
     else {
         snprintf(h_iv, sizeof h_iv, " [%.1f, %.1f]", h002_n.lo, h002_n.hi);
         few_windows_note(st, h, no_iv, sizeof no_iv);
     }
-    snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
+    static const char *const what[2] = {"c_1", "h_0.02"};
+    char ctl_text[600], ctl_brief[80];
+    controls_text(ctl, what, 2, gs_finding_word, "the untrained one decides: passing the rule, it raises each bound to its value; the shuffled one says whether the structure needs the text's order", ctl_text, sizeof ctl_text);
+    controls_brief(ctl, gs_finding_word, ctl_brief, sizeof ctl_brief);
+    snprintf(f->brief, sizeof f->brief, "%s (%s%s%s)", gs_finding_word(f->verdict), why, no_iv, ctl_brief);
     char e_text[64];
     if (isnan(he)) snprintf(e_text, sizeof e_text, "n/a");
     else snprintf(e_text, sizeof e_text, "%.1f", he);
     snprintf(f->text, sizeof f->text,
              "%s: centered lag cosine %.3f at k = 1 (rule >= 0.05; paper 0.31), falling to c_1/e by k = %s and below "
              "0.02 %s%.1f%s (rule: inside the window, between 10 and 1000 tokens); the raw cosine stays at %.2f at k = %.0f "
-             "(paper: plateau near 0.65).",
+             "(paper: plateau near 0.65).%s",
              gs_finding_word(f->verdict), c1, e_text, censored == 0 ? "by k = " : "not within the window; k > ", h002,
-             censored == 0 ? h_iv : "", plateau, last_lag);
+             censored == 0 ? h_iv : "", plateau, last_lag, ctl_text);
 }
 
 /* one estimator's pools as text; returns its verdict (-1: not measured) */
@@ -301,6 +424,30 @@ static void init_text(store *st, int64_t r, char *out, size_t size) {
                                       : "");
 }
 
+/* The controls' pools (issue 39.3): each control's verdict as the run's (the weaker of the two
+ * estimators); pools present in a control leave the run's inconclusive: two pools where nothing was
+ * learned, or over shuffled text, say the split is not the training's. */
+static void pools_controls(store *st, int64_t run, finding *f, char *text, size_t size, char *brief, size_t bsize) {
+    int64_t cid[2];
+    gs_finding_controls *ctl = &f->controls;
+    static const finding_verdict as_finding[] = {FINDING_ABSENT, FINDING_MARGINAL, FINDING_PRESENT};
+    control_analyses(st, run, GS_AN_RETENTION, ctl, cid);
+    int passes = -1;
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        if (!ctl->measured[k]) continue;
+        double a = scalar(st, cid[k], "pool_verdict_from_start"), b = scalar(st, cid[k], "pool_verdict");
+        ctl->x[k][0] = scalar(st, cid[k], "separation_from_start");
+        ctl->x[k][1] = ctl->x[k][2] = scalar(st, cid[k], "separation");
+        if (isnan(a) || isnan(b)) { ctl->measured[k] = 0; continue; }
+        ctl->verdict[k] = (finding_verdict)weaker(as_finding[a >= 1 ? 2 : a > 0], as_finding[b >= 1 ? 2 : b > 0]);
+        if (k == STORE_CONTROL_UNTRAINED && ctl->verdict[k] != FINDING_ABSENT) passes = k;
+    }
+    if (f->verdict == FINDING_PRESENT && passes >= 0) f->verdict = FINDING_INCONCLUSIVE;
+    static const char *const what[2] = {"separation from the start", "over every start"};
+    controls_text(ctl, what, 2, gs_finding_pools_word, "pools in the untrained one leave the run's inconclusive; the shuffled one says whether the split needs the text's order", text, size);
+    controls_brief(ctl, gs_finding_pools_word, brief, bsize);
+}
+
 static void judge_pools(store *st, int64_t run, finding *f) {
     int64_t r = measured_by(st, run, GS_AN_RETENTION, "retention analysis: a GPN without memory, or not analyzed", f);
     if (!r) return;
@@ -317,6 +464,8 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         return;
     }
     f->verdict = (finding_verdict)weaker(vp, vo);
+    char ctl_text[400], ctl_brief[80];
+    pools_controls(st, run, f, ctl_text, sizeof ctl_text, ctl_brief, sizeof ctl_brief);
     const char *ps[] = {"_from_start", ""};
     double sep[2], lo[2], hi[2], pmax[2];
     for (int e = 0; e < 2; e++) {
@@ -346,15 +495,36 @@ static void judge_pools(store *st, int64_t run, finding *f) {
     }
     snprintf(f->brief, sizeof f->brief,
              "%s (from the start: separation %.2f%s, largest null p %.3f; all starts: %.2f, p %.3f; rule: "
-             "every p < 0.05%s%s)",
-             gs_finding_pools_word(f->verdict), sep[0], iv, pmax[0], sep[1], pmax[1], pw, few);
+             "every p < 0.05%s%s%s)",
+             gs_finding_pools_word(f->verdict), sep[0], iv, pmax[0], sep[1], pmax[1], pw, few, ctl_brief);
     char init[400];
     init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,
              "%s: 2-means on log 1/e times; with retention from the start of the window (the paper's estimator): %s; "
              "averaged over every start (gpnscope's): %s (rule: present when, under both, every null family's p + 4 SE "
-             "< 0.05; not shown when every p - 4 SE >= 0.05; paper: 6 heads at 1-3, 9 heads at 5-322).%s",
-             gs_finding_pools_word(f->verdict), paper, ours, init);
+             "< 0.05; not shown when every p - 4 SE >= 0.05; paper: 6 heads at 1-3, 9 heads at 5-322).%s%s",
+             gs_finding_pools_word(f->verdict), paper, ours, init, ctl_text);
+}
+
+cJSON *gs_finding_controls_json(const finding *f, int which) {
+    static const char *const keys[3][3] = {{"norm_ratio", "batch_cos", "top_sv_abs_cos"},
+                                           {"c1", "content_horizon_002", NULL},
+                                           {"separation_from_start", "separation", NULL}};
+    const gs_finding_controls *ctl = &f->controls;
+    if (!ctl->measured[0] && !ctl->measured[1]) return NULL;
+    cJSON *j = cJSON_CreateObject();
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        if (!ctl->measured[k]) continue;
+        cJSON *c = cJSON_AddObjectToObject(j, store_control_names[k]);
+        cJSON_AddNumberToObject(c, "run", (double)ctl->run[k]);
+        cJSON_AddStringToObject(c, "verdict", which == 2 ? gs_finding_pools_word(ctl->verdict[k])
+                                                         : gs_finding_word(ctl->verdict[k]));
+        cJSON_AddBoolToObject(c, "decides", k == STORE_CONTROL_UNTRAINED);
+        for (int i = 0; i < 3 && keys[which][i]; i++)
+            if (isnan(ctl->x[k][i])) cJSON_AddNullToObject(c, keys[which][i]);
+            else cJSON_AddNumberToObject(c, keys[which][i], ctl->x[k][i]);
+    }
+    return j;
 }
 
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out) {

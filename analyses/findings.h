@@ -44,8 +44,26 @@ typedef enum {
 /* a statistic with its 95% bootstrap interval over windows (lo, hi NaN: none) */
 typedef struct { double value, lo, hi; } gs_finding_num;
 
+/* Controls (issue 39.3; docs/controls.md): the same statistics of a run's
+ * controls (store_control_names: untrained, shuffled), in the rule's test
+ * order (default: norm ratio, 8-batch cosine, |cos| top SV; horizon: c_1,
+ * h_0.02, h_0.02), point values. Each control is judged by the rule itself
+ * (its verdict returned in verdict[]); an untrained control that passes it
+ * (present or inconclusive) raises each of the rule's lower bounds to its own
+ * value, so the run is present only when it clears what an untrained model
+ * reads as well as the threshold. The shuffled control is read beside it:
+ * it keeps the unigram counts and the memory, so it says whether a
+ * structure needs the text's order (docs/controls.md). */
+typedef struct {
+    int measured[2];  /* control k was recorded and analyzed */
+    int64_t run[2];
+    double x[2][3];
+    int inside[2];    /* the horizon: the control's h_0.02 was reached inside its window */
+    finding_verdict verdict[2];
+} gs_finding_controls;
 typedef struct {
     finding_verdict verdict;
+    gs_finding_controls controls; /* what the run's controls read (none measured: no controls) */
     char text[2048]; /* one sentence with the numbers (the pools' reaches ~1100 characters with 15 heads) */
     char brief[256]; /* the verdict and the numbers it rests on against the rule's thresholds: one short line */
 } finding;
@@ -95,7 +113,17 @@ finding_verdict gs_finding_default_rule(gs_finding_num norm_ratio, gs_finding_nu
 finding_verdict gs_finding_default_rule_by(gs_finding_num norm_ratio, gs_finding_num batch_cos, int by_document,
                                            gs_finding_num top_sv_abs_cos, char *why, size_t size);
 finding_verdict gs_finding_horizon_rule(gs_finding_num c1, int h002_inside, gs_finding_num h002, char *why, size_t size);
+
+finding_verdict gs_finding_default_rule_ctl(gs_finding_num norm_ratio, gs_finding_num batch_cos, int by_document,
+                                            gs_finding_num top_sv_abs_cos, gs_finding_controls *ctl, char *why,
+                                            size_t size);
+finding_verdict gs_finding_horizon_rule_ctl(gs_finding_num c1, int h002_inside, gs_finding_num h002,
+                                            gs_finding_controls *ctl, char *why, size_t size);
 finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts);
+
+/* A finding's controls as JSON: {"untrained": {"run", "verdict", "decides", one number per test}, ...};
+ * which: 0 default direction, 1 content horizon, 2 pools. NULL when no control was measured. */
+struct cJSON *gs_finding_controls_json(const finding *f, int which);
 
 /* Judge a run from its stored analyses (gpnscope analyze first). */
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);

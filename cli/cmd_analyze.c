@@ -149,6 +149,8 @@ static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int 
                                                              : gs_finding_word(all[i]->verdict));
                 cJSON_AddStringToObject(x, "brief", all[i]->brief);
                 cJSON_AddStringToObject(x, "text", all[i]->text);
+                cJSON *ctl = gs_finding_controls_json(all[i], i);
+                if (ctl) cJSON_AddItemToObject(x, "controls", ctl);
             }
         }
         char *s = cJSON_PrintUnformatted(j);
@@ -253,6 +255,22 @@ int cmd_analyze(int argc, char **argv) {
         store_close(st);
         store_lock_release(lock);
         return 1;
+    }
+    /* the run's controls (gpnscope controls), which every verdict is read beside */
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        char label[64];
+        snprintf(label, sizeof label, "analyze: the %s control", store_control_names[k]);
+        pg.label = label;
+        int c = gs_analyze_control(st, run, k, &o, GPNSCOPE_VERSION);
+        pg.label = "analyze";
+        if (c < 0) {
+            progress_clear(&pg);
+            fprintf(stderr, "gpnscope analyze: %s: run %lld: %s\n", path, run, gs_error());
+            gs_analysis_free(&a);
+            store_close(st);
+            store_lock_release(lock);
+            return 1;
+        }
     }
     /* the verdicts on the paper's three structures, from what is now stored */
     gs_findings fd;

@@ -23,6 +23,7 @@ int cmd_patch(int argc, char **argv);
 int cmd_steer(int argc, char **argv);
 int cmd_lens(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_controls(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_export_notebook(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -26,6 +26,7 @@ static const cli_command commands[] = {
     {"attention", "exact effective attention of a run's delta-rule heads, beside the heuristic", cmd_attention},
     {"attribute", "direct logit attribution: each token's logit split over the step's parts and heads", cmd_attribute},
     {"import", "store .npy traces recorded elsewhere as a run", cmd_import},
+    {"controls", "record a run's controls (its family untrained, its text shuffled) for the verdicts", cmd_controls},
     {"analyze", "measure a run: geometry, default direction, horizons, retention, probe horizon", cmd_analyze},
     {"recurrence-depth", "how far back each layer's attention reaches (attention-weighted lag per head)", cmd_recurrence_depth},
     {"plot", "draw a run's analyses as editable gnuplot figures, with report.md / report.html", cmd_plot},

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/prng.h"
 #include "engine/arch/family.h"
 #include "engine/corpora/corpus.h"
 #include "engine/engine.h"
@@ -162,6 +163,8 @@ static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
     cJSON_AddNumberToObject(j, "windows", (double)corpus_n_windows(c));
     cJSON_AddNumberToObject(j, "skip", (double)o->skip);
     cJSON_AddNumberToObject(j, "sample", (double)o->sample);
+    /* the selection --sample drew from (0: all), so a control can draw the same windows */
+    if (o->sample) cJSON_AddNumberToObject(j, "windows_requested", (double)o->windows);
     cJSON_AddNumberToObject(j, "seed", (double)o->seed);
     cJSON_AddStringToObject(j, "states", o->states);
     /* only when given, so a run recorded before --sites existed still resumes */
@@ -180,6 +183,12 @@ static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
     cJSON_AddStringToObject(j, "corpus_format", corpus_format_name(corpus_get_format(c)));
     if (o->field) cJSON_AddStringToObject(j, "field", o->field);
     if (o->separator) cJSON_AddStringToObject(j, "separator", o->separator);
+    if (o->control) {
+        cJSON *ctl = cJSON_AddObjectToObject(j, "control");
+        cJSON_AddStringToObject(ctl, "kind", o->control);
+        cJSON_AddNumberToObject(ctl, "of", (double)o->control_of);
+        cJSON_AddNumberToObject(ctl, "seed", (double)o->control_seed);
+    }
     char *s = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return s;
@@ -414,6 +423,28 @@ static int plan_captures(capture_plan *p, resources *r, const unsigned char *row
     return 0;
 }
 
+/* The shuffled control's windows: tokens 1..T-1 of each window permuted by
+ * Fisher-Yates from a generator seeded by (seed, the window's corpus index),
+ * so a resumed run and every rank see the same text; token 0 (BOS) stays. */
+typedef struct {
+    const gpn_corpus *corpus;
+    uint64_t seed;
+    int T;
+} shuffled_windows;
+
+static int shuffled_window(void *ctx, int64_t w, int32_t *tokens) {
+    const shuffled_windows *s = ctx;
+    if (corpus_window(s->corpus, w, tokens)) return -1;
+    uint64_t x = s->seed * 0x9e3779b97f4a7c15ull + (uint64_t)corpus_window_index(s->corpus, w) * 0xbf58476d1ce4e5b9ull;
+    for (int i = s->T - 1; i > 1; i--) {
+        int j = 1 + (int)(gs_splitmix64(&x) % (uint64_t)i);
+        int32_t t = tokens[i];
+        tokens[i] = tokens[j];
+        tokens[j] = t;
+    }
+    return 0;
+}
+
 typedef struct {
     gs_record_progress fn;
     void *ctx;
@@ -534,6 +565,8 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     runner_opts ro = {.engine = r.engine, .T = (int)o.seq_len, .first = first, .total = end,
                       .window = runner_corpus_window, .window_ctx = r.corpus, .progress = show_progress,
                       .progress_ctx = &rp, .stop = stop};
+    shuffled_windows shuffled = {r.corpus, o.control_seed, (int)o.seq_len};
+    if (o.control && !strcmp(o.control, "shuffled")) ro.window = shuffled_window, ro.window_ctx = &shuffled;
     int64_t w = first;
     res->run = run;
     res->first = first;

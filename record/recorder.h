@@ -28,6 +28,12 @@ typedef struct {
      * the nb = ceil(N/B) (store_shard_range), at their own window numbers;
      * the run's settings say so ("shard"). n_shards 0: every window. */
     int shard, n_shards;
+    /* a control of run control_of (gpnscope controls; docs/controls.md): "untrained" (the model given is
+     * the family's initialisation) or "shuffled" (each window's tokens after its first permuted, from
+     * control_seed and the window's index); the settings say so. NULL: an ordinary run. */
+    const char *control;
+    int64_t control_of;
+    uint64_t control_seed;
 } gs_record_opts;
 
 typedef struct {

@@ -106,9 +106,45 @@ char *store_run_settings(store *st, int64_t run_id) {
     return out;
 }
 
+const char *const store_control_names[STORE_N_CONTROLS] = {"untrained", "shuffled"};
+
+int64_t store_control_run(store *st, int64_t run, const char *kind) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT max(id) FROM runs WHERE status = 'complete'"
+                                     " AND json_extract(settings, '$.control.of') = ?1"
+                                     " AND json_extract(settings, '$.control.kind') = ?2");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run);
+    sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
+    int64_t id = -1;
+    if (sqlite3_step(s) == SQLITE_ROW) id = sqlite3_column_int64(s, 0); /* NULL reads as 0 */
+    else st_fail(st, "finding a control run");
+    sqlite3_finalize(s);
+    return id;
+}
+
+int store_run_control(store *st, int64_t run, char *kind, size_t size, int64_t *of) {
+    sqlite3_stmt *s = st_prepare(st, "SELECT json_extract(settings, '$.control.kind'),"
+                                     " json_extract(settings, '$.control.of') FROM runs WHERE id = ?1");
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, run);
+    int rc = -1;
+    kind[0] = 0;
+    *of = 0;
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(s, 0);
+        rc = k != NULL;
+        if (k) snprintf(kind, size, "%s", k), *of = sqlite3_column_int64(s, 1);
+    } else {
+        gs_fail("%s: there is no run %lld", st->path, (long long)run);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int64_t store_last_run(store *st, int which) {
     sqlite3_stmt *s = st_prepare(st, which == STORE_RUN_UNFINISHED ? "SELECT max(id) FROM runs WHERE status <> 'complete'"
                                      : which == STORE_RUN_COMPLETE ? "SELECT max(id) FROM runs WHERE status = 'complete'"
+                                                                     " AND json_extract(settings, '$.control') IS NULL"
                                                                    : "SELECT max(id) FROM runs");
     if (!s) return -1;
     int64_t id = -1;

@@ -194,9 +194,18 @@ char *store_run_settings(store *st, int64_t run_id);
 enum {
     STORE_RUN_ANY = 0,        /* any status */
     STORE_RUN_UNFINISHED = 1, /* not complete (running, interrupted, failed): what --resume continues */
-    STORE_RUN_COMPLETE = 2,   /* complete: what analyses pick by default */
+    STORE_RUN_COMPLETE = 2,   /* complete and not a control run: what analyses pick by default */
 };
 int64_t store_last_run(store *st, int which);
+/* Control runs (gpnscope controls; docs/controls.md): a run whose settings
+ * hold {"control": {"kind": K, "of": RUN, ...}} is run RUN's control of kind
+ * K ("untrained", "shuffled"). The newest complete control of run of that
+ * kind, 0 when none (-1 with gs_error() on a read error). */
+int64_t store_control_run(store *st, int64_t run, const char *kind);
+enum { STORE_CONTROL_UNTRAINED, STORE_CONTROL_SHUFFLED, STORE_N_CONTROLS };
+extern const char *const store_control_names[STORE_N_CONTROLS]; /* "untrained", "shuffled" */
+/* Whether run is a control: 1 with its kind and the run it controls, 0 when not, -1 on error. */
+int store_run_control(store *st, int64_t run, char *kind, size_t size, int64_t *of);
 
 int64_t store_count_states(store *st, int64_t run_id, const char *kind);
 /* The same from position `first` on (states after a warm-up that analyses skip). */

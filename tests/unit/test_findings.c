@@ -57,8 +57,40 @@ static void test_rules(void) {
           "the stored encoding");
 }
 
+/* controls (issue 39.3): an untrained control that passes raises each lower bound to its value; one that
+ * fails, and the shuffled control, leave the thresholds as they are */
+static void test_controls(void) {
+    const gs_finding_num ratio = NUM(0.35, 0.32, 0.38), cos8 = NUM(0.95, 0.93, 0.97), top = NUM(0.99, 0.98, 0.995);
+    char why[300];
+    gs_finding_controls ctl = {.measured = {1, 1}, .run = {2, 3}, .x = {{0.30, 0.94, 0.97}, {0.6, 0.99, 0.999}}};
+    finding_verdict v = gs_finding_default_rule_ctl(ratio, cos8, 0, top, &ctl, why, sizeof why);
+    CHECK(ctl.verdict[0] == FINDING_PRESENT && ctl.verdict[1] == FINDING_PRESENT, "each control judged by the rule");
+    CHECK(v == FINDING_INCONCLUSIVE && strstr(why, "8-batch cosine 0.950 [0.930, 0.970] straddles 0.940 (untrained)"),
+          "a passing untrained control raises the bound: %s: %s", gs_finding_word(v), why);
+    ctl.x[0][1] = 0.92;
+    v = gs_finding_default_rule_ctl(ratio, cos8, 0, top, &ctl, why, sizeof why);
+    CHECK(v == FINDING_PRESENT && strstr(why, "0.350 [0.320, 0.380] >= 0.300 (untrained)") &&
+              strstr(why, ">= 0.920 (untrained)") && strstr(why, ">= 0.970 (untrained)"),
+          "cleared: the shuffled control's higher values do not decide: %s", why);
+    ctl.x[0][0] = 0.36;
+    v = gs_finding_default_rule_ctl(ratio, cos8, 0, top, &ctl, why, sizeof why);
+    CHECK(v == FINDING_INCONCLUSIVE && strstr(why, "straddles 0.360 (untrained)"), "inside the interval: %s", why);
+    ctl.x[0][0] = 0.10; /* the untrained control fails the rule: the thresholds stand */
+    v = gs_finding_default_rule_ctl(ratio, cos8, 0, top, &ctl, why, sizeof why);
+    CHECK(ctl.verdict[0] == FINDING_ABSENT && v == FINDING_PRESENT && !strstr(why, "untrained"),
+          "a failing control leaves the rule: %s", why);
+    gs_finding_controls h = {.measured = {1, 0}, .x = {{0.1, 20, 20}}, .inside = {1, 0}};
+    v = gs_finding_horizon_rule_ctl(NUM(0.2, 0.18, 0.22), 1, NUM(22.8, 21.0, 25.1), &h, why, sizeof why);
+    CHECK(h.verdict[0] == FINDING_PRESENT && v == FINDING_PRESENT && strstr(why, ">= 20.0 (untrained)"),
+          "a horizon clear of the untrained one: %s", why);
+    h.inside[0] = 0; /* no decay inside the untrained window: it fails the rule and raises nothing */
+    v = gs_finding_horizon_rule_ctl(NUM(0.2, 0.18, 0.22), 1, NUM(15.3, 12.0, 23.2), &h, why, sizeof why);
+    CHECK(h.verdict[0] == FINDING_ABSENT && v == FINDING_PRESENT && !strstr(why, "untrained"), "censored control: %s", why);
+}
+
 int main(void) {
     test_rules();
+    test_controls();
     char path[4096];
     snprintf(path, sizeof path, "%s/f.db", scratch_dir("findings"));
     store *st = store_open(path, STORE_WRITE | STORE_CREATE);
