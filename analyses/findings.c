@@ -214,8 +214,9 @@ static void controls_text(const gs_finding_controls *ctl, const char *const *wha
     out[0] = 0;
     for (int k = 0; k < STORE_N_CONTROLS; k++) {
         if (!ctl->measured[k]) continue;
-        o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s%s (run %lld) reads", o ? "; the " : " Its controls (docs/controls.md): the ",
-                              store_control_names[k], (long long)ctl->run[k]);
+        const char *lead = o ? "; the " : " Its controls (docs/controls.md): the ";
+        o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s%s (run %lld) reads", lead, store_control_names[k],
+                              (long long)ctl->run[k]);
         for (int i = 0; i < n; i++)
             o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s %s %.3g", i ? "," : "", what[i], ctl->x[k][i]);
         o += (size_t)snprintf(out + o, o < size ? size - o : 0, ": %s", word(ctl->verdict[k]));
@@ -223,16 +224,10 @@ static void controls_text(const gs_finding_controls *ctl, const char *const *wha
     if (o) snprintf(out + o, o < size ? size - o : 0, " (%s).", tail);
 }
 
-/* "; controls: untrained absent, shuffled present" for a brief line; "" when none was measured */
-static void controls_brief(const gs_finding_controls *ctl, const char *(*word)(finding_verdict), char *out,
-                           size_t size) {
-    size_t o = 0;
-    out[0] = 0;
-    for (int k = 0; k < STORE_N_CONTROLS; k++)
-        if (ctl->measured[k])
-            o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%s%s %s", o ? ", " : "; controls: ",
-                                  store_control_names[k], word(ctl->verdict[k]));
-}
+/* how the default direction's and the horizon's controls were read, at the end of their sentence */
+#define RAISED_BOUNDS                                                                                           \
+    "the untrained one decides: where it passes the rule, its values are the bounds the run must clear; the " \
+    "shuffled one says whether the structure needs the text's order"
 
 /* the default direction's three deciding numbers of analysis dd (the batch cosine over documents when by_doc) */
 static void default_numbers(store *st, int64_t dd, int by_doc, gs_finding_num out[3]) {
@@ -305,10 +300,10 @@ static void judge_default(store *st, int64_t run, finding *f) {
         snprintf(grouping, sizeof grouping, " (%s)", doc_note);
     }
     static const char *const what[3] = {"ratio", "8-batch cosine", "|cos| top SV"};
-    char ctl_text[600], ctl_brief[80];
-    controls_text(ctl, what, 3, gs_finding_word, "the untrained one decides: passing the rule, it raises each bound to its value; the shuffled one says whether the structure needs the text's order", ctl_text, sizeof ctl_text);
-    controls_brief(ctl, gs_finding_word, ctl_brief, sizeof ctl_brief);
-    snprintf(f->brief, sizeof f->brief, "%s (%s%s%s)", gs_finding_word(f->verdict), why, no_iv, ctl_brief);
+    char ctl_text[600];
+    controls_text(ctl, what, 3, gs_finding_word, RAISED_BOUNDS, ctl_text, sizeof ctl_text);
+    /* a control that decided is in why already ("straddles 0.940 (untrained)"); the text has both */
+    snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
     snprintf(f->text, sizeof f->text,
              "%s: ||s_bar|| is %.2f of the mean state norm (rule >= 0.25; paper 107/132 = 0.81 by its own figures, "
              "\"58%%\" in its text), the 8-batch cosine over consecutive windows is %.3f%s%s (>= 0.9%s) and |cos| with "
@@ -353,10 +348,10 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
         few_windows_note(st, h, no_iv, sizeof no_iv);
     }
     static const char *const what[2] = {"c_1", "h_0.02"};
-    char ctl_text[600], ctl_brief[80];
-    controls_text(ctl, what, 2, gs_finding_word, "the untrained one decides: passing the rule, it raises each bound to its value; the shuffled one says whether the structure needs the text's order", ctl_text, sizeof ctl_text);
-    controls_brief(ctl, gs_finding_word, ctl_brief, sizeof ctl_brief);
-    snprintf(f->brief, sizeof f->brief, "%s (%s%s%s)", gs_finding_word(f->verdict), why, no_iv, ctl_brief);
+    char ctl_text[600];
+    controls_text(ctl, what, 2, gs_finding_word, RAISED_BOUNDS, ctl_text, sizeof ctl_text);
+    /* a control that decided is in why already ("straddles 0.940 (untrained)"); the text has both */
+    snprintf(f->brief, sizeof f->brief, "%s (%s%s)", gs_finding_word(f->verdict), why, no_iv);
     char e_text[64];
     if (isnan(he)) snprintf(e_text, sizeof e_text, "n/a");
     else snprintf(e_text, sizeof e_text, "%.1f", he);
@@ -444,8 +439,12 @@ static void pools_controls(store *st, int64_t run, finding *f, char *text, size_
     }
     if (f->verdict == FINDING_PRESENT && passes >= 0) f->verdict = FINDING_INCONCLUSIVE;
     static const char *const what[2] = {"separation from the start", "over every start"};
-    controls_text(ctl, what, 2, gs_finding_pools_word, "pools in the untrained one leave the run's inconclusive; the shuffled one says whether the split needs the text's order", text, size);
-    controls_brief(ctl, gs_finding_pools_word, brief, bsize);
+    controls_text(ctl, what, 2, gs_finding_pools_word,
+                  "pools in the untrained one leave the run's inconclusive; the shuffled one says whether the split "
+                  "needs the text's order",
+                  text, size);
+    brief[0] = 0;
+    if (f->verdict == FINDING_INCONCLUSIVE && passes >= 0) snprintf(brief, bsize, "; the untrained control has pools too");
 }
 
 static void judge_pools(store *st, int64_t run, finding *f) {
@@ -494,7 +493,7 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         if (h > 0) few_windows_note(st, h, few, sizeof few);
     }
     snprintf(f->brief, sizeof f->brief,
-             "%s (from the start: separation %.2f%s, largest null p %.3f; all starts: %.2f, p %.3f; rule: "
+             "%s (from the start: separation %.2f%s, max null p %.3f; all starts: %.2f, p %.3f; rule: "
              "every p < 0.05%s%s%s)",
              gs_finding_pools_word(f->verdict), sep[0], iv, pmax[0], sep[1], pmax[1], pw, few, ctl_brief);
     char init[400];
@@ -506,11 +505,10 @@ static void judge_pools(store *st, int64_t run, finding *f) {
              gs_finding_pools_word(f->verdict), paper, ours, init, ctl_text);
 }
 
-cJSON *gs_finding_controls_json(const finding *f, int which) {
+cJSON *gs_finding_controls_json(const gs_finding_controls *ctl, int which) {
     static const char *const keys[3][3] = {{"norm_ratio", "batch_cos", "top_sv_abs_cos"},
                                            {"c1", "content_horizon_002", NULL},
                                            {"separation_from_start", "separation", NULL}};
-    const gs_finding_controls *ctl = &f->controls;
     if (!ctl->measured[0] && !ctl->measured[1]) return NULL;
     cJSON *j = cJSON_CreateObject();
     for (int k = 0; k < STORE_N_CONTROLS; k++) {

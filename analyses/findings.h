@@ -121,9 +121,9 @@ finding_verdict gs_finding_horizon_rule_ctl(gs_finding_num c1, int h002_inside, 
                                             gs_finding_controls *ctl, char *why, size_t size);
 finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts);
 
-/* A finding's controls as JSON: {"untrained": {"run", "verdict", "decides", one number per test}, ...};
+/* A rule's controls as JSON: {"untrained": {"run", "verdict", "decides", one number per test}, ...};
  * which: 0 default direction, 1 content horizon, 2 pools. NULL when no control was measured. */
-struct cJSON *gs_finding_controls_json(const finding *f, int which);
+struct cJSON *gs_finding_controls_json(const gs_finding_controls *ctl, int which);
 
 /* Judge a run from its stored analyses (gpnscope analyze first). */
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);

@@ -149,7 +149,7 @@ static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int 
                                                              : gs_finding_word(all[i]->verdict));
                 cJSON_AddStringToObject(x, "brief", all[i]->brief);
                 cJSON_AddStringToObject(x, "text", all[i]->text);
-                cJSON *ctl = gs_finding_controls_json(all[i], i);
+                cJSON *ctl = gs_finding_controls_json(&all[i]->controls, i);
                 if (ctl) cJSON_AddItemToObject(x, "controls", ctl);
             }
         }

@@ -31,7 +31,7 @@ static const char help[] =
     "  --run N        the run to control\n"
     "  --only KIND    one control: untrained or shuffled (default both)\n"
     "  --seed S       the initialisation's and the shuffle's seed (default 1)\n"
-    "  --quiet        no progress line\n";
+    "  --quiet        no progress line, no hint of what to run next\n";
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
@@ -98,6 +98,6 @@ int cmd_controls(int argc, char **argv) {
         else printf("run %lld is already the %s control of run %lld\n", (long long)res.run[k], store_control_names[k],
                     (long long)res.of);
     }
-    printf("next: gpnscope analyze %s --run %lld reads each rule beside its controls\n", db, (long long)res.of);
+    if (!quiet) printf("next: gpnscope analyze %s --run %lld reads each rule beside its controls\n", db, (long long)res.of);
     return 0;
 }

@@ -297,22 +297,29 @@ int cmd_demo(int argc, char **argv) {
     if (stat(TRAIN_SHARDS "/meta.json", &sb) == 0) train = TRAIN_SHARDS;
     else if (stat(TRAIN_JSONL, &sb) == 0) train = TRAIN_JSONL;
     const int main_train = train && models[0].shipped;
-    char *an[] = {"analyze", db, main_train ? "--train-corpus" : NULL, (char *)train, NULL};
-    char *pl[] = {"plot", db, "--out", figs, NULL};
-    char *ex[] = {"export-notebook", db, "--out", nb, NULL};
+    char run1[24] = "1";
+    char *an[] = {"analyze", db, "--run", run1, main_train ? "--train-corpus" : NULL, (char *)train, NULL};
     char *table = NULL;
-    /* the main model first, as when it was the only one: plot and the notebook read the store's newest run */
-    if (run_stage("record the held-out text", cmd_record, rec) || !(models[0].run = newest_run(db)) ||
-        run_stage("analyze", cmd_analyze, an) || run_stage("plot", cmd_plot, pl) ||
-        run_stage("export the notebook", cmd_export_notebook, ex)) {
+    char *ctl[] = {"controls", db, "--run", run1, "--quiet", NULL};
+    char *pl[] = {"plot", db, "--out", figs, "--run", run1, NULL};
+    char *ex[] = {"export-notebook", db, "--out", nb, "--run", run1, NULL};
+    /* the main model first, then the baselines on its windows, then the main model's controls (its family
+     * untrained, its text shuffled: issue 39.3), which its analysis reads every verdict beside */
+    if (run_stage("record the held-out text", cmd_record, rec) || !(models[0].run = newest_run(db))) {
         fprintf(stderr, "gpnscope demo: %s\n", gs_error());
         return 1;
     }
+    snprintf(run1, sizeof run1, "%lld", (long long)models[0].run);
     for (int i = 1; i < n_models; i++)
         if (record_baseline(&models[i], db, tok, corpus, seq_len, windows, batch, train)) {
             fprintf(stderr, "gpnscope demo: %s\n", gs_error());
             return 1;
         }
+    if (run_stage("record the controls", cmd_controls, ctl) || run_stage("analyze", cmd_analyze, an) ||
+        run_stage("plot", cmd_plot, pl) || run_stage("export the notebook", cmd_export_notebook, ex)) {
+        fprintf(stderr, "gpnscope demo: %s\n", gs_error());
+        return 1;
+    }
     /* the page before the comparison, so that compare's report can link it */
     char *vw[] = {"view", db, "--out", (char *)out, NULL};
     if (run_stage("write the interactive page", cmd_view, vw)) {

@@ -26,7 +26,7 @@ static const char *help =
     "one at a time; the runs' verdicts and the store's newest patching and steering sweeps have\n"
     "panels of their own. docs/view.md.\n\n"
     "  --out DIR      the folder to write view.html into (created if missing)\n"
-    "  --run N        the run to show (default: every run with tokens, side by side)\n"
+    "  --run N        the run to show (default: every run with tokens but the controls, side by side)\n"
     "  --windows K    windows per run, the first recorded (1 to 64; default 2)\n"
     "  --tokens T     positions per window, from the start (1 to 100000; default 512)\n"
     "  --lens K       the lens's top K per token and site (0: no lens, no model loaded; default 5)\n";

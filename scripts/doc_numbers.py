@@ -14,6 +14,7 @@ and each table drawn from compare sits between
 
 Names (docs/analyses.md, "Numbers in these docs", lists them):
     MODEL.perplexity, MODEL.mean_nll, MODEL.tokens   the demo run of models/MODEL
+    MODEL.untrained.ANALYSIS.KEY, MODEL.shuffled.ANALYSIS.KEY   its controls' (gpnscope controls)
     MODEL.ANALYSIS.KEY        analysis_values of that run (e.g. retention.separation)
     MODEL.ANALYSIS.SERIES.I   point I of a stored series (retention.tau_param.6: head 6)
     WORD<!--~MODEL.findings.STRUCTURE-->  the verdict word of a finding
@@ -68,10 +69,13 @@ def load_demo(d):
         sys.exit(f"doc_numbers: {db} is missing: run `gpnscope demo --out {d}` first")
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     values = {}
-    runs = con.execute("select r.id, m.path from runs r join models m on m.id = r.model_id "
+    runs = con.execute("select r.id, m.path, json_extract(r.settings, '$.control.kind'), "
+                       "json_extract(r.settings, '$.control.of') from runs r join models m on m.id = r.model_id "
                        "where r.status = 'complete' order by r.id").fetchall()
-    for run, path in runs:
-        m = model_name(path)
+    names = {run: model_name(path) for run, path, kind, of in runs if kind is None}
+    for run, path, kind, of in runs:
+        # a control (gpnscope controls) is MODEL.KIND: gpnm15-small.untrained.default_direction.norm_ratio
+        m = model_name(path) if kind is None else f"{names.get(of, 'run%d' % of)}.{kind}"
         nll, n = con.execute("select avg(nll), count(nll) from tokens where run_id = ?", (run,)).fetchone()
         if n:
             values[f"{m}.mean_nll"] = nll

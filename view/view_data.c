@@ -207,7 +207,10 @@ char *gs_view_data(store *st, const gs_view_opts *o, gs_view_result *r) {
     cJSON_AddStringToObject(doc, "store", name);
     int64_t budget = ATTENTION_BUDGET;
     for (int64_t i = 0; i < n; i++) {
-        int64_t run = o->runs ? o->runs[i] : ids[i];
+        int64_t run = o->runs ? o->runs[i] : ids[i], of;
+        char kind[32];
+        /* a control (gpnscope controls) is shown only when asked for: its verdicts are read beside its run's */
+        if (!o->runs && store_run_control(st, run, kind, sizeof kind, &of) == 1) continue;
         cJSON *j = one_run(st, run, o, &budget, r);
         if (!j) { free(ids); cJSON_Delete(doc); return NULL; }
         if (cJSON_GetArraySize(cJSON_GetObjectItem(j, "windows")) == 0 && !o->runs) { cJSON_Delete(j); continue; }

@@ -378,10 +378,15 @@ static int bootstrap(gs_compare_row *r, int B, uint64_t seed) {
 }
 
 void gs_compare_row_judge(gs_compare_row *r) {
-    r->default_verdict = gs_finding_default_rule_by(r->norm_ratio, r->batch_cos, r->batch_by_document, r->top_sv_cos,
-                                                    r->default_why, sizeof r->default_why);
-    r->horizon_verdict = gs_finding_horizon_rule(r->centered_c1, !r->h_002_censored, r->h_002, r->horizon_why,
-                                                 sizeof r->horizon_why);
+    r->default_verdict = gs_finding_default_rule_ctl(r->norm_ratio, r->batch_cos, r->batch_by_document, r->top_sv_cos,
+                                                     &r->default_ctl, r->default_why, sizeof r->default_why);
+    r->horizon_verdict = gs_finding_horizon_rule_ctl(r->centered_c1, !r->h_002_censored, r->h_002, &r->horizon_ctl,
+                                                     r->horizon_why, sizeof r->horizon_why);
+    /* pools in the untrained control leave the row's inconclusive (the findings' rule) */
+    const gs_finding_controls *pc = &r->pools_ctl;
+    if (r->pools_verdict == FINDING_PRESENT && pc->measured[STORE_CONTROL_UNTRAINED] &&
+        pc->verdict[STORE_CONTROL_UNTRAINED] != FINDING_ABSENT)
+        r->pools_verdict = FINDING_INCONCLUSIVE;
 }
 
 static void no_interval(gs_cmp_num *n, double v) { n->value = v; n->lo = n->hi = NAN; }
@@ -438,7 +443,61 @@ static int position_perplexity(store *st, gs_compare_row *r) {
     return 0;
 }
 
+static int measure_row(gs_compare_row *r, const gs_compare_opts *o);
+
+/* The row's controls: each control run of its run measured as the row is, without intervals, into the
+ * rows' control numbers; the judging is then the findings' rules with them. */
+static int measure_controls(gs_compare_row *r, const gs_compare_opts *o) {
+    store *st = store_open(r->store_path, STORE_READ);
+    if (!st) return -1;
+    int64_t runs[STORE_N_CONTROLS];
+    for (int k = 0; k < STORE_N_CONTROLS; k++) runs[k] = store_control_run(st, r->run, store_control_names[k]);
+    store_close(st);
+    gs_compare_opts co = *o;
+    co.boot = 0;
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        if (runs[k] < 0) return -1;
+        if (!runs[k]) continue;
+        gs_compare_row *c = malloc(sizeof *c);
+        if (!c) return gs_fail("out of memory");
+        *c = *r;
+        memset(&c->an, 0, sizeof c->an);
+        memset(&c->hz, 0, sizeof c->hz);
+        c->run = runs[k];
+        int rc = measure_row(c, &co);
+        if (rc == 0) {
+            gs_finding_controls *d = &r->default_ctl, *h = &r->horizon_ctl, *p = &r->pools_ctl;
+            d->measured[k] = h->measured[k] = 1;
+            d->run[k] = h->run[k] = p->run[k] = runs[k];
+            d->x[k][0] = c->norm_ratio.value;
+            d->x[k][1] = (r->batch_by_document ? c->batch_cos_documents : c->batch_cos_consecutive).value;
+            d->x[k][2] = c->top_sv_cos.value;
+            h->x[k][0] = c->centered_c1.value;
+            h->x[k][1] = h->x[k][2] = c->h_002.value;
+            h->inside[k] = !c->h_002_censored;
+            if (c->pools_verdict != FINDING_NOT_MEASURED) {
+                p->measured[k] = 1;
+                p->verdict[k] = c->pools_verdict;
+                p->x[k][0] = c->an.retention.est[GS_RET_FROM_START].pools.separation;
+                p->x[k][1] = p->x[k][2] = c->an.retention.est[GS_RET_ALL_STARTS].pools.separation;
+            }
+        } else {
+            gs_fail_context("its %s control (run %lld): ", store_control_names[k], (long long)runs[k]);
+        }
+        gs_analysis_free(&c->an);
+        gs_horizons_free(&c->hz);
+        free(c);
+        if (rc) return -1;
+    }
+    gs_compare_row_judge(r);
+    return 0;
+}
+
 static int measure(gs_compare_row *r, const gs_compare_opts *o) {
+    return measure_row(r, o) || measure_controls(r, o) ? -1 : 0;
+}
+
+static int measure_row(gs_compare_row *r, const gs_compare_opts *o) {
     store *st = store_open(r->store_path, STORE_READ);
     if (!st) return -1;
     gs_analyze_opts ao;

@@ -120,6 +120,9 @@ typedef struct {
     int has_pools;
     finding_verdict pools_verdict;
     char pools_note[512];   /* why not measured */
+    /* the run's controls (gpnscope controls; issue 39.3), each measured as this row is, without intervals:
+     * the numbers and verdicts the rules read beside the row's (none measured: no controls) */
+    gs_finding_controls default_ctl, horizon_ctl, pools_ctl;
     /* what the rows were computed from: analyze's results in memory and the horizons with per-window sums */
     gs_analysis an;
     gs_horizons hz;

@@ -151,6 +151,8 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON_AddItemToObject(dd, "top_sv_cos", with_interval(&r->top_sv_cos, -1));
         cJSON_AddStringToObject(dd, "verdict", gs_finding_word(r->default_verdict));
         cJSON_AddStringToObject(dd, "reason", r->default_why);
+        cJSON *ctl = gs_finding_controls_json(&r->default_ctl, 0);
+        if (ctl) cJSON_AddItemToObject(dd, "controls", ctl);
         cJSON *h = cJSON_AddObjectToObject(o, "content_horizon");
         cJSON_AddItemToObject(h, "raw_first", with_interval(&r->raw_c1, r->c1_lag));
         cJSON_AddItemToObject(h, "raw_far", with_interval(&r->raw_far, r->raw_far_lag));
@@ -160,11 +162,13 @@ char *gs_compare_json(const gs_compare *c, int with_curves) {
         cJSON_AddBoolToObject(h, "h_002_censored", r->h_002_censored);
         cJSON_AddStringToObject(h, "verdict", gs_finding_word(r->horizon_verdict));
         cJSON_AddStringToObject(h, "reason", r->horizon_why);
+        if ((ctl = gs_finding_controls_json(&r->horizon_ctl, 1))) cJSON_AddItemToObject(h, "controls", ctl);
         cJSON *p = cJSON_AddObjectToObject(o, "memory_pools");
         if (r->decay_site[0]) cJSON_AddStringToObject(p, "decay_site", r->decay_site);
         else cJSON_AddNullToObject(p, "decay_site");
         cJSON_AddStringToObject(p, "verdict", gs_finding_pools_word(r->pools_verdict));
         if (r->pools_note[0]) cJSON_AddStringToObject(p, "note", r->pools_note);
+        if ((ctl = gs_finding_controls_json(&r->pools_ctl, 2))) cJSON_AddItemToObject(p, "controls", ctl);
         if (r->has_pools) {
             cJSON_AddNumberToObject(p, "heads", r->an.retention.H);
             cJSON_AddItemToObject(p, "from_start", pools_json(&r->an.retention.est[GS_RET_FROM_START].pools));
@@ -196,6 +200,19 @@ void gs_compare_perplexity_text(const gs_compare_row *r, char *out, size_t size)
                  r->trained_seq_len, r->ppl_from_training);
 }
 
+/* "  controls: untrained (run 5): default absent, horizon absent, pools not shown; shuffled (run 6): ..." */
+static void print_controls(FILE *f, const gs_compare_row *r) {
+    int any = 0;
+    for (int k = 0; k < STORE_N_CONTROLS; k++) {
+        if (!r->default_ctl.measured[k]) continue;
+        fprintf(f, "%s%s (run %lld): default %s, horizon %s, pools %s", any++ ? "; " : "  controls: ",
+                store_control_names[k], (long long)r->default_ctl.run[k], gs_finding_word(r->default_ctl.verdict[k]),
+                gs_finding_word(r->horizon_ctl.verdict[k]),
+                r->pools_ctl.measured[k] ? gs_finding_pools_word(r->pools_ctl.verdict[k]) : "not measured");
+    }
+    if (any) fprintf(f, " (the untrained one decides; docs/controls.md)\n");
+}
+
 void gs_compare_print(FILE *f, const gs_compare *c) {
     fprintf(f, "windows: %s\n", c->windows_note);
     if (c->boot > 0) fprintf(f, "[lo, hi]: 95%% bootstrap interval over windows (%d resamples, seed %llu)\n", c->boot,
@@ -213,6 +230,7 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
             gs_compare_perplexity_text(r, curve, sizeof curve);
             fprintf(f, "  perplexity by position: %s\n", curve);
         }
+        print_controls(f, r);
         char cons[128] = "";
         if (r->batch_by_document) /* the consecutive reading beside the deciding one */
             snprintf(cons, sizeof cons, " (consecutive windows %s)", with_ci(g, sizeof g, &r->batch_cos_consecutive));

@@ -27,7 +27,7 @@ int gs_horizons_nearest_enough(const gs_horizons *h, const int64_t *n_pairs, dou
 
 void gs_horizons_free(gs_horizons *h) {
     free(h->lags); free(h->raw); free(h->centered); free(h->n_raw); free(h->n_centered);
-    free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered);
+    free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered); free(h->win_id);
     memset(h, 0, sizeof *h);
 }
 
@@ -93,7 +93,7 @@ static void lag_sums(const double *u, const unsigned char *valid, const int32_t 
 }
 
 /* one more zeroed row of per-window sums (grown by doubling) */
-static int keep_window(gs_horizons *h, int L) {
+static int keep_window(gs_horizons *h, int L, int64_t window) {
     const int64_t w = h->n_windows;
     if ((w & (w - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to 2w (at least 1) */
         const size_t rows = (size_t)(w ? 2 * w : 1) * (size_t)L;
@@ -105,8 +105,11 @@ static int keep_window(gs_horizons *h, int L) {
         if (c) h->win_n_raw = c;
         int64_t *e = realloc(h->win_n_centered, rows * sizeof *e);
         if (e) h->win_n_centered = e;
-        if (!a || !b || !c || !e) return gs_fail("out of memory for the per-window lag sums");
+        int64_t *id = realloc(h->win_id, (size_t)(w ? 2 * w : 1) * sizeof *id);
+        if (id) h->win_id = id;
+        if (!a || !b || !c || !e || !id) return gs_fail("out of memory for the per-window lag sums");
     }
+    h->win_id[w] = window;
     const size_t at = (size_t)w * (size_t)L;
     memset(h->win_raw + at, 0, (size_t)L * sizeof *h->win_raw);
     memset(h->win_centered + at, 0, (size_t)L * sizeof *h->win_centered);
@@ -181,7 +184,7 @@ int gs_horizons_accumulate(gs_state_source *src, int max_lag, const gs_horizon_o
         double *s_raw = h->raw, *s_cen = h->centered;
         int64_t *c_raw = h->n_raw, *c_cen = h->n_centered;
         if (o->per_window) {
-            if (keep_window(h, L) != 0) goto fail;
+            if (keep_window(h, L, cur.window) != 0) goto fail;
             const int64_t at = (h->n_windows - 1) * L;
             s_raw = h->win_raw + at; s_cen = h->win_centered + at;
             c_raw = h->win_n_raw + at; c_cen = h->win_n_centered + at;

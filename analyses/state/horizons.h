@@ -49,6 +49,7 @@ typedef struct {
      * curves above are the pooled sums over the rows divided by the pooled counts) */
     int64_t n_windows;
     double *win_raw, *win_centered;
+    int64_t *win_id; /* the store's window number of each row (the shards order their rows by it) */
     int64_t *win_n_raw, *win_n_centered;
     /* gs_horizons_intervals: 95% bootstrap intervals over windows of c_1 and h_0.02 (NaN: none), over
      * boot resamples, and how many of them put h_0.02 past the window (censored) */

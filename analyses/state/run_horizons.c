@@ -17,7 +17,7 @@ void gs_horizons_row_opts(const gs_analyze_opts *o, gs_horizon_opts *ho) {
 int gs_horizons_row_run(gs_analysis_ctx *c) {
     gs_horizon_opts ho;
     gs_horizons_row_opts(c->o, &ho);
-    ho.per_window = c->o->boot > 0; /* the intervals the findings decide on (a store only: shards have none yet) */
+    ho.per_window = c->o->boot > 0; /* the intervals the findings decide on (the shards gather theirs: shards.c) */
     if (gs_horizons_run(c->src, &ho, &c->a->horizons) != 0) { gs_fail_context("horizons: "); return -1; }
     if (gs_horizons_intervals(&c->a->horizons, c->o->boot, c->o->seed) != 0) { gs_fail_context("horizons: "); return -1; }
     return 0;

@@ -55,8 +55,14 @@ for b in "${missing[@]}"; do
     ok "missing baseline named in one line: $b" || bad "no one line for the missing $b: $(grep "$b" "$dir/stdout")"
 done
 [[ "$(grep -c "not shipped yet" "$dir/stdout")" == "${#missing[@]}" ]] && ok "no shipped model called missing" || bad "missing lines"
-[[ "$(sqlite3 "$db" "select count(*) from runs where status = 'complete'")" == "$n" ]] && ok "$n run(s): one per shipped model" ||
-  bad "runs: $(sqlite3 "$db" "select count(*) from runs")"
+[[ "$(sqlite3 "$db" "select count(*) from runs where status = 'complete' and json_extract(settings, '\$.control') is null")" == "$n" ]] &&
+  ok "$n run(s): one per shipped model" || bad "runs: $(sqlite3 "$db" "select count(*) from runs")"
+# the main model's controls (docs/controls.md), read by its verdicts
+[[ "$(sqlite3 "$db" "select group_concat(json_extract(settings, '\$.control.kind') || ':' || json_extract(settings, '\$.control.of'), ' ')
+      from (select * from runs where status = 'complete' and json_extract(settings, '\$.control') is not null order by id)")" == "untrained:1 shuffled:1" ]] &&
+  [[ "$(sed -n '/three structures in this run/,/^$/p' "$dir/stdout" | tr '\n' ' ' | tr -s ' ' | grep -o 'Its controls (docs/controls.md)' | wc -l)" -ge 3 ]] &&
+  ok "run 1's untrained and shuffled controls recorded, and every verdict reads them" ||
+  bad "controls: $(sqlite3 "$db" "select id, settings from runs where json_extract(settings, '\$.control') is not null")"
 if [[ $n -eq 1 ]]; then
   grep -q "^  skipped: one model only" "$dir/stdout" && [[ ! -e "$dir/out/compare" ]] &&
     ok "one model: the comparison skipped, and said so" || bad "one model: no 'skipped' line, or a compare folder"
@@ -86,7 +92,8 @@ chromium="$(command -v chromium || true)"
 if [[ -n "$chromium" ]]; then
   timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 --dump-dom \
     "file://$dir/view2/view.html#select=1,0,20" >"$dir/view.dom" 2>/dev/null
-  runs="$(sqlite3 "$db" "select count(distinct run_id) from tokens")"
+  runs="$(sqlite3 "$db" "select count(distinct run_id) from tokens t join runs r on r.id = t.run_id
+                        where json_extract(r.settings, '\$.control') is null")"  # the page leaves controls out
   [[ "$(grep -o '<option value="[0-9]*">run ' "$dir/view.dom" | wc -l)" == "$runs" && "$(grep -c 'id="attention-table"' "$dir/view.dom")" == 1 ]] &&
     ok "the page in chromium: $runs runs to choose from, the clicked token's attention drawn ($(grep -o 'data-ms="[0-9]*"' "$dir/view.dom"))" ||
     bad "the demo's page in chromium: $(grep -o '<option value="[0-9]*">run [^<]*' "$dir/view.dom" | head)"

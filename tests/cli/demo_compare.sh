@@ -6,8 +6,9 @@
 # model on the same windows (the same token ids at every position), the
 # baselines' per-layer state sites recorded at f16 (and GDN's decays) and
 # analyzed; compare's table printed with one row per run and per layer and
-# its report written; the main model's verdicts whole; a bad --model is one
-# line before anything is recorded.
+# its report written; the main model's controls recorded and read by
+# compare; the main model's verdicts whole; a bad --model is one line before
+# anything is recorded.
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 need_python numpy
@@ -32,9 +33,13 @@ db=out/study.db
 q() { sqlite3 "$db" "$1"; }
 
 # one run per model, in the order given, every one complete, on the same windows
-[[ "$(q "select group_concat(m.arch, ',') from (select * from runs order by id) r join models m on m.id = r.model_id")" == "gpn+m,gdn,transformer++" &&
-   "$(q "select count(*) from runs where status = 'complete' and n_windows = 4 and seq_len = 64")" == 3 ]] &&
-  ok "three complete runs (gpn+m, gdn, transformer++), each 4 windows x 64" || bad "runs: $(q "select id, status, n_windows, seq_len from runs")"
+[[ "$(q "select group_concat(m.arch, ',') from (select * from runs order by id) r join models m on m.id = r.model_id
+         where json_extract(r.settings, '\$.control') is null")" == "gpn+m,gdn,transformer++" &&
+   "$(q "select count(*) from runs where status = 'complete' and n_windows = 4 and seq_len = 64")" == 5 ]] &&
+  ok "three complete runs (gpn+m, gdn, transformer++) and two controls, each 4 windows x 64" || bad "runs: $(q "select id, status, n_windows, seq_len from runs")"
+[[ "$(q "select group_concat(id || ':' || json_extract(settings, '\$.control.kind') || ':' || json_extract(settings, '\$.control.of'), ' ')
+         from (select * from runs where json_extract(settings, '\$.control') is not null order by id)")" == "4:untrained:1 5:shuffled:1" ]] &&
+  ok "runs 4 and 5: the main model's untrained and shuffled controls" || bad "controls: $(q "select id, settings from runs where id > 3")"
 same="$(q "select count(*) from tokens a join tokens b on b.window = a.window and b.position = a.position and b.token_id = a.token_id
            where a.run_id = 1 and b.run_id in (2, 3)")"
 [[ "$(q "select count(*) from tokens where run_id = 1")" == 256 && "$same" == 512 ]] &&
@@ -120,6 +125,17 @@ for path, all_pos in ((sys.argv[2], False), (sys.argv[3], True)):
             lo = c.execute("select avg(nll) from tokens where run_id = ? and position < 32", (r["run"],)).fetchone()[0]
             hi = c.execute("select avg(nll) from tokens where run_id = ? and position >= 32", (r["run"],)).fetchone()[0]
             assert abs(pp["below_training"] - np.exp(lo)) < 1e-6 * np.exp(lo) and abs(pp["from_training"] - np.exp(hi)) < 1e-6 * np.exp(hi), pp
+# the main row's controls are the controls' own numbers, as analyze stored them (the same settings)
+main = json.load(open(sys.argv[2]))["rows"][0]
+stored = lambda run, name, key: c.execute("select value from analysis_values where run_id = ? and analysis = ? and key = ? "
+    "and analysis_id = (select max(id) from analyses where run_id = ? and name = ?)", (run, name, key, run, name)).fetchone()[0]
+for kind, run in (("untrained", 4), ("shuffled", 5)):
+    d, h = main["default_direction"]["controls"][kind], main["content_horizon"]["controls"][kind]
+    assert d["run"] == run and h["run"] == run, (d, h)
+    for got, want in ((d["norm_ratio"], stored(run, "default_direction", "norm_ratio")), (h["c1"], stored(run, "horizons", "c1")),
+                      (h["content_horizon_002"], stored(run, "horizons", "content_horizon_002"))):
+        assert abs(got - want) <= 1e-9 * abs(want), (kind, got, want)
+assert all("controls" not in r["default_direction"] for r in json.load(open(sys.argv[2]))["rows"][1:])
 # the GDN's pools read its decays below 32 too: no retention lag reaches 32
 gdn = [r for r in json.load(open(sys.argv[2]))["rows"] if r["run"] == 2 and "curves" in r and "retention" in r["curves"]]
 assert gdn and all(max(r["curves"]["retention"]["lags"]) < 32 for r in gdn), [max(r["curves"]["retention"]["lags"]) for r in gdn]

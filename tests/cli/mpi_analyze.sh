@@ -5,7 +5,8 @@
 # prints (same --only and settings): the same key paths and types, and every
 # number (geometry and its spectrum, the default direction's batch cosines,
 # emergence, default tokens and top-SV interval (each window's second moment
-# summed over the ranks), the horizons' curves and pair counts,
+# summed over the ranks), the horizons' curves, pair counts and bootstrap
+# intervals over windows (each rank's per-window sums, ordered by window),
 # retention's curves, 1/e times, pools and bootstrap, the probe split by
 # document and by window) within 1e-9 relative (the same sums in another
 # order: ~1e-14 here), with all states and with a --max-states prefix that
@@ -30,10 +31,6 @@ compare() { # SHARDED.json STORE.json [REQUIRED KEY PATH...]
 import json, sys
 got, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 want.pop("findings", None)
-# the horizon's bootstrap intervals (and the window count they rest on) are a store's only: shards compute none
-# yet (docs/scale.md)
-for k in ("c1_lo", "c1_hi", "content_horizon_002_lo", "content_horizon_002_hi", "windows"):
-    want.get("horizons", {}).pop(k, None)
 paths = {}
 def walk(x, path, out, scale=None):
     out[path] = type(x).__name__ if not isinstance(x, (int, float)) or isinstance(x, bool) else "number"
@@ -59,7 +56,8 @@ PY
 }
 # key paths each comparison must hold (so that a part missing from both documents fails)
 need=(.geometry.eigenvalues[0] .default_direction.batch_cosines[0] .default_direction.emergence[0]
-      .horizons.raw_pairs[0] .retention.separation_bootstrap[0] .retention.from_start.separation_bootstrap[0]
+      .horizons.raw_pairs[0] .horizons.c1_lo .horizons.content_horizon_002_hi .retention.separation_bootstrap[0]
+      .retention.from_start.separation_bootstrap[0]
       .retention.R[0][0])
 for max in 0 500; do
   "$bin" analyze "$dir/study.db" --only geometry,default,horizon,retention --max-states "$max" --json >"$dir/m$max.json" \
