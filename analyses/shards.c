@@ -469,6 +469,27 @@ static int skipped(gs_analysis *a, int strict, const char *name) {
     return 0;
 }
 
+/* The progress of the parts (o->on_part, as gs_analyze_store reports them):
+ * "shards" (reading every shard's count of states), then each analysis by
+ * its registry name; steps counts them (1 + the analyses in parts). */
+typedef struct {
+    const gs_analyze_opts *o;
+    int k, steps;
+} part_progress;
+
+static void part_steps(part_progress *p, unsigned parts) {
+    p->steps = 1;
+    for (int i = 0; i < gs_n_analysis_rows; i++)
+        if (gs_analysis_rows[i].bit & SHARD_ROWS & parts) p->steps++;
+}
+
+static void part_start(part_progress *p, unsigned bit) {
+    const char *name = bit ? "" : "shards";
+    for (int i = 0; bit && i < gs_n_analysis_rows; i++)
+        if (gs_analysis_rows[i].bit == bit) name = gs_analysis_rows[i].name;
+    if (p->o->on_part) p->o->on_part(p->o->on_part_ctx, p->k++, p->steps, name);
+}
+
 int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_analyze_opts *o, gs_analysis *a) {
     memset(a, 0, sizeof *a);
     store_shard *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
@@ -521,6 +542,9 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
         gs_analysis_note(a, "%s needs the merged store (gpnscope merge)", row->name);
         parts &= ~row->bit;
     }
+    part_progress pg = {o, 0, 0};
+    part_steps(&pg, parts);
+    part_start(&pg, 0);
     /* each shard's states: counted by the rank that reads it, shared by a sum */
     for (int i = job->rank; ok && i < n; i += job->size)
         if ((count[i] = count_states(&s[i], a->kind, o->skip_positions, o->max_positions)) < 0) ok = 0;
@@ -542,6 +566,7 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
     gs_analysis_note_states(a, have, o->max_states);
     /* the model, as the store's pass loads it (the default tokens, retention's initial decays, the probe) */
     ok = gs_analysis_model_for(&info, o, strict, &parts, a) == 0;
+    part_steps(&pg, parts); /* less the rows that needed a model there is none of (noted) */
     if (ok && a->model && a->model->cfg.d != d)
         ok = 0, gs_fail("the model has d_state = %d but the shards' states have %d dimensions", a->model->cfg.d, d);
     if (gs_shards_agree(job, ok)) goto out;
@@ -559,10 +584,12 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
     c.src.rewind = chain_rewind;
     c.src.next = chain_next;
     if (parts & GS_AN_GEOMETRY) {
+        part_start(&pg, GS_AN_GEOMETRY);
         if (geometry_part(job, &c.src, o, a)) goto out;
         a->done |= GS_AN_GEOMETRY;
     }
     if (parts & GS_AN_DEFAULT) {
+        part_start(&pg, GS_AN_DEFAULT);
         if (gs_shards_agree(job, gs_default_row_inputs(st0, s[0].run, &info, o, a, &din) == 0) ||
             default_part(job, &c, all_take, &din, a)) {
             gs_fail_context("default direction: ");
@@ -571,10 +598,12 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
         a->done |= GS_AN_DEFAULT;
     }
     if (parts & GS_AN_HORIZON) {
+        part_start(&pg, GS_AN_HORIZON);
         if (horizons_part(job, &c.src, o, a)) { gs_fail_context("horizons: "); goto out; }
         a->done |= GS_AN_HORIZON;
     }
     if (parts & GS_AN_RETENTION) {
+        part_start(&pg, GS_AN_RETENTION);
         snprintf(a->decay_site, sizeof a->decay_site, "%s",
                  o->decay_site ? o->decay_site : gs_analysis_site_of_role(st0, s[0].run, "decay", 0, "mem.alpha", buf, sizeof buf));
         gs_retention_row_opts(o, &a->retention_opts);
@@ -590,12 +619,14 @@ int gs_analyze_shards(gs_job *job, const char *const *paths, int n, const gs_ana
         }
     }
     if (parts & GS_AN_PROBE) {
+        part_start(&pg, GS_AN_PROBE);
         if (probe_part(job, &c, all_take, st0, o, a) == 0) a->done |= GS_AN_PROBE;
         else if (skipped(a, strict, "probe")) {
             gs_fail_context("probe: ");
             goto out;
         }
     }
+    if (o->on_part) o->on_part(o->on_part_ctx, pg.steps, pg.steps, NULL);
     rc = 0;
 out:
     if (rc) gs_analysis_free(a);

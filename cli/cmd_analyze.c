@@ -69,7 +69,8 @@ static const char *help_rest =
     "  --shards SHARD...   analyse the shards of an MPI recording (mpirun -n K gpnscope\n"
     "                      record) without merging them: rank r reads the shards at places\n"
     "                      r, r + K, ... of the list, each analysis' sums are added over the\n"
-    "                      ranks (MPI_Allreduce) and rank 0 finishes and prints; the same\n"
+    "                      ranks (MPI_Allreduce) and rank 0 finishes and prints (and draws\n"
+    "                      the progress: reading the shards, then each analysis); the same\n"
     "                      options, analyses and numbers as on the merged store (to ~1e-12),\n"
     "                      nothing written to the shards, no findings; without mpirun one\n"
     "                      rank (docs/scale.md)\n";
@@ -166,17 +167,34 @@ static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int 
     }
 }
 
+/* gs_analyze_opts.on_part: the analysis running on the progress line */
+static void on_part(void *ctx, int k, int n, const char *name) { progress_step(ctx, k, n, name); }
+
+/* The analyses one by one on stderr (drawn in place on a terminal, plain lines elsewhere, as a log
+ * wants), through o's on_part; --quiet (and ranks but 0 of a job) off. */
+static void part_progress(progress *pg, gs_analyze_opts *o, int quiet) {
+    progress_start(pg, "analyze", "", 0);
+    progress_plain(pg, 10, 0, NULL, NULL);
+    if (quiet) pg->enabled = PROGRESS_OFF;
+    o->on_part = on_part;
+    o->on_part_ctx = pg;
+}
+
 /* --shards: the analyses reduced over the ranks of the job (analyses/shards.h); rank 0 prints, with token text
- * from the first shard */
-static int analyze_shards(const gs_analyze_opts *o, int json, char **paths, int n) {
+ * from the first shard, and draws the progress of the parts */
+static int analyze_shards(const gs_analyze_opts *opts, int json, int quiet, char **paths, int n) {
     if (n < 1) {
         fprintf(stderr, "gpnscope analyze: --shards: name at least one shard (see --help)\n");
         return 2;
     }
     gs_job job;
     if (gs_job_start(&job)) { fprintf(stderr, "gpnscope analyze: %s\n", gs_error()); return 1; }
+    gs_analyze_opts eff = *opts, *o = &eff;
+    progress pg;
+    part_progress(&pg, o, quiet || job.rank != 0);
     gs_analysis a;
     int rc = gs_analyze_shards(&job, (const char *const *)paths, n, o, &a);
+    if (rc) progress_clear(&pg);
     if (rc && job.rank == 0) fprintf(stderr, "gpnscope analyze: %s\n", gs_error());
     if (!rc && job.rank == 0) {
         store *st = json ? NULL : store_open(paths[0], STORE_READ);
@@ -188,9 +206,6 @@ static int analyze_shards(const gs_analyze_opts *o, int json, char **paths, int 
     gs_job_end(&job);
     return rc ? 1 : 0;
 }
-
-/* gs_analyze_opts.on_part: the analysis running on the progress line */
-static void on_part(void *ctx, int k, int n, const char *name) { progress_step(ctx, k, n, name); }
 
 int cmd_analyze(int argc, char **argv) {
     gs_analyze_opts o;
@@ -224,7 +239,7 @@ int cmd_analyze(int argc, char **argv) {
         fprintf(stderr, "gpnscope analyze: --run names a run of a store; shards hold one run each\n");
         return 2;
     }
-    if (shards) return analyze_shards(&o, json, argv + optind, argc - optind);
+    if (shards) return analyze_shards(&o, json, quiet, argv + optind, argc - optind);
     if (optind != argc - 1) { fputs(help_text(), stderr); return 2; }
     const char *path = argv[optind];
     store *st = store_open(path, STORE_WRITE);
@@ -234,13 +249,8 @@ int cmd_analyze(int argc, char **argv) {
         store_close(st);
         return 1;
     }
-    /* the analyses one by one on stderr: drawn in place on a terminal, plain lines elsewhere (a log) */
     progress pg;
-    progress_start(&pg, "analyze", "", 0);
-    progress_plain(&pg, 10, 0, NULL, NULL);
-    if (quiet) pg.enabled = PROGRESS_OFF;
-    o.on_part = on_part;
-    o.on_part_ctx = &pg;
+    part_progress(&pg, &o, quiet);
     gs_analysis a;
     if (gs_analyze_store(st, run, &o, &a) != 0) {
         progress_clear(&pg);

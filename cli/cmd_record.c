@@ -37,7 +37,12 @@ static const char *help =
     "                      $GPNSCOPE_TOKENIZER, else the source tree's third_party/llama2-tokenizer.json)\n"
     "  --corpus PATH       text file or folder, .jsonl file, or folder of data_XXXX.bin shards\n"
     "  --db FILE           the store\n"
-    "  --seq-len L         tokens per window (default 2048)\n"
+    "  --seq-len L         tokens per window (default 2048; per document: the longest, at most 2048)\n"
+    "  --per-document      window i is document i (a file or --separator piece, a JSONL line, a\n"
+    "                      shard's index entry): its first token from a fresh state, cut at\n"
+    "                      --seq-len; nothing is recorded past its end; --windows, --skip and\n"
+    "                      --sample pick documents\n"
+    "  --per-line          --per-document with each line of a text one document (prompts)\n"
     "  --windows N|all     record N windows, or all of them (the default; 0: all)\n"
     "  --skip M            skip the first M windows (default 0)\n"
     "  --sample N          of the selected windows keep N chosen at random (with --seed)\n"
@@ -91,12 +96,15 @@ static void refuse_integer(const char *cmd, const cli_opt *row, const char *text
 /* 0, or 1 after the help, 3 after a printed line, -1 with gs_error() */
 static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
     gs_record_opts_default(o);
+    int per_document = 0, per_line = 0;
     const cli_opt opts[] = {
         {CLI_STRING("model", &o->model)},
         {CLI_STRING("tokenizer", &o->tokenizer)},
         {CLI_STRING("corpus", &o->corpus)},
         {CLI_STRING("db", &o->db)},
-        {CLI_INTEGER("seq-len", &o->seq_len, 0, INT64_MAX, "")},
+        {CLI_INTEGER("seq-len", &o->seq_len, 0, INT64_MAX, ""), .seen = &o->seq_len_given},
+        {CLI_FLAG("per-document", &per_document)},
+        {CLI_FLAG("per-line", &per_line)},
         {CLI_WINDOWS(&o->windows, 0, "")},
         {CLI_INTEGER("skip", &o->skip, 0, INT64_MAX, "")},
         {CLI_INTEGER("sample", &o->sample, 0, INT64_MAX, "")},
@@ -118,6 +126,7 @@ static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
     if (parsed == 0) return 1;                      /* --help */
     if (parsed != CLI_GO_ON) return integer_refused ? -1 : 3; /* 3: printed */
     if (optind != argc) return gs_fail("unexpected argument '%s' (see --help)", argv[optind]);
+    o->per_document = per_line ? 2 : per_document; /* --per-line is --per-document split on newlines */
     if (!o->model || !o->corpus || !o->db) return gs_fail("--model, --corpus and --db are required (see --help)");
     /* text and JSONL need a tokenizer: the same default as tokenize, eval, lens, patch and steer */
     if (!o->tokenizer && access(o->corpus, R_OK) == 0 && corpus_detect(o->corpus) != CORPUS_SHARDS &&
@@ -171,15 +180,30 @@ static int wait_for_ranks(void *ctx) {
     return 130;
 }
 
+/* "N windows x L tokens", or per document "N documents of at most L
+ * tokens", where L came from, and how many documents were cut at L. */
+static void describe_windows(const gs_record_opts *o, const gs_record_result *res, int64_t n, char *out, size_t size) {
+    if (!o->per_document) {
+        snprintf(out, size, "%lld windows x %lld tokens", (long long)n, (long long)res->seq_len);
+        return;
+    }
+    const char *unit = o->per_document == 2 ? "line" : "document";
+    int at = snprintf(out, size, "%lld %s%s of at most %lld tokens%s", (long long)n, unit, n == 1 ? "" : "s", (long long)res->seq_len,
+                      o->seq_len_given ? "" : " (the longest; --seq-len sets it)");
+    if (res->n_cut && at > 0 && (size_t)at < size)
+        snprintf(out + at, size - (size_t)at, "; %lld %s%s longer, cut at %lld: %lld tokens not recorded", (long long)res->n_cut,
+                 unit, res->n_cut == 1 ? " was" : "s were", (long long)res->seq_len, (long long)res->cut_tokens);
+}
+
 /* What happened, in one line (without the "gpnscope record: " prefix);
  * returns the exit code. A shard's line names its file. */
 static int outcome_line(int rc, const gs_record_opts *o, const gs_record_result *res, int sharded, char *line,
                         size_t size) {
-    char q[4200];
+    char q[4200], what[512];
     switch (rc) {
     case 0:
-        snprintf(line, size, "recorded run %lld into %s: %lld windows x %lld tokens", (long long)res->run, o->db,
-                 (long long)(res->end - res->begin), (long long)o->seq_len);
+        describe_windows(o, res, res->end - res->begin, what, sizeof what);
+        snprintf(line, size, "recorded run %lld into %s: %s", (long long)res->run, o->db, what);
         return 0;
     case 130:
         if (sharded)
@@ -229,8 +253,8 @@ int cmd_record(int argc, char **argv) {
     bar b;
     progress_start(&b.pg, "record", "tok", 0);
     /* not on a terminal (a log, CI, a notebook's subprocess): a plain line every 10 s or more and one at
-     * the end, counting windows of seq_len tokens */
-    progress_plain(&b.pg, 10, prc == 0 ? o.seq_len : 0, "windows", "tokens");
+     * the end, counting windows of seq_len tokens (documents differ in length: only their tokens) */
+    progress_plain(&b.pg, 10, prc == 0 && !o.per_document ? o.seq_len : 0, "windows", "tokens");
     b.job = &job;
     b.said = 0;
     if (quiet || job.rank) b.pg.enabled = 0;
@@ -249,14 +273,14 @@ int cmd_record(int argc, char **argv) {
      * far it got in its one line (a terminal's line is ended either way) */
     if (rc != 0 && b.pg.enabled == PROGRESS_PLAIN) b.pg.enabled = PROGRESS_OFF;
     if (!job.mpi) {
-        if (rc == 0 || rc == 130) progress_end(&b.pg, (res.windows_done - res.first) * o.seq_len);
+        if (rc == 0 || rc == 130) progress_end(&b.pg, res.tokens);
         if (rc == 0) printf("%s\n", line);
         else fprintf(stderr, "gpnscope record: %s\n", line);
         gs_job_end(&job);
         return rc;
     }
     /* the job: rank 0 waits for every rank (drawing their progress), then says the outcome once */
-    gs_job_report(&job, (res.windows_done - res.first) * o.seq_len, (res.end - res.first) * o.seq_len);
+    gs_job_report(&job, res.tokens, res.tokens_total);
     /* rank 0's own failure is said at once: when a rank is killed, mpirun stops
      * the others and the outcome never arrives */
     if (job.rank == 0 && rc) {
@@ -277,9 +301,10 @@ int cmd_record(int argc, char **argv) {
             char first[4096], last[4096];
             gs_shard_path(study, 0, job.size, first, sizeof first);
             gs_shard_path(study, job.size - 1, job.size, last, sizeof last);
-            printf("recorded %lld windows x %lld tokens into %d shard%s (%s%s%s); fold them into one store with "
-                   "gpnscope merge %s SHARD...\n", (long long)res.n_windows, (long long)o.seq_len, job.size,
-                   job.size > 1 ? "s" : "", first, job.size > 1 ? " ... " : "", job.size > 1 ? last : "", study);
+            char what[512];
+            describe_windows(&o, &res, res.n_windows, what, sizeof what);
+            printf("recorded %s into %d shard%s (%s%s%s); fold them into one store with gpnscope merge %s SHARD...\n", what,
+                   job.size, job.size > 1 ? "s" : "", first, job.size > 1 ? " ... " : "", job.size > 1 ? last : "", study);
         } else if (n_failed > 1) {
             fprintf(stderr, "gpnscope record: rank %d of %d: %s (and %d more ranks failed)\n", failed, job.size, msg,
                     n_failed - 1);

@@ -30,6 +30,14 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
             if (o->window(o->window_ctx, w0 + b, tokens + (size_t)b * T)) { rc = -1; goto out; }
         EACH_SINK(begin, w0, nb, tokens)
         gpn_engine_reset(e);
+        int steps = T; /* the batch's longest window, when the windows say */
+        if (o->window_len) {
+            steps = 0;
+            for (int b = 0; b < nb; b++) {
+                int64_t n = o->window_len(o->window_ctx, w0 + b);
+                if (n > steps) steps = n < T ? (int)n : T;
+            }
+        }
         if (windowed) {
             if (gpn_engine_window(e, tokens, nb, T, nll)) {
                 rc = gs_fail_context("windows %lld-%lld: ", (long long)w0, (long long)(w0 + nb - 1));
@@ -37,7 +45,7 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
             }
             EACH_SINK(after_window, e, w0, nb, tokens, nll)
         }
-        for (int t = 0; !windowed && t < T; t++) {
+        for (int t = 0; !windowed && t < steps; t++) {
             for (int b = 0; b < nb; b++) step[b] = tokens[(size_t)b * T + t];
             EACH_SINK(before_step, e, w0, nb, t)
             if (gpn_engine_step(e, step, nb)) {
@@ -58,3 +66,4 @@ out:
 }
 
 int runner_corpus_window(void *ctx, int64_t w, int32_t *tokens) { return corpus_window((const gpn_corpus *)ctx, w, tokens); }
+int64_t runner_corpus_window_len(void *ctx, int64_t w) { return corpus_window_len((const gpn_corpus *)ctx, w); }

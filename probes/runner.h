@@ -39,6 +39,10 @@ typedef struct {
     int64_t first, total;       /* run windows [first, total) */
     runner_window_fn window;
     void *window_ctx;
+    /* NULL, or the real tokens of window w (window_ctx): each batch then runs
+     * only as many steps as its longest window has (per-document windows
+     * padded to T: the steps past every one would record nothing) */
+    int64_t (*window_len)(void *ctx, int64_t w);
     runner_progress_fn progress;
     void *progress_ctx;
     const volatile sig_atomic_t *stop; /* checked between batches */
@@ -53,7 +57,8 @@ typedef struct {
  * last complete batch, so [first, *done) ran completely. */
 int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int64_t *done);
 
-/* A window source over a corpus (ctx: the gpn_corpus). */
+/* A window source over a corpus (ctx: the gpn_corpus), and its windows' real tokens. */
 int runner_corpus_window(void *ctx, int64_t w, int32_t *tokens);
+int64_t runner_corpus_window_len(void *ctx, int64_t w);
 
 #endif

@@ -40,6 +40,11 @@ static int options_of_run(const store_run_info *info, const cJSON *j, gs_record_
                            "from: record it again to give it controls", (long long)info->id);
         o->windows = (int64_t)x->valuedouble;
     }
+    o->seq_len_given = 1; /* per document the settings hold the length chosen */
+    if (cJSON_IsString(x = cJSON_GetObjectItemCaseSensitive(j, "window_unit"))) {
+        o->per_document = strcmp(x->valuestring, "line") ? 1 : 2;
+        if (o->per_document == 2) o->separator = NULL; /* --per-line gives its own */
+    }
     o->states_given = strcmp(o->states, "pred") != 0;
     o->batch = info->batch > 0 ? info->batch : 16;
     o->model = info->model_path;

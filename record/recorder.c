@@ -183,6 +183,8 @@ static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
     cJSON_AddStringToObject(j, "corpus_format", corpus_format_name(corpus_get_format(c)));
     if (o->field) cJSON_AddStringToObject(j, "field", o->field);
     if (o->separator) cJSON_AddStringToObject(j, "separator", o->separator);
+    /* only when per document, so a run of windows recorded before it existed still resumes */
+    if (o->per_document) cJSON_AddStringToObject(j, "window_unit", o->per_document == 2 ? "line" : "document");
     if (o->control) {
         cJSON *ctl = cJSON_AddObjectToObject(j, "control");
         cJSON_AddStringToObject(ctl, "kind", o->control);
@@ -337,6 +339,8 @@ typedef struct {
     int64_t run;
     store_dtype dt;
     unsigned char *keep;        /* B x T: positions whose states are kept */
+    int64_t *len;               /* B: the batch's windows' real tokens (T but per document) */
+    int64_t tokens;             /* real tokens of the range's windows done so far */
     unsigned char want[4096];   /* this step's rows whose states are kept: only those leave a GPU */
     store_token_row *rows;
     int64_t begin;              /* the first window of the range (a shard's; 0) */
@@ -351,7 +355,11 @@ static int rec_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
     (void)tokens;
     recorder *k = ctx;
     int T = (int)k->o->seq_len;
-    for (int b = 0; b < nb; b++) choose_positions(k->plan, k->o->seed, w0 + b, T, k->keep + (size_t)b * T);
+    for (int b = 0; b < nb; b++) { /* positions among the real ones only */
+        k->len[b] = corpus_window_len(k->r->corpus, w0 + b);
+        memset(k->keep + (size_t)b * T, 0, (size_t)T);
+        choose_positions(k->plan, k->o->seed, w0 + b, (int)k->len[b], k->keep + (size_t)b * T);
+    }
     return store_begin(k->r->st);
 }
 
@@ -373,10 +381,12 @@ static int rec_after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, c
         if (p->head[i] && !(head[i] = gpn_engine_site(e, head_points[i]))) return gs_fail("the engine kept no per-head rows");
     for (int i = 0; i < p->n_vec; i++)
         if (!(vec[i] = site_rows(e, &p->vec[i]))) return gs_fail("the engine kept no rows of %s", p->vec[i].kind);
+    int n = 0;
     for (int b = 0; b < nb; b++) {
+        if (t >= k->len[b]) continue; /* padding past a document's end: nothing recorded */
         int32_t w = (int32_t)(w0 + b);
-        int32_t next = t + 1 < T ? tokens[(size_t)b * T + t + 1] : -1;
-        k->rows[b] = (store_token_row){w, t, tokens[(size_t)b * T + t], next, out.top1[b], out.nll[b], out.entropy[b]};
+        int32_t next = t + 1 < k->len[b] ? tokens[(size_t)b * T + t + 1] : -1;
+        k->rows[n++] = (store_token_row){w, t, tokens[(size_t)b * T + t], next, out.top1[b], out.nll[b], out.entropy[b]};
         size_t hb = (size_t)b * c->H;
         if (p->any_head && store_put_head_steps(k->r->st, k->run, w, t, c->H, head[0] ? head[0] + hb : NULL,
                                                 head[1] ? head[1] + hb : NULL, head[2] ? head[2] + hb : NULL))
@@ -390,17 +400,18 @@ static int rec_after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, c
                 return -1;
         }
     }
-    return store_put_tokens(k->r->st, k->run, k->rows, nb);
+    return store_put_tokens(k->r->st, k->run, k->rows, n);
 }
 
 static int rec_end(void *ctx, int64_t w0, int nb) {
     recorder *k = ctx;
-    int64_t T = k->o->seq_len;
-    for (int b = 0; b < nb; b++)
-        if (store_window_done(k->r->st, k->run, (int32_t)(w0 + b), corpus_window_index(k->r->corpus, w0 + b) * T, (int)T))
+    for (int b = 0; b < nb; b++) {
+        if (store_window_done(k->r->st, k->run, (int32_t)(w0 + b), corpus_window_offset(k->r->corpus, w0 + b), (int)k->len[b]))
             return -1;
+        k->tokens += k->len[b];
+    }
     int64_t done = w0 + nb - k->begin; /* windows of this recording's range (all of a one-process run's) */
-    return store_run_progress(k->r->st, k->run, done, done * T) || store_commit(k->r->st);
+    return store_run_progress(k->r->st, k->run, done, k->tokens) || store_commit(k->r->st);
 }
 
 /* Sites the backend keeps (gs_site.kept) are read from it after each step,
@@ -423,20 +434,20 @@ static int plan_captures(capture_plan *p, resources *r, const unsigned char *row
     return 0;
 }
 
-/* The shuffled control's windows: tokens 1..T-1 of each window permuted by
- * Fisher-Yates from a generator seeded by (seed, the window's corpus index),
- * so a resumed run and every rank see the same text; token 0 (BOS) stays. */
+/* The shuffled control's windows: tokens 1..n-1 of each window (n its real
+ * length: a document's, per document) permuted by Fisher-Yates from a
+ * generator seeded by (seed, the window's corpus index), so a resumed run
+ * and every rank see the same text; token 0 (BOS) and the padding stay. */
 typedef struct {
     const gpn_corpus *corpus;
     uint64_t seed;
-    int T;
 } shuffled_windows;
 
 static int shuffled_window(void *ctx, int64_t w, int32_t *tokens) {
     const shuffled_windows *s = ctx;
     if (corpus_window(s->corpus, w, tokens)) return -1;
     uint64_t x = s->seed * 0x9e3779b97f4a7c15ull + (uint64_t)corpus_window_index(s->corpus, w) * 0xbf58476d1ce4e5b9ull;
-    for (int i = s->T - 1; i > 1; i--) {
+    for (int i = (int)corpus_window_len(s->corpus, w) - 1; i > 1; i--) {
         int j = 1 + (int)(gs_splitmix64(&x) % (uint64_t)i);
         int32_t t = tokens[i];
         tokens[i] = tokens[j];
@@ -445,16 +456,22 @@ static int shuffled_window(void *ctx, int64_t w, int32_t *tokens) {
     return 0;
 }
 
+static int64_t shuffled_window_len(void *ctx, int64_t w) {
+    return corpus_window_len(((const shuffled_windows *)ctx)->corpus, w);
+}
+
+/* Progress in real tokens (per document, padding is not counted) */
 typedef struct {
     gs_record_progress fn;
     void *ctx;
-    int64_t first, T, total;
+    const recorder *rec;
+    int64_t before, total; /* rec->tokens when this call began; the tokens it records */
 } rec_progress;
 
 static int show_progress(void *ctx, int64_t done, int64_t total) {
-    (void)total;
+    (void)done, (void)total;
     rec_progress *p = ctx;
-    if (p->fn) p->fn(p->ctx, (done - p->first) * p->T, p->total);
+    if (p->fn) p->fn(p->ctx, p->rec->tokens - p->before, p->total);
     return 0;
 }
 
@@ -472,6 +489,27 @@ static int64_t complete_shard(store *st, const char *model_sha256, const char *s
     free(a);
     free(b);
     return same ? last : 0;
+}
+
+/* --per-line: text split on newlines, a JSONL corpus's lines are its
+ * documents already, shards have none. Returns 0, or 2 with gs_error(). */
+static int per_line_corpus(gs_record_opts *o) {
+    if (o->per_document != 2) return 0;
+    corpus_format f = corpus_detect(o->corpus);
+    if (f == CORPUS_SHARDS)
+        return gs_fail("--per-line: %s is a shard corpus, whose documents come from its index files, not lines: use "
+                       "--per-document", o->corpus), 2;
+    if (o->separator) return gs_fail("--per-line splits on newlines: give it or --separator, not both"), 2;
+    if (f == CORPUS_JSONL) o->per_document = 1; /* the same recording as --per-document */
+    else o->separator = "\n";
+    return 0;
+}
+
+/* Real tokens of selected windows [from, to). */
+static int64_t tokens_of(const gpn_corpus *c, int64_t from, int64_t to) {
+    int64_t n = 0;
+    for (int64_t i = from; i < to; i++) n += corpus_window_len(c, i);
+    return n;
 }
 
 void gs_record_opts_default(gs_record_opts *o) {
@@ -492,13 +530,14 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     res->run = -1;
     if (gpn_device_parse(o.device, o.precision, &o.dev)) return 2;
     capture_plan plan;
-    if (parse_plan(&o, &plan)) return 2;
+    if (parse_plan(&o, &plan) || per_line_corpus(&o)) return 2;
     resources r = {0};
     int rc = 1;
     int64_t run = -1;
     char *settings = NULL;
     unsigned char *keep = NULL;
     store_token_row *rows = NULL;
+    int64_t *lens = NULL;
     float *gather = NULL;
     if (!(r.model = gpn_model_load(o.model))) goto out;
     /* a task model's symbols are no tokenizer's pieces (a shard corpus of its symbols records it) */
@@ -516,7 +555,8 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     }
     corpus_options co;
     corpus_options_default(&co);
-    co.seq_len = o.seq_len;
+    co.by_document = o.per_document != 0;
+    co.seq_len = co.by_document && !o.seq_len_given ? 0 : o.seq_len; /* 0: the longest document */
     co.windows = o.windows;
     co.skip = o.skip;
     co.sample = o.sample;
@@ -525,6 +565,8 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     if (o.field) co.field = o.field;
     if (o.separator) co.separator = o.separator;
     if (!(r.corpus = corpus_open(o.corpus, r.tok, &co))) goto out;
+    res->seq_len = o.seq_len = corpus_seq_len(r.corpus);
+    res->n_cut = corpus_n_cut(r.corpus, &res->cut_tokens);
     int64_t n_windows = corpus_n_windows(r.corpus), begin = 0, end = n_windows;
     int B = o.batch < n_windows ? o.batch : (int)(n_windows ? n_windows : 1);
     if (o.n_shards) { /* whole batches of a one-process recording (store/merge.h) */
@@ -553,26 +595,35 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     if (run < 0) goto out;
     keep = malloc((size_t)B * o.seq_len);
     rows = malloc((size_t)B * sizeof *rows);
+    lens = malloc((size_t)B * sizeof *lens);
     int widest = 1;
     for (int i = 0; i < plan.n_vec; i++) widest = plan.vec[i].width > widest ? plan.vec[i].width : widest;
     gather = malloc((size_t)widest * sizeof *gather);
-    if (!keep || !rows || !gather) { gs_fail("out of memory"); goto out; }
+    if (!keep || !rows || !gather || !lens) { gs_fail("out of memory"); goto out; }
 
-    recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, {0}, rows, begin, gather};
+    recorder rec = {&o, &plan, &r, run, strcmp(o.dtype, "f16") ? STORE_F32 : STORE_F16, keep, lens,
+                    tokens_of(r.corpus, begin, first), {0}, rows, begin, gather};
     if (plan_captures(&plan, &r, rec.want)) goto out;
     runner_sink sink = {&rec, rec_begin, rec_before_step, rec_after_step, rec_end, NULL};
-    rec_progress rp = {progress_fn, progress_ctx, first, o.seq_len, (end - first) * o.seq_len};
+    rec_progress rp = {progress_fn, progress_ctx, &rec, rec.tokens, tokens_of(r.corpus, first, end)};
     runner_opts ro = {.engine = r.engine, .T = (int)o.seq_len, .first = first, .total = end,
                       .window = runner_corpus_window, .window_ctx = r.corpus, .progress = show_progress,
-                      .progress_ctx = &rp, .stop = stop};
-    shuffled_windows shuffled = {r.corpus, o.control_seed, (int)o.seq_len};
-    if (o.control && !strcmp(o.control, "shuffled")) ro.window = shuffled_window, ro.window_ctx = &shuffled;
+                      .progress_ctx = &rp, .stop = stop,
+                      /* per document: a batch stops after its longest document */
+                      .window_len = o.per_document ? runner_corpus_window_len : NULL};
+    shuffled_windows shuffled = {r.corpus, o.control_seed};
+    if (o.control && !strcmp(o.control, "shuffled")) {
+        ro.window = shuffled_window, ro.window_ctx = &shuffled;
+        if (ro.window_len) ro.window_len = shuffled_window_len;
+    }
     int64_t w = first;
     res->run = run;
     res->first = first;
     res->n_windows = n_windows;
     int run_rc = runner_run(&ro, &sink, 1, &w);
     res->windows_done = w;
+    res->tokens = rec.tokens - rp.before;
+    res->tokens_total = rp.total;
     if (run_rc < 0) {
         char msg[GS_ERROR_MAX];
         snprintf(msg, sizeof msg, "%s", gs_error());
@@ -604,6 +655,7 @@ out:
     free(settings);
     free(keep);
     free(rows);
+    free(lens);
     free(gather);
     release(&r);
     return rc;

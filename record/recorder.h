@@ -21,6 +21,10 @@ typedef struct {
     int64_t seq_len, windows, skip, sample;
     uint64_t seed;
     int batch, resume, states_given;
+    /* --per-document (1) / --per-line (2): window i is document (line) i
+     * from a fresh state, cut at seq_len; nothing recorded past its end.
+     * seq_len_given 0: seq_len is the longest document, at most 2048. */
+    int per_document, seq_len_given;
     const char *recorded; /* set by gs_record: the vector sites' kinds */
     const char *code_version;
     /* a rank's share of an MPI job (docs/scale.md): of the N selected windows
@@ -43,9 +47,13 @@ typedef struct {
     int64_t n_windows;
     int resumable;        /* a failed run that --resume can continue */
     int64_t begin, end;   /* the windows this recording covers ([0, n_windows) unless a shard) */
+    int64_t seq_len;      /* the window length used (per document: maybe chosen) */
+    int64_t n_cut, cut_tokens; /* per document: selected documents cut at seq_len, tokens past it */
+    int64_t tokens, tokens_total; /* real tokens this call recorded, of those it was to record */
 } gs_record_result;
 
-/* Tokens recorded by this call so far, of total. */
+/* Tokens recorded by this call so far, of total (per document: real
+ * tokens, not the padding). */
 typedef void (*gs_record_progress)(void *ctx, int64_t tokens_done, int64_t tokens_total);
 
 /* Returns 0 (complete), 130 (stopped by *stop between batches: resumable),

@@ -338,9 +338,9 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     if (out_of_vocabulary(st, run_id, m->cfg.V)) goto done;
     for (int64_t w = 0; w < W * T; w++)
         if (tk.token_id[w] < 0) {
-            gs_fail("run %lld: window %d has no token at position %lld (the window is incomplete): ablate fewer "
-                    "--windows, or finish the recording with --resume", (long long)run_id, tk.window_ids[w / T],
-                    (long long)(w % T));
+            gs_fail("run %lld: window %d has no token at position %lld (the window is incomplete, or a per-document "
+                    "run's document ends there): ablate fewer --windows, or finish the recording with --resume",
+                    (long long)run_id, tk.window_ids[w / T], (long long)(w % T));
             goto done;
         }
     /* The recording's batch layout unless told otherwise: the engine's GEMMs

@@ -35,7 +35,8 @@ int gs_rerun_open(store *st, int64_t run_id, int64_t windows, int length, int de
         if (i % tk->n_positions >= r->T || (id >= 0 && id < r->m->cfg.V)) continue;
         gs_fail("run %lld: window %d, position %lld: %s", (long long)run_id, tk->window_ids[i / tk->n_positions],
                 (long long)(i % tk->n_positions),
-                id < 0 ? "no token (the window is incomplete): use fewer --windows or a shorter --length"
+                id < 0 ? "no token (the window is incomplete, or a per-document run's document ends there): use "
+                         "fewer --windows or a shorter --length"
                        : "a token id outside the model's vocabulary (the run's tokens are not this model's)");
         goto fail;
     }

@@ -101,6 +101,13 @@ int corpus_push_doc(gpn_corpus *c, const int32_t *ids, size_t n) {
         c->tokens = p;
         c->cap_tokens = cap;
     }
+    if (corpus_push_len(c, (int64_t)n)) return -1;
+    memcpy(c->tokens + c->total, ids, n * sizeof *ids);
+    c->total += (int64_t)n;
+    return 0;
+}
+
+int corpus_push_len(gpn_corpus *c, int64_t n) {
     if (c->n_docs == c->cap_docs) {
         int64_t cap = c->cap_docs ? c->cap_docs * 2 : 1024;
         int64_t *p = realloc(c->doc_len, (size_t)cap * sizeof *p);
@@ -108,19 +115,23 @@ int corpus_push_doc(gpn_corpus *c, const int32_t *ids, size_t n) {
         c->doc_len = p;
         c->cap_docs = cap;
     }
-    memcpy(c->tokens + c->total, ids, n * sizeof *ids);
-    c->total += (int64_t)n;
-    c->doc_len[c->n_docs++] = (int64_t)n;
+    c->doc_len[c->n_docs++] = n;
     return 0;
 }
 
 static int select_windows(gpn_corpus *c, const corpus_options *o) {
     int64_t n = c->n_windows_total;
     if (o->skip < 0 || o->windows < 0 || o->sample < 0) return gs_fail("skip, windows and sample must not be negative");
+    if (o->skip >= n && c->by_document)
+        return gs_fail("skipping %lld documents leaves none: the corpus has %lld", (long long)o->skip, (long long)n);
     if (o->skip >= n)
         return gs_fail("skipping %lld windows leaves none: the corpus has %lld windows of %lld tokens", (long long)o->skip, (long long)n,
                        (long long)c->seq_len);
     int64_t avail = n - o->skip, take = o->windows ? o->windows : avail;
+    if (take > avail && c->by_document)
+        return gs_fail("asked for %lld documents after skipping %lld, but the corpus has only %lld (of %lld): ask for %lld or "
+                       "fewer (--windows all takes every one)", (long long)take, (long long)o->skip, (long long)avail,
+                       (long long)n, (long long)avail);
     if (take > avail)
         return gs_fail("asked for %lld windows after skipping %lld, but the corpus has only %lld (%lld windows of %lld tokens): "
                        "ask for %lld or fewer (--windows all takes every one), or shorter windows (--seq-len %lld gives %lld)",
@@ -145,14 +156,40 @@ static int select_windows(gpn_corpus *c, const corpus_options *o) {
     return 0;
 }
 
+/* By document: the documents' offsets, the selection, the window length
+ * (seq_len 0: the longest selected document, capped) and what it cuts. */
+static int select_documents(gpn_corpus *c, const corpus_options *o) {
+    c->n_windows_total = c->n_docs;
+    if (!(c->doc_start = malloc((size_t)(c->n_docs ? c->n_docs : 1) * sizeof *c->doc_start))) return gs_fail("out of memory");
+    for (int64_t d = 0, at = 0; d < c->n_docs; at += c->doc_len[d++]) c->doc_start[d] = at;
+    if (select_windows(c, o)) return -1;
+    if (!c->seq_len) {
+        for (int64_t i = 0; i < c->n_sel; i++) {
+            int64_t n = c->doc_len[corpus_window_index(c, i)];
+            if (n > c->seq_len) c->seq_len = n;
+        }
+        if (c->seq_len > CORPUS_DOC_MAX_LEN) c->seq_len = CORPUS_DOC_MAX_LEN;
+        if (c->seq_len < 1) c->seq_len = 1; /* documents of no tokens (shards allow them) */
+    }
+    for (int64_t i = 0; i < c->n_sel; i++) {
+        int64_t n = c->doc_len[corpus_window_index(c, i)];
+        if (n > c->seq_len) c->n_cut++, c->cut_tokens += n - c->seq_len;
+    }
+    return 0;
+}
+
 gpn_corpus *corpus_open(const char *path, const gpn_tokenizer *tok, const corpus_options *opt) {
     corpus_options def;
     if (!opt) { corpus_options_default(&def); opt = &def; }
-    if (opt->seq_len <= 0) { gs_fail("the window length must be positive (got %lld)", (long long)opt->seq_len); return NULL; }
+    if (opt->seq_len < 0 || (opt->seq_len == 0 && !opt->by_document)) {
+        gs_fail("the window length must be positive (got %lld)", (long long)opt->seq_len);
+        return NULL;
+    }
     gpn_corpus *c = calloc(1, sizeof *c);
     if (!c) { gs_fail("out of memory"); return NULL; }
     c->path = strdup(path);
     c->seq_len = opt->seq_len;
+    c->by_document = opt->by_document;
     c->format = opt->format == CORPUS_AUTO ? corpus_detect(path) : opt->format;
     int rc;
     if (c->format == CORPUS_SHARDS) {
@@ -162,10 +199,12 @@ gpn_corpus *corpus_open(const char *path, const gpn_tokenizer *tok, const corpus
                  : gs_fail("%s is a %s corpus: it needs a tokenizer", path, corpus_format_name(c->format));
     }
     if (rc == 0 && c->total == 0) rc = gs_fail("%s: empty corpus (no tokens)", path);
-    if (rc == 0 && c->total < c->seq_len)
+    if (rc == 0 && c->by_document) {
+        if (select_documents(c, opt)) rc = gs_fail_context("%s: ", path);
+    } else if (rc == 0 && c->total < c->seq_len) {
         rc = gs_fail("%s: %lld tokens, fewer than one window of %lld: use --seq-len %lld or less", path, (long long)c->total,
                      (long long)c->seq_len, (long long)c->total);
-    if (rc == 0) {
+    } else if (rc == 0) {
         c->n_windows_total = c->total / c->seq_len;
         if (select_windows(c, opt)) rc = gs_fail_context("%s: ", path);
     }
@@ -178,6 +217,7 @@ void corpus_free(gpn_corpus *c) {
     corpus_unmap_shards(c);
     free(c->tokens);
     free(c->doc_len);
+    free(c->doc_start);
     free(c->sel);
     free(c->path);
     free(c);
@@ -222,15 +262,35 @@ static int read_shards(const gpn_corpus *c, int64_t start, int64_t n, int32_t *o
     return 0;
 }
 
+int64_t corpus_window_len(const gpn_corpus *c, int64_t i) {
+    int64_t w = corpus_window_index(c, i);
+    if (w < 0) return -1;
+    if (!c->by_document) return c->seq_len;
+    return c->doc_len[w] < c->seq_len ? c->doc_len[w] : c->seq_len;
+}
+
+int64_t corpus_window_offset(const gpn_corpus *c, int64_t i) {
+    int64_t w = corpus_window_index(c, i);
+    if (w < 0) return -1;
+    return c->by_document ? c->doc_start[w] : w * c->seq_len;
+}
+
+int corpus_by_document(const gpn_corpus *c) { return c->by_document; }
+
+int64_t corpus_n_cut(const gpn_corpus *c, int64_t *cut_tokens) {
+    if (cut_tokens) *cut_tokens = c->cut_tokens;
+    return c->n_cut;
+}
+
 int corpus_window(const gpn_corpus *c, int64_t i, int32_t *out) {
     int64_t w = corpus_window_index(c, i);
     if (w < 0) return gs_fail("window %lld is outside the %lld selected", (long long)i, (long long)c->n_sel);
-    int64_t start = w * c->seq_len;
-    if (c->tokens) {
-        memcpy(out, c->tokens + start, (size_t)c->seq_len * sizeof *out);
-        return 0;
-    }
-    return read_shards(c, start, c->seq_len, out);
+    int64_t start = corpus_window_offset(c, i), n = corpus_window_len(c, i);
+    if (c->tokens) memcpy(out, c->tokens + start, (size_t)n * sizeof *out);
+    else if (n && read_shards(c, start, n, out)) return -1;
+    /* by document: pad with the last token (a causal model's earlier positions never see it) */
+    for (int64_t t = n; t < c->seq_len; t++) out[t] = n ? out[n - 1] : 0;
+    return 0;
 }
 
 int corpus_unigram_counts(const gpn_corpus *c, int64_t V, int64_t *counts) {

@@ -10,6 +10,12 @@
  *   shards the companion's data_XXXX.bin (little-endian uint32 ids, already
  *          ending each document with EOS) + data_XXXX.index.json (document
  *          lengths) + meta.json, memory-mapped, shards in name order.
+ * By document (by_document): window i is document i instead (a text file
+ * or separator piece, a JSONL line, an index entry of a shard), its first
+ * token first; a document longer than seq_len is cut there, a shorter one is
+ * padded with its last token up to seq_len (corpus_window_len gives its real
+ * tokens); seq_len 0 picks the longest selected document, at most
+ * CORPUS_DOC_MAX_LEN. Shards need their index files for it.
  * A selection picks which windows a run uses: skip the first `skip`, keep
  * the next `windows` (0: all), then, with `sample`, keep `sample` of those
  * chosen at random with `seed` (in increasing order).
@@ -43,7 +49,11 @@ typedef struct {
     int64_t skip, windows;/* selection, see above */
     int64_t sample;
     uint64_t seed;
+    int by_document;      /* windows are documents (see above) */
 } corpus_options;
+
+/* by_document with seq_len 0: the longest selected document, up to this */
+#define CORPUS_DOC_MAX_LEN 2048
 
 typedef struct gpn_corpus gpn_corpus;
 
@@ -67,6 +77,15 @@ int64_t corpus_window_index(const gpn_corpus *c, int64_t i);
 /* Copy selected window i (seq_len ids) to out. Returns 0, or -1 with
  * gs_error() (shards: an id >= vocab size, named with file and offset). */
 int corpus_window(const gpn_corpus *c, int64_t i, int32_t *out);
+/* Real tokens of selected window i: seq_len, or by document its document's
+ * length up to seq_len (the rest is padding); -1 outside the selection. */
+int64_t corpus_window_len(const gpn_corpus *c, int64_t i);
+/* Offset in the token stream of selected window i's first token; -1 outside. */
+int64_t corpus_window_offset(const gpn_corpus *c, int64_t i);
+int corpus_by_document(const gpn_corpus *c);
+/* By document: how many selected documents are longer than seq_len, and
+ * (cut_tokens, may be NULL) how many of their tokens lie past it. */
+int64_t corpus_n_cut(const gpn_corpus *c, int64_t *cut_tokens);
 
 int64_t corpus_total_tokens(const gpn_corpus *c);
 int64_t corpus_n_docs(const gpn_corpus *c);   /* -1 when unknown (shards without index files) */

@@ -18,10 +18,16 @@ struct gpn_corpus {
     char *path;
     corpus_format format;
     int64_t seq_len, total, n_docs, n_bad, vocab;
-    /* text and JSONL: the token stream and document lengths, in memory */
+    /* text and JSONL: the token stream and document lengths, in memory
+     * (shards keep the lengths of their index files only by document) */
     int32_t *tokens;
     int64_t *doc_len;
     int64_t cap_tokens, cap_docs;
+    /* by document: each document's offset in the stream; the selected
+     * documents longer than seq_len and their tokens past it */
+    int by_document;
+    int64_t *doc_start;
+    int64_t n_cut, cut_tokens;
     /* shards */
     corpus_shard *shards;
     int n_shards;
@@ -33,6 +39,8 @@ struct gpn_corpus {
 
 /* Append one document (ids already include BOS/EOS). */
 int corpus_push_doc(gpn_corpus *c, const int32_t *ids, size_t n);
+/* Append one document's length only (a shard's, by document). */
+int corpus_push_len(gpn_corpus *c, int64_t n);
 int corpus_load_text(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_options *opt, int jsonl);
 int corpus_load_shards(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_options *opt);
 void corpus_unmap_shards(gpn_corpus *c);

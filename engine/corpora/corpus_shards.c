@@ -79,8 +79,9 @@ static int map_shard(corpus_shard *sh) {
     return 0;
 }
 
-/* Document count of a shard from its index file; -1 if there is none, -2 on error. */
-static int64_t shard_docs(const corpus_shard *sh) {
+/* Document count of a shard from its index file; -1 if there is none, -2 on
+ * error. By document the lengths are kept too (corpus_push_len). */
+static int64_t shard_docs(gpn_corpus *c, const corpus_shard *sh) {
     size_t len = strlen(sh->path);
     char *ix = malloc(len + 16);
     if (!ix) { gs_fail("out of memory"); return -2; }
@@ -104,6 +105,10 @@ static int64_t shard_docs(const corpus_shard *sh) {
             }
             sum += (int64_t)x->valuedouble;
             k++;
+            if (c->by_document && corpus_push_len(c, (int64_t)x->valuedouble)) {
+                docs = -2;
+                break;
+            }
             if (sum > sh->n) { /* stop before a hostile list overflows the sum */
                 gs_fail("%s: document lengths add up to more than the %lld tokens %s holds", ix, (long long)sh->n, sh->path);
                 docs = -2;
@@ -154,9 +159,16 @@ int corpus_load_shards(gpn_corpus *c, const gpn_tokenizer *tok, const corpus_opt
         if ((rc = map_shard(sh))) break;
         sh->start = c->total;
         c->total += sh->n;
-        int64_t d = shard_docs(sh);
+        int64_t d = shard_docs(c, sh);
         if (d == -2) { rc = -1; break; }
-        c->n_docs = d < 0 || c->n_docs < 0 ? -1 : c->n_docs + d;
+        if (d == -1 && c->by_document) {
+            const char *base = strrchr(sh->path, '/') ? strrchr(sh->path, '/') + 1 : sh->path;
+            rc = gs_fail("%s has no %.*s.index.json beside it: per-document windows need every shard's index file (the "
+                         "documents' lengths)", sh->path, (int)strlen(base) - 4, base);
+            break;
+        }
+        /* by document, corpus_push_len counted them already */
+        if (!c->by_document) c->n_docs = d < 0 || c->n_docs < 0 ? -1 : c->n_docs + d;
     }
     corpus_free_list(files, n);
 

@@ -10,7 +10,8 @@
 # retention's curves, 1/e times, pools and bootstrap, the probe split by
 # document and by window) within 1e-9 relative (the same sums in another
 # order: ~1e-14 here), with all states and with a --max-states prefix that
-# cuts inside a shard. Skipped when the build has no MPI.
+# cuts inside a shard. Progress as on a store: a line per part (the shards'
+# reading first) from rank 0 alone. Skipped when the build has no MPI.
 set -euo pipefail
 . "$GPNSCOPE_SOURCE/tests/cli/lib/prelude.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.bash"
@@ -153,6 +154,25 @@ done
 if mpi 2 "$bin" analyze --shards "${shards[@]}" "${probe[@]}" --max-states 0 --json >"$dir/pw.json" 2>"$dir/pw.err"; then
   r="$(compare "$dir/pw.json" "$dir/mpw.json" "${pneed[@]}")" && ok "probe split by window (one document), -n 2: equal: $r" || bad "probe by window: $r"
 else bad "probe by window: $(cat "$dir/pw.err")"; fi
+
+# progress as analyze STORE draws it (cli/progress.c): a plain line per part from rank 0 alone, the
+# reading of the shards first; the last line with each part's time; on a terminal redrawn in place; --quiet: none
+parts="analyze: 5 parts in .* (shards .* s, geometry .* s, default .* s, horizon .* s, retention .* s)"
+grep -q "^$parts$" "$dir/k3.err" && [[ $(wc -l <"$dir/k3.err") == 1 ]] &&
+  ok "--shards, -n 3, not a terminal: one last line: $(cat "$dir/k3.err")" || bad "--shards' last line: $(cat "$dir/k3.err")"
+GPNSCOPE_PROGRESS_SECONDS=0 mpi 3 "$bin" analyze --shards "${shards[@]}" --only geometry,default,horizon,retention \
+  >/dev/null 2>"$dir/prog.err" || true
+lines="$(grep -c -E '^analyze: (shards|geometry|default|horizon|retention) \([1-5]/5\) \.\.\. [0-9.]+ s$' "$dir/prog.err")"
+[[ "$lines" == 5 && $(wc -l <"$dir/prog.err") == 6 ]] && grep -q "^analyze: shards (1/5) " "$dir/prog.err" && grep -q "^$parts$" "$dir/prog.err" &&
+  ok "--shards, GPNSCOPE_PROGRESS_SECONDS=0: a line per part, rank 0's only: $(head -2 "$dir/prog.err" | tr '\n' ';')" ||
+  bad "--shards' lines per part ($lines): $(cat "$dir/prog.err")"
+if command -v script >/dev/null; then
+  script -qec "'$bin' analyze --shards ${shards[*]} --only geometry,horizon" /dev/null | tr '\r' '\n' >"$dir/tty.txt"
+  grep -aq "^analyze: geometry (2/3) \.\.\. " "$dir/tty.txt" && grep -aq "^analyze: 3 parts in .* (shards .*, geometry .*, horizon .*)" "$dir/tty.txt" &&
+    ok "--shards on a terminal: the part running, redrawn" || bad "--shards on a terminal: $(head -c 300 "$dir/tty.txt")"
+fi
+mpi 2 "$bin" analyze --shards "${shards[@]}" --only geometry --quiet >/dev/null 2>"$dir/quiet.err" && [[ ! -s "$dir/quiet.err" ]] &&
+  ok "--shards --quiet: nothing on stderr" || bad "--shards --quiet: $(cat "$dir/quiet.err")"
 
 # refusals, each in one line
 msg="$("$bin" analyze --shards "$dir/study.db" 2>&1 >/dev/null || true)"

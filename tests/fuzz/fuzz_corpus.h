@@ -53,6 +53,32 @@ static inline int fuzz_read_corpus(gpn_corpus *c) {
     return ok ? 0 : -1;
 }
 
+/* By document: each selected window is a document of at most seq_len real
+ * tokens inside the stream, in order, read whole (padding included) with
+ * ids in the vocabulary; the cut count matches the documents' lengths. */
+static inline void fuzz_read_documents(gpn_corpus *c) {
+    int64_t T = corpus_seq_len(c), n = corpus_n_windows(c), V = corpus_vocab_size(c), end = 0, cut = 0;
+    FUZZ_ASSERT(corpus_by_document(c) && T > 0 && n > 0 && corpus_n_windows_total(c) == corpus_n_docs(c),
+                "%lld documents selected of %lld, windows of %lld", (long long)n, (long long)corpus_n_docs(c), (long long)T);
+    int32_t *w = malloc((size_t)T * sizeof *w);
+    if (!w) abort();
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len = corpus_window_len(c, i), at = corpus_window_offset(c, i);
+        FUZZ_ASSERT(len >= 0 && len <= T && at >= end && at + len <= corpus_total_tokens(c),
+                    "window %lld: %lld tokens at %lld (previous end %lld)", (long long)i, (long long)len, (long long)at,
+                    (long long)end);
+        end = at + len;
+        cut += len == T; /* an upper bound: a document of exactly T is not cut */
+        if (corpus_window(c, i, w) != 0) continue;
+        for (int64_t t = 0; t < T; t++)
+            FUZZ_ASSERT(w[t] >= 0 && (V <= 0 || w[t] < V), "id %d in document %lld is outside the vocabulary", w[t], (long long)i);
+    }
+    FUZZ_ASSERT(corpus_window_len(c, n) == -1 && corpus_window_offset(c, -1) == -1, "a window outside the selection");
+    FUZZ_ASSERT(corpus_n_cut(c, NULL) <= cut, "%lld documents cut, at most %lld reach the length", (long long)corpus_n_cut(c, NULL),
+                (long long)cut);
+    free(w);
+}
+
 /* A text or JSONL corpus exported as shards (several small ones) and read
  * back holds the same token stream. */
 static inline void fuzz_export_roundtrip(gpn_corpus *c, const gpn_tokenizer *tok) {

@@ -3,9 +3,9 @@
  *   data_0000.bin | data_0000.index.json | meta.json | data_0001.bin | data_0001.index.json
  * (a missing part is a missing file). The folder is opened without a
  * tokenizer (vocabulary from meta.json), with the tiny tokenizer of fuzz.h,
- * and data_0000.bin alone as a file; every window of an open corpus is read
- * (a bad id is a one-line error). The window length (1..5) comes from the
- * input's size. */
+ * and data_0000.bin alone as a file, and by document; every window of an
+ * open corpus is read (a bad id is a one-line error). The window length
+ * (1..5; by document also 0, the longest) comes from the input's size. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,18 @@ static void open_read(const char *path, const gpn_tokenizer *t, int64_t seq_len)
     corpus_free(c);
 }
 
+/* by document: the index files' lengths (seq_len 0: the longest, capped) */
+static void open_documents(const char *path, int64_t seq_len) {
+    corpus_options o;
+    corpus_options_default(&o);
+    o.seq_len = seq_len;
+    o.by_document = 1;
+    gpn_corpus *c = corpus_open(path, NULL, &o);
+    if (!c) return;
+    fuzz_read_documents(c);
+    corpus_free(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tok = fuzz_corpus_tokenizer();
     static const char *const names[] = {"data_0000.bin", "data_0000.index.json", "meta.json", "data_0001.bin",
@@ -43,5 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     open_read(fuzz_path("shards"), NULL, seq_len);
     open_read(fuzz_path("shards"), tok, seq_len);
     open_read(fuzz_path("shards/data_0000.bin"), NULL, seq_len);
+    open_documents(fuzz_path("shards"), size % 2 ? seq_len : 0);
     return 0;
 }

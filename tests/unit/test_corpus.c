@@ -1,9 +1,10 @@
 /* Corpora: text (file, directory, separator), JSONL (field, bad lines,
  * skip_bad), token shards (writer round trip, windows across shards, index
  * and meta.json checks, hostile files), window selection, unigram counts,
- * hashes, export to shards. Windows are checked against the stream built
- * here by hand: [BOS] + encode(doc) + [EOS] per document, concatenated,
- * window i = tokens [i*L, (i+1)*L). */
+ * hashes, export to shards, windows by document. Windows are checked against
+ * the stream built here by hand: [BOS] + encode(doc) + [EOS] per document,
+ * concatenated, window i = tokens [i*L, (i+1)*L); by document, window i is
+ * document i cut at L and padded with its last token. */
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -125,6 +126,138 @@ static corpus_options opts(int64_t L) {
 }
 
 static void write_u32(const char *name, const uint32_t *v, size_t n) { put(name, v, n * 4); }
+
+/* By document: c's selected windows are the documents of the stream s whose
+ * lengths are lens (doc[i] = window i's document), each cut at L and padded
+ * with its last token, at its offset in the stream. */
+static void check_documents(gpn_corpus *c, const stream *s, const int64_t *lens, int n_docs, const int64_t *doc,
+                            int n_sel, const char *label) {
+    int64_t L = corpus_seq_len(c), cut = 0, cut_tokens = 0, got_tokens = -1;
+    CHECK(corpus_by_document(c) && corpus_n_windows_total(c) == n_docs && corpus_n_windows(c) == n_sel,
+          "%s: %lld of %lld windows, expected %d of %d", label, (long long)corpus_n_windows(c),
+          (long long)corpus_n_windows_total(c), n_sel, n_docs);
+    int32_t *w = malloc((size_t)L * sizeof *w);
+    int bad = 0;
+    for (int i = 0; i < n_sel && i < corpus_n_windows(c); i++) {
+        int64_t at = 0, n = lens[doc[i]] < L ? lens[doc[i]] : L;
+        for (int64_t d = 0; d < doc[i]; d++) at += lens[d];
+        if (lens[doc[i]] > L) cut++, cut_tokens += lens[doc[i]] - L;
+        int ok = corpus_window_index(c, i) == doc[i] && corpus_window_len(c, i) == n && corpus_window_offset(c, i) == at &&
+                 corpus_window(c, i, w) == 0 && !memcmp(w, s->v + at, (size_t)n * sizeof *w);
+        for (int64_t t = n; ok && t < L; t++) ok = w[t] == w[n - 1];
+        bad += !ok;
+    }
+    CHECK(bad == 0, "%s: %d windows are not their documents", label, bad);
+    CHECK(corpus_n_cut(c, &got_tokens) == cut && got_tokens == cut_tokens, "%s: %lld documents cut (%lld tokens), expected %lld (%lld)",
+          label, (long long)corpus_n_cut(c, NULL), (long long)got_tokens, (long long)cut, (long long)cut_tokens);
+    CHECK(corpus_window_len(c, n_sel) == -1 && corpus_window_offset(c, -1) == -1, "%s: outside the selection", label);
+    free(w);
+}
+
+/* Windows by document: text pieces, JSONL lines, shards' index entries; the
+ * window length chosen (the longest selected, capped) or given (cutting);
+ * the selection picks documents; shards need their index files. */
+static void test_by_document(const gpn_tokenizer *t) {
+    static const char *const docs[] = {"one", "none one one on e", "on e", "one one"};
+    put_s("docs.txt", "one\n\nnone one one on e\n\non e\n\none one");
+    stream s = {0};
+    int64_t lens[4];
+    for (int i = 0; i < 4; i++) {
+        int64_t before = s.n;
+        add_doc(&s, t, docs[i], strlen(docs[i]), 1);
+        lens[i] = s.n - before;
+    }
+    corpus_options o = opts(0);
+    o.separator = "\n\n";
+    o.by_document = 1;
+    gpn_corpus *c = open_with("docs.txt", t, o);
+    CHECK(c && corpus_seq_len(c) == lens[1], "by document, seq_len 0: the longest document (%lld tokens): %s",
+          (long long)lens[1], c ? "" : gs_error());
+    if (c) check_documents(c, &s, lens, 4, (int64_t[]){0, 1, 2, 3}, 4, "by document");
+    corpus_free(c);
+    o.seq_len = 3; /* cut: every document longer than 3 */
+    c = open_with("docs.txt", t, o);
+    if (c) check_documents(c, &s, lens, 4, (int64_t[]){0, 1, 2, 3}, 4, "by document, cut at 3");
+    CHECK(c && corpus_n_cut(c, NULL) == 3, "3 documents cut at 3 (\"one\" is <s> one </s>): %s", c ? "" : gs_error());
+    corpus_free(c);
+    o.seq_len = 0; /* the selection picks documents; L is the longest selected */
+    o.skip = 2;
+    c = open_with("docs.txt", t, o);
+    CHECK(c && corpus_seq_len(c) == (lens[2] > lens[3] ? lens[2] : lens[3]), "skip 2: the longest of the last two: %s",
+          c ? "" : gs_error());
+    if (c) check_documents(c, &s, lens, 4, (int64_t[]){2, 3}, 2, "by document, skip 2");
+    corpus_free(c);
+    o.skip = 0;
+    o.sample = 2;
+    o.seed = 7;
+    c = open_with("docs.txt", t, o);
+    if (c) {
+        int64_t picked[2] = {corpus_window_index(c, 0), corpus_window_index(c, 1)};
+        check_documents(c, &s, lens, 4, picked, 2, "by document, sample 2");
+    }
+    corpus_free(c);
+    o.sample = 0;
+    o.windows = 5;
+    expect_error("docs.txt", t, o, "asked for 5 documents");
+    o.windows = 0;
+    o.skip = 4;
+    expect_error("docs.txt", t, o, "skipping 4 documents leaves none");
+
+    /* a document longer than CORPUS_DOC_MAX_LEN caps the chosen length */
+    char *big = malloc(4 * 3000 + 1);
+    for (int i = 0; i < 3000; i++) memcpy(big + 4 * i, "one ", 4);
+    big[4 * 3000] = 0;
+    put_s("long.txt", big);
+    free(big);
+    o = opts(0);
+    o.by_document = 1;
+    c = open_with("long.txt", t, o);
+    CHECK(c && corpus_seq_len(c) == CORPUS_DOC_MAX_LEN && corpus_n_cut(c, NULL) == 1 &&
+              corpus_window_len(c, 0) == CORPUS_DOC_MAX_LEN, "a long document: windows of %d, one cut: %s",
+          CORPUS_DOC_MAX_LEN, c ? "" : gs_error());
+    corpus_free(c);
+
+    /* JSONL: a line a document, an empty text too (BOS and EOS) */
+    put_s("docs.jsonl", "{\"text\": \"one\"}\n{\"text\": \"\"}\n{\"text\": \"none one\"}\n");
+    stream j = {0};
+    int64_t jl[3];
+    const char *jd[] = {"one", "", "none one"};
+    for (int i = 0; i < 3; i++) {
+        int64_t before = j.n;
+        add_doc(&j, t, jd[i], strlen(jd[i]), 1);
+        jl[i] = j.n - before;
+    }
+    c = open_with("docs.jsonl", t, o);
+    if (c) check_documents(c, &j, jl, 3, (int64_t[]){0, 1, 2}, 3, "JSONL by document");
+    CHECK(c != NULL, "JSONL by document: %s", gs_error());
+    corpus_free(c);
+
+    /* shards: the index files' documents, across shards; none without them */
+    uint32_t ids[30];
+    for (int i = 0; i < 30; i++) ids[i] = (uint32_t)(i * 11 % 100);
+    write_u32("dsh/data_0000.bin", ids, 12);
+    put_s("dsh/data_0000.index.json", "[5, 7]");
+    write_u32("dsh/data_0001.bin", ids + 12, 18);
+    put_s("dsh/data_0001.index.json", "[1, 17]");
+    put_s("dsh/meta.json", "{\"vocab_size\": 100}");
+    stream sh = {malloc(30 * sizeof(int32_t)), 30};
+    for (int i = 0; i < 30; i++) sh.v[i] = (int32_t)ids[i];
+    o = opts(8);
+    o.by_document = 1;
+    c = open_with("dsh", NULL, o);
+    if (c) check_documents(c, &sh, (int64_t[]){5, 7, 1, 17}, 4, (int64_t[]){0, 1, 2, 3}, 4, "shards by document");
+    CHECK(c && corpus_n_docs(c) == 4, "shards by document: %s", gs_error());
+    corpus_free(c);
+    remove(path_of("dsh/data_0001.index.json"));
+    expect_error("dsh", NULL, o, "data_0001.bin has no data_0001.index.json beside it");
+    c = open_with("dsh", NULL, opts(8)); /* windows of the stream do without */
+    CHECK(c && corpus_n_docs(c) == -1 && !corpus_by_document(c) && corpus_window_len(c, 2) == 8 &&
+              corpus_window_offset(c, 2) == 16, "stream windows: length L, offset i*L: %s", c ? "" : gs_error());
+    corpus_free(c);
+    free(s.v);
+    free(j.v);
+    free(sh.v);
+}
 
 int main(void) {
     dir = scratch_dir("corpus");
@@ -434,6 +567,7 @@ int main(void) {
     shard_writer_abort(wr);
 
     free(s.v);
+    test_by_document(t);
     tokenizer_free(t);
     return test_summary();
 }
