@@ -380,7 +380,7 @@ static void findings(const plot_ctx *c, FILE *m, FILE *h) {
                 fputs("<h2>The paper's three structures in this run</h2>\n<ul>\n", h);
             }
             any = 1;
-            char key[128], note[1200];
+            char key[128], note[4096]; /* a pools sentence with its controls reaches ~1,500 characters, escaped more */
             gp_text_visible(key, sizeof key, rows[i].key, (size_t)-1, 60);
             gp_text_visible(note, sizeof note, rows[i].note, (size_t)-1, 0);
             list_item(m, h, key, note);

@@ -61,7 +61,8 @@ done
 [[ "$(sqlite3 "$db" "select group_concat(json_extract(settings, '\$.control.kind') || ':' || json_extract(settings, '\$.control.of'), ' ')
       from (select * from runs where status = 'complete' and json_extract(settings, '\$.control') is not null order by id)")" == "untrained:1 shuffled:1" ]] &&
   [[ "$(sed -n '/three structures in this run/,/^$/p' "$dir/stdout" | tr '\n' ' ' | tr -s ' ' | grep -o 'Its controls (docs/controls.md)' | wc -l)" -ge 3 ]] &&
-  ok "run 1's untrained and shuffled controls recorded, and every verdict reads them" ||
+  [[ "$(grep -o 'Its controls (docs/controls.md)' "$dir/out/figures/report.md" | wc -l)" == 3 ]] &&
+  ok "run 1's untrained and shuffled controls recorded, and every verdict reads them (the report too)" ||
   bad "controls: $(sqlite3 "$db" "select id, settings from runs where json_extract(settings, '\$.control') is not null")"
 if [[ $n -eq 1 ]]; then
   grep -q "^  skipped: one model only" "$dir/stdout" && [[ ! -e "$dir/out/compare" ]] &&
