@@ -148,6 +148,8 @@ CANDIDATES = {
     "largest gap": (stat_gap, FAMILIES, "largest gap (3 heads either side) / mean other gap"),
     "GMM LR, equal var": (lambda v: stat_gmm(v, True), FAMILIES, "EM mixture, one variance"),
     "GMM LR, own var": (lambda v: stat_gmm(v, False), FAMILIES, "EM mixture, a variance each"),
+    "GMM LR, own var, 3 nulls": (lambda v: stat_gmm(v, False), ("normal", "uniform", "init"), "the same, t3 and "
+                                 "Laplace reported only"),
     "pools LR (chosen)": (stat_lr, FAMILIES, "two normal pools of >= 3 heads against one"),
 }
 CHOSEN = "pools LR (chosen)"
