@@ -19,20 +19,16 @@ const char *gs_finding_word(finding_verdict v) {
     case FINDING_PRESENT: return "present";
     case FINDING_ABSENT: return "absent";
     case FINDING_INCONCLUSIVE: return "inconclusive";
-    case FINDING_MARGINAL: return "marginal";
     default: return "not measured";
     }
 }
 
-const char *gs_finding_pools_word(finding_verdict v) { return v == FINDING_ABSENT ? "not shown" : gs_finding_word(v); }
-
-double gs_finding_scalar(finding_verdict v) {
-    return v == FINDING_PRESENT ? 1.0 : v == FINDING_MARGINAL ? 0.5 : v == FINDING_INCONCLUSIVE ? 0.25 : v == FINDING_ABSENT ? 0.0 : NAN;
+const char *gs_finding_pools_word(finding_verdict v) {
+    return v == FINDING_ABSENT ? "not demonstrated" : gs_finding_word(v);
 }
 
-static int weaker(int a, int b) {
-    static const int rank[4] = {[FINDING_ABSENT] = 0, [FINDING_PRESENT] = 2, [FINDING_MARGINAL] = 1, [FINDING_INCONCLUSIVE] = 1};
-    return rank[a] <= rank[b] ? a : b;
+double gs_finding_scalar(finding_verdict v) {
+    return v == FINDING_PRESENT ? 1.0 : v == FINDING_INCONCLUSIVE ? 0.25 : v == FINDING_ABSENT ? 0.0 : NAN;
 }
 
 /* One test of a rule: x >= rule (above) or x < rule (!above), with x's unit and digits for the reason. */
@@ -108,10 +104,9 @@ finding_verdict gs_finding_horizon_rule(gs_finding_num c1, int h002_inside, gs_f
 }
 
 finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts) {
-    static const finding_verdict as_finding[] = {[GS_POOLS_NOT_SHOWN] = FINDING_ABSENT,
-                                                 [GS_POOLS_MARGINAL] = FINDING_MARGINAL,
-                                                 [GS_POOLS_PRESENT] = FINDING_PRESENT};
-    return (finding_verdict)weaker(as_finding[from_start], as_finding[all_starts]);
+    /* ranks 0 not demonstrated, 1 inconclusive, 2 present: both present; one present, or both inconclusive */
+    const int sum = (int)from_start + (int)all_starts;
+    return sum == 4 ? FINDING_PRESENT : sum >= 2 ? FINDING_INCONCLUSIVE : FINDING_ABSENT;
 }
 
 /* The run's analysis `which`, or 0 with the finding marked not measured:
@@ -245,35 +240,33 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
              censored == 0 ? h_iv : "", plateau, last_lag);
 }
 
-/* one estimator's pools as text; returns its verdict (-1: not measured) */
+/* one estimator's pools as text; returns its pool verdict (-1: not measured, -2: the rule before the LR) */
 static int pools_text(store *st, int64_t r, const char *sfx, char *buf, size_t size) {
     char k[96];
 #define S(name) (snprintf(k, sizeof k, "%s%s", name, sfx), scalar(st, r, k))
     double v = S("pool_verdict");
     if (isnan(v)) return -1;
+    double lr = S("pool_lr");
+    if (isnan(lr)) return -2; /* analyzed under the 2-means rule, whose verdict had no power (issue 39.5) */
     double fn = S("fast_n"), fmin = S("fast_min"), fmax = S("fast_max");
     double sn = S("slow_n"), smin = S("slow_min"), smax = S("slow_max"), sep = S("separation");
-    double lo = S("separation_boot_lo"), hi = S("separation_boot_hi");
-    double pn = S("separation_null_p_normal"), pu = S("separation_null_p_uniform");
-    double pl = S("separation_null_p_laplace"), pt = S("separation_null_p_t3"), pi = S("separation_null_p_init");
+    double lo = S("pool_lr_boot_lo"), hi = S("pool_lr_boot_hi");
+    double pn = S("pool_lr_null_p_normal"), pu = S("pool_lr_null_p_uniform"), pl = S("pool_lr_null_p_laplace");
+    double pt = S("pool_lr_null_p_t3"), pi = S("pool_lr_null_p_init");
     double pw_paper = S("pools_power_paper"), pw_fit = S("pools_power_fitted");
 #undef S
-    char init[48] = ""; /* a store analyzed before the initialisation's null has none */
-    if (!isnan(pi)) snprintf(init, sizeof init, " / %.3f init", pi);
-    /* what "not shown" is worth: how often the rule finds two true pools (a store analyzed before has none) */
     char power[160] = "";
     if (!isnan(pw_paper))
         snprintf(power, sizeof power, " (the rule's power: %.2f on the paper's pools, %.2f on these fitted ones)",
                  pw_paper, pw_fit);
-    int verdict = v >= 1 ? FINDING_PRESENT : v > 0 ? FINDING_MARGINAL : FINDING_ABSENT;
+    const gs_pool_verdict verdict = v >= 1 ? GS_POOLS_PRESENT : v > 0 ? GS_POOLS_INCONCLUSIVE : GS_POOLS_NOT_DEMONSTRATED;
     char boot[64] = "";
     if (!isnan(lo)) snprintf(boot, sizeof boot, " (bootstrap 95%% %.2f-%.2f)", lo, hi);
     snprintf(buf, size,
-             "fast pool %.0f heads at %.1f-%.1f tokens, slow pool %.0f heads at %.1f-%.1f, separation %.2f%s, null p "
-             "%.3f normal / %.3f uniform / %.3f Laplace / %.3f t3%s: %s%s",
-             fn, fmin, fmax, sn, smin, smax, sep, boot, pn, pu, pl, pt, init,
-             gs_finding_pools_word((finding_verdict)verdict), power);
-    return verdict;
+             "fast pool %.0f heads at %.1f-%.1f tokens, slow pool %.0f heads at %.1f-%.1f, likelihood ratio %.2f%s "
+             "(separation %.2f), null p %.3f normal / %.3f uniform / %.3f Laplace / %.3f t3 / %.3f init: %s%s",
+             fn, fmin, fmax, sn, smin, smax, lr, boot, sep, pn, pu, pl, pt, pi, gs_pool_verdict_name(verdict), power);
+    return (int)verdict;
 }
 
 /* Did training move the decays (analyses/state/decay_init.h)? "" when not measured. */
@@ -301,40 +294,50 @@ static void init_text(store *st, int64_t r, char *out, size_t size) {
                                       : "");
 }
 
+/* why the pools are inconclusive, from the two estimators' verdicts (from the start, all starts) */
+static const char *pools_why(int vp, int vo) {
+    if (vp == GS_POOLS_PRESENT && vo != GS_POOLS_PRESENT) return "present only from the start; ";
+    if (vo == GS_POOLS_PRESENT && vp != GS_POOLS_PRESENT) return "present only over all starts; ";
+    return "a p within 4 SE of 0.05; ";
+}
+
 static void judge_pools(store *st, int64_t run, finding *f) {
     int64_t r = measured_by(st, run, GS_AN_RETENTION, "retention analysis: a GPN without memory, or not analyzed", f);
     if (!r) return;
-    char paper[400], ours[400];
+    char paper[480], ours[480];
     int vp = pools_text(st, r, "_from_start", paper, sizeof paper), vo = pools_text(st, r, "", ours, sizeof ours);
     if (vp < 0 || vo < 0) {
         f->verdict = FINDING_NOT_MEASURED;
         if (isnan(scalar(st, r, "separation")))
             snprintf(f->text, sizeof f->text, "not measured: too few heads for a pool split (%.0f)", scalar(st, r, "heads"));
+        else if (vp == -2 || vo == -2)
+            snprintf(f->text, sizeof f->text, "not measured: this retention analysis was judged by the 2-means rule, "
+                     "which had no power (issue 39.5): run gpnscope analyze again");
         else
             snprintf(f->text, sizeof f->text, "not measured: this retention analysis has no pool verdict (it predates "
                      "it, or ran without null draws): run gpnscope analyze again");
         snprintf(f->brief, sizeof f->brief, "%s", f->text);
         return;
     }
-    f->verdict = (finding_verdict)weaker(vp, vo);
+    f->verdict = gs_finding_pools_rule((gs_pool_verdict)vp, (gs_pool_verdict)vo);
     const char *ps[] = {"_from_start", ""};
-    double sep[2], lo[2], hi[2], pmax[2];
+    double lr[2], lo[2], hi[2], pmax[2];
     for (int e = 0; e < 2; e++) {
         char k[96];
 #define S(name) (snprintf(k, sizeof k, "%s%s", name, ps[e]), scalar(st, r, k))
-        sep[e] = S("separation");
-        lo[e] = S("separation_boot_lo");
-        hi[e] = S("separation_boot_hi");
-        pmax[e] = fmax(fmax(fmax(S("separation_null_p_normal"), S("separation_null_p_uniform")),
-                            fmax(S("separation_null_p_laplace"), S("separation_null_p_t3"))),
-                       S("separation_null_p_init")); /* fmax passes over a missing (NaN) one */
+        lr[e] = S("pool_lr");
+        lo[e] = S("pool_lr_boot_lo");
+        hi[e] = S("pool_lr_boot_hi");
+        pmax[e] = fmax(fmax(fmax(S("pool_lr_null_p_normal"), S("pool_lr_null_p_uniform")),
+                            fmax(S("pool_lr_null_p_laplace"), S("pool_lr_null_p_t3"))),
+                       S("pool_lr_null_p_init"));
 #undef S
     }
-    /* "not shown" reads as "not demonstrated, at this power" (issue 39.5) */
+    /* "not demonstrated" is read beside the power to find the paper's pools at this head count (issue 39.5) */
     const double power = scalar(st, r, "pools_power_paper_from_start");
-    char pw[64] = "";
-    /* the brief stays under 200 characters: the paper's pools are named in the text and the docs */
-    if (!isnan(power)) snprintf(pw, sizeof pw, ", power %.2f", power);
+    char lead[96] = "";
+    if (f->verdict == FINDING_ABSENT && !isnan(power)) snprintf(lead, sizeof lead, "power %.2f; ", power);
+    else if (f->verdict == FINDING_INCONCLUSIVE) snprintf(lead, sizeof lead, "%s", pools_why(vp, vo));
     /* the bootstrap resamples the same windows as the horizons' (retention stores no count of its own) */
     char few[80] = "", iv[64] = "";
     const int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);
@@ -344,17 +347,21 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         snprintf(iv, sizeof iv, " [%.2f, %.2f]", lo[0], hi[0]);
         if (h > 0) few_windows_note(st, h, few, sizeof few);
     }
+    /* the brief stays under 200 characters with its label: the paper's pools are named in the text and the docs */
     snprintf(f->brief, sizeof f->brief,
-             "%s (from the start: separation %.2f%s, largest null p %.3f; all starts: %.2f, p %.3f; rule: "
-             "every p < 0.05%s%s)",
-             gs_finding_pools_word(f->verdict), sep[0], iv, pmax[0], sep[1], pmax[1], pw, few);
+             "%s (%sfrom the start: LR %.2f%s, max null p %.3f; all starts: %.2f, p %.3f; rule: every p < 0.05%s)",
+             gs_finding_pools_word(f->verdict), lead, lr[0], iv, pmax[0], lr[1], pmax[1], few);
     char init[400];
     init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,
-             "%s: 2-means on log 1/e times; with retention from the start of the window (the paper's estimator): %s; "
-             "averaged over every start (gpnscope's): %s (rule: present when, under both, every null family's p + 4 SE "
-             "< 0.05; not shown when every p - 4 SE >= 0.05; paper: 6 heads at 1-3, 9 heads at 5-322).%s",
-             gs_finding_pools_word(f->verdict), paper, ours, init);
+             "%s: two normal pools of log 1/e times against one (likelihood ratio, at least %d heads a pool); with "
+             "retention from the start of the window (the paper's estimator): %s; averaged over every start "
+             "(gpnscope's): %s (rule: present when, under both, every null family's p + 4 SE < 0.05; inconclusive "
+             "when present under one only, or when under both no p - 4 SE >= 0.05 but some p is within 4 SE of "
+             "0.05; not demonstrated otherwise; the power is the share of simulated sets of as many heads with the "
+             "paper's two pools, 40%% at 1-3 tokens and the rest at 5-322, that the rule calls present; paper: 6 "
+             "heads at 1-3, 9 heads at 5-322).%s",
+             gs_finding_pools_word(f->verdict), gs_pool_min_heads((int)scalar(st, r, "heads")), paper, ours, init);
 }
 
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out) {
@@ -393,7 +400,7 @@ int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const cha
 /* text without its leading "VERDICT: ", in lines of at most width columns, each indented */
 static void print_wrapped(FILE *out, const char *text, int indent, int width) {
     const char *colon = strstr(text, ": ");
-    if (colon && colon - text < 16) text = colon + 2; /* the verdict is on the brief line */
+    if (colon && colon - text < 20) text = colon + 2; /* the verdict ("not demonstrated") is on the brief line */
     while (*text) {
         int n = 0, cut = 0, cols = 0;
         for (; text[n] && cols < width - indent; n++) {
