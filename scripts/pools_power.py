@@ -17,7 +17,9 @@ at 5-322: its 6 + 9 of 15) and the demo model's own fitted pools, as
 proportions of the heads with their 1/e-time ranges.
 
 --check-power H prints the chosen rule's power on the paper's configuration
-at H heads and its standard error, "P SE", for tests/unit/test_pools_oracle.c.
+at H heads and its false-present rate under the uniform null (H heads
+log-uniform at 1-322 tokens), each with its standard error, "P SE F SE", for
+tests/unit/test_pools_oracle.c.
 Written from docs/analyses.md, not from the C code: the C test compares the two
 within Monte Carlo error.
 """
@@ -203,7 +205,8 @@ def main():
         stat, deciding, _ = CANDIDATES[CHOSEN]
         rule = Rule(stat, deciding, a.check_power, a.draws, rng)
         p = rule.present(two_pools(rng, a.sets, a.check_power, *PAPER)).mean()
-        print(f"{p:.6f} {np.sqrt(p * (1 - p) / a.sets):.6f}")
+        f = rule.present(two_pools(rng, a.sets, a.check_power, 0.4, (1.0, 1.0), (322.0, 322.0))).mean()
+        print(" ".join(f"{x:.6f} {np.sqrt(x * (1 - x) / a.sets):.6f}" for x in (p, f)))
         return 0
     table([int(h) for h in a.heads.split(",")], a.draws, a.sets, a.seed)
     return 0

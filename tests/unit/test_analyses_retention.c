@@ -193,6 +193,40 @@ static void test_pools(void) {
     }
 }
 
+/* Issue 39.5's planted sets through the whole analysis: 6 heads near 1.5
+ * tokens and 9 near 100 are present under both estimators (the split found,
+ * and the power on those pools about 1); 15 heads spread evenly in log time
+ * over the paper's 1-322 tokens, one pool, are not demonstrated, with the
+ * rule's power on the paper's pools beside the verdict. */
+static void test_planted_verdicts(void) {
+    enum { H = 15 };
+    double two[H], even[H];
+    for (int h = 0; h < H; h++) {
+        const int k = (h * 7) % H; /* interleaved: head order is not pool order */
+        two[k] = h < 6 ? 1.3 * pow(1.7 / 1.3, h / 5.0) : 80 * pow(125.0 / 80, (h - 6) / 8.0);
+        even[h] = exp(h / (H - 1.0) * log(322.0));
+    }
+    gs_retention r;
+    CHECK(run_heads(two, H, 1, &r) == 0, "%s", gs_error());
+    for (int e = 0; e < GS_RET_COUNT; e++) {
+        const gs_pools *p = &r.est[e].pools;
+        int split = 1;
+        for (int h = 0; h < H; h++) split &= p->pool[h] == (two[h] > 10);
+        CHECK(p->verdict == GS_POOLS_PRESENT && split && p->power_fitted > 0.95 && p->power_paper < 0.5,
+              "6 heads near 1.5, 9 near 100, estimator %d: %s (LR %g, p uniform %g), power %g fitted, %g paper's", e,
+              gs_pool_verdict_name(p->verdict), p->lr, p->null_p[GS_NULL_UNIFORM], p->power_fitted, p->power_paper);
+    }
+    gs_retention_free(&r);
+    CHECK(run_heads(even, H, 1, &r) == 0, "%s", gs_error());
+    for (int e = 0; e < GS_RET_COUNT; e++) {
+        const gs_pools *p = &r.est[e].pools;
+        CHECK(p->verdict == GS_POOLS_NOT_DEMONSTRATED && p->null_p[GS_NULL_UNIFORM] > 0.2 && p->power_sets > 0,
+              "one pool spread over 1-322 tokens, estimator %d: %s (LR %g, p uniform %g)", e,
+              gs_pool_verdict_name(p->verdict), p->lr, p->null_p[GS_NULL_UNIFORM]);
+    }
+    gs_retention_free(&r);
+}
+
 /* An earlier demo's 8 all-starts 1/e times, planted as constant decays: the
  * 2-means rule called them marginal (the normal null rejected one pool, t3 did
  * not); the likelihood ratio's uniform null does not reject them by far (p
@@ -404,6 +438,7 @@ int main(void) {
     test_constant();
     test_varying();
     test_pools();
+    test_planted_verdicts();
     test_demo_like();
     test_rule();
     test_init_null();
