@@ -21,20 +21,16 @@ const char *gs_finding_word(finding_verdict v) {
     case FINDING_PRESENT: return "present";
     case FINDING_ABSENT: return "absent";
     case FINDING_INCONCLUSIVE: return "inconclusive";
-    case FINDING_MARGINAL: return "marginal";
     default: return "not measured";
     }
 }
 
-const char *gs_finding_pools_word(finding_verdict v) { return v == FINDING_ABSENT ? "not shown" : gs_finding_word(v); }
-
-double gs_finding_scalar(finding_verdict v) {
-    return v == FINDING_PRESENT ? 1.0 : v == FINDING_MARGINAL ? 0.5 : v == FINDING_INCONCLUSIVE ? 0.25 : v == FINDING_ABSENT ? 0.0 : NAN;
+const char *gs_finding_pools_word(finding_verdict v) {
+    return v == FINDING_ABSENT ? "not demonstrated" : gs_finding_word(v);
 }
 
-static int weaker(int a, int b) {
-    static const int rank[4] = {[FINDING_ABSENT] = 0, [FINDING_PRESENT] = 2, [FINDING_MARGINAL] = 1, [FINDING_INCONCLUSIVE] = 1};
-    return rank[a] <= rank[b] ? a : b;
+double gs_finding_scalar(finding_verdict v) {
+    return v == FINDING_PRESENT ? 1.0 : v == FINDING_INCONCLUSIVE ? 0.25 : v == FINDING_ABSENT ? 0.0 : NAN;
 }
 
 /* One test of a rule: x >= rule (above) or x < rule (!above), with x's unit and digits for the reason. */
@@ -150,10 +146,9 @@ finding_verdict gs_finding_horizon_rule_ctl(gs_finding_num c1, int h002_inside, 
 }
 
 finding_verdict gs_finding_pools_rule(gs_pool_verdict from_start, gs_pool_verdict all_starts) {
-    static const finding_verdict as_finding[] = {[GS_POOLS_NOT_SHOWN] = FINDING_ABSENT,
-                                                 [GS_POOLS_MARGINAL] = FINDING_MARGINAL,
-                                                 [GS_POOLS_PRESENT] = FINDING_PRESENT};
-    return (finding_verdict)weaker(as_finding[from_start], as_finding[all_starts]);
+    /* ranks 0 not demonstrated, 1 inconclusive, 2 present: both present; one present, or both inconclusive */
+    const int sum = (int)from_start + (int)all_starts;
+    return sum == 4 ? FINDING_PRESENT : sum >= 2 ? FINDING_INCONCLUSIVE : FINDING_ABSENT;
 }
 
 /* The run's analysis `which`, or 0 with the finding marked not measured:
@@ -363,35 +358,38 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
              censored == 0 ? h_iv : "", plateau, last_lag, ctl_text);
 }
 
-/* one estimator's pools as text; returns its verdict (-1: not measured) */
+/* a stored pool verdict (1 present, 0.5 inconclusive, 0 not demonstrated) as the pools' enum */
+static gs_pool_verdict pool_verdict_of(double v) {
+    return v >= 1 ? GS_POOLS_PRESENT : v > 0 ? GS_POOLS_INCONCLUSIVE : GS_POOLS_NOT_DEMONSTRATED;
+}
+
+/* one estimator's pools as text; returns its pool verdict (-1: not measured, -2: the rule before the LR) */
 static int pools_text(store *st, int64_t r, const char *sfx, char *buf, size_t size) {
     char k[96];
 #define S(name) (snprintf(k, sizeof k, "%s%s", name, sfx), scalar(st, r, k))
     double v = S("pool_verdict");
     if (isnan(v)) return -1;
+    double lr = S("pool_lr");
+    if (isnan(lr)) return -2; /* analyzed under the 2-means rule, whose verdict had no power (issue 39.5) */
     double fn = S("fast_n"), fmin = S("fast_min"), fmax = S("fast_max");
     double sn = S("slow_n"), smin = S("slow_min"), smax = S("slow_max"), sep = S("separation");
-    double lo = S("separation_boot_lo"), hi = S("separation_boot_hi");
-    double pn = S("separation_null_p_normal"), pu = S("separation_null_p_uniform");
-    double pl = S("separation_null_p_laplace"), pt = S("separation_null_p_t3"), pi = S("separation_null_p_init");
+    double lo = S("pool_lr_boot_lo"), hi = S("pool_lr_boot_hi");
+    double pn = S("pool_lr_null_p_normal"), pu = S("pool_lr_null_p_uniform"), pl = S("pool_lr_null_p_laplace");
+    double pt = S("pool_lr_null_p_t3"), pi = S("pool_lr_null_p_init");
     double pw_paper = S("pools_power_paper"), pw_fit = S("pools_power_fitted");
 #undef S
-    char init[48] = ""; /* a store analyzed before the initialisation's null has none */
-    if (!isnan(pi)) snprintf(init, sizeof init, " / %.3f init", pi);
-    /* what "not shown" is worth: how often the rule finds two true pools (a store analyzed before has none) */
     char power[160] = "";
     if (!isnan(pw_paper))
         snprintf(power, sizeof power, " (the rule's power: %.2f on the paper's pools, %.2f on these fitted ones)",
                  pw_paper, pw_fit);
-    int verdict = v >= 1 ? FINDING_PRESENT : v > 0 ? FINDING_MARGINAL : FINDING_ABSENT;
+    const gs_pool_verdict verdict = pool_verdict_of(v);
     char boot[64] = "";
     if (!isnan(lo)) snprintf(boot, sizeof boot, " (bootstrap 95%% %.2f-%.2f)", lo, hi);
     snprintf(buf, size,
-             "fast pool %.0f heads at %.1f-%.1f tokens, slow pool %.0f heads at %.1f-%.1f, separation %.2f%s, null p "
-             "%.3f normal / %.3f uniform / %.3f Laplace / %.3f t3%s: %s%s",
-             fn, fmin, fmax, sn, smin, smax, sep, boot, pn, pu, pl, pt, init,
-             gs_finding_pools_word((finding_verdict)verdict), power);
-    return verdict;
+             "fast pool %.0f heads at %.1f-%.1f tokens, slow pool %.0f heads at %.1f-%.1f, likelihood ratio %.2f%s "
+             "(separation %.2f), null p %.3f normal / %.3f uniform / %.3f Laplace / %.3f t3 / %.3f init: %s%s",
+             fn, fmin, fmax, sn, smin, smax, lr, boot, sep, pn, pu, pl, pt, pi, gs_pool_verdict_name(verdict), power);
+    return (int)verdict;
 }
 
 /* Did training move the decays (analyses/state/decay_init.h)? "" when not measured. */
@@ -419,70 +417,80 @@ static void init_text(store *st, int64_t r, char *out, size_t size) {
                                       : "");
 }
 
-/* The controls' pools (issue 39.3): each control's verdict as the run's (the weaker of the two
- * estimators); pools present in a control leave the run's inconclusive: two pools where nothing was
- * learned, or over shuffled text, say the split is not the training's. */
+/* why the pools are inconclusive, from the two estimators' verdicts (from the start, all starts) */
+static const char *pools_why(int vp, int vo) {
+    if (vp == GS_POOLS_PRESENT && vo != GS_POOLS_PRESENT) return "present only from the start; ";
+    if (vo == GS_POOLS_PRESENT && vp != GS_POOLS_PRESENT) return "present only over all starts; ";
+    return "a p within 4 SE of 0.05; ";
+}
+
+/* The controls' pools (issue 39.3): each control's verdict by the run's rule (its two estimators);
+ * pools present or inconclusive in the untrained control leave the run's inconclusive: a split the
+ * initialisation already has is not the training's. */
 static void pools_controls(store *st, int64_t run, finding *f, char *text, size_t size, char *brief, size_t bsize) {
     int64_t cid[2];
     gs_finding_controls *ctl = &f->controls;
-    static const finding_verdict as_finding[] = {FINDING_ABSENT, FINDING_MARGINAL, FINDING_PRESENT};
     control_analyses(st, run, GS_AN_RETENTION, ctl, cid);
     int passes = -1;
     for (int k = 0; k < STORE_N_CONTROLS; k++) {
         if (!ctl->measured[k]) continue;
         double a = scalar(st, cid[k], "pool_verdict_from_start"), b = scalar(st, cid[k], "pool_verdict");
-        ctl->x[k][0] = scalar(st, cid[k], "separation_from_start");
-        ctl->x[k][1] = ctl->x[k][2] = scalar(st, cid[k], "separation");
-        if (isnan(a) || isnan(b)) { ctl->measured[k] = 0; continue; }
-        ctl->verdict[k] = (finding_verdict)weaker(as_finding[a >= 1 ? 2 : a > 0], as_finding[b >= 1 ? 2 : b > 0]);
+        ctl->x[k][0] = scalar(st, cid[k], "pool_lr_from_start");
+        ctl->x[k][1] = ctl->x[k][2] = scalar(st, cid[k], "pool_lr");
+        if (isnan(a) || isnan(b) || isnan(ctl->x[k][0])) { ctl->measured[k] = 0; continue; }
+        ctl->verdict[k] = gs_finding_pools_rule(pool_verdict_of(a), pool_verdict_of(b));
         if (k == STORE_CONTROL_UNTRAINED && ctl->verdict[k] != FINDING_ABSENT) passes = k;
     }
-    if (f->verdict == FINDING_PRESENT && passes >= 0) f->verdict = FINDING_INCONCLUSIVE;
-    static const char *const what[2] = {"separation from the start", "over every start"};
+    const int downgraded = f->verdict == FINDING_PRESENT && passes >= 0;
+    if (downgraded) f->verdict = FINDING_INCONCLUSIVE;
+    static const char *const what[2] = {"LR from the start", "over every start"};
     controls_text(ctl, what, 2, gs_finding_pools_word,
                   "pools in the untrained one leave the run's inconclusive; the shuffled one says whether the split "
                   "needs the text's order",
                   text, size);
     brief[0] = 0;
-    if (f->verdict == FINDING_INCONCLUSIVE && passes >= 0) snprintf(brief, bsize, "; the untrained control has pools too");
+    if (downgraded) snprintf(brief, bsize, "; the untrained control has pools too");
 }
 
 static void judge_pools(store *st, int64_t run, finding *f) {
     int64_t r = measured_by(st, run, GS_AN_RETENTION, "retention analysis: a GPN without memory, or not analyzed", f);
     if (!r) return;
-    char paper[400], ours[400];
+    char paper[480], ours[480];
     int vp = pools_text(st, r, "_from_start", paper, sizeof paper), vo = pools_text(st, r, "", ours, sizeof ours);
     if (vp < 0 || vo < 0) {
         f->verdict = FINDING_NOT_MEASURED;
         if (isnan(scalar(st, r, "separation")))
             snprintf(f->text, sizeof f->text, "not measured: too few heads for a pool split (%.0f)", scalar(st, r, "heads"));
+        else if (vp == -2 || vo == -2)
+            snprintf(f->text, sizeof f->text, "not measured: this retention analysis was judged by the 2-means rule, "
+                     "which had no power (issue 39.5): run gpnscope analyze again");
         else
             snprintf(f->text, sizeof f->text, "not measured: this retention analysis has no pool verdict (it predates "
                      "it, or ran without null draws): run gpnscope analyze again");
         snprintf(f->brief, sizeof f->brief, "%s", f->text);
         return;
     }
-    f->verdict = (finding_verdict)weaker(vp, vo);
+    f->verdict = gs_finding_pools_rule((gs_pool_verdict)vp, (gs_pool_verdict)vo);
     char ctl_text[400], ctl_brief[80];
     pools_controls(st, run, f, ctl_text, sizeof ctl_text, ctl_brief, sizeof ctl_brief);
     const char *ps[] = {"_from_start", ""};
-    double sep[2], lo[2], hi[2], pmax[2];
+    double lr[2], lo[2], hi[2], pmax[2];
     for (int e = 0; e < 2; e++) {
         char k[96];
 #define S(name) (snprintf(k, sizeof k, "%s%s", name, ps[e]), scalar(st, r, k))
-        sep[e] = S("separation");
-        lo[e] = S("separation_boot_lo");
-        hi[e] = S("separation_boot_hi");
-        pmax[e] = fmax(fmax(fmax(S("separation_null_p_normal"), S("separation_null_p_uniform")),
-                            fmax(S("separation_null_p_laplace"), S("separation_null_p_t3"))),
-                       S("separation_null_p_init")); /* fmax passes over a missing (NaN) one */
+        lr[e] = S("pool_lr");
+        lo[e] = S("pool_lr_boot_lo");
+        hi[e] = S("pool_lr_boot_hi");
+        pmax[e] = fmax(fmax(fmax(S("pool_lr_null_p_normal"), S("pool_lr_null_p_uniform")),
+                            fmax(S("pool_lr_null_p_laplace"), S("pool_lr_null_p_t3"))),
+                       S("pool_lr_null_p_init"));
 #undef S
     }
-    /* "not shown" reads as "not demonstrated, at this power" (issue 39.5) */
+    /* "not demonstrated" is read beside the power to find the paper's pools at this head count (issue 39.5) */
     const double power = scalar(st, r, "pools_power_paper_from_start");
-    char pw[64] = "";
-    /* the brief stays under 200 characters: the paper's pools are named in the text and the docs */
-    if (!isnan(power)) snprintf(pw, sizeof pw, ", power %.2f", power);
+    char lead[96] = "";
+    if (f->verdict == FINDING_ABSENT && !isnan(power)) snprintf(lead, sizeof lead, "power %.2f; ", power);
+    else if (f->verdict == FINDING_INCONCLUSIVE) snprintf(lead, sizeof lead, "%s", pools_why(vp, vo));
     /* the bootstrap resamples the same windows as the horizons' (retention stores no count of its own) */
     char few[80] = "", iv[64] = "";
     const int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);
@@ -492,23 +500,28 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         snprintf(iv, sizeof iv, " [%.2f, %.2f]", lo[0], hi[0]);
         if (h > 0) few_windows_note(st, h, few, sizeof few);
     }
+    /* the brief stays under 200 characters with its label: the paper's pools are named in the text and the docs */
     snprintf(f->brief, sizeof f->brief,
-             "%s (from the start: separation %.2f%s, max null p %.3f; all starts: %.2f, p %.3f; rule: "
-             "every p < 0.05%s%s%s)",
-             gs_finding_pools_word(f->verdict), sep[0], iv, pmax[0], sep[1], pmax[1], pw, few, ctl_brief);
+             "%s (%sfrom the start: LR %.2f%s, max null p %.3f; all starts: %.2f, p %.3f; rule: every p < 0.05%s%s)",
+             gs_finding_pools_word(f->verdict), lead, lr[0], iv, pmax[0], lr[1], pmax[1], few, ctl_brief);
     char init[400];
     init_text(st, r, init, sizeof init);
     snprintf(f->text, sizeof f->text,
-             "%s: 2-means on log 1/e times; with retention from the start of the window (the paper's estimator): %s; "
-             "averaged over every start (gpnscope's): %s (rule: present when, under both, every null family's p + 4 SE "
-             "< 0.05; not shown when every p - 4 SE >= 0.05; paper: 6 heads at 1-3, 9 heads at 5-322).%s%s",
-             gs_finding_pools_word(f->verdict), paper, ours, init, ctl_text);
+             "%s: two normal pools of log 1/e times against one (likelihood ratio, at least %d heads a pool); with "
+             "retention from the start of the window (the paper's estimator): %s; averaged over every start "
+             "(gpnscope's): %s (rule: present when, under both, every null family's p + 4 SE < 0.05; inconclusive "
+             "when present under one only, or when under both no p - 4 SE >= 0.05 but some p is within 4 SE of "
+             "0.05; not demonstrated otherwise; the power is the share of simulated sets of as many heads with the "
+             "paper's two pools, 40%% at 1-3 tokens and the rest at 5-322, that the rule calls present; paper: 6 "
+             "heads at 1-3, 9 heads at 5-322).%s%s",
+             gs_finding_pools_word(f->verdict), gs_pool_min_heads((int)scalar(st, r, "heads")), paper, ours, init,
+             ctl_text);
 }
 
 cJSON *gs_finding_controls_json(const gs_finding_controls *ctl, int which) {
     static const char *const keys[3][3] = {{"norm_ratio", "batch_cos", "top_sv_abs_cos"},
                                            {"c1", "content_horizon_002", NULL},
-                                           {"separation_from_start", "separation", NULL}};
+                                           {"pool_lr_from_start", "pool_lr", NULL}};
     if (!ctl->measured[0] && !ctl->measured[1]) return NULL;
     cJSON *j = cJSON_CreateObject();
     for (int k = 0; k < STORE_N_CONTROLS; k++) {
@@ -561,7 +574,7 @@ int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const cha
 /* text without its leading "VERDICT: ", in lines of at most width columns, each indented */
 static void print_wrapped(FILE *out, const char *text, int indent, int width) {
     const char *colon = strstr(text, ": ");
-    if (colon && colon - text < 16) text = colon + 2; /* the verdict is on the brief line */
+    if (colon && colon - text < 20) text = colon + 2; /* the verdict ("not demonstrated") is on the brief line */
     while (*text) {
         int n = 0, cut = 0, cols = 0;
         for (; text[n] && cols < width - indent; n++) {

@@ -21,10 +21,12 @@
  * straddles 0.9"), unless another test fails outright (then absent). A test
  * without an interval is decided on its value (two-way).
  * 3. fast and slow memory pools (GPN+M): the three-way pool verdict of
- *    analyses/state/pools.h (the 2-means split of log 1/e times against four
- *    one-pool null families, with the Monte Carlo error), under both
- *    retention estimators; the finding is the weaker of the two (present only
- *    when present under the paper's estimator and gpnscope's). */
+ *    analyses/state/pools.h (the likelihood ratio of two normal pools of log
+ *    1/e times against one, against five one-pool null families, with the
+ *    Monte Carlo error), under both retention estimators: present when present
+ *    under both, inconclusive when present under one only or inconclusive
+ *    under both, else not demonstrated, read beside the rule's power on the
+ *    paper's pools (issue 39.5). */
 #ifndef GS_ANALYSES_FINDINGS_H
 #define GS_ANALYSES_FINDINGS_H
 
@@ -37,8 +39,7 @@ typedef enum {
     FINDING_NOT_MEASURED = -1,
     FINDING_ABSENT = 0,
     FINDING_PRESENT = 1,
-    FINDING_MARGINAL = 2,     /* the pools' middle verdict */
-    FINDING_INCONCLUSIVE = 3, /* a deciding statistic's interval straddles its threshold */
+    FINDING_INCONCLUSIVE = 3, /* a deciding statistic's interval straddles its threshold; the pools' middle verdict */
 } finding_verdict;
 
 /* a statistic with its 95% bootstrap interval over windows (lo, hi NaN: none) */
@@ -79,12 +80,12 @@ typedef struct {
  * words analyze's verdicts and compare's rows both use; returns out */
 const char *gs_finding_few_windows(int64_t windows, char *out, size_t size);
 
-/* "present", "absent", "inconclusive", "marginal", "not measured" */
+/* "present", "absent", "inconclusive", "not measured" */
 const char *gs_finding_word(finding_verdict v);
-/* the pools' words, which are the pool verdict's (analyses/state/pools.h): "not shown" where others say "absent" */
+/* the pools' words, which are the pool verdict's (analyses/state/pools.h): "not demonstrated" where others say
+ * "absent" */
 const char *gs_finding_pools_word(finding_verdict v);
-/* The stored scalar of a verdict: 1 present, 0.5 marginal, 0.25 inconclusive, 0 absent (not shown); NaN not
- * measured. */
+/* The stored scalar of a verdict: 1 present, 0.25 inconclusive, 0 absent (not demonstrated); NaN not measured. */
 double gs_finding_scalar(finding_verdict v);
 
 typedef struct {
@@ -100,7 +101,7 @@ typedef struct {
  * memory (compare): the default direction from ||s_bar|| / mean ||s||, the
  * 8-batch cosine and |cos| with the top singular vector; the content horizon
  * from c_1, whether h_0.02 was reached inside the window, and h_0.02; the
- * pools as the weaker of the two estimators' three-way verdicts. A NaN value
+ * pools from the two estimators' three-way verdicts (above). A NaN value
  * fails its test. why (may be NULL) gets the reason, one short line: every
  * test when present, the straddling ones when inconclusive, else the failed
  * ones ("8-batch cosine 0.898 [0.871, 0.921] straddles 0.9"; for the horizon
@@ -128,8 +129,8 @@ struct cJSON *gs_finding_controls_json(const gs_finding_controls *ctl, int which
 /* Judge a run from its stored analyses (gpnscope analyze first). */
 int gs_findings_compute(store *st, int64_t run_id, gs_findings *out);
 /* Store them as analysis "findings": scalars default_direction,
- * content_horizon and memory_pools (gs_finding_scalar: 1 present, 0.5
- * marginal, 0.25 inconclusive, 0 absent; not measured ones are left out)
+ * content_horizon and memory_pools (gs_finding_scalar: 1 present, 0.25
+ * inconclusive, 0 absent; not measured ones are left out)
  * with the sentence as the scalar's note. */
 int gs_findings_write(store *st, int64_t run_id, const gs_findings *f, const char *code_version);
 /* Each finding as its brief line, the whole sentence wrapped under it. */

@@ -183,13 +183,16 @@ void gs_report_retention(FILE *f, const gs_retention *rt) {
                      pp->pool_min[1], pp->pool_max[1]);
             snprintf(b, sizeof b, "%s%s", gs_paper(GS_PAPER_SLOW_POOL)->label, tag);
             row(f, b, a, e == GS_RET_FROM_START ? gs_paper(GS_PAPER_SLOW_POOL)->paper : "");
-            snprintf(b, sizeof b, "%s%s", gs_paper(GS_PAPER_SEPARATION)->label, tag);
+            snprintf(b, sizeof b, "%s%s", gs_paper(GS_PAPER_POOL_LR)->label, tag);
             if (!pp->score_valid) { row(f, b, "n/a (needs 3 heads)", ""); continue; }
             if (pp->boot_n > 0)
-                snprintf(a, sizeof a, "%.3g (95%% bootstrap %.3g-%.3g; same split in %.0f%%)", pp->separation,
-                         pp->boot_lo, pp->boot_hi, 100 * pp->boot_same_split);
+                snprintf(a, sizeof a, "%.3g (95%% bootstrap %.3g-%.3g; same split in %.0f%%)", pp->lr, pp->boot_lo,
+                         pp->boot_hi, 100 * pp->boot_same_split);
             else
-                snprintf(a, sizeof a, "%.3g", pp->separation);
+                snprintf(a, sizeof a, "%.3g", pp->lr);
+            row(f, b, a, "");
+            snprintf(b, sizeof b, "  %s%s", gs_paper(GS_PAPER_SEPARATION)->label, tag);
+            snprintf(a, sizeof a, "%.3g", pp->separation);
             row(f, b, a, "");
             if (pp->null_draws > 0) {
                 size_t len = 0;
@@ -200,7 +203,12 @@ void gs_report_retention(FILE *f, const gs_retention *rt) {
                 snprintf(b, sizeof b, "  null p +- MC SE%s", tag);
                 row(f, b, a, "");
                 snprintf(b, sizeof b, "  pool verdict%s", tag);
-                row(f, b, gs_pool_verdict_name(pp->verdict), "");
+                if (pp->power_sets > 0)
+                    snprintf(a, sizeof a, "%s (power %.2f on the paper's pools, %.2f on these)",
+                             gs_pool_verdict_name(pp->verdict), pp->power_paper, pp->power_fitted);
+                else
+                    snprintf(a, sizeof a, "%s", gs_pool_verdict_name(pp->verdict));
+                row(f, b, a, "");
             }
         }
     }

@@ -406,11 +406,12 @@ if dd is not None:
 # k<sub>h</sub> is the smallest k with R<sub>h</sub>(k) ≤ 1/e, interpolated linearly in log R (the paper calls it
 # a half-life; a half-life proper is ln 2 times as long); a head that does not get there inside the window is
 # right-censored and given the extrapolation 1 / (−mean log α<sup>h</sup>). The heads are split in two
-# **pools** by exact one-dimensional 2-means on log k<sub>h</sub>; the separation score (the gap between the
-# pool means in log units over the pooled within-pool std) is read against five one-pool nulls (normal,
+# **pools** at the cut of the sorted log k<sub>h</sub> that best fits two normal pools (each its own mean and variance,
+# at least 3 heads); their log likelihood ratio against one pool is read against five one-pool nulls (normal,
 # uniform, Laplace, Student t3, and the initialisation's own spread of time constants, 1/(A dt) with
 # A ~ U(0, 16), dt log-uniform in [0.001, 0.1]; 65536 draws each, so the Monte Carlo SE of p is below 0.002): present when
-# every p + 4 SE < 0.05, not shown when every p − 4 SE ≥ 0.05, marginal otherwise. Paper: H = 15 heads, a fast pool of 6 heads
+# every p + 4 SE < 0.05, not demonstrated when some p − 4 SE ≥ 0.05, inconclusive otherwise, read beside the rule's
+# power, the share of simulated sets with the paper's two pools that it finds. Paper: H = 15 heads, a fast pool of 6 heads
 # at 1–3 tokens and a slow pool of 9 heads at 5–322 tokens.
 
 # %% horizons
@@ -422,12 +423,13 @@ HZ = facts(h, [('c1', 'centered lag cosine c_1'), ('content_horizon_e', 'content
 RT = facts(r, [('heads', 'memory heads'), ('fast_n', 'fast pool: heads'), ('fast_min', 'fast pool: shortest 1/e time'),
                ('fast_max', 'fast pool: longest 1/e time'), ('slow_n', 'slow pool: heads'),
                ('slow_min', 'slow pool: shortest 1/e time'), ('slow_max', 'slow pool: longest 1/e time'),
-               ('separation', 'separation score (all starts)')]
-               + [(f'separation_null_p_{n}', f'  null p, {n} null') for n in ('normal', 'uniform', 'laplace', 't3', 'init')]
-               + [('pool_verdict', '  pool verdict (1 present, 0.5 marginal, 0 not shown)'),
+               ('pool_lr', 'likelihood ratio, two pools against one (all starts)'),
+               ('separation', '  separation of the split')]
+               + [(f'pool_lr_null_p_{n}', f'  null p, {n} null') for n in ('normal', 'uniform', 'laplace', 't3', 'init')]
+               + [('pool_verdict', '  pool verdict (1 present, 0.5 inconclusive, 0 not demonstrated)'),
                   ('pools_power_paper', "  the rule's power on the paper's pools"),
                   ('pools_power_fitted', "  the rule's power on these fitted pools"),
-                  ('separation_from_start', "separation score (the paper's estimator, from the start)"),
+                  ('pool_lr_from_start', "likelihood ratio (the paper's estimator, from the start)"),
                   ('pool_verdict_from_start', '  pool verdict')]) if r else {}
 if h is None and r is None:
     not_analysed('horizons')

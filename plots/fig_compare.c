@@ -397,9 +397,10 @@ static void row_cells(const cJSON *row, int i, cells *c) {
              ci(k, sizeof k, jobj(h, "h_002"), cJSON_IsTrue(jobj(h, "h_002_censored"))));
     const cJSON *fs = jobj(p, "from_start"), *al = jobj(p, "all_starts");
     if (fs && al)
-        snprintf(c->pools, sizeof c->pools, "**%s** (%s, %.0f heads): from the start %s, separation %s; all starts %s, "
-                 "separation %s", jstr(p, "verdict"), jstr(p, "decay_site"), jnum(p, "heads"), jstr(fs, "verdict"),
-                 ci(a, sizeof a, jobj(fs, "separation"), 0), jstr(al, "verdict"), ci(b, sizeof b, jobj(al, "separation"), 0));
+        snprintf(c->pools, sizeof c->pools, "**%s** (%s, %.0f heads): from the start %s, LR %s; all starts %s, LR %s; "
+                 "power %.2f on the paper's pools", jstr(p, "verdict"), jstr(p, "decay_site"), jnum(p, "heads"),
+                 jstr(fs, "verdict"), ci(a, sizeof a, jobj(fs, "lr"), 0), jstr(al, "verdict"), ci(b, sizeof b, jobj(al, "lr"), 0),
+                 jnum(fs, "power_paper"));
     else
         snprintf(c->pools, sizeof c->pools, "**%s**: %s", jstr(p, "verdict"), jstr(p, "note"));
 }

@@ -23,12 +23,12 @@ typedef struct {
     double *lags;  /* n_lags */
     double *R;     /* H x n_lags */
     double *half, *cens, *extra, *pool, *alpha, *beta; /* H each (NaN where absent) */
-    double fast_n, fast_min, fast_max, slow_n, slow_min, slow_max, sep, sep_p;
-    double sep_p_t3, verdict, sep_start, verdict_start; /* pool_verdict: 1 present, 0.5 marginal, 0 not shown */
+    double fast_n, fast_min, fast_max, slow_n, slow_min, slow_max, lr, lr_p_uniform;
+    double power, verdict, lr_start, verdict_start; /* pool_verdict: 1 present, 0.5 inconclusive, 0 not demonstrated */
 } retention;
 
 static const char *verdict_word(double v) {
-    return !isfinite(v) ? "not judged" : v >= 1 ? "present" : v > 0 ? "marginal" : "not shown";
+    return !isfinite(v) ? "not judged" : v >= 1 ? "present" : v > 0 ? "inconclusive" : "not demonstrated";
 }
 
 static void lagcos_free(lagcos *l) { free(l->lag); free(l->raw); free(l->cen); free(l->rawp); free(l->cenp); }
@@ -137,11 +137,11 @@ static int load_retention(const plot_ctx *c, retention *r) {
     r->slow_n = gp_scalar(c->st, r->aid, "slow_n");
     r->slow_min = gp_scalar(c->st, r->aid, "slow_min");
     r->slow_max = gp_scalar(c->st, r->aid, "slow_max");
-    r->sep = gp_scalar(c->st, r->aid, "separation");
-    r->sep_p = gp_scalar(c->st, r->aid, "separation_null_p");
-    r->sep_p_t3 = gp_scalar(c->st, r->aid, "separation_null_p_t3");
+    r->lr = gp_scalar(c->st, r->aid, "pool_lr");
+    r->lr_p_uniform = gp_scalar(c->st, r->aid, "pool_lr_null_p_uniform");
+    r->power = gp_scalar(c->st, r->aid, "pools_power_paper");
     r->verdict = gp_scalar(c->st, r->aid, "pool_verdict");
-    r->sep_start = gp_scalar(c->st, r->aid, "separation_from_start");
+    r->lr_start = gp_scalar(c->st, r->aid, "pool_lr_from_start");
     r->verdict_start = gp_scalar(c->st, r->aid, "pool_verdict_from_start");
     return 0;
 fail:
@@ -394,13 +394,15 @@ int fig_horizons(const plot_ctx *c, gs_plot_figure *fig) {
         snprintf(fig->caption + len, sizeof fig->caption - len,
                  "(b) Retention R_h(k), the mean product of head h's decays over k steps, for each of the %d memory "
                  "heads, averaged over every start position (gpnscope's estimator); a dot marks the 1/e time in tokens (R = "
-                 "1/e; the paper calls it a half-life, which would be ln 2 times as long), coloured by pool (2-means on "
-                 "log 1/e time): %s; %s; separation score %s (null p %s under a normal null, %s under Student t3): "
-                 "pools %s. With the paper's estimator (the product of decays from the start of the window): "
-                 "separation %s, pools %s. Paper: 15 heads, fast pool 6 heads at 1-3 tokens, slow pool 9 heads at "
+                 "1/e; the paper calls it a half-life, which would be ln 2 times as long), coloured by pool (the best "
+                 "split of log 1/e times into two normal pools): %s; %s; likelihood ratio %s against one pool (null p "
+                 "%s under a uniform null, the strictest): pools %s (the rule's power on the paper's pools at this head "
+                 "count: %s). With the paper's estimator (the product of decays from the start of the window): "
+                 "likelihood ratio %s, pools %s. Paper: 15 heads, fast pool 6 heads at 1-3 tokens, slow pool 9 heads at "
                  "5-322 tokens.",
-                 r.H, t1, t2, gp_num(b1, sizeof b1, r.sep), gp_num(b2, sizeof b2, r.sep_p), gp_num(b3, sizeof b3, r.sep_p_t3),
-                 verdict_word(r.verdict), gp_num(b4, sizeof b4, r.sep_start), verdict_word(r.verdict_start));
+                 r.H, t1, t2, gp_num(b1, sizeof b1, r.lr), gp_num(b2, sizeof b2, r.lr_p_uniform),
+                 verdict_word(r.verdict), gp_num(b3, sizeof b3, r.power), gp_num(b4, sizeof b4, r.lr_start),
+                 verdict_word(r.verdict_start));
     }
     rc = 0;
 done:

@@ -215,29 +215,35 @@ static void summary(const plot_ctx *c, table *t) {
             snprintf(what, sizeof what, "%s%s", gs_paper(GS_PAPER_SLOW_POOL)->label, tag);
             r = add(t, what, e ? gs_paper(GS_PAPER_SLOW_POOL)->paper : "");
             pool_row(r->ours, sizeof r->ours, SC("slow_n"), SC("slow_min"), SC("slow_max"));
-            double sep = SC("separation"), lo = SC("separation_boot_lo"), hi = SC("separation_boot_hi");
+            double lr = SC("pool_lr"), lo = SC("pool_lr_boot_lo"), hi = SC("pool_lr_boot_hi");
+            snprintf(what, sizeof what, "%s%s", gs_paper(GS_PAPER_POOL_LR)->label, tag);
+            r = add(t, what, "");
+            if (!isfinite(lr)) { /* too few heads, or analyzed under the 2-means rule (issue 39.5) */
+                snprintf(r->ours, sizeof r->ours, "%s", isfinite(SC("separation")) ? "n/a (analyze again)" : "n/a (needs 3 heads)");
+                continue;
+            }
+            if (isfinite(lo))
+                snprintf(r->ours, sizeof r->ours, "%s (95%% bootstrap over windows %s-%s)", num(a, lr), num(b, lo), num(d, hi));
+            else snprintf(r->ours, sizeof r->ours, "%s", num(a, lr));
             snprintf(what, sizeof what, "%s%s", gs_paper(GS_PAPER_SEPARATION)->label, tag);
             r = add(t, what, "");
-            if (!isfinite(sep)) { snprintf(r->ours, sizeof r->ours, "n/a (needs 3 heads)"); continue; }
-            if (isfinite(lo))
-                snprintf(r->ours, sizeof r->ours, "%s (95%% bootstrap over windows %s-%s)", num(a, sep), num(b, lo), num(d, hi));
-            else snprintf(r->ours, sizeof r->ours, "%s", num(a, sep));
-            double pn = SC("separation_null_p_normal");
+            snprintf(r->ours, sizeof r->ours, "%s", num(a, SC("separation")));
+            double pn = SC("pool_lr_null_p_normal");
             if (isfinite(pn)) {
                 snprintf(what, sizeof what, "null p +- MC SE%s", tag);
                 r = add(t, what, "");
-                int at = snprintf(r->ours, sizeof r->ours,
-                                  "normal %.3f+-%.3f, uniform %.3f+-%.3f, Laplace %.3f+-%.3f, t3 %.3f+-%.3f", pn,
-                                  SC("separation_null_se_normal"), SC("separation_null_p_uniform"),
-                                  SC("separation_null_se_uniform"), SC("separation_null_p_laplace"),
-                                  SC("separation_null_se_laplace"), SC("separation_null_p_t3"), SC("separation_null_se_t3"));
-                double pi = SC("separation_null_p_init"); /* absent from stores analyzed before it */
-                if (isfinite(pi) && at > 0 && (size_t)at < sizeof r->ours)
-                    snprintf(r->ours + at, sizeof r->ours - (size_t)at, ", init %.3f+-%.3f", pi, SC("separation_null_se_init"));
-                double v = SC("pool_verdict");
+                snprintf(r->ours, sizeof r->ours,
+                         "normal %.3f+-%.3f, uniform %.3f+-%.3f, Laplace %.3f+-%.3f, t3 %.3f+-%.3f, init %.3f+-%.3f", pn,
+                         SC("pool_lr_null_se_normal"), SC("pool_lr_null_p_uniform"), SC("pool_lr_null_se_uniform"),
+                         SC("pool_lr_null_p_laplace"), SC("pool_lr_null_se_laplace"), SC("pool_lr_null_p_t3"),
+                         SC("pool_lr_null_se_t3"), SC("pool_lr_null_p_init"), SC("pool_lr_null_se_init"));
+                double v = SC("pool_verdict"), pw = SC("pools_power_paper"), pf = SC("pools_power_fitted");
                 snprintf(what, sizeof what, "pool verdict%s", tag);
                 r = add(t, what, "");
-                snprintf(r->ours, sizeof r->ours, "%s", !isfinite(v) ? "-" : v >= 1 ? "present" : v > 0 ? "marginal" : "not shown");
+                const char *word = !isfinite(v) ? "-" : v >= 1 ? "present" : v > 0 ? "inconclusive" : "not demonstrated";
+                if (isfinite(pw))
+                    snprintf(r->ours, sizeof r->ours, "%s (power %.2f on the paper's pools, %.2f on these)", word, pw, pf);
+                else snprintf(r->ours, sizeof r->ours, "%s", word);
             }
 #undef SC
         }

@@ -43,7 +43,7 @@ import sys
 
 # a '-' right after a digit or a marker is a range's dash (0.87-0.92), not a sign
 MARK = re.compile(r"((?:(?<!-->)(?<![\d.])[+-])?\d[\d,]*(?:\.\d+)?)<!--=([^>]+?)-->")
-WORD = re.compile(r"(present|absent|inconclusive|not shown|marginal|not measured)(\*\*)?<!--~([^>]+?)-->")
+WORD = re.compile(r"(present|absent|inconclusive|not demonstrated|not shown|marginal|not measured)(\*\*)?<!--~([^>]+?)-->")
 GEN = re.compile(r"(<!--gen:([a-z-]+)(?::([A-Za-z0-9_]+))?-->\n)(.*?)(<!--/gen-->)", re.S)
 
 

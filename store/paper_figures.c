@@ -24,6 +24,7 @@ static const gs_paper_figure figures[GS_PAPER_COUNT] = {
     [GS_PAPER_FAST_POOL] = {"fast pool", "6 heads at 1-3 tokens"},
     [GS_PAPER_SLOW_POOL] = {"slow pool", "9 heads at 5-322 tokens"},
     [GS_PAPER_SEPARATION] = {"separation score", "-"},
+    [GS_PAPER_POOL_LR] = {"pools likelihood ratio", "-"},
     [GS_PAPER_PROBE_HORIZON] = {"probe horizon", "not measured"},
 };
 

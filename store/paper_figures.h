@@ -32,6 +32,7 @@ typedef enum {
     GS_PAPER_FAST_POOL,
     GS_PAPER_SLOW_POOL,
     GS_PAPER_SEPARATION,
+    GS_PAPER_POOL_LR,
     GS_PAPER_PROBE_HORIZON,
     GS_PAPER_COUNT
 } gs_paper_quantity;

@@ -19,7 +19,7 @@
  * sum of counts, so a resample is a reweighting; c_1 and h_0.02 through
  * gs_horizons_intervals, as analyze). The verdicts are decided on these
  * intervals (analyses/findings.h): one that straddles its threshold makes
- * the verdict inconclusive. The pools' separation score carries retention's
+ * the verdict inconclusive. The pools' likelihood ratio carries retention's
  * own bootstrap (analyses/state/pools.h).
  *
  * A row reads the store positions below its model's training length when its

@@ -40,8 +40,10 @@ static cJSON *counts(const int64_t *v, int64_t n) {
 static cJSON *pools_json(const gs_pools *p) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "verdict", p->score_valid ? gs_pool_verdict_name(p->verdict) : "not measured");
-    gs_cmp_num sep = {p->score_valid ? p->separation : NAN, p->boot_n ? p->boot_lo : NAN, p->boot_n ? p->boot_hi : NAN};
-    cJSON_AddItemToObject(o, "separation", with_interval(&sep, -1));
+    /* the rule's likelihood ratio with its window bootstrap; the separation of the split beside it */
+    gs_cmp_num lr = {p->score_valid ? p->lr : NAN, p->boot_n ? p->boot_lo : NAN, p->boot_n ? p->boot_hi : NAN};
+    cJSON_AddItemToObject(o, "lr", with_interval(&lr, -1));
+    cJSON_AddItemToObject(o, "separation", num(p->score_valid ? p->separation : NAN));
     if (p->valid) {
         cJSON_AddNumberToObject(o, "fast_heads", p->pool_n[0]);
         cJSON_AddNumberToObject(o, "slow_heads", p->pool_n[1]);
@@ -251,13 +253,16 @@ void gs_compare_print(FILE *f, const gs_compare *c) {
         }
         for (int est = GS_RET_FROM_START; est >= GS_RET_ALL_STARTS; est--) {
             const gs_pools *p = &r->an.retention.est[est].pools;
-            gs_cmp_num sep = {p->separation, p->boot_n ? p->boot_lo : NAN, p->boot_n ? p->boot_hi : NAN};
+            gs_cmp_num lr = {p->lr, p->boot_n ? p->boot_lo : NAN, p->boot_n ? p->boot_hi : NAN};
             double pmax = 0;
             for (int fam = 0; fam < GS_NULL_COUNT; fam++) pmax = fmax(pmax, p->null_p[fam]);
-            fprintf(f, "  3. memory pools             %-12s %s: %d fast + %d slow heads (%s), separation %s, max null p %.3f\n",
+            /* "not demonstrated" is read beside the rule's power on the paper's pools (issue 39.5) */
+            char pw[48] = "";
+            if (p->power_sets > 0) snprintf(pw, sizeof pw, ", power %.2f", p->power_paper);
+            fprintf(f, "  3. memory pools             %-12s %s: %d fast + %d slow heads (%s), LR %s, max null p %.3f%s\n",
                     est == GS_RET_FROM_START ? gs_finding_pools_word(r->pools_verdict) : "", gs_ret_estimator_name((gs_ret_estimator)est),
-                    p->pool_n[0], p->pool_n[1], r->decay_site, with_ci(a, sizeof a, &sep),
-                    pmax);
+                    p->pool_n[0], p->pool_n[1], r->decay_site, with_ci(a, sizeof a, &lr),
+                    pmax, pw);
         }
     }
 }

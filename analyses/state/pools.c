@@ -13,7 +13,7 @@ const char *gs_null_family_name(gs_null_family f) {
 }
 
 const char *gs_pool_verdict_name(gs_pool_verdict v) {
-    return v == GS_POOLS_PRESENT ? "present" : v == GS_POOLS_MARGINAL ? "marginal" : "not shown";
+    return v == GS_POOLS_PRESENT ? "present" : v == GS_POOLS_INCONCLUSIVE ? "inconclusive" : "not demonstrated";
 }
 
 void gs_pools_free(gs_pools *p) {
@@ -67,6 +67,37 @@ static double cut_score(const double *v, int n, int c, double mean[2], double ss
     return n > 2 ? (mm[1] - mm[0]) / sw : 0.0;
 }
 
+int gs_pool_min_heads(int H) {
+    int m = H / 2 < GS_POOL_MIN_HEADS ? H / 2 : GS_POOL_MIN_HEADS;
+    return m < 1 ? 1 : m;
+}
+
+/* The rule's cut of sorted v[0..n) (n >= 2) and its LR into *lr: the first c in [m, n - m] with the largest
+ * (n ln v - c ln v_0 - (n - c) ln v_1) / 2. Sums about the overall mean, as best_cut's. */
+static int lr_cut(const double *v, int n, double *lr) {
+    const int m = gs_pool_min_heads(n);
+    double mean = 0;
+    for (int i = 0; i < n; i++) mean += v[i];
+    mean /= n;
+    double tot = 0, tot2 = 0;
+    for (int i = 0; i < n; i++) { tot += v[i] - mean; tot2 += (v[i] - mean) * (v[i] - mean); }
+    const double var = tot2 / n, vfloor = GS_POOL_VAR_FLOOR * var;
+    double s = 0, s2 = 0, best_lr = -INFINITY;
+    int best = m;
+    for (int c = 1; c <= n - m; c++) {
+        double x = v[c - 1] - mean;
+        s += x;
+        s2 += x * x;
+        if (c < m) continue;
+        double r = tot - s, r2 = tot2 - s2;
+        double v0 = fmax((s2 - s * s / c) / c, vfloor), v1 = fmax((r2 - r * r / (n - c)) / (n - c), vfloor);
+        double l = 0.5 * (n * log(var) - c * log(v0) - (n - c) * log(v1));
+        if (l > best_lr) { best_lr = l; best = c; }
+    }
+    *lr = var > 0 && n >= 3 ? best_lr : 0.0; /* identical values: no split to speak of */
+    return best;
+}
+
 typedef struct { double v; int i; } xi_pair;
 static int cmp_xi(const void *a, const void *b) {
     const xi_pair *x = a, *y = b;
@@ -89,6 +120,32 @@ double gs_two_means(const double *x, int n, int *pool, double mean[2], double ss
     free(p);
     free(v);
     return score;
+}
+
+/* x's order (sorted values and their heads) into v and idx; 0, or -1 out of memory */
+static int sort_heads(const double *x, int n, double *v, int *idx) {
+    xi_pair *p = malloc((size_t)n * sizeof *p);
+    if (!p) return -1;
+    for (int i = 0; i < n; i++) { p[i].v = x[i]; p[i].i = i; }
+    qsort(p, (size_t)n, sizeof *p, cmp_xi);
+    for (int i = 0; i < n; i++) { v[i] = p[i].v; idx[i] = p[i].i; }
+    free(p);
+    return 0;
+}
+
+double gs_pool_lr_split(const double *x, int n, int *pool) {
+    if (n < 2) return 0.0;
+    double *v = malloc((size_t)n * sizeof *v);
+    int *idx = malloc((size_t)n * sizeof *idx);
+    double lr = 0.0;
+    if (v && idx && sort_heads(x, n, v, idx) == 0) {
+        int c = lr_cut(v, n, &lr);
+        if (pool)
+            for (int i = 0; i < n; i++) pool[idx[i]] = i >= c;
+    }
+    free(v);
+    free(idx);
+    return lr;
 }
 
 static double null_value(gs_null_family f, gs_rng *r) {
@@ -126,7 +183,7 @@ double *gs_pool_null_scores(gs_null_family f, int H, int draws, uint64_t seed) {
     for (int b = 0; b < draws; b++) {
         for (int h = 0; h < H; h++) z[h] = null_value(f, &rng);
         insertion_sort(z, H);
-        s[b] = cut_score(z, H, best_cut(z, H), NULL, NULL, NULL);
+        lr_cut(z, H, &s[b]);
     }
     free(z);
     qsort(s, (size_t)draws, sizeof *s, cmp_dbl);
@@ -134,14 +191,14 @@ double *gs_pool_null_scores(gs_null_family f, int H, int draws, uint64_t seed) {
 }
 
 gs_pool_verdict gs_pool_verdict_rule(const double *p, const double *se, int n) {
-    int reject = 0, clear = 0;
+    int reject = 0, fail = 0;
     for (int i = 0; i < n; i++) {
         reject += p[i] + GS_POOL_Z * se[i] < GS_POOL_ALPHA;
-        clear += p[i] - GS_POOL_Z * se[i] >= GS_POOL_ALPHA;
+        fail += p[i] - GS_POOL_Z * se[i] >= GS_POOL_ALPHA;
     }
     if (n > 0 && reject == n) return GS_POOLS_PRESENT;
-    if (n > 0 && clear == n) return GS_POOLS_NOT_SHOWN;
-    return GS_POOLS_MARGINAL;
+    if (n == 0 || fail > 0) return GS_POOLS_NOT_DEMONSTRATED;
+    return GS_POOLS_INCONCLUSIVE;
 }
 
 /* the number of sorted s[0..n) that are >= x */
@@ -158,16 +215,22 @@ static int count_ge(const double *s, int n, double x) {
 int gs_pools_compute(const double *e_fold_time, int H, double *const null[GS_NULL_COUNT], int draws, gs_pools *p) {
     memset(p, 0, sizeof *p);
     p->H = H;
-    p->verdict = GS_POOLS_NOT_SHOWN;
+    p->verdict = GS_POOLS_NOT_DEMONSTRATED;
     for (int f = 0; f < GS_NULL_COUNT; f++) { p->null_p[f] = 1.0; p->null_crit95[f] = NAN; }
     if (H < 2) return 0;
     p->pool = calloc((size_t)H, sizeof *p->pool);
-    double *logk = malloc((size_t)H * sizeof *logk);
-    if (!p->pool || !logk) { free(logk); gs_pools_free(p); return gs_fail("out of memory"); }
-    for (int h = 0; h < H; h++) logk[h] = log(e_fold_time[h]);
+    double *v = malloc((size_t)H * sizeof *v);
+    int *idx = malloc((size_t)H * sizeof *idx);
+    if (!p->pool || !v || !idx) { free(v); free(idx); gs_pools_free(p); return gs_fail("out of memory"); }
+    for (int h = 0; h < H; h++) v[h] = log(e_fold_time[h]);
+    if (sort_heads(v, H, v, idx) != 0) { free(v); free(idx); gs_pools_free(p); return gs_fail("out of memory"); }
+    /* the rule's cut, and the separation of that split beside it */
+    const int c = lr_cut(v, H, &p->lr);
     double mean[2], sse[2];
-    p->separation = gs_two_means(logk, H, p->pool, mean, sse, &p->within_std);
-    free(logk);
+    p->separation = cut_score(v, H, c, mean, sse, &p->within_std);
+    for (int i = 0; i < H; i++) p->pool[idx[i]] = i >= c;
+    free(v);
+    free(idx);
     p->valid = 1;
     p->score_valid = H >= 3;
     p->pool_mean_log[0] = mean[0];
@@ -184,7 +247,7 @@ int gs_pools_compute(const double *e_fold_time, int H, double *const null[GS_NUL
     p->null_draws = draws;
     for (int f = 0; f < GS_NULL_COUNT; f++) {
         if (!null[f]) return gs_fail("pool null: family %s has no draws", gs_null_family_name(f));
-        double q = (1.0 + count_ge(null[f], draws, p->separation)) / (1.0 + draws);
+        double q = (1.0 + count_ge(null[f], draws, p->lr)) / (1.0 + draws);
         p->null_p[f] = q;
         p->null_se[f] = sqrt(q * (1.0 - q) / draws);
         int i95 = (int)ceil(0.95 * draws) - 1;
@@ -209,7 +272,8 @@ double gs_pools_power(const int n[2], const double lo[2], const double hi[2], do
             v[h] = log(lo[pool]) + gs_rng_uniform(&rng) * (log(hi[pool]) - log(lo[pool]));
         }
         insertion_sort(v, H);
-        const double score = cut_score(v, H, best_cut(v, H), NULL, NULL, NULL);
+        double score;
+        lr_cut(v, H, &score);
         for (int f = 0; f < GS_NULL_COUNT; f++) {
             p[f] = (1.0 + count_ge(null[f], draws, score)) / (1.0 + draws);
             se[f] = sqrt(p[f] * (1.0 - p[f]) / draws);

@@ -153,7 +153,7 @@ static double quantile(const double *sorted, int n, double q) {
     return sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]);
 }
 
-/* the separation of each resample's 1/e times (boot x H) against the split of the whole */
+/* the LR of each resample's 1/e times (boot x H), and its split against the whole's */
 static int bootstrap_pools(const double *bk, int B, int H, gs_pools *p) {
     double *s = malloc((size_t)B * sizeof *s), *lk = malloc((size_t)H * sizeof *lk);
     int *pool = malloc((size_t)H * sizeof *pool);
@@ -161,7 +161,7 @@ static int bootstrap_pools(const double *bk, int B, int H, gs_pools *p) {
     int same = 0;
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < H; h++) lk[h] = log(bk[(int64_t)b * H + h]);
-        s[b] = gs_two_means(lk, H, pool, NULL, NULL, NULL);
+        s[b] = gs_pool_lr_split(lk, H, pool);
         int eq = 1;
         for (int h = 0; h < H; h++) eq &= pool[h] == p->pool[h];
         same += eq;

@@ -21,9 +21,9 @@
  * window: right-censored, and k_h is the extrapolation 1/(-mean log alpha_h)
  * (capped at GS_E_FOLD_CAP for a head that never decays).
  *
- * Pools, score, null p's and the three-way verdict: analyses/state/pools.h, under
+ * Pools, their likelihood ratio, null p's and the three-way verdict: analyses/state/pools.h, under
  * each estimator. The bootstrap resamples whole windows with replacement and
- * recomputes every head's 1/e time, the split and its score. */
+ * recomputes every head's 1/e time, the split and its LR. */
 #ifndef GS_ANALYSES_RETENTION_H
 #define GS_ANALYSES_RETENTION_H
 

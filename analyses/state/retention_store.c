@@ -32,25 +32,29 @@ static void write_pools(wr *w, const gs_pools *p, const char *sfx, const char *e
     sc(w, "gap_log", sfx, p->gap, "mean log 1/e time, slow - fast");
     if (!p->score_valid) return;
     sc(w, "within_std_log", sfx, p->within_std, "pooled within-pool std, floored at 0.01");
-    snprintf(note, sizeof note, "gap / pooled within-pool std; retention %s", est);
+    snprintf(note, sizeof note, "gap / pooled within-pool std of the split (descriptive); retention %s", est);
     sc(w, "separation", sfx, p->separation, note);
+    snprintf(note, sizeof note, "log likelihood ratio, two normal pools of >= %d heads against one; retention %s",
+             gs_pool_min_heads(p->H), est);
+    sc(w, "pool_lr", sfx, p->lr, note);
     if (p->null_draws > 0) {
-        sc(w, "separation_null_p", sfx, p->null_p[GS_NULL_NORMAL], "= separation_null_p_normal (kept for older readers)");
         for (int f = 0; f < GS_NULL_COUNT; f++) {
             char k[64];
             const char *fam = gs_null_family_name((gs_null_family)f);
-            snprintf(k, sizeof k, "separation_null_p_%s", fam);
-            snprintf(note, sizeof note, "share of %d one-pool %s samples scoring as high (+1 smoothed)", p->null_draws, fam);
+            snprintf(k, sizeof k, "pool_lr_null_p_%s", fam);
+            snprintf(note, sizeof note, "share of %d one-pool %s samples with an LR as high (+1 smoothed)", p->null_draws,
+                     fam);
             sc(w, k, sfx, p->null_p[f], note);
-            snprintf(k, sizeof k, "separation_null_se_%s", fam);
+            snprintf(k, sizeof k, "pool_lr_null_se_%s", fam);
             sc(w, k, sfx, p->null_se[f], "Monte Carlo standard error, sqrt(p (1 - p) / draws)");
-            snprintf(k, sizeof k, "separation_null_crit95_%s", fam);
-            sc(w, k, sfx, p->null_crit95[f], "95th percentile of the one-pool score");
+            snprintf(k, sizeof k, "pool_lr_null_crit95_%s", fam);
+            sc(w, k, sfx, p->null_crit95[f], "95th percentile of the one-pool LR");
         }
-        snprintf(note, sizeof note, "%s: 1 present (every null family p + 4 SE < 0.05), 0 not shown (every p - 4 SE "
-                 ">= 0.05), 0.5 marginal",
+        snprintf(note, sizeof note, "%s: 1 present (every null family p + 4 SE < 0.05), 0 not demonstrated (some "
+                 "p - 4 SE >= 0.05), 0.5 inconclusive",
                  gs_pool_verdict_name(p->verdict));
-        sc(w, "pool_verdict", sfx, p->verdict == GS_POOLS_PRESENT ? 1.0 : p->verdict == GS_POOLS_MARGINAL ? 0.5 : 0.0, note);
+        sc(w, "pool_verdict", sfx, p->verdict == GS_POOLS_PRESENT ? 1.0 : p->verdict == GS_POOLS_INCONCLUSIVE ? 0.5 : 0.0,
+           note);
         if (p->power_sets > 0) {
             snprintf(note, sizeof note, "share of %d simulated two-pool sets (the paper's: %d%% of the heads "
                      "log-uniform at 1-3 tokens, the rest at 5-322) the rule calls present", p->power_sets, 40);
@@ -61,15 +65,15 @@ static void write_pools(wr *w, const gs_pools *p, const char *sfx, const char *e
     }
     if (p->boot_n > 0) {
         snprintf(note, sizeof note, "2.5%% of %d window resamples", p->boot_n);
-        sc(w, "separation_boot_lo", sfx, p->boot_lo, note);
-        sc(w, "separation_boot_median", sfx, p->boot_median, NULL);
+        sc(w, "pool_lr_boot_lo", sfx, p->boot_lo, note);
+        sc(w, "pool_lr_boot_median", sfx, p->boot_median, NULL);
         snprintf(note, sizeof note, "97.5%% of %d window resamples", p->boot_n);
-        sc(w, "separation_boot_hi", sfx, p->boot_hi, note);
+        sc(w, "pool_lr_boot_hi", sfx, p->boot_hi, note);
         sc(w, "split_stability", sfx, p->boot_same_split, "share of resamples that put every head in the same pool");
         for (int f = 0; f < GS_NULL_COUNT && p->null_draws > 0; f++) {
             char k[64];
-            snprintf(k, sizeof k, "separation_boot_over_crit95_%s", gs_null_family_name((gs_null_family)f));
-            sc(w, k, sfx, p->boot_over_crit95[f], "share of window resamples scoring above this null's 95th percentile");
+            snprintf(k, sizeof k, "pool_lr_boot_over_crit95_%s", gs_null_family_name((gs_null_family)f));
+            sc(w, k, sfx, p->boot_over_crit95[f], "share of window resamples with an LR above this null's 95th percentile");
         }
     }
 }

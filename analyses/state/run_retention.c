@@ -183,8 +183,9 @@ void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
         }
         if (p->score_valid) {
             cJSON_AddNumberToObject(k, "separation", p->separation);
+            cJSON_AddNumberToObject(k, "pool_lr", p->lr);
             if (p->null_draws > 0) {
-                cJSON_AddNumberToObject(k, "separation_null_p", p->null_p[GS_NULL_NORMAL]);
+                /* the null p's, SEs and the verdict are the LR's */
                 cJSON *np = cJSON_AddObjectToObject(k, "null_p"), *se = cJSON_AddObjectToObject(k, "null_p_se");
                 for (int f = 0; f < GS_NULL_COUNT; f++) {
                     cJSON_AddNumberToObject(np, gs_null_family_name((gs_null_family)f), p->null_p[f]);
@@ -199,7 +200,7 @@ void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
             }
             if (p->boot_n > 0) {
                 double ci[3] = {p->boot_lo, p->boot_median, p->boot_hi};
-                cJSON_AddItemToObject(k, "separation_bootstrap", cJSON_CreateDoubleArray(ci, 3));
+                cJSON_AddItemToObject(k, "pool_lr_bootstrap", cJSON_CreateDoubleArray(ci, 3));
                 cJSON_AddNumberToObject(k, "split_stability", p->boot_same_split);
                 if (p->null_draws > 0) {
                     cJSON *oc = cJSON_AddObjectToObject(k, "boot_over_crit95");

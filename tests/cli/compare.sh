@@ -46,7 +46,7 @@ PY
 
 if "$bin" compare planted.db plain.db --json --quiet >planted.json 2>err; then ok "compare of the planted stores exits 0"
 else bad "compare: $(cat err)"; fi
-"$py" - <<'PY' && ok "verdicts: a planted direction present / absent, two pools present / one pool not shown; JSON shape" || bad "planted verdicts or JSON shape"
+"$py" - <<'PY' && ok "verdicts: a planted direction present / absent, two pools present / one pool not demonstrated; JSON shape" || bad "planted verdicts or JSON shape"
 import json
 j = json.load(open('planted.json'))
 a, b = j['rows']
@@ -67,7 +67,7 @@ assert a['default_direction']['norm_ratio']['lo'] > 0.5 > b['default_direction']
 pa, pb = a['memory_pools'], b['memory_pools']
 assert pa['decay_site'] == 'mem.alpha' and pa['heads'] == 6, pa
 assert pa['verdict'] == 'present' and pa['from_start']['fast_heads'] == 3 and pa['all_starts']['slow_heads'] == 3, pa
-assert pb['verdict'] == 'not shown', pb
+assert pb['verdict'] == 'not demonstrated', pb
 assert set(pa['from_start']['null_p']) == {'normal', 'uniform', 'laplace', 't3', 'init'}, pa
 assert 0 <= pa['from_start']['power_paper'] <= 1 and 0 <= pa['from_start']['power_fitted'] <= 1, pa
 PY
@@ -179,7 +179,7 @@ assert rows == [('gpnm.db', 'state.pred', None, 'mem.alpha'), ('elman.db', 'stat
                 ('gdn.db', 'blocks.1.hook_resid_post', 1, 'blocks.1.attn.alpha')], rows
 assert j['windows']['same'] is True, j['windows']
 g, e, t = j['rows'][0], j['rows'][1], j['rows'][2]
-assert g['memory_pools']['heads'] == 6 and g['memory_pools']['verdict'] in ('present', 'marginal', 'not shown'), g['memory_pools']
+assert g['memory_pools']['heads'] == 6 and g['memory_pools']['verdict'] in ('present', 'inconclusive', 'not demonstrated'), g['memory_pools']
 assert e['memory_pools']['verdict'] == 'not measured' and 'no decay site' in e['memory_pools']['note'], e['memory_pools']
 assert j['rows'][4]['memory_pools']['heads'] == 3 and j['rows'][4]['memory_pools']['verdict'] != 'not measured', j['rows'][4]
 assert all(r['default_direction']['verdict'] in ('present', 'absent', 'inconclusive') for r in j['rows'])

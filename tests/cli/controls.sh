@@ -71,7 +71,7 @@ PY
 # the default run of analyze is the controlled one; its verdicts carry the controls' stored numbers
 "$bin" analyze "$db" --json --quiet > an.json 2> err.txt || bad "analyze: $(cat err.txt)"
 sqlite3 -json "$db" "select a.run_id, a.name, s.key, s.value from analysis_scalars s join analyses a on a.id = s.analysis_id
-  where a.run_id in (2, 3) and s.key in ('norm_ratio', 'c1', 'content_horizon_002', 'separation', 'separation_from_start')" > ctl.json
+  where a.run_id in (2, 3) and s.key in ('norm_ratio', 'c1', 'content_horizon_002', 'pool_lr', 'pool_lr_from_start')" > ctl.json
 "$py" - an.json ctl.json <<'PY' && ok "analyze picks run 1 and reports each control's stored numbers and verdict" || bad "analyze's controls"
 import json, math, sys
 an, rows = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -81,12 +81,12 @@ for r in rows:
     want[(r["run_id"], r["key"])] = r["value"]
 f = an["findings"]
 for name, keys in (("default_direction", ["norm_ratio"]), ("content_horizon", ["c1", "content_horizon_002"]),
-                   ("memory_pools", ["separation", "separation_from_start"])):
+                   ("memory_pools", ["pool_lr", "pool_lr_from_start"])):
     c = f[name]["controls"]
     assert c["untrained"]["run"] == 2 and c["shuffled"]["run"] == 3, c
     assert c["untrained"]["decides"] is True and c["shuffled"]["decides"] is False
     for kind, run in (("untrained", 2), ("shuffled", 3)):
-        assert c[kind]["verdict"] in ("present", "absent", "inconclusive", "not shown", "marginal"), c[kind]
+        assert c[kind]["verdict"] in ("present", "absent", "inconclusive", "not demonstrated"), c[kind]
         for k in keys:
             assert math.isclose(c[kind][k], want[(run, k)], rel_tol=1e-12), (name, kind, k, c[kind][k], want[(run, k)])
     assert "Its controls" in f[name]["text"], f[name]

@@ -150,7 +150,7 @@ grep -q "^## Perplexity by position" out/compare/report.md && grep -q "(below 32
 
 # the main model's output as with one model: verdicts (whole sentences), figures, notebook
 for s in "default-token direction" "content horizon" "fast and slow pools"; do
-  grep -q "$s: *\(present\|absent\|inconclusive\|marginal\|not shown\|not measured\)" stdout && ok "main verdict printed: $s" || bad "no verdict for $s"
+  grep -q "$s: *\(present\|absent\|inconclusive\|not demonstrated\|not measured\)" stdout && ok "main verdict printed: $s" || bad "no verdict for $s"
 done
 [[ "$(grep -c '^  [123]\. [a-z -]*: ' stdout)" -ge 3 && "$(grep '^  [123]\. [a-z -]*: ' stdout | grep -vc '[.)]$')" == 0 ]] &&
   ok "every verdict sentence is whole" || bad "a verdict sentence is cut"

@@ -57,8 +57,8 @@ PY
 }
 # key paths each comparison must hold (so that a part missing from both documents fails)
 need=(.geometry.eigenvalues[0] .default_direction.batch_cosines[0] .default_direction.emergence[0]
-      .horizons.raw_pairs[0] .horizons.c1_lo .horizons.content_horizon_002_hi .retention.separation_bootstrap[0]
-      .retention.from_start.separation_bootstrap[0]
+      .horizons.raw_pairs[0] .horizons.c1_lo .horizons.content_horizon_002_hi .retention.pool_lr_bootstrap[0]
+      .retention.from_start.pool_lr_bootstrap[0]
       .retention.R[0][0])
 for max in 0 500; do
   "$bin" analyze "$dir/study.db" --only geometry,default,horizon,retention --max-states "$max" --json >"$dir/m$max.json" \

@@ -3,9 +3,9 @@
  * interpolation in log R), a head slower than the window is right-censored
  * with the extrapolation; a non-stationary decay separates the paper's
  * from-the-start estimator from the all-starts one, each against its closed
- * form; two planted pools are "present" and one planted pool "not shown"
+ * form; two planted pools are "present" and one planted pool "not demonstrated"
  * under every null family and for every seed 1..10, the demo's heads
- * "marginal" for every seed; mean beta per head; bad decays. */
+ * "not demonstrated" for every seed; mean beta per head; bad decays. */
 #include <math.h>
 
 #include "analyses/state/pools.h"
@@ -159,12 +159,12 @@ static void test_pools(void) {
                       p->pool_min[0], p->pool_max[0], p->pool_min[1], p->pool_max[1]);
                 CHECK(p->null_draws == GS_POOL_NULL_DRAWS, "draws %d", p->null_draws);
                 /* stationary decays: resampling windows changes nothing */
-                CHECK(p->boot_n == 20 && p->boot_same_split == 1 && fabs(p->boot_lo - p->separation) < 1e-9, "bootstrap");
+                CHECK(p->boot_n == 20 && p->boot_same_split == 1 && fabs(p->boot_lo - p->lr) < 1e-9, "bootstrap");
                 /* every resample scores the whole's score, which beats each family's 95th percentile */
                 int over = 1;
                 for (int f = 0; f < GS_NULL_COUNT; f++)
-                    over &= p->boot_over_crit95[f] == (p->separation > p->null_crit95[f] ? 1.0 : 0.0) &&
-                            p->separation > p->null_crit95[f];
+                    over &= p->boot_over_crit95[f] == (p->lr > p->null_crit95[f] ? 1.0 : 0.0) &&
+                            p->lr > p->null_crit95[f];
                 CHECK(over, "two pools: every resample above every family's 95th percentile");
             }
             int all = 1;
@@ -172,8 +172,8 @@ static void test_pools(void) {
                 all &= p->null_p[f] + GS_POOL_Z * p->null_se[f] < GS_POOL_ALPHA && p->null_se[f] < 0.002;
                 CHECK(p->null_se[f] < 0.002, "SE %g", p->null_se[f]);
             }
-            CHECK(all && p->verdict == GS_POOLS_PRESENT, "two pools, seed %llu, estimator %d: %s (score %g, p %g %g %g %g)",
-                  (unsigned long long)seed, e, gs_pool_verdict_name(p->verdict), p->separation, p->null_p[0],
+            CHECK(all && p->verdict == GS_POOLS_PRESENT, "two pools, seed %llu, estimator %d: %s (LR %g, p %g %g %g %g)",
+                  (unsigned long long)seed, e, gs_pool_verdict_name(p->verdict), p->lr, p->null_p[0],
                   p->null_p[1], p->null_p[2], p->null_p[3]);
         }
         gs_retention_free(&r);
@@ -185,17 +185,52 @@ static void test_pools(void) {
             int all = 1;
             for (int f = 0; f < GS_NULL_COUNT; f++)
                 all &= p->null_p[f] - GS_POOL_Z * p->null_se[f] >= GS_POOL_ALPHA && p->boot_over_crit95[f] == 0.0;
-            CHECK(all && p->verdict == GS_POOLS_NOT_SHOWN, "one pool, seed %llu: %s (score %g, p %g %g %g %g)",
-                  (unsigned long long)seed, gs_pool_verdict_name(p->verdict), p->separation, p->null_p[0],
+            CHECK(all && p->verdict == GS_POOLS_NOT_DEMONSTRATED, "one pool, seed %llu: %s (LR %g, p %g %g %g %g)",
+                  (unsigned long long)seed, gs_pool_verdict_name(p->verdict), p->lr, p->null_p[0],
                   p->null_p[1], p->null_p[2], p->null_p[3]);
         }
         gs_retention_free(&r);
     }
 }
 
-/* The demo's 8 all-starts 1/e times (docs/model.md), planted as constant
- * decays: the normal null rejects one pool, the other three do not, so the
- * verdict is marginal, and stays so for every seed 1..10 */
+/* Issue 39.5's planted sets through the whole analysis: 6 heads near 1.5
+ * tokens and 9 near 100 are present under both estimators (the split found,
+ * and the power on those pools about 1); 15 heads spread evenly in log time
+ * over the paper's 1-322 tokens, one pool, are not demonstrated, with the
+ * rule's power on the paper's pools beside the verdict. */
+static void test_planted_verdicts(void) {
+    enum { H = 15 };
+    double two[H], even[H];
+    for (int h = 0; h < H; h++) {
+        const int k = (h * 7) % H; /* interleaved: head order is not pool order */
+        two[k] = h < 6 ? 1.3 * pow(1.7 / 1.3, h / 5.0) : 80 * pow(125.0 / 80, (h - 6) / 8.0);
+        even[h] = exp(h / (H - 1.0) * log(322.0));
+    }
+    gs_retention r;
+    CHECK(run_heads(two, H, 1, &r) == 0, "%s", gs_error());
+    for (int e = 0; e < GS_RET_COUNT; e++) {
+        const gs_pools *p = &r.est[e].pools;
+        int split = 1;
+        for (int h = 0; h < H; h++) split &= p->pool[h] == (two[h] > 10);
+        CHECK(p->verdict == GS_POOLS_PRESENT && split && p->power_fitted > 0.95 && p->power_paper < 0.5,
+              "6 heads near 1.5, 9 near 100, estimator %d: %s (LR %g, p uniform %g), power %g fitted, %g paper's", e,
+              gs_pool_verdict_name(p->verdict), p->lr, p->null_p[GS_NULL_UNIFORM], p->power_fitted, p->power_paper);
+    }
+    gs_retention_free(&r);
+    CHECK(run_heads(even, H, 1, &r) == 0, "%s", gs_error());
+    for (int e = 0; e < GS_RET_COUNT; e++) {
+        const gs_pools *p = &r.est[e].pools;
+        CHECK(p->verdict == GS_POOLS_NOT_DEMONSTRATED && p->null_p[GS_NULL_UNIFORM] > 0.2 && p->power_sets > 0,
+              "one pool spread over 1-322 tokens, estimator %d: %s (LR %g, p uniform %g)", e,
+              gs_pool_verdict_name(p->verdict), p->lr, p->null_p[GS_NULL_UNIFORM]);
+    }
+    gs_retention_free(&r);
+}
+
+/* An earlier demo's 8 all-starts 1/e times, planted as constant decays: the
+ * 2-means rule called them marginal (the normal null rejected one pool, t3 did
+ * not); the likelihood ratio's uniform null does not reject them by far (p
+ * about 0.18), so they are not demonstrated for every seed 1..10 */
 static void test_demo_like(void) {
     static const double k[8] = {10.93, 238.2, 20.45, 8.498, 875.6, 662.5, 9.183, 2.91};
     for (uint64_t seed = 1; seed <= 10; seed++) {
@@ -204,10 +239,9 @@ static void test_demo_like(void) {
         CHECK(rc == 0, "%s", gs_error());
         if (rc != 0) return;
         const gs_pools *p = &r.est[GS_RET_ALL_STARTS].pools;
-        CHECK(p->verdict == GS_POOLS_MARGINAL && p->null_p[GS_NULL_NORMAL] + GS_POOL_Z * p->null_se[GS_NULL_NORMAL] < 0.05 &&
-                  p->null_p[GS_NULL_T3] - GS_POOL_Z * p->null_se[GS_NULL_T3] >= 0.05,
-              "demo-like heads, seed %llu: %s (score %g, p normal %g, t3 %g)", (unsigned long long)seed,
-              gs_pool_verdict_name(p->verdict), p->separation, p->null_p[GS_NULL_NORMAL], p->null_p[GS_NULL_T3]);
+        CHECK(p->verdict == GS_POOLS_NOT_DEMONSTRATED && p->null_p[GS_NULL_UNIFORM] > 0.1,
+              "demo-like heads, seed %llu: %s (LR %g, p uniform %g)", (unsigned long long)seed,
+              gs_pool_verdict_name(p->verdict), p->lr, p->null_p[GS_NULL_UNIFORM]);
         gs_retention_free(&r);
     }
 }
@@ -216,9 +250,11 @@ static void test_demo_like(void) {
 static void test_rule(void) {
     double se[4] = {0.001, 0.001, 0.001, 0.001};
     CHECK(gs_pool_verdict_rule((double[]){0.01, 0.02, 0.03, 0.045}, se, 4) == GS_POOLS_PRESENT, "all reject");
-    CHECK(gs_pool_verdict_rule((double[]){0.01, 0.02, 0.03, 0.047}, se, 4) == GS_POOLS_MARGINAL, "one within 4 SE");
-    CHECK(gs_pool_verdict_rule((double[]){0.04, 0.08, 0.08, 0.11}, se, 4) == GS_POOLS_MARGINAL, "families disagree");
-    CHECK(gs_pool_verdict_rule((double[]){0.055, 0.08, 0.08, 0.11}, se, 4) == GS_POOLS_NOT_SHOWN, "all clear");
+    CHECK(gs_pool_verdict_rule((double[]){0.01, 0.02, 0.03, 0.047}, se, 4) == GS_POOLS_INCONCLUSIVE, "one within 4 SE");
+    CHECK(gs_pool_verdict_rule((double[]){0.01, 0.02, 0.047, 0.08}, se, 4) == GS_POOLS_NOT_DEMONSTRATED,
+          "one within 4 SE, one fails");
+    CHECK(gs_pool_verdict_rule((double[]){0.04, 0.08, 0.08, 0.11}, se, 4) == GS_POOLS_NOT_DEMONSTRATED, "families disagree");
+    CHECK(gs_pool_verdict_rule((double[]){0.055, 0.08, 0.08, 0.11}, se, 4) == GS_POOLS_NOT_DEMONSTRATED, "all clear");
     /* H = 3: the split is always 1 + 2 or 2 + 1 and the null is a fixed
      * distribution; its scores are finite and sorted */
     for (int f = 0; f < GS_NULL_COUNT; f++) {
@@ -230,16 +266,19 @@ static void test_rule(void) {
         CHECK(ok, "family %s: sorted finite scores", gs_null_family_name((gs_null_family)f));
         free(s);
     }
-    /* the normal is the most lenient null: a flat (uniform) pool splits cleanly in two halves and heavy tails
-     * (t3) give outlying one-head pools, both scoring higher than a normal pool */
-    double q[3];
-    gs_null_family fam[3] = {GS_NULL_UNIFORM, GS_NULL_NORMAL, GS_NULL_T3};
-    for (int i = 0; i < 3; i++) {
-        double *s = gs_pool_null_scores(fam[i], 15, 20000, 3);
-        q[i] = s ? s[19000] : NAN;
+    /* the uniform is the strictest null: a flat pool fits two normal halves of half its spread each (LR about
+     * H ln 2), more than any peaked shape, so at 15 heads its 95th percentile is the highest of the five and
+     * it alone decides the verdict (docs/analyses.md, "Power") */
+    double q[GS_NULL_COUNT];
+    int top = 1;
+    for (int f = 0; f < GS_NULL_COUNT; f++) {
+        double *s = gs_pool_null_scores((gs_null_family)f, 15, 20000, 3);
+        q[f] = s ? s[19000] : NAN;
         free(s);
     }
-    CHECK(q[1] < q[0] && q[1] < q[2], "null 95th percentiles: normal %g below uniform %g and t3 %g", q[1], q[0], q[2]);
+    for (int f = 0; f < GS_NULL_COUNT; f++) top &= f == GS_NULL_UNIFORM || q[f] < q[GS_NULL_UNIFORM] - 1;
+    CHECK(top, "null 95th percentiles: uniform %g above normal %g, Laplace %g, t3 %g, init %g by 1", q[GS_NULL_UNIFORM],
+          q[GS_NULL_NORMAL], q[GS_NULL_LAPLACE], q[GS_NULL_T3], q[GS_NULL_INIT]);
 }
 
 /* A decay that changes along the window: alpha = a for the first S steps,
@@ -362,8 +401,9 @@ static void test_init_null(void) {
 }
 
 /* The pools rule's power (issue 39.5): two well-apart pools (test_pools's) are
- * found nearly always, one pool split in two "pools" of the same range almost
- * never, and power grows with the gap; the paper's configuration is printed. */
+ * found nearly always, one log-uniform pool (the uniform null itself) at most
+ * at the test's 5%, and power grows with the gap; the paper's configuration
+ * is printed (tests/unit/test_pools_oracle.c checks it against numpy). */
 static void test_power(void) {
     enum { H = 15, DRAWS = 20000, SETS = 400 };
     double *null[GS_NULL_COUNT];
@@ -379,8 +419,10 @@ static void test_power(void) {
     printf("pools power: apart %.3f, one pool %.3f, gaps %.3f %.3f %.3f %.3f, the paper's configuration %.3f\n", apart,
            same, gap[0], gap[1], gap[2], gap[3], paper);
     CHECK(apart > 0.95, "two pools far apart: power %.3f", apart);
-    CHECK(same < 0.02, "one pool: power %.3f (false present)", same);
-    CHECK(gap[0] <= gap[1] && gap[1] <= gap[2] && gap[2] <= gap[3] && gap[3] > gap[0] + 0.5, "power grows with the gap");
+    /* p + 4 SE < 0.05 is p below about 0.0466: 4.7% of 400 sets has a binomial SD of 1.1% */
+    CHECK(same < 0.08, "one pool: power %.3f (false present)", same);
+    CHECK(gap[0] <= gap[1] + 0.03 && gap[1] <= gap[2] + 0.03 && gap[2] <= gap[3] + 0.03 && gap[3] > gap[0] + 0.5,
+          "power grows with the gap");
     gs_pools p = {0};
     p.score_valid = 1;
     p.H = H;
@@ -396,6 +438,7 @@ int main(void) {
     test_constant();
     test_varying();
     test_pools();
+    test_planted_verdicts();
     test_demo_like();
     test_rule();
     test_init_null();

@@ -52,9 +52,16 @@ static void test_rules(void) {
     CHECK(v == FINDING_ABSENT && strstr(why, "no decay below 0.02 inside the window"), "censored: %s", why);
     v = gs_finding_horizon_rule(NUM(0.03, 0.02, 0.04), 1, NUM(15.3, 12.0, 23.2), why, sizeof why);
     CHECK(v == FINDING_ABSENT && strstr(why, "no content at lag 1"), "no content: %s", why);
-    CHECK(gs_finding_scalar(FINDING_INCONCLUSIVE) == 0.25 && gs_finding_scalar(FINDING_MARGINAL) == 0.5 &&
-              gs_finding_scalar(FINDING_ABSENT) == 0 && gs_finding_scalar(FINDING_PRESENT) == 1,
+    CHECK(gs_finding_scalar(FINDING_INCONCLUSIVE) == 0.25 && gs_finding_scalar(FINDING_ABSENT) == 0 &&
+              gs_finding_scalar(FINDING_PRESENT) == 1,
           "the stored encoding");
+    /* the pools: present under both; inconclusive when present under one only or inconclusive under both */
+    const gs_pool_verdict P = GS_POOLS_PRESENT, I = GS_POOLS_INCONCLUSIVE, N = GS_POOLS_NOT_DEMONSTRATED;
+    CHECK(gs_finding_pools_rule(P, P) == FINDING_PRESENT && gs_finding_pools_rule(P, N) == FINDING_INCONCLUSIVE &&
+              gs_finding_pools_rule(N, P) == FINDING_INCONCLUSIVE && gs_finding_pools_rule(P, I) == FINDING_INCONCLUSIVE &&
+              gs_finding_pools_rule(I, I) == FINDING_INCONCLUSIVE && gs_finding_pools_rule(I, N) == FINDING_ABSENT &&
+              gs_finding_pools_rule(N, N) == FINDING_ABSENT && !strcmp(gs_finding_pools_word(FINDING_ABSENT), "not demonstrated"),
+          "the pools' rule over the two estimators");
 }
 
 /* controls (issue 39.3): an untrained control that passes raises each lower bound to its value; one that
@@ -105,35 +112,54 @@ int main(void) {
 
     const char *dk[] = {"norm_ratio", "batch_cos_mean", "top_sv_cos", "spearman_unigram"};
     const char *hk[] = {"c1", "content_horizon_002", "content_horizon_e", "content_horizon_002_censored"};
-    const char *rk[] = {"pool_verdict", "pool_verdict_from_start", "separation", "separation_from_start",
-                        "fast_n", "slow_n", "fast_n_from_start", "slow_n_from_start", "separation_null_p_t3"};
+    const char *rk[] = {"pool_verdict", "pool_verdict_from_start", "pool_lr", "pool_lr_from_start", "separation",
+                        "separation_from_start", "fast_n", "slow_n", "fast_n_from_start", "slow_n_from_start",
+                        "pool_lr_null_p_t3", "pools_power_paper_from_start"};
     put(st, "default_direction", dk, (double[]){0.58, 0.988, -0.99, 0.46}, 4);
     put(st, "horizons", hk, (double[]){0.31, 120, 20, 0}, 4);
-    put(st, "retention", rk, (double[]){1, 1, 7.0, 6.5, 6, 9, 6, 9, 0.004}, 9);
+    put(st, "retention", rk, (double[]){1, 1, 30.0, 28.0, 7.0, 6.5, 6, 9, 6, 9, 0.004, 0.21}, 12);
     CHECK(gs_findings_compute(st, run, &f) == 0, "%s", gs_error());
     CHECK(f.default_direction.verdict == FINDING_PRESENT, "paper-like default direction: %s", f.default_direction.text);
     CHECK(strstr(f.default_direction.text, "recorded text") && strstr(f.default_direction.text, "no like-for-like"),
           "without the training corpus, no number beside the paper's: %s", f.default_direction.text);
     CHECK(f.content_horizon.verdict == FINDING_PRESENT, "paper-like horizon: %s", f.content_horizon.text);
-    CHECK(f.memory_pools.verdict == FINDING_PRESENT && strstr(f.memory_pools.text, "0.004 t3"), "paper-like pools: %s",
-          f.memory_pools.text);
-    /* the weaker of the two estimators' verdicts */
-    put(st, "retention", rk, (double[]){1, 0.5, 7.0, 4.0, 6, 9, 6, 9, 0.004}, 9);
-    CHECK(gs_findings_compute(st, run, &f) == 0 && f.memory_pools.verdict == FINDING_MARGINAL &&
-              !strncmp(f.memory_pools.text, "marginal", 8), "marginal under one estimator: %s", f.memory_pools.text);
+    CHECK(f.memory_pools.verdict == FINDING_PRESENT && strstr(f.memory_pools.text, "0.004 t3") &&
+              !strncmp(f.memory_pools.brief, "present (from the start: LR 28.00", 33),
+          "paper-like pools: %s / %s", f.memory_pools.brief, f.memory_pools.text);
+    /* present under one estimator only, or inconclusive under one and present under the other: inconclusive, why */
+    put(st, "retention", rk, (double[]){1, 0.5, 30.0, 14.0, 7.0, 4.0, 6, 9, 6, 9, 0.004, 0.21}, 12);
+    CHECK(gs_findings_compute(st, run, &f) == 0 && f.memory_pools.verdict == FINDING_INCONCLUSIVE &&
+              !strncmp(f.memory_pools.text, "inconclusive: ", 14) &&
+              !strncmp(f.memory_pools.brief, "inconclusive (present only over all starts; from the start: LR 14.00", 68),
+          "inconclusive under one estimator: %s", f.memory_pools.brief);
     CHECK(gs_findings_write(st, run, &f, "test") == 0, "%s", gs_error());
     double mv = -1;
     CHECK(store_analysis_get_scalar(st, store_analysis_find(st, run, "findings", NULL), "memory_pools", &mv) == 0 &&
-              mv == 0.5, "marginal stored as 0.5: %g", mv);
+              mv == 0.25, "inconclusive stored as 0.25: %g", mv);
+    put(st, "retention", rk, (double[]){0, 1, 9.0, 30.0, 7.0, 4.0, 6, 9, 6, 9, 0.3, 0.21}, 12);
+    CHECK(gs_findings_compute(st, run, &f) == 0 && f.memory_pools.verdict == FINDING_INCONCLUSIVE &&
+              strstr(f.memory_pools.brief, "(present only from the start; "), "present from the start only: %s",
+          f.memory_pools.brief);
+    /* a store judged by the 2-means rule (no LR) is not judged again by these words */
+    const char *old[] = {"pool_verdict", "pool_verdict_from_start", "separation", "separation_from_start"};
+    put(st, "retention", old, (double[]){0, 0.5, 3.0, 4.2}, 4);
+    CHECK(gs_findings_compute(st, run, &f) == 0 && f.memory_pools.verdict == FINDING_NOT_MEASURED &&
+              strstr(f.memory_pools.text, "2-means rule") && strstr(f.memory_pools.text, "analyze again"),
+          "the 2-means rule's store: %s", f.memory_pools.text);
 
     /* one number past each rule flips the verdict (the newest analysis wins) */
     put(st, "default_direction", dk, (double[]){0.2, 0.988, 0.99, 0.46}, 4);
     put(st, "horizons", hk, (double[]){0.31, 3, 1.5, 0}, 4);
-    put(st, "retention", rk, (double[]){0.5, 0, 3.0, 2.0, 6, 9, 6, 9, 0.3}, 9);
+    put(st, "retention", rk, (double[]){0.5, 0, 9.0, 8.0, 3.0, 2.0, 6, 9, 6, 9, 0.3, 0.21}, 12);
     CHECK(gs_findings_compute(st, run, &f) == 0, "%s", gs_error());
     CHECK(f.default_direction.verdict == FINDING_ABSENT, "small mean: %s", f.default_direction.text);
     CHECK(f.content_horizon.verdict == FINDING_ABSENT, "short horizon: %s", f.content_horizon.text);
-    CHECK(f.memory_pools.verdict == FINDING_ABSENT, "not shown under the paper's estimator: %s", f.memory_pools.text);
+    /* not demonstrated reads beside the rule's power, and the line stays under 200 characters with its label */
+    CHECK(f.memory_pools.verdict == FINDING_ABSENT &&
+              !strncmp(f.memory_pools.brief, "not demonstrated (power 0.21; from the start: LR 8.00", 53) &&
+              !strncmp(f.memory_pools.text, "not demonstrated: ", 18) &&
+              strlen(f.memory_pools.brief) + strlen("  3. fast and slow pools: ") < 200,
+          "not demonstrated under the paper's estimator: %s", f.memory_pools.brief);
     /* with the training corpus, its Spearman is the one beside the paper's */
     const char *dk2[] = {"norm_ratio", "batch_cos_mean", "top_sv_cos", "spearman_unigram", "spearman_unigram_train"};
     put(st, "default_direction", dk2, (double[]){0.58, 0.988, 0.99, 0.78, 0.12}, 5);

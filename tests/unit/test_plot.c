@@ -160,7 +160,8 @@ static int64_t fill_run(store *st, int64_t model_id, int64_t tok_id, int degener
     if (!degenerate) {
         const struct { const char *k; double v; } rs[] = {{"fast_n", 2}, {"fast_min", 1.5}, {"fast_max", 2.5},
                                                           {"slow_n", 2},  {"slow_min", 20},  {"slow_max", 5000},
-                                                          {"separation", 4.2}, {"separation_null_p", 0.01}};
+                                                          {"separation", 4.2}, {"pool_lr", 12.5},
+                                                          {"pool_lr_null_p_uniform", 0.01}};
         for (size_t i = 0; i < sizeof rs / sizeof *rs; i++) store_analysis_scalar(st, a, rs[i].k, rs[i].v, NULL);
     }
     CHECK(store_commit(st) == 0, "%s", gs_error());

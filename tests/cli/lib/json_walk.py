@@ -3,7 +3,7 @@ tests/cli/analyze_json.sh: python3 json_walk.py TEXT JSON STORE.
 
 1. Every scalar the store holds for an analysis is in analyze --json's member
    of that analysis under the same key with the same value (pool_verdict is a
-   word there: "present", "marginal", "not shown").
+   word there: "present", "inconclusive", "not demonstrated").
 2. Every number of the text's "ours" column, and of each verdict's short
    line, is a JSON number to the digits printed (the rule's thresholds, the
    paper's numbers and "95%" are constants, not results, and are left out).
