@@ -11,6 +11,7 @@
 #include "engine/train/train_ops.h"
 #include "engine/train/train_window.h"
 #include "engine/train/seq_window.h"
+#include "engine/arch/family.h"
 #include "engine/arch/gdn/gdn.h"
 #include "engine/arch/rt/rt.h"
 
