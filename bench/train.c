@@ -44,7 +44,7 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The GEMMs of one training step, as train_window.inc issues them. */
+/* The GEMMs of one training step, as engine/arch/gpn/gpn_train.inc issues them. */
 typedef struct { int ta, tb, M, N, K, reps; } gemm_shape;
 
 static int step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
@@ -79,7 +79,7 @@ static int step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
     return n;
 }
 
-/* The GEMMs of one Transformer++ / GDN step, as tpp_window.inc / gdn_window.inc
+/* The GEMMs of one Transformer++ / GDN step, as tpp_train.inc / gdn_train.inc
  * (through seq_common.inc's linear_forward / linear_backward) issue them. */
 static int linear_gemms(gemm_shape *g, int n, int rows, int in, int out) {
     g[n++] = (gemm_shape){0, 1, rows, out, in, 1}; /* forward */
@@ -89,7 +89,7 @@ static int linear_gemms(gemm_shape *g, int n, int rows, int in, int out) {
 }
 
 /* a projection on the Recurrent Transformer's walk: forward and dX one position of the B sequences at a time
- * (T calls of B rows), the weight gradient once over every row after the walk (rt_window.inc) */
+ * (T calls of B rows), the weight gradient once over every row after the walk (engine/arch/rt/rt_train.inc) */
 static int walked_gemms(gemm_shape *g, int n, int B, int T, int in, int out) {
     g[n++] = (gemm_shape){0, 1, B, out, in, T};     /* forward */
     g[n++] = (gemm_shape){0, 0, B, in, out, T};     /* dX */
