@@ -30,6 +30,7 @@
 #include "analyses/causal/effective_attention.h"
 #include "base/error.h"
 #include "base/prng.h"
+#include "engine/arch/family.h"
 #include "engine/model.h"
 
 static double now(void) {
@@ -74,8 +75,9 @@ int main(int argc, char **argv) {
     if (tmax < 128 || reps < 1) { fprintf(stderr, "usage: bench_attention [MODEL [TMAX >= 128 [REPS >= 1]]]\n"); return 2; }
     gpn_model *m = gpn_model_load(path);
     if (!m) {
-        gpn_config c = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 8, .dk = 32, .dv = 64, .V = 32000};
+        gpn_config c = {.n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 8, .dk = 32, .dv = 64, .V = 32000};
         fprintf(stderr, "bench_attention: %s (a random model of gpnm-small's config instead)\n", gs_error());
+        gs_family_config("gpn_m", &c);
         if (!(m = gpn_model_random(&c, 1))) { fprintf(stderr, "bench_attention: %s\n", gs_error()); return 1; }
     }
     const gpn_config *c = &m->cfg;

@@ -19,6 +19,7 @@
 
 extern "C" {
 #include "base/error.h"
+#include "engine/arch/family.h"
 }
 #include "engine/cuda/cuda_engine.h"
 #include "engine/engine.h"
@@ -143,7 +144,8 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     /* every field in order: designated initializers are C++20, and this is CUDA C++ */
-    gpn_config paper = {GPN_ARCH_GPN_M, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0, 0, 0.0f};
+    gpn_config paper = {(gpn_arch)0, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0, 0, 0.0f};
+    gs_family_config("gpn_m", &paper); /* the paper's 130M GPN+M */
     gpn_model *m = gpn_model_random(&paper, 1);
     double bw = copy_bandwidth();
     printf("gpnscope CUDA engine benchmark on %s: paper 130M GPN+M (random weights, %.1fM parameters)\n", prop.name,

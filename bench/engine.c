@@ -58,6 +58,7 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
 #include "engine/engine.h"
@@ -93,13 +94,19 @@ static float *filled(size_t n) {
     return p;
 }
 
+/* The paper's 130M GPN+M (its sizes; the weights are random_model's) */
+static gpn_config paper_config(void) {
+    gpn_config c = {.n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
+    gs_family_config("gpn_m", &c);
+    return c;
+}
+
 /* The (k, n) of every GEMM of one step of a family's CPU engine, in its order
  * (M is the batch): engine/arch/tpp/tpp_cpu.c's and engine/arch/gdn/gdn_cpu.c's
  * projections, gpn_step_gemms for GPN. */
 static int step_gemms(const gpn_config *c, shape *s) {
     int n = 0, d = c->d;
-    switch (c->arch) {
-    case GPN_ARCH_TPP:
+    if (gs_family_is(c, "transformer++")) {
         for (int l = 0; l < c->n_layers; l++) {
             for (int i = 0; i < 4; i++) s[n++] = (shape){d, d}; /* W_q, W_k, W_v, then W_o */
             s[n++] = (shape){d, 2 * c->f};                      /* w1: gate | value */
@@ -107,7 +114,8 @@ static int step_gemms(const gpn_config *c, shape *s) {
         }
         s[n++] = (shape){d, c->V}; /* the tied head */
         return n;
-    case GPN_ARCH_GDN: {
+    }
+    if (gs_family_is(c, "gdn")) {
         int hk = c->H * c->dk, hv = c->H * c->dv;
         for (int l = 0; l < c->n_layers; l++) {
             s[n++] = (shape){d, hk}; /* q, k, v */
@@ -124,8 +132,7 @@ static int step_gemms(const gpn_config *c, shape *s) {
         s[n++] = (shape){d, c->V}; /* lm_head */
         return n;
     }
-    default: return gpn_step_gemms(c, s);
-    }
+    return gpn_step_gemms(c, s);
 }
 
 /* The two ways the GEMM-only ceiling runs the same GEMMs: OpenBLAS's own
@@ -343,7 +350,7 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
      * record runs, stream each sequence's recurrent state (GDN: 7.9 MB read
      * and written a step) or its KV cache (the Transformer: 75 MB read a step
      * at context 1024), which no GEMM-only ceiling counts. */
-    int baseline = m->cfg.arch == GPN_ARCH_TPP || m->cfg.arch == GPN_ARCH_GDN;
+    int baseline = gs_family_is(&m->cfg, "transformer++") || gs_family_is(&m->cfg, "gdn");
     const char *goal = baseline ? ">=0.80" : ">=0.85";
     const gpn_config *c = &m->cfg;
     printf("\n%s: %s N=%d d=%d e=%d f=%d H=%d dk=%d dv=%d V=%d (%.1f M params)\n", label, gpn_arch_name(c->arch),
@@ -383,7 +390,7 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
                    goals && B >= 64 && !baseline ? goal : "", ceiling_way_name[way]);
         /* B x 64 tokens a run, best of 2 at least: the first run also faults in the window's new buffers */
         const char *window_goal = goals && baseline && B >= 64 && (!ctx || ctx == 1024) ? goal : "";
-        if (c->arch == GPN_ARCH_GDN) bench_window(m, B, WINDOW_T, 0, quick ? 1 : B >= 64 ? 2 : 3, 0, window_goal);
+        if (gs_family_is(c, "gdn")) bench_window(m, B, WINDOW_T, 0, quick ? 1 : B >= 64 ? 2 : 3, 0, window_goal);
         /* the window that filled the step's cache: on average over it 2 (ctx + 1) d per layer per token */
         if (tw > 0) bench_window(m, B, ctx, tw, window_runs, 2.0 * (ctx + 1) * c->d * c->n_layers, window_goal);
         if (B == 1) {
@@ -398,8 +405,8 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
 static void bench_baselines(const int *batches, int nb, int quick, int tpp_ffn, int tpp_ctx, int which_tpp,
                             int which_gdn) {
     if (which_tpp) {
-        gpn_config c = {.arch = GPN_ARCH_TPP, .n_layers = 12, .d = 768, .e = 768, .f = tpp_ffn, .H = 12, .dk = 64, .dv = 64,
-                        .V = 32000};
+        gpn_config c = {.n_layers = 12, .d = 768, .e = 768, .f = tpp_ffn, .H = 12, .dk = 64, .dv = 64, .V = 32000};
+        gs_family_config("transformer++", &c);
         gpn_model *m = random_model(&c);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return; }
         printf("\nthe paper's Transformer++ baseline: 12 layers, d 768, V 32000 as the paper; the paper gives neither the "
@@ -417,8 +424,9 @@ static void bench_baselines(const int *batches, int nb, int quick, int tpp_ffn, 
         gpn_model_free(m);
     }
     if (which_gdn) {
-        gpn_config c = {.arch = GPN_ARCH_GDN, .n_layers = 10, .d = 768, .e = 768, .f = 1536, .H = 6, .dk = 128, .dv = 256,
-                        .V = 32000, .conv = 4, .norm_eps = 1e-6f};
+        gpn_config c = {.n_layers = 10, .d = 768, .e = 768, .f = 1536, .H = 6, .dk = 128, .dv = 256, .V = 32000, .conv = 4,
+                        .norm_eps = 1e-6f};
+        gs_family_config("gdn", &c);
         gpn_model *m = random_model(&c);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return; }
         printf("\nthe paper's GDN baseline: 10 layers, d 768, V 32000, 6 heads of d_k 128, d_v 256 (what its 1.97M memory "
@@ -485,7 +493,7 @@ int main(int argc, char **argv) {
     printf("gpnscope engine benchmark (OpenBLAS threads: %d%s)\n", openblas_get_num_threads(),
            cpu_clock ? "; times are the process's CPU time" : "");
     if (profile_batch > 0) { /* for perf: the engine alone on the paper config */
-        gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
+        gpn_config paper = paper_config();
         gpn_model *m = random_model(&paper);
         double tw;
         double t = engine_seconds_per_step(m, profile_batch, 40, 0, 0, &tw);
@@ -494,7 +502,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (np == 0 && (!only || !strcmp(only, "gpn"))) {
-        gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
+        gpn_config paper = paper_config();
         gpn_model *m = random_model(&paper);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
         bench_model("paper 130M GPN+M (random weights)", m, batches, nb, quick, 1, 0);
@@ -511,7 +519,7 @@ int main(int argc, char **argv) {
         gpn_model *m = gpn_model_load(paths[i]);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
         /* goals for models of real size; a transformer at the demo's window (64 with --quick) */
-        int ctx = m->cfg.arch == GPN_ARCH_TPP ? (tpp_ctx ? tpp_ctx : quick ? 64 : 1024) : 0;
+        int ctx = gs_family_is(&m->cfg, "transformer++") ? (tpp_ctx ? tpp_ctx : quick ? 64 : 1024) : 0;
         bench_model(paths[i], m, batches, nbat ? nbat : 4, quick, m->n_params >= 10e6, ctx);
         gpn_model_free(m);
     }

@@ -31,6 +31,7 @@
 
 typedef struct {
     const char *name;
+    const char *family; /* its row's name: run() sets c.arch from it */
     gpn_config c;
     int B, T;
 } bench_cfg;
@@ -43,7 +44,7 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The GEMMs of one training step, as train_window.inc issues them. */
+/* The GEMMs of one training step, as engine/arch/gpn/gpn_train.inc issues them. */
 typedef struct { int ta, tb, M, N, K, reps; } gemm_shape;
 
 static int step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
@@ -78,7 +79,7 @@ static int step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
     return n;
 }
 
-/* The GEMMs of one Transformer++ / GDN step, as tpp_window.inc / gdn_window.inc
+/* The GEMMs of one Transformer++ / GDN step, as tpp_train.inc / gdn_train.inc
  * (through seq_common.inc's linear_forward / linear_backward) issue them. */
 static int linear_gemms(gemm_shape *g, int n, int rows, int in, int out) {
     g[n++] = (gemm_shape){0, 1, rows, out, in, 1}; /* forward */
@@ -88,7 +89,7 @@ static int linear_gemms(gemm_shape *g, int n, int rows, int in, int out) {
 }
 
 /* a projection on the Recurrent Transformer's walk: forward and dX one position of the B sequences at a time
- * (T calls of B rows), the weight gradient once over every row after the walk (rt_window.inc) */
+ * (T calls of B rows), the weight gradient once over every row after the walk (engine/arch/rt/rt_train.inc) */
 static int walked_gemms(gemm_shape *g, int n, int B, int T, int in, int out) {
     g[n++] = (gemm_shape){0, 1, B, out, in, T};     /* forward */
     g[n++] = (gemm_shape){0, 0, B, in, out, T};     /* dX */
@@ -103,7 +104,7 @@ static int seq_step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
     if (chunk > R) chunk = R;
     int nchunk = (R + chunk - 1) / chunk, K = H * c->dk, Vd = H * c->dv;
     for (int l = 0; l < c->n_layers; l++) {
-        if (c->arch == GPN_ARCH_TPP) {
+        if (gs_family_is(c, "transformer++")) {
             for (int i = 0; i < 4; i++) n = linear_gemms(g, n, R, d, d); /* W_q, W_k, W_v, W_o */
             n = linear_gemms(g, n, R, d, 2 * f);                         /* w1 */
             n = linear_gemms(g, n, R, f, d);                             /* w2 */
@@ -114,7 +115,7 @@ static int seq_step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
             g[n++] = (gemm_shape){1, 0, T, Dh, T, B * H}; /* dv */
             g[n++] = (gemm_shape){0, 0, T, Dh, T, B * H}; /* dq */
             g[n++] = (gemm_shape){1, 0, T, Dh, T, B * H}; /* dk */
-        } else if (c->arch == GPN_ARCH_RT) { /* its attention is loops over the keys, no GEMM */
+        } else if (gs_family_is(c, "recurrent-transformer")) { /* its attention is loops over the keys, no GEMM */
             n = linear_gemms(g, n, R, d, d);           /* q_proj */
             n = linear_gemms(g, n, R, d, 2 * d);       /* kv_proj of the input: the diagonal key and value */
             n = walked_gemms(g, n, B, T, d, d);        /* attn_out */
@@ -179,7 +180,9 @@ static double time_gemms(const gemm_bufs *b, const gemm_shape *g, int n) {
 }
 
 static int run(const bench_cfg *bc, int steps) {
-    const gpn_config *c = &bc->c;
+    gpn_config cfg = bc->c;
+    const gpn_config *c = &cfg;
+    if (gs_family_config(bc->family, &cfg) != 0) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
     gpn_model *m = gpn_model_new(c);
     if (!m) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
     const gs_train_i *tr = gs_family_of(c)->train; /* the trainer's own entry: the same tape it runs */
@@ -196,7 +199,7 @@ static int run(const bench_cfg *bc, int steps) {
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(train_rng_next(&r) % (uint64_t)c->V);
     if (!tp || !opt || !grads) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
     gemm_shape g[64 + 30 * GPN_MAX_LAYERS];
-    int seq = c->arch == GPN_ARCH_TPP || c->arch == GPN_ARCH_GDN || c->arch == GPN_ARCH_RT;
+    int seq = tr != &gs_train_gpn && tr != &gs_train_gpn_m; /* the sequence tapes (seq_window.h), not GPN's */
     int ng = seq ? seq_step_gemms(c, B, T, g) : step_gemms(c, B, T, g);
     gemm_bufs gb;
     gemm_bufs_init(&gb, g, ng);
@@ -258,20 +261,20 @@ int main(int argc, char **argv) {
     if (threads > 0) openblas_set_num_threads(threads);
     /* LLaMA-2 vocabulary: the decode head and tied embedding are a large share of the work */
     bench_cfg cfgs[] = {
-        {"small", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 128, .e = 64, .f = 256, .H = 8, .dk = 16, .dv = 16,
+        {"small", "gpn_m", {.n_layers = 1, .d = 128, .e = 64, .f = 256, .H = 8, .dk = 16, .dv = 16,
                    .V = 32000}, 8, 64},
-        {"medium", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 384, .e = 96, .f = 768, .H = 8, .dk = 32, .dv = 48,
+        {"medium", "gpn_m", {.n_layers = 1, .d = 384, .e = 96, .f = 768, .H = 8, .dk = 32, .dv = 48,
                     .V = 32000}, 16, 128},
         /* the three configs trained under one budget (configs/gpnm15-small.json, tpp-small.json, gdn-small.json),
          * at their shapes and windows */
-        {"gpnm15-small", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 15, .dk = 32,
+        {"gpnm15-small", "gpn_m", {.n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 15, .dk = 32,
                           .dv = 64, .V = 32000}, 8, 512},
-        {"tpp-small", {.arch = GPN_ARCH_TPP, .n_layers = 4, .d = 128, .e = 128, .f = 320, .H = 4, .dk = 32, .dv = 32,
+        {"tpp-small", "transformer++", {.n_layers = 4, .d = 128, .e = 128, .f = 320, .H = 4, .dk = 32, .dv = 32,
                        .V = 32000, .norm_eps = 1e-6f}, 8, 512},
-        {"gdn-small", {.arch = GPN_ARCH_GDN, .n_layers = 4, .d = 64, .e = 64, .f = 512, .H = 4, .dk = 16, .dv = 32,
+        {"gdn-small", "gdn", {.n_layers = 4, .d = 64, .e = 64, .f = 512, .H = 4, .dk = 16, .dv = 32,
                        .V = 32000, .conv = 4, .norm_eps = 1e-6f}, 8, 512},
         /* configs/rt-small.json under the same budget: the paper's options (GELU, q/k LayerNorms, ALiBi 8) */
-        {"rt-small", {.arch = GPN_ARCH_RT, .n_layers = 4, .d = 72, .e = 72, .f = 288, .H = 4, .dk = 18, .dv = 18,
+        {"rt-small", "recurrent-transformer", {.n_layers = 4, .d = 72, .e = 72, .f = 288, .H = 4, .dk = 18, .dv = 18,
                       .V = 32000, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1, .alibi_bias_max = 8.0f}, 8, 512},
     };
     printf("config        params  BxT       train tok/s  GEMM tok/s  ratio  GFLOP/s (train, GEMM only)\n");

@@ -11,15 +11,9 @@
 #include <stdint.h>
 
 #include "base/hash.h"
+#include "engine/arch/arch.h" /* gpn_arch: the family ids */
 
 #define GPN_MAX_LAYERS 64
-
-/* One id per row of the family table (engine/arch/families.c). A family
- * added in its own folder names no value here: its header declares its id
- * as GS_ARCH_OWN + n, the next n free (engine/arch/mamba2/mamba2.h), and
- * gs_family_of() finds it by the row. */
-typedef enum { GPN_ARCH_GPN = 0, GPN_ARCH_GPN_M = 1, GPN_ARCH_ELMAN = 2, GPN_ARCH_TPP = 3, GPN_ARCH_GDN = 4, GPN_ARCH_RT = 5,
-               GPN_ARCH_LDRU = 6, GS_ARCH_OWN = 7 } gpn_arch;
 
 /* The bytes of gpn_config.own: a family's own options (GS_FAMILY_OPTIONS) */
 #define GS_CONFIG_OWN_BYTES 32

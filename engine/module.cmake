@@ -21,7 +21,8 @@ set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/arch/gdn/gdn_cpu.c ${CMAK
 # cuda_loader.c opens on first use, so CPU runs never load cuBLAS.
 target_link_libraries(gs_engine PUBLIC ${CMAKE_DL_LIBS})
 if(GPNSCOPE_WITH_CUDA)
-  file(GLOB cuda_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/cuda/*.cu)
+  # the kernels (engine/cuda/) and the families' CUDA steps (engine/arch/<family>/*.cu: GPN's)
+  file(GLOB cuda_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/cuda/*.cu ${CMAKE_SOURCE_DIR}/engine/arch/*/*.cu)
   add_library(gpnscope_cuda MODULE ${cuda_srcs})
   target_include_directories(gpnscope_cuda PRIVATE ${CMAKE_SOURCE_DIR})
   target_compile_options(gpnscope_cuda PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings;-Xcompiler=-Wall,-Wextra,-Werror,-Wno-format-truncation,-fvisibility=hidden>")

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/family.h"
 
 static int ldru_nodes(void *ctx, const int *symbols, int length, int *level, int *start, int *span, float *vectors) {
     const gs_ldru_nodes *c = ctx;
@@ -25,7 +26,7 @@ static int ldru_nodes(void *ctx, const int *symbols, int length, int *level, int
 }
 
 int gs_node_source_ldru(const gpn_model *model, const gs_task *task, gs_ldru_nodes *ctx, gs_node_source *src) {
-    if (model->cfg.arch != GPN_ARCH_LDRU)
+    if (!gs_family_is(&model->cfg, "ldru"))
         return gs_fail("%s is a %s model; the automaton analysis reads MLP-LDRU's tree", model->path ? model->path : "the model",
                        gpn_arch_name(model->cfg.arch));
     int symbols = (int)strlen(task->alphabet);

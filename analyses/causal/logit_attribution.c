@@ -10,6 +10,7 @@
 
 #include "analyses/causal/rerun.h"
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/cpu/kernel_math.h"
 #include "engine/engine.h"
 #include "probes/probes.h"
@@ -196,7 +197,8 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
     const gpn_config *c = &m->cfg;
     int64_t W = rr.W;
     int T = rr.T;
-    if (c->arch != GPN_ARCH_GPN && c->arch != GPN_ARCH_GPN_M) {
+    const gs_family *fam = gs_family_of(c);
+    if (!fam || !fam->attributable) {
         gs_fail("logit attribution splits GPN's and GPN+M's step; this model is %s", gpn_arch_name(c->arch));
         goto done;
     }
@@ -205,7 +207,7 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
     a.L = c->n_layers;
     a.H = c->H;
     a.d = c->d;
-    a.has_mem = c->arch == GPN_ARCH_GPN_M;
+    a.has_mem = fam->has_memory;
     a.n_parts = gs_dla_n_parts(a.L, a.H, a.has_mem, c->decoder_bias);
     if (a.n_parts > GS_DLA_MAX_PARTS) { gs_fail("%d parts: at most %d", a.n_parts, GS_DLA_MAX_PARTS); goto done; }
     int B = W < 8 ? (int)W : 8;

@@ -45,6 +45,23 @@ const gs_family *gs_family_by_name(const char *name) {
     return NULL;
 }
 
+int gs_family_is(const gpn_config *c, const char *name) {
+    const gs_family *f = gs_family_of(c);
+    return f && !strcmp(f->name, name);
+}
+
+int gs_family_has_memory(const gpn_config *c) {
+    const gs_family *f = gs_family_of(c);
+    return f && f->has_memory;
+}
+
+int gs_family_config(const char *name, gpn_config *c) {
+    const gs_family *f = gs_family_by_name(name);
+    if (!f) return gs_fail("no model family \"%s\"", name);
+    c->arch = f->arch;
+    return 0;
+}
+
 const gs_family *gs_family_by_store_name(const char *store_name) {
     for (int i = 0; store_name && i < N_FAMILIES; i++)
         if (!strcmp(families[i]->store_name, store_name)) return families[i];

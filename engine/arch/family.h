@@ -99,7 +99,7 @@ typedef struct {
      * key, a fixed bound), for the file f whose config c infer() gave; NULL:
      * the family says nothing. It reads the file, not the model, because only
      * the file still holds the metadata. (Entries are added at the end only:
-     * the rows use positional initializers, so trailing ones are NULL.) */
+     * the rows use positional initializers and name every field.) */
     void (*describe)(const st_file *f, const gpn_config *c, char *buf, size_t size);
     /* `gpnscope train`'s entry (engine/train/train_family.h): the family's
      * training tape and initialisation; NULL: the trainer does not train it */
@@ -122,6 +122,12 @@ typedef struct {
      * layer taken; a site of width 0 is skipped), empty where the state site
      * is all (GPN's memory, mem.state, is found by its name) */
     const char *const *carried;
+    /* 1: the step writes and reads a matrix memory (GPN+M's heads): the
+     * trainer's layout, the CUDA step and logit attribution ask this */
+    int has_memory;
+    /* 1: logit attribution (analyses/causal/logit_attribution.c) can split
+     * the family's step into its parts (GPN's and GPN+M's) */
+    int attributable;
 } gs_family;
 
 /* A family's own options in gpn_config.own (engine/model.h): its struct T
@@ -141,6 +147,13 @@ typedef struct {
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
 const gs_family *gs_family_of(const gpn_config *c);
 const gs_family *gs_family_by_name(const char *name);
+/* Whether a config is of the family named name ("gdn"), and whether its
+ * family has a matrix memory (gs_family.has_memory; 0 for an unknown id). */
+int gs_family_is(const gpn_config *c, const char *name);
+int gs_family_has_memory(const gpn_config *c);
+/* Set c->arch to the named family's id, for code that builds a config by
+ * hand (benchmarks, the task trainer); 0, or -1 with gs_error() if unknown. */
+int gs_family_config(const char *name, gpn_config *c);
 /* The family whose store_name a run registered ("gpn+m", "ldru"); NULL if none. */
 const gs_family *gs_family_by_store_name(const char *store_name);
 /* The family whose tensors a checkpoint holds; NULL with gs_error() naming

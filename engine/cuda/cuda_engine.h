@@ -1,6 +1,6 @@
 /* The CUDA step behind gpn_engine (engine.c dispatches to it; nothing else
- * calls it). The step itself (cuda_engine.cu, cuda_kernels.cu) is built when
- * nvcc is found as a plugin, gpnscope_cuda.so, which engine/cuda/cuda_loader.c
+ * calls it). The step itself (engine/arch/gpn/gpn_cuda.cu, cuda_kernels.cu) is
+ * built when nvcc is found as a plugin, gpnscope_cuda.so, which engine/cuda/cuda_loader.c
  * opens on first use: cuBLAS and the CUDA runtime (hundreds of MB) are slow to
  * load, and a CPU run should not pay that. Without the plugin every call
  * fails with a message that says why.

@@ -1,9 +1,9 @@
 /* Forward and backward of a Transformer++ (tpp_tape), a Gated DeltaNet
  * (gdn_tape) and a Recurrent Transformer (rt_tape) over a window of B
  * sequences x T tokens, for the trainer (float32, SGEMM) and for gradient
- * checks (float64, DGEMM), from one source each (tpp_window.inc,
- * gdn_window.inc, rt_window.inc; shared pieces in seq_common.inc), with the
- * equations of engine/arch/tpp/tpp.h, engine/arch/gdn/gdn.h and
+ * checks (float64, DGEMM), from one source each in the family's folder
+ * (engine/arch/tpp/tpp_train.inc, gdn/gdn_train.inc, rt/rt_train.inc; shared
+ * pieces in seq_common.inc), with the equations of engine/arch/tpp/tpp.h, engine/arch/gdn/gdn.h and
  * engine/arch/rt/rt.h (docs/families.md) and the inference engines' order of
  * operations.
  *
@@ -47,7 +47,7 @@ SEQ_WINDOW_DECLARE(tpp, float, f32)
 SEQ_WINDOW_DECLARE(tpp, double, f64)
 SEQ_WINDOW_DECLARE(gdn, float, f32)
 SEQ_WINDOW_DECLARE(gdn, double, f64)
-/* The Recurrent Transformer (rt_window.inc): BPTT through each layer's attention over its own earlier outputs */
+/* The Recurrent Transformer (engine/arch/rt/rt_train.inc): BPTT through each layer's attention over its own earlier outputs */
 SEQ_WINDOW_DECLARE(rt, float, f32)
 SEQ_WINDOW_DECLARE(rt, double, f64)
 /* cut != 0: the backward drops what later positions send back through K_t, V_t into out_t (a stop-gradient on

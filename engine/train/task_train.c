@@ -235,7 +235,7 @@ int task_train_run(const task_train_config *c, int (*progress)(void *ctx, const 
     if (c->threads > 0) openblas_set_num_threads(c->threads);
     if (gs_mkdir_p(c->out_dir)) return -1;
     gpn_config mc = {0};
-    mc.arch = GPN_ARCH_LDRU, mc.n_layers = LDRU_SITE_LEVELS, mc.norm_eps = LDRU_LN_EPS;
+    mc.arch = gs_family_ldru.arch, mc.n_layers = LDRU_SITE_LEVELS, mc.norm_eps = LDRU_LN_EPS;
     mc.V = (int)strlen(task->alphabet), mc.d = mc.e = c->d, mc.f = c->f, mc.n_classes = task->n_classes;
     gpn_model *m = gpn_model_new(&mc);
     if (!m) return -1;

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,6 @@
 #include "engine/corpora/corpus.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/arch/family.h"
-#include "engine/arch/rt/rt.h"
 #include "engine/train/train_family.h"
 #include "engine/train/train_init.h"
 #include "engine/train/train_ops.h"
@@ -41,7 +41,7 @@ static const char *trainable_families(void) {
 
 void train_config_defaults(train_config *c) {
     memset(c, 0, sizeof *c);
-    c->model.arch = GPN_ARCH_GPN_M;
+    gs_family_config("gpn_m", &c->model); /* the paper's */
     c->model.n_layers = 1;
     c->seq_len = 128;
     c->batch = 16;
@@ -49,6 +49,61 @@ void train_config_defaults(train_config *c) {
     c->seed = 0;
     c->opt = (adamw_config){.lr = 6e-4, .min_lr_ratio = 0.1, .warmup = 100, .total_steps = 1000, .beta1 = 0.9,
                             .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1, .clip = 1.0};
+}
+
+/* The "model" keys a family's training entry may name (train_family.h), in
+ * the order a config reads and writes them: the field each sets, its bounds */
+typedef struct {
+    const char *key;
+    size_t field; /* offsetof(gpn_config, ...), an int */
+    int lo, hi;   /* hi 0: a bool */
+} model_key;
+static const model_key model_keys[] = {
+    {"vocab_size", offsetof(gpn_config, V), 1, 1 << 24},  {"d_state", offsetof(gpn_config, d), 1, 1 << 16},
+    {"d_emb", offsetof(gpn_config, e), 1, 1 << 16},       {"d_ffn", offsetof(gpn_config, f), 1, 1 << 18},
+    {"n_heads", offsetof(gpn_config, H), 1, 4096},        {"d_key", offsetof(gpn_config, dk), 1, 4096},
+    {"d_val", offsetof(gpn_config, dv), 1, 4096},         {"n_layers", offsetof(gpn_config, n_layers), 1, GPN_MAX_LAYERS},
+    {"conv_size", offsetof(gpn_config, conv), 1, 16},     {"use_decoder_bias", offsetof(gpn_config, decoder_bias), 0, 0},
+};
+#define N_MODEL_KEYS ((int)(sizeof model_keys / sizeof *model_keys))
+
+/* What the family's table does with a key (0: it is ignored), and the entry */
+static const gs_train_key *key_use(const gs_train_i *tr, const char *key) {
+    for (const gs_train_key *k = tr->keys; k->key; k++)
+        if (!strcmp(k->key, key)) return k;
+    return NULL;
+}
+
+static int *model_field(gpn_config *c, const model_key *k) { return (int *)((char *)c + k->field); }
+
+/* The "model" section for a family: its defaults, every key it reads (the
+ * getters keep the first error), the keys it refuses, what follows from them */
+static int read_model_keys(jsec *m, const gs_train_i *tr, gpn_config *c) {
+    if (tr->config_defaults) tr->config_defaults(c);
+    for (int i = 0; i < N_MODEL_KEYS; i++) {
+        const model_key *k = &model_keys[i];
+        const gs_train_key *u = key_use(tr, k->key);
+        if (!u || u->use == GS_KEY_REFUSED) continue;
+        if (!k->hi) get_bool(m, k->key, model_field(c, k));
+        else get_int(m, k->key, model_field(c, k), u->use == GS_KEY_REQUIRED, k->lo, k->hi);
+    }
+    for (const gs_train_key *k = tr->keys; k->key; k++)
+        if (k->use == GS_KEY_REFUSED && cJSON_GetObjectItemCaseSensitive(m->obj, k->key))
+            return gs_fail("\"model.%s\" %s", k->key, k->why);
+    if (tr->config_derive) tr->config_derive(c);
+    return 0;
+}
+
+/* The keys read_model_keys() read, back into the "model" object m */
+static void write_model_keys(cJSON *m, const gs_train_i *tr, const gpn_config *c) {
+    for (int i = 0; i < N_MODEL_KEYS; i++) {
+        const model_key *k = &model_keys[i];
+        const gs_train_key *u = key_use(tr, k->key);
+        if (!u || u->use == GS_KEY_REFUSED) continue;
+        int v = *model_field((gpn_config *)c, k);
+        if (!k->hi) cJSON_AddBoolToObject(m, k->key, v);
+        else cJSON_AddNumberToObject(m, k->key, v);
+    }
 }
 
 int train_config_load(const char *path, train_config *c) {
@@ -91,48 +146,15 @@ int train_config_load(const char *path, train_config *c) {
         }
         c->model.arch = fam->arch;
     }
-    gpn_arch a = c->model.arch;
-    int is_m = a == GPN_ARCH_GPN_M, is_tpp = a == GPN_ARCH_TPP, is_gdn = a == GPN_ARCH_GDN, is_rt = a == GPN_ARCH_RT;
-    get_int(&m, "vocab_size", &c->model.V, 1, 1, 1 << 24);
-    get_int(&m, "d_state", &c->model.d, 1, 1, 1 << 16);
-    get_int(&m, "d_emb", &c->model.e, !is_tpp && !is_gdn && !is_rt, 1, 1 << 16); /* the baselines: e = d_state */
-    get_int(&m, "d_ffn", &c->model.f, 1, 1, 1 << 18);
-    if (is_m || is_tpp || is_gdn || is_rt) {
-        get_int(&m, "n_heads", &c->model.H, 1, 1, 4096);
-        get_int(&m, "d_key", &c->model.dk, is_m || is_gdn, 1, 4096);
-        get_int(&m, "d_val", &c->model.dv, is_m || is_gdn, 1, 4096);
-        get_int(&m, "n_layers", &c->model.n_layers, 0, 1, GPN_MAX_LAYERS);
-    } else {
-        c->model.H = c->model.dk = c->model.dv = 0;
-        c->model.n_layers = 1;
-    }
-    if (is_tpp || is_gdn || is_rt) { /* keys of GPN's that these families have no use for are errors, not ignored */
-        static const char *const gpn_only[] = {"d_emb", "use_decoder_bias", "d_key", "d_val"};
-        for (int i = 0; i < (is_tpp || is_rt ? 4 : 2); i++)
-            if (cJSON_GetObjectItemCaseSensitive(m.obj, gpn_only[i])) {
-                rc = gs_fail("\"model.%s\" has no meaning for \"%s\"%s", gpn_only[i], gpn_arch_name(a),
-                             i >= 2 ? " (its head size is d_state / n_heads)" : "");
-                goto done;
-            }
-        c->model.e = c->model.d;
-        c->model.norm_eps = (float)TRAIN_RMS_EPS; /* the tapes' RMSNorm eps (the sources' 1e-6) */
-    }
-    if (is_rt) { /* the paper's runs (docs/training.md): GELU, q/k LayerNorms, ALiBi 8, OLMo's eps, no clip_qkv */
-        c->model.activation = RT_ACT_GELU;
-        c->model.qk_norm = 1;
-        c->model.alibi_bias_max = 8.0f;
-        c->model.clip_qkv = 0.0f;
-        c->model.norm_eps = 1e-5f;
-    }
-    if ((is_tpp || is_rt) && c->model.H > 0) c->model.dk = c->model.dv = c->model.d / c->model.H; /* validate refuses a remainder */
-    if (is_gdn) {
-        c->model.conv = 4; /* fla's conv_size */
-        get_int(&m, "conv_size", &c->model.conv, 0, 1, 16);
-    } else if (cJSON_GetObjectItemCaseSensitive(m.obj, "conv_size")) {
-        rc = gs_fail("\"model.conv_size\" belongs to \"gdn\" only");
+    const gs_family *family = gs_family_of(&c->model);
+    if (!family || !family->train) {
+        rc = gs_fail("the trainer trains %s, not %s", trainable_families(), gpn_arch_name(c->model.arch));
         goto done;
     }
-    get_bool(&m, "use_decoder_bias", &c->model.decoder_bias);
+    if (read_model_keys(&m, family->train, &c->model) != 0) {
+        rc = -1;
+        goto done;
+    }
     get_path(&d, "train", c->train_dir, 1, base);
     get_path(&d, "eval", c->eval_dir, 0, base);
     get_path(&d, "tokenizer", c->tokenizer, 0, base);
@@ -189,20 +211,8 @@ char *train_config_to_json(const train_config *c) {
     cJSON *root = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(m, "arch", gpn_arch_name(c->model.arch));
-    cJSON_AddNumberToObject(m, "vocab_size", c->model.V);
-    cJSON_AddNumberToObject(m, "d_state", c->model.d);
-    gpn_arch a = c->model.arch;
-    int baseline = a == GPN_ARCH_TPP || a == GPN_ARCH_GDN || a == GPN_ARCH_RT; /* d_emb = d_state, no decoder bias */
-    if (!baseline) cJSON_AddNumberToObject(m, "d_emb", c->model.e);
-    cJSON_AddNumberToObject(m, "d_ffn", c->model.f);
-    if (a == GPN_ARCH_GPN_M || baseline) {
-        cJSON_AddNumberToObject(m, "n_heads", c->model.H);
-        if (a != GPN_ARCH_TPP && a != GPN_ARCH_RT) cJSON_AddNumberToObject(m, "d_key", c->model.dk);
-        if (a != GPN_ARCH_TPP && a != GPN_ARCH_RT) cJSON_AddNumberToObject(m, "d_val", c->model.dv);
-        cJSON_AddNumberToObject(m, "n_layers", c->model.n_layers);
-    }
-    if (a == GPN_ARCH_GDN) cJSON_AddNumberToObject(m, "conv_size", c->model.conv);
-    if (!baseline) cJSON_AddBoolToObject(m, "use_decoder_bias", c->model.decoder_bias);
+    const gs_family *fam = gs_family_of(&c->model);
+    if (fam && fam->train) write_model_keys(m, fam->train, &c->model);
     cJSON *d = cJSON_AddObjectToObject(root, "data");
     cJSON_AddStringToObject(d, "train", c->train_dir);
     if (c->eval_dir[0]) cJSON_AddStringToObject(d, "eval", c->eval_dir);
@@ -362,10 +372,8 @@ static int save_model(const gpn_trainer *t, const char *path, int bf16) {
     int rc;
     if (!a || !dt) rc = gs_fail("out of memory");
     else {
-        /* GPN+M's one write; GDN's per layer, layer after layer (n_layers x n_heads numbers) */
-        int gpn = t->cfg.model.arch == GPN_ARCH_GPN_M;
-        const char *meta[] = {"train_seed", seed, gpn ? "init_write_A_log" : "init_A_log", a,
-                              gpn ? "init_write_dt_bias" : "init_dt_bias", dt, NULL};
+        const char *const *keys = t->tr->init_decay_keys; /* GPN+M's one write's, GDN's per layer */
+        const char *meta[] = {"train_seed", seed, keys[0], a, keys[1], dt, NULL};
         rc = gpn_model_save_meta(t->model, path, bf16, meta);
     }
     free(a);

@@ -11,6 +11,21 @@
 #include "engine/model.h"
 #include "engine/train/train_init.h"
 
+/* What a family does with a "model.*" key of a training config; the keys,
+ * their gpn_config fields and bounds are the trainer's (train.c). A key the
+ * family's table does not name is ignored, as GPN ignores "n_heads". */
+typedef enum {
+    GS_KEY_REQUIRED = 1, /* read, and missing is an error; written back */
+    GS_KEY_OPTIONAL,     /* read if present; written back */
+    GS_KEY_REFUSED,      /* present is an error: "\"model.KEY\" WHY" */
+} gs_key_use;
+
+typedef struct {
+    const char *key; /* "d_state" */
+    gs_key_use use;
+    const char *why; /* GS_KEY_REFUSED: the rest of the error ("belongs to \"gdn\" only") */
+} gs_train_key;
+
 typedef struct gs_train_i {
     /* a float32 tape of B windows of T tokens (NULL with gs_error()) */
     void *(*tape_new)(const gpn_config *c, int B, int T);
@@ -24,8 +39,17 @@ typedef struct gs_train_i {
     void (*init)(const gpn_config *c, float *block, train_rng *r);
     int truncated_bptt; /* training.bptt > 0 is meaningful (a recurrence the tape can cut) */
     int min_seq_len;    /* 2 where the first token is not predicted */
+    /* the config's "model" keys (terminated by a NULL key): read and written
+     * in the trainer's order, refused ones checked in this table's order */
+    const gs_train_key *keys;
+    /* the model config before its keys are read (defaults they may change)
+     * and after (what follows from them); NULL: nothing */
+    void (*config_defaults)(gpn_config *c);
+    void (*config_derive)(gpn_config *c);
+    /* the checkpoint metadata keys of the initial A_log and dt_bias (train.c) */
+    const char *init_decay_keys[2];
 } gs_train_i;
 
-extern const gs_train_i gs_train_gpn, gs_train_tpp, gs_train_gdn, gs_train_rt;
+extern const gs_train_i gs_train_gpn, gs_train_gpn_m, gs_train_tpp, gs_train_gdn, gs_train_rt;
 
 #endif

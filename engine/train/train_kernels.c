@@ -11,6 +11,7 @@
 #include "engine/train/train_ops.h"
 #include "engine/train/train_window.h"
 #include "engine/train/seq_window.h"
+#include "engine/arch/family.h"
 #include "engine/arch/gdn/gdn.h"
 #include "engine/arch/rt/rt.h"
 
@@ -82,11 +83,11 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define LOG1P log1pf
 #define SQRT sqrtf
 #include "engine/train/train_ops.inc"
-#include "engine/train/train_window.inc"
+#include "engine/arch/gpn/gpn_train.inc"
 #include "engine/train/seq_common.inc"
-#include "engine/train/tpp_window.inc"
-#include "engine/train/gdn_window.inc"
-#include "engine/train/rt_window.inc"
+#include "engine/arch/tpp/tpp_train.inc"
+#include "engine/arch/gdn/gdn_train.inc"
+#include "engine/arch/rt/rt_train.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
@@ -110,11 +111,11 @@ GS_HOT static double xent_row_f32(float *z, int target, int V, float scale) {
 #define LOG1P log1p
 #define SQRT sqrt
 #include "engine/train/train_ops.inc"
-#include "engine/train/train_window.inc"
+#include "engine/arch/gpn/gpn_train.inc"
 #include "engine/train/seq_common.inc"
-#include "engine/train/tpp_window.inc"
-#include "engine/train/gdn_window.inc"
-#include "engine/train/rt_window.inc"
+#include "engine/arch/tpp/tpp_train.inc"
+#include "engine/arch/gdn/gdn_train.inc"
+#include "engine/arch/rt/rt_train.inc"
 
 size_t gpn_tape_bytes(const gpn_config *c, int B, int T) {
     train_layout L;

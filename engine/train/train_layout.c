@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/family.h"
 #include "engine/train/train_window.h"
 
 static size_t find(const gpn_tensor_spec *s, int n, const char *name) {
@@ -32,7 +33,7 @@ int train_layout_init(train_layout *L, const gpn_config *c) {
     TOP(fg_norm_w); TOP(fg_gate_k); TOP(fg_gate_b); TOP(write_norm_w); TOP(write_W_k_k); TOP(write_W_k_b);
     TOP(write_W_v_k); TOP(write_W_beta_k); TOP(write_A_log); TOP(write_dt_bias); TOP(write_W_a_k);
 #undef TOP
-    int mem = c->arch == GPN_ARCH_GPN_M;
+    int mem = gs_family_has_memory(c); /* GPN+M: the memory's write and reads */
     for (int i = 0; i < c->n_layers; i++) {
         char pre[16] = "";
         if (mem) snprintf(pre, sizeof pre, "L%d_", i);

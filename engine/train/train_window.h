@@ -1,7 +1,7 @@
 /* Forward and backward of a GPN / GPN+M over a window of B sequences x T
  * tokens (backpropagation through time), for the trainer (float32, SGEMM)
  * and for gradient checks (float64, DGEMM), from one source
- * (train_window.inc).
+ * (engine/arch/gpn/gpn_train.inc).
  *
  * Layout trick: rms(x, w) @ K = (x / rms(x)) @ (diag(w) K). Every projection
  * that reads the same state vector is therefore one GEMM against a folded,

@@ -259,4 +259,5 @@ const gs_family gs_family_gdn = {
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe, &gs_train_gdn, NULL,
     site_width, carried,
+    0, 0, /* no matrix memory; not attributable */
 };

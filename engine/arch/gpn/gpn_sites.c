@@ -55,7 +55,9 @@ static const char *const gpn_carried[] = {NULL};
 
 const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, 1, gpn_sites, ARRAY_LEN(gpn_sites),
                                  GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                 gpn_family_embedding, gpn_family_describe, &gs_train_gpn, NULL, NULL, gpn_carried};
+                                 gpn_family_embedding, gpn_family_describe, &gs_train_gpn, NULL, NULL, gpn_carried,
+                                 0, 1};
 const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, 1, gpn_sites,
                                    ARRAY_LEN(gpn_sites), GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
-                                   gpn_family_embedding, gpn_family_describe, &gs_train_gpn, NULL, NULL, gpn_carried};
+                                   gpn_family_embedding, gpn_family_describe, &gs_train_gpn_m, NULL, NULL, gpn_carried,
+                                   1, 1};

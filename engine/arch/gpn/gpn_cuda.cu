@@ -1,6 +1,7 @@
-/* The CUDA step (contract in cuda_engine.h): the same sequence of operations
- * as engine.c's CPU step, with each projection one cuBLAS GEMM over the batch
- * and the rest the kernels of cuda_kernels.cu, all on one stream. */
+/* GPN's CUDA step (contract in engine/cuda/cuda_engine.h; in the family's
+ * folder because the step is GPN's): the same sequence of operations as the
+ * CPU step, with each projection one cuBLAS GEMM over the batch and the rest
+ * the kernels of engine/cuda/cuda_kernels.cu, all on one stream. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
