@@ -261,7 +261,7 @@ static void judge_default(store *st, int64_t run, finding *f) {
         default_numbers(st, cid[k], by_doc, c);
         for (int i = 0; i < 3; i++) ctl->x[k][i] = c[i].value;
     }
-    char why[200];
+    char why[320]; /* three tests, each with a control's raised bound */
     f->verdict = gs_finding_default_rule_ctl(ratio_n, by_doc ? doc_n : cos8_n, by_doc, top_n, ctl, why, sizeof why);
     /* like for like: the paper's +0.46 is against its training corpus */
     char unigram[256], random_b[64] = "", pc[200] = "";
@@ -335,7 +335,7 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
         ctl->x[k][1] = ctl->x[k][2] = scalar(st, cid[k], "content_horizon_002");
         ctl->inside[k] = scalar(st, cid[k], "content_horizon_002_censored") == 0;
     }
-    char why[200], no_iv[96] = "", h_iv[64] = "";
+    char why[320], no_iv[96] = "", h_iv[64] = "";
     f->verdict = gs_finding_horizon_rule_ctl(c1_n, censored == 0, h002_n, ctl, why, sizeof why);
     if (isnan(h002_n.lo)) no_iv_note(st, h, no_iv, sizeof no_iv);
     else {
@@ -471,6 +471,7 @@ static void judge_pools(store *st, int64_t run, finding *f) {
         return;
     }
     f->verdict = gs_finding_pools_rule((gs_pool_verdict)vp, (gs_pool_verdict)vo);
+    const finding_verdict own = f->verdict; /* before the controls: the reason of an inconclusive is its own */
     char ctl_text[400], ctl_brief[80];
     pools_controls(st, run, f, ctl_text, sizeof ctl_text, ctl_brief, sizeof ctl_brief);
     const char *ps[] = {"_from_start", ""};
@@ -490,7 +491,7 @@ static void judge_pools(store *st, int64_t run, finding *f) {
     const double power = scalar(st, r, "pools_power_paper_from_start");
     char lead[96] = "";
     if (f->verdict == FINDING_ABSENT && !isnan(power)) snprintf(lead, sizeof lead, "power %.2f; ", power);
-    else if (f->verdict == FINDING_INCONCLUSIVE) snprintf(lead, sizeof lead, "%s", pools_why(vp, vo));
+    else if (own == FINDING_INCONCLUSIVE) snprintf(lead, sizeof lead, "%s", pools_why(vp, vo));
     /* the bootstrap resamples the same windows as the horizons' (retention stores no count of its own) */
     char few[80] = "", iv[64] = "";
     const int64_t h = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_HORIZON), NULL);

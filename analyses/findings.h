@@ -66,7 +66,7 @@ typedef struct {
     finding_verdict verdict;
     gs_finding_controls controls; /* what the run's controls read (none measured: no controls) */
     char text[2048]; /* one sentence with the numbers (the pools' reaches ~1100 characters with 15 heads) */
-    char brief[256]; /* the verdict and the numbers it rests on against the rule's thresholds: one short line */
+    char brief[400]; /* the verdict and the numbers it rests on against the rule's thresholds: one short line */
 } finding;
 
 /* The fewest windows a verdict's window-bootstrap interval is read from

@@ -339,6 +339,7 @@ static int gather_windows(gs_job *job, gs_horizons *h) {
     double *raw = calloc(n + 1, sizeof *raw), *cen = calloc(n + 1, sizeof *cen);
     int64_t *nraw = calloc(n + 1, sizeof *nraw), *ncen = calloc(n + 1, sizeof *ncen), *id = calloc((size_t)W + 1, sizeof *id);
     int rc = raw && cen && nraw && ncen && id ? 0 : gs_fail("out of memory for the windows' lag sums");
+    rc = gs_shards_agree(job, rc == 0); /* every rank enters the reductions, or none */
     if (rc == 0 && mine) {
         memcpy(raw + off, h->win_raw, mine * sizeof *raw);
         memcpy(cen + off, h->win_centered, mine * sizeof *cen);
@@ -353,7 +354,9 @@ static int gather_windows(gs_job *job, gs_horizons *h) {
     free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered); free(h->win_id);
     h->win_raw = raw, h->win_centered = cen, h->win_n_raw = nraw, h->win_n_centered = ncen, h->win_id = id;
     h->n_windows = W;
-    return rc ? rc : sort_windows(h);
+    if (rc) return rc;
+    /* only rank 0 draws the bootstrap; the others agree so that its failure fails them too */
+    return gs_shards_agree(job, job->rank || sort_windows(h) == 0);
 }
 
 static int horizons_part(gs_job *job, gs_state_source *src, const gs_analyze_opts *o, gs_analysis *a) {

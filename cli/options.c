@@ -16,8 +16,12 @@ int cli_pick_run(const char *cmd, store *st, long long *run, store_lock **lock) 
         int64_t r = store_last_run(st, STORE_RUN_COMPLETE);
         if (r < 0) { fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error()); return -1; }
         if (r == 0) {
-            int64_t any = store_last_run(st, STORE_RUN_ANY);
-            if (any > 0)
+            int64_t any = store_last_run(st, STORE_RUN_ANY), of;
+            char kind[32];
+            if (any > 0 && store_run_control(st, any, kind, sizeof kind, &of) == 1)
+                fprintf(stderr, "gpnscope %s: %s holds controls only (run %lld is run %lld's %s control): name a run with "
+                        "--run N\n", cmd, path, (long long)any, (long long)of, kind);
+            else if (any > 0)
                 fprintf(stderr, "gpnscope %s: %s has no complete run (the newest, %lld, is unfinished): finish it with "
                         "`gpnscope record ... --db %s --resume`, or name it with --run %lld to use what it holds\n",
                         cmd, path, (long long)any, gs_shell_quote(path, q, sizeof q), (long long)any);

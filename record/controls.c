@@ -100,12 +100,25 @@ static int write_untrained(const char *db, const store_run_info *info, uint64_t 
     return rc;
 }
 
+/* The seed a control run was recorded with (its settings' control.seed; -1 when unreadable). */
+static int64_t control_seed(store *st, int64_t run) {
+    char *text = store_run_settings(st, run);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "control");
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(c, "seed");
+    int64_t seed = cJSON_IsNumber(x) ? (int64_t)x->valuedouble : -1;
+    cJSON_Delete(j);
+    free(text);
+    return seed;
+}
+
 /* 1 when the store's newest unfinished run is this control (so the recorder resumes it), 0 when not */
-static int unfinished_control(store *st, int64_t of, const char *kind) {
+static int unfinished_control(store *st, int64_t of, const char *kind, uint64_t seed) {
     int64_t u = store_last_run(st, STORE_RUN_UNFINISHED);
     char k[32];
     int64_t o;
-    return u > 0 && store_run_control(st, u, k, sizeof k, &o) == 1 && o == of && !strcmp(k, kind);
+    return u > 0 && store_run_control(st, u, k, sizeof k, &o) == 1 && o == of && !strcmp(k, kind) &&
+           control_seed(st, u) == (int64_t)seed;
 }
 
 typedef struct {
@@ -165,6 +178,13 @@ int gs_record_controls(const char *db, const gs_controls_opts *opts,
         const char *kind = store_control_names[k];
         int64_t have = store_control_run(st, o.run, kind);
         if (have < 0) { rc = 1; break; }
+        const int64_t had = have > 0 ? control_seed(st, have) : 0;
+        if (have > 0 && had != (int64_t)o.seed) {
+            rc = gs_fail("run %lld is already run %lld's %s control, recorded with seed %lld: a run keeps one control "
+                         "of each kind (--seed %lld names it)", (long long)have, (long long)o.run, kind, (long long)had,
+                         (long long)had);
+            break;
+        }
         if (have > 0) { res->run[k] = have; continue; }
         gs_record_opts ro = base;
         ro.db = db;
@@ -172,7 +192,7 @@ int gs_record_controls(const char *db, const gs_controls_opts *opts,
         ro.control = kind;
         ro.control_of = o.run;
         ro.control_seed = o.seed;
-        ro.resume = unfinished_control(st, o.run, kind);
+        ro.resume = unfinished_control(st, o.run, kind, o.seed);
         if (k == STORE_CONTROL_UNTRAINED) {
             int w = write_untrained(db, info, o.seed, model, sizeof model, res->skipped[k], sizeof res->skipped[k]);
             if (w < 0) { rc = 1; break; }

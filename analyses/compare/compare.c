@@ -478,8 +478,8 @@ static int measure_controls(gs_compare_row *r, const gs_compare_opts *o) {
             if (c->pools_verdict != FINDING_NOT_MEASURED) {
                 p->measured[k] = 1;
                 p->verdict[k] = c->pools_verdict;
-                p->x[k][0] = c->an.retention.est[GS_RET_FROM_START].pools.separation;
-                p->x[k][1] = p->x[k][2] = c->an.retention.est[GS_RET_ALL_STARTS].pools.separation;
+                p->x[k][0] = c->an.retention.est[GS_RET_FROM_START].pools.lr; /* the rule's statistic, as analyze's */
+                p->x[k][1] = p->x[k][2] = c->an.retention.est[GS_RET_ALL_STARTS].pools.lr;
             }
         } else {
             gs_fail_context("its %s control (run %lld): ", store_control_names[k], (long long)runs[k]);

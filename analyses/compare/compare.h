@@ -109,7 +109,7 @@ typedef struct {
     char batch_grouping_note[200];
     gs_cmp_num top_sv_cos;
     finding_verdict default_verdict;
-    char default_why[200], horizon_why[200]; /* the rules' reasons (gs_finding_default_rule, _horizon_rule) */
+    char default_why[320], horizon_why[320]; /* the rules' reasons (gs_finding_default_rule, _horizon_rule) */
     /* 2. content horizon: raw and centered lag cosines at the lags analyze reports (the first lag, the
      * readable lag nearest 1500 for raw, nearest 256 for centered; 0: no lag with enough pairs) */
     int c1_lag, raw_far_lag, centered_256_lag;

@@ -21,9 +21,10 @@ grep -q "recorded run 2: the untrained control of run 1" out.txt &&
 
 q() { sqlite3 "$db" "$1"; }
 settings() { q "select json_extract(settings, '\$.seq_len') || ',' || json_extract(settings, '\$.windows') || ',' ||
-                       r.batch || ',' || r.states from runs r where r.id = $1"; }
-[[ "$(settings 2)" == "$(settings 1)" && "$(settings 3)" == "$(settings 1)" && "$(settings 1)" == "32,40,8,pred" ]] &&
-  ok "each control has the run's windows, batch and sites ($(settings 1))" || bad "settings: $(settings 1) / $(settings 2) / $(settings 3)"
+                       r.batch || ',' || r.states || ',' || json_extract(settings, '\$.positions') from runs r where r.id = $1"; }
+[[ "$(settings 2)" == "$(settings 1)" && "$(settings 3)" == "$(settings 1)" && "$(settings 1)" == "32,40,8,pred,all" ]] &&
+  ok "each control has the run's window length, windows, batch, recorded sites and positions ($(settings 1))" ||
+  bad "settings: $(settings 1) / $(settings 2) / $(settings 3)"
 [[ "$(q "select json_extract(settings, '\$.control.kind') || ':' || json_extract(settings, '\$.control.of') from runs
          where id > 1 order by id" | tr '\n' ' ')" == "untrained:1 shuffled:1 " ]] &&
   ok "their settings name the kind and the run" || bad "control settings"
@@ -98,6 +99,9 @@ grep -q "run 2 is already the untrained control of run 1" again.txt &&
 "$bin" controls "$db" --run 3 > /dev/null 2> err.txt && bad "a control of a control was accepted" ||
   { [[ $(wc -l < err.txt) == 1 ]] && grep -q "run 3 is the shuffled control of run 1: name the run it controls (--run 1)" err.txt &&
     ok "a control of a control: $(cat err.txt)" || bad "control of a control: $(cat err.txt)"; }
+"$bin" controls "$db" --seed 5 > /dev/null 2> err.txt && bad "another seed over a recorded control was accepted" ||
+  { [[ $(wc -l < err.txt) == 1 ]] && grep -q "run 2 is already run 1's untrained control, recorded with seed 1" err.txt &&
+    ok "another seed: $(cat err.txt)" || bad "another seed: $(cat err.txt)"; }
 "$bin" controls "$db" --only sideways > /dev/null 2> err.txt && bad "--only sideways accepted" ||
   { [[ $(wc -l < err.txt) == 1 ]] && ok "--only sideways: $(cat err.txt)" || bad "--only: $(cat err.txt)"; }
 finish

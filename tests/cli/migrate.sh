@@ -76,7 +76,11 @@ new = {}
 for l in open(sys.argv[2]):
     f = fields(l)
     new.setdefault(tuple(v for k, v in f if k == "s"), []).append(f)
+# retired by the pools' likelihood-ratio rule (issue 39.5, docs/analyses.md): the 2-means separation's
+# null draws and bootstrap, which pool_lr_* replace; `separation` itself is still stored
+retired = ("separation_boot_", "separation_null_")
 for l, f in zip(open(sys.argv[1]), old):
+    if len(f) > 2 and f[2][0] == "s" and f[2][1].startswith(retired): continue
     if not any(same(f, g) for g in new.get(tuple(v for k, v in f if k == "s"), [])): print(l.rstrip()[:200])
 PY
 )"

@@ -95,6 +95,40 @@ static void test_controls(void) {
     CHECK(h.verdict[0] == FINDING_ABSENT && v == FINDING_PRESENT && !strstr(why, "untrained"), "censored control: %s", why);
 }
 
+/* a stored untrained control (its run's settings say so) read by the findings: passing the default
+ * direction's rule, its norm ratio becomes the bound; its pools leave the run's present pools
+ * inconclusive, for that reason and no other */
+static void test_stored_controls(store *st, int64_t mid, const char *const *dk, const char *const *hk,
+                                 const char *const *rk) {
+    const int64_t main_run = run;
+    char settings[128];
+    snprintf(settings, sizeof settings, "{\"control\": {\"kind\": \"untrained\", \"of\": %lld, \"seed\": 1}}",
+             (long long)main_run);
+    store_run r = {.model_id = mid, .seq_len = 8, .d_state = 4, .n_heads = 2, .settings_json = settings};
+    run = store_begin_run(st, &r);
+    CHECK(run > 0 && store_finish_run(st, run, "complete", NULL) == 0, "a control run: %s", gs_error());
+    put(st, "default_direction", dk, (double[]){0.62, 0.99, 0.995, 0.46}, 4);
+    put(st, "horizons", hk, (double[]){0.31, 2047, 900, 1}, 4);
+    put(st, "retention", rk, (double[]){1, 1, 30.0, 28.0, 7.0, 6.5, 6, 9, 6, 9, 0.004, 0.21}, 12);
+    const int64_t ctl = run;
+    run = main_run;
+    put(st, "default_direction", dk, (double[]){0.58, 0.988, -0.99, 0.46}, 4);
+    put(st, "horizons", hk, (double[]){0.31, 120, 20, 0}, 4);
+    put(st, "retention", rk, (double[]){1, 1, 30.0, 28.0, 7.0, 6.5, 6, 9, 6, 9, 0.004, 0.21}, 12);
+    gs_findings f;
+    CHECK(gs_findings_compute(st, run, &f) == 0, "%s", gs_error());
+    CHECK(f.default_direction.controls.measured[0] && f.default_direction.controls.run[0] == ctl &&
+              f.default_direction.controls.verdict[0] == FINDING_PRESENT && f.default_direction.verdict == FINDING_ABSENT &&
+              strstr(f.default_direction.brief, "0.580 < 0.620 (untrained)"),
+          "a passing untrained control raises the bound: %s", f.default_direction.brief);
+    CHECK(f.content_horizon.controls.verdict[0] == FINDING_ABSENT && f.content_horizon.verdict == FINDING_PRESENT,
+          "a censored untrained horizon leaves the rule: %s", f.content_horizon.brief);
+    CHECK(f.memory_pools.verdict == FINDING_INCONCLUSIVE && strstr(f.memory_pools.brief, "the untrained control has pools") &&
+              !strstr(f.memory_pools.brief, "within 4 SE") && strstr(f.memory_pools.text, "Its controls"),
+          "pools in the untrained control: %s", f.memory_pools.brief);
+    CHECK(store_last_run(st, STORE_RUN_COMPLETE) != ctl, "a control is never the default run");
+}
+
 int main(void) {
     test_rules();
     test_controls();
@@ -217,6 +251,7 @@ int main(void) {
     CHECK(gs_findings_compute(st, run, &f) == 0 && f.default_direction.verdict == FINDING_PRESENT &&
               strstr(f.default_direction.brief, "no interval: 4 windows (16 needed))"),
           "no interval: %s", f.default_direction.brief);
+    test_stored_controls(st, mid, dk, hk, rk); /* last: the control is then read by every finding of run */
     store_close(st);
     return test_summary();
 }
