@@ -507,6 +507,9 @@ static void judge_pools(store *st, int64_t run, finding *f) {
              gs_finding_pools_word(f->verdict), lead, lr[0], iv, pmax[0], lr[1], pmax[1], few, ctl_brief);
     char init[400];
     init_text(st, r, init, sizeof init);
+    /* a store without the head count (NaN, never cast to int) reads the rule's own minimum */
+    const double stored_heads = scalar(st, r, "heads");
+    const int heads = isnan(stored_heads) || stored_heads < 0 || stored_heads > 1e6 ? 1000 : (int)stored_heads;
     snprintf(f->text, sizeof f->text,
              "%s: two normal pools of log 1/e times against one (likelihood ratio, at least %d heads a pool); with "
              "retention from the start of the window (the paper's estimator): %s; averaged over every start "
@@ -515,8 +518,7 @@ static void judge_pools(store *st, int64_t run, finding *f) {
              "0.05; not demonstrated otherwise; the power is the share of simulated sets of as many heads with the "
              "paper's two pools, 40%% at 1-3 tokens and the rest at 5-322, that the rule calls present; paper: 6 "
              "heads at 1-3, 9 heads at 5-322).%s%s",
-             gs_finding_pools_word(f->verdict), gs_pool_min_heads((int)scalar(st, r, "heads")), paper, ours, init,
-             ctl_text);
+             gs_finding_pools_word(f->verdict), gs_pool_min_heads(heads), paper, ours, init, ctl_text);
 }
 
 cJSON *gs_finding_controls_json(const gs_finding_controls *ctl, int which) {
