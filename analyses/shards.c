@@ -288,6 +288,12 @@ out:
     return rc;
 }
 
+/* h's per-window rows replaced by these (taken over) */
+static void replace_windows(gs_horizons *h, double *raw, double *cen, int64_t *nraw, int64_t *ncen, int64_t *id) {
+    free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered); free(h->win_id);
+    h->win_raw = raw, h->win_centered = cen, h->win_n_raw = nraw, h->win_n_centered = ncen, h->win_id = id;
+}
+
 /* The per-window rows of h in increasing window number. */
 typedef struct { int64_t id, row; } window_row;
 static int by_window(const void *a, const void *b) {
@@ -314,8 +320,7 @@ static int sort_windows(gs_horizons *h) {
         id[i] = h->win_id[from];
     }
     if (rc == 0) {
-        free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered); free(h->win_id);
-        h->win_raw = raw, h->win_centered = cen, h->win_n_raw = nraw, h->win_n_centered = ncen, h->win_id = id;
+        replace_windows(h, raw, cen, nraw, ncen, id);
     } else {
         free(raw); free(cen); free(nraw); free(ncen); free(id);
     }
@@ -351,8 +356,7 @@ static int gather_windows(gs_job *job, gs_horizons *h) {
                     gs_job_sum_i64(job, nraw, (int64_t)n) || gs_job_sum_i64(job, ncen, (int64_t)n) ||
                     gs_job_sum_i64(job, id, W)))
         rc = -1;
-    free(h->win_raw); free(h->win_centered); free(h->win_n_raw); free(h->win_n_centered); free(h->win_id);
-    h->win_raw = raw, h->win_centered = cen, h->win_n_raw = nraw, h->win_n_centered = ncen, h->win_id = id;
+    replace_windows(h, raw, cen, nraw, ncen, id);
     h->n_windows = W;
     if (rc) return rc;
     /* only rank 0 draws the bootstrap; the others agree so that its failure fails them too */

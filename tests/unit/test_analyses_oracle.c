@@ -49,11 +49,9 @@ static double cmp(const double *a, const double *b, size_t n, double floor) {
 }
 
 int main(void) {
-    const char *py = getenv("GPNSCOPE_PYTHON"), *srcdir = getenv("GPNSCOPE_SOURCE");
-    if (!py || !*py) py = "/usr/bin/python3";
+    const char *py = test_numpy_python(), *srcdir = getenv("GPNSCOPE_SOURCE");
+    if (!py) return test_skip(TEST_NO_NUMPY);
     char cmd[8600];
-    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", py);
-    if (system(cmd) != 0) return test_skip("no python3 with numpy (set GPNSCOPE_PYTHON; Debian python3-numpy)");
 
     /* three windows: 300 contiguous, 250 with gaps (and a zero state), 200 */
     const int lens[3] = {300, 250, 200};

@@ -114,12 +114,10 @@ int main(int argc, char **argv) {
     CHECK(gs_family_of(&c) == &gs_family_mamba2 && gs_family_by_name("mamba2") == &gs_family_mamba2,
           "the family table does not find mamba2 by its id and name");
     if (test_each_pair(argc, argv, check_pair)) return test_summary();
-    const char *py = getenv("GPNSCOPE_PYTHON"), *src = getenv("GPNSCOPE_SOURCE");
-    if (!py || !*py) py = "/usr/bin/python3";
+    const char *py = test_numpy_python(), *src = getenv("GPNSCOPE_SOURCE");
+    if (!py) return test_skip(TEST_NO_NUMPY);
     if (!src) src = ".";
     char cmd[8600];
-    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", py);
-    if (system(cmd) != 0) return test_skip("no python3 with numpy (set GPNSCOPE_PYTHON; Debian python3-numpy)");
     /* V D layers heads head_dim state groups conv tied B T seed: two groups of two heads and an
      * lm_head; one group, tied, a 3-tap conv; one head per group, 2 layers of 6 heads */
     static const int cases[][12] = {{61, 24, 2, 4, 8, 16, 2, 4, 0, 3, 40, 5},

@@ -100,12 +100,10 @@ static void check_pair(const char *label, const char *wpath, const char *epath) 
 
 int main(int argc, char **argv) {
     if (test_each_pair(argc, argv, check_pair)) return test_summary();
-    const char *py = getenv("GPNSCOPE_PYTHON"), *src = getenv("GPNSCOPE_SOURCE");
-    if (!py || !*py) py = "/usr/bin/python3";
+    const char *py = test_numpy_python(), *src = getenv("GPNSCOPE_SOURCE");
+    if (!py) return test_skip(TEST_NO_NUMPY);
     if (!src) src = ".";
     char cmd[8600];
-    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", py);
-    if (system(cmd) != 0) return test_skip("no python3 with numpy (set GPNSCOPE_PYTHON; Debian python3-numpy)");
     /* S d f C B T seed: the task alphabets' sizes, lengths 1 to 40 */
     static const int cases[][7] = {{2, 16, 32, 2, 3, 1, 1},  {2, 16, 32, 2, 3, 2, 2},  {3, 16, 24, 5, 2, 3, 3},
                                    {3, 12, 48, 5, 4, 7, 4},  {8, 16, 32, 5, 2, 16, 5}, {2, 16, 32, 2, 3, 40, 6}};

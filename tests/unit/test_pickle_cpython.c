@@ -87,11 +87,9 @@ static void dump(text *t, const pk_value *v) {
 }
 
 int main(void) {
-    const char *py = getenv("GPNSCOPE_PYTHON"), *src = getenv("GPNSCOPE_SOURCE");
-    if (!py || !*py) py = "/usr/bin/python3";
+    const char *py = test_numpy_python(), *src = getenv("GPNSCOPE_SOURCE");
+    if (!py) return test_skip(TEST_NO_NUMPY);
     char cmd[8800];
-    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", py);
-    if (system(cmd) != 0) return test_skip("no python3 with numpy (set GPNSCOPE_PYTHON; Debian python3-numpy)");
     const char *dir = scratch_dir("pickle_cpython");
     snprintf(cmd, sizeof cmd, "'%s' '%s/tests/unit/pickle_cpython.py' '%s'", py, src ? src : ".", dir);
     CHECK(system(cmd) == 0, "pickle_cpython.py failed");

@@ -33,6 +33,17 @@ static inline int test_skip(const char *why) {
     return 77;
 }
 
+/* The Python the numpy oracles run ($GPNSCOPE_PYTHON, else /usr/bin/python3), or NULL when it cannot
+ * import numpy: the caller returns test_skip(TEST_NO_NUMPY). */
+#define TEST_NO_NUMPY "no python3 with numpy (set GPNSCOPE_PYTHON; Debian python3-numpy)"
+static inline const char *test_numpy_python(void) {
+    const char *py = getenv("GPNSCOPE_PYTHON");
+    if (!py || !*py) py = "/usr/bin/python3";
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", py);
+    return system(cmd) == 0 ? py : NULL;
+}
+
 /* Path of a fixture file: $GPNSCOPE_FIXTURES/name. */
 static inline const char *fixture(const char *name) {
     static char buf[8][4096];
