@@ -204,8 +204,6 @@ int gs_record_controls(const char *db, const gs_controls_opts *opts,
         gs_record_result rr;
         int r = gs_record(&ro, on_progress, &cp, stop, &rr);
         res->run[k] = rr.run > 0 ? rr.run : 0;
-        res->windows = rr.n_windows;
-        res->seq_len = ro.seq_len;
         if (r == 130) { rc = 130; break; }
         if (r) {
             gs_fail_context("the %s control of run %lld: ", kind, (long long)o.run);

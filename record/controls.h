@@ -25,7 +25,6 @@ typedef struct {
     int64_t run[2];                  /* each control's run id (0: none) */
     int recorded[2];                 /* 1: recorded by this call; 0: found already complete, or skipped */
     char skipped[2][256];            /* why a control could not be recorded ("" when it was) */
-    int64_t windows, seq_len;        /* each control's size */
 } gs_controls_result;
 
 /* Record the run's missing controls into db (resuming an unfinished one).
