@@ -305,6 +305,29 @@ int gs_analyze_control(store *st, int64_t run, int k, const gs_analyze_opts *o, 
     return rc ? -1 : 1;
 }
 
+/* the row's run over this input: the store's, or the shards' split */
+static int (*row_run_of(const gs_analysis_row *r, const gs_analysis_ctx *c))(gs_analysis_ctx *) {
+    return c->shards ? r->run_shards : r->run;
+}
+
+int gs_analysis_run_rows(gs_analysis_ctx *c, unsigned parts, int first_step) {
+    const gs_analyze_opts *o = c->o;
+    int n_steps = first_step, k = first_step;
+    for (int i = 0; i < gs_n_analysis_rows; i++)
+        if (row_run_of(&gs_analysis_rows[i], c) && (parts & gs_analysis_rows[i].bit)) n_steps++;
+    for (int i = 0; i < gs_n_analysis_rows; i++) {
+        const gs_analysis_row *r = &gs_analysis_rows[i];
+        int (*run)(gs_analysis_ctx *) = row_run_of(r, c);
+        if (!run || !(parts & r->bit)) continue;
+        if (o->on_part) o->on_part(o->on_part_ctx, k++, n_steps, r->name);
+        int rc = run(c);
+        if (rc < 0) return -1;
+        if (rc == 0) c->a->done |= r->bit;
+    }
+    if (o->on_part) o->on_part(o->on_part_ctx, n_steps, n_steps, NULL);
+    return 0;
+}
+
 int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_analysis *a) {
     memset(a, 0, sizeof *a);
     gs_analyze_opts dflt;
@@ -338,18 +361,7 @@ int gs_analyze_store(store *st, int64_t run_id, const gs_analyze_opts *o, gs_ana
                 (long long)run_id, c.src->d);
         goto fail;
     }
-    int n_parts = 0, k = 0;
-    for (int i = 0; i < gs_n_analysis_rows; i++)
-        if (gs_analysis_rows[i].run && (parts & gs_analysis_rows[i].bit)) n_parts++;
-    for (int i = 0; i < gs_n_analysis_rows; i++) {
-        const gs_analysis_row *r = &gs_analysis_rows[i];
-        if (!r->run || !(parts & r->bit)) continue;
-        if (o->on_part) o->on_part(o->on_part_ctx, k++, n_parts, r->name);
-        int rc = r->run(&c);
-        if (rc < 0) goto fail;
-        if (rc == 0) a->done |= r->bit;
-    }
-    if (o->on_part) o->on_part(o->on_part_ctx, n_parts, n_parts, NULL);
+    if (gs_analysis_run_rows(&c, parts, 0)) goto fail;
     gs_store_source_close(c.src);
     return 0;
 fail:

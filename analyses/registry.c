@@ -7,7 +7,7 @@
 
 #include "analyses/rows.h"
 
-#define ROW(fn) .run = gs_##fn##_row_run, .write = gs_##fn##_row_write, .print = gs_##fn##_row_print, \
+#define ROW(fn) .run_shards = gs_##fn##_row_run_shards, .run = gs_##fn##_row_run, .write = gs_##fn##_row_write, .print = gs_##fn##_row_print, \
                 .json = gs_##fn##_row_json
 
 const gs_analysis_row gs_analysis_rows[] = {
@@ -25,14 +25,14 @@ const gs_analysis_row gs_analysis_rows[] = {
      GS_NEEDS_STATES | GS_NEEDS_MODEL | GS_NEEDS_TOKENS, 0, ROW(probe), NULL},
     /* stored by other commands; rows so that figures and readers find them by bit */
     {GS_AN_ABLATION, "ablation", NULL, "ablation", "interventions and their effect on the loss", 0, 0, NULL, NULL,
-     NULL, NULL, "gpnscope ablate"},
+     NULL, NULL, "gpnscope ablate", NULL},
     {GS_AN_FINDINGS, "findings", NULL, "findings", "the verdicts on the paper's three structures", 0, 0, NULL, NULL,
-     NULL, NULL, "gpnscope analyze (after the rows above)"},
+     NULL, NULL, "gpnscope analyze (after the rows above)", NULL},
     {GS_AN_ATTENTION, "attention", NULL, "attention", "exact effective attention of delta-rule heads", 0, 0, NULL,
-     NULL, NULL, NULL, "gpnscope attention"},
+     NULL, NULL, NULL, "gpnscope attention", NULL},
     {GS_AN_ATTRIBUTION, "logit_attribution", NULL, "logit_attribution",
      "direct logit attribution of the predicted state by part and head", 0, 0, NULL, NULL, NULL, NULL,
-     "gpnscope attribute"},
+     "gpnscope attribute", NULL},
 };
 
 const int gs_n_analysis_rows = (int)(sizeof gs_analysis_rows / sizeof *gs_analysis_rows);

@@ -18,6 +18,7 @@
 #include "analyses/analyze.h"
 
 struct cJSON;
+struct gs_shard_input;
 
 /* What a row needs before it runs (analyze.c provides it once for all rows). */
 enum {
@@ -35,8 +36,11 @@ typedef struct {
     const store_run_info *info;
     const gs_analyze_opts *o;
     gs_analysis *a;          /* results go here; a->model is loaded when the row needs or wants it */
-    gs_state_source *src;    /* when the row needs states */
+    gs_state_source *src;    /* when the row needs states: the store's, or this rank's shards' in a chain */
     int strict;              /* asked for by name: a row that cannot run fails instead of noting it */
+    /* NULL: one store (rows' run); else this rank's shards of an MPI job (rows' run_shards), with st and run
+     * the first shard's and the run as it holds it (analyses/shards.h) */
+    const struct gs_shard_input *shards;
 } gs_analysis_ctx;
 
 /* Token id -> text for printed token lists (may be NULL: ids are printed). */
@@ -60,10 +64,19 @@ typedef struct {
     void (*print)(FILE *f, const gs_analysis *a, const gs_token_text *tokens);
     void (*json)(struct cJSON *object, const gs_analysis *a); /* fills the row's object (named `stored`) */
     const char *written_by; /* for rows without run: the command that stores them */
+    /* The row over shards (c->shards): accumulate over this rank's part of the states, add the partial sums up
+     * over the job's ranks, finish on rank 0 into c->a; returns as run, alike on every rank. NULL: the row
+     * needs a merged store. */
+    int (*run_shards)(gs_analysis_ctx *c);
 } gs_analysis_row;
 
 extern const gs_analysis_row gs_analysis_rows[];
 extern const int gs_n_analysis_rows;
+
+/* The driver of both inputs (analyze.c): every row of parts in the registry's order, run over one store
+ * (c->shards NULL) or over the shards (run_shards); a->done gets the rows done. o->on_part hears each row
+ * as step first_step + k of first_step + the rows (the steps before are the caller's). 0, or -1. */
+int gs_analysis_run_rows(gs_analysis_ctx *c, unsigned parts, int first_step);
 
 /* The row of a bit, or NULL. */
 const gs_analysis_row *gs_analysis_row_of(unsigned bit);

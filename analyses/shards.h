@@ -1,18 +1,12 @@
-/* Analyses over the shards of an MPI recording without merging them
- * (docs/scale.md): `mpirun -n K gpnscope analyze --shards SHARD...`. Rank r
- * reads the shards at positions r, r + K, ... of the list (sorted by the rank
- * that recorded them), streams their states through the analyses' own
- * accumulation (gs_geometry_accumulate), and the sums are added up over the
- * ranks with MPI; rank 0 finishes (gs_geometry_finish). The states are those
- * a merged store's analysis reads: the first max_states in (window,
+/* The input of analyze over the shards of an MPI recording without merging
+ * them (docs/scale.md): `mpirun -n K gpnscope analyze --shards SHARD...`.
+ * Rank r reads the shards at positions r, r + K, ... of the list (sorted by
+ * the rank that recorded them) as one chained state source; the states are
+ * those a merged store's analysis reads: the first max_states in (window,
  * position) order after skip_positions, split over the shards by counting
- * each shard's first.
- *
- * The horizons go the same way: the global largest lag (a max over the
- * ranks), then per-lag sums of cosines and pair counts (gs_horizons_accumulate),
- * added up and finished on rank 0. The default direction, retention and the
- * probe (analyses/state/probe_shards.h) reduce their own sums; docs/scale.md says
- * what each needs. */
+ * each shard's first. The driver (gs_analysis_run_rows) then runs each
+ * registry row's run_shards (analyses/state/run_*.c): accumulate over this
+ * rank's part, add the sums up over the ranks with MPI, finish on rank 0. */
 #ifndef GS_ANALYSES_SHARDS_H
 #define GS_ANALYSES_SHARDS_H
 
@@ -20,6 +14,19 @@
 
 #include "analyses/analyze.h"
 #include "parallel/job.h"
+#include "store/merge.h"
+
+/* What a row's run_shards reads besides the chained source (gs_analysis_ctx.shards). */
+typedef struct gs_shard_input {
+    gs_job *job;
+    const store_shard *shards; /* the job's shards, in rank order */
+    int n;
+    const int64_t *take;       /* states this rank reads from shard i (0: another rank's, or none) */
+    const int64_t *all_take;   /* states the job reads from shard i */
+    const char *kind;          /* stored state kind */
+    int skip, limit;           /* store positions skip <= p < limit (limit 0: no end) */
+    int d;                     /* the states' width */
+} gs_shard_input;
 
 /* `gpnscope analyze --shards`: analyze's options (the same --only, --site,
  * settings and defaults) over the shards. Every rank calls it with the same

@@ -8,6 +8,9 @@
 #include "analyses/report.h"
 #include "analyses/result_writer.h"
 #include "analyses/rows.h"
+#include "store/store.h"
+#include "analyses/documents.h"
+#include "analyses/shards.h"
 #include "analyses/state/train_counts.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
@@ -211,4 +214,111 @@ void gs_default_row_json(cJSON *j, const gs_analysis *a) {
 
 void gs_default_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {
     gs_report_default_dir(f, &a->default_dir, tokens ? tokens->text : NULL, tokens ? tokens->ctx : NULL);
+}
+
+/* ---------- over the shards (gs_analysis_ctx.shards): the sums of each rank, added up ---------- */
+
+/* The windows among shard s's first `take` states: the default direction
+ * assigns batches by a window's place in the whole job. */
+static int64_t count_windows(const store_shard *s, const char *kind, int skip, int limit, int64_t take) {
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    int64_t n = store_count_windows_in_prefix(st, s->run, kind, skip, limit, take);
+    store_close(st);
+    return n;
+}
+
+/* The default direction: each of this rank's shards read on its own, with its
+ * first window's and state's places in the job, adds its batch and emergence
+ * sums; the sums are added up and rank 0 finishes, with the decode to default
+ * tokens when the model is a language model (in: gs_default_row_inputs). */
+static int default_part(gs_job *job, const gs_shard_input *c, const int64_t *all_take, const gs_default_inputs *in,
+                        gs_analysis *a) {
+    const int n = c->n;
+    gs_geometry *g = &a->geometry;
+    /* the documents of every shard's windows in rank order (a document may run across two shards), read by
+     * every rank alike, for the batches that share no document: the merged store's documents */
+    gs_default_opts op = in->opts;
+    gs_doc_map dm = {0};
+    {
+        store **sts = calloc((size_t)n, sizeof *sts);
+        int64_t *runs = calloc((size_t)n, sizeof *runs);
+        int opened = 0, okd = sts && runs;
+        for (; okd && opened < n; opened++) {
+            runs[opened] = c->shards[opened].run;
+            if (!(sts[opened] = store_open(c->shards[opened].path, STORE_READ))) okd = 0;
+        }
+        okd = okd && gs_doc_map_read(sts, runs, n, in->lm ? in->lm->cfg.V : 0, &dm) == 0 && dm.n > 0;
+        if (!okd) gs_clear_error();
+        op.docs = okd ? &dm : NULL;
+        for (int i = 0; sts && i < opened; i++) store_close(sts[i]);
+        free(sts);
+        free(runs);
+    }
+    int64_t *wins = calloc((size_t)n, sizeof *wins);
+    gs_default_sums sums = {0};
+    int ok = wins && gs_default_sums_init(&sums, g->d, g->n_windows, &op) == 0, rc = -1;
+    if (!wins) gs_fail("out of memory");
+    for (int i = 0; ok && i < n; i++)
+        if (c->take[i] > 0 && (wins[i] = count_windows(&c->shards[i], c->kind, c->skip, c->limit, c->take[i])) < 0) ok = 0;
+    if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, wins, n)) goto out;
+    int64_t win0 = 0, row0 = 0;
+    for (int i = 0; ok && i < n; win0 += wins[i], row0 += all_take[i], i++) {
+        if (c->take[i] <= 0) continue;
+        store *st = store_open(c->shards[i].path, STORE_READ);
+        gs_state_source *src = st ? gs_store_source_open(st, c->shards[i].run, c->kind, c->skip, c->take[i]) : NULL;
+        if (src) gs_store_source_limit(src, c->limit);
+        if (!src || gs_default_dir_accumulate(src, g, &op, win0, row0, &sums)) {
+            gs_fail_context("%s: ", c->shards[i].path);
+            ok = 0;
+        }
+        gs_store_source_close(src);
+        store_close(st);
+    }
+    if (gs_shards_agree(job, ok)) goto out;
+    int64_t cap = sums.cap;
+    if (gs_job_max_i64(job, &cap, 1)) goto out;
+    if (cap > sums.cap) { /* the longest window may be another rank's */
+        double *e = realloc(sums.emergence, (size_t)cap * sizeof *e);
+        if (e) sums.emergence = e;
+        int64_t *en = e ? realloc(sums.emergence_n, (size_t)cap * sizeof *en) : NULL;
+        if (en) sums.emergence_n = en;
+        ok = e && en;
+        for (int64_t t = sums.cap; ok && t < cap; t++) sums.emergence[t] = 0, sums.emergence_n[t] = 0;
+        if (ok) sums.cap = cap;
+        else gs_fail("out of memory");
+    }
+    if (gs_shards_agree(job, ok)) goto out;
+    const int64_t bd = (int64_t)sums.n_batches * sums.d;
+    int64_t totals[2] = {sums.n, sums.n_windows};
+    if (gs_job_sum_f64(job, sums.bsum, bd) || gs_job_sum_f64(job, sums.rsum, bd) ||
+        gs_job_sum_i64(job, sums.bcount, sums.n_batches) || gs_job_sum_i64(job, sums.rcount, sums.n_batches) ||
+        gs_job_sum_f64(job, sums.emergence, cap) || gs_job_sum_i64(job, sums.emergence_n, cap) ||
+        gs_job_sum_i64(job, totals, 2) ||
+        (sums.wsum && (gs_job_sum_f64(job, sums.wsum, sums.win_total * sums.d) ||
+                       gs_job_sum_f64(job, sums.wnorm, sums.win_total))) ||
+        (sums.wgram && gs_job_sum_f64(job, sums.wgram, sums.win_total * sums.d * sums.d)) ||
+        (sums.wid && gs_job_sum_i64(job, sums.wid, sums.win_total)))
+        goto out;
+    sums.n = totals[0];
+    sums.n_windows = totals[1];
+    rc = job->rank ? 0 : gs_default_dir_finish(&sums, g, in->lm, in->unigram, in->V, &op, &a->default_dir);
+    if (gs_shards_agree(job, rc == 0)) rc = -1; /* the ranks go on to the next part together, or none does */
+out:
+    gs_default_sums_free(&sums);
+    gs_doc_map_free(&dm);
+    free(wins);
+    return rc;
+}
+
+int gs_default_row_run_shards(gs_analysis_ctx *c) {
+    const gs_shard_input *in = c->shards;
+    gs_default_inputs din = {0};
+    int rc = gs_shards_agree(in->job, gs_default_row_inputs(c->st, c->run, c->info, c->o, c->a, &din) == 0) ||
+                     default_part(in->job, in, in->all_take, &din, c->a)
+                 ? -1
+                 : 0;
+    if (rc) gs_fail_context("default direction: ");
+    gs_default_inputs_free(&din);
+    return rc;
 }

@@ -1,10 +1,12 @@
 /* The registry row "geometry" (docs/analyses.md, 1): the state's norms,
  * per-dimension spread, correlations and spectrum (analyses/state/geometry.c). */
+#include <string.h>
 #include <stdlib.h>
 
 #include "analyses/report.h"
 #include "analyses/result_writer.h"
 #include "analyses/rows.h"
+#include "analyses/shards.h"
 #include "base/error.h"
 
 void gs_geometry_row_opts(const gs_analyze_opts *o, gs_geometry_opts *go) {
@@ -91,4 +93,107 @@ void gs_geometry_row_json(cJSON *j, const gs_analysis *a) {
 void gs_geometry_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {
     (void)tokens;
     gs_report_geometry(f, &a->geometry);
+}
+
+/* ---------- over the shards (gs_analysis_ctx.shards): the sums of each rank, added up ---------- */
+
+/* Every rank's sums moved to one reference point c and added up (see
+ * analyses/math/linalg.h: S is the sum of (x - shift)(x - shift)^T). With
+ * delta = shift_r - c, x - c = (x - shift_r) + delta, so
+ *   sum' = sum + n delta,  S' = S + sum delta^T + delta sum^T + n delta delta^T.
+ * c is the lowest rank's with states: rank 0's first window, the merged
+ * store's reference point, so the two differ by summation order only.
+ * Welford's (n, mean, M2) of the norms combine by Chan's rule. */
+static int reduce_sums(gs_job *job, gs_geometry_sums *s) {
+    const int K = job->size, d = s->acc.d;
+    int rc = -1;
+    double *per = calloc((size_t)K * 3, sizeof *per), *c = calloc((size_t)d, sizeof *c);
+    int64_t *counts = calloc((size_t)K + 2, sizeof *counts);
+    if (!per || !c || !counts) { gs_fail("out of memory"); goto out; }
+    per[3 * job->rank] = (double)s->n;
+    per[3 * job->rank + 1] = s->norm_mean;
+    per[3 * job->rank + 2] = s->norm_m2;
+    counts[job->rank] = s->n;
+    if (gs_job_sum_f64(job, per, 3 * (int64_t)K) || gs_job_sum_i64(job, counts, K)) goto out;
+    int ref = 0;
+    while (ref < K - 1 && counts[ref] == 0) ref++;
+    if (job->rank == ref) memcpy(c, s->acc.shift, (size_t)d * sizeof *c);
+    if (gs_job_sum_f64(job, c, d)) goto out;
+    double *sum = s->acc.sum, *S = s->acc.S;
+    const double n = (double)s->n;
+    if (s->n > 0) {
+        for (int i = 0; i < d; i++) s->acc.shift[i] -= c[i]; /* delta */
+        const double *dl = s->acc.shift;
+        for (int i = 0; i < d; i++)
+            for (int j = i; j < d; j++) S[(int64_t)i * d + j] += sum[i] * dl[j] + dl[i] * sum[j] + n * dl[i] * dl[j];
+        for (int i = 0; i < d; i++) sum[i] += n * dl[i];
+    }
+    memcpy(s->acc.shift, c, (size_t)d * sizeof *c);
+    int64_t totals[2] = {s->n, s->n_windows};
+    double sq = s->sq;
+    if (gs_job_sum_f64(job, sum, d) || gs_job_sum_f64(job, S, (int64_t)d * d) || gs_job_sum_i64(job, totals, 2) ||
+        gs_job_sum_f64(job, &sq, 1))
+        goto out;
+    s->n = s->acc.n = totals[0];
+    s->n_windows = totals[1];
+    s->sq = sq;
+    double mean = 0, m2 = 0;
+    for (int r = 0; r < K; r++) mean += per[3 * r] * per[3 * r + 1];
+    mean = s->n ? mean / (double)s->n : 0;
+    for (int r = 0; r < K; r++) {
+        double dm = per[3 * r + 1] - mean;
+        m2 += per[3 * r + 2] + per[3 * r] * dm * dm;
+    }
+    s->norm_mean = mean;
+    s->norm_m2 = m2;
+    rc = 0;
+out:
+    free(per);
+    free(c);
+    free(counts);
+    return rc;
+}
+
+static int share_mean(gs_job *job, gs_geometry *g);
+
+static int geometry_part(gs_job *job, gs_state_source *src, const gs_analyze_opts *o, gs_analysis *a) {
+    gs_geometry_opts go;
+    gs_geometry_row_opts(o, &go);
+    gs_geometry_sums sums;
+    int rc = gs_geometry_accumulate(src, &go, &sums);
+    if (gs_shards_agree(job, rc == 0)) {
+        if (rc == 0) gs_cov_acc_free(&sums.acc);
+        return -1;
+    }
+    if (reduce_sums(job, &sums)) { gs_cov_acc_free(&sums.acc); return -1; }
+    rc = 0;
+    if (job->rank) gs_cov_acc_free(&sums.acc);
+    else rc = gs_geometry_finish(&sums, &go, &a->geometry); /* takes over sums.acc */
+    if (gs_shards_agree(job, rc == 0)) return -1;
+    return share_mean(job, &a->geometry);
+}
+
+/* What the default direction's pass reads of the geometry (its mean, norms and
+ * counts), rank 0's exact numbers sent to every rank: a sum with zeros
+ * elsewhere, exact in floating point. */
+static int share_mean(gs_job *job, gs_geometry *g) {
+    int64_t d = g->d, counts[3] = {g->d, g->n, g->n_windows};
+    if (gs_job_max_i64(job, &d, 1)) return -1;
+    if (job->rank) {
+        memset(g, 0, sizeof *g);
+        counts[0] = counts[1] = counts[2] = 0;
+        if (!(g->mean = calloc((size_t)d, sizeof *g->mean))) return gs_fail("out of memory");
+    }
+    double norms[2] = {job->rank ? 0 : g->mean_norm, job->rank ? 0 : g->norm_mean};
+    if (gs_job_sum_i64(job, counts, 3) || gs_job_sum_f64(job, g->mean, d) || gs_job_sum_f64(job, norms, 2)) return -1;
+    g->d = (int)counts[0];
+    g->n = counts[1];
+    g->n_windows = counts[2];
+    g->mean_norm = norms[0];
+    g->norm_mean = norms[1];
+    return 0;
+}
+
+int gs_geometry_row_run_shards(gs_analysis_ctx *c) {
+    return geometry_part(c->shards->job, c->src, c->o, c->a) ? -1 : 0;
 }

@@ -9,6 +9,8 @@
 #include "analyses/report.h"
 #include "analyses/result_writer.h"
 #include "analyses/rows.h"
+#include "analyses/state/probe_shards.h"
+#include "analyses/shards.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
 
@@ -171,4 +173,34 @@ void gs_probe_row_json(cJSON *j, const gs_analysis *a) {
 void gs_probe_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {
     (void)tokens;
     gs_report_probe(f, &a->probe);
+}
+
+/* ---------- over the shards (gs_analysis_ctx.shards): the sums of each rank, added up ---------- */
+
+/* The probe: every rank holds the run's model (a->model) for its embedding
+ * (the targets), and the ridge sums are reduced per lag
+ * (analyses/state/probe_shards.h); st0 is the first shard, for the boundary tokens. */
+static int probe_part(gs_job *job, const gs_shard_input *c, const int64_t *all_take, store *st0, const gs_analyze_opts *o,
+                      gs_analysis *a) {
+    gs_probe_opts po;
+    gs_probe_row_opts(o, &po);
+    const gs_family *fam = gs_family_of(&a->model->cfg);
+    int width = 0;
+    const float *E = fam && fam->embedding ? fam->embedding(a->model, &width) : NULL;
+    if (!E) gs_fail("the %s family has no token embedding to probe for", fam ? fam->name : "model's");
+    else gs_run_boundary_tokens(st0, c->shards[0].run, a->model->cfg.V, &po.bos, &po.eos); /* split by document */
+    int rc = -1;
+    if (!gs_shards_agree(job, E != NULL)) {
+        gs_probe_shards_in in = {.shards = c->shards, .n = c->n, .take = c->take, .all_take = all_take,
+                                 .kind = c->kind, .skip = c->skip, .limit = c->limit, .d = c->d};
+        rc = gs_probe_shards(job, &in, E, a->model->cfg.V, width, &po, &a->probe);
+    }
+    return rc;
+}
+
+int gs_probe_row_run_shards(gs_analysis_ctx *c) {
+    if (probe_part(c->shards->job, c->shards, c->shards->all_take, c->st, c->o, c->a) == 0) return 0;
+    if (c->strict) { gs_fail_context("probe: "); return -1; }
+    gs_analysis_note(c->a, "probe skipped: %s", gs_error());
+    return 1;
 }

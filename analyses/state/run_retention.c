@@ -10,6 +10,8 @@
 #include "analyses/result_writer.h"
 #include "analyses/state/retention_store.h"
 #include "analyses/rows.h"
+#include "store/store.h"
+#include "analyses/shards.h"
 #include "base/error.h"
 
 /* decays as rows of consecutive positions per window: each window is cut at
@@ -217,4 +219,85 @@ void gs_retention_row_json(cJSON *j, const gs_analysis *a) {
 void gs_retention_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens) {
     (void)tokens;
     gs_report_retention(f, &a->retention);
+}
+
+/* ---------- over the shards (gs_analysis_ctx.shards): the sums of each rank, added up ---------- */
+
+/* One shard's decays, read by the rank that reads the shard. */
+typedef struct {
+    float *alpha, *beta;
+    int64_t *ws;
+    int nw, H;
+} decays;
+
+static int read_shard_decays(const store_shard *s, const char *site, int max_positions, decays *dk) {
+    if (s->begin >= s->end) return 0; /* a rank that had no windows to record (more ranks than batches) */
+    store *st = store_open(s->path, STORE_READ);
+    if (!st) return -1;
+    int rc = gs_retention_read_decays(st, s->run, site, max_positions, &dk->alpha, &dk->beta, &dk->ws, &dk->nw, &dk->H);
+    if (rc) gs_fail_context("%s: reading the decays: ", s->path);
+    store_close(st);
+    return rc;
+}
+
+/* Retention: every rank reads its shards' decays (a shard's, not the job's),
+ * the windows are numbered across the shards in rank order, each rank adds
+ * its windows' sums for every lag once and per bootstrap resample
+ * (gs_retention_accumulate), the sums are added up and rank 0 finishes. */
+static int retention_part(gs_job *job, const store_shard *shards, int n, int max_positions, gs_analysis *a) {
+    decays *dk = calloc((size_t)n, sizeof *dk);
+    int64_t *wins = calloc((size_t)n + 2, sizeof *wins); /* per shard, then H and the longest window */
+    gs_retention_sums sums = {0};
+    int ok = dk && wins, rc = -1;
+    if (!ok) gs_fail("out of memory");
+    for (int i = job->rank; ok && i < n; i += job->size) {
+        if (read_shard_decays(&shards[i], a->decay_site, max_positions, &dk[i])) { ok = 0; break; }
+        wins[i] = dk[i].nw;
+        if (dk[i].nw && dk[i].H > wins[n]) wins[n] = dk[i].H;
+        for (int w = 0; w < dk[i].nw; w++)
+            if (dk[i].ws[w + 1] - dk[i].ws[w] > wins[n + 1]) wins[n + 1] = dk[i].ws[w + 1] - dk[i].ws[w];
+    }
+    if (gs_shards_agree(job, ok) || gs_job_sum_i64(job, wins, n) || gs_job_max_i64(job, wins + n, 2)) goto out;
+    int64_t nw = 0;
+    for (int i = 0; i < n; i++) nw += wins[i];
+    for (int i = job->rank; ok && i < n; i += job->size)
+        if (dk[i].nw && dk[i].H != wins[n])
+            ok = 0, gs_fail("%s: decays of %d heads, another shard's %lld", shards[i].path, dk[i].H, (long long)wins[n]);
+    if (ok && nw > INT32_MAX) ok = 0, gs_fail("retention: %lld windows is too many", (long long)nw);
+    if (ok && gs_retention_sums_init(&sums, (int)wins[n], (int)nw, (int)wins[n + 1] - 1, &a->retention_opts)) ok = 0;
+    int64_t first = 0;
+    for (int i = 0; ok && i < n; first += wins[i], i++)
+        if (i % job->size == job->rank && dk[i].nw &&
+            gs_retention_accumulate(dk[i].alpha, dk[i].beta, dk[i].ws, dk[i].nw, (int)first, &sums)) {
+            gs_fail_context("%s: ", shards[i].path);
+            ok = 0;
+        }
+    if (gs_shards_agree(job, ok)) goto out;
+    if (gs_job_sum_f64(job, sums.f64, sums.n_f64) || gs_job_sum_i64(job, sums.i64, sums.n_i64)) goto out;
+    rc = job->rank ? 0 : gs_retention_finish(&sums, &a->retention_opts, &a->retention);
+    if (gs_shards_agree(job, rc == 0)) rc = -1;
+out:
+    gs_retention_sums_free(&sums);
+    for (int i = 0; dk && i < n; i++) free(dk[i].alpha), free(dk[i].beta), free(dk[i].ws);
+    free(dk);
+    free(wins);
+    return rc;
+}
+
+int gs_retention_row_run_shards(gs_analysis_ctx *c) {
+    const gs_shard_input *in = c->shards;
+    gs_analysis *a = c->a;
+    char buf[64];
+    snprintf(a->decay_site, sizeof a->decay_site, "%s",
+             c->o->decay_site ? c->o->decay_site
+                              : gs_analysis_site_of_role(c->st, c->run, "decay", 0, "mem.alpha", buf, sizeof buf));
+    gs_retention_row_opts(c->o, &a->retention_opts);
+    if (retention_part(in->job, in->shards, in->n, c->o->max_positions, a) == 0) {
+        /* did training move the decays? (rank 0 loads the model for it, as the store's pass does) */
+        if (!in->job->rank) gs_retention_row_decay_init(a, gs_analysis_ctx_model(c));
+        return 0;
+    }
+    if (c->strict) { gs_fail_context("retention: "); return -1; }
+    gs_analysis_note(a, "retention skipped: %s", gs_error());
+    return 1;
 }
