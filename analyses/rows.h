@@ -27,7 +27,7 @@ int gs_analysis_model_for(const store_run_info *info, const gs_analyze_opts *o, 
 
 /* Each row's settings from analyze's options, and what it reads besides the
  * states, shared by the store's pass (the rows' run) and the shards'
- * (analyses/shards.c), so that both measure alike. */
+ * (the rows' run_shards), so that both measure alike. */
 void gs_geometry_row_opts(const gs_analyze_opts *o, gs_geometry_opts *go);
 void gs_horizons_row_opts(const gs_analyze_opts *o, gs_horizon_opts *ho);
 void gs_retention_row_opts(const gs_analyze_opts *o, gs_retention_opts *ro);

@@ -2,7 +2,8 @@
  * run in a store, written back to the store and summarised beside the
  * paper's figures; with --shards, on an MPI recording's shards without
  * merging them (docs/scale.md). One option table and one output for both:
- * the work is in analyses/analyze.c and analyses/shards.c. */
+ * the work is in analyses/analyze.c (the row driver, for both) and
+ * analyses/shards.c (the shards as its input). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,13 +7,13 @@
 
 #include "analyses/report.h"
 #include "analyses/result_writer.h"
-#include "analyses/rows.h"
-#include "store/store.h"
 #include "analyses/documents.h"
+#include "analyses/rows.h"
 #include "analyses/shards.h"
 #include "analyses/state/train_counts.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
+#include "store/store.h"
 
 int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, const gs_analyze_opts *o,
                           gs_analysis *a, gs_default_inputs *in) {

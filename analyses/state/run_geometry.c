@@ -1,7 +1,7 @@
 /* The registry row "geometry" (docs/analyses.md, 1): the state's norms,
  * per-dimension spread, correlations and spectrum (analyses/state/geometry.c). */
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyses/report.h"
 #include "analyses/result_writer.h"

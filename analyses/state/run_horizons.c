@@ -1,9 +1,9 @@
 /* The registry row "horizon" (docs/analyses.md, 3): the raw and centered
  * lag-cosine curves and the content horizons read from them
  * (analyses/state/horizons.c). */
-#include <string.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyses/report.h"
 #include "analyses/result_writer.h"
@@ -19,7 +19,7 @@ void gs_horizons_row_opts(const gs_analyze_opts *o, gs_horizon_opts *ho) {
 int gs_horizons_row_run(gs_analysis_ctx *c) {
     gs_horizon_opts ho;
     gs_horizons_row_opts(c->o, &ho);
-    ho.per_window = c->o->boot > 0; /* the intervals the findings decide on (the shards gather theirs: shards.c) */
+    ho.per_window = c->o->boot > 0; /* the intervals the findings decide on (the shards gather theirs: below) */
     if (gs_horizons_run(c->src, &ho, &c->a->horizons) != 0) { gs_fail_context("horizons: "); return -1; }
     if (gs_horizons_intervals(&c->a->horizons, c->o->boot, c->o->seed) != 0) { gs_fail_context("horizons: "); return -1; }
     return 0;

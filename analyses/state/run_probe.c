@@ -9,8 +9,8 @@
 #include "analyses/report.h"
 #include "analyses/result_writer.h"
 #include "analyses/rows.h"
-#include "analyses/state/probe_shards.h"
 #include "analyses/shards.h"
+#include "analyses/state/probe_shards.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
 

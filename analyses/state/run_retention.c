@@ -8,11 +8,11 @@
 
 #include "analyses/report.h"
 #include "analyses/result_writer.h"
-#include "analyses/state/retention_store.h"
 #include "analyses/rows.h"
-#include "store/store.h"
 #include "analyses/shards.h"
+#include "analyses/state/retention_store.h"
 #include "base/error.h"
+#include "store/store.h"
 
 /* decays as rows of consecutive positions per window: each window is cut at
  * its first position with a missing value; the write strengths are the site
