@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "engine/train/config_json.h"
+#include "probes/site_ref.h"
 
 void gs_analyze_opts_default(gs_analyze_opts *o) {
     memset(o, 0, sizeof *o);
@@ -225,7 +226,7 @@ int gs_analyze_resolve_site(store *st, int64_t run, const gs_analyze_opts *o, gs
     if (found == 0 && !strcmp(x.shape, "per-head scalar")) {
         if (!eff->decay_site) eff->decay_site = o->site;
     } else {
-        eff->kind = store_kind_of_site(o->site);
+        eff->kind = probe_stored_kind(o->site);
     }
     return 0;
 }

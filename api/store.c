@@ -6,6 +6,7 @@
 
 #include "api/gpnscope.h"
 #include "base/error.h"
+#include "probes/site_ref.h"
 #include "store/rows.h"
 #include "store/store.h"
 
@@ -111,13 +112,13 @@ void gs_api_tokens_free(gs_api_tokens *t) {
     free(t);
 }
 
-/* the states.kind of a site: its run_sites row's, else (a run from before run_sites) store_kind_of_site */
+/* the states.kind of a site: its run_sites row's, else (a run from before run_sites) probe_stored_kind */
 static int site_kind(store *st, int64_t run, const char *site, store_site *x) {
     int got = store_find_site(st, run, site, x);
     if (got < 0) return -1;
     if (got == 1) {
         snprintf(x->stored_in, sizeof x->stored_in, "states");
-        snprintf(x->stored_as, sizeof x->stored_as, "%s", store_kind_of_site(site));
+        snprintf(x->stored_as, sizeof x->stored_as, "%s", probe_stored_kind(site));
     }
     if (strcmp(x->stored_in, "states"))
         return gs_fail("%s: run %lld stores %s in %s, not states: read it with %s", store_path(st), (long long)run, site,

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "engine/model.h"
+#include "probes/site_ref.h"
 #include "store/npy.h"
 #include "store/store.h"
 
@@ -82,7 +83,7 @@ static char *settings_json(input *in[], const char *const names[], int n, const 
 static int put_sites(store *st, int64_t run, const char *kind, const char *dtype, int64_t d, int64_t H, int alpha,
                      int beta) {
     store_site x = {.layer = -1, .width = (int)d};
-    snprintf(x.site, sizeof x.site, "%s", store_site_of_kind(kind));
+    snprintf(x.site, sizeof x.site, "%s", probe_site_of_stored_kind(kind));
     snprintf(x.shape, sizeof x.shape, "vector");
     snprintf(x.dtype, sizeof x.dtype, "%s", dtype);
     snprintf(x.stored_in, sizeof x.stored_in, "states");

@@ -190,16 +190,19 @@ static void capture_fn(void *ctx, const gpn_hook_event *ev) {
 }
 
 probe_capture *probe_capture_add(probe_set *s, const char *name) {
-    const gpn_config *cfg = &gpn_engine_model(s->e)->cfg;
-    gpn_hook_point p;
+    const gs_site *site;
     int layer;
-    if (probe_parse_name(cfg, name, &p, &layer) != 0) return NULL;
+    if (probe_parse_site(&gpn_engine_model(s->e)->cfg, name, &site, &layer) != 0) return NULL;
     if (layer < 0) { gs_fail("capture of '%s': name one layer, not '*'", name); return NULL; }
+    return probe_capture_site(s, site, layer);
+}
+
+probe_capture *probe_capture_site(probe_set *s, const gs_site *site, int layer) {
     probe_capture *c = set_alloc(s, sizeof *c);
     if (!c) return NULL;
-    c->width = probe_width(cfg, p);
+    c->width = probe_width(&gpn_engine_model(s->e)->cfg, site->point);
     c->data = set_alloc(s, (size_t)gpn_engine_max_batch(s->e) * c->width * sizeof(float));
-    if (!c->data || add_handler(s, p, layer, capture_fn, c) != 0) return NULL;
+    if (!c->data || add_handler(s, site->point, layer, capture_fn, c) != 0) return NULL;
     return c;
 }
 

@@ -35,6 +35,8 @@ typedef struct {
     int layer;
 } probe_capture;
 probe_capture *probe_capture_add(probe_set *s, const char *name);
+/* The same for a site already parsed (probes/site_ref.h): one layer of it. */
+probe_capture *probe_capture_site(probe_set *s, const gs_site *site, int layer);
 
 /* Interventions. Heads: zero the memory read of the given heads in `layer`
  * (-1: every layer). Direction: at hook `name` (a d-wide state such as s_pred

@@ -16,7 +16,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
-#include "record/head_select.h"
+#include "probes/site_ref.h"
 #include "store/lock.h"
 #include "store/merge.h"
 #include "store/store.h"
@@ -30,7 +30,7 @@ typedef struct {
     const gs_site *site;
     int layer, width;
     int every_position; /* a per-head scalar kept as an H-vector: every position, float32 */
-    gs_head_select heads; /* [heads=...]: only these heads' slices, each per_head floats (record/head_select.h) */
+    gs_head_select heads; /* [heads=...]: only these heads' slices, each per_head floats (probes/head_select.h) */
     int per_head;
     probe_capture *cap;
 } vector_site;
@@ -50,12 +50,13 @@ static const gpn_hook_point head_points[3] = {GPN_HOOK_MEM_ALPHA, GPN_HOOK_MEM_B
 /* What to record: --sites, or the older --states (pred, ground, both or
  * none) with the memory's per-head rows where the model has memory. */
 static int add_site(capture_plan *p, const gpn_config *c, const char *spec) {
-    const gs_site *site;
-    int layer;
-    char name[64], selector[64];
-    gs_head_select heads;
-    if (gs_head_select_parse(spec, c->H, name, sizeof name, &heads) || probe_parse_site(c, name, &site, &layer))
-        return gs_fail_context("--sites: ");
+    probe_site_ref ref;
+    if (probe_site_ref_parse(c, spec, &ref)) return gs_fail_context("--sites: ");
+    const gs_site *site = ref.site;
+    const gs_head_select heads = ref.heads;
+    const int layer = ref.layer;
+    const char *name = ref.written;
+    char selector[64];
     int stored_in_states = site->kind == GS_SITE_HEAD_VECTOR || (site->kind == GS_SITE_HEAD_SCALAR && site->per_layer);
     if (heads.n && !stored_in_states)
         return gs_fail("--sites: '%s': a head selector needs a per-head site stored per token (%s is a %s)", spec, name,
@@ -79,9 +80,9 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *spec) {
         v->per_head = c->H > 0 ? v->width / c->H : v->width; /* a model without heads takes no selector */
         if (heads.n) v->width = heads.n * v->per_head;
         char formatted[64];
-        gs_site_format(site, l, formatted, sizeof formatted);
-        int n = snprintf(v->kind, sizeof v->kind, "%s%s", store_kind_of_site(formatted), selector);
-        if (n < 0 || n > STORE_KIND_MAX)
+        probe_site_ref_name(&ref, l, formatted, sizeof formatted);
+        _Static_assert(sizeof v->kind == STORE_KIND_MAX + 1, "a vector site's kind holds a states.kind");
+        if (probe_site_ref_kind(&ref, l, v->kind, sizeof v->kind))
             return gs_fail("--sites: '%s%s' is longer than %d characters: select fewer heads", formatted, selector,
                            STORE_KIND_MAX);
         for (int i = 0; i < p->n_vec; i++)
@@ -426,9 +427,7 @@ static int plan_captures(capture_plan *p, resources *r, const unsigned char *row
             continue;
         }
         if (!r->probes && !(r->probes = probe_set_new(r->engine))) return -1;
-        char name[64];
-        gs_site_format(v->site, v->layer, name, sizeof name);
-        if (!(v->cap = probe_capture_add(r->probes, name))) return -1;
+        if (!(v->cap = probe_capture_site(r->probes, v->site, v->layer))) return -1;
     }
     gpn_engine_set_outputs(r->engine, outputs, rows);
     return 0;

@@ -139,14 +139,8 @@ int store_put_head_steps(store *st, int64_t run_id, int32_t window, int32_t posi
                          const float *alpha, const float *beta, const float *mem_norm);
 
 typedef enum { STORE_F32 = 0, STORE_F16 = 1 } store_dtype;
-/* The states.kind under which a vector site is stored: "pred" and "ground"
- * for state.pred and state.ground (what stores have always called them),
- * the site's own name (layer spelled out) for any other. */
-const char *store_kind_of_site(const char *site);
-/* The inverse: the site a states.kind holds ("pred" -> state.pred; any other kind is its site's name). */
-const char *store_site_of_kind(const char *kind);
 /* A state vector of d floats, stored little-endian in dtype, under kind
- * (store_kind_of_site; at most STORE_KIND_MAX bytes: a site's name with a
+ * (probes/site_ref.h probe_stored_kind; at most STORE_KIND_MAX bytes: a site's name with a
  * head selector, "blocks.11.attn.hook_pattern[heads=0-2,5]", fits). */
 #define STORE_KIND_MAX 63
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind,

@@ -255,21 +255,6 @@ fail:
     return end_failed(st);
 }
 
-/* the sites stored under a states.kind of their own (what stores have always called them) */
-static const struct { const char *site, *kind; } short_kinds[] = {{"state.pred", "pred"}, {"state.ground", "ground"}};
-
-const char *store_kind_of_site(const char *site) {
-    for (size_t i = 0; i < sizeof short_kinds / sizeof *short_kinds; i++)
-        if (!strcmp(site, short_kinds[i].site)) return short_kinds[i].kind;
-    return site;
-}
-
-const char *store_site_of_kind(const char *kind) {
-    for (size_t i = 0; i < sizeof short_kinds / sizeof *short_kinds; i++)
-        if (!strcmp(kind, short_kinds[i].kind)) return short_kinds[i].site;
-    return kind;
-}
-
 int store_put_state(store *st, int64_t run_id, int32_t window, int32_t position, const char *kind, store_dtype dtype,
                     const float *v, int d) {
     if (need_writable(st)) return -1;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record --sites SITE[heads=LIST] (docs/hooks.md, record/head_select.h): the
+# record --sites SITE[heads=LIST] (docs/hooks.md, probes/head_select.h): the
 # stored rows of blocks.{i}.attn.hook_pattern[heads=...] (and of GDN's
 # per-head state and decays) are exactly, bit for bit, the selected heads'
 # slices of the full site's rows recorded in the same run, in ascending head

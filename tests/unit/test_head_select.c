@@ -1,9 +1,9 @@
-/* record/head_select.h: --sites splits on commas outside brackets; a
+/* probes/head_select.h: --sites splits on commas outside brackets; a
  * selector's heads come out ascending and deduplicated only by refusal, in
  * the canonical spelling (runs of three or more as A-B); the gather takes
  * each selected head's slice. The recorder's use is tests/cli/pattern_heads.sh. */
 #include "base/error.h"
-#include "record/head_select.h"
+#include "probes/head_select.h"
 #include "testlib.h"
 
 static void canonical(const char *spec, int H, const char *want_name, const char *want) {

@@ -9,6 +9,7 @@
 #include "engine/cpu/ops.h"
 #include "engine/checkpoint/safetensors.h"
 #include "probes/probes.h"
+#include "probes/site_ref.h"
 #include "testlib.h"
 
 #define NSEQ 3
@@ -125,6 +126,28 @@ int main(void) {
     CHECK(plain && probe_parse_name(&plain->cfg, "mem.alpha", &p, &layer) != 0 && strstr(gs_error(), "no memory"), "gpn mem");
     gpn_model_free(plain);
 
+    /* a site reference: parsed once; its stored kind and name per layer, and the written name for messages */
+    {
+        probe_site_ref r;
+        char kind[64], name[64];
+        CHECK(probe_site_ref_parse(c, "s_pred", &r) == 0 && r.layer == 0 && r.heads.n == 0 &&
+                  !strcmp(r.written, "s_pred") && probe_site_ref_kind(&r, 0, kind, sizeof kind) == 0 &&
+                  !strcmp(kind, "pred"),
+              "s_pred -> %s (%s)", kind, gs_error());
+        CHECK(probe_site_ref_parse(c, "blocks.*.mem.heads[heads=2,0,1]", &r) == 0 && r.layer == -1 && r.heads.n == 3 &&
+                  !strcmp(r.written, "blocks.*.mem.heads") && probe_site_ref_kind(&r, 0, kind, sizeof kind) == 0 &&
+                  !strcmp(kind, "blocks.0.mem.heads[heads=0-2]"),
+              "selector -> %s (%s)", kind, gs_error());
+        probe_site_ref_name(&r, 0, name, sizeof name);
+        CHECK(!strcmp(name, "blocks.0.mem.heads"), "name %s", name);
+        CHECK(probe_site_ref_kind(&r, 0, kind, 12) == -1, "a kind that does not fit is refused");
+        CHECK(probe_site_ref_parse(c, "bogus[heads=0]", &r) != 0 && strstr(gs_error(), "unknown hook"), "%s", gs_error());
+        CHECK(!strcmp(probe_stored_kind("state.ground"), "ground") && !strcmp(probe_site_of_stored_kind("ground"), "state.ground") &&
+                  !strcmp(probe_stored_kind("blocks.0.hook_mlp_out"), "blocks.0.hook_mlp_out") &&
+                  !strcmp(probe_site_of_stored_kind("blocks.0.hook_mlp_out"), "blocks.0.hook_mlp_out"),
+              "stored kinds");
+    }
+
     size_t BT = (size_t)NSEQ * NSTEP;
     float *nll0 = malloc(BT * 4), *sg0 = malloc(BT * d * 4), *lg0 = malloc(BT * V * 4);
     float *nll1 = malloc(BT * 4), *sg1 = malloc(BT * d * 4), *lg1 = malloc(BT * V * 4);
@@ -157,13 +180,16 @@ int main(void) {
         gpn_engine *e = gpn_engine_new(m, NSEQ);
         probe_set *ps = probe_set_new(e);
         probe_capture *cap = probe_capture_add(ps, "s_pred"), *al = probe_capture_add(ps, "mem.alpha");
-        CHECK(cap && al, "capture: %s", gs_error());
+        probe_site_ref r;
+        probe_capture *by_ref = probe_site_ref_parse(c, "state.pred", &r) ? NULL : probe_capture_site(ps, r.site, r.layer);
+        CHECK(cap && al && by_ref, "capture: %s", gs_error());
         gpn_engine_reset(e);
         int32_t tok[NSEQ] = {tokens[0], tokens[NSTEP], tokens[2 * NSTEP]};
         gpn_engine_step(e, tok, NSEQ);
         gpn_step_out o = gpn_engine_out(e);
         CHECK(cap->B == NSEQ && cap->width == d && !memcmp(cap->data, o.s_pred, (size_t)NSEQ * d * 4), "s_pred capture");
         CHECK(al->width == c->H && !memcmp(al->data, o.alpha, (size_t)NSEQ * c->H * 4), "alpha capture");
+        CHECK(by_ref && by_ref->width == d && !memcmp(by_ref->data, o.s_pred, (size_t)NSEQ * d * 4), "capture by reference");
         probe_set_free(ps);
         gpn_engine_free(e);
     }

@@ -8,8 +8,8 @@
  * with the canonical selector: heads ascending, runs of three or more as
  * A-B ("[heads=0-2,5]"). The commas inside the brackets do not separate
  * sites. */
-#ifndef GS_RECORD_HEAD_SELECT_H
-#define GS_RECORD_HEAD_SELECT_H
+#ifndef GS_PROBES_HEAD_SELECT_H
+#define GS_PROBES_HEAD_SELECT_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
-/* The head selector of record --sites (record/head_select.h). */
-#include "record/head_select.h"
+/* The head selector of record --sites (probes/head_select.h). */
+#include "probes/head_select.h"
 
 #include <errno.h>
 #include <stdio.h>
