@@ -7,12 +7,11 @@
 #include <string.h>
 
 #include "analyses/causal/attention_run.h"
-#include "base/error.h"
 #include "cli/commands.h"
-#include "cli/options.h"
 #include "cli/progress.h"
+#include "cli/run_command.h"
 
-static const char *help =
+static const char help[] =
     "usage: gpnscope attention FILE [--run N] [--windows K] [--length T] [--heads LIST]\n"
     "                          [--layers LIST] [--top-k K] [--full-upto T] [--model M] [--max-work N]\n"
     "                          [--json]\n\n"
@@ -83,57 +82,75 @@ static void print_json(const gs_attention_result *r) {
     cJSON_Delete(o);
 }
 
-int cmd_attention(int argc, char **argv) {
-    gs_attention_opts o;
-    gs_attention_opts_default(&o);
-    o.code_version = GPNSCOPE_VERSION;
-    long long run = 0;
-    int json = 0;
-    const cli_opt opts[] = {
-        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
-        {CLI_INTEGER("windows", &o.windows, 1, 1 << 20, "a number of windows >= 1")},
-        {CLI_INTEGER("length", &o.length, 1, 8192, "a number of positions from 1 to 8192")},
-        {CLI_STRING("heads", &o.heads)},
-        {CLI_STRING("layers", &o.layers)},
-        {CLI_INTEGER("top-k", &o.top_k, 1, 4096, "a number of keys from 1 to 4096")},
-        {CLI_INTEGER("full-upto", &o.full_upto, 0, 8192, "a length from 0 (never) to 8192")},
-        {CLI_STRING("model", &o.model_path)},
-        {CLI_INTEGER("max-work", &o.max_work, 1, INT64_MAX, "a number of multiply-adds (a positive integer)")},
-        {CLI_FLAG("json", &json)},
+typedef struct {
+    gs_attention_opts opts;
+    gs_attention_result result;
+} attention_state;
+
+static void attention_options(run_call *call, cli_opt *rows) {
+    gs_attention_opts *o = &((attention_state *)call->state)->opts;
+    gs_attention_opts_default(o);
+    o->code_version = GPNSCOPE_VERSION;
+    const cli_opt table[] = {
+        {CLI_INTEGER("run", &call->run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_INTEGER("windows", &o->windows, 1, 1 << 20, "a number of windows >= 1")},
+        {CLI_INTEGER("length", &o->length, 1, 8192, "a number of positions from 1 to 8192")},
+        {CLI_STRING("heads", &o->heads)},
+        {CLI_STRING("layers", &o->layers)},
+        {CLI_INTEGER("top-k", &o->top_k, 1, 4096, "a number of keys from 1 to 4096")},
+        {CLI_INTEGER("full-upto", &o->full_upto, 0, 8192, "a length from 0 (never) to 8192")},
+        {CLI_STRING("model", &o->model_path)},
+        {CLI_INTEGER("max-work", &o->max_work, 1, INT64_MAX, "a number of multiply-adds (a positive integer)")},
+        {CLI_FLAG("json", &call->json)},
         {0}};
-    int parsed = cli_parse_options(&(cli_command_opts){"attention", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
-    cli_run_session s;
-    int status = cli_run_begin(&s, "attention", argc, argv, optind, &run, o.windows);
-    if (status) return status;
-    o.progress = progress_callback;
-    o.progress_ctx = &s.bar;
-    o.plan = print_plan;
-    gs_attention_result r;
-    int rc = gs_attention_run(s.st, run, &o, &r);
-    progress_end(&s.bar, r.windows);
-    if (rc) {
-        fprintf(stderr, "gpnscope attention: %s: %s\n", store_path(s.st), gs_error());
-    } else if (json) {
-        print_json(&r);
-    } else {
-        printf("run %lld: %lld windows of %d positions, top %d keys per query%s; stored in tables attention_queries, "
-               "attention_topk%s with analysis_id %lld (docs/causal.md; gpnscope plot draws it)\n",
-               run, (long long)r.windows, r.T, r.top_k, r.full ? ", full matrices stored" : "",
-               r.full ? ", attention_matrices" : "", (long long)r.analysis_id);
-        printf("%-8s %9s %9s %14s %16s %14s %12s\n", "head", "queries", "excluded", "heuristic L1", "heuristic read",
-               "exact read", "top-k mass");
-        for (int i = 0; i < r.n_heads; i++) {
-            const gs_attention_head *h = &r.head[i];
-            char name[24];
-            snprintf(name, sizeof name, "L%d.h%d", h->layer, h->head);
-            printf("%-8s %9lld %9lld %14.4f %16.4f %14.2e %12.4f\n", name, (long long)h->queries, (long long)h->excluded,
-                   h->heuristic_l1, h->heuristic_error, h->read_error_max, h->topk_mass);
-        }
-        printf("heuristic L1: mean over queries of sum_j |h_tj - a_tj| / sum_j |a_tj|; heuristic read: mean\n"
-               "||sum_j h_tj v_j - o_t|| / ||o_t||; exact read: the largest such error of the exact weights;\n"
-               "the means leave out the excluded queries: query 0 and any whose exact weights are all zero\n");
-    }
-    cli_run_end(&s);
-    return rc ? 1 : 0;
+    RUN_COMMAND_SET_ROWS(rows, table);
 }
+
+static int64_t attention_planned(const run_call *call) { return ((const attention_state *)call->state)->opts.windows; }
+
+static int attention_analysis(run_call *call) {
+    attention_state *a = call->state;
+    a->opts.progress = progress_callback;
+    a->opts.progress_ctx = &call->bar;
+    a->opts.plan = print_plan;
+    return gs_attention_run(call->st, call->run, &a->opts, &a->result);
+}
+
+static int64_t attention_done(const run_call *call) { return ((const attention_state *)call->state)->result.windows; }
+
+static void attention_json(const run_call *call) { print_json(&((const attention_state *)call->state)->result); }
+
+static void attention_text(const run_call *call) {
+    const gs_attention_result *r = &((const attention_state *)call->state)->result;
+    printf("run %lld: %lld windows of %d positions, top %d keys per query%s; stored in tables attention_queries, "
+           "attention_topk%s with analysis_id %lld (docs/causal.md; gpnscope plot draws it)\n",
+           call->run, (long long)r->windows, r->T, r->top_k, r->full ? ", full matrices stored" : "",
+           r->full ? ", attention_matrices" : "", (long long)r->analysis_id);
+    printf("%-8s %9s %9s %14s %16s %14s %12s\n", "head", "queries", "excluded", "heuristic L1", "heuristic read",
+           "exact read", "top-k mass");
+    for (int i = 0; i < r->n_heads; i++) {
+        const gs_attention_head *h = &r->head[i];
+        char name[24];
+        snprintf(name, sizeof name, "L%d.h%d", h->layer, h->head);
+        printf("%-8s %9lld %9lld %14.4f %16.4f %14.2e %12.4f\n", name, (long long)h->queries, (long long)h->excluded,
+               h->heuristic_l1, h->heuristic_error, h->read_error_max, h->topk_mass);
+    }
+    printf("heuristic L1: mean over queries of sum_j |h_tj - a_tj| / sum_j |a_tj|; heuristic read: mean\n"
+           "||sum_j h_tj v_j - o_t|| / ||o_t||; exact read: the largest such error of the exact weights;\n"
+           "the means leave out the excluded queries: query 0 and any whose exact weights are all zero\n");
+}
+
+static const run_command attention_command = {
+    .name = "attention",
+    .help = help,
+    .state_size = sizeof(attention_state),
+    .options = attention_options,
+    .progress_unit = "windows",
+    .planned = attention_planned,
+    .run = attention_analysis,
+    .done = attention_done,
+    .print_json = attention_json,
+    .print_text = attention_text,
+};
+
+int cmd_attention(int argc, char **argv) { return run_command_main(&attention_command, argc, argv); }

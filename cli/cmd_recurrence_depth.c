@@ -7,11 +7,10 @@
 #include <stdlib.h>
 
 #include "analyses/causal/recurrence_depth.h"
-#include "base/error.h"
 #include "cli/commands.h"
-#include "cli/options.h"
+#include "cli/run_command.h"
 
-static const char *help =
+static const char help[] =
     "usage: gpnscope recurrence-depth FILE [--run N] [--json]\n\n"
     "How far back each layer's attention reaches, per layer and head, from the attention\n"
     "pattern sites a run recorded (record --sites blocks.0.attn.hook_pattern,...; each keeps\n"
@@ -56,42 +55,36 @@ static void print_json(const gs_recurrence_depth *r, long long run) {
     cJSON_Delete(o);
 }
 
-int cmd_recurrence_depth(int argc, char **argv) {
-    long long run = 0;
-    int json = 0;
-    const cli_opt opts[] = {{CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (1 or more)")}, {CLI_FLAG("json", &json)}, {0}};
-    int parsed = cli_parse_options(&(cli_command_opts){"recurrence-depth", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
-    if (optind != argc - 1) {
-        fputs(help, stderr);
-        return 2;
-    }
-    const char *path = argv[optind];
-    store *st = store_open(path, STORE_WRITE);
-    if (!st) {
-        fprintf(stderr, "gpnscope recurrence-depth: %s\n", gs_error());
-        return 1;
-    }
-    store_lock *lock = NULL;
-    if (cli_pick_run("recurrence-depth", st, &run, &lock) != 0) {
-        store_close(st);
-        return 1;
-    }
-    gs_recurrence_depth r;
-    int rc = 0;
-    if (gs_recurrence_depth_compute(st, run, &r) != 0) {
-        fprintf(stderr, "gpnscope recurrence-depth: %s: %s\n", path, gs_error());
-        rc = 1;
-    } else if (gs_recurrence_depth_write(st, run, &r, GPNSCOPE_VERSION) != 0) {
-        fprintf(stderr, "gpnscope recurrence-depth: writing results to %s: %s\n", path, gs_error());
-        rc = 1;
-    } else if (json) {
-        print_json(&r, run);
-    } else {
-        gs_recurrence_depth_print(stdout, &r);
-    }
-    gs_recurrence_depth_free(&r); /* compute cleared it, also on failure */
-    store_close(st);
-    store_lock_release(lock);
-    return rc;
+static void depth_options(run_call *call, cli_opt *rows) {
+    const cli_opt table[] = {
+        {CLI_INTEGER("run", &call->run, 1, INT64_MAX, "a run id (1 or more)")}, {CLI_FLAG("json", &call->json)}, {0}};
+    RUN_COMMAND_SET_ROWS(rows, table);
 }
+
+static int depth_compute(run_call *call) { return gs_recurrence_depth_compute(call->st, call->run, call->state); }
+
+static int depth_write(run_call *call) {
+    return gs_recurrence_depth_write(call->st, call->run, call->state, GPNSCOPE_VERSION);
+}
+
+static void depth_json(const run_call *call) { print_json(call->state, call->run); }
+
+static void depth_text(const run_call *call) { gs_recurrence_depth_print(stdout, call->state); }
+
+/* compute cleared it, also on failure */
+static void depth_release(run_call *call) { gs_recurrence_depth_free(call->state); }
+
+static const run_command depth_command = {
+    .name = "recurrence-depth",
+    .help = help,
+    .state_size = sizeof(gs_recurrence_depth),
+    .options = depth_options,
+    .usage_prints_help = 1,
+    .run = depth_compute,
+    .write = depth_write,
+    .print_json = depth_json,
+    .print_text = depth_text,
+    .release = depth_release,
+};
+
+int cmd_recurrence_depth(int argc, char **argv) { return run_command_main(&depth_command, argc, argv); }
