@@ -9,6 +9,9 @@
 #include "analyses/registry.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
+#include "analyses/shared_keys.h"
+#include "analyses/state/default_keys.h"
+#include "analyses/state/horizons_keys.h"
 
 static double scalar(store *st, int64_t an, const char *key) {
     double v = NAN;
@@ -164,7 +167,7 @@ static int64_t measured_by(store *st, int64_t run, unsigned which, const char *w
 
 /* "; no interval: N windows (16 needed)" for an analysis stored without its statistic's interval */
 static void no_iv_note(store *st, int64_t an, char *out, size_t size) {
-    double w = scalar(st, an, "windows");
+    double w = scalar(st, an, GS_KEY_WINDOWS);
     if (isnan(w)) snprintf(out, size, "; no interval stored (analyze again)");
     else snprintf(out, size, "; no interval: %.0f windows (%d needed)", w, GS_FINDING_MIN_WINDOWS);
 }
@@ -179,7 +182,7 @@ const char *gs_finding_few_windows(int64_t windows, char *out, size_t size) {
 /* "; N windows (16 needed)" when analysis an read fewer
  * windows than GS_FINDING_MIN_WINDOWS, else "" */
 static void few_windows_note(store *st, int64_t an, char *out, size_t size) {
-    double w = scalar(st, an, "windows");
+    double w = scalar(st, an, GS_KEY_WINDOWS);
     char few[96];
     out[0] = 0;
     if (!isnan(w) && gs_finding_few_windows((int64_t)w, few, sizeof few)[0]) snprintf(out, size, "; %s", few);
@@ -226,32 +229,32 @@ static void controls_text(const gs_finding_controls *ctl, const char *const *wha
 
 /* the default direction's three deciding numbers of analysis dd (the batch cosine over documents when by_doc) */
 static void default_numbers(store *st, int64_t dd, int by_doc, gs_finding_num out[3]) {
-    out[0] = (gs_finding_num){scalar(st, dd, "norm_ratio"), scalar(st, dd, "norm_ratio_lo"), scalar(st, dd, "norm_ratio_hi")};
-    out[1] = by_doc ? (gs_finding_num){scalar(st, dd, "batch_cos_doc_mean"), scalar(st, dd, "batch_cos_doc_lo"),
-                                       scalar(st, dd, "batch_cos_doc_hi")}
-                    : (gs_finding_num){scalar(st, dd, "batch_cos_mean"), scalar(st, dd, "batch_cos_lo"),
-                                       scalar(st, dd, "batch_cos_hi")};
-    out[2] = (gs_finding_num){fabs(scalar(st, dd, "top_sv_cos")), scalar(st, dd, "top_sv_cos_lo"),
-                              scalar(st, dd, "top_sv_cos_hi")};
+    out[0] = (gs_finding_num){scalar(st, dd, GS_KEY_NORM_RATIO), scalar(st, dd, GS_KEY_NORM_RATIO_LO), scalar(st, dd, GS_KEY_NORM_RATIO_HI)};
+    out[1] = by_doc ? (gs_finding_num){scalar(st, dd, GS_KEY_BATCH_COS_DOC_MEAN), scalar(st, dd, GS_KEY_BATCH_COS_DOC_LO),
+                                       scalar(st, dd, GS_KEY_BATCH_COS_DOC_HI)}
+                    : (gs_finding_num){scalar(st, dd, GS_KEY_BATCH_COS_MEAN), scalar(st, dd, GS_KEY_BATCH_COS_LO),
+                                       scalar(st, dd, GS_KEY_BATCH_COS_HI)};
+    out[2] = (gs_finding_num){fabs(scalar(st, dd, GS_KEY_TOP_SV_COS)), scalar(st, dd, GS_KEY_TOP_SV_COS_LO),
+                              scalar(st, dd, GS_KEY_TOP_SV_COS_HI)};
 }
 
 static void judge_default(store *st, int64_t run, finding *f) {
     int64_t dd = measured_by(st, run, GS_AN_DEFAULT, "default-direction analysis", f);
     if (!dd) return;
-    double ratio = scalar(st, dd, "norm_ratio"), cos8 = scalar(st, dd, "batch_cos_mean");
+    double ratio = scalar(st, dd, GS_KEY_NORM_RATIO), cos8 = scalar(st, dd, GS_KEY_BATCH_COS_MEAN);
     /* the batches that share no document decide when there are enough documents (issue 39.2) */
-    const int by_doc = scalar(st, dd, "batch_cos_by_document") == 1;
+    const int by_doc = scalar(st, dd, GS_KEY_BATCH_COS_BY_DOCUMENT) == 1;
     char doc_note[240] = "";
-    store_analysis_get_note(st, dd, "batch_cos_by_document", doc_note, sizeof doc_note);
-    double cos8r = scalar(st, dd, "batch_cos_random_mean");
-    double top = fabs(scalar(st, dd, "top_sv_cos")), pc1 = scalar(st, dd, "pc1_cos");
-    double m2 = scalar(st, dd, "mean_norm2_over_lambda1");
-    double rho_t = scalar(st, dd, "spearman_unigram_train"), rho_r = scalar(st, dd, "spearman_unigram");
-    const gs_finding_num ratio_n = {ratio, scalar(st, dd, "norm_ratio_lo"), scalar(st, dd, "norm_ratio_hi")},
-                         cos8_n = {cos8, scalar(st, dd, "batch_cos_lo"), scalar(st, dd, "batch_cos_hi")},
-                         top_n = {top, scalar(st, dd, "top_sv_cos_lo"), scalar(st, dd, "top_sv_cos_hi")},
-                         doc_n = {scalar(st, dd, "batch_cos_doc_mean"), scalar(st, dd, "batch_cos_doc_lo"),
-                                  scalar(st, dd, "batch_cos_doc_hi")};
+    store_analysis_get_note(st, dd, GS_KEY_BATCH_COS_BY_DOCUMENT, doc_note, sizeof doc_note);
+    double cos8r = scalar(st, dd, GS_KEY_BATCH_COS_RANDOM_MEAN);
+    double top = fabs(scalar(st, dd, GS_KEY_TOP_SV_COS)), pc1 = scalar(st, dd, GS_KEY_PC1_COS);
+    double m2 = scalar(st, dd, GS_KEY_MEAN_NORM2_OVER_LAMBDA1);
+    double rho_t = scalar(st, dd, GS_KEY_SPEARMAN_UNIGRAM_TRAIN), rho_r = scalar(st, dd, GS_KEY_SPEARMAN_UNIGRAM);
+    const gs_finding_num ratio_n = {ratio, scalar(st, dd, GS_KEY_NORM_RATIO_LO), scalar(st, dd, GS_KEY_NORM_RATIO_HI)},
+                         cos8_n = {cos8, scalar(st, dd, GS_KEY_BATCH_COS_LO), scalar(st, dd, GS_KEY_BATCH_COS_HI)},
+                         top_n = {top, scalar(st, dd, GS_KEY_TOP_SV_COS_LO), scalar(st, dd, GS_KEY_TOP_SV_COS_HI)},
+                         doc_n = {scalar(st, dd, GS_KEY_BATCH_COS_DOC_MEAN), scalar(st, dd, GS_KEY_BATCH_COS_DOC_LO),
+                                  scalar(st, dd, GS_KEY_BATCH_COS_DOC_HI)};
     int64_t cid[2];
     gs_finding_controls *ctl = &f->controls;
     control_analyses(st, run, GS_AN_DEFAULT, ctl, cid);
@@ -309,14 +312,14 @@ static void judge_default(store *st, int64_t run, finding *f) {
 static void judge_horizon(store *st, int64_t run, finding *f) {
     int64_t h = measured_by(st, run, GS_AN_HORIZON, "horizons analysis", f);
     if (!h) return;
-    double c1 = scalar(st, h, "c1"), h002 = scalar(st, h, "content_horizon_002"), he = scalar(st, h, "content_horizon_e");
-    double censored = scalar(st, h, "content_horizon_002_censored");
+    double c1 = scalar(st, h, GS_KEY_C1), h002 = scalar(st, h, GS_KEY_CONTENT_HORIZON_002), he = scalar(st, h, GS_KEY_CONTENT_HORIZON_E);
+    double censored = scalar(st, h, GS_KEY_CONTENT_HORIZON_002_CENSORED);
     /* the raw curve's far end, at the largest lag still averaged over
      * min_pairs pairs (the last lags of a window have only a handful) */
     double *x = NULL, *y = NULL, *px = NULL, *pn = NULL;
-    int64_t n = store_analysis_get_series(st, h, "raw", &x, &y);
-    int64_t np = store_analysis_get_series(st, h, "raw_pairs", &px, &pn);
-    double plateau = NAN, last_lag = NAN, mp = scalar(st, h, "min_pairs");
+    int64_t n = store_analysis_get_series(st, h, GS_KEY_RAW, &x, &y);
+    int64_t np = store_analysis_get_series(st, h, GS_KEY_RAW_PAIRS, &px, &pn);
+    double plateau = NAN, last_lag = NAN, mp = scalar(st, h, GS_KEY_MIN_PAIRS);
     if (isnan(mp)) mp = 100; /* stores written before min_pairs was stored */
     for (int64_t i = 0; i < n; i++)
         if ((np != n || pn[i] >= mp) && !isnan(y[i])) { plateau = y[i]; last_lag = x[i]; }
@@ -324,16 +327,16 @@ static void judge_horizon(store *st, int64_t run, finding *f) {
     free(y);
     free(px);
     free(pn);
-    const gs_finding_num c1_n = {c1, scalar(st, h, "c1_lo"), scalar(st, h, "c1_hi")},
-                         h002_n = {h002, scalar(st, h, "content_horizon_002_lo"), scalar(st, h, "content_horizon_002_hi")};
+    const gs_finding_num c1_n = {c1, scalar(st, h, GS_KEY_C1_LO), scalar(st, h, GS_KEY_C1_HI)},
+                         h002_n = {h002, scalar(st, h, GS_KEY_CONTENT_HORIZON_002_LO), scalar(st, h, GS_KEY_CONTENT_HORIZON_002_HI)};
     int64_t cid[2];
     gs_finding_controls *ctl = &f->controls;
     control_analyses(st, run, GS_AN_HORIZON, ctl, cid);
     for (int k = 0; k < STORE_N_CONTROLS; k++) {
         if (!ctl->measured[k]) continue;
-        ctl->x[k][0] = scalar(st, cid[k], "c1");
-        ctl->x[k][1] = ctl->x[k][2] = scalar(st, cid[k], "content_horizon_002");
-        ctl->inside[k] = scalar(st, cid[k], "content_horizon_002_censored") == 0;
+        ctl->x[k][0] = scalar(st, cid[k], GS_KEY_C1);
+        ctl->x[k][1] = ctl->x[k][2] = scalar(st, cid[k], GS_KEY_CONTENT_HORIZON_002);
+        ctl->inside[k] = scalar(st, cid[k], GS_KEY_CONTENT_HORIZON_002_CENSORED) == 0;
     }
     char why[320], no_iv[96] = "", h_iv[64] = "";
     f->verdict = gs_finding_horizon_rule_ctl(c1_n, censored == 0, h002_n, ctl, why, sizeof why);
@@ -522,8 +525,8 @@ static void judge_pools(store *st, int64_t run, finding *f) {
 }
 
 cJSON *gs_finding_controls_json(const gs_finding_controls *ctl, int which) {
-    static const char *const keys[3][3] = {{"norm_ratio", "batch_cos", "top_sv_abs_cos"},
-                                           {"c1", "content_horizon_002", NULL},
+    static const char *const keys[3][3] = {{GS_KEY_NORM_RATIO, "batch_cos", "top_sv_abs_cos"},
+                                           {GS_KEY_C1, GS_KEY_CONTENT_HORIZON_002, NULL},
                                            {"pool_lr_from_start", "pool_lr", NULL}};
     if (!ctl->measured[0] && !ctl->measured[1]) return NULL;
     cJSON *j = cJSON_CreateObject();

@@ -13,6 +13,7 @@
 #include "analyses/analyze.h"
 #include "analyses/findings.h"
 #include "analyses/registry.h"
+#include "analyses/result_keys.h"
 #include "analyses/shards.h"
 #include "base/error.h"
 #include "cli/commands.h"
@@ -27,7 +28,8 @@ static const char *help =
     "                        [--max-lag K] [--probe-max-lag K] [--probe-splits K] [--site NAME]\n"
     "                        [--decay-site NAME] [--kind pred|ground] [--positions training|all]\n"
     "                        [--train-corpus PATH] [--json] [--quiet]\n"
-    "       mpirun -n K gpnscope analyze --shards SHARD... [the options above but --run]\n\n"
+    "       mpirun -n K gpnscope analyze --shards SHARD... [the options above but --run]\n"
+    "       gpnscope analyze --keys\n\n"
     "Measure a recorded (or imported) run: the geometry of the state, the mean direction and\n"
     "its default tokens, the raw and centered lag-cosine horizons, the memory heads' retention\n"
     "and pools (GPN+M), and the probe horizon. Every result is written to the store, keyed by\n"
@@ -67,6 +69,8 @@ static const char *help_rest =
     "  --quiet             no progress on stderr (on a terminal: the analysis running and\n"
     "                      the time so far; elsewhere a plain line every 10 s or more and one\n"
     "                      at the end with each analysis' time)\n"
+    "  --keys              list the result keys each analysis stores (analysis, key, unit,\n"
+    "                      meaning; tab-separated) and exit\n"
     "  --shards SHARD...   analyse the shards of an MPI recording (mpirun -n K gpnscope\n"
     "                      record) without merging them: rank r reads the shards at places\n"
     "                      r, r + K, ... of the list, each analysis' sums are added over the\n"
@@ -212,7 +216,7 @@ int cmd_analyze(int argc, char **argv) {
     gs_analyze_opts o;
     gs_analyze_opts_default(&o);
     long long run = 0;
-    int json = 0, shards = 0, run_given = 0, all_positions = 0, quiet = 0;
+    int json = 0, shards = 0, run_given = 0, all_positions = 0, quiet = 0, keys = 0;
     static const char *const positions[] = {"training", "all", NULL};
     const cli_opt opts[] = {
         {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id"), .seen = &run_given},
@@ -232,9 +236,11 @@ int cmd_analyze(int argc, char **argv) {
         {CLI_FLAG("quiet", &quiet)},
         {CLI_STRING("train-corpus", &o.train_corpus)},
         {CLI_FLAG("shards", &shards)},
+        {CLI_FLAG("keys", &keys)},
         {0}};
     int parsed = cli_parse_options(&(cli_command_opts){"analyze", help_text(), bad_value}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
+    if (keys) { gs_result_keys_print(stdout); return 0; }
     o.max_positions = all_positions ? 0 : GS_POSITIONS_TRAINING;
     if (shards && run_given) {
         fprintf(stderr, "gpnscope analyze: --run names a run of a store; shards hold one run each\n");

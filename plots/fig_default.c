@@ -7,6 +7,8 @@
 
 #include "base/error.h"
 #include "plots/gp.h"
+#include "analyses/shared_keys.h"
+#include "analyses/state/default_keys.h"
 
 #define TOP_N 20
 #define LABEL_CHARS 20
@@ -51,9 +53,9 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
     int64_t nst = 0;
     int rc = -1;
     gp_file a = {0};
-    int64_t V = gp_vector(c->st, aid, "logits_bar", &logits);
-    int64_t nt = gp_series(c->st, aid, "default_tokens", &tx, &ty);
-    int64_t nem = gp_series(c->st, aid, "emergence", &ex, &ey);
+    int64_t V = gp_vector(c->st, aid, GS_KEY_LOGITS_BAR, &logits);
+    int64_t nt = gp_series(c->st, aid, GS_KEY_DEFAULT_TOKENS, &tx, &ty);
+    int64_t nem = gp_series(c->st, aid, GS_KEY_EMERGENCE, &ex, &ey);
     if (V < 0 || nt < 0 || nem < 0) goto done;
     /* logits_bar is a decode over the whole vocabulary: a shorter (or longer) row has lost ids, and its
      * largest entries are not the top tokens. The stored top list stands in, and both are said. */
@@ -66,7 +68,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
         snprintf(fig->problem, sizeof fig->problem, "%s", problem);
         V = 0;
     }
-    if (nt > 0 && (nst = gp_series_labels(c->st, aid, "default_tokens", &stored)) < 0) goto done;
+    if (nt > 0 && (nst = gp_series_labels(c->st, aid, GS_KEY_DEFAULT_TOKENS, &stored)) < 0) goto done;
     snprintf(fig->name, sizeof fig->name, "%s", name);
     snprintf(fig->sources, sizeof fig->sources, "%s", gs_analysis_stored_name(GS_AN_DEFAULT));
     snprintf(fig->title, sizeof fig->title, "The mean state as a default-token distribution");
@@ -113,7 +115,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
                              "t cosine", 2, nem, cols) != 0)
             goto done;
     }
-    const double t10 = gp_scalar(c->st, aid, "emergence_t10"), t100 = gp_scalar(c->st, aid, "emergence_t100");
+    const double t10 = gp_scalar(c->st, aid, GS_KEY_EMERGENCE_T10), t100 = gp_scalar(c->st, aid, GS_KEY_EMERGENCE_T100);
     if (nem > 0) {
         double mk[2] = {10, 100}, mv[2] = {t10, t100};
         const double *cols[] = {mk, mv};
@@ -206,7 +208,7 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
 
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], uni[320];
     /* like for like: only the training corpus's Spearman stands beside the paper's +0.46 */
-    double spt = gp_scalar(c->st, aid, "spearman_unigram_train"), spr = gp_scalar(c->st, aid, "spearman_unigram");
+    double spt = gp_scalar(c->st, aid, GS_KEY_SPEARMAN_UNIGRAM_TRAIN), spr = gp_scalar(c->st, aid, GS_KEY_SPEARMAN_UNIGRAM);
     if (isfinite(spt))
         snprintf(uni, sizeof uni, "Spearman correlation with the training corpus's unigram counts: %s (paper +0.46, "
                  "also against its training corpus); with the recorded text's: %s",
@@ -220,8 +222,8 @@ int fig_default_direction(const plot_ctx *c, gs_plot_figure *fig) {
              "state norm) is decoded by the model's own readout; text in quotes, so leading spaces show (paper: \",\" \" and\" "
              "\" the\" \" in\" \" to\" \" a\" ...). %s. (b) Cosine between the running mean m_t of a window's first t "
              "states and s_bar, averaged over windows: %s at t = 10, %s at t = 100 (paper: 0.98 and 0.996).",
-             n, gp_num(b1, sizeof b1, gp_scalar(c->st, aid, "mean_norm")),
-             gp_num(b2, sizeof b2, gp_scalar(c->st, aid, "norm_ratio")), uni, gp_num(b4, sizeof b4, t10),
+             n, gp_num(b1, sizeof b1, gp_scalar(c->st, aid, GS_KEY_MEAN_NORM)),
+             gp_num(b2, sizeof b2, gp_scalar(c->st, aid, GS_KEY_NORM_RATIO)), uni, gp_num(b4, sizeof b4, t10),
              gp_num(b5, sizeof b5, t100));
     if (problem[0]) {
         size_t k = strlen(fig->caption);

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "plots/gp.h"
 #include "store/paper_figures.h"
+#include "analyses/state/geometry_keys.h"
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -26,11 +27,11 @@ int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
     double *sx = NULL, *sy = NULL, *cx = NULL, *cy = NULL, *ex = NULL, *ey = NULL, *corr = NULL, *dims = NULL;
     int rc = -1;
     gp_file a = {0};
-    int64_t ns = gp_series(c->st, aid, "dim_std_sorted", &sx, &sy);
-    int64_t nc = gp_series(c->st, aid, "cumulative_explained", &cx, &cy);
-    int64_t ne = gp_series(c->st, aid, "eigenvalues", &ex, &ey);
-    int64_t ncorr = gp_vector(c->st, aid, "corr_sample", &corr);
-    int64_t ndims = gp_vector(c->st, aid, "corr_sample_dims", &dims);
+    int64_t ns = gp_series(c->st, aid, GS_KEY_DIM_STD_SORTED, &sx, &sy);
+    int64_t nc = gp_series(c->st, aid, GS_KEY_CUMULATIVE_EXPLAINED, &cx, &cy);
+    int64_t ne = gp_series(c->st, aid, GS_KEY_EIGENVALUES, &ex, &ey);
+    int64_t ncorr = gp_vector(c->st, aid, GS_KEY_CORR_SAMPLE, &corr);
+    int64_t ndims = gp_vector(c->st, aid, GS_KEY_CORR_SAMPLE_DIMS, &dims);
     if (ns < 0 || nc < 0 || ne < 0 || ncorr < 0 || ndims < 0) goto done;
     int m = ndims > 0 && ncorr == ndims * ndims ? (int)ndims : 0;
     /* a sample of the wrong size is there but unusable: say so, not "not in the store" */
@@ -48,10 +49,10 @@ int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
                      (long long)ndims, (long long)(ndims * ndims), (long long)ndims);
         snprintf(fig->problem, sizeof fig->problem, "panel (b) left empty: %s", corr_msg);
     }
-    const double d = gp_scalar(c->st, aid, "d"), n_states = gp_scalar(c->st, aid, "n_states");
-    const double n90 = gp_scalar(c->st, aid, "components_90"), n99 = gp_scalar(c->st, aid, "components_99");
-    const double median = gp_scalar(c->st, aid, "median_std");
-    const double cmean = gp_scalar(c->st, aid, "corr_mean_abs"), cmax = gp_scalar(c->st, aid, "corr_max_abs");
+    const double d = gp_scalar(c->st, aid, GS_KEY_D), n_states = gp_scalar(c->st, aid, GS_KEY_N_STATES);
+    const double n90 = gp_scalar(c->st, aid, GS_KEY_COMPONENTS_90), n99 = gp_scalar(c->st, aid, GS_KEY_COMPONENTS_99);
+    const double median = gp_scalar(c->st, aid, GS_KEY_MEDIAN_STD);
+    const double cmean = gp_scalar(c->st, aid, GS_KEY_CORR_MEAN_ABS), cmax = gp_scalar(c->st, aid, GS_KEY_CORR_MAX_ABS);
     char b1[32], b2[32], b3[32];
 
     /* ---- data ---- */
@@ -212,7 +213,7 @@ int fig_geometry(const plot_ctx *c, gs_plot_figure *fig) {
              "off-diagonal |r|, so rarer larger values saturate; mean off-diagonal |r| %s, max %s). (c) Cumulative share of variance explained by the principal components of the centered "
              "covariance; 90%% is reached at %s and 99%% at %s components (paper: %s).",
              c->run_label, gp_num(b1, sizeof b1, n_states), gp_num(b2, sizeof b2, d),
-             gp_num(b3, sizeof b3, gp_scalar(c->st, aid, "dead_dims")), m, cb,
+             gp_num(b3, sizeof b3, gp_scalar(c->st, aid, GS_KEY_DEAD_DIMS)), m, cb,
              gp_num((char[32]){0}, 32, cmean), gp_num((char[32]){0}, 32, cmax), gp_num((char[32]){0}, 32, n90),
              gp_num((char[32]){0}, 32, n99), gs_paper(GS_PAPER_PCA)->paper);
     if (fig->problem[0]) {

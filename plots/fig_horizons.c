@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "plots/gp.h"
+#include "analyses/state/horizons_keys.h"
 
 typedef struct {
     int64_t aid, n;
@@ -41,10 +42,10 @@ static int load_lagcos(const plot_ctx *c, lagcos *l) {
     l->aid = gp_analysis(c->st, c->run, GS_AN_HORIZON);
     if (l->aid <= 0) return 0;
     double *x2 = NULL, *x3 = NULL, *x4 = NULL;
-    int64_t n = gp_series(c->st, l->aid, "raw", &l->lag, &l->raw);
-    int64_t n2 = gp_series(c->st, l->aid, "centered", &x2, &l->cen);
-    int64_t n3 = gp_series(c->st, l->aid, "raw_pairs", &x3, &l->rawp);
-    int64_t n4 = gp_series(c->st, l->aid, "centered_pairs", &x4, &l->cenp);
+    int64_t n = gp_series(c->st, l->aid, GS_KEY_RAW, &l->lag, &l->raw);
+    int64_t n2 = gp_series(c->st, l->aid, GS_KEY_CENTERED, &x2, &l->cen);
+    int64_t n3 = gp_series(c->st, l->aid, GS_KEY_RAW_PAIRS, &x3, &l->rawp);
+    int64_t n4 = gp_series(c->st, l->aid, GS_KEY_CENTERED_PAIRS, &x4, &l->cenp);
     int ok = n >= 0 && n2 >= 0 && n3 >= 0 && n4 >= 0;
     /* the four series share the lag grid; a mismatch is padded with NaN */
     if (ok && n > 0) {
@@ -64,15 +65,15 @@ static int load_lagcos(const plot_ctx *c, lagcos *l) {
     l->n = n;
     /* undefined is not zero, and a few pairs are not a mean: draw a lag only
      * with the pairs the analysis asks for (its min_pairs; 100 before it said) */
-    double mp = gp_scalar(c->st, l->aid, "min_pairs");
+    double mp = gp_scalar(c->st, l->aid, GS_KEY_MIN_PAIRS);
     l->min_pairs = isfinite(mp) ? mp : 100;
     for (int64_t i = 0; i < n; i++)
         if (l->rawp[i] >= l->min_pairs || l->cenp[i] >= l->min_pairs) l->last_enough = l->lag[i];
-    l->c1 = gp_scalar(c->st, l->aid, "c1");
-    l->he = gp_scalar(c->st, l->aid, "content_horizon_e");
-    l->he_cens = gp_scalar(c->st, l->aid, "content_horizon_e_censored");
-    l->h2 = gp_scalar(c->st, l->aid, "content_horizon_002");
-    l->h2_cens = gp_scalar(c->st, l->aid, "content_horizon_002_censored");
+    l->c1 = gp_scalar(c->st, l->aid, GS_KEY_C1);
+    l->he = gp_scalar(c->st, l->aid, GS_KEY_CONTENT_HORIZON_E);
+    l->he_cens = gp_scalar(c->st, l->aid, GS_KEY_CONTENT_HORIZON_E_CENSORED);
+    l->h2 = gp_scalar(c->st, l->aid, GS_KEY_CONTENT_HORIZON_002);
+    l->h2_cens = gp_scalar(c->st, l->aid, GS_KEY_CONTENT_HORIZON_002_CENSORED);
     return 0;
 }
 

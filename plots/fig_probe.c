@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "plots/gp.h"
+#include "analyses/state/probe_keys.h"
 
 static double slog(double z) { return (z < 0 ? -1 : 1) * log10(1 + fabs(z)); }
 
@@ -26,11 +27,11 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
     double *base = NULL, *pass = NULL, *ntest = NULL, *z = NULL, *sx = NULL, *sy = NULL, *se = NULL;
     int rc = -1;
     gp_file a = {0};
-    int64_t n = gp_series(c->st, aid, "accuracy", &ax, &acc);
-    int64_t nb = gp_series(c->st, aid, "baseline", &bx, &by);
-    int64_t np = gp_series(c->st, aid, "pass", &px, &py);
-    int64_t nn = gp_series(c->st, aid, "n_test", &nx, &ny);
-    int64_t ns = gp_series(c->st, aid, "se", &sx, &sy); /* the rule's standard error (absent in older stores) */
+    int64_t n = gp_series(c->st, aid, GS_KEY_ACCURACY, &ax, &acc);
+    int64_t nb = gp_series(c->st, aid, GS_KEY_BASELINE, &bx, &by);
+    int64_t np = gp_series(c->st, aid, GS_KEY_PASS, &px, &py);
+    int64_t nn = gp_series(c->st, aid, GS_KEY_N_TEST, &nx, &ny);
+    int64_t ns = gp_series(c->st, aid, GS_KEY_SE, &sx, &sy); /* the rule's standard error (absent in older stores) */
     if (n < 0 || nb < 0 || np < 0 || nn < 0) goto done;
     {
         double l0, h0;
@@ -61,16 +62,16 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
                          "standard error and the spread over splits; sqrt(b (1 - b) / n_test) in stores without it)",
                          "lag accuracy baseline pass n_test margin_se", 6, n, cols) != 0)
         goto done;
-    const double horizon = gp_scalar(c->st, aid, "probe_horizon"), cens = gp_scalar(c->st, aid, "probe_horizon_censored");
+    const double horizon = gp_scalar(c->st, aid, GS_KEY_PROBE_HORIZON), cens = gp_scalar(c->st, aid, GS_KEY_PROBE_HORIZON_CENSORED);
     char htext[64], b1[32];
     if (isfinite(horizon)) snprintf(htext, sizeof htext, "%s%s", cens > 0 ? ">= " : "", gp_num(b1, sizeof b1, horizon));
     else snprintf(htext, sizeof htext, "n/a");
     /* its spread over splits, when the store has it */
     char spread[160] = "";
     {
-        double hs = gp_scalar(c->st, aid, "splits"), hmin = gp_scalar(c->st, aid, "probe_horizon_min");
-        double hmed = gp_scalar(c->st, aid, "probe_horizon_median"), hmax = gp_scalar(c->st, aid, "probe_horizon_max");
-        double bydoc = gp_scalar(c->st, aid, "split_by_document");
+        double hs = gp_scalar(c->st, aid, GS_KEY_SPLITS), hmin = gp_scalar(c->st, aid, GS_KEY_PROBE_HORIZON_MIN);
+        double hmed = gp_scalar(c->st, aid, GS_KEY_PROBE_HORIZON_MEDIAN), hmax = gp_scalar(c->st, aid, GS_KEY_PROBE_HORIZON_MAX);
+        double bydoc = gp_scalar(c->st, aid, GS_KEY_SPLIT_BY_DOCUMENT);
         if (isfinite(hs) && hs > 1 && isfinite(hmin) && isfinite(hmax))
             snprintf(spread, sizeof spread, " (over %.0f splits by %s: %.0f to %.0f, median %.0f)", hs,
                      bydoc > 0 ? "document" : "window", hmin, hmax, hmed);
@@ -177,7 +178,7 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
     if (gp_file_commit(&a) != 0) goto done;
 
     char rule[512];
-    gp_scalar_note(c->st, aid, "probe_horizon", rule, sizeof rule);
+    gp_scalar_note(c->st, aid, GS_KEY_PROBE_HORIZON, rule, sizeof rule);
     char vis[600];
     gp_text_visible(vis, sizeof vis, rule, (size_t)-1, 0);
     snprintf(fig->caption, sizeof fig->caption,
@@ -186,8 +187,8 @@ int fig_probe(const plot_ctx *c, gs_plot_figure *fig) {
              "dots pass the rule, open ones fail. (b) The same as a margin in the rule's standard errors of "
              "accuracy - baseline, on a signed log scale. Probe "
              "horizon: %s tokens%s. Rule: %s. The paper did not measure this.",
-             gp_num(b1, sizeof b1, gp_scalar(c->st, aid, "train_windows")),
-             gp_num((char[32]){0}, 32, gp_scalar(c->st, aid, "test_windows")), htext, spread, vis[0] ? vis : "n/a");
+             gp_num(b1, sizeof b1, gp_scalar(c->st, aid, GS_KEY_TRAIN_WINDOWS)),
+             gp_num((char[32]){0}, 32, gp_scalar(c->st, aid, GS_KEY_TEST_WINDOWS)), htext, spread, vis[0] ? vis : "n/a");
     rc = 0;
 done:
     gp_file_abort(&a);

@@ -8,6 +8,11 @@
 #include "base/error.h"
 #include "plots/gp.h"
 #include "store/paper_figures.h"
+#include "analyses/shared_keys.h"
+#include "analyses/state/default_keys.h"
+#include "analyses/state/geometry_keys.h"
+#include "analyses/state/horizons_keys.h"
+#include "analyses/state/probe_keys.h"
 
 #define MAX_ROWS 96
 
@@ -43,7 +48,7 @@ static int nearest(store *st, int64_t aid, const char *name, double k, double *x
     char pname[64];
     snprintf(pname, sizeof pname, "%s_pairs", name);
     int64_t n = gp_series(st, aid, name, &x, &y), np = gp_series(st, aid, pname, &px, &pn);
-    double mp = gp_scalar(st, aid, "min_pairs");
+    double mp = gp_scalar(st, aid, GS_KEY_MIN_PAIRS);
     if (!isfinite(mp)) mp = 100;
     int best = -1;
     double bd = 0;
@@ -62,8 +67,8 @@ static void token_list(const plot_ctx *c, int64_t aid, char *out, size_t size) {
     double *x = NULL, *y = NULL;
     char **labels = NULL;
     out[0] = 0;
-    int64_t n = gp_series(c->st, aid, "default_tokens", &x, &y);
-    int64_t nl = n > 0 ? gp_series_labels(c->st, aid, "default_tokens", &labels) : 0;
+    int64_t n = gp_series(c->st, aid, GS_KEY_DEFAULT_TOKENS, &x, &y);
+    int64_t nl = n > 0 ? gp_series_labels(c->st, aid, GS_KEY_DEFAULT_TOKENS, &labels) : 0;
     if (nl < 0) { gs_clear_error(); nl = 0; }
     for (int64_t i = 0; i < n; i++) {
         char piece[512], vis[256], one[300];
@@ -95,45 +100,45 @@ static void summary(const plot_ctx *c, table *t) {
     if (g > 0) {
         section(t, "1. Geometry of the state");
         row *r = add_paper(t, GS_PAPER_STATES);
-        snprintf(r->ours, sizeof r->ours, "%s states in %s windows, d = %s", num(a, gp_scalar(st, g, "n_states")),
-                 num(b, gp_scalar(st, g, "n_windows")), num(d, gp_scalar(st, g, "d")));
+        snprintf(r->ours, sizeof r->ours, "%s states in %s windows, d = %s", num(a, gp_scalar(st, g, GS_KEY_N_STATES)),
+                 num(b, gp_scalar(st, g, GS_KEY_N_WINDOWS)), num(d, gp_scalar(st, g, GS_KEY_D)));
         r = add_paper(t, GS_PAPER_NORM);
-        snprintf(r->ours, sizeof r->ours, "%s / %s", num(a, gp_scalar(st, g, "norm_mean")), num(b, gp_scalar(st, g, "norm_std")));
+        snprintf(r->ours, sizeof r->ours, "%s / %s", num(a, gp_scalar(st, g, GS_KEY_NORM_MEAN)), num(b, gp_scalar(st, g, GS_KEY_NORM_STD)));
         r = add_paper(t, GS_PAPER_DIM_STD);
-        snprintf(r->ours, sizeof r->ours, "min %s, max %s", num(a, gp_scalar(st, g, "dim_std_min")),
-                 num(b, gp_scalar(st, g, "dim_std_max")));
+        snprintf(r->ours, sizeof r->ours, "min %s, max %s", num(a, gp_scalar(st, g, GS_KEY_DIM_STD_MIN)),
+                 num(b, gp_scalar(st, g, GS_KEY_DIM_STD_MAX)));
         r = add_paper(t, GS_PAPER_DEAD_DIMS);
-        snprintf(r->ours, sizeof r->ours, "%s (std < 1e-3 x median %s)", num(a, gp_scalar(st, g, "dead_dims")),
-                 num(b, gp_scalar(st, g, "median_std")));
+        snprintf(r->ours, sizeof r->ours, "%s (std < 1e-3 x median %s)", num(a, gp_scalar(st, g, GS_KEY_DEAD_DIMS)),
+                 num(b, gp_scalar(st, g, GS_KEY_MEDIAN_STD)));
         r = add_paper(t, GS_PAPER_CORRELATION);
-        snprintf(r->ours, sizeof r->ours, "%s, %s", num(a, gp_scalar(st, g, "corr_mean_abs")),
-                 num(b, gp_scalar(st, g, "corr_max_abs")));
-        double n90 = gp_scalar(st, g, "components_90");
+        snprintf(r->ours, sizeof r->ours, "%s, %s", num(a, gp_scalar(st, g, GS_KEY_CORR_MEAN_ABS)),
+                 num(b, gp_scalar(st, g, GS_KEY_CORR_MAX_ABS)));
+        double n90 = gp_scalar(st, g, GS_KEY_COMPONENTS_90);
         if (isfinite(n90)) {
             r = add_paper(t, GS_PAPER_PCA);
-            snprintf(r->ours, sizeof r->ours, "%s and %s of %s", num(a, n90), num(b, gp_scalar(st, g, "components_99")),
-                     num(d, gp_scalar(st, g, "d")));
+            snprintf(r->ours, sizeof r->ours, "%s and %s of %s", num(a, n90), num(b, gp_scalar(st, g, GS_KEY_COMPONENTS_99)),
+                     num(d, gp_scalar(st, g, GS_KEY_D)));
             r = add_paper(t, GS_PAPER_STABLE_RANK);
-            snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "stable_rank")));
+            snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, GS_KEY_STABLE_RANK)));
         }
         r = add_paper(t, GS_PAPER_PARTICIPATION);
-        snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, "participation_ratio")));
+        snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, g, GS_KEY_PARTICIPATION_RATIO)));
     }
     int64_t dd = gp_analysis(st, c->run, GS_AN_DEFAULT);
     if (dd > 0) {
         section(t, "2. The mean direction");
         row *r = add_paper(t, GS_PAPER_MEAN_NORM);
-        snprintf(r->ours, sizeof r->ours, "%s (ratio to mean ||s|| %s)", num(a, gp_scalar(st, dd, "mean_norm")),
-                 num(b, gp_scalar(st, dd, "norm_ratio")));
+        snprintf(r->ours, sizeof r->ours, "%s (ratio to mean ||s|| %s)", num(a, gp_scalar(st, dd, GS_KEY_MEAN_NORM)),
+                 num(b, gp_scalar(st, dd, GS_KEY_NORM_RATIO)));
         r = add_paper(t, GS_PAPER_BATCH_COSINE);
         strncat(r->what, " (8)", sizeof r->what - strlen(r->what) - 1);
-        double bm = gp_scalar(st, dd, "batch_cos_mean");
-        if (isfinite(bm)) snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, bm), num(b, gp_scalar(st, dd, "batch_cos_std")));
+        double bm = gp_scalar(st, dd, GS_KEY_BATCH_COS_MEAN);
+        if (isfinite(bm)) snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, bm), num(b, gp_scalar(st, dd, GS_KEY_BATCH_COS_STD)));
         else snprintf(r->ours, sizeof r->ours, "n/a (fewer than 8 states)");
-        double br = gp_scalar(st, dd, "batch_cos_random_mean");
+        double br = gp_scalar(st, dd, GS_KEY_BATCH_COS_RANDOM_MEAN);
         if (isfinite(br)) {
             r = add(t, "cross-batch cosine, random rows (8)", "");
-            snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, br), num(b, gp_scalar(st, dd, "batch_cos_random_std")));
+            snprintf(r->ours, sizeof r->ours, "%s +- %s", num(a, br), num(b, gp_scalar(st, dd, GS_KEY_BATCH_COS_RANDOM_STD)));
         }
         char toks[2048];
         token_list(c, dd, toks, sizeof toks);
@@ -142,7 +147,7 @@ static void summary(const plot_ctx *c, table *t) {
             snprintf(r->ours, sizeof r->ours, "%s", toks);
         }
         /* like for like: the paper's +0.46 is against its training corpus; the recorded text gets a row of its own */
-        double spt = gp_scalar(st, dd, "spearman_unigram_train"), sp = gp_scalar(st, dd, "spearman_unigram");
+        double spt = gp_scalar(st, dd, GS_KEY_SPEARMAN_UNIGRAM_TRAIN), sp = gp_scalar(st, dd, GS_KEY_SPEARMAN_UNIGRAM);
         r = add_paper(t, GS_PAPER_SPEARMAN);
         if (isfinite(spt)) snprintf(r->ours, sizeof r->ours, "%+.4f", spt);
         else snprintf(r->ours, sizeof r->ours, "not measured (analyze --train-corpus)");
@@ -150,52 +155,52 @@ static void summary(const plot_ctx *c, table *t) {
             r = add(t, "Spearman vs recorded-text unigrams", "");
             snprintf(r->ours, sizeof r->ours, "%+.4f", sp);
         }
-        double eo = gp_scalar(st, dd, "embedding_overlap");
+        double eo = gp_scalar(st, dd, GS_KEY_EMBEDDING_OVERLAP);
         if (isfinite(eo)) {
             r = add_paper(t, GS_PAPER_EMBEDDING_CONTROL);
-            snprintf(r->ours, sizeof r->ours, "%s/10 overlap; cosine %+.4f", num(a, eo), gp_scalar(st, dd, "embedding_cos"));
+            snprintf(r->ours, sizeof r->ours, "%s/10 overlap; cosine %+.4f", num(a, eo), gp_scalar(st, dd, GS_KEY_EMBEDDING_COS));
         }
         r = add_paper(t, GS_PAPER_EMERGENCE);
-        snprintf(r->ours, sizeof r->ours, "%s at t=10, %s at t=100", num(a, gp_scalar(st, dd, "emergence_t10")),
-                 num(b, gp_scalar(st, dd, "emergence_t100")));
+        snprintf(r->ours, sizeof r->ours, "%s at t=10, %s at t=100", num(a, gp_scalar(st, dd, GS_KEY_EMERGENCE_T10)),
+                 num(b, gp_scalar(st, dd, GS_KEY_EMERGENCE_T100)));
         r = add_paper(t, GS_PAPER_TOP_PC);
-        double tl = gp_scalar(st, dd, "top_sv_cos_lo");
+        double tl = gp_scalar(st, dd, GS_KEY_TOP_SV_COS_LO);
         if (isfinite(tl)) /* its window-bootstrap interval */
-            snprintf(r->ours, sizeof r->ours, "%s [%s, %s]", num(a, gp_scalar(st, dd, "top_sv_cos")), num(b, tl),
-                     num(d, gp_scalar(st, dd, "top_sv_cos_hi")));
-        else snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, dd, "top_sv_cos")));
-        double pc1 = gp_scalar(st, dd, "pc1_cos");
+            snprintf(r->ours, sizeof r->ours, "%s [%s, %s]", num(a, gp_scalar(st, dd, GS_KEY_TOP_SV_COS)), num(b, tl),
+                     num(d, gp_scalar(st, dd, GS_KEY_TOP_SV_COS_HI)));
+        else snprintf(r->ours, sizeof r->ours, "%s", num(a, gp_scalar(st, dd, GS_KEY_TOP_SV_COS)));
+        double pc1 = gp_scalar(st, dd, GS_KEY_PC1_COS);
         if (isfinite(pc1)) {
             r = add(t, "|cos(s_bar, centered PC1)|", "");
             snprintf(r->ours, sizeof r->ours, "%s (||s_bar||^2 / lambda_1 = %s)", num(a, pc1),
-                     num(b, gp_scalar(st, dd, "mean_norm2_over_lambda1")));
+                     num(b, gp_scalar(st, dd, GS_KEY_MEAN_NORM2_OVER_LAMBDA1)));
         }
     }
     int64_t h = gp_analysis(st, c->run, GS_AN_HORIZON);
     if (h > 0) {
         section(t, "3. Horizons");
         double k1 = NAN, v1 = NAN, k2 = NAN, v2 = NAN;
-        nearest(st, h, "raw", 1, &k1, &v1);
-        nearest(st, h, "raw", 1500, &k2, &v2);
+        nearest(st, h, GS_KEY_RAW, 1, &k1, &v1);
+        nearest(st, h, GS_KEY_RAW, 1500, &k2, &v2);
         row *r = add_paper(t, GS_PAPER_RAW_LAG);
         snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
-        nearest(st, h, "centered", 1, &k1, &v1);
-        nearest(st, h, "centered", 256, &k2, &v2);
+        nearest(st, h, GS_KEY_CENTERED, 1, &k1, &v1);
+        nearest(st, h, GS_KEY_CENTERED, 256, &k2, &v2);
         r = add_paper(t, GS_PAPER_CENTERED_LAG);
         snprintf(r->ours, sizeof r->ours, "%.4f at k=%s, %.4f at k=%s", v1, num(a, k1), v2, num(b, k2));
         double kr = NAN, vr = NAN, kc = NAN, vc = NAN;
-        nearest(st, h, "raw", 1e9, &kr, &vr);
-        nearest(st, h, "centered", 1e9, &kc, &vc);
-        double mp = gp_scalar(st, h, "min_pairs");
+        nearest(st, h, GS_KEY_RAW, 1e9, &kr, &vr);
+        nearest(st, h, GS_KEY_CENTERED, 1e9, &kc, &vc);
+        double mp = gp_scalar(st, h, GS_KEY_MIN_PAIRS);
         r = add(t, "lags read", "");
         snprintf(r->ours, sizeof r->ours, "raw to k=%s, centered to k=%s (>= %s pairs)", num(a, kr), num(b, kc),
                  num(d, isfinite(mp) ? mp : 100));
-        double he = gp_scalar(st, h, "content_horizon_e"), h2 = gp_scalar(st, h, "content_horizon_002");
+        double he = gp_scalar(st, h, GS_KEY_CONTENT_HORIZON_E), h2 = gp_scalar(st, h, GS_KEY_CONTENT_HORIZON_002);
         r = add_paper(t, GS_PAPER_HORIZON_E);
-        if (isfinite(he)) snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_e_censored") > 0 ? ">= " : "", num(a, he));
+        if (isfinite(he)) snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, GS_KEY_CONTENT_HORIZON_E_CENSORED) > 0 ? ">= " : "", num(a, he));
         else snprintf(r->ours, sizeof r->ours, "undefined (c_1 <= 0)");
         r = add_paper(t, GS_PAPER_HORIZON_002);
-        snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, "content_horizon_002_censored") > 0 ? ">= " : "", num(a, h2));
+        snprintf(r->ours, sizeof r->ours, "%s%s", gp_scalar(st, h, GS_KEY_CONTENT_HORIZON_002_CENSORED) > 0 ? ">= " : "", num(a, h2));
     }
     int64_t rt = gp_analysis(st, c->run, GS_AN_RETENTION);
     if (rt > 0) {
@@ -253,10 +258,10 @@ static void summary(const plot_ctx *c, table *t) {
         section(t, "4. Probe horizon (beyond the paper)");
         row *r = add_paper(t, GS_PAPER_PROBE_HORIZON);
         size_t len = (size_t)snprintf(r->ours, sizeof r->ours, "%s%s tokens",
-                                      gp_scalar(st, p, "probe_horizon_censored") > 0 ? ">= " : "",
-                                      num(a, gp_scalar(st, p, "probe_horizon")));
-        double hs = gp_scalar(st, p, "splits"), hmin = gp_scalar(st, p, "probe_horizon_min");
-        double hmax = gp_scalar(st, p, "probe_horizon_max"), bydoc = gp_scalar(st, p, "split_by_document");
+                                      gp_scalar(st, p, GS_KEY_PROBE_HORIZON_CENSORED) > 0 ? ">= " : "",
+                                      num(a, gp_scalar(st, p, GS_KEY_PROBE_HORIZON)));
+        double hs = gp_scalar(st, p, GS_KEY_SPLITS), hmin = gp_scalar(st, p, GS_KEY_PROBE_HORIZON_MIN);
+        double hmax = gp_scalar(st, p, GS_KEY_PROBE_HORIZON_MAX), bydoc = gp_scalar(st, p, GS_KEY_SPLIT_BY_DOCUMENT);
         if (isfinite(hs) && hs > 1 && isfinite(hmin) && isfinite(hmax) && len < sizeof r->ours)
             snprintf(r->ours + len, sizeof r->ours - len, " (%.0f to %.0f over %.0f splits by %s)", hmin, hmax, hs,
                      bydoc > 0 ? "document" : "window");

@@ -21,6 +21,7 @@
 #include "base/text.h"
 #include "store/rows.h"
 #include "view/view_internal.h"
+#include "analyses/state/geometry_keys.h"
 
 /* the page's attention matrices at most: 1.5M weights (about 10 MB of page) */
 #define ATTENTION_BUDGET 1500000
@@ -67,7 +68,7 @@ static void add_state_quantities(store *st, int64_t run, const char *kind, int32
     if (!r) return;
     int d = store_states_dim(r);
     double mean_norm = 0;
-    float *u = d > 0 ? unit_vector(st, run, "mean", d, &mean_norm) : NULL, *pc = d > 0 ? unit_vector(st, run, "pc1", d, NULL) : NULL;
+    float *u = d > 0 ? unit_vector(st, run, GS_KEY_MEAN, d, &mean_norm) : NULL, *pc = d > 0 ? unit_vector(st, run, GS_KEY_PC1, d, NULL) : NULL;
     float *row = d > 0 ? malloc((size_t)d * sizeof *row) : NULL;
     /* mean . pc1, so that (s - mean) . pc1 = s . pc1 - offset */
     double offset = 0;

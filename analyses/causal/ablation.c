@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
+#include "analyses/state/geometry_keys.h"
 
 /* position 1 alone: its state is zero, so its prediction is the same for every
  * window and an intervention there (subtracting s_bar from a zero state) is
@@ -106,7 +107,7 @@ static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_abl
         if (strcmp(o->scope, "decode") && strcmp(o->scope, "carry"))
             return gs_fail("--scope %s: decode or carry", o->scope);
         int64_t an = store_analysis_find(st, run, gs_analysis_stored_name(GS_AN_GEOMETRY), NULL);
-        int64_t n = an > 0 ? store_analysis_get_vector(st, an, "mean", &tg->v) : -1;
+        int64_t n = an > 0 ? store_analysis_get_vector(st, an, GS_KEY_MEAN, &tg->v) : -1;
         if (n != c->d) {
             free(tg->v);
             tg->v = NULL;

@@ -14,6 +14,7 @@
 #include "engine/arch/family.h"
 #include "engine/engine.h"
 #include "store/causal.h"
+#include "analyses/shared_keys.h"
 
 void gs_attention_opts_default(gs_attention_opts *o) {
     memset(o, 0, sizeof *o);
@@ -208,7 +209,7 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
     out->analysis_id = a.an;
     runner_sink sink = gs_delta_capture_sink(cap);
     if (gs_rerun_run(st, &rr, e, &sink, o->progress, o->progress_ctx)) goto done;
-    if (summaries(st, a.an, out) || store_analysis_scalar(st, a.an, "windows", (double)W, NULL) ||
+    if (summaries(st, a.an, out) || store_analysis_scalar(st, a.an, GS_KEY_WINDOWS, (double)W, NULL) ||
         store_analysis_scalar(st, a.an, "length", T, NULL) ||
         store_analysis_scalar(st, a.an, "token_offset", gs_family_of(c)->predicts_first_token,
                               "the last token read at step t is x_{t - token_offset} (1: GPN's step predicts x_t "

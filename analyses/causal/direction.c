@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyses/registry.h"
+#include "analyses/state/geometry_keys.h"
 #include "base/error.h"
 #include "store/npy.h"
 
@@ -25,11 +26,11 @@ int gs_direction_load(const char *spec, store *st, int64_t run, int d, float *ou
     if (n > 4 && !strcmp(spec + n - 4, ".npy")) return from_npy(spec, d, out);
     char analysis[64], key[128];
     const char *colon = strchr(spec, ':');
-    if (!strcmp(spec, "s_bar")) { snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY)); snprintf(key, sizeof key, "mean"); }
+    if (!strcmp(spec, "s_bar")) { snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY)); snprintf(key, sizeof key, "%s", GS_KEY_MEAN); }
     /* pc1: the centered covariance's top eigenvector; top_sv: the uncentered states' (close to s_bar when the mean dominates) */
     else if (!strcmp(spec, "pc1") || !strcmp(spec, "top_sv")) {
         snprintf(analysis, sizeof analysis, "%s", gs_analysis_stored_name(GS_AN_GEOMETRY));
-        snprintf(key, sizeof key, "%s", spec[0] == 'p' ? "pc1" : "top_singular_vector");
+        snprintf(key, sizeof key, "%s", spec[0] == 'p' ? GS_KEY_PC1 : GS_KEY_TOP_SINGULAR_VECTOR);
     }
     else if (colon && colon > spec && (size_t)(colon - spec) < sizeof analysis && colon[1]) {
         snprintf(analysis, sizeof analysis, "%.*s", (int)(colon - spec), spec);
@@ -46,7 +47,7 @@ int gs_direction_load(const char *spec, store *st, int64_t run, int d, float *ou
     int rc = 0;
     if (got <= 0)
         rc = gs_fail("direction '%s': analysis %lld (%s) holds no vector '%s'%s", spec, (long long)an, analysis, key,
-                     !strcmp(key, "pc1") ? " (analyzed before geometry stored it: run gpnscope analyze again)" : "");
+                     !strcmp(key, GS_KEY_PC1) ? " (analyzed before geometry stored it: run gpnscope analyze again)" : "");
     else if (got != d) rc = gs_fail("direction '%s': %lld values, where the model's state has %d", spec, (long long)got, d);
     else memcpy(out, v, (size_t)d * sizeof *out);
     free(v);

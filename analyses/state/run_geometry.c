@@ -8,6 +8,8 @@
 #include "analyses/rows.h"
 #include "analyses/shards.h"
 #include "base/error.h"
+#include "analyses/shared_keys.h"
+#include "analyses/state/geometry_keys.h"
 
 void gs_geometry_row_opts(const gs_analyze_opts *o, gs_geometry_opts *go) {
     gs_geometry_opts_default(go);
@@ -25,39 +27,39 @@ int gs_geometry_row_write(store *st, const gs_analysis *a, const gs_analyze_opts
     const gs_geometry *g = &a->geometry;
     gs_result_writer w;
     if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_GEOMETRY), o, NULL, cv) != 0) return -1;
-    gs_result_scalar(&w, "n_states", (double)g->n, NULL);
-    gs_result_scalar(&w, "n_windows", (double)g->n_windows, NULL);
-    gs_result_scalar(&w, "d", g->d, NULL);
-    gs_result_scalar(&w, "norm_mean", g->norm_mean, "mean ||s||");
-    gs_result_scalar(&w, "norm_std", g->norm_std, "std ||s||, n - 1");
-    gs_result_scalar(&w, "mean_norm", g->mean_norm, "||s_bar||");
-    gs_result_scalar(&w, "median_std", g->median_std, NULL);
-    gs_result_scalar(&w, "dim_std_min", g->dim_std_sorted[g->d - 1], NULL);
-    gs_result_scalar(&w, "dim_std_max", g->dim_std_sorted[0], NULL);
-    gs_result_scalar(&w, "dead_dims", g->n_dead, "std < 1e-3 x median std");
-    gs_result_scalar(&w, "zero_variance_dims", g->n_zero_var, "left out of the correlations");
-    gs_result_scalar(&w, "corr_mean_abs", g->corr_mean_abs, "mean |r| over pairs i != j");
-    gs_result_scalar(&w, "corr_max_abs", g->corr_max_abs, NULL);
-    gs_result_scalar(&w, "participation_ratio", g->participation_ratio, "(sum l)^2 / sum l^2");
-    gs_result_scalar(&w, "total_variance", g->total_var, NULL);
-    gs_result_scalar(&w, "top_sv_fallback", g->top_sv_fallback, "1: LAPACK dsyevr answered");
+    gs_result_scalar(&w, GS_KEY_N_STATES, (double)g->n, NULL);
+    gs_result_scalar(&w, GS_KEY_N_WINDOWS, (double)g->n_windows, NULL);
+    gs_result_scalar(&w, GS_KEY_D, g->d, NULL);
+    gs_result_scalar(&w, GS_KEY_NORM_MEAN, g->norm_mean, "mean ||s||");
+    gs_result_scalar(&w, GS_KEY_NORM_STD, g->norm_std, "std ||s||, n - 1");
+    gs_result_scalar(&w, GS_KEY_MEAN_NORM, g->mean_norm, "||s_bar||");
+    gs_result_scalar(&w, GS_KEY_MEDIAN_STD, g->median_std, NULL);
+    gs_result_scalar(&w, GS_KEY_DIM_STD_MIN, g->dim_std_sorted[g->d - 1], NULL);
+    gs_result_scalar(&w, GS_KEY_DIM_STD_MAX, g->dim_std_sorted[0], NULL);
+    gs_result_scalar(&w, GS_KEY_DEAD_DIMS, g->n_dead, "std < 1e-3 x median std");
+    gs_result_scalar(&w, GS_KEY_ZERO_VARIANCE_DIMS, g->n_zero_var, "left out of the correlations");
+    gs_result_scalar(&w, GS_KEY_CORR_MEAN_ABS, g->corr_mean_abs, "mean |r| over pairs i != j");
+    gs_result_scalar(&w, GS_KEY_CORR_MAX_ABS, g->corr_max_abs, NULL);
+    gs_result_scalar(&w, GS_KEY_PARTICIPATION_RATIO, g->participation_ratio, "(sum l)^2 / sum l^2");
+    gs_result_scalar(&w, GS_KEY_TOTAL_VARIANCE, g->total_var, NULL);
+    gs_result_scalar(&w, GS_KEY_TOP_SV_FALLBACK, g->top_sv_fallback, "1: LAPACK dsyevr answered");
     double *x = gs_result_iota(g->d, 1);
-    gs_result_series(&w, "dim_std_sorted", x, g->dim_std_sorted, NULL, g->d);
+    gs_result_series(&w, GS_KEY_DIM_STD_SORTED, x, g->dim_std_sorted, NULL, g->d);
     if (g->has_spectrum) {
-        gs_result_scalar(&w, "components_90", g->n90, NULL);
-        gs_result_scalar(&w, "components_99", g->n99, NULL);
-        gs_result_scalar(&w, "stable_rank", g->stable_rank, "sum l / max l");
-        gs_result_series(&w, "eigenvalues", x, g->eigvals, NULL, g->d);
-        gs_result_series(&w, "cumulative_explained", x, g->cum_explained, NULL, g->d);
+        gs_result_scalar(&w, GS_KEY_COMPONENTS_90, g->n90, NULL);
+        gs_result_scalar(&w, GS_KEY_COMPONENTS_99, g->n99, NULL);
+        gs_result_scalar(&w, GS_KEY_STABLE_RANK, g->stable_rank, "sum l / max l");
+        gs_result_series(&w, GS_KEY_EIGENVALUES, x, g->eigvals, NULL, g->d);
+        gs_result_series(&w, GS_KEY_CUMULATIVE_EXPLAINED, x, g->cum_explained, NULL, g->d);
     }
     free(x);
-    gs_result_vector(&w, "mean", g->mean, g->d);
-    gs_result_vector(&w, "dim_std", g->dim_std, g->d);
-    gs_result_vector(&w, "top_singular_vector", g->top_sv, g->d);
-    gs_result_vector(&w, "pc1", g->pc1, g->d); /* centered, signed toward s_bar: the view colours by it */
-    gs_result_vector(&w, "corr_sample", g->corr_sample, (int64_t)g->n_sample * g->n_sample);
+    gs_result_vector(&w, GS_KEY_MEAN, g->mean, g->d);
+    gs_result_vector(&w, GS_KEY_DIM_STD, g->dim_std, g->d);
+    gs_result_vector(&w, GS_KEY_TOP_SINGULAR_VECTOR, g->top_sv, g->d);
+    gs_result_vector(&w, GS_KEY_PC1, g->pc1, g->d); /* centered, signed toward s_bar: the view colours by it */
+    gs_result_vector(&w, GS_KEY_CORR_SAMPLE, g->corr_sample, (int64_t)g->n_sample * g->n_sample);
     double *sd = gs_result_ints(g->sample_dims, g->n_sample);
-    gs_result_vector(&w, "corr_sample_dims", sd, g->n_sample);
+    gs_result_vector(&w, GS_KEY_CORR_SAMPLE_DIMS, sd, g->n_sample);
     free(sd);
     return gs_result_end(&w);
 }

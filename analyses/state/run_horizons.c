@@ -10,6 +10,8 @@
 #include "analyses/rows.h"
 #include "analyses/shards.h"
 #include "base/error.h"
+#include "analyses/shared_keys.h"
+#include "analyses/state/horizons_keys.h"
 
 void gs_horizons_row_opts(const gs_analyze_opts *o, gs_horizon_opts *ho) {
     gs_horizon_opts_default(ho);
@@ -35,33 +37,33 @@ int gs_horizons_row_write(store *st, const gs_analysis *a, const gs_analyze_opts
            *nc = malloc(sizeof(double) * h->n_lags);
     if (!x || !nr || !nc) { free(x); free(nr); free(nc); store_rollback(st); return gs_fail("out of memory"); }
     for (int i = 0; i < h->n_lags; i++) { nr[i] = (double)h->n_raw[i]; nc[i] = (double)h->n_centered[i]; }
-    gs_result_series(&w, "raw", x, h->raw, NULL, h->n_lags);
-    gs_result_series(&w, "centered", x, h->centered, NULL, h->n_lags);
-    gs_result_series(&w, "raw_pairs", x, nr, NULL, h->n_lags);
-    gs_result_series(&w, "centered_pairs", x, nc, NULL, h->n_lags);
+    gs_result_series(&w, GS_KEY_RAW, x, h->raw, NULL, h->n_lags);
+    gs_result_series(&w, GS_KEY_CENTERED, x, h->centered, NULL, h->n_lags);
+    gs_result_series(&w, GS_KEY_RAW_PAIRS, x, nr, NULL, h->n_lags);
+    gs_result_series(&w, GS_KEY_CENTERED_PAIRS, x, nc, NULL, h->n_lags);
     free(x); free(nr); free(nc);
-    gs_result_scalar(&w, "min_pairs", GS_HORIZON_MIN_PAIRS,
+    gs_result_scalar(&w, GS_KEY_MIN_PAIRS, GS_HORIZON_MIN_PAIRS,
                      "summaries, figures and the notebook read a curve only at lags with this many pairs");
-    gs_result_scalar(&w, "c1", h->c1, "centered lag cosine at k = 1");
+    gs_result_scalar(&w, GS_KEY_C1, h->c1, "centered lag cosine at k = 1");
     if (h->h_e_valid) {
-        gs_result_scalar(&w, "content_horizon_e", h->h_e,
+        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_E, h->h_e,
                          h->h_e_censored ? "right-censored: a lower bound" : "c_k <= c_1/e, log-k interpolation");
-        gs_result_scalar(&w, "content_horizon_e_censored", h->h_e_censored, NULL);
+        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_E_CENSORED, h->h_e_censored, NULL);
     }
-    gs_result_scalar(&w, "content_horizon_002", h->h_002,
+    gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002, h->h_002,
                      h->h_002_censored ? "right-censored: a lower bound" : "c_k < 0.02, log-k interpolation");
-    gs_result_scalar(&w, "content_horizon_002_censored", h->h_002_censored, NULL);
+    gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002_CENSORED, h->h_002_censored, NULL);
     if (!isnan(h->h_002_lo)) {
         char note[160];
         snprintf(note, sizeof note, "95%% bootstrap interval over %lld windows, %d resamples (%d censored: their last lag)",
                  (long long)h->n_windows, h->boot, h->h_002_boot_censored);
-        gs_result_scalar(&w, "content_horizon_002_lo", h->h_002_lo, note);
-        gs_result_scalar(&w, "content_horizon_002_hi", h->h_002_hi, NULL);
-        gs_result_scalar(&w, "c1_lo", h->c1_lo, "95% bootstrap interval over windows");
-        gs_result_scalar(&w, "c1_hi", h->c1_hi, NULL);
+        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002_LO, h->h_002_lo, note);
+        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002_HI, h->h_002_hi, NULL);
+        gs_result_scalar(&w, GS_KEY_C1_LO, h->c1_lo, "95% bootstrap interval over windows");
+        gs_result_scalar(&w, GS_KEY_C1_HI, h->c1_hi, NULL);
     }
-    if (h->n_windows) gs_result_scalar(&w, "windows", (double)h->n_windows, NULL);
-    gs_result_scalar(&w, "zero_states", (double)h->n_zero_states, "left out of the raw curve");
+    if (h->n_windows) gs_result_scalar(&w, GS_KEY_WINDOWS, (double)h->n_windows, NULL);
+    gs_result_scalar(&w, GS_KEY_ZERO_STATES, (double)h->n_zero_states, "left out of the raw curve");
     return gs_result_end(&w);
 }
 

@@ -13,6 +13,7 @@
 #include "analyses/state/probe_shards.h"
 #include "base/error.h"
 #include "engine/arch/family.h"
+#include "analyses/state/probe_keys.h"
 
 int gs_probe_read_tokens(store *st, int64_t run, gs_probe_tokens *o) {
     memset(o, 0, sizeof *o);
@@ -93,9 +94,9 @@ int gs_probe_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o
     if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_PROBE), o, extra, cv) != 0) return -1;
     /* the series, at the measured lags only */
     enum { X, ACC, BASE, PASS, NT, SE, SEB, SEBIN, SDS, NSER };
-    static const char *const names[NSER] = {NULL,      "accuracy", "baseline",    "pass",          "n_test",
-                                            "se" /* what the rule used */,
-                                            "se_block", "se_binomial", "sd_over_splits"};
+    static const char *const names[NSER] = {NULL,      GS_KEY_ACCURACY, GS_KEY_BASELINE,    GS_KEY_PASS,          GS_KEY_N_TEST,
+                                            GS_KEY_SE /* what the rule used */,
+                                            GS_KEY_SE_BLOCK, GS_KEY_SE_BINOMIAL, GS_KEY_SD_OVER_SPLITS};
     double *col[NSER];
     int ok = 1;
     for (int k = 0; k < NSER; k++) ok &= (col[k] = malloc(sizeof(double) * (p->n_lags + 1))) != NULL;
@@ -123,28 +124,28 @@ int gs_probe_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o
     {
         double sx[64], sy[64];
         for (int k = 0; k < p->n_splits && k < 64; k++) { sx[k] = (double)(o->seed + (uint64_t)k); sy[k] = p->split_horizon[k]; }
-        gs_result_series(&w, "horizon_by_split", sx, sy, NULL, p->n_splits); /* x: the split's seed */
+        gs_result_series(&w, GS_KEY_HORIZON_BY_SPLIT, sx, sy, NULL, p->n_splits); /* x: the split's seed */
     }
-    gs_result_scalar(&w, "probe_horizon_min", p->horizon_min, "smallest horizon over the splits");
-    gs_result_scalar(&w, "probe_horizon_median", p->horizon_median, "lower median over the splits");
-    gs_result_scalar(&w, "probe_horizon_max", p->horizon_max, "largest horizon over the splits");
-    gs_result_scalar(&w, "splits", p->n_splits, NULL);
-    gs_result_scalar(&w, "split_by_document", p->by_document,
+    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_MIN, p->horizon_min, "smallest horizon over the splits");
+    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_MEDIAN, p->horizon_median, "lower median over the splits");
+    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_MAX, p->horizon_max, "largest horizon over the splits");
+    gs_result_scalar(&w, GS_KEY_SPLITS, p->n_splits, NULL);
+    gs_result_scalar(&w, GS_KEY_SPLIT_BY_DOCUMENT, p->by_document,
                      "1: whole documents held out; 0: windows (no BOS/EOS, or one document)");
-    gs_result_scalar(&w, "train_documents", (double)p->n_train_docs, NULL);
-    gs_result_scalar(&w, "test_documents", (double)p->n_test_docs, NULL);
-    gs_result_scalar(&w, "probe_horizon", p->horizon, p->rule);
-    gs_result_scalar(&w, "probe_horizon_censored", p->censored, NULL);
-    gs_result_scalar(&w, "train_windows", (double)p->n_train_windows, NULL);
-    gs_result_scalar(&w, "test_windows", (double)p->n_test_windows, NULL);
+    gs_result_scalar(&w, GS_KEY_TRAIN_DOCUMENTS, (double)p->n_train_docs, NULL);
+    gs_result_scalar(&w, GS_KEY_TEST_DOCUMENTS, (double)p->n_test_docs, NULL);
+    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON, p->horizon, p->rule);
+    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_CENSORED, p->censored, NULL);
+    gs_result_scalar(&w, GS_KEY_TRAIN_WINDOWS, (double)p->n_train_windows, NULL);
+    gs_result_scalar(&w, GS_KEY_TEST_WINDOWS, (double)p->n_test_windows, NULL);
     return gs_result_end(&w);
 }
 
 void gs_probe_row_json(cJSON *j, const gs_analysis *a) {
     const gs_probe *p = &a->probe;
     /* the series the store holds, at the measured lags (NaN prints as null) */
-    static const char *const names[] = {"lags", "accuracy", "baseline", "pass", "n_test", "se", "se_block",
-                                        "se_binomial", "sd_over_splits"};
+    static const char *const names[] = {"lags", GS_KEY_ACCURACY, GS_KEY_BASELINE, GS_KEY_PASS, GS_KEY_N_TEST, GS_KEY_SE, GS_KEY_SE_BLOCK,
+                                        GS_KEY_SE_BINOMIAL, GS_KEY_SD_OVER_SPLITS};
     enum { NSER = sizeof names / sizeof *names };
     cJSON *ser[NSER];
     for (int k = 0; k < NSER; k++) ser[k] = cJSON_AddArrayToObject(j, names[k]);
