@@ -48,6 +48,5 @@
 
 GS_DEFAULT_KEYS(GS_KEY_DECLARE)
 
-extern const gs_result_key_table gs_default_key_table;
 
 #endif

@@ -43,6 +43,5 @@
 
 GS_GEOMETRY_KEYS(GS_KEY_DECLARE)
 
-extern const gs_result_key_table gs_geometry_key_table;
 
 #endif

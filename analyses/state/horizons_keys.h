@@ -31,6 +31,5 @@
 
 GS_HORIZONS_KEYS(GS_KEY_DECLARE)
 
-extern const gs_result_key_table gs_horizons_key_table;
 
 #endif

@@ -31,6 +31,5 @@
 
 GS_PROBE_KEYS(GS_KEY_DECLARE)
 
-extern const gs_result_key_table gs_probe_key_table;
 
 #endif
