@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "cli/commands.h"
 #include "engine/checkpoint/convert.h"
+#include "engine/model.h"
 
 static const char *help =
     "usage: gpnscope convert CHECKPOINT OUT.safetensors|FOLDER [--dtype keep|f32|bf16] [--force]\n"
@@ -78,8 +79,16 @@ static char *config_meta(const char *path) {
     return entry;
 }
 
+/* A companion model's output must load as a model, not only as safetensors. */
+static int load_model(const char *path) {
+    gpn_model *m = gpn_model_load(path);
+    if (!m) return -1;
+    gpn_model_free(m);
+    return 0;
+}
+
 int cmd_convert(int argc, char **argv) {
-    ck_convert_opts o = {.dtype = CK_KEEP};
+    ck_convert_opts o = {.dtype = CK_KEEP, .load_model = load_model};
     const char *meta[64];
     char *config = NULL;
     const char *pos[2] = {0};

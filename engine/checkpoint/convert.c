@@ -15,7 +15,6 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "engine/checkpoint/torch_zip.h"
-#include "engine/model.h"
 
 typedef struct { const char *name; ck_array *a; } entry;
 
@@ -90,7 +89,7 @@ typedef struct {
     torch_ckpt *torch;
     entry *e;
     int n;
-    int gpn; /* a companion model: check the output with gpn_model_load */
+    int gpn; /* a companion model: check the output with the caller's load_model */
 } source;
 
 static int read_pickle(source *s, st_writer *w, const ck_convert_opts *o, char *summary, size_t cap) {
@@ -150,13 +149,8 @@ static void source_free(source *s) {
 
 /* The output must load: as a model for the companion's checkpoints, as
  * safetensors with every tensor otherwise. */
-static int check_output(const char *tmp, const source *s) {
-    if (s->gpn) {
-        gpn_model *m = gpn_model_load(tmp);
-        if (!m) return gs_fail_context("the output does not load: ");
-        gpn_model_free(m);
-        return 0;
-    }
+static int check_output(const char *tmp, const source *s, const ck_convert_opts *o) {
+    if (s->gpn && o->load_model) return o->load_model(tmp) == 0 ? 0 : gs_fail_context("the output does not load: ");
     st_file *f = safetensors_open(tmp);
     if (!f) return gs_fail_context("the output does not load: ");
     int ok = f->n_tensors == s->n;
@@ -213,7 +207,7 @@ int ck_convert(const char *in, const char *out, const ck_convert_opts *o, char *
         if (st_writer_meta(w, key, eq + 1) != 0) goto done;
     }
     if (save_temp(w, out, tmp, sizeof tmp) != 0) goto done;
-    if (check_output(tmp, &s) != 0) { unlink(tmp); gs_fail_context("%s: ", in); goto done; }
+    if (check_output(tmp, &s, o) != 0) { unlink(tmp); gs_fail_context("%s: ", in); goto done; }
     rc = place(tmp, out, o->force);
 done:
     st_writer_free(w);

@@ -37,6 +37,10 @@ typedef struct {
     int allow_nonfinite;    /* write tensors holding NaN or Inf (else refused) */
     const char *const *meta; /* "KEY=VALUE" pairs added to __metadata__ last (they win) */
     int n_meta;
+    /* the check that a companion model's output loads as a model (the
+     * engine's loader, given by the caller so that the checkpoint readers
+     * know no model); NULL: it is checked as safetensors, like any other */
+    int (*load_model)(const char *path);
 } ck_convert_opts;
 
 /* Convert in to out; summary gets one line for the user. -1 with
