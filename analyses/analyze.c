@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyses/registry.h"
+#include "analyses/result_writer.h"
 #include "analyses/rows.h"
 #include "base/error.h"
 #include "base/text.h"
@@ -373,17 +374,23 @@ fail:
 
 /* ---------- writing, printing, JSON: each computed row's own function ---------- */
 
-int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
-    gs_analyze_opts dflt, eff;
-    if (!o) { gs_analyze_opts_default(&dflt); o = &dflt; }
-    /* the settings name what was read: the site resolved from the run, not NULL */
-    eff = *o;
+/* the settings a write names: what was read (the site resolved from the run, not NULL) */
+static gs_analyze_opts written_opts(const gs_analysis *a, const gs_analyze_opts *o) {
+    gs_analyze_opts eff;
+    if (o) eff = *o;
+    else gs_analyze_opts_default(&eff);
     eff.max_positions = a->max_positions;
     if (!eff.kind && a->kind[0]) eff.kind = a->kind;
     if (!eff.decay_site && a->decay_site[0] && strcmp(a->decay_site, "mem.alpha")) eff.decay_site = a->decay_site;
+    return eff;
+}
+
+int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+    const gs_analyze_opts eff = written_opts(a, o);
     for (int i = 0; i < gs_n_analysis_rows; i++) {
         const gs_analysis_row *r = &gs_analysis_rows[i];
-        if (r->write && (a->done & r->bit) && r->write(st, a, &eff, cv) != 0) return -1;
+        gs_result_writer w = gs_result_to_store(st, a->run_id, cv);
+        if (r->write && (a->done & r->bit) && r->write(&w, a, &eff) != 0) return -1;
     }
     return 0;
 }
@@ -410,7 +417,24 @@ void gs_analysis_print(FILE *f, store *st, const gs_analysis *a) {
     if (a->notes[0]) fprintf(f, "\nnotes:\n%s", a->notes);
 }
 
-cJSON *gs_analysis_json(const gs_analysis *a) {
+/* Every scalar the row's write stores, under its stored key (docs/schema.md), that the row's object does not
+ * already hold, in the store's order (by key): what the text prints and the store keeps is in the JSON too
+ * (intervals, window counts, the decays against their initialisation; issue 38.5). */
+static void add_written_scalars(const gs_analysis_row *r, const gs_analysis *a, const gs_analyze_opts *o,
+                                cJSON *member) {
+    gs_result_scalars sc = {0};
+    gs_result_writer w = gs_result_to_scalars(&sc);
+    if (r->write(&w, a, o) == 0) {
+        gs_result_scalars_sort(&sc);
+        for (int64_t i = 0; i < sc.n; i++)
+            if (!cJSON_GetObjectItemCaseSensitive(member, sc.key[i])) cJSON_AddNumberToObject(member, sc.key[i], sc.value[i]);
+    }
+    gs_clear_error();
+    gs_result_scalars_free(&sc);
+}
+
+cJSON *gs_analysis_json(const gs_analysis *a, const gs_analyze_opts *opts) {
+    const gs_analyze_opts eff = written_opts(a, opts);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "run", (double)a->run_id);
     if (a->positions_note[0]) { /* as compare's rows say it */
@@ -424,7 +448,10 @@ cJSON *gs_analysis_json(const gs_analysis *a) {
     }
     for (int i = 0; i < gs_n_analysis_rows; i++) {
         const gs_analysis_row *r = &gs_analysis_rows[i];
-        if (r->json && (a->done & r->bit)) r->json(cJSON_AddObjectToObject(o, r->stored), a);
+        if (!r->json || !(a->done & r->bit)) continue;
+        cJSON *member = cJSON_AddObjectToObject(o, r->stored);
+        r->json(member, a);
+        if (r->write) add_written_scalars(r, a, &eff, member);
     }
     if (a->notes[0]) cJSON_AddStringToObject(o, "notes", a->notes);
     return o;

@@ -132,8 +132,10 @@ int gs_analysis_write(store *st, const gs_analysis *a, const gs_analyze_opts *o,
 int gs_analyze_control(store *st, int64_t run, int k, const gs_analyze_opts *o, const char *code_version);
 /* The summary table, with token text from the run's vocabulary. */
 void gs_analysis_print(FILE *f, store *st, const gs_analysis *a);
-/* The results as one JSON object: {"run": N, one member per computed row (its stored name), "notes"}. */
-struct cJSON *gs_analysis_json(const gs_analysis *a);
+/* The results as one JSON object: {"run": N, one member per computed row (its stored name), "notes"}; each
+ * member holds, besides the row's own JSON, the scalars its write stores with o's settings (read from a, not
+ * from a store: one document for a store and for its shards). */
+struct cJSON *gs_analysis_json(const gs_analysis *a, const gs_analyze_opts *o);
 void gs_analysis_free(gs_analysis *a);
 /* The run's model: the file given, else the one the store registered with the run; refused (NULL with
  * gs_error()) when its sha256 is not the one the run was recorded with. */

@@ -60,7 +60,8 @@ typedef struct {
     /* 0: done; 1: skipped with a note in a->notes; -1: failed (gs_error() says why, naming the analysis).
      * NULL: another command stores these results (`written_by`). */
     int (*run)(gs_analysis_ctx *c);
-    int (*write)(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *code_version);
+    /* into the store, or the scalars it would store collected for --json (result_writer.h) */
+    int (*write)(struct gs_result_writer *w, const gs_analysis *a, const gs_analyze_opts *o);
     void (*print)(FILE *f, const gs_analysis *a, const gs_token_text *tokens);
     void (*json)(struct cJSON *object, const gs_analysis *a); /* fills the row's object (named `stored`) */
     const char *written_by; /* for rows without run: the command that stores them */

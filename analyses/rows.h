@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "analyses/registry.h"
+#include "analyses/result_writer.h"
 
 /* from analyze.c */
 void gs_analysis_note(gs_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -50,7 +51,7 @@ void gs_retention_row_decay_init(gs_analysis *a, const gpn_model *m);
 #define GS_ANALYSIS_ROW_FUNCTIONS(x)                                                                           \
     int gs_##x##_row_run(gs_analysis_ctx *c);                                                                  \
     int gs_##x##_row_run_shards(gs_analysis_ctx *c);                                                           \
-    int gs_##x##_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *code_version); \
+    int gs_##x##_row_write(gs_result_writer *w, const gs_analysis *a, const gs_analyze_opts *o);               \
     void gs_##x##_row_print(FILE *f, const gs_analysis *a, const gs_token_text *tokens);                       \
     void gs_##x##_row_json(cJSON *object, const gs_analysis *a);
 

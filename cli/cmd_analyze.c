@@ -100,51 +100,11 @@ static void bad_value(const char *cmd, const cli_opt *row, const char *text) {
     fprintf(stderr, "gpnscope %s: bad value '%s' for --%s\n%s", cmd, text, row->name, help_text());
 }
 
-static void add_if_absent(void *member, const char *key, double value) {
-    if (!cJSON_GetObjectItemCaseSensitive(member, key)) cJSON_AddNumberToObject(member, key, value);
-}
-
-/* Every scalar the store now holds for each analysis in j, under its stored
- * key (docs/schema.md), where the member does not already have that key:
- * what the text prints and the store keeps is in the JSON too (intervals,
- * window counts, the decays against their initialisation; issue 38.5). */
-static void add_stored_scalars(store *st, const gs_analysis *a, cJSON *j) {
-    for (int i = 0; st && i < gs_n_analysis_rows; i++) {
-        const gs_analysis_row *r = &gs_analysis_rows[i];
-        cJSON *member = r->stored ? cJSON_GetObjectItemCaseSensitive(j, r->stored) : NULL;
-        int64_t id = member && (a->done & r->bit) ? store_analysis_find(st, a->run_id, r->stored, NULL) : 0;
-        if (id > 0 && store_analysis_each_scalar(st, id, add_if_absent, member)) gs_clear_error();
-    }
-}
-
-/* --shards --json: the results written into a scratch store (a run row of their own, in a temporary folder)
- * and their scalars added as the one-store path adds the store's, so a store and its shards print one document */
-static void add_written_scalars(const gs_analysis *a, const gs_analyze_opts *o, cJSON *j) {
-    char dir[] = "/tmp/gpnscope-analyze-XXXXXX", path[64];
-    if (!mkdtemp(dir)) return;
-    snprintf(path, sizeof path, "%s/scratch.db", dir);
-    store *st = store_open(path, STORE_WRITE | STORE_CREATE);
-    const store_run run = {.kind = "record", .states = "none", .positions = "all", .state_dtype = "f32", .device = "cpu"};
-    int64_t id = st ? store_begin_run(st, &run) : -1;
-    gs_analysis copy = *a; /* shares a's buffers: only read, never freed */
-    copy.run_id = id;
-    if (id > 0 && gs_analysis_write(st, &copy, o, NULL) == 0) add_stored_scalars(st, &copy, j);
-    gs_clear_error();
-    store_close(st);
-    unlink(path);
-    char side[80];
-    static const char *const ext[] = {"-wal", "-shm", "-journal"};
-    for (int i = 0; i < 3; i++) snprintf(side, sizeof side, "%s%s", path, ext[i]), unlink(side);
-    rmdir(dir);
-}
-
-/* the results on stdout: one JSON object (with the findings when there are any), or the table; shards_opts:
- * --shards' options, whose results are in no store */
-static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int json, const gs_analyze_opts *shards_opts) {
+/* the results on stdout: one JSON object (with the findings when there are any), or the table (st: the
+ * store that names the tokens) */
+static void print_results(store *st, gs_analysis *a, const gs_findings *fd, int json, const gs_analyze_opts *o) {
     if (json) {
-        cJSON *j = gs_analysis_json(a);
-        if (shards_opts) add_written_scalars(a, shards_opts, j);
-        else add_stored_scalars(st, a, j);
+        cJSON *j = gs_analysis_json(a, o);
         if (fd) {
             cJSON *f = cJSON_AddObjectToObject(j, gs_analysis_stored_name(GS_AN_FINDINGS));
             const finding *all[] = {&fd->default_direction, &fd->content_horizon, &fd->memory_pools};
@@ -299,7 +259,7 @@ int cmd_analyze(int argc, char **argv) {
         store_lock_release(lock);
         return 1;
     }
-    print_results(st, &a, have_findings ? &fd : NULL, json, NULL);
+    print_results(st, &a, have_findings ? &fd : NULL, json, &o);
     gs_analysis_free(&a);
     store_close(st);
     store_lock_release(lock);

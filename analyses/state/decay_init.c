@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyses/math/stats.h"
+#include "analyses/result_writer.h"
 #include "base/error.h"
 #include "engine/checkpoint/safetensors.h"
 
@@ -137,28 +138,27 @@ int gs_decay_init_split_in_init(const gs_decay_init *d, const int *pool) {
     return 1;
 }
 
-int gs_decay_init_write(store *st, int64_t id, const gs_decay_init *d, const gs_retention *r) {
+void gs_decay_init_write(gs_result_writer *w, const gs_decay_init *d, const gs_retention *r) {
     const int H = d->H;
     double x[GS_DECAY_INIT_MAX_HEADS];
     for (int h = 0; h < H; h++) x[h] = h;
-    int rc = store_analysis_scalar(st, id, "decays_init_known", d->has_init, d->has_init ? d->init_keys : "no initial values in the checkpoint: "
-                                   "the initialisation's distribution is the reference") ||
-             store_analysis_series(st, id, "tau_param", x, d->tau_trained, NULL, H) ||
-             store_analysis_series(st, id, "tau_param_init_percentile", x, d->init_percentile, NULL, H);
-    if (rc == 0 && d->has_init)
-        rc = store_analysis_series(st, id, "tau_param_init", x, d->tau_init, NULL, H) ||
-             store_analysis_scalar(st, id, "decays_init_spearman", d->spearman, "Spearman of tau at init and trained") ||
-             store_analysis_scalar(st, id, "decays_max_abs_dlog_tau", d->max_abs_dlog, "max over heads of |ln tau - ln tau_init|") ||
-             store_analysis_scalar(st, id, "decays_median_abs_dlog_tau", d->median_abs_dlog, NULL) ||
-             store_analysis_scalar(st, id, "decays_moved", d->moved,
-                                   "1: some head's tau changed 2x or more and the order changed (Spearman < 0.9)");
-    for (int e = 0; rc == 0 && d->has_init && e < GS_RET_COUNT; e++) {
+    gs_result_scalar_kept(w, "decays_init_known", d->has_init, d->has_init ? d->init_keys : "no initial values in the checkpoint: "
+                          "the initialisation's distribution is the reference");
+    gs_result_series(w, "tau_param", x, d->tau_trained, NULL, H);
+    gs_result_series(w, "tau_param_init_percentile", x, d->init_percentile, NULL, H);
+    if (!d->has_init) return;
+    gs_result_series(w, "tau_param_init", x, d->tau_init, NULL, H);
+    gs_result_scalar_kept(w, "decays_init_spearman", d->spearman, "Spearman of tau at init and trained");
+    gs_result_scalar_kept(w, "decays_max_abs_dlog_tau", d->max_abs_dlog, "max over heads of |ln tau - ln tau_init|");
+    gs_result_scalar_kept(w, "decays_median_abs_dlog_tau", d->median_abs_dlog, NULL);
+    gs_result_scalar_kept(w, "decays_moved", d->moved,
+                          "1: some head's tau changed 2x or more and the order changed (Spearman < 0.9)");
+    for (int e = 0; e < GS_RET_COUNT; e++) {
         const gs_pools *p = &r->est[e].pools;
         if (!p->valid) continue;
         char key[64];
         snprintf(key, sizeof key, "slow_pool_in_init%s", gs_ret_estimator_suffix((gs_ret_estimator)e));
-        rc = store_analysis_scalar(st, id, key, gs_decay_init_split_in_init(d, p->pool),
-                                   "1: the slow pool is exactly the heads of largest initial tau");
+        gs_result_scalar_kept(w, key, gs_decay_init_split_in_init(d, p->pool),
+                              "1: the slow pool is exactly the heads of largest initial tau");
     }
-    return rc ? -1 : 0;
 }

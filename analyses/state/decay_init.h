@@ -45,10 +45,11 @@ int gs_decay_init_site_layer(const char *site);
  * -1 without init values. */
 int gs_decay_init_split_in_init(const gs_decay_init *d, const int *pool);
 
-/* Into the retention analysis `id` (store/): scalars decays_init_known,
+struct gs_result_writer;
+/* Through the retention analysis' begun writer (analyses/result_writer.h): scalars decays_init_known,
  * decays_init_spearman, decays_max_abs_dlog_tau, decays_median_abs_dlog_tau,
  * decays_moved, slow_pool_in_init (and _from_start), series tau_param,
  * tau_param_init, tau_param_init_percentile. */
-int gs_decay_init_write(store *st, int64_t id, const gs_decay_init *d, const gs_retention *r);
+void gs_decay_init_write(struct gs_result_writer *w, const gs_decay_init *d, const gs_retention *r);
 
 #endif

@@ -4,20 +4,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyses/result_writer.h"
 #include "base/error.h"
 
-typedef struct { store *st; int64_t id; int rc; } wr;
+typedef gs_result_writer wr;
 
-/* non-finite values are not stored: the store keeps no NaN */
+/* key + suffix; non-finite values are not stored: the store keeps no NaN */
 static void sc(wr *w, const char *key, const char *sfx, double v, const char *note) {
     char k[96];
     snprintf(k, sizeof k, "%s%s", key, sfx);
-    if (w->rc == 0 && isfinite(v)) w->rc = store_analysis_scalar(w->st, w->id, k, v, note);
+    gs_result_scalar(w, k, v, note);
 }
 static void ser(wr *w, const char *name, const char *sfx, const double *x, const double *y, int64_t n) {
     char k[96];
     snprintf(k, sizeof k, "%s%s", name, sfx);
-    if (w->rc == 0 && n > 0) w->rc = store_analysis_series(w->st, w->id, k, x, y, NULL, n);
+    gs_result_series(w, k, x, y, NULL, n);
 }
 
 static void write_pools(wr *w, const gs_pools *p, const char *sfx, const char *est) {
@@ -78,44 +79,42 @@ static void write_pools(wr *w, const gs_pools *p, const char *sfx, const char *e
     }
 }
 
-int gs_retention_write(store *st, int64_t id, const gs_retention *r, const gs_retention_opts *o) {
-    wr w = {st, id, 0};
+void gs_retention_write(gs_result_writer *w, const gs_retention *r, const gs_retention_opts *o) {
     const int H = r->H, L = r->n_lags;
     double *x = malloc(sizeof(double) * (H + 1)), *y = malloc(sizeof(double) * (H + L + 1));
     double *lx = malloc(sizeof(double) * (L + 1));
-    if (!x || !y || !lx) { free(x); free(y); free(lx); return gs_fail("out of memory"); }
+    if (!x || !y || !lx) { free(x); free(y); free(lx); w->rc = gs_fail("out of memory"); return; }
     for (int h = 0; h < H; h++) x[h] = h;
     for (int i = 0; i < L; i++) lx[i] = r->lags[i];
     for (int e = 0; e < GS_RET_COUNT; e++) {
         const gs_retention_est *es = &r->est[e];
         const char *sfx = gs_ret_estimator_suffix((gs_ret_estimator)e);
-        ser(&w, "e_fold_time", sfx, x, es->e_fold_time, H);
+        ser(w, "e_fold_time", sfx, x, es->e_fold_time, H);
         for (int h = 0; h < H; h++) y[h] = es->censored[h];
-        ser(&w, "censored", sfx, x, y, H);
+        ser(w, "censored", sfx, x, y, H);
         if (es->pools.valid) {
             for (int h = 0; h < H; h++) y[h] = es->pools.pool[h];
-            ser(&w, "pool", sfx, x, y, H);
+            ser(w, "pool", sfx, x, y, H);
         }
-        for (int h = 0; h < H && w.rc == 0; h++) {
+        for (int h = 0; h < H && w->rc == 0; h++) {
             char name[48];
             snprintf(name, sizeof name, e == GS_RET_FROM_START ? "R_from_start_head%d" : "R_head%d", h);
             for (int i = 0; i < L; i++) y[i] = es->R[(int64_t)i * H + h]; /* NaN (no pair) is stored as NULL */
-            ser(&w, name, "", lx, y, L);
+            ser(w, name, "", lx, y, L);
         }
-        write_pools(&w, &es->pools, sfx, gs_ret_estimator_name((gs_ret_estimator)e));
+        write_pools(w, &es->pools, sfx, gs_ret_estimator_name((gs_ret_estimator)e));
     }
     for (int i = 0; i < L; i++) y[i] = (double)r->n_pairs[i];
-    ser(&w, "retention_pairs", "", lx, y, L);
+    ser(w, "retention_pairs", "", lx, y, L);
     for (int i = 0; i < L; i++) y[i] = (double)r->n_starts[i];
-    ser(&w, "retention_starts", "", lx, y, L);
-    ser(&w, "extrapolated", "", x, r->extrapolated, H);
-    ser(&w, "mean_alpha", "", x, r->mean_alpha, H);
-    if (r->has_beta) ser(&w, "mean_beta", "", x, r->mean_beta, H);
+    ser(w, "retention_starts", "", lx, y, L);
+    ser(w, "extrapolated", "", x, r->extrapolated, H);
+    ser(w, "mean_alpha", "", x, r->mean_alpha, H);
+    if (r->has_beta) ser(w, "mean_beta", "", x, r->mean_beta, H);
     free(x); free(y); free(lx);
-    sc(&w, "heads", "", H, NULL);
+    sc(w, "heads", "", H, NULL);
     if (o) {
-        sc(&w, "null_draws", "", o->null_draws, "Monte Carlo draws per null family");
-        sc(&w, "boot", "", o->boot, "bootstrap resamples of the windows");
+        sc(w, "null_draws", "", o->null_draws, "Monte Carlo draws per null family");
+        sc(w, "boot", "", o->boot, "bootstrap resamples of the windows");
     }
-    return w.rc;
 }

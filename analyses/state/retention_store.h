@@ -15,7 +15,8 @@
 int gs_retention_read_decays(store *st, int64_t run, const char *site, int max_positions, float **alpha, float **beta,
                              int64_t **ws, int *nw, int *H);
 
-/* Write r's series and scalars into the begun analysis `analysis_id`. */
-int gs_retention_write(store *st, int64_t analysis_id, const gs_retention *r, const gs_retention_opts *o);
+struct gs_result_writer;
+/* Write r's series and scalars through the begun writer (analyses/result_writer.h); its rc keeps a failure. */
+void gs_retention_write(struct gs_result_writer *w, const gs_retention *r, const gs_retention_opts *o);
 
 #endif

@@ -78,79 +78,78 @@ int gs_default_row_run(gs_analysis_ctx *c) {
     return 0;
 }
 
-int gs_default_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+int gs_default_row_write(gs_result_writer *w, const gs_analysis *a, const gs_analyze_opts *o) {
     const gs_default_dir *r = &a->default_dir;
     char tc[512], dex[600];
     snprintf(tc, sizeof tc, "%s", o->train_corpus ? o->train_corpus : "");
     for (char *c = tc; *c; c++)
         if (*c == '\\' || *c == '"' || (unsigned char)*c < 0x20) *c = '_'; /* keep the settings valid JSON */
     snprintf(dex, sizeof dex, "\"batches\":8,\"train_corpus\":\"%s\"", tc);
-    gs_result_writer w;
-    if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_DEFAULT), o, dex, cv) != 0) return -1;
-    gs_result_scalar(&w, GS_KEY_MEAN_NORM, r->mean_norm, "||s_bar||");
-    gs_result_scalar(&w, GS_KEY_NORM_RATIO, r->norm_ratio, "||s_bar|| / mean ||s||");
+    if (gs_result_begin(w, gs_analysis_stored_name(GS_AN_DEFAULT), o, dex) != 0) return -1;
+    gs_result_scalar(w, GS_KEY_MEAN_NORM, r->mean_norm, "||s_bar||");
+    gs_result_scalar(w, GS_KEY_NORM_RATIO, r->norm_ratio, "||s_bar|| / mean ||s||");
     if (!isnan(r->norm_ratio_lo)) {
-        gs_result_scalar(&w, GS_KEY_NORM_RATIO_LO, r->norm_ratio_lo, "95% bootstrap interval over windows");
-        gs_result_scalar(&w, GS_KEY_NORM_RATIO_HI, r->norm_ratio_hi, NULL);
+        gs_result_scalar(w, GS_KEY_NORM_RATIO_LO, r->norm_ratio_lo, "95% bootstrap interval over windows");
+        gs_result_scalar(w, GS_KEY_NORM_RATIO_HI, r->norm_ratio_hi, NULL);
     }
-    gs_result_scalar(&w, GS_KEY_WINDOWS, (double)r->n_windows, r->interval_note[0] ? r->interval_note : NULL);
+    gs_result_scalar(w, GS_KEY_WINDOWS, (double)r->n_windows, r->interval_note[0] ? r->interval_note : NULL);
     if (r->stability_valid) {
-        gs_result_scalar(&w, GS_KEY_BATCH_COS_MEAN, r->stab_mean,
+        gs_result_scalar(w, GS_KEY_BATCH_COS_MEAN, r->stab_mean,
                          r->batches_by_window ? "8 batches of whole windows" : "8 batches of rows (fewer than 8 windows)");
-        gs_result_scalar(&w, GS_KEY_BATCH_COS_STD, r->stab_std, NULL);
+        gs_result_scalar(w, GS_KEY_BATCH_COS_STD, r->stab_std, NULL);
         if (!isnan(r->stab_lo)) {
             char note[160];
             snprintf(note, sizeof note, "95%% bootstrap interval: %d resamples of the windows within each batch", r->boot);
-            gs_result_scalar(&w, GS_KEY_BATCH_COS_LO, r->stab_lo, note);
-            gs_result_scalar(&w, GS_KEY_BATCH_COS_HI, r->stab_hi, NULL);
+            gs_result_scalar(w, GS_KEY_BATCH_COS_LO, r->stab_lo, note);
+            gs_result_scalar(w, GS_KEY_BATCH_COS_HI, r->stab_hi, NULL);
         }
         /* which grouping decides the 8-batch test, and why, as its note (issue 39.2) */
-        gs_result_scalar(&w, GS_KEY_BATCH_COS_BY_DOCUMENT, r->doc_valid ? 1 : 0, r->doc_note);
-        if (r->n_docs > 0) gs_result_scalar(&w, GS_KEY_DOCUMENTS, (double)r->n_docs, "documents among the windows read");
+        gs_result_scalar(w, GS_KEY_BATCH_COS_BY_DOCUMENT, r->doc_valid ? 1 : 0, r->doc_note);
+        if (r->n_docs > 0) gs_result_scalar(w, GS_KEY_DOCUMENTS, (double)r->n_docs, "documents among the windows read");
         if (r->doc_valid) {
-            gs_result_scalar(&w, GS_KEY_BATCH_COS_DOC_MEAN, r->doc_mean,
+            gs_result_scalar(w, GS_KEY_BATCH_COS_DOC_MEAN, r->doc_mean,
                              "8 batches that share no document: document i in batch i mod 8");
-            gs_result_scalar(&w, GS_KEY_BATCH_COS_DOC_LO, r->doc_lo, "95% bootstrap interval: each batch's documents resampled");
-            gs_result_scalar(&w, GS_KEY_BATCH_COS_DOC_HI, r->doc_hi, NULL);
+            gs_result_scalar(w, GS_KEY_BATCH_COS_DOC_LO, r->doc_lo, "95% bootstrap interval: each batch's documents resampled");
+            gs_result_scalar(w, GS_KEY_BATCH_COS_DOC_HI, r->doc_hi, NULL);
         }
         double *x = gs_result_iota(r->n_pairs, 0);
-        gs_result_series(&w, GS_KEY_BATCH_COSINES, x, r->batch_cos, NULL, r->n_pairs);
+        gs_result_series(w, GS_KEY_BATCH_COSINES, x, r->batch_cos, NULL, r->n_pairs);
         free(x);
     }
     if (r->random_valid) {
-        gs_result_scalar(&w, GS_KEY_BATCH_COS_RANDOM_MEAN, r->rand_mean, "8 random batches of rows (seeded), not of windows");
-        gs_result_scalar(&w, GS_KEY_BATCH_COS_RANDOM_STD, r->rand_std, NULL);
+        gs_result_scalar(w, GS_KEY_BATCH_COS_RANDOM_MEAN, r->rand_mean, "8 random batches of rows (seeded), not of windows");
+        gs_result_scalar(w, GS_KEY_BATCH_COS_RANDOM_STD, r->rand_std, NULL);
     }
-    gs_result_scalar(&w, GS_KEY_PC1_COS, r->pc1_cos, "|cos(s_bar, the centered PC1)|: top eigenvector of the covariance");
-    gs_result_scalar(&w, GS_KEY_MEAN_NORM2_OVER_LAMBDA1, r->mean_norm2_over_lambda1,
+    gs_result_scalar(w, GS_KEY_PC1_COS, r->pc1_cos, "|cos(s_bar, the centered PC1)|: top eigenvector of the covariance");
+    gs_result_scalar(w, GS_KEY_MEAN_NORM2_OVER_LAMBDA1, r->mean_norm2_over_lambda1,
                      "||s_bar||^2 / top centered eigenvalue: above 1 the uncentered top singular vector leans to s_bar "
                      "by construction");
-    if (r->has_t10) gs_result_scalar(&w, GS_KEY_EMERGENCE_T10, r->emerg_t10, NULL);
-    if (r->has_t100) gs_result_scalar(&w, GS_KEY_EMERGENCE_T100, r->emerg_t100, NULL);
-    gs_result_scalar(&w, GS_KEY_TOP_SV_COS, r->top_sv_cos, "cos(s_bar, first right singular vector)");
+    if (r->has_t10) gs_result_scalar(w, GS_KEY_EMERGENCE_T10, r->emerg_t10, NULL);
+    if (r->has_t100) gs_result_scalar(w, GS_KEY_EMERGENCE_T100, r->emerg_t100, NULL);
+    gs_result_scalar(w, GS_KEY_TOP_SV_COS, r->top_sv_cos, "cos(s_bar, first right singular vector)");
     if (!isnan(r->top_sv_lo)) {
         char note[160];
         snprintf(note, sizeof note, "95%% bootstrap interval: %d resamples of all windows (each one's top singular "
                  "vector)", r->boot);
-        gs_result_scalar(&w, GS_KEY_TOP_SV_COS_LO, r->top_sv_lo, note);
-        gs_result_scalar(&w, GS_KEY_TOP_SV_COS_HI, r->top_sv_hi, NULL);
+        gs_result_scalar(w, GS_KEY_TOP_SV_COS_LO, r->top_sv_lo, note);
+        gs_result_scalar(w, GS_KEY_TOP_SV_COS_HI, r->top_sv_hi, NULL);
     } else if (r->top_sv_note[0]) {
-        gs_result_scalar(&w, GS_KEY_TOP_SV_COS_WINDOWS, (double)r->n_windows, r->top_sv_note);
+        gs_result_scalar(w, GS_KEY_TOP_SV_COS_WINDOWS, (double)r->n_windows, r->top_sv_note);
     }
     double *x = gs_result_iota(r->emerg_len, 1);
-    gs_result_series(&w, GS_KEY_EMERGENCE, x, r->emergence, NULL, r->emerg_len);
+    gs_result_series(w, GS_KEY_EMERGENCE, x, r->emergence, NULL, r->emerg_len);
     free(x);
     if (r->has_decode) {
-        gs_result_scalar(&w, GS_KEY_EMBEDDING_OVERLAP, r->emb_overlap, "of the top 10");
-        gs_result_scalar(&w, GS_KEY_EMBEDDING_COS, r->emb_cos, "cos(logits_emb, logits_bar)");
+        gs_result_scalar(w, GS_KEY_EMBEDDING_OVERLAP, r->emb_overlap, "of the top 10");
+        gs_result_scalar(w, GS_KEY_EMBEDDING_COS, r->emb_cos, "cos(logits_emb, logits_bar)");
         char cn[700];
         snprintf(cn, sizeof cn, "recorded corpus %s (not the training corpus); average ranks for ties",
                  a->recorded_corpus[0] ? a->recorded_corpus : "(path unknown)");
-        if (r->has_unigram && r->spearman_defined) gs_result_scalar(&w, GS_KEY_SPEARMAN_UNIGRAM, r->spearman, cn);
+        if (r->has_unigram && r->spearman_defined) gs_result_scalar(w, GS_KEY_SPEARMAN_UNIGRAM, r->spearman, cn);
         snprintf(cn, sizeof cn, "training corpus %s; average ranks for ties", o->train_corpus ? o->train_corpus : "?");
         if (r->has_train_unigram && r->spearman_train_defined)
-            gs_result_scalar(&w, GS_KEY_SPEARMAN_UNIGRAM_TRAIN, r->spearman_train, cn);
-        for (int which = 0; which < 2 && w.rc == 0; which++) {
+            gs_result_scalar(w, GS_KEY_SPEARMAN_UNIGRAM_TRAIN, r->spearman_train, cn);
+        for (int which = 0; which < 2 && w->st && w->rc == 0; which++) { /* labelled series: the store's alone */
             const int *top = which ? r->top_emb : r->top;
             const float *lg = which ? r->logits_emb : r->logits_bar;
             double xs[GS_TOPK], ys[GS_TOPK];
@@ -160,14 +159,14 @@ int gs_default_row_write(store *st, const gs_analysis *a, const gs_analyze_opts 
             for (int i = 0; i < GS_TOPK && top[i] >= 0; i++, n++) {
                 xs[i] = top[i];
                 ys[i] = lg[top[i]];
-                labels[i] = store_token_piece(st, a->run_id, top[i], text[i], sizeof text[i]) == 0 ? text[i] : NULL;
+                labels[i] = store_token_piece(w->st, a->run_id, top[i], text[i], sizeof text[i]) == 0 ? text[i] : NULL;
             }
             gs_clear_error();
-            gs_result_series(&w, which ? GS_KEY_EMBEDDING_TOKENS : GS_KEY_DEFAULT_TOKENS, xs, ys, labels, n);
+            gs_result_series(w, which ? GS_KEY_EMBEDDING_TOKENS : GS_KEY_DEFAULT_TOKENS, xs, ys, labels, n);
         }
-        if (w.rc == 0) w.rc = store_analysis_vector(st, w.id, GS_KEY_LOGITS_BAR, r->logits_bar, r->V);
+        if (w->st && w->rc == 0) w->rc = store_analysis_vector(w->st, w->id, GS_KEY_LOGITS_BAR, r->logits_bar, r->V);
     }
-    return gs_result_end(&w);
+    return gs_result_end(w);
 }
 
 void gs_default_row_json(cJSON *j, const gs_analysis *a) {

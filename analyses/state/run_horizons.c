@@ -27,44 +27,43 @@ int gs_horizons_row_run(gs_analysis_ctx *c) {
     return 0;
 }
 
-int gs_horizons_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+int gs_horizons_row_write(gs_result_writer *w, const gs_analysis *a, const gs_analyze_opts *o) {
     const gs_horizons *h = &a->horizons;
     char extra[64];
     snprintf(extra, sizeof extra, "\"max_lag\":%d", o->horizon_max_lag);
-    gs_result_writer w;
-    if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_HORIZON), o, extra, cv) != 0) return -1;
+    if (gs_result_begin(w, gs_analysis_stored_name(GS_AN_HORIZON), o, extra) != 0) return -1;
     double *x = gs_result_ints(h->lags, h->n_lags), *nr = malloc(sizeof(double) * h->n_lags),
            *nc = malloc(sizeof(double) * h->n_lags);
-    if (!x || !nr || !nc) { free(x); free(nr); free(nc); store_rollback(st); return gs_fail("out of memory"); }
+    if (!x || !nr || !nc) { free(x); free(nr); free(nc); w->rc = gs_fail("out of memory"); return gs_result_end(w); }
     for (int i = 0; i < h->n_lags; i++) { nr[i] = (double)h->n_raw[i]; nc[i] = (double)h->n_centered[i]; }
-    gs_result_series(&w, GS_KEY_RAW, x, h->raw, NULL, h->n_lags);
-    gs_result_series(&w, GS_KEY_CENTERED, x, h->centered, NULL, h->n_lags);
-    gs_result_series(&w, GS_KEY_RAW_PAIRS, x, nr, NULL, h->n_lags);
-    gs_result_series(&w, GS_KEY_CENTERED_PAIRS, x, nc, NULL, h->n_lags);
+    gs_result_series(w, GS_KEY_RAW, x, h->raw, NULL, h->n_lags);
+    gs_result_series(w, GS_KEY_CENTERED, x, h->centered, NULL, h->n_lags);
+    gs_result_series(w, GS_KEY_RAW_PAIRS, x, nr, NULL, h->n_lags);
+    gs_result_series(w, GS_KEY_CENTERED_PAIRS, x, nc, NULL, h->n_lags);
     free(x); free(nr); free(nc);
-    gs_result_scalar(&w, GS_KEY_MIN_PAIRS, GS_HORIZON_MIN_PAIRS,
+    gs_result_scalar(w, GS_KEY_MIN_PAIRS, GS_HORIZON_MIN_PAIRS,
                      "summaries, figures and the notebook read a curve only at lags with this many pairs");
-    gs_result_scalar(&w, GS_KEY_C1, h->c1, "centered lag cosine at k = 1");
+    gs_result_scalar(w, GS_KEY_C1, h->c1, "centered lag cosine at k = 1");
     if (h->h_e_valid) {
-        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_E, h->h_e,
+        gs_result_scalar(w, GS_KEY_CONTENT_HORIZON_E, h->h_e,
                          h->h_e_censored ? "right-censored: a lower bound" : "c_k <= c_1/e, log-k interpolation");
-        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_E_CENSORED, h->h_e_censored, NULL);
+        gs_result_scalar(w, GS_KEY_CONTENT_HORIZON_E_CENSORED, h->h_e_censored, NULL);
     }
-    gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002, h->h_002,
+    gs_result_scalar(w, GS_KEY_CONTENT_HORIZON_002, h->h_002,
                      h->h_002_censored ? "right-censored: a lower bound" : "c_k < 0.02, log-k interpolation");
-    gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002_CENSORED, h->h_002_censored, NULL);
+    gs_result_scalar(w, GS_KEY_CONTENT_HORIZON_002_CENSORED, h->h_002_censored, NULL);
     if (!isnan(h->h_002_lo)) {
         char note[160];
         snprintf(note, sizeof note, "95%% bootstrap interval over %lld windows, %d resamples (%d censored: their last lag)",
                  (long long)h->n_windows, h->boot, h->h_002_boot_censored);
-        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002_LO, h->h_002_lo, note);
-        gs_result_scalar(&w, GS_KEY_CONTENT_HORIZON_002_HI, h->h_002_hi, NULL);
-        gs_result_scalar(&w, GS_KEY_C1_LO, h->c1_lo, "95% bootstrap interval over windows");
-        gs_result_scalar(&w, GS_KEY_C1_HI, h->c1_hi, NULL);
+        gs_result_scalar(w, GS_KEY_CONTENT_HORIZON_002_LO, h->h_002_lo, note);
+        gs_result_scalar(w, GS_KEY_CONTENT_HORIZON_002_HI, h->h_002_hi, NULL);
+        gs_result_scalar(w, GS_KEY_C1_LO, h->c1_lo, "95% bootstrap interval over windows");
+        gs_result_scalar(w, GS_KEY_C1_HI, h->c1_hi, NULL);
     }
-    if (h->n_windows) gs_result_scalar(&w, GS_KEY_WINDOWS, (double)h->n_windows, NULL);
-    gs_result_scalar(&w, GS_KEY_ZERO_STATES, (double)h->n_zero_states, "left out of the raw curve");
-    return gs_result_end(&w);
+    if (h->n_windows) gs_result_scalar(w, GS_KEY_WINDOWS, (double)h->n_windows, NULL);
+    gs_result_scalar(w, GS_KEY_ZERO_STATES, (double)h->n_zero_states, "left out of the raw curve");
+    return gs_result_end(w);
 }
 
 void gs_horizons_row_json(cJSON *j, const gs_analysis *a) {

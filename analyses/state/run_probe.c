@@ -85,13 +85,12 @@ int gs_probe_row_run(gs_analysis_ctx *c) {
     return 0;
 }
 
-int gs_probe_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+int gs_probe_row_write(gs_result_writer *w, const gs_analysis *a, const gs_analyze_opts *o) {
     const gs_probe *p = &a->probe;
     char extra[96];
     snprintf(extra, sizeof extra, "\"probe_max_lag\":%d,\"ridge\":0.01,\"test_frac\":0.2,\"z\":2,\"splits\":%d",
              o->probe_max_lag, p->n_splits);
-    gs_result_writer w;
-    if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_PROBE), o, extra, cv) != 0) return -1;
+    if (gs_result_begin(w, gs_analysis_stored_name(GS_AN_PROBE), o, extra) != 0) return -1;
     /* the series, at the measured lags only */
     enum { X, ACC, BASE, PASS, NT, SE, SEB, SEBIN, SDS, NSER };
     static const char *const names[NSER] = {NULL,      GS_KEY_ACCURACY, GS_KEY_BASELINE,    GS_KEY_PASS,          GS_KEY_N_TEST,
@@ -102,8 +101,8 @@ int gs_probe_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o
     for (int k = 0; k < NSER; k++) ok &= (col[k] = malloc(sizeof(double) * (p->n_lags + 1))) != NULL;
     if (!ok) {
         for (int k = 0; k < NSER; k++) free(col[k]);
-        store_rollback(st);
-        return gs_fail("out of memory");
+        w->rc = gs_fail("out of memory");
+        return gs_result_end(w);
     }
     int n = 0;
     for (int i = 0; i < p->n_lags; i++) {
@@ -119,26 +118,26 @@ int gs_probe_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o
         col[SDS][n] = p->sd_splits ? p->sd_splits[i] : NAN;
         n++;
     }
-    for (int k = ACC; k < NSER; k++) gs_result_series(&w, names[k], col[X], col[k], NULL, n);
+    for (int k = ACC; k < NSER; k++) gs_result_series(w, names[k], col[X], col[k], NULL, n);
     for (int k = 0; k < NSER; k++) free(col[k]);
     {
         double sx[64], sy[64];
         for (int k = 0; k < p->n_splits && k < 64; k++) { sx[k] = (double)(o->seed + (uint64_t)k); sy[k] = p->split_horizon[k]; }
-        gs_result_series(&w, GS_KEY_HORIZON_BY_SPLIT, sx, sy, NULL, p->n_splits); /* x: the split's seed */
+        gs_result_series(w, GS_KEY_HORIZON_BY_SPLIT, sx, sy, NULL, p->n_splits); /* x: the split's seed */
     }
-    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_MIN, p->horizon_min, "smallest horizon over the splits");
-    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_MEDIAN, p->horizon_median, "lower median over the splits");
-    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_MAX, p->horizon_max, "largest horizon over the splits");
-    gs_result_scalar(&w, GS_KEY_SPLITS, p->n_splits, NULL);
-    gs_result_scalar(&w, GS_KEY_SPLIT_BY_DOCUMENT, p->by_document,
+    gs_result_scalar(w, GS_KEY_PROBE_HORIZON_MIN, p->horizon_min, "smallest horizon over the splits");
+    gs_result_scalar(w, GS_KEY_PROBE_HORIZON_MEDIAN, p->horizon_median, "lower median over the splits");
+    gs_result_scalar(w, GS_KEY_PROBE_HORIZON_MAX, p->horizon_max, "largest horizon over the splits");
+    gs_result_scalar(w, GS_KEY_SPLITS, p->n_splits, NULL);
+    gs_result_scalar(w, GS_KEY_SPLIT_BY_DOCUMENT, p->by_document,
                      "1: whole documents held out; 0: windows (no BOS/EOS, or one document)");
-    gs_result_scalar(&w, GS_KEY_TRAIN_DOCUMENTS, (double)p->n_train_docs, NULL);
-    gs_result_scalar(&w, GS_KEY_TEST_DOCUMENTS, (double)p->n_test_docs, NULL);
-    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON, p->horizon, p->rule);
-    gs_result_scalar(&w, GS_KEY_PROBE_HORIZON_CENSORED, p->censored, NULL);
-    gs_result_scalar(&w, GS_KEY_TRAIN_WINDOWS, (double)p->n_train_windows, NULL);
-    gs_result_scalar(&w, GS_KEY_TEST_WINDOWS, (double)p->n_test_windows, NULL);
-    return gs_result_end(&w);
+    gs_result_scalar(w, GS_KEY_TRAIN_DOCUMENTS, (double)p->n_train_docs, NULL);
+    gs_result_scalar(w, GS_KEY_TEST_DOCUMENTS, (double)p->n_test_docs, NULL);
+    gs_result_scalar(w, GS_KEY_PROBE_HORIZON, p->horizon, p->rule);
+    gs_result_scalar(w, GS_KEY_PROBE_HORIZON_CENSORED, p->censored, NULL);
+    gs_result_scalar(w, GS_KEY_TRAIN_WINDOWS, (double)p->n_train_windows, NULL);
+    gs_result_scalar(w, GS_KEY_TEST_WINDOWS, (double)p->n_test_windows, NULL);
+    return gs_result_end(w);
 }
 
 void gs_probe_row_json(cJSON *j, const gs_analysis *a) {

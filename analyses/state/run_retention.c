@@ -110,16 +110,15 @@ int gs_retention_row_run(gs_analysis_ctx *c) {
     return 0;
 }
 
-int gs_retention_row_write(store *st, const gs_analysis *a, const gs_analyze_opts *o, const char *cv) {
+int gs_retention_row_write(gs_result_writer *w, const gs_analysis *a, const gs_analyze_opts *o) {
     char extra[192], decay[96] = ""; /* the site only when not GPN's mem.alpha: a GPN run's settings stay as they were */
     if (o->decay_site) snprintf(decay, sizeof decay, ",\"decay_site\":\"%s\"", o->decay_site);
     snprintf(extra, sizeof extra, "\"null_draws\":%d,\"boot\":%d%s", a->retention_opts.null_draws,
              a->retention_opts.boot, decay);
-    gs_result_writer w;
-    if (gs_result_begin(&w, st, a->run_id, gs_analysis_stored_name(GS_AN_RETENTION), o, extra, cv) != 0) return -1;
-    w.rc = gs_retention_write(st, w.id, &a->retention, &a->retention_opts);
-    if (w.rc == 0 && a->has_decay_init) w.rc = gs_decay_init_write(st, w.id, &a->decay_init, &a->retention);
-    return gs_result_end(&w);
+    if (gs_result_begin(w, gs_analysis_stored_name(GS_AN_RETENTION), o, extra) != 0) return -1;
+    gs_retention_write(w, &a->retention, &a->retention_opts);
+    if (a->has_decay_init) gs_decay_init_write(w, &a->decay_init, &a->retention);
+    return gs_result_end(w);
 }
 
 /* the n_lags x H curve as one array per head over the lags (NaN prints as null) */
