@@ -9,9 +9,9 @@
 #include "analyses/causal/ablation.h"
 #include "base/error.h"
 #include "cli/commands.h"
-#include "cli/options.h"
+#include "cli/run_command.h"
 
-static const char *help =
+static const char help[] =
     "usage: gpnscope ablate FILE --what WHAT [--run N] [--scope decode|carry] [--windows K]\n"
     "                       [--heads-at before-norm|after-norm] [--batch B] [--model M]\n"
     "                       [--controls N] [--seed S] [--device D] [--json]\n\n"
@@ -123,95 +123,110 @@ static cJSON *to_json(const gs_ablation *a) {
     return o;
 }
 
-int cmd_ablate(int argc, char **argv) {
-    gs_ablate_opts o;
-    gs_ablate_opts_default(&o);
-    o.code_version = GPNSCOPE_VERSION;
-    long long run = 0;
-    int json = 0, controls_given = 0;
-    const cli_opt opts[] = {
-        {CLI_STRING("what", &o.what)},
-        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
-        {CLI_STRING("scope", &o.scope)},
+typedef struct {
+    gs_ablate_opts opts;
+    int controls_given, each_head;
+    int n; /* ablations to run: 1, or each-head's heads */
+    cJSON *list; /* --json: every ablation's object */
+} ablate_state;
+
+static void ablate_options(run_call *call, cli_opt *rows) {
+    ablate_state *a = call->state;
+    gs_ablate_opts *o = &a->opts;
+    gs_ablate_opts_default(o);
+    o->code_version = GPNSCOPE_VERSION;
+    const cli_opt table[] = {
+        {CLI_STRING("what", &o->what)},
+        {CLI_INTEGER("run", &call->run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_STRING("scope", &o->scope)},
         /* the upper bound is the run's own count, checked once it is known */
-        {CLI_WINDOWS(&o.windows, 1, "a number of windows >= 1, or all")},
-        {CLI_INTEGER("batch", &o.batch, 1, 4096, "a batch between 1 and 4096")},
-        {CLI_STRING("model", &o.model_path)},
-        {CLI_INTEGER("seed", &o.seed, 0, INT64_MAX, "a non-negative integer")},
-        {CLI_FLAG("json", &json)},
-        {CLI_STRING("device", &o.device)},
-        {CLI_STRING("precision", &o.precision)},
-        {CLI_STRING("heads-at", &o.heads_at)},
-        {CLI_INTEGER("controls", &o.controls, 0, 64, "a number of draws from 0 to 64"), .seen = &controls_given},
+        {CLI_WINDOWS(&o->windows, 1, "a number of windows >= 1, or all")},
+        {CLI_INTEGER("batch", &o->batch, 1, 4096, "a batch between 1 and 4096")},
+        {CLI_STRING("model", &o->model_path)},
+        {CLI_INTEGER("seed", &o->seed, 0, INT64_MAX, "a non-negative integer")},
+        {CLI_FLAG("json", &call->json)},
+        {CLI_STRING("device", &o->device)},
+        {CLI_STRING("precision", &o->precision)},
+        {CLI_STRING("heads-at", &o->heads_at)},
+        {CLI_INTEGER("controls", &o->controls, 0, 64, "a number of draws from 0 to 64"), .seen = &a->controls_given},
         {0}};
-    int parsed = cli_parse_options(&(cli_command_opts){"ablate", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
-    const char *usage = cli_one_store_file(argc, optind);
-    if (usage || !o.what) {
-        fprintf(stderr, "gpnscope ablate: %s (see gpnscope ablate --help)\n", usage ? usage : "--what is required");
-        return 2;
-    }
-    const char *path = argv[optind];
-    if (strcmp(o.scope, "decode") && strcmp(o.scope, "carry")) {
-        fprintf(stderr, "gpnscope ablate: --scope %s: decode or carry\n", o.scope);
-        return 2;
-    }
-    if (strcmp(o.heads_at, "before-norm") && strcmp(o.heads_at, "after-norm")) {
-        fprintf(stderr, "gpnscope ablate: --heads-at %s: before-norm or after-norm\n", o.heads_at);
-        return 2;
-    }
-    store *st = store_open(path, STORE_WRITE);
-    if (!st) { fprintf(stderr, "gpnscope ablate: %s\n", gs_error()); return 1; }
-    store_lock *lock = NULL;
-    if (cli_pick_run("ablate", st, &run, &lock) != 0) { store_close(st); return 1; }
-    store_run_info ri;
-    if (store_run_get(st, run, &ri) != 0) {
-        fprintf(stderr, "gpnscope ablate: %s\n", gs_error());
-        store_close(st);
-        store_lock_release(lock);
-        return 1;
-    }
-    if (o.windows > 0 && ri.windows_done > 0 && o.windows > ri.windows_done) {
-        fprintf(stderr, "gpnscope ablate: --windows %lld: run %lld has %lld recorded windows (--windows all takes every one)\n",
-                (long long)o.windows, run, (long long)ri.windows_done);
-        store_close(st);
-        store_lock_release(lock);
-        return 2;
-    }
-    int rc = 0, each = !strcmp(o.what, "each-head");
-    if (each && !controls_given) o.controls = 0; /* the other heads are each head's comparison */
-    int n = 1;
-    if (each && (n = gs_ablation_heads(st, run)) < 0) {
-        fprintf(stderr, "gpnscope ablate: %s\n", gs_error());
-        store_close(st);
-        store_lock_release(lock);
-        return 1;
-    }
-    cJSON *list = json ? cJSON_CreateArray() : NULL;
-    for (int h = 0; h < n && rc == 0; h++) {
-        char what[64];
-        if (each) {
-            snprintf(what, sizeof what, "heads:%d", h);
-            o.what = what;
-        }
-        gs_ablation a;
-        if (gs_ablate(st, run, &o, &a)) {
-            fprintf(stderr, "gpnscope ablate: %s: %s\n", path, gs_error());
-            rc = 1;
-            break;
-        }
-        if (json) cJSON_AddItemToArray(list, to_json(&a));
-        else print_row(&a, h == 0);
-    }
-    if (json && rc == 0) {
-        cJSON *out = each ? list : cJSON_DetachItemFromArray(list, 0);
-        char *s = cJSON_PrintUnformatted(out);
-        puts(s);
-        free(s);
-        if (!each) cJSON_Delete(out);
-    }
-    cJSON_Delete(list);
-    store_close(st);
-    store_lock_release(lock);
-    return rc;
+    RUN_COMMAND_SET_ROWS(rows, table);
 }
+
+static int ablate_check(run_call *call) {
+    const gs_ablate_opts *o = &((ablate_state *)call->state)->opts;
+    if (!o->what) return run_usage(call, "--what is required");
+    if (strcmp(o->scope, "decode") && strcmp(o->scope, "carry")) {
+        fprintf(stderr, "gpnscope ablate: --scope %s: decode or carry\n", o->scope);
+        return 2;
+    }
+    if (strcmp(o->heads_at, "before-norm") && strcmp(o->heads_at, "after-norm")) {
+        fprintf(stderr, "gpnscope ablate: --heads-at %s: before-norm or after-norm\n", o->heads_at);
+        return 2;
+    }
+    return 0;
+}
+
+/* --windows against the run's count; each-head's heads */
+static int ablate_prepare(run_call *call) {
+    ablate_state *a = call->state;
+    store_run_info ri;
+    if (store_run_get(call->st, call->run, &ri) != 0) return run_error(call, 1);
+    if (a->opts.windows > 0 && ri.windows_done > 0 && a->opts.windows > ri.windows_done) {
+        fprintf(stderr, "gpnscope ablate: --windows %lld: run %lld has %lld recorded windows (--windows all takes every one)\n",
+                (long long)a->opts.windows, call->run, (long long)ri.windows_done);
+        return 2;
+    }
+    a->each_head = !strcmp(a->opts.what, "each-head");
+    if (a->each_head && !a->controls_given) a->opts.controls = 0; /* the other heads are each head's comparison */
+    a->n = 1;
+    if (a->each_head && (a->n = gs_ablation_heads(call->st, call->run)) < 0) return run_error(call, 1);
+    if (call->json && !(a->list = cJSON_CreateArray())) {
+        gs_fail("out of memory");
+        return run_error(call, 1);
+    }
+    return 0;
+}
+
+/* One ablation, or every head's one after another; the text rows are printed
+ * as each ends, so a long each-head sweep shows its heads as it goes. */
+static int ablate_run(run_call *call) {
+    ablate_state *a = call->state;
+    for (int h = 0; h < a->n; h++) {
+        char what[64];
+        if (a->each_head) {
+            snprintf(what, sizeof what, "heads:%d", h);
+            a->opts.what = what;
+        }
+        gs_ablation r;
+        if (gs_ablate(call->st, call->run, &a->opts, &r)) return -1;
+        if (call->json) cJSON_AddItemToArray(a->list, to_json(&r));
+        else print_row(&r, h == 0);
+    }
+    return 0;
+}
+
+static void ablate_json(const run_call *call) {
+    const ablate_state *a = call->state;
+    const cJSON *out = a->each_head ? a->list : cJSON_GetArrayItem(a->list, 0);
+    char *s = cJSON_PrintUnformatted(out);
+    puts(s);
+    free(s);
+}
+
+static void ablate_release(run_call *call) { cJSON_Delete(((ablate_state *)call->state)->list); }
+
+static const run_command ablate_command = {
+    .name = "ablate",
+    .help = help,
+    .state_size = sizeof(ablate_state),
+    .input = RUN_ON_STORE,
+    .options = ablate_options,
+    .check = ablate_check,
+    .prepare = ablate_prepare,
+    .run = ablate_run,
+    .print_json = ablate_json,
+    .release = ablate_release,
+};
+
+int cmd_ablate(int argc, char **argv) { return run_command_main(&ablate_command, argc, argv); }

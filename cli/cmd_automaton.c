@@ -13,13 +13,12 @@
 #include "analyses/automaton/state_geometry.h"
 #include "base/error.h"
 #include "cli/commands.h"
-#include "cli/options.h"
-#include "cli/progress.h"
+#include "cli/run_command.h"
 #include "engine/model.h"
 #include "plots/automaton_plots.h"
 #include "store/automaton.h"
 
-static const char *help =
+static const char help[] =
     "usage: gpnscope automaton MODEL --task NAME [--strings N] [--max-length L] [--train-length T]\n"
     "                          [--seed S] [--points P] [--auto-points A] [--geometry-points G]\n"
     "                          [--db F] [--plot DIR] [--json]\n"
@@ -183,137 +182,180 @@ static cJSON *cells_json(const gs_automaton_result *r, const gs_task *task) {
     return all;
 }
 
-static int store_result(const char *path, const gpn_model *m, const char *reference, const gs_automaton_opts *o,
-                        const gs_automaton_result *r, const store_automaton_geometry *geo, int n_geo, int geo_points,
-                        int64_t *id) {
-    store *st = store_open(path, STORE_WRITE | STORE_CREATE);
-    if (!st) return -1;
+typedef struct {
+    const char *task_name, *plot, *reference;
+    int geo_points;
+    gs_automaton_opts opts;
+    gpn_model *model; /* NULL for a --reference */
+    gs_monoid *monoid;
+    gs_ldru_nodes ldru;
+    gs_random_nodes random;
+    gs_node_source source;
+    gs_automaton_result result;
+    gs_state_geometry sg;
+    geometry_sets sets;
+    store_automaton_geometry geo[4];
+    int n_geo;
+    int64_t experiment; /* stored as; 0: not stored */
+} automaton_state;
+
+static int store_result(run_call *call) {
+    automaton_state *s = call->state;
+    if (!call->out) return 0;
+    const gpn_model *m = s->model;
+    const gs_automaton_opts *o = &s->opts;
+    const gs_automaton_result *r = &s->result;
     store_automaton_experiment e = {0};
-    snprintf(e.model_path, sizeof e.model_path, "%s", m ? m->path : reference);
+    snprintf(e.model_path, sizeof e.model_path, "%s", m ? m->path : s->reference);
     snprintf(e.model_sha256, sizeof e.model_sha256, "%s", m ? m->hash : "");
     snprintf(e.task, sizeof e.task, "%s", o->task->name);
     snprintf(e.code_version, sizeof e.code_version, "%s", GPNSCOPE_VERSION);
     snprintf(e.settings, sizeof e.settings,
              "{\"strings\": %d, \"max_length\": %d, \"train_length\": %d, \"seed\": %llu, \"points\": %d, "
              "\"auto_points\": %d, \"geometry_points\": %d%s%s%s}",
-             o->n_strings, o->max_length, o->train_length, (unsigned long long)o->seed, o->max_points, o->auto_points, geo_points,
-             m ? "" : ", \"reference\": \"", m ? "" : reference, m ? "" : "\"");
+             o->n_strings, o->max_length, o->train_length, (unsigned long long)o->seed, o->max_points, o->auto_points,
+             s->geo_points, m ? "" : ", \"reference\": \"", m ? "" : s->reference, m ? "" : "\"");
     e.monoid_size = r->monoid_size;
     e.dfa_states = r->dfa_states;
     e.n_strings = r->n_strings;
     e.n_nodes = r->n_nodes;
-    e.geometry = geo;
-    e.n_geometry = n_geo;
-    *id = store_put_automaton(st, &e, r->cells, r->n_cells);
-    store_close(st);
-    return *id < 0 ? -1 : 0;
+    e.geometry = s->geo;
+    e.n_geometry = s->n_geo;
+    s->experiment = store_put_automaton(call->out, &e, r->cells, r->n_cells);
+    return s->experiment < 0 ? -1 : 0;
 }
 
-int cmd_automaton(int argc, char **argv) {
-    const char *task_name = NULL, *db = NULL, *plot = NULL, *reference = NULL;
-    int json = 0, geo_points = 4096;
-    gs_automaton_opts o;
-    gs_automaton_opts_default(&o);
-    const cli_opt opts[] = {
-        {CLI_STRING("task", &task_name)},
-        {CLI_INTEGER("strings", &o.n_strings, 1, 1000000, "a count in 1..1000000")},
-        {CLI_INTEGER("max-length", &o.max_length, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000")},
-        {CLI_INTEGER("train-length", &o.train_length, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000")},
-        {CLI_INTEGER("seed", &o.seed, 0, 9007199254740992LL, "a seed >= 0")},
-        {CLI_INTEGER("points", &o.max_points, 2, 100000, "a count in 2..100000")},
-        {CLI_INTEGER("auto-points", &o.auto_points, 2, 5000, "a count in 2..5000")},
-        {CLI_STRING("db", &db)},
-        {CLI_STRING("plot", &plot)},
-        {CLI_FLAG("json", &json)},
-        {CLI_STRING("reference", &reference)},
-        {CLI_INTEGER("geometry-points", &geo_points, 0, 1000000, "a count in 0..1000000")},
+static void automaton_options(run_call *call, cli_opt *rows) {
+    automaton_state *s = call->state;
+    gs_automaton_opts *o = &s->opts;
+    gs_automaton_opts_default(o);
+    s->geo_points = 4096;
+    const cli_opt table[] = {
+        {CLI_STRING("task", &s->task_name)},
+        {CLI_INTEGER("strings", &o->n_strings, 1, 1000000, "a count in 1..1000000")},
+        {CLI_INTEGER("max-length", &o->max_length, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000")},
+        {CLI_INTEGER("train-length", &o->train_length, 1, GS_TASK_MAX_LENGTH, "a length in 1..1000")},
+        {CLI_INTEGER("seed", &o->seed, 0, 9007199254740992LL, "a seed >= 0")},
+        {CLI_INTEGER("points", &o->max_points, 2, 100000, "a count in 2..100000")},
+        {CLI_INTEGER("auto-points", &o->auto_points, 2, 5000, "a count in 2..5000")},
+        {CLI_STRING("db", &call->out_path)},
+        {CLI_STRING("plot", &s->plot)},
+        {CLI_FLAG("json", &call->json)},
+        {CLI_STRING("reference", &s->reference)},
+        {CLI_INTEGER("geometry-points", &s->geo_points, 0, 1000000, "a count in 0..1000000")},
         {0}};
-    int parsed = cli_parse_options(&(cli_command_opts){"automaton", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
-    int n_models = argc - optind;
-    if ((reference ? n_models != 0 : n_models != 1) || !task_name) {
-        fprintf(stderr, "gpnscope automaton: %s (see gpnscope automaton --help)\n",
-                !task_name ? "--task is required"
-                : reference ? "give either MODEL or --reference, not both"
-                            : n_models ? "give one MODEL" : "give a MODEL (or --reference exact|random)");
+    RUN_COMMAND_SET_ROWS(rows, table);
+}
+
+static int automaton_check(run_call *call) {
+    automaton_state *s = call->state;
+    int n_models = call->n_args;
+    if ((s->reference ? n_models != 0 : n_models != 1) || !s->task_name)
+        return run_usage(call, !s->task_name ? "--task is required"
+                               : s->reference ? "give either MODEL or --reference, not both"
+                               : n_models     ? "give one MODEL"
+                                              : "give a MODEL (or --reference exact|random)");
+    if (s->reference && strcmp(s->reference, "exact") && strcmp(s->reference, "random")) {
+        fprintf(stderr, "gpnscope automaton: --reference %s: exact or random\n", s->reference);
         return 2;
     }
-    if (reference && strcmp(reference, "exact") && strcmp(reference, "random")) {
-        fprintf(stderr, "gpnscope automaton: --reference %s: exact or random\n", reference);
-        return 2;
-    }
-    if (plot && !db) {
+    if (s->plot && !call->out_path) {
         fprintf(stderr, "gpnscope automaton: --plot draws from the stored experiment: give --db too\n");
         return 2;
     }
-    if (!(o.task = gs_task_find(task_name))) {
-        fprintf(stderr, "gpnscope automaton: %s\n", gs_error());
-        return 2;
-    }
-    int rc = 1;
-    gpn_model *m = NULL;
-    gs_monoid *monoid = NULL;
-    gs_ldru_nodes ldru;
-    gs_random_nodes random = {.state = o.seed ^ 0xa5a5a5a5ull, .width = 32};
-    gs_node_source src;
-    gs_automaton_result r = {0};
-    gs_state_geometry sg = {0};
-    geometry_sets sets = {0};
-    store_automaton_geometry geo[4];
-    int n_geo = 0;
-    if (reference && !strcmp(reference, "exact")) {
-        gs_dfa dfa;
-        gs_task_dfa(o.task, &dfa);
-        if (!(monoid = gs_monoid_build(&dfa, GS_MONOID_DEFAULT_MAX))) goto fail;
-        src = gs_node_source_exact(monoid);
-    } else if (reference) {
-        src = gs_node_source_random(&random);
-    } else if (!(m = gpn_model_load(argv[optind])) || gs_node_source_ldru(m, o.task, &ldru, &src)) {
-        goto fail;
-    }
-    if (geo_points > 0 && gs_state_geometry_wrap(&sg, &src, m, o.train_length, geo_points, o.seed, &src)) goto fail;
-    progress pg;
-    progress_start(&pg, "automaton", "strings", o.n_strings);
-    o.progress = progress_callback;
-    o.progress_ctx = &pg;
-    int ar = gs_automaton_run(&src, &o, &r);
-    progress_end(&pg, r.n_strings);
-    if (ar || (geo_points > 0 && measure_sets(&sg, o.seed, &sets))) goto fail;
-    if (geo_points > 0) n_geo = geometry_rows(&sets, &sg, geo);
-    int64_t id = 0;
-    if (db && store_result(db, m, reference, &o, &r, geo, n_geo, geo_points, &id)) goto fail;
-    if (json) {
-        cJSON *all = cells_json(&r, o.task);
-        if (geo_points > 0) geometry_json(all, &sets, &sg);
-        if (id > 0) cJSON_AddNumberToObject(all, "experiment_id", (double)id);
-        char *s = cJSON_PrintUnformatted(all);
-        puts(s);
-        free(s);
-        cJSON_Delete(all);
-    } else {
-        print_table(&r, o.task, o.train_length);
-        if (geo_points > 0) print_geometry(&sets, &sg);
-        if (id > 0) printf("\nstored as automaton experiment %lld in %s (tables automaton_experiments, automaton_cells)\n",
-                           (long long)id, db);
-    }
-    if (plot) {
-        store *st = store_open(db, 0);
-        char made[4096];
-        int pr = st ? gs_plot_automaton(st, id, plot, made, sizeof made) : -1;
-        store_close(st);
-        if (pr) goto fail;
-        if (!json) printf("%s\n", made);
-    }
-    rc = 0;
-    goto done;
-fail:
-    fprintf(stderr, "gpnscope automaton: %s\n", gs_error());
-done:
-    gs_automaton_result_free(&r);
-    for (int w = 0; w < 2; w++)
-        for (int in = 0; in < 2; in++) gs_geometry_free(&sets.g[w][in]);
-    gs_state_geometry_free(&sg);
-    gs_monoid_free(monoid);
-    gpn_model_free(m);
-    return rc;
+    return (s->opts.task = gs_task_find(s->task_name)) ? 0 : run_error(call, 2);
 }
+
+/* the node source: the exact monoid, random vectors, or a tree model's LDRU nodes, with the state geometry's sample */
+static int automaton_prepare(run_call *call) {
+    automaton_state *s = call->state;
+    s->random = (gs_random_nodes){.state = s->opts.seed ^ 0xa5a5a5a5ull, .width = 32};
+    if (s->reference && !strcmp(s->reference, "exact")) {
+        gs_dfa dfa;
+        gs_task_dfa(s->opts.task, &dfa);
+        if (!(s->monoid = gs_monoid_build(&dfa, GS_MONOID_DEFAULT_MAX))) return run_error(call, 1);
+        s->source = gs_node_source_exact(s->monoid);
+    } else if (s->reference) {
+        s->source = gs_node_source_random(&s->random);
+    } else if (!(s->model = gpn_model_load(call->args[0])) ||
+               gs_node_source_ldru(s->model, s->opts.task, &s->ldru, &s->source)) {
+        return run_error(call, 1);
+    }
+    if (s->geo_points > 0 && gs_state_geometry_wrap(&s->sg, &s->source, s->model, s->opts.train_length, s->geo_points,
+                                                    s->opts.seed, &s->source))
+        return run_error(call, 1);
+    return 0;
+}
+
+static int64_t automaton_planned(const run_call *call) { return ((const automaton_state *)call->state)->opts.n_strings; }
+static int64_t automaton_done(const run_call *call) { return ((const automaton_state *)call->state)->result.n_strings; }
+
+static int automaton_run(run_call *call) {
+    automaton_state *s = call->state;
+    s->opts.progress = progress_callback;
+    s->opts.progress_ctx = &call->bar;
+    if (gs_automaton_run(&s->source, &s->opts, &s->result)) return -1;
+    if (s->geo_points > 0 && measure_sets(&s->sg, s->opts.seed, &s->sets)) return -1;
+    if (s->geo_points > 0) s->n_geo = geometry_rows(&s->sets, &s->sg, s->geo);
+    return 0;
+}
+
+static void automaton_json(const run_call *call) {
+    const automaton_state *s = call->state;
+    cJSON *all = cells_json(&s->result, s->opts.task);
+    if (s->geo_points > 0) geometry_json(all, &s->sets, &s->sg);
+    if (s->experiment > 0) cJSON_AddNumberToObject(all, "experiment_id", (double)s->experiment);
+    char *text = cJSON_PrintUnformatted(all);
+    puts(text);
+    free(text);
+    cJSON_Delete(all);
+}
+
+static void automaton_text(const run_call *call) {
+    const automaton_state *s = call->state;
+    print_table(&s->result, s->opts.task, s->opts.train_length);
+    if (s->geo_points > 0) print_geometry(&s->sets, &s->sg);
+    if (s->experiment > 0)
+        printf("\nstored as automaton experiment %lld in %s (tables automaton_experiments, automaton_cells)\n",
+               (long long)s->experiment, call->out_path);
+}
+
+static int automaton_draw(run_call *call) {
+    const automaton_state *s = call->state;
+    if (!s->plot) return 0;
+    char made[4096];
+    if (gs_plot_automaton(call->out, s->experiment, s->plot, made, sizeof made)) return -1;
+    if (!call->json) printf("%s\n", made);
+    return 0;
+}
+
+static void automaton_release(run_call *call) {
+    automaton_state *s = call->state;
+    gs_automaton_result_free(&s->result);
+    for (int w = 0; w < 2; w++)
+        for (int in = 0; in < 2; in++) gs_geometry_free(&s->sets.g[w][in]);
+    gs_state_geometry_free(&s->sg);
+    gs_monoid_free(s->monoid);
+    gpn_model_free(s->model);
+}
+
+static const run_command automaton_command = {
+    .name = "automaton",
+    .help = help,
+    .state_size = sizeof(automaton_state),
+    .input = RUN_ON_ARGS,
+    .options = automaton_options,
+    .check = automaton_check,
+    .prepare = automaton_prepare,
+    .progress_unit = "strings",
+    .planned = automaton_planned,
+    .run = automaton_run,
+    .done = automaton_done,
+    .write = store_result,
+    .print_json = automaton_json,
+    .print_text = automaton_text,
+    .draw = automaton_draw,
+    .release = automaton_release,
+};
+
+int cmd_automaton(int argc, char **argv) { return run_command_main(&automaton_command, argc, argv); }

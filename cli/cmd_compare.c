@@ -13,11 +13,11 @@
 #include "base/inputs.h"
 #include "base/tmpfiles.h"
 #include "cli/commands.h"
-#include "cli/options.h"
+#include "cli/run_command.h"
 #include "notebooks-export/compare_notebook.h"
 #include "plots/compare_plots.h"
 
-static const char *help =
+static const char help[] =
     "usage: gpnscope compare STORE[:RUN[:SITE]] ... [--sites LIST] [--out DIR] [--json]\n"
     "                        [--allow-different-windows] [--boot N] [--seed N] [--max-states N]\n"
     "                        [--format png,svg,pdf] [--no-render] [--quiet]\n\n"
@@ -74,69 +74,105 @@ static void say_progress(void *ctx, int row, int n_rows, const char *label) {
     fprintf(stderr, "compare: row %d of %d: %s\n", row + 1, n_rows, label);
 }
 
-static int fail(const char *what) {
-    fprintf(stderr, "gpnscope compare: %s\n", what);
-    return 1;
-}
+typedef struct {
+    cli_compare_request q;
+    FILE *out;       /* where the table goes */
+    gs_compare c;
+    int measured;    /* c holds a comparison */
+    char *json_text; /* --json: the table as JSON */
+} compare_state;
 
-static int write_outputs(const cli_compare_request *q, const gs_compare *c, FILE *out) {
+/* compare.json, the figures, the report and the notebook under --out:
+ * 0, or -1 with gs_error() */
+static int write_outputs(const compare_state *s, int json) {
+    const cli_compare_request *q = &s->q;
     char path[4200];
-    if (gs_mkdir_p(q->out_dir) != 0) return fail(gs_error());
+    if (gs_mkdir_p(q->out_dir) != 0) return -1;
     gs_remove_stale_tmp(q->out_dir);
-    char *json = gs_compare_json(c, 1);
-    if (!json) return fail(gs_error());
+    char *text = gs_compare_json(&s->c, 1);
+    if (!text) return -1;
     snprintf(path, sizeof path, "%s/compare.json", q->out_dir);
-    int rc = gs_write_atomic(path, json);
+    int rc = gs_write_atomic(path, text);
     gs_plot_result r;
-    if (rc == 0) rc = gs_plot_compare(q->out_dir, json, &q->plot, &r);
-    free(json);
-    if (rc != 0) return fail(gs_error());
+    if (rc == 0) rc = gs_plot_compare(q->out_dir, text, &q->plot, &r);
+    free(text);
+    if (rc != 0) return -1;
     snprintf(path, sizeof path, "%s/compare.ipynb", q->out_dir);
-    if (gs_notebook_compare(path, "compare.json") != 0) return fail(gs_error());
-    if (q->json) return 0; /* stdout holds the JSON only */
-    fprintf(out, "\nwrote %s/compare.json, %d figure%s (%s), %s/report.md, %s/report.html, %s/compare.ipynb\n",
+    if (gs_notebook_compare(path, "compare.json") != 0) return -1;
+    if (json) return 0; /* stdout holds the JSON only */
+    fprintf(s->out, "\nwrote %s/compare.json, %d figure%s (%s), %s/report.md, %s/report.html, %s/compare.ipynb\n",
             q->out_dir, r.n_figures, r.n_figures == 1 ? "" : "s",
             !q->plot.render ? "not rendered: --no-render" : r.gnuplot_found ? "rendered" : "gnuplot not found: not rendered",
             q->out_dir, q->out_dir, q->out_dir);
-    if (r.notes[0]) fprintf(out, "notes:\n%s", r.notes);
+    if (r.notes[0]) fprintf(s->out, "notes:\n%s", r.notes);
     return 0;
 }
 
-int cli_compare_run(const cli_compare_request *q, FILE *out) {
-    gs_compare_operand *ops = calloc((size_t)(q->n_operands > 0 ? q->n_operands : 1), sizeof *ops);
-    if (!ops) return fail("out of memory");
-    for (int i = 0; i < q->n_operands; i++)
-        if (gs_compare_parse_operand(q->operands[i], &ops[i]) != 0) { free(ops); return fail(gs_error()); }
-    /* the outputs checked against the stores before any work (base/inputs.h) */
+/* the outputs checked against the stores before any work (base/inputs.h) */
+static int check_outputs(const cli_compare_request *q, const gs_compare_operand *ops) {
     static const char *const outputs[] = {"compare.json", "compare.json.tmp", "compare.ipynb", "compare.ipynb.tmp"};
     for (int i = 0; q->out_dir && i < q->n_operands; i++)
         for (int k = 0; k < 3; k++) {
             char side[4200];
             snprintf(side, sizeof side, "%s%s", ops[i].store_path, k == 0 ? "" : k == 1 ? "-wal" : "-shm");
-            if (gs_input_add(side)) { free(ops); return fail(gs_error()); }
+            if (gs_input_add(side)) return -1;
         }
     for (size_t k = 0; q->out_dir && k < sizeof outputs / sizeof *outputs; k++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", q->out_dir, outputs[k]);
-        if (gs_output_check(path)) { free(ops); return fail(gs_error()); }
+        if (gs_output_check(path)) return -1;
     }
+    return 0;
+}
+
+static int compare_check(run_call *call) {
+    compare_state *s = call->state;
+    if (call->n_args < 1) {
+        fprintf(stderr, "gpnscope compare: no run given (want STORE[:RUN[:SITE]] ...; see gpnscope compare --help)\n");
+        return 2;
+    }
+    s->q.operands = (const char *const *)call->args;
+    s->q.n_operands = call->n_args;
+    return 0;
+}
+
+static int compare_measure(run_call *call) {
+    compare_state *s = call->state;
+    const cli_compare_request *q = &s->q;
+    gs_compare_operand *ops = calloc((size_t)q->n_operands, sizeof *ops);
+    if (!ops) return gs_fail("out of memory");
+    int rc = 0;
+    for (int i = 0; i < q->n_operands && !rc; i++) rc = gs_compare_parse_operand(q->operands[i], &ops[i]);
+    if (!rc) rc = check_outputs(q, ops);
     gs_compare_opts o = q->compare;
     if (!q->quiet) o.progress = say_progress;
-    gs_compare c;
-    int rc = gs_compare_run(ops, q->n_operands, &o, &c);
+    if (!rc) rc = gs_compare_run(ops, q->n_operands, &o, &s->c);
     free(ops);
-    if (rc != 0) return fail(gs_error());
-    if (q->json) {
-        char *text = gs_compare_json(&c, 0);
-        if (!text) { gs_compare_free(&c); return fail(gs_error()); }
-        fprintf(out, "%s\n", text);
-        free(text);
-    } else {
-        gs_compare_print(out, &c);
-    }
-    rc = q->out_dir ? write_outputs(q, &c, out) : 0;
-    gs_compare_free(&c);
-    return rc;
+    if (rc) return -1;
+    s->measured = 1;
+    if (call->json && !(s->json_text = gs_compare_json(&s->c, 0))) return -1;
+    return 0;
+}
+
+static void compare_json(const run_call *call) {
+    const compare_state *s = call->state;
+    fprintf(s->out, "%s\n", s->json_text);
+}
+
+static void compare_text(const run_call *call) {
+    compare_state *s = call->state;
+    gs_compare_print(s->out, &s->c);
+}
+
+static int compare_draw(run_call *call) {
+    const compare_state *s = call->state;
+    return s->q.out_dir ? write_outputs(s, call->json) : 0;
+}
+
+static void compare_release(run_call *call) {
+    compare_state *s = call->state;
+    if (s->measured) gs_compare_free(&s->c);
+    free(s->json_text);
 }
 
 /* --boot: 0 (no intervals) or 2..100000 resamples, one being no bootstrap */
@@ -152,30 +188,46 @@ static int boot_option(const char *cmd, const char *value, void *boot) {
     return 0;
 }
 
-int cmd_compare(int argc, char **argv) {
-    cli_compare_request q;
-    cli_compare_request_default(&q);
+static void compare_options(run_call *call, cli_opt *rows) {
+    compare_state *s = call->state;
+    cli_compare_request *q = &s->q;
+    cli_compare_request_default(q);
+    s->out = stdout;
     static const char *const positions[] = {"training", "all", NULL};
-    const cli_opt opts[] = {
-        {CLI_STRING("sites", &q.compare.sites)},
-        {CLI_STRING("out", &q.out_dir), .short_name = 'o'},
-        {CLI_FLAG("json", &q.json)},
-        {CLI_FLAG("allow-different-windows", &q.compare.allow_different_windows)},
-        {CLI_CALL("boot", boot_option, &q.compare.boot)},
-        {CLI_INTEGER("seed", &q.compare.seed, 0, INT64_MAX, "a seed >= 0")},
-        {CLI_INTEGER("max-states", &q.compare.max_states, 0, INT64_MAX, "a count >= 0")},
-        {CLI_CHOICE("positions", &q.compare.all_positions, positions, "'training' or 'all'")},
-        {CLI_LIST("format", &q.plot.formats, gs_plot_parse_formats, "")},
-        {CLI_CLEAR("no-render", &q.plot.render)},
-        {CLI_FLAG("quiet", &q.quiet)},
+    const cli_opt table[] = {
+        {CLI_STRING("sites", &q->compare.sites)},
+        {CLI_STRING("out", &q->out_dir), .short_name = 'o'},
+        {CLI_FLAG("json", &call->json)},
+        {CLI_FLAG("allow-different-windows", &q->compare.allow_different_windows)},
+        {CLI_CALL("boot", boot_option, &q->compare.boot)},
+        {CLI_INTEGER("seed", &q->compare.seed, 0, INT64_MAX, "a seed >= 0")},
+        {CLI_INTEGER("max-states", &q->compare.max_states, 0, INT64_MAX, "a count >= 0")},
+        {CLI_CHOICE("positions", &q->compare.all_positions, positions, "'training' or 'all'")},
+        {CLI_LIST("format", &q->plot.formats, gs_plot_parse_formats, "")},
+        {CLI_CLEAR("no-render", &q->plot.render)},
+        {CLI_FLAG("quiet", &q->quiet)},
         {0}};
-    int parsed = cli_parse_options(&(cli_command_opts){"compare", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
-    if (optind >= argc) {
-        fprintf(stderr, "gpnscope compare: no run given (want STORE[:RUN[:SITE]] ...; see gpnscope compare --help)\n");
-        return 2;
-    }
-    q.operands = (const char *const *)(argv + optind);
-    q.n_operands = argc - optind;
-    return cli_compare_run(&q, stdout);
+    RUN_COMMAND_SET_ROWS(rows, table);
 }
+
+static const run_command compare_command = {
+    .name = "compare",
+    .help = help,
+    .state_size = sizeof(compare_state),
+    .input = RUN_ON_ARGS,
+    .options = compare_options,
+    .check = compare_check,
+    .run = compare_measure,
+    .print_json = compare_json,
+    .print_text = compare_text,
+    .draw = compare_draw,
+    .release = compare_release,
+};
+
+int cli_compare_run(const cli_compare_request *q, FILE *out) {
+    compare_state s = {.q = *q, .out = out};
+    run_call call = {.state = &s, .args = (char **)q->operands, .n_args = q->n_operands, .json = q->json};
+    return run_command_call(&compare_command, &call);
+}
+
+int cmd_compare(int argc, char **argv) { return run_command_main(&compare_command, argc, argv); }

@@ -10,11 +10,11 @@
 #include "engine/arch/family.h"
 #include "cli/causal_cli.h"
 #include "cli/commands.h"
-#include "cli/options.h"
+#include "cli/run_command.h"
 #include "plots/causal_plots.h"
 #include "store/experiments.h"
 
-static const char *help =
+static const char help[] =
     "usage: gpnscope lens MODEL (--text TEXT | --tokens IDS) [--sites LIST] [--top K]\n"
     "                     [--tokenizer T] [--store OUT.db] [--plot DIR] [--json]\n\n"
     "The logit lens over a window: run the tokens from the zero state and decode each\n"
@@ -57,17 +57,23 @@ static int parse_ids(const char *list, int V, int32_t **out) {
     return k;
 }
 
-static int parse_sites(const char *list, char (**out)[GS_LENS_SITE_NAME]) {
+/* --sites LIST, each parsed once into the reference the lens captures: the
+ * count, -1 for a list that does not split, -2 for a site the lens cannot
+ * decode (gs_error() both) */
+static int parse_sites(const gpn_model *m, const char *list, probe_site_ref **out) {
     int n = 1;
     for (const char *p = list; *p; p++) n += *p == ',';
-    char (*v)[GS_LENS_SITE_NAME] = calloc((size_t)n, sizeof *v);
+    probe_site_ref *v = calloc((size_t)n, sizeof *v);
     if (!v) return gs_fail("out of memory");
     int k = 0;
     for (const char *p = list; *p;) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == 0 || len >= GS_LENS_SITE_NAME) { free(v); return gs_fail("--sites %s: site names separated by commas", list); }
-        memcpy(v[k++], p, len);
+        char name[GS_LENS_SITE_NAME];
+        if (len == 0 || len >= sizeof name) { free(v); return gs_fail("--sites %s: site names separated by commas", list); }
+        memcpy(name, p, len);
+        name[len] = 0;
+        if (gs_lens_site(m, name, &v[k++])) { free(v); return -2; }
         p += len + (e ? 1 : 0);
     }
     *out = v;
@@ -81,121 +87,177 @@ static const char *piece_of(const gpn_tokenizer *tok, int32_t id, char *buf, siz
     return buf;
 }
 
-int cmd_lens(int argc, char **argv) {
-    const char *text = NULL, *ids_list = NULL, *sites_list = NULL, *tok_path = NULL, *out = NULL, *plot = NULL;
-    long long top = 5;
-    int json = 0;
-    const cli_opt opts[] = {
-        {CLI_STRING("text", &text)},           {CLI_STRING("tokens", &ids_list)}, {CLI_STRING("sites", &sites_list)},
-        {CLI_INTEGER("top", &top, 1, 100, "a number of tokens from 1 to 100")},
-        {CLI_STRING("tokenizer", &tok_path)}, {CLI_STRING("store", &out)},      {CLI_FLAG("json", &json)},
-        {CLI_STRING("plot", &plot)},           {0}};
-    int parsed = cli_parse_options(&(cli_command_opts){"lens", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
-    if (argc - optind != 1 || !text == !ids_list) {
-        fprintf(stderr, "gpnscope lens: %s (see gpnscope lens --help)\n",
-                argc - optind != 1 ? "give one MODEL" : "give --text or --tokens, one of them");
-        return 2;
-    }
-    if (plot && !out) {
+typedef struct {
+    const char *text, *ids_list, *sites_list, *tok_path, *plot;
+    long long top;
+    int T, n_sites;
+    int32_t *tokens;
+    probe_site_ref *sites;
+    gpn_tokenizer *tok;
+    gs_lens_result result;
+    int64_t experiment; /* stored as; 0: not stored */
+} lens_state;
+
+static void lens_options(run_call *call, cli_opt *rows) {
+    lens_state *s = call->state;
+    s->top = 5;
+    const cli_opt table[] = {
+        {CLI_STRING("text", &s->text)},           {CLI_STRING("tokens", &s->ids_list)},
+        {CLI_STRING("sites", &s->sites_list)},
+        {CLI_INTEGER("top", &s->top, 1, 100, "a number of tokens from 1 to 100")},
+        {CLI_STRING("tokenizer", &s->tok_path)}, {CLI_STRING("store", &call->out_path)},
+        {CLI_FLAG("json", &call->json)},          {CLI_STRING("plot", &s->plot)},
+        {0}};
+    RUN_COMMAND_SET_ROWS(rows, table);
+}
+
+static int lens_check(run_call *call) {
+    const lens_state *s = call->state;
+    if (call->n_args != 1 || !s->text == !s->ids_list)
+        return run_usage(call, call->n_args != 1 ? "give one MODEL" : "give --text or --tokens, one of them");
+    if (s->plot && !call->out_path) {
         fprintf(stderr, "gpnscope lens: --plot draws from the stored lens: give --store too\n");
         return 2;
     }
-    int rc = 1, failed, T = 0, n_sites = 0;
-    int32_t *tokens = NULL;
-    char (*sites)[GS_LENS_SITE_NAME] = NULL;
-    gs_lens_result r = {0};
-    store *st = NULL;
-    gpn_model *m = gpn_model_load(argv[optind]);
-    gpn_tokenizer *tok = NULL;
-    if (m && gs_family_require_lm(&m->cfg, argv[optind], "lens")) gpn_model_free(m), m = NULL;
-    if (!m) { fprintf(stderr, "gpnscope lens: %s\n", gs_error()); return 1; }
-    tok = causal_tokenizer("lens", tok_path, m, text != NULL, &failed);
-    if (failed) goto done;
-    if (text) {
-        size_t n;
-        if (tokenizer_encode(tok, text, strlen(text), &tokens, &n)) { fprintf(stderr, "gpnscope lens: %s\n", gs_error()); goto done; }
-        T = (int)n;
-        if (T == 0) { fprintf(stderr, "gpnscope lens: --text has no tokens\n"); rc = 2; goto done; }
-    } else if ((T = parse_ids(ids_list, m->cfg.V, &tokens)) < 0) {
-        fprintf(stderr, "gpnscope lens: %s\n", gs_error());
-        rc = 2;
-        goto done;
-    }
-    n_sites = sites_list ? parse_sites(sites_list, &sites) : gs_lens_default_sites(m, &sites);
-    if (n_sites < 0) { fprintf(stderr, "gpnscope lens: %s\n", gs_error()); rc = 2; goto done; }
-    if (gs_lens_run(m, tokens, T, sites, n_sites, (int)top, &r)) { fprintf(stderr, "gpnscope lens: %s\n", gs_error()); goto done; }
-    int64_t exp = 0;
-    char buf[32];
-    if (out) {
-        if (!(st = causal_store("lens", out))) goto done;
-        char settings[64];
-        snprintf(settings, sizeof settings, "{\"top\": %d, \"tokens\": %d}", r.k, T);
-        exp = store_causal_begin(st, "lens", m->path, m->hash, NULL, settings, GPNSCOPE_VERSION);
-        int wr = exp < 0;
-        for (int i = 0; i < r.n_sites && !wr; i++)
-            for (int t = 0; t < T && !wr; t++)
-                for (int j = 0; j < r.k && !wr; j++) {
-                    size_t at = ((size_t)i * T + t) * r.k + j;
-                    wr = store_put_lens(st, exp, r.sites[i], t, j, r.ids[at], r.logits[at], tok ? tokenizer_piece(tok, r.ids[at]) : NULL);
-                }
-        if (!wr) wr = store_causal_commit(st);
-        if (wr) { store_causal_rollback(st); fprintf(stderr, "gpnscope lens: %s\n", gs_error()); goto done; }
-    }
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "tokens", cJSON_CreateIntArray((const int *)tokens, T));
-        cJSON *ss = cJSON_AddObjectToObject(o, "sites");
-        for (int i = 0; i < r.n_sites; i++) {
-            cJSON *ids = cJSON_CreateArray(), *lg = cJSON_CreateArray(), *x = cJSON_AddObjectToObject(ss, r.sites[i]);
-            for (int t = 0; t < T; t++) {
-                size_t at = ((size_t)i * T + t) * r.k;
-                cJSON_AddItemToArray(ids, cJSON_CreateIntArray((const int *)r.ids + at, r.k));
-                cJSON_AddItemToArray(lg, cJSON_CreateFloatArray(r.logits + at, r.k));
-            }
-            cJSON_AddItemToObject(x, "ids", ids);
-            cJSON_AddItemToObject(x, "logits", lg);
-        }
-        if (exp > 0) cJSON_AddNumberToObject(o, "experiment_id", (double)exp);
-        char *s = cJSON_PrintUnformatted(o);
-        puts(s);
-        free(s);
-        cJSON_Delete(o);
-    } else {
-        printf("row t: the step that read token t (shown after t); state.pred there is the prediction of token t "
-               "itself, a residual stream's decode the prediction of token t + 1\n");
-        for (int i = 0; i < r.n_sites; i++) {
-            printf("\n%s: top %d of its decode per position\n", r.sites[i], r.k);
-            for (int t = 0; t < T; t++) {
-                printf("%5d %-14s", t, piece_of(tok, tokens[t], buf, sizeof buf));
-                size_t at0 = ((size_t)i * T + t) * r.k;
-                /* every logit equal (GPN's zero state at position 0): no ranking to print */
-                if (r.k > 1 && r.logits[at0] == r.logits[at0 + r.k - 1]) {
-                    printf("  (every top-%d logit is %.2f: a tie, no prediction%s)\n", r.k, r.logits[at0],
-                           r.logits[at0] == 0 ? "; the zero state" : "");
-                    continue;
-                }
-                for (int j = 0; j < r.k; j++) {
-                    size_t at = at0 + j;
-                    printf("  %s %.2f", piece_of(tok, r.ids[at], buf, sizeof buf), r.logits[at]);
-                }
-                printf("\n");
-            }
-        }
-        if (exp > 0) printf("stored as experiment %lld in %s (table lens_tokens)\n", (long long)exp, out);
-    }
-    if (plot) {
-        char made[4096];
-        if (gs_plot_lens(st, exp, plot, made, sizeof made)) { fprintf(stderr, "gpnscope lens: %s\n", gs_error()); goto done; }
-        if (!json) printf("%s\n", made);
-    }
-    rc = 0;
-done:
-    gs_lens_result_free(&r);
-    free(sites);
-    free(tokens);
-    store_close(st);
-    tokenizer_free(tok);
-    gpn_model_free(m);
-    return rc;
+    return 0;
 }
+
+/* the tokens and the sites, checked before anything is stored */
+static int lens_prepare(run_call *call) {
+    lens_state *s = call->state;
+    const gpn_model *m = call->model;
+    int failed;
+    s->tok = causal_tokenizer("lens", s->tok_path, m, s->text != NULL, &failed);
+    if (failed) return 1;
+    if (s->text) {
+        size_t n;
+        if (tokenizer_encode(s->tok, s->text, strlen(s->text), &s->tokens, &n)) return run_error(call, 1);
+        s->T = (int)n;
+        if (s->T == 0) {
+            fprintf(stderr, "gpnscope lens: --text has no tokens\n");
+            return 2;
+        }
+    } else if ((s->T = parse_ids(s->ids_list, m->cfg.V, &s->tokens)) < 0) {
+        return run_error(call, 2);
+    }
+    s->n_sites = s->sites_list ? parse_sites(m, s->sites_list, &s->sites) : gs_lens_default_sites(m, &s->sites);
+    return s->n_sites == -2 ? run_error(call, 1) : s->n_sites < 0 ? run_error(call, 2) : 0;
+}
+
+static int lens_run(run_call *call) {
+    lens_state *s = call->state;
+    return gs_lens_run(call->model, s->tokens, s->T, s->sites, s->n_sites, (int)s->top, &s->result);
+}
+
+/* the top tokens as one experiment (table lens_tokens) */
+static int lens_write(run_call *call) {
+    lens_state *s = call->state;
+    const gs_lens_result *r = &s->result;
+    if (!call->out) return 0;
+    char settings[64];
+    snprintf(settings, sizeof settings, "{\"top\": %d, \"tokens\": %d}", r->k, s->T);
+    int64_t exp = store_causal_begin(call->out, "lens", call->model->path, call->model->hash, NULL, settings,
+                                     GPNSCOPE_VERSION);
+    int wr = exp < 0;
+    for (int i = 0; i < r->n_sites && !wr; i++)
+        for (int t = 0; t < s->T && !wr; t++)
+            for (int j = 0; j < r->k && !wr; j++) {
+                size_t at = ((size_t)i * s->T + t) * r->k + j;
+                wr = store_put_lens(call->out, exp, r->sites[i], t, j, r->ids[at], r->logits[at],
+                                    s->tok ? tokenizer_piece(s->tok, r->ids[at]) : NULL);
+            }
+    if (!wr) wr = store_causal_commit(call->out);
+    if (wr) {
+        store_causal_rollback(call->out);
+        return -1;
+    }
+    s->experiment = exp;
+    return 0;
+}
+
+static void lens_json(const run_call *call) {
+    const lens_state *s = call->state;
+    const gs_lens_result *r = &s->result;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "tokens", cJSON_CreateIntArray((const int *)s->tokens, s->T));
+    cJSON *ss = cJSON_AddObjectToObject(o, "sites");
+    for (int i = 0; i < r->n_sites; i++) {
+        cJSON *ids = cJSON_CreateArray(), *lg = cJSON_CreateArray(), *x = cJSON_AddObjectToObject(ss, r->sites[i]);
+        for (int t = 0; t < s->T; t++) {
+            size_t at = ((size_t)i * s->T + t) * r->k;
+            cJSON_AddItemToArray(ids, cJSON_CreateIntArray((const int *)r->ids + at, r->k));
+            cJSON_AddItemToArray(lg, cJSON_CreateFloatArray(r->logits + at, r->k));
+        }
+        cJSON_AddItemToObject(x, "ids", ids);
+        cJSON_AddItemToObject(x, "logits", lg);
+    }
+    if (s->experiment > 0) cJSON_AddNumberToObject(o, "experiment_id", (double)s->experiment);
+    char *text = cJSON_PrintUnformatted(o);
+    puts(text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+static void lens_text(const run_call *call) {
+    const lens_state *s = call->state;
+    const gs_lens_result *r = &s->result;
+    char buf[32];
+    printf("row t: the step that read token t (shown after t); state.pred there is the prediction of token t "
+           "itself, a residual stream's decode the prediction of token t + 1\n");
+    for (int i = 0; i < r->n_sites; i++) {
+        printf("\n%s: top %d of its decode per position\n", r->sites[i], r->k);
+        for (int t = 0; t < s->T; t++) {
+            printf("%5d %-14s", t, piece_of(s->tok, s->tokens[t], buf, sizeof buf));
+            size_t at0 = ((size_t)i * s->T + t) * r->k;
+            /* every logit equal (GPN's zero state at position 0): no ranking to print */
+            if (r->k > 1 && r->logits[at0] == r->logits[at0 + r->k - 1]) {
+                printf("  (every top-%d logit is %.2f: a tie, no prediction%s)\n", r->k, r->logits[at0],
+                       r->logits[at0] == 0 ? "; the zero state" : "");
+                continue;
+            }
+            for (int j = 0; j < r->k; j++) {
+                size_t at = at0 + j;
+                printf("  %s %.2f", piece_of(s->tok, r->ids[at], buf, sizeof buf), r->logits[at]);
+            }
+            printf("\n");
+        }
+    }
+    if (s->experiment > 0)
+        printf("stored as experiment %lld in %s (table lens_tokens)\n", (long long)s->experiment, call->out_path);
+}
+
+static int lens_draw(run_call *call) {
+    const lens_state *s = call->state;
+    if (!s->plot) return 0;
+    char made[4096];
+    if (gs_plot_lens(call->out, s->experiment, s->plot, made, sizeof made)) return -1;
+    if (!call->json) printf("%s\n", made);
+    return 0;
+}
+
+static void lens_release(run_call *call) {
+    lens_state *s = call->state;
+    gs_lens_result_free(&s->result);
+    free(s->sites);
+    free(s->tokens);
+    tokenizer_free(s->tok);
+}
+
+static const run_command lens_command = {
+    .name = "lens",
+    .help = help,
+    .state_size = sizeof(lens_state),
+    .input = RUN_ON_MODEL,
+    .options = lens_options,
+    .check = lens_check,
+    .prepare = lens_prepare,
+    .causal_tables = 1,
+    .run = lens_run,
+    .write = lens_write,
+    .print_json = lens_json,
+    .print_text = lens_text,
+    .draw = lens_draw,
+    .release = lens_release,
+};
+
+int cmd_lens(int argc, char **argv) { return run_command_main(&lens_command, argc, argv); }

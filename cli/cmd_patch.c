@@ -11,12 +11,11 @@
 #include "engine/arch/family.h"
 #include "cli/causal_cli.h"
 #include "cli/commands.h"
-#include "cli/options.h"
-#include "cli/progress.h"
+#include "cli/run_command.h"
 #include "plots/causal_plots.h"
 #include "store/experiments.h"
 
-static const char *help =
+static const char help[] =
     "usage: gpnscope patch MODEL PAIRS.jsonl [--components LIST] [--direction D] [--from STORE]\n"
     "                      [--run N] [--tokenizer T] [--batch B] [--store OUT.db] [--plot DIR] [--json]\n\n"
     "Run each pair's clean and corrupted prompt; then, for every component and every\n"
@@ -188,113 +187,168 @@ static int64_t save(store *st, const gpn_model *m, const char *pairs_path, const
     return exp;
 }
 
-int cmd_patch(int argc, char **argv) {
-    const char *components = NULL, *direction = "s_bar", *from = NULL, *tok_path = NULL, *out = NULL, *plot = NULL;
-    long long run = 0, max_steps = 2000000;
-    int json = 0, batch = 64;
-    const cli_opt opts[] = {
-        {CLI_STRING("components", &components)}, {CLI_STRING("direction", &direction)}, {CLI_STRING("from", &from)},
-        {CLI_INTEGER("run", &run, 1, INT64_MAX, "a run id (a positive integer)")},
-        {CLI_STRING("tokenizer", &tok_path)},
-        {CLI_INTEGER("batch", &batch, 1, 4096, "a batch between 1 and 4096")},
-        {CLI_STRING("store", &out)},             {CLI_STRING("plot", &plot)},           {CLI_FLAG("json", &json)},
-        {CLI_INTEGER("max-steps", &max_steps, 1, INT64_MAX, "a number of token steps (a positive integer)")},
+typedef struct {
+    const char *components, *direction, *from, *tok_path, *plot;
+    long long max_steps;
+    int batch, have_u, n;
+    gpn_tokenizer *tok;
+    gs_patch_pairs pairs;
+    gs_patch_component *comps;
+    gs_patch_opts opts;
+    gs_patch_result result;
+    float *u;           /* the direction, when one is patched along */
+    int64_t experiment; /* stored as; 0: not stored */
+} patch_state;
+
+static void patch_options(run_call *call, cli_opt *rows) {
+    patch_state *s = call->state;
+    s->direction = "s_bar";
+    s->max_steps = 2000000;
+    s->batch = 64;
+    const cli_opt table[] = {
+        {CLI_STRING("components", &s->components)}, {CLI_STRING("direction", &s->direction)},
+        {CLI_STRING("from", &s->from)},
+        {CLI_INTEGER("run", &call->run, 1, INT64_MAX, "a run id (a positive integer)")},
+        {CLI_STRING("tokenizer", &s->tok_path)},
+        {CLI_INTEGER("batch", &s->batch, 1, 4096, "a batch between 1 and 4096")},
+        {CLI_STRING("store", &call->out_path)}, {CLI_STRING("plot", &s->plot)}, {CLI_FLAG("json", &call->json)},
+        {CLI_INTEGER("max-steps", &s->max_steps, 1, INT64_MAX, "a number of token steps (a positive integer)")},
         {0}};
-    int parsed = cli_parse_options(&(cli_command_opts){"patch", help, NULL}, opts, argc, argv);
-    if (parsed != CLI_GO_ON) return parsed;
-    if (argc - optind != 2) {
-        fprintf(stderr, "gpnscope patch: %s (see gpnscope patch --help)\n",
-                argc - optind < 2 ? "give a MODEL and a PAIRS.jsonl file" : "one MODEL and one PAIRS.jsonl only");
-        return 2;
-    }
-    if (!out && from) out = causal_default_store("patch", from); /* the study's, where its notebook, report and view look */
-    if (plot && !out) {
+    RUN_COMMAND_SET_ROWS(rows, table);
+}
+
+static int patch_check(run_call *call) {
+    patch_state *s = call->state;
+    if (call->n_args != 2)
+        return run_usage(call, call->n_args < 2 ? "give a MODEL and a PAIRS.jsonl file" : "one MODEL and one PAIRS.jsonl only");
+    /* the study's store, where its notebook, report and view look */
+    if (!call->out_path && s->from) call->out_path = causal_default_store("patch", s->from);
+    if (s->plot && !call->out_path) {
         fprintf(stderr, "gpnscope patch: --plot draws from the stored sweep: give --store too\n");
         return 2;
     }
-    const char *model_path = argv[optind], *pairs_path = argv[optind + 1];
-    int rc = 1, failed, n = 0, have_u = strcmp(direction, "none") != 0;
-    gpn_model *m = gpn_model_load(model_path);
-    gpn_tokenizer *tok = NULL;
-    store *src = NULL, *st = NULL;
-    gs_patch_pairs pairs = {0};
-    gs_patch_component *comps = NULL;
-    gs_patch_result res = {0};
-    float *u = NULL;
-    if (m && gs_family_require_lm(&m->cfg, model_path, "patch")) gpn_model_free(m), m = NULL;
-    if (!m) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); return 1; }
-    tok = causal_tokenizer("patch", tok_path, m, 0, &failed);
-    if (failed) goto done;
-    if (gs_patch_pairs_load(pairs_path, tok, m->cfg.V, &pairs)) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
-    gs_patch_opts o = {.batch = batch};
-    if (have_u) {
-        if (!(u = malloc((size_t)m->cfg.d * sizeof *u))) { fprintf(stderr, "gpnscope patch: out of memory\n"); goto done; }
-        if (from && !(src = store_open(from, 0))) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
-        int computed = !from && !strcmp(direction, "s_bar");
-        if (computed ? gs_patch_mean_state(m, &pairs, &o, u) : gs_direction_load(direction, src, run, m->cfg.d, u)) {
-            fprintf(stderr, "gpnscope patch: %s\n", gs_error());
-            goto done;
-        }
+    return 0;
+}
+
+/* the pairs, the direction and the components, and the plan checked
+ * against the budget before any work */
+static int patch_prepare(run_call *call) {
+    patch_state *s = call->state;
+    const gpn_model *m = call->model;
+    int failed;
+    s->have_u = strcmp(s->direction, "none") != 0;
+    s->tok = causal_tokenizer("patch", s->tok_path, m, 0, &failed);
+    if (failed) return 1;
+    if (gs_patch_pairs_load(call->args[1], s->tok, m->cfg.V, &s->pairs)) return run_error(call, 1);
+    s->opts.batch = s->batch;
+    if (s->have_u) {
+        if (!(s->u = malloc((size_t)m->cfg.d * sizeof *s->u))) return gs_fail("out of memory"), run_error(call, 1);
+        store *src = NULL;
+        if (s->from && !(src = store_open(s->from, 0))) return run_error(call, 1);
+        int computed = !s->from && !strcmp(s->direction, "s_bar");
+        int rc = computed ? gs_patch_mean_state(m, &s->pairs, &s->opts, s->u)
+                          : gs_direction_load(s->direction, src, call->run, m->cfg.d, s->u);
+        store_close(src);
+        if (rc) return run_error(call, 1);
     }
-    n = components ? parse_components(m, components, u, direction, &comps)
-                   : gs_patch_default_components(m, u, direction, &comps);
-    if (n < 0) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); rc = 2; goto done; }
-    /* the plan, checked against the budget before any work */
-    int64_t passes = 2 + (int64_t)n * (pairs.T + 1), steps = passes * pairs.n * (pairs.T + 1);
+    int n = s->components ? parse_components(m, s->components, s->u, s->direction, &s->comps)
+                          : gs_patch_default_components(m, s->u, s->direction, &s->comps);
+    if (n < 0) return run_error(call, 2);
+    s->n = n;
+    const gs_patch_pairs *p = &s->pairs;
+    int64_t passes = 2 + (int64_t)n * (p->T + 1), steps = passes * p->n * (p->T + 1);
     char plan[256];
     snprintf(plan, sizeof plan, "%d component%s x %d positions (+ 'all'): %lld passes of %d steps over %d pair%s = %lld "
-             "token steps", n, n == 1 ? "" : "s", pairs.T, (long long)passes, pairs.T + 1, pairs.n, pairs.n == 1 ? "" : "s",
+             "token steps", n, n == 1 ? "" : "s", p->T, (long long)passes, p->T + 1, p->n, p->n == 1 ? "" : "s",
              (long long)steps);
-    if (causal_plan_check("patch", plan, (long long)steps, max_steps, "patch fewer --components or shorter prompts"))
-        goto done;
-    if (out && !(st = causal_store("patch", out))) goto done;
-    progress pg;
-    progress_start(&pg, "patch", "runs", 2 + (int64_t)n * (pairs.T + 1));
-    o.progress = progress_callback;
-    o.progress_ctx = &pg;
-    int r = gs_patch_run(m, &pairs, comps, n, &o, &res);
-    progress_end(&pg, 2 + (int64_t)n * (pairs.T + 1));
-    if (r) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
-    int flat = 0; /* pairs whose LD does not move between clean and corrupted: no score */
-    for (int i = 0; i < res.n_pairs; i++) flat += res.ld_clean[i] == res.ld_corrupted[i];
-    if (flat == res.n_pairs) {
-        fprintf(stderr, "gpnscope patch: %s: every pair's clean and corrupted prompts give the same logit difference "
-                        "(LD_clean - LD_corrupted = 0%s), so no score can be normalised: make the prompts differ where "
-                        "the answer depends on them\n",
-                pairs_path, pairs.n == 1 ? "" : " for all of them");
-        goto done;
-    }
+    if (causal_plan_check("patch", plan, (long long)steps, s->max_steps, "patch fewer --components or shorter prompts"))
+        return 1;
+    return 0;
+}
+
+static int64_t patch_passes(const run_call *call) {
+    const patch_state *s = call->state;
+    return 2 + (int64_t)s->n * (s->pairs.T + 1);
+}
+
+/* the sweep; a pair whose LD does not move between clean and corrupted has no score */
+static int patch_run(run_call *call) {
+    patch_state *s = call->state;
+    s->opts.progress = progress_callback;
+    s->opts.progress_ctx = &call->bar;
+    if (gs_patch_run(call->model, &s->pairs, s->comps, s->n, &s->opts, &s->result)) return -1;
+    const gs_patch_result *r = &s->result;
+    int flat = 0;
+    for (int i = 0; i < r->n_pairs; i++) flat += r->ld_clean[i] == r->ld_corrupted[i];
+    if (flat == r->n_pairs)
+        return gs_fail("%s: every pair's clean and corrupted prompts give the same logit difference (LD_clean - "
+                       "LD_corrupted = 0%s), so no score can be normalised: make the prompts differ where the answer "
+                       "depends on them",
+                       call->args[1], s->pairs.n == 1 ? "" : " for all of them");
     if (flat)
         fprintf(stderr, "note: %d of %d pairs give the same logit difference clean and corrupted: they have no score and "
-                        "are left out of the means\n", flat, res.n_pairs);
-    int64_t exp = 0;
-    if (st) {
-        char *settings = patch_settings(have_u ? direction : "none", from, batch, n, &pairs, tok);
-        if (!settings) { fprintf(stderr, "gpnscope patch: out of memory\n"); goto done; }
-        exp = save(st, m, pairs_path, settings, &res, comps);
-        free(settings);
-        if (exp < 0) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
-    }
-    if (json) print_json(&res, comps, exp);
-    else {
-        print_table(&res, comps, &pairs);
-        if (exp > 0) printf("stored as experiment %lld in %s (view patch_summary)\n", (long long)exp, out);
-    }
-    if (plot) {
-        char made[4096];
-        int pr = gs_plot_patch(st, exp, plot, made, sizeof made);
-        if (pr < 0) { fprintf(stderr, "gpnscope patch: %s\n", gs_error()); goto done; }
-        if (!json) printf("%s\n", made);
-    }
-    rc = 0;
-done:
-    gs_patch_result_free(&res);
-    gs_patch_components_free(comps, n > 0 ? n : 0);
-    gs_patch_pairs_free(&pairs);
-    free(u);
-    store_close(src);
-    store_close(st);
-    tokenizer_free(tok);
-    gpn_model_free(m);
-    return rc;
+                        "are left out of the means\n", flat, r->n_pairs);
+    return 0;
 }
+
+static int patch_write(run_call *call) {
+    patch_state *s = call->state;
+    if (!call->out) return 0;
+    char *settings = patch_settings(s->have_u ? s->direction : "none", s->from, s->batch, s->n, &s->pairs, s->tok);
+    if (!settings) return gs_fail("out of memory");
+    s->experiment = save(call->out, call->model, call->args[1], settings, &s->result, s->comps);
+    free(settings);
+    return s->experiment < 0 ? -1 : 0;
+}
+
+static void patch_json(const run_call *call) {
+    const patch_state *s = call->state;
+    print_json(&s->result, s->comps, s->experiment);
+}
+
+static void patch_text(const run_call *call) {
+    const patch_state *s = call->state;
+    print_table(&s->result, s->comps, &s->pairs);
+    if (s->experiment > 0) printf("stored as experiment %lld in %s (view patch_summary)\n", (long long)s->experiment,
+                                  call->out_path);
+}
+
+static int patch_draw(run_call *call) {
+    const patch_state *s = call->state;
+    if (!s->plot) return 0;
+    char made[4096];
+    if (gs_plot_patch(call->out, s->experiment, s->plot, made, sizeof made) < 0) return -1;
+    if (!call->json) printf("%s\n", made);
+    return 0;
+}
+
+static void patch_release(run_call *call) {
+    patch_state *s = call->state;
+    gs_patch_result_free(&s->result);
+    gs_patch_components_free(s->comps, s->n);
+    gs_patch_pairs_free(&s->pairs);
+    free(s->u);
+    tokenizer_free(s->tok);
+}
+
+static const run_command patch_command = {
+    .name = "patch",
+    .help = help,
+    .state_size = sizeof(patch_state),
+    .input = RUN_ON_MODEL,
+    .options = patch_options,
+    .check = patch_check,
+    .prepare = patch_prepare,
+    .causal_tables = 1,
+    .progress_unit = "runs",
+    .planned = patch_passes,
+    .run = patch_run,
+    .done = patch_passes,
+    .write = patch_write,
+    .print_json = patch_json,
+    .print_text = patch_text,
+    .draw = patch_draw,
+    .release = patch_release,
+};
+
+int cmd_patch(int argc, char **argv) { return run_command_main(&patch_command, argc, argv); }

@@ -40,8 +40,7 @@ static cJSON *pieces(store *st, int64_t run, int32_t *ids, size_t n) {
 }
 
 /* one window's lens as the page reads it: ids and logits [site][token][k], -1 / null where no step predicted it */
-static int one_window(const gpn_model *m, int shift, const int32_t *tokens, int T, char (*sites)[GS_LENS_SITE_NAME],
-                      int n_sites, int k, cJSON *ids_out, cJSON *logits_out, int32_t *all_ids) {
+static int one_window(const gpn_model *m, int shift, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k, cJSON *ids_out, cJSON *logits_out, int32_t *all_ids) {
     gs_lens_result r;
     if (gs_lens_run(m, tokens, T, sites, n_sites, k, &r)) return -1;
     size_t o = 0;
@@ -65,13 +64,16 @@ static int one_window(const gpn_model *m, int shift, const int32_t *tokens, int 
 
 /* the run's recorded state sites of the model's width (the classic lens: every layer's residual), else the
  * model's default lens sites */
-static int lens_sites(store *st, int64_t run, const gpn_model *m, char (**out)[GS_LENS_SITE_NAME]) {
+static int lens_sites(store *st, int64_t run, const gpn_model *m, probe_site_ref **out) {
     store_site all[256];
     int n = store_run_sites(st, run, all, 256), k = 0;
-    char (*v)[GS_LENS_SITE_NAME] = n > 0 ? calloc((size_t)n, sizeof *v) : NULL;
+    probe_site_ref *v = n > 0 ? calloc((size_t)n, sizeof *v) : NULL;
     for (int i = 0; v && i < n && i < 256; i++)
-        if (!strcmp(all[i].role, "state") && !strcmp(all[i].shape, "vector") && all[i].width == m->cfg.d)
-            snprintf(v[k++], GS_LENS_SITE_NAME, "%s", all[i].site);
+        if (!strcmp(all[i].role, "state") && !strcmp(all[i].shape, "vector") && all[i].width == m->cfg.d &&
+            gs_lens_site(m, all[i].site, &v[k++])) {
+            free(v);
+            return -1;
+        }
     if (k) { *out = v; return k; }
     free(v);
     return gs_lens_default_sites(m, out);
@@ -81,7 +83,7 @@ cJSON *gs_view_lens(store *st, int64_t run, const int32_t *windows, const int *l
     store_run_info *info = malloc(sizeof *info);
     store_token_array tk = {0};
     gpn_model *m = NULL;
-    char (*sites)[GS_LENS_SITE_NAME] = NULL;
+    probe_site_ref *sites = NULL;
     int32_t *all = NULL;
     cJSON *o = NULL;
     char why[600];
@@ -96,7 +98,7 @@ cJSON *gs_view_lens(store *st, int64_t run, const int32_t *windows, const int *l
     if (!(all = malloc((size_t)n_sites * T_all * k * sizeof *all))) { gs_fail("out of memory for the lens"); goto fail; }
     o = cJSON_CreateObject();
     cJSON *names = cJSON_AddArrayToObject(o, "sites"), *ws = cJSON_AddArrayToObject(o, "windows");
-    for (int i = 0; i < n_sites; i++) cJSON_AddItemToArray(names, cJSON_CreateString(sites[i]));
+    for (int i = 0; i < n_sites; i++) cJSON_AddItemToArray(names, cJSON_CreateString(sites[i].written));
     cJSON_AddNumberToObject(o, "k", k);
     cJSON_AddNumberToObject(o, "shift", shift);
     size_t used = 0;

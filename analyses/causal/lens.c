@@ -1,6 +1,7 @@
 /* The logit lens (analyses/causal/lens.h). */
 #include "analyses/causal/lens.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,12 +10,23 @@
 #include "engine/engine.h"
 #include "probes/probes.h"
 
-int gs_lens_default_sites(const gpn_model *m, char (**out)[GS_LENS_SITE_NAME]) {
+int gs_lens_site(const gpn_model *m, const char *name, probe_site_ref *ref) {
+    const gpn_config *c = &m->cfg;
+    if (probe_site_ref_parse(c, name, ref)) return -1;
+    if (ref->heads.n) return gs_fail("%s: the lens decodes a whole vector, not some of its heads", name);
+    if (ref->layer < 0) return gs_fail("%s: name one layer, not '*'", name);
+    if (gs_site_width(ref->site, c) != c->d)
+        return gs_fail("%s is %d wide; the lens decodes vectors of the state's width %d", name, gs_site_width(ref->site, c),
+                       c->d);
+    return 0;
+}
+
+int gs_lens_default_sites(const gpn_model *m, probe_site_ref **out) {
     const gpn_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     if (!f) return gs_fail("the model's family is unknown");
     int n = 0, cap = 0;
-    char (*v)[GS_LENS_SITE_NAME] = NULL;
+    probe_site_ref *v = NULL;
     for (int i = 0; i < f->n_sites; i++) {
         const gs_site *s = &f->sites[i];
         if (s->kind != GS_SITE_VECTOR || s->width != GS_DIM_STATE || !gs_site_present(s, c)) continue;
@@ -23,11 +35,13 @@ int gs_lens_default_sites(const gpn_model *m, char (**out)[GS_LENS_SITE_NAME]) {
         for (int l = 0; l < (s->per_layer ? c->n_layers : 1); l++) {
             if (n == cap) {
                 cap = cap ? 2 * cap : 16;
-                char (*nv)[GS_LENS_SITE_NAME] = realloc(v, (size_t)cap * sizeof *nv);
+                probe_site_ref *nv = realloc(v, (size_t)cap * sizeof *nv);
                 if (!nv) { free(v); return gs_fail("out of memory"); }
                 v = nv;
             }
-            gs_site_format(s, l, v[n++], GS_LENS_SITE_NAME);
+            v[n] = (probe_site_ref){.site = s, .layer = l};
+            probe_site_ref_name(&v[n], l, v[n].written, sizeof v[n].written);
+            n++;
         }
     }
     if (!n) { free(v); return gs_fail("the %s family has no vector site of the state's width", f->name); }
@@ -56,7 +70,7 @@ static void top_k(const float *x, int V, int k, int32_t *ids, float *vals) {
     }
 }
 
-int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, char (*sites)[GS_LENS_SITE_NAME], int n_sites, int k,
+int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k,
                 gs_lens_result *r) {
     memset(r, 0, sizeof *r);
     const gpn_config *c = &m->cfg;
@@ -79,14 +93,8 @@ int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, char (*sites)[
     if (!r->sites || !r->ids || !r->logits || !states || !lg || !cap) rc = gs_fail("out of memory for the lens of %d sites", n_sites);
     if (!rc && (!(e = gpn_engine_new(m, 1)) || !(ps = probe_set_new(e)))) rc = -1;
     for (int i = 0; i < n_sites && !rc; i++) {
-        memcpy(r->sites[i], sites[i], GS_LENS_SITE_NAME);
-        const gs_site *s;
-        int layer;
-        if (probe_parse_site(c, sites[i], &s, &layer)) rc = -1;
-        else if (layer < 0) rc = gs_fail("%s: name one layer, not '*'", sites[i]);
-        else if (gs_site_width(s, c) != c->d)
-            rc = gs_fail("%s is %d wide; the lens decodes vectors of the state's width %d", sites[i], gs_site_width(s, c), c->d);
-        else if (!(cap[i] = probe_capture_add(ps, sites[i]))) rc = -1;
+        snprintf(r->sites[i], GS_LENS_SITE_NAME, "%s", sites[i].written);
+        if (!(cap[i] = probe_capture_site(ps, sites[i].site, sites[i].layer))) rc = -1;
     }
     for (int t = 0; t < T && !rc; t++) {
         if (gpn_engine_step(e, tokens + t, 1)) { rc = gs_fail_context("token %d: ", t); break; }
