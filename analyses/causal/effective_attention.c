@@ -13,17 +13,9 @@
 #include "engine/arch/layer_pattern.h"
 #include "probes/probes.h"
 
-/* One row per family with a delta-rule memory; the sites are docs/hooks.md's. */
-static const gs_delta_memory delta_memories[] = {
-    {"gpn_m", "blocks.{i}.mem.q", "mem.k", "mem.v", "mem.alpha", "mem.beta", "blocks.{i}.mem.heads", 0, 0},
-    {"gdn", "blocks.{i}.attn.q", "blocks.{i}.attn.k", "blocks.{i}.attn.v", "blocks.{i}.attn.alpha",
-     "blocks.{i}.attn.beta", "blocks.{i}.attn.o", 1, 1},
-};
-
 const gs_delta_memory *gs_delta_memory_of(const gpn_config *c) {
     const gs_family *f = gs_family_of(c);
-    for (size_t i = 0; f && i < sizeof delta_memories / sizeof *delta_memories; i++)
-        if (!strcmp(delta_memories[i].family, f->name)) return &delta_memories[i];
+    if (f && f->delta_memory) return f->delta_memory;
     gs_fail("%s has no delta-rule memory heads (effective attention needs GPN+M or Gated DeltaNet)",
             f ? f->title : "this model");
     return NULL;

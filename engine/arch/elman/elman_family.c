@@ -86,5 +86,5 @@ const gs_family gs_family_elman = {
     "elman", "elman", "Elman RNN, a toy family", GPN_ARCH_ELMAN, 1, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensor 'elman.W'", infer, check_metadata, validate, tensor_specs, NULL, write_metadata,
     elman_cpu_new, NULL, decode, embedding, describe, NULL, NULL, NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

@@ -276,10 +276,15 @@ static const float *embedding(const gpn_model *m, int *width) {
     return gs_table_tensor(m, &gdn_tensors, GDN_T_EMBED, 0);
 }
 
+/* each layer's own write and read (docs/hooks.md) */
+static const gs_delta_memory gdn_delta_memory = {"blocks.{i}.attn.q",     "blocks.{i}.attn.k",    "blocks.{i}.attn.v",
+                                                 "blocks.{i}.attn.alpha", "blocks.{i}.attn.beta", "blocks.{i}.attn.o",
+                                                 1,                       1};
+
 const gs_family gs_family_gdn = {
     "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe, &gs_train_gdn, NULL,
     site_width, carried,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, &gdn_delta_memory, /* no matrix memory; not attributable; its delta rule */
 };

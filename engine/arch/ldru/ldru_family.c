@@ -154,5 +154,5 @@ const gs_family gs_family_ldru = {
     (int)(sizeof sites / sizeof *sites), recognise, "tensor 'ldru.op.mlp.w1'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, ldru_cpu_new, NULL, NULL, embedding, describe, NULL,
     "an MLP-LDRU sequence classifier", NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

@@ -392,5 +392,5 @@ const gs_family gs_family_mamba2 = {
     "mamba2", "mamba2", "Mamba-2 (SSD, Hugging Face layout)", MAMBA2_ARCH, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors '" EMBED "' and 'backbone.layers.0.mixer.A_log'", infer, check_metadata, validate, tensor_specs,
     NULL, write_metadata, mamba2_cpu_new, NULL, decode, embedding, describe, NULL, NULL, site_width, carried,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

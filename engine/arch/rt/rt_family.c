@@ -429,5 +429,5 @@ const gs_family gs_family_rt = {
     sites, ARRAY_LEN(sites), recognise, "tensors 'transformer.wte.weight' and 'transformer.blocks.0.kv_proj.weight'",
     infer, check_metadata, validate, tensor_specs, NULL, write_metadata, rt_cpu_new, NULL, decode, embedding, describe,
     &gs_train_rt, NULL, NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

@@ -210,5 +210,5 @@ const gs_family gs_family_tpp = {
     "transformer++", "transformer++", "Transformer++, the GPN paper's baseline", GPN_ARCH_TPP, 0, sites,
     ARRAY_LEN(sites), recognise, "tensors 'embedding.weight' and 'blocks.0.attn.W_q.weight'", infer, check_metadata,
     validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL, decode, embedding, describe, &gs_train_tpp, NULL, NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };
