@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "engine/arch/family.h"
+#include "engine/arch/layer_pattern.h"
 #include "engine/model.h"
 #include "engine/train/config_json.h"
 
@@ -82,9 +83,8 @@ const char *demo_shipped_domain(const char *file) {
 
 /* "blocks.{i}.X" -> "blocks.*.X" (record --sites: every layer); other names as they are */
 static void every_layer(const gs_site *s, char *out, size_t size) {
-    const char *at = s->per_layer ? strstr(s->name, "{i}") : NULL;
-    if (!at) snprintf(out, size, "%s", s->name);
-    else snprintf(out, size, "%.*s*%s", (int)(at - s->name), s->name, at + 3);
+    if (s->per_layer) gs_pattern_fill(s->name, "*", out, size);
+    else snprintf(out, size, "%s", s->name);
 }
 
 int demo_model_sites(demo_model *m) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "engine/arch/layer_pattern.h"
 #include "engine/cpu/kernel_math.h"
 
 typedef struct {
@@ -34,35 +35,12 @@ int probe_width(const gpn_config *c, gpn_hook_point p) {
     return site ? gs_site_width(site, c) : 0;
 }
 
-/* Does `name` match `pattern`, where "{i}" stands for a layer number (or "*":
- * every layer, layer = -1)? */
-static int match_pattern(const char *pattern, const char *name, int *layer) {
-    const char *at = pattern ? strstr(pattern, "{i}") : NULL;
-    if (!pattern) return 0;
-    if (!at) return !strcmp(pattern, name) && (*layer = 0, 1);
-    size_t pre = (size_t)(at - pattern);
-    if (strncmp(pattern, name, pre)) return 0;
-    const char *rest = name + pre;
-    if (*rest == '*') {
-        *layer = -1;
-        rest++;
-    } else {
-        if (*rest < '0' || *rest > '9') return 0;
-        char *end;
-        long l = strtol(rest, &end, 10);
-        if (l > 1000000) return 0;
-        *layer = (int)l;
-        rest = end;
-    }
-    return !strcmp(rest, at + 3);
-}
-
 int probe_parse_site(const gpn_config *c, const char *name, const gs_site **site, int *layer) {
     const gs_family *f = gs_family_of(c);
     if (!f) return gs_fail("hook name '%s': unknown architecture", name);
     for (int i = 0; i < f->n_sites; i++) {
         const gs_site *s = &f->sites[i];
-        int l = 0, hit = match_pattern(s->name, name, &l) || match_pattern(s->alias, name, &l);
+        int l = 0, hit = gs_pattern_match(s->name, name, &l) || gs_pattern_match(s->alias, name, &l);
         if (!hit && s->alias && !strncmp(s->alias, "L{i}.", 5) && !strncmp(name, "*.", 2))
             hit = !strcmp(s->alias + 5, name + 2) && (l = -1, 1); /* the old "*.ffn_out" */
         if (!hit && s->per_layer) {

@@ -10,29 +10,15 @@
 
 #include "base/error.h"
 #include "engine/arch/family.h"
+#include "engine/arch/layer_pattern.h"
 #include "probes/probes.h"
-
-/* One row per family with a delta-rule memory; the sites are docs/hooks.md's. */
-static const gs_delta_memory delta_memories[] = {
-    {"gpn_m", "blocks.{i}.mem.q", "mem.k", "mem.v", "mem.alpha", "mem.beta", "blocks.{i}.mem.heads", 0, 0},
-    {"gdn", "blocks.{i}.attn.q", "blocks.{i}.attn.k", "blocks.{i}.attn.v", "blocks.{i}.attn.alpha",
-     "blocks.{i}.attn.beta", "blocks.{i}.attn.o", 1, 1},
-};
 
 const gs_delta_memory *gs_delta_memory_of(const gpn_config *c) {
     const gs_family *f = gs_family_of(c);
-    for (size_t i = 0; f && i < sizeof delta_memories / sizeof *delta_memories; i++)
-        if (!strcmp(delta_memories[i].family, f->name)) return &delta_memories[i];
+    if (f && f->delta_memory) return f->delta_memory;
     gs_fail("%s has no delta-rule memory heads (effective attention needs GPN+M or Gated DeltaNet)",
             f ? f->title : "this model");
     return NULL;
-}
-
-/* "blocks.{i}.mem.q" -> "blocks.2.mem.q"; names without {i} are copied */
-static void site_name(const char *pattern, int layer, char *out, size_t size) {
-    const char *at = strstr(pattern, "{i}");
-    if (!at) snprintf(out, size, "%s", pattern);
-    else snprintf(out, size, "%.*s%d%s", (int)(at - pattern), pattern, layer, at + 3);
 }
 
 enum { CAP_Q, CAP_READ, CAP_K, CAP_V, CAP_ALPHA, CAP_BETA, CAP_KINDS };
@@ -97,7 +83,7 @@ gs_delta_capture *gs_delta_capture_new(gpn_engine *e, int T, gs_delta_window_fn 
     for (int k = 0; k < CAP_KINDS; k++)
         for (int l = 0; l < field_layers(&c->tr[0], k); l++) {
             char name[128];
-            site_name(names[k], l, name, sizeof name);
+            gs_pattern_format(names[k], l, name, sizeof name);
             if (!(c->cap[k * c->per_kind + l] = probe_capture_add(c->ps, name))) {
                 gs_fail_context("capturing %s for effective attention: ", name);
                 gs_delta_capture_free(c);

@@ -26,20 +26,13 @@
 
 #include <stdint.h>
 
+#include "engine/arch/family.h"
 #include "engine/engine.h"
 #include "probes/runner.h"
 
-/* The delta-rule memories of the families that have them: one row each.
- * Site names take the layer at "{i}" (gs_site_format's grammar). */
-typedef struct {
-    const char *family;     /* gs_family name */
-    const char *q, *k, *v, *alpha, *beta, *read;
-    int write_per_layer;    /* 1: each layer writes its own memory (GDN); 0: one write per step, read by every layer (GPN+M) */
-    int decay_first;        /* 1: A = alpha (I - beta k k^T) (GDN); 0: A = alpha I - beta k k^T (GPN+M) */
-} gs_delta_memory;
-
-/* The row of a model's family; NULL with gs_error() where the model has no
- * delta-rule memory (GPN, Elman, Transformer++). */
+/* The delta-rule memory of a model's family (gs_family.delta_memory,
+ * engine/arch/family.h); NULL with gs_error() where the model has none
+ * (GPN, Elman, Transformer++). */
 const gs_delta_memory *gs_delta_memory_of(const gpn_config *c);
 
 /* One window's captured sites, float32 as the engine made them. */

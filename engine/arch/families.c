@@ -12,6 +12,7 @@
 #include "engine/arch/elman/elman.h"
 #include "engine/arch/gdn/gdn.h"
 #include "engine/arch/gpn/gpn_family.h"
+#include "engine/arch/layer_pattern.h"
 #include "engine/arch/ldru/ldru.h"
 #include "engine/arch/mamba2/mamba2.h"
 #include "engine/arch/rt/rt.h"
@@ -111,9 +112,8 @@ const gs_site *gs_site_of_role(const gs_family *f, const gpn_config *c, gs_site_
 }
 
 void gs_site_format(const gs_site *s, int layer, char *out, size_t size) {
-    const char *at = s->per_layer ? strstr(s->name, "{i}") : NULL;
-    if (!at) { snprintf(out, size, "%s", s->name); return; }
-    snprintf(out, size, "%.*s%d%s", (int)(at - s->name), s->name, layer, at + 3);
+    if (s->per_layer) gs_pattern_format(s->name, layer, out, size);
+    else snprintf(out, size, "%s", s->name);
 }
 
 const char *gs_site_kind_name(gs_site_kind k) {

@@ -59,6 +59,15 @@ typedef struct {
     const char *what;  /* one line for `gpnscope info` and docs/hooks.md */
 } gs_site;
 
+/* A delta-rule memory (GPN+M's heads, Gated DeltaNet's attention), for
+ * exact effective attention (analyses/causal/effective_attention.h): the
+ * sites its write and read are made of, layers at "{i}". */
+typedef struct {
+    const char *q, *k, *v, *alpha, *beta, *read;
+    int write_per_layer; /* 1: each layer writes its own memory (GDN); 0: one write per step, read by every layer (GPN+M) */
+    int decay_first;     /* 1: A = alpha (I - beta k k^T) (GDN); 0: A = alpha I - beta k k^T (GPN+M) */
+} gs_delta_memory;
+
 typedef struct {
     const char *name;       /* "gpn_m": the checkpoint's arch metadata */
     const char *store_name; /* "gpn+m": the store's models.arch */
@@ -128,6 +137,9 @@ typedef struct {
     /* 1: logit attribution (analyses/causal/logit_attribution.c) can split
      * the family's step into its parts (GPN's and GPN+M's) */
     int attributable;
+    /* the family's delta-rule memory, whose effective attention `gpnscope
+     * attention` computes; NULL: it has none */
+    const gs_delta_memory *delta_memory;
 } gs_family;
 
 /* A family's own options in gpn_config.own (engine/model.h): its struct T

@@ -16,8 +16,8 @@
 
 #define T_MAX 40
 
-static const gs_delta_memory gpnm_rule = {"gpn_m", 0, 0, 0, 0, 0, 0, 0, 0};
-static const gs_delta_memory gdn_rule = {"gdn", 0, 0, 0, 0, 0, 0, 1, 1};
+static const gs_delta_memory gpnm_rule = {0, 0, 0, 0, 0, 0, 0, 0};
+static const gs_delta_memory gdn_rule = {0, 0, 0, 0, 0, 0, 1, 1};
 
 /* a one-head trace of T steps with the given keys (dk = 3, dv = 2) */
 typedef struct {

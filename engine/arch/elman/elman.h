@@ -8,8 +8,13 @@
 #define GS_ENGINE_ARCH_ELMAN_H
 
 #include "engine/arch/family.h"
+#include "engine/arch/tensor_table.h"
 
 extern const gs_family gs_family_elman;
+
+/* The tensors, in checkpoint order (elman_tensors, elman_family.c). */
+typedef enum { ELMAN_EMBED, ELMAN_W, ELMAN_U, ELMAN_B, ELMAN_N_TENSORS } elman_tensor;
+extern const gs_tensor_table elman_tensors;
 
 int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 

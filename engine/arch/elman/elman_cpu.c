@@ -65,10 +65,10 @@ int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host,
     }
     e->m = m;
     e->host = host;
-    e->E = gs_model_tensor(m, "embedding");
-    e->W = gs_model_tensor(m, "elman.W");
-    e->U = gs_model_tensor(m, "elman.U");
-    e->b = gs_model_tensor(m, "elman.b");
+    e->E = gs_table_tensor(m, &elman_tensors, ELMAN_EMBED, 0);
+    e->W = gs_table_tensor(m, &elman_tensors, ELMAN_W, 0);
+    e->U = gs_table_tensor(m, &elman_tensors, ELMAN_U, 0);
+    e->b = gs_table_tensor(m, &elman_tensors, ELMAN_B, 0);
     float *p = e->arena;
     e->s = p, p += B * d;
     e->s_pred = p, p += B * d;

@@ -7,12 +7,25 @@
 #include "engine/arch/decode.h"
 #include "engine/arch/elman/elman.h"
 
-static int recognise(const st_file *f) { return safetensors_find(f, "elman.W") != NULL; }
+/* sizes: V, d */
+enum { SZ_V = 1, SZ_D };
+static const gs_tensor_name tensors[ELMAN_N_TENSORS] = {
+    [ELMAN_EMBED] = {"embedding", "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+    [ELMAN_W] = {"elman.W", "recurrence", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [ELMAN_U] = {"elman.U", "recurrence", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [ELMAN_B] = {"elman.b", "recurrence", GPN_ROLE_BIAS, {SZ_D}},
+};
+
+static int64_t size_of(const gpn_config *c, int sz) { return sz == SZ_V ? c->V : sz == SZ_D ? c->d : 0; }
+
+const gs_tensor_table elman_tensors = {tensors, ELMAN_N_TENSORS, size_of};
+
+static int recognise(const st_file *f) { return gs_table_find(f, &elman_tensors, ELMAN_W, 0) != NULL; }
 
 static int infer(const st_file *f, gpn_config *c) {
     memset(c, 0, sizeof *c);
-    const st_tensor *e = safetensors_find(f, "embedding");
-    if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor 'embedding' (V, d)");
+    const st_tensor *e = gs_table_find(f, &elman_tensors, ELMAN_EMBED, 0);
+    if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor '%s' (V, d)", tensors[ELMAN_EMBED].name);
     c->arch = GPN_ARCH_ELMAN;
     c->n_layers = 1;
     c->V = (int)e->shape[0];
@@ -22,8 +35,8 @@ static int infer(const st_file *f, gpn_config *c) {
 
 /* Where each size came from, as infer() found it. */
 static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
-    gs_describe_shape(buf, size, "vocab_size", c->V, f, "embedding", "");
-    gs_describe_shape(buf, size, "d_state", c->d, f, "embedding", " (the decode is tied)");
+    gs_table_describe_shape(buf, size, "vocab_size", c->V, f, &elman_tensors, ELMAN_EMBED, 0, "");
+    gs_table_describe_shape(buf, size, "d_state", c->d, f, &elman_tensors, ELMAN_EMBED, 0, " (the decode is tied)");
 }
 
 static int check_metadata(const st_file *f, const gpn_config *c) {
@@ -41,15 +54,7 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    int n = 0;
-    size_t off = 0;
-    gs_spec_add(s, &n, &off, "embedding", "embedding", GPN_ROLE_MATRIX, c->V, c->d);
-    gs_spec_add(s, &n, &off, "elman.W", "recurrence", GPN_ROLE_MATRIX, c->d, c->d);
-    gs_spec_add(s, &n, &off, "elman.U", "recurrence", GPN_ROLE_MATRIX, c->d, c->d);
-    gs_spec_add(s, &n, &off, "elman.b", "recurrence", GPN_ROLE_BIAS, c->d, 0);
-    return n;
-}
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&elman_tensors, c, s); }
 
 static void write_metadata(const gpn_config *c, st_writer *w) {
     char buf[32];
@@ -69,17 +74,17 @@ static const gs_site sites[] = {
 
 /* the tied decode: logits = E s */
 static int decode(const gpn_model *m, const float *s, float *logits) {
-    return gs_decode_rms_head(s, NULL, 0, m->cfg.d, gs_model_tensor(m, "embedding"), m->cfg.V, logits);
+    return gs_decode_rms_head(s, NULL, 0, m->cfg.d, gs_table_tensor(m, &elman_tensors, ELMAN_EMBED, 0), m->cfg.V, logits);
 }
 
 static const float *embedding(const gpn_model *m, int *width) {
     *width = m->cfg.d;
-    return gs_model_tensor(m, "embedding");
+    return gs_table_tensor(m, &elman_tensors, ELMAN_EMBED, 0);
 }
 
 const gs_family gs_family_elman = {
     "elman", "elman", "Elman RNN, a toy family", GPN_ARCH_ELMAN, 1, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensor 'elman.W'", infer, check_metadata, validate, tensor_specs, NULL, write_metadata,
     elman_cpu_new, NULL, decode, embedding, describe, NULL, NULL, NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

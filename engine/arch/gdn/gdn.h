@@ -7,6 +7,7 @@
 #define GS_ENGINE_ARCH_GDN_H
 
 #include "engine/arch/family.h"
+#include "engine/arch/tensor_table.h"
 
 extern const gs_family gs_family_gdn;
 
@@ -37,6 +38,11 @@ enum { GDN_ATTN_NORM, GDN_Q, GDN_K, GDN_V, GDN_A, GDN_B, GDN_A_LOG, GDN_DT_BIAS,
 /* specs: [0] the embedding, then GDN_PER_LAYER per layer, then the final norm and lm_head */
 #define GDN_SPEC(l, t) (1 + (l) * GDN_PER_LAYER + (t))
 #define GDN_MAX_LAYERS ((GPN_MAX_TENSORS - 3) / GDN_PER_LAYER)
+/* The ids of gdn_tensors (gdn_family.c), in the same order: the embedding,
+ * a layer's tensor t at GDN_TENSOR(t), the final norm and lm_head. */
+#define GDN_TENSOR(t) (1 + (t))
+enum { GDN_T_EMBED = 0, GDN_T_NORM = GDN_TENSOR(GDN_PER_LAYER), GDN_T_HEAD, GDN_N_TENSORS };
+extern const gs_tensor_table gdn_tensors;
 
 int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 

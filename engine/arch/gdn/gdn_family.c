@@ -18,22 +18,63 @@
 
 _Static_assert(GDN_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "GDN's hook points overflow the family-local range");
 
-static const char *const layer_names[GDN_PER_LAYER] = {
-    "attn_norm.weight",        "attn.q_proj.weight",      "attn.k_proj.weight",      "attn.v_proj.weight",
-    "attn.a_proj.weight",      "attn.b_proj.weight",      "attn.A_log",              "attn.dt_bias",
-    "attn.q_conv1d.weight",    "attn.k_conv1d.weight",    "attn.v_conv1d.weight",    "attn.g_proj.weight",
-    "attn.o_norm.weight",      "attn.o_proj.weight",      "mlp_norm.weight",         "mlp.gate_proj.weight",
-    "mlp.up_proj.weight",      "mlp.down_proj.weight",
+/* sizes: V, D, K = H d_k, Vd = H d_v, H, d_v, f (ffn), the conv's K, 1 */
+enum { SZ_V = 1, SZ_D, SZ_K, SZ_VD, SZ_H, SZ_DV, SZ_F, SZ_CONV, SZ_ONE };
+#define LAYER(t) [GDN_TENSOR(t)]
+static const gs_tensor_name tensors[GDN_N_TENSORS] = {
+    [GDN_T_EMBED] = {"model.embeddings.weight", "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+    LAYER(GDN_ATTN_NORM) = {"model.layers.{i}.attn_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
+    LAYER(GDN_Q) = {"model.layers.{i}.attn.q_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_D}},
+    LAYER(GDN_K) = {"model.layers.{i}.attn.k_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_D}},
+    LAYER(GDN_V) = {"model.layers.{i}.attn.v_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_VD, SZ_D}},
+    LAYER(GDN_A) = {"model.layers.{i}.attn.a_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_H, SZ_D}},
+    LAYER(GDN_B) = {"model.layers.{i}.attn.b_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_H, SZ_D}},
+    LAYER(GDN_A_LOG) = {"model.layers.{i}.attn.A_log", NULL, GPN_ROLE_A_LOG, {SZ_H}},
+    LAYER(GDN_DT_BIAS) = {"model.layers.{i}.attn.dt_bias", NULL, GPN_ROLE_DT_BIAS, {SZ_H}},
+    LAYER(GDN_QCONV) = {"model.layers.{i}.attn.q_conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_ONE, SZ_CONV}},
+    LAYER(GDN_KCONV) = {"model.layers.{i}.attn.k_conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_ONE, SZ_CONV}},
+    LAYER(GDN_VCONV) = {"model.layers.{i}.attn.v_conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_VD, SZ_ONE, SZ_CONV}},
+    LAYER(GDN_G) = {"model.layers.{i}.attn.g_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_VD, SZ_D}},
+    LAYER(GDN_ONORM) = {"model.layers.{i}.attn.o_norm.weight", NULL, GPN_ROLE_NORM, {SZ_DV}},
+    LAYER(GDN_O) = {"model.layers.{i}.attn.o_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_VD}},
+    LAYER(GDN_MLP_NORM) = {"model.layers.{i}.mlp_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
+    LAYER(GDN_GATE) = {"model.layers.{i}.mlp.gate_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
+    LAYER(GDN_UP) = {"model.layers.{i}.mlp.up_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
+    LAYER(GDN_DOWN) = {"model.layers.{i}.mlp.down_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_F}},
+    [GDN_T_NORM] = {"model.norm.weight", "output", GPN_ROLE_NORM, {SZ_D}},
+    [GDN_T_HEAD] = {"lm_head.weight", "output", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
 };
+#undef LAYER
+
+static int64_t size_of(const gpn_config *c, int sz) {
+    switch (sz) {
+    case SZ_V: return c->V;
+    case SZ_D: return c->d;
+    case SZ_K: return (int64_t)c->H * c->dk;
+    case SZ_VD: return (int64_t)c->H * c->dv;
+    case SZ_H: return c->H;
+    case SZ_DV: return c->dv;
+    case SZ_F: return c->f;
+    case SZ_CONV: return c->conv;
+    case SZ_ONE: return 1;
+    }
+    return 0;
+}
+
+const gs_tensor_table gdn_tensors = {tensors, GDN_N_TENSORS, size_of};
 
 static const st_tensor *layer_tensor(const st_file *f, int l, int t) {
-    char name[64];
-    snprintf(name, sizeof name, "model.layers.%d.%s", l, layer_names[t]);
-    return safetensors_find(f, name);
+    return gs_table_find(f, &gdn_tensors, GDN_TENSOR(t), l);
+}
+
+/* a layer-0 tensor's name, for messages */
+static const char *layer0_name(int t, char *buf, size_t size) {
+    gs_table_name(&gdn_tensors, GDN_TENSOR(t), 0, buf, size);
+    return buf;
 }
 
 static int recognise(const st_file *f) {
-    return safetensors_find(f, "model.embeddings.weight") && safetensors_find(f, "model.layers.0.attn.A_log");
+    return gs_table_find(f, &gdn_tensors, GDN_T_EMBED, 0) && layer_tensor(f, 0, GDN_A_LOG);
 }
 
 /* __metadata__.config (the companion's config dict) through the strict JSON
@@ -70,21 +111,23 @@ static int config_bool(const st_file *f, const char *key) {
 static int infer(const st_file *f, gpn_config *c) {
     memset(c, 0, sizeof *c);
     c->arch = GPN_ARCH_GDN;
-    const st_tensor *e = safetensors_find(f, "model.embeddings.weight");
-    if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor 'model.embeddings.weight' (V, D)");
+    const st_tensor *e = gs_table_find(f, &gdn_tensors, GDN_T_EMBED, 0);
+    if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor '%s' (V, D)", tensors[GDN_T_EMBED].name);
     c->V = (int)e->shape[0];
     c->d = c->e = (int)e->shape[1];
     while (c->n_layers <= GDN_MAX_LAYERS && layer_tensor(f, c->n_layers, GDN_A_LOG)) c->n_layers++;
     const st_tensor *A = layer_tensor(f, 0, GDN_A_LOG), *q = layer_tensor(f, 0, GDN_Q), *v = layer_tensor(f, 0, GDN_V);
     const st_tensor *g = layer_tensor(f, 0, GDN_GATE), *cv = layer_tensor(f, 0, GDN_QCONV);
-    if (A->ndim != 1 || A->shape[0] < 1) return gs_fail("'model.layers.0.attn.A_log' must be 1-D with one entry per head");
+    char name[64];
+    if (A->ndim != 1 || A->shape[0] < 1)
+        return gs_fail("'%s' must be 1-D with one entry per head", layer0_name(GDN_A_LOG, name, sizeof name));
     c->H = (int)A->shape[0];
     if (!q || q->ndim != 2 || q->shape[0] % c->H)
-        return gs_fail("'model.layers.0.attn.q_proj.weight' must be 2-D with a multiple of %d heads rows", c->H);
+        return gs_fail("'%s' must be 2-D with a multiple of %d heads rows", layer0_name(GDN_Q, name, sizeof name), c->H);
     if (!v || v->ndim != 2 || v->shape[0] % c->H)
-        return gs_fail("'model.layers.0.attn.v_proj.weight' must be 2-D with a multiple of %d heads rows", c->H);
-    if (!g || g->ndim != 2) return gs_fail("missing 2-D tensor 'model.layers.0.mlp.gate_proj.weight' (ffn, D)");
-    if (!cv || cv->ndim != 3) return gs_fail("missing 3-D tensor 'model.layers.0.attn.q_conv1d.weight' (C, 1, K)");
+        return gs_fail("'%s' must be 2-D with a multiple of %d heads rows", layer0_name(GDN_V, name, sizeof name), c->H);
+    if (!g || g->ndim != 2) return gs_fail("missing 2-D tensor '%s' (ffn, D)", layer0_name(GDN_GATE, name, sizeof name));
+    if (!cv || cv->ndim != 3) return gs_fail("missing 3-D tensor '%s' (C, 1, K)", layer0_name(GDN_QCONV, name, sizeof name));
     c->dk = (int)(q->shape[0] / c->H);
     c->dv = (int)(v->shape[0] / c->H);
     c->f = (int)g->shape[0];
@@ -102,14 +145,15 @@ static int infer(const st_file *f, gpn_config *c) {
 
 /* Where each size came from, as infer() found it. */
 static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
-    gs_describe_shape(buf, size, "vocab_size", c->V, f, "model.embeddings.weight", "");
-    gs_describe_shape(buf, size, "hidden_dim", c->d, f, "model.embeddings.weight", "");
-    gs_describe(buf, size, "n_layers", c->n_layers, "model.layers.{i}.attn.A_log for i = 0..%d", c->n_layers - 1);
-    gs_describe_shape(buf, size, "n_heads", c->H, f, "model.layers.0.attn.A_log", "");
-    gs_describe_shape(buf, size, "head_dim", c->dk, f, "model.layers.0.attn.q_proj.weight", " / n_heads");
-    gs_describe_shape(buf, size, "d_v", c->dv, f, "model.layers.0.attn.v_proj.weight", " / n_heads");
-    gs_describe_shape(buf, size, "ffn_dim", c->f, f, "model.layers.0.mlp.gate_proj.weight", "");
-    gs_describe_shape(buf, size, "conv_size", c->conv, f, "model.layers.0.attn.q_conv1d.weight", "");
+    const gs_tensor_table *t = &gdn_tensors;
+    gs_table_describe_shape(buf, size, "vocab_size", c->V, f, t, GDN_T_EMBED, 0, "");
+    gs_table_describe_shape(buf, size, "hidden_dim", c->d, f, t, GDN_T_EMBED, 0, "");
+    gs_describe(buf, size, "n_layers", c->n_layers, "%s for i = 0..%d", tensors[GDN_TENSOR(GDN_A_LOG)].name, c->n_layers - 1);
+    gs_table_describe_shape(buf, size, "n_heads", c->H, f, t, GDN_TENSOR(GDN_A_LOG), 0, "");
+    gs_table_describe_shape(buf, size, "head_dim", c->dk, f, t, GDN_TENSOR(GDN_Q), 0, " / n_heads");
+    gs_table_describe_shape(buf, size, "d_v", c->dv, f, t, GDN_TENSOR(GDN_V), 0, " / n_heads");
+    gs_table_describe_shape(buf, size, "ffn_dim", c->f, f, t, GDN_TENSOR(GDN_GATE), 0, "");
+    gs_table_describe_shape(buf, size, "conv_size", c->conv, f, t, GDN_TENSOR(GDN_QCONV), 0, "");
     /* eps is a float: its line is written here, in the helpers' form */
     double eps;
     size_t at = strlen(buf);
@@ -160,29 +204,7 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    int n = 0, K = c->H * c->dk, Vd = c->H * c->dv, D = c->d;
-    size_t off = 0;
-    gs_spec_add(s, &n, &off, "model.embeddings.weight", "embedding", GPN_ROLE_MATRIX, c->V, D);
-    for (int l = 0; l < c->n_layers && l < GPN_MAX_LAYERS; l++) {
-        const int64_t rows[GDN_PER_LAYER] = {D, K, K, Vd, c->H, c->H, c->H, c->H, K, K, Vd, Vd, c->dv, D, D, c->f, c->f, D};
-        const int64_t cols[GDN_PER_LAYER] = {0, D, D, D, D, D, 0, 0, 1, 1, 1, D, 0, Vd, 0, D, D, c->f};
-        for (int t = 0; t < GDN_PER_LAYER; t++) {
-            char name[48];
-            snprintf(name, sizeof name, "model.layers.%d.%s", l, layer_names[t]);
-            gpn_role role = cols[t] ? GPN_ROLE_MATRIX : GPN_ROLE_NORM;
-            if (t == GDN_A_LOG) role = GPN_ROLE_A_LOG;
-            if (t == GDN_DT_BIAS) role = GPN_ROLE_DT_BIAS;
-            if (t == GDN_QCONV || t == GDN_KCONV || t == GDN_VCONV)
-                gs_spec_add3(s, &n, &off, name, gs_layer_group(l), role, rows[t], 1, c->conv);
-            else
-                gs_spec_add(s, &n, &off, name, gs_layer_group(l), role, rows[t], cols[t]);
-        }
-    }
-    gs_spec_add(s, &n, &off, "model.norm.weight", "output", GPN_ROLE_NORM, D, 0);
-    gs_spec_add(s, &n, &off, "lm_head.weight", "output", GPN_ROLE_MATRIX, c->V, D);
-    return n;
-}
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&gdn_tensors, c, s); }
 
 static void write_metadata(const gpn_config *c, st_writer *w) {
     char buf[320];
@@ -245,19 +267,24 @@ static const char *const carried[] = {"blocks.{i}.attn.state", "blocks.{i}.attn.
 
 /* the logit lens: rms(s, model.norm.weight, norm_eps) lm_head^T (untied) */
 static int decode(const gpn_model *m, const float *s, float *logits) {
-    return gs_decode_rms_head(s, gs_model_tensor(m, "model.norm.weight"), m->cfg.norm_eps, m->cfg.d,
-                              gs_model_tensor(m, "lm_head.weight"), m->cfg.V, logits);
+    return gs_decode_rms_head(s, gs_table_tensor(m, &gdn_tensors, GDN_T_NORM, 0), m->cfg.norm_eps, m->cfg.d,
+                              gs_table_tensor(m, &gdn_tensors, GDN_T_HEAD, 0), m->cfg.V, logits);
 }
 
 static const float *embedding(const gpn_model *m, int *width) {
     *width = m->cfg.d;
-    return gs_model_tensor(m, "model.embeddings.weight");
+    return gs_table_tensor(m, &gdn_tensors, GDN_T_EMBED, 0);
 }
+
+/* each layer's own write and read (docs/hooks.md) */
+static const gs_delta_memory gdn_delta_memory = {"blocks.{i}.attn.q",     "blocks.{i}.attn.k",    "blocks.{i}.attn.v",
+                                                 "blocks.{i}.attn.alpha", "blocks.{i}.attn.beta", "blocks.{i}.attn.o",
+                                                 1,                       1};
 
 const gs_family gs_family_gdn = {
     "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe, &gs_train_gdn, NULL,
     site_width, carried,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, &gdn_delta_memory, /* no matrix memory; not attributable; its delta rule */
 };

@@ -53,11 +53,15 @@ static const gs_site gpn_sites[] = {
 /* patching's whole state: state.ground, the state site; GPN+M's memory is mem.state's (analyses/causal/patching.c) */
 static const char *const gpn_carried[] = {NULL};
 
+/* the shared write (mem.k, v, alpha, beta) read by every layer's queries (docs/hooks.md) */
+static const gs_delta_memory gpn_delta_memory = {"blocks.{i}.mem.q", "mem.k", "mem.v", "mem.alpha", "mem.beta",
+                                                 "blocks.{i}.mem.heads", 0, 0};
+
 const gs_family gs_family_gpn = {"gpn", "gpn", "GPN, no memory", GPN_ARCH_GPN, 1, gpn_sites, ARRAY_LEN(gpn_sites),
                                  GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
                                  gpn_family_embedding, gpn_family_describe, &gs_train_gpn, NULL, NULL, gpn_carried,
-                                 0, 1};
+                                 0, 1, NULL};
 const gs_family gs_family_gpn_m = {"gpn_m", "gpn+m", "GPN+M, shared matrix memory", GPN_ARCH_GPN_M, 1, gpn_sites,
                                    ARRAY_LEN(gpn_sites), GPN_CHECKPOINTS, gpn_cpu_new, gpn_cuda_backend_new, gpn_family_decode,
                                    gpn_family_embedding, gpn_family_describe, &gs_train_gpn_m, NULL, NULL, gpn_carried,
-                                   1, 1};
+                                   1, 1, &gpn_delta_memory};

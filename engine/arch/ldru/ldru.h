@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "engine/arch/family.h"
+#include "engine/arch/tensor_table.h"
 
 extern const gs_family gs_family_ldru;
 
@@ -47,10 +48,11 @@ extern const gs_family gs_family_ldru;
 #define LDRU_HOOK_NODE LDRU_HOOK(0)   /* "tree.level.{i}" */
 #define LDRU_HOOK_PREFIX LDRU_HOOK(1) /* "prefix" */
 
-/* The tensors, in the order tensor_specs lays them out (names in ldru_family.c). */
+/* The tensors, in the order tensor_specs lays them out (ldru_tensors, ldru_family.c). */
 enum { LDRU_EMBED, LDRU_W1, LDRU_B1, LDRU_W2, LDRU_B2, LDRU_V_LEFT, LDRU_B_LEFT, LDRU_V_RIGHT, LDRU_B_RIGHT,
        LDRU_W_OUT, LDRU_B_OUT, LDRU_F1, LDRU_C1, LDRU_F2, LDRU_C2, LDRU_LN_W, LDRU_LN_B, LDRU_HEAD_W, LDRU_HEAD_B,
        LDRU_N_TENSORS };
+extern const gs_tensor_table ldru_tensors;
 
 /* Pointers into a parameter block laid out by the family's tensor_specs
  * (a model's block, or a trainer's gradient block of the same layout). */

@@ -13,33 +13,29 @@
 _Static_assert(LDRU_HOOK_PREFIX <= GS_HOOK_LOCAL_LAST, "LDRU's hook points overflow the family-local range");
 _Static_assert(LDRU_N_TENSORS <= GPN_MAX_TENSORS, "LDRU has more tensors than a spec table holds");
 
-/* name, group, role, rows, cols (0: a vector) as multiples of the sizes:
- * S symbols, d, f (the FFN's width), C classes */
-enum { SZ_S, SZ_D, SZ_2D, SZ_4D, SZ_F, SZ_C, SZ_NONE };
-static const struct {
-    const char *name, *group;
-    gpn_role role;
-    int rows, cols;
-} tensors[LDRU_N_TENSORS] = {
-    [LDRU_EMBED] = {"ldru.embedding", "embedding", GPN_ROLE_MATRIX, SZ_S, SZ_D},
-    [LDRU_W1] = {"ldru.op.mlp.w1", "operator", GPN_ROLE_MATRIX, SZ_4D, SZ_2D},
-    [LDRU_B1] = {"ldru.op.mlp.b1", "operator", GPN_ROLE_BIAS, SZ_4D, SZ_NONE},
-    [LDRU_W2] = {"ldru.op.mlp.w2", "operator", GPN_ROLE_MATRIX, SZ_2D, SZ_4D},
-    [LDRU_B2] = {"ldru.op.mlp.b2", "operator", GPN_ROLE_BIAS, SZ_2D, SZ_NONE},
-    [LDRU_V_LEFT] = {"ldru.op.v_left", "operator", GPN_ROLE_MATRIX, SZ_D, SZ_D},
-    [LDRU_B_LEFT] = {"ldru.op.b_left", "operator", GPN_ROLE_BIAS, SZ_D, SZ_NONE},
-    [LDRU_V_RIGHT] = {"ldru.op.v_right", "operator", GPN_ROLE_MATRIX, SZ_D, SZ_D},
-    [LDRU_B_RIGHT] = {"ldru.op.b_right", "operator", GPN_ROLE_BIAS, SZ_D, SZ_NONE},
-    [LDRU_W_OUT] = {"ldru.op.w_out", "operator", GPN_ROLE_MATRIX, SZ_D, SZ_D},
-    [LDRU_B_OUT] = {"ldru.op.b_out", "operator", GPN_ROLE_BIAS, SZ_D, SZ_NONE},
-    [LDRU_F1] = {"ldru.ffn.w1", "level ffn", GPN_ROLE_MATRIX, SZ_F, SZ_D},
-    [LDRU_C1] = {"ldru.ffn.b1", "level ffn", GPN_ROLE_BIAS, SZ_F, SZ_NONE},
-    [LDRU_F2] = {"ldru.ffn.w2", "level ffn", GPN_ROLE_MATRIX, SZ_D, SZ_F},
-    [LDRU_C2] = {"ldru.ffn.b2", "level ffn", GPN_ROLE_BIAS, SZ_D, SZ_NONE},
-    [LDRU_LN_W] = {"ldru.norm.weight", "level ffn", GPN_ROLE_NORM, SZ_D, SZ_NONE},
-    [LDRU_LN_B] = {"ldru.norm.bias", "level ffn", GPN_ROLE_BIAS, SZ_D, SZ_NONE},
-    [LDRU_HEAD_W] = {"ldru.head.weight", "classifier", GPN_ROLE_MATRIX, SZ_C, SZ_D},
-    [LDRU_HEAD_B] = {"ldru.head.bias", "classifier", GPN_ROLE_BIAS, SZ_C, SZ_NONE},
+/* name, group, role, shape as multiples of the sizes: S symbols, d, f (the
+ * FFN's width), C classes */
+enum { SZ_S = 1, SZ_D, SZ_2D, SZ_4D, SZ_F, SZ_C };
+static const gs_tensor_name tensors[LDRU_N_TENSORS] = {
+    [LDRU_EMBED] = {"ldru.embedding", "embedding", GPN_ROLE_MATRIX, {SZ_S, SZ_D}},
+    [LDRU_W1] = {"ldru.op.mlp.w1", "operator", GPN_ROLE_MATRIX, {SZ_4D, SZ_2D}},
+    [LDRU_B1] = {"ldru.op.mlp.b1", "operator", GPN_ROLE_BIAS, {SZ_4D}},
+    [LDRU_W2] = {"ldru.op.mlp.w2", "operator", GPN_ROLE_MATRIX, {SZ_2D, SZ_4D}},
+    [LDRU_B2] = {"ldru.op.mlp.b2", "operator", GPN_ROLE_BIAS, {SZ_2D}},
+    [LDRU_V_LEFT] = {"ldru.op.v_left", "operator", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [LDRU_B_LEFT] = {"ldru.op.b_left", "operator", GPN_ROLE_BIAS, {SZ_D}},
+    [LDRU_V_RIGHT] = {"ldru.op.v_right", "operator", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [LDRU_B_RIGHT] = {"ldru.op.b_right", "operator", GPN_ROLE_BIAS, {SZ_D}},
+    [LDRU_W_OUT] = {"ldru.op.w_out", "operator", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [LDRU_B_OUT] = {"ldru.op.b_out", "operator", GPN_ROLE_BIAS, {SZ_D}},
+    [LDRU_F1] = {"ldru.ffn.w1", "level ffn", GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
+    [LDRU_C1] = {"ldru.ffn.b1", "level ffn", GPN_ROLE_BIAS, {SZ_F}},
+    [LDRU_F2] = {"ldru.ffn.w2", "level ffn", GPN_ROLE_MATRIX, {SZ_D, SZ_F}},
+    [LDRU_C2] = {"ldru.ffn.b2", "level ffn", GPN_ROLE_BIAS, {SZ_D}},
+    [LDRU_LN_W] = {"ldru.norm.weight", "level ffn", GPN_ROLE_NORM, {SZ_D}},
+    [LDRU_LN_B] = {"ldru.norm.bias", "level ffn", GPN_ROLE_BIAS, {SZ_D}},
+    [LDRU_HEAD_W] = {"ldru.head.weight", "classifier", GPN_ROLE_MATRIX, {SZ_C, SZ_D}},
+    [LDRU_HEAD_B] = {"ldru.head.bias", "classifier", GPN_ROLE_BIAS, {SZ_C}},
 };
 
 static int64_t size_of(const gpn_config *c, int sz) {
@@ -54,7 +50,9 @@ static int64_t size_of(const gpn_config *c, int sz) {
     return 0;
 }
 
-static int recognise(const st_file *f) { return safetensors_find(f, "ldru.op.mlp.w1") != NULL; }
+const gs_tensor_table ldru_tensors = {tensors, LDRU_N_TENSORS, size_of};
+
+static int recognise(const st_file *f) { return gs_table_find(f, &ldru_tensors, LDRU_W1, 0) != NULL; }
 
 static int shape2(const st_file *f, int t, int64_t *rows, int64_t *cols) {
     const st_tensor *x = safetensors_find(f, tensors[t].name);
@@ -124,14 +122,7 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    int n = 0;
-    size_t off = 0;
-    for (int t = 0; t < LDRU_N_TENSORS; t++)
-        gs_spec_add(s, &n, &off, tensors[t].name, tensors[t].group, tensors[t].role, size_of(c, tensors[t].rows),
-                    size_of(c, tensors[t].cols));
-    return n;
-}
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&ldru_tensors, c, s); }
 
 static void write_metadata(const gpn_config *c, st_writer *w) {
     st_writer_meta(w, "arch", "ldru");
@@ -155,7 +146,7 @@ static const gs_site sites[] = {
 
 static const float *embedding(const gpn_model *m, int *width) {
     *width = m->cfg.d;
-    return gs_model_tensor(m, "ldru.embedding");
+    return gs_table_tensor(m, &ldru_tensors, LDRU_EMBED, 0);
 }
 
 const gs_family gs_family_ldru = {
@@ -163,5 +154,5 @@ const gs_family gs_family_ldru = {
     (int)(sizeof sites / sizeof *sites), recognise, "tensor 'ldru.op.mlp.w1'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, ldru_cpu_new, NULL, NULL, embedding, describe, NULL,
     "an MLP-LDRU sequence classifier", NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

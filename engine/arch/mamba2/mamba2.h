@@ -6,6 +6,7 @@
 #define GS_ENGINE_ARCH_MAMBA2_H
 
 #include "engine/arch/family.h"
+#include "engine/arch/tensor_table.h"
 
 extern const gs_family gs_family_mamba2;
 
@@ -47,6 +48,11 @@ enum { M2_NORM, M2_IN_PROJ, M2_CONV_W, M2_CONV_B, M2_DT_BIAS, M2_A_LOG, M2_D, M2
 /* specs: [0] the embedding, then M2_PER_LAYER per layer, then norm_f and (untied) lm_head */
 #define M2_SPEC(l, t) (1 + (l) * M2_PER_LAYER + (t))
 #define M2_MAX_LAYERS ((GPN_MAX_TENSORS - 3) / M2_PER_LAYER)
+/* The ids of mamba2_tensors (mamba2_family.c), in the same order: the
+ * embedding, a layer's tensor t at M2_TENSOR(t), norm_f and lm_head. */
+#define M2_TENSOR(t) (1 + (t))
+enum { M2_T_EMBED = 0, M2_T_NORM_F = M2_TENSOR(M2_PER_LAYER), M2_T_HEAD, M2_N_TENSORS };
+extern const gs_tensor_table mamba2_tensors;
 
 /* d_inner = H head_dim; the convolved channels x | B | C = d_inner + 2 G N;
  * in_proj's rows z | xBC | dt = d_inner + conv channels + H */

@@ -19,23 +19,54 @@
 
 _Static_assert(M2_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "Mamba-2's hook points overflow the family-local range");
 
-/* one table of names: the specs, the recogniser and the checks read it */
-static const char *const layer_names[M2_PER_LAYER] = {
-    "norm.weight",   "mixer.in_proj.weight", "mixer.conv1d.weight", "mixer.conv1d.bias",     "mixer.dt_bias",
-    "mixer.A_log",   "mixer.D",              "mixer.norm.weight",   "mixer.out_proj.weight",
-};
 #define EMBED "backbone.embeddings.weight"
-#define NORM_F "backbone.norm_f.weight"
 #define LM_HEAD "lm_head.weight"
 
-static void layer_name(int l, int t, char *out, size_t size) {
-    snprintf(out, size, "backbone.layers.%d.%s", l, layer_names[t]);
+/* sizes: V, D, d_inner, the conv's channels, the in_proj rows z | xBC | dt,
+ * H, the conv's K, 1, and V where the head is untied (0: tied, no lm_head) */
+enum { SZ_V = 1, SZ_D, SZ_INNER, SZ_CONV_DIM, SZ_IN_PROJ, SZ_H, SZ_CONV, SZ_ONE, SZ_HEAD };
+#define LAYER(t) [M2_TENSOR(t)]
+static const gs_tensor_name tensors[M2_N_TENSORS] = {
+    [M2_T_EMBED] = {EMBED, "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+    LAYER(M2_NORM) = {"backbone.layers.{i}.norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
+    LAYER(M2_IN_PROJ) = {"backbone.layers.{i}.mixer.in_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_IN_PROJ, SZ_D}},
+    LAYER(M2_CONV_W) = {"backbone.layers.{i}.mixer.conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_CONV_DIM, SZ_ONE, SZ_CONV}},
+    LAYER(M2_CONV_B) = {"backbone.layers.{i}.mixer.conv1d.bias", NULL, GPN_ROLE_BIAS, {SZ_CONV_DIM}},
+    LAYER(M2_DT_BIAS) = {"backbone.layers.{i}.mixer.dt_bias", NULL, GPN_ROLE_DT_BIAS, {SZ_H}},
+    LAYER(M2_A_LOG) = {"backbone.layers.{i}.mixer.A_log", NULL, GPN_ROLE_A_LOG, {SZ_H}},
+    LAYER(M2_D) = {"backbone.layers.{i}.mixer.D", NULL, GPN_ROLE_BIAS, {SZ_H}},
+    LAYER(M2_GNORM) = {"backbone.layers.{i}.mixer.norm.weight", NULL, GPN_ROLE_NORM, {SZ_INNER}},
+    LAYER(M2_OUT_PROJ) = {"backbone.layers.{i}.mixer.out_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_INNER}},
+    [M2_T_NORM_F] = {"backbone.norm_f.weight", "output", GPN_ROLE_NORM, {SZ_D}},
+    [M2_T_HEAD] = {LM_HEAD, "output", GPN_ROLE_MATRIX, {SZ_HEAD, SZ_D}},
+};
+#undef LAYER
+
+static int64_t size_of(const gpn_config *c, int sz) {
+    switch (sz) {
+    case SZ_V: return c->V;
+    case SZ_D: return c->d;
+    case SZ_INNER: return mamba2_inner(c);
+    case SZ_CONV_DIM: return mamba2_conv_dim(c);
+    case SZ_IN_PROJ: return (int64_t)mamba2_inner(c) + mamba2_conv_dim(c) + c->H;
+    case SZ_H: return c->H;
+    case SZ_CONV: return c->conv;
+    case SZ_ONE: return 1;
+    case SZ_HEAD: return mamba2_opts_of(c).tied ? 0 : c->V;
+    }
+    return 0;
 }
 
+const gs_tensor_table mamba2_tensors = {tensors, M2_N_TENSORS, size_of};
+
 static const st_tensor *layer_tensor(const st_file *f, int l, int t) {
-    char name[64];
-    layer_name(l, t, name, sizeof name);
-    return safetensors_find(f, name);
+    return gs_table_find(f, &mamba2_tensors, M2_TENSOR(t), l);
+}
+
+/* a layer-0 tensor's name, for messages */
+static const char *layer0_name(int t, char *buf, size_t size) {
+    gs_table_name(&mamba2_tensors, M2_TENSOR(t), 0, buf, size);
+    return buf;
 }
 
 static int recognise(const st_file *f) { return safetensors_find(f, EMBED) && layer_tensor(f, 0, M2_A_LOG); }
@@ -171,12 +202,15 @@ static int infer(const st_file *f, gpn_config *c) {
     while (c->n_layers <= M2_MAX_LAYERS && layer_tensor(f, c->n_layers, M2_A_LOG)) c->n_layers++;
     const st_tensor *A = layer_tensor(f, 0, M2_A_LOG), *in = layer_tensor(f, 0, M2_IN_PROJ);
     const st_tensor *cw = layer_tensor(f, 0, M2_CONV_W), *out = layer_tensor(f, 0, M2_OUT_PROJ);
-    if (A->ndim != 1 || A->shape[0] < 1) return gs_fail("'backbone.layers.0.mixer.A_log' must be 1-D, one entry per head");
+    char name[64];
+    if (A->ndim != 1 || A->shape[0] < 1)
+        return gs_fail("'%s' must be 1-D, one entry per head", layer0_name(M2_A_LOG, name, sizeof name));
     c->H = (int)A->shape[0];
     if (!out || out->ndim != 2 || out->shape[1] % c->H)
-        return gs_fail("'backbone.layers.0.mixer.out_proj.weight' must be 2-D with a multiple of %d heads columns", c->H);
-    if (!cw || cw->ndim != 3) return gs_fail("missing 3-D tensor 'backbone.layers.0.mixer.conv1d.weight' (C, 1, K)");
-    if (!in || in->ndim != 2) return gs_fail("missing 2-D tensor 'backbone.layers.0.mixer.in_proj.weight'");
+        return gs_fail("'%s' must be 2-D with a multiple of %d heads columns", layer0_name(M2_OUT_PROJ, name, sizeof name),
+                       c->H);
+    if (!cw || cw->ndim != 3) return gs_fail("missing 3-D tensor '%s' (C, 1, K)", layer0_name(M2_CONV_W, name, sizeof name));
+    if (!in || in->ndim != 2) return gs_fail("missing 2-D tensor '%s'", layer0_name(M2_IN_PROJ, name, sizeof name));
     int inner = (int)out->shape[1], convd = (int)cw->shape[0];
     c->dv = inner / c->H;
     c->conv = (int)cw->shape[2];
@@ -205,16 +239,17 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
     int from = -1;
     gs_describe_shape(buf, size, "vocab_size", c->V, f, EMBED, "");
     gs_describe_shape(buf, size, "hidden_size", c->d, f, EMBED, "");
-    gs_describe(buf, size, "num_hidden_layers", c->n_layers, "backbone.layers.{i}.mixer.A_log for i = 0..%d",
+    const gs_tensor_table *t = &mamba2_tensors;
+    gs_describe(buf, size, "num_hidden_layers", c->n_layers, "%s for i = 0..%d", tensors[M2_TENSOR(M2_A_LOG)].name,
                 c->n_layers - 1);
-    gs_describe_shape(buf, size, "num_heads", c->H, f, "backbone.layers.0.mixer.A_log", "");
-    gs_describe_shape(buf, size, "head_dim", c->dv, f, "backbone.layers.0.mixer.out_proj.weight", " / num_heads");
-    gs_describe_shape(buf, size, "conv_kernel", c->conv, f, "backbone.layers.0.mixer.conv1d.weight", "");
+    gs_table_describe_shape(buf, size, "num_heads", c->H, f, t, M2_TENSOR(M2_A_LOG), 0, "");
+    gs_table_describe_shape(buf, size, "head_dim", c->dv, f, t, M2_TENSOR(M2_OUT_PROJ), 0, " / num_heads");
+    gs_table_describe_shape(buf, size, "conv_kernel", c->conv, f, t, M2_TENSOR(M2_CONV_W), 0, "");
     from = -1;
     if (have) option(&s, "n_groups", &from);
     gs_describe(buf, size, "n_groups", o.n_groups, "%s", from >= 0 ? s.where[from] : "Mamba2Config's default: no n_groups");
-    gs_describe_shape(buf, size, "state_size", c->dk, f, "backbone.layers.0.mixer.conv1d.weight",
-                      " (channels - d_inner) / 2 n_groups");
+    gs_table_describe_shape(buf, size, "state_size", c->dk, f, t, M2_TENSOR(M2_CONV_W), 0,
+                            " (channels - d_inner) / 2 n_groups");
     gs_describe(buf, size, "tie_word_embeddings", o.tied, "%s", o.tied ? "no " LM_HEAD : LM_HEAD " present");
     from = -1;
     if (have) option(&s, "layer_norm_epsilon", &from);
@@ -274,27 +309,7 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    int n = 0, D = c->d, Di = mamba2_inner(c), Cd = mamba2_conv_dim(c), H = c->H;
-    size_t off = 0;
-    gs_spec_add(s, &n, &off, EMBED, "embedding", GPN_ROLE_MATRIX, c->V, D);
-    for (int l = 0; l < c->n_layers && l < GPN_MAX_LAYERS; l++) {
-        const int64_t rows[M2_PER_LAYER] = {D, Di + Cd + H, Cd, Cd, H, H, H, Di, D};
-        const int64_t cols[M2_PER_LAYER] = {0, D, 1, 0, 0, 0, 0, 0, Di};
-        const gpn_role roles[M2_PER_LAYER] = {GPN_ROLE_NORM,    GPN_ROLE_MATRIX, GPN_ROLE_MATRIX,
-                                              GPN_ROLE_BIAS,    GPN_ROLE_DT_BIAS, GPN_ROLE_A_LOG,
-                                              GPN_ROLE_BIAS,    GPN_ROLE_NORM,   GPN_ROLE_MATRIX};
-        for (int t = 0; t < M2_PER_LAYER; t++) {
-            char name[48];
-            layer_name(l, t, name, sizeof name);
-            if (t == M2_CONV_W) gs_spec_add3(s, &n, &off, name, gs_layer_group(l), roles[t], rows[t], 1, c->conv);
-            else gs_spec_add(s, &n, &off, name, gs_layer_group(l), roles[t], rows[t], cols[t]);
-        }
-    }
-    gs_spec_add(s, &n, &off, NORM_F, "output", GPN_ROLE_NORM, D, 0);
-    if (!mamba2_opts_of(c).tied) gs_spec_add(s, &n, &off, LM_HEAD, "output", GPN_ROLE_MATRIX, c->V, D);
-    return n;
-}
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&mamba2_tensors, c, s); }
 
 static void write_metadata(const gpn_config *c, st_writer *w) {
     mamba2_opts o = mamba2_opts_of(c);
@@ -359,22 +374,23 @@ static const gs_site sites[] = {
 static const char *const carried[] = {"blocks.{i}.mixer.ssm_state", "blocks.{i}.mixer.conv_state", NULL};
 
 static const float *output_head(const gpn_model *m) {
-    return gs_model_tensor(m, mamba2_opts_of(&m->cfg).tied ? EMBED : LM_HEAD);
+    return gs_table_tensor(m, &mamba2_tensors, mamba2_opts_of(&m->cfg).tied ? M2_T_EMBED : M2_T_HEAD, 0);
 }
 
 /* the logit lens: rms(s, norm_f, eps) lm_head^T (the embedding when tied) */
 static int decode(const gpn_model *m, const float *s, float *logits) {
-    return gs_decode_rms_head(s, gs_model_tensor(m, NORM_F), m->cfg.norm_eps, m->cfg.d, output_head(m), m->cfg.V, logits);
+    return gs_decode_rms_head(s, gs_table_tensor(m, &mamba2_tensors, M2_T_NORM_F, 0), m->cfg.norm_eps, m->cfg.d,
+                              output_head(m), m->cfg.V, logits);
 }
 
 static const float *embedding(const gpn_model *m, int *width) {
     *width = m->cfg.d;
-    return gs_model_tensor(m, EMBED);
+    return gs_table_tensor(m, &mamba2_tensors, M2_T_EMBED, 0);
 }
 
 const gs_family gs_family_mamba2 = {
     "mamba2", "mamba2", "Mamba-2 (SSD, Hugging Face layout)", MAMBA2_ARCH, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors '" EMBED "' and 'backbone.layers.0.mixer.A_log'", infer, check_metadata, validate, tensor_specs,
     NULL, write_metadata, mamba2_cpu_new, NULL, decode, embedding, describe, NULL, NULL, site_width, carried,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

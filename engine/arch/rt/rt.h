@@ -28,6 +28,17 @@
 #define GS_ENGINE_ARCH_RT_H
 
 #include "engine/arch/family.h"
+#include "engine/arch/tensor_table.h"
+
+/* The tensors, in checkpoint order (rt_tensors, rt_family.c): OLMo's
+ * state-dict names; q_norm and k_norm only with attention_layer_norm. */
+typedef enum {
+    RT_WTE,
+    RT_ATTN_NORM, RT_Q_NORM, RT_K_NORM, RT_Q_PROJ, RT_KV_PROJ, RT_ATTN_OUT, RT_FF_NORM, RT_FF_PROJ, RT_FF_OUT, /* per layer */
+    RT_LN_F, RT_HEAD,
+    RT_N_TENSORS
+} rt_tensor;
+extern const gs_tensor_table rt_tensors;
 
 /* activation_type: what OLMo's Activation.build knows */
 typedef enum { RT_ACT_GELU = 0, RT_ACT_RELU = 1, RT_ACT_SWIGLU = 2 } rt_activation;

@@ -209,20 +209,15 @@ int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs
     }
     e->m = m;
     e->host = host;
-    e->wte = gs_model_tensor(m, "transformer.wte.weight");
-    e->ln_f = gs_model_tensor(m, "transformer.ln_f.weight");
-    e->head = gs_model_tensor(m, "transformer.ff_out.weight");
-    static const char *const suffix[] = {"attn_norm", "ff_norm", "q_norm",  "k_norm", "q_proj",
-                                         "kv_proj",   "attn_out", "ff_proj", "ff_out"};
+    e->wte = gs_table_tensor(m, &rt_tensors, RT_WTE, 0);
+    e->ln_f = gs_table_tensor(m, &rt_tensors, RT_LN_F, 0);
+    e->head = gs_table_tensor(m, &rt_tensors, RT_HEAD, 0);
     for (int l = 0; l < c->n_layers; l++) {
         rt_layer *w = &e->layer[l];
-        const float **slot[] = {&w->attn_norm, &w->ff_norm, &w->q_norm,  &w->k_norm, &w->q_proj,
-                                &w->kv_proj,   &w->attn_out, &w->ff_proj, &w->ff_out};
-        for (int i = 0; i < 9; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "transformer.blocks.%d.%s.weight", l, suffix[i]);
-            *slot[i] = gs_model_tensor(m, name); /* q_norm, k_norm: NULL without attention_layer_norm */
-        }
+        const float **slot[] = {&w->attn_norm, &w->q_norm, &w->k_norm, &w->q_proj, &w->kv_proj,
+                                &w->attn_out,  &w->ff_norm, &w->ff_proj, &w->ff_out};
+        /* in table order; q_norm, k_norm: NULL without attention_layer_norm */
+        for (int i = 0; i < 9; i++) *slot[i] = gs_table_tensor(m, &rt_tensors, RT_ATTN_NORM + i, l);
     }
     float *p = e->a.arena;
     float **bufs[] = {&e->a.emb, &e->a.h, &e->xn, &e->q, &e->k0, &e->v0, &e->att, &e->out, &e->a.fin, &e->kr, &e->vr};

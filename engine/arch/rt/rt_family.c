@@ -23,15 +23,45 @@ _Static_assert(RT_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "the RT's hook points over
 
 static const char *const activation_names[] = {"gelu", "relu", "swiglu"};
 
-static int recognise(const st_file *f) {
-    return safetensors_find(f, "transformer.wte.weight") && safetensors_find(f, "transformer.blocks.0.kv_proj.weight");
+/* sizes: V, d (d_model), f (mlp_hidden_size), ff_out's width (f / 2 under
+ * swiglu), d where attention_layer_norm adds q_norm and k_norm (else 0) */
+enum { SZ_V = 1, SZ_D, SZ_2D, SZ_F, SZ_FF_OUT, SZ_QK_NORM };
+static const gs_tensor_name tensors[RT_N_TENSORS] = {
+    [RT_WTE] = {"transformer.wte.weight", "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+    [RT_ATTN_NORM] = {"transformer.blocks.{i}.attn_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
+    [RT_Q_NORM] = {"transformer.blocks.{i}.q_norm.weight", NULL, GPN_ROLE_NORM, {SZ_QK_NORM}},
+    [RT_K_NORM] = {"transformer.blocks.{i}.k_norm.weight", NULL, GPN_ROLE_NORM, {SZ_QK_NORM}},
+    [RT_Q_PROJ] = {"transformer.blocks.{i}.q_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [RT_KV_PROJ] = {"transformer.blocks.{i}.kv_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_2D, SZ_D}},
+    [RT_ATTN_OUT] = {"transformer.blocks.{i}.attn_out.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [RT_FF_NORM] = {"transformer.blocks.{i}.ff_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
+    [RT_FF_PROJ] = {"transformer.blocks.{i}.ff_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
+    [RT_FF_OUT] = {"transformer.blocks.{i}.ff_out.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_FF_OUT}},
+    [RT_LN_F] = {"transformer.ln_f.weight", "output", GPN_ROLE_NORM, {SZ_D}},
+    [RT_HEAD] = {"transformer.ff_out.weight", "output", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+};
+
+static int ff_out_width(const gpn_config *c) { return c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f; }
+
+static int64_t size_of(const gpn_config *c, int sz) {
+    switch (sz) {
+    case SZ_V: return c->V;
+    case SZ_D: return c->d;
+    case SZ_2D: return 2 * (int64_t)c->d;
+    case SZ_F: return c->f;
+    case SZ_FF_OUT: return ff_out_width(c);
+    case SZ_QK_NORM: return c->qk_norm ? c->d : 0;
+    }
+    return 0;
 }
 
-static const st_tensor *layer0(const st_file *f, const char *suffix) {
-    char name[80];
-    snprintf(name, sizeof name, "transformer.blocks.0.%s.weight", suffix);
-    return safetensors_find(f, name);
+const gs_tensor_table rt_tensors = {tensors, RT_N_TENSORS, size_of};
+
+static int recognise(const st_file *f) {
+    return gs_table_find(f, &rt_tensors, RT_WTE, 0) && gs_table_find(f, &rt_tensors, RT_KV_PROJ, 0);
 }
+
+static const st_tensor *layer0(const st_file *f, rt_tensor id) { return gs_table_find(f, &rt_tensors, id, 0); }
 
 /* The run's OLMo model config: a JSON object, or NULL (-1 with gs_error()
  * when present and not an object, 0 when absent). */
@@ -100,18 +130,15 @@ static int cfg_flag(const cJSON *j, const char *key, int dflt) {
 static int infer(const st_file *f, gpn_config *c) {
     memset(c, 0, sizeof *c);
     c->arch = GPN_ARCH_RT;
-    const st_tensor *e = safetensors_find(f, "transformer.wte.weight"), *fp = layer0(f, "ff_proj");
+    const st_tensor *e = layer0(f, RT_WTE), *fp = layer0(f, RT_FF_PROJ);
     if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor 'transformer.wte.weight' (embedding_size, d_model)");
     if (!fp || fp->ndim != 2) return gs_fail("missing 2-D tensor 'transformer.blocks.0.ff_proj.weight' (mlp_hidden_size, d_model)");
     c->V = (int)e->shape[0];
     c->d = c->e = (int)e->shape[1];
     c->f = (int)fp->shape[0];
-    char name[80];
-    for (c->n_layers = 0; c->n_layers <= GPN_MAX_LAYERS; c->n_layers++) {
-        snprintf(name, sizeof name, "transformer.blocks.%d.kv_proj.weight", c->n_layers);
-        if (!safetensors_find(f, name)) break;
-    }
-    c->qk_norm = layer0(f, "q_norm") != NULL;
+    for (c->n_layers = 0; c->n_layers <= GPN_MAX_LAYERS; c->n_layers++)
+        if (!gs_table_find(f, &rt_tensors, RT_KV_PROJ, c->n_layers)) break;
+    c->qk_norm = layer0(f, RT_Q_NORM) != NULL;
     cJSON *j;
     int have = config_of(f, &j);
     if (have < 0) return -1;
@@ -164,19 +191,22 @@ static int refuse_tensors(const st_file *f, const gpn_config *c) {
         if (safetensors_find(f, extra[i]))
             return gs_fail("the checkpoint has '%s': absolute positions, an embedding norm and biases are not supported "
                            "(the paper's runs have none)", extra[i]);
-    static const char *const layer[] = {"attn_norm", "ff_norm", "q_norm", "k_norm", "q_proj",
-                                        "kv_proj",   "attn_out", "ff_proj", "ff_out"};
+    /* each layer weight's bias: its name with .bias for .weight */
+    static const rt_tensor layer[] = {RT_ATTN_NORM, RT_FF_NORM, RT_Q_NORM,   RT_K_NORM, RT_Q_PROJ,
+                                      RT_KV_PROJ,   RT_ATTN_OUT, RT_FF_PROJ, RT_FF_OUT};
     for (int l = 0; l < c->n_layers; l++)
         for (int i = 0; i < ARRAY_LEN(layer); i++) {
             char name[80];
-            snprintf(name, sizeof name, "transformer.blocks.%d.%s.bias", l, layer[i]);
+            gs_table_name(&rt_tensors, layer[i], l, name, sizeof name);
+            char *suffix = strrchr(name, '.'); /* ".weight" */
+            snprintf(suffix, sizeof name - (size_t)(suffix - name), ".bias");
             if (safetensors_find(f, name))
                 return gs_fail("the checkpoint has '%s': biases (include_bias, bias_for_layer_norm) are not supported",
                                name);
         }
-    if (!safetensors_find(f, "transformer.ff_out.weight"))
+    if (!layer0(f, RT_HEAD))
         return gs_fail("no 'transformer.ff_out.weight': a tied head (weight_tying) is not supported");
-    if (c->qk_norm != (layer0(f, "k_norm") != NULL))
+    if (c->qk_norm != (layer0(f, RT_K_NORM) != NULL))
         return gs_fail("the checkpoint has only one of q_norm and k_norm: attention_layer_norm makes both");
     return 0;
 }
@@ -264,8 +294,6 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
     return rc;
 }
 
-static int ff_out_width(const gpn_config *c) { return c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f; }
-
 static int validate(const gpn_config *c) {
     if (gs_attn_validate(c, "Recurrent Transformer", "d_model", "mlp_hidden_size")) return -1;
     if (c->activation < RT_ACT_GELU || c->activation > RT_ACT_SWIGLU)
@@ -282,32 +310,7 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    int n = 0, d = c->d;
-    size_t off = 0;
-    gs_spec_add(s, &n, &off, "transformer.wte.weight", "embedding", GPN_ROLE_MATRIX, c->V, d);
-    for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
-        char name[48];
-#define ADD(suffix, role, r, cols)                                                    \
-    (snprintf(name, sizeof name, "transformer.blocks.%d.%s.weight", i, suffix), \
-     gs_spec_add(s, &n, &off, name, gs_layer_group(i), role, r, cols))
-        ADD("attn_norm", GPN_ROLE_NORM, d, 0);
-        if (c->qk_norm) {
-            ADD("q_norm", GPN_ROLE_NORM, d, 0);
-            ADD("k_norm", GPN_ROLE_NORM, d, 0);
-        }
-        ADD("q_proj", GPN_ROLE_MATRIX, d, d);
-        ADD("kv_proj", GPN_ROLE_MATRIX, 2 * d, d);
-        ADD("attn_out", GPN_ROLE_MATRIX, d, d);
-        ADD("ff_norm", GPN_ROLE_NORM, d, 0);
-        ADD("ff_proj", GPN_ROLE_MATRIX, c->f, d);
-        ADD("ff_out", GPN_ROLE_MATRIX, d, ff_out_width(c));
-#undef ADD
-    }
-    gs_spec_add(s, &n, &off, "transformer.ln_f.weight", "output", GPN_ROLE_NORM, d, 0);
-    gs_spec_add(s, &n, &off, "transformer.ff_out.weight", "output", GPN_ROLE_MATRIX, c->V, d);
-    return n;
-}
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&rt_tensors, c, s); }
 
 /* The config as OLMo's own model: section, so a saved model reads back the same way. */
 static void write_metadata(const gpn_config *c, st_writer *w) {
@@ -339,10 +342,10 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
 #define SOURCE(key) (cJSON_GetObjectItemCaseSensitive(j, key) && !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, key)) \
                          ? given : dflt)
     char src[96], value[32];
-    gs_describe_shape(buf, size, "vocab_size", c->V, f, "transformer.wte.weight", "");
-    gs_describe_shape(buf, size, "d_model", c->d, f, "transformer.wte.weight", "");
-    gs_describe(buf, size, "n_layers", c->n_layers, "transformer.blocks.{i}.kv_proj.weight for i = 0..%d", c->n_layers - 1);
-    gs_describe_shape(buf, size, "mlp_hidden_size", c->f, f, "transformer.blocks.0.ff_proj.weight", "");
+    gs_table_describe_shape(buf, size, "vocab_size", c->V, f, &rt_tensors, RT_WTE, 0, "");
+    gs_table_describe_shape(buf, size, "d_model", c->d, f, &rt_tensors, RT_WTE, 0, "");
+    gs_describe(buf, size, "n_layers", c->n_layers, "%s for i = 0..%d", tensors[RT_KV_PROJ].name, c->n_layers - 1);
+    gs_table_describe_shape(buf, size, "mlp_hidden_size", c->f, f, &rt_tensors, RT_FF_PROJ, 0, "");
     gs_describe(buf, size, "n_heads", c->H, "__metadata__.config n_heads");
     gs_describe(buf, size, "d_head", c->dk, "d_model / n_heads");
     snprintf(src, sizeof src, SOURCE("activation_type"), "activation_type");
@@ -405,8 +408,8 @@ static int decode(const gpn_model *m, const float *s, float *logits) {
     int d = m->cfg.d;
     float *xn = malloc((size_t)d * sizeof *xn);
     if (!xn) return gs_fail("out of memory decoding a state");
-    rt_layer_norm(xn, s, gs_model_tensor(m, "transformer.ln_f.weight"), 1, d, m->cfg.norm_eps);
-    const float *head = gs_model_tensor(m, "transformer.ff_out.weight");
+    rt_layer_norm(xn, s, gs_table_tensor(m, &rt_tensors, RT_LN_F, 0), 1, d, m->cfg.norm_eps);
+    const float *head = gs_table_tensor(m, &rt_tensors, RT_HEAD, 0);
     for (int v = 0; v < m->cfg.V; v++) {
         double acc = 0;
         for (int i = 0; i < d; i++) acc += (double)head[(size_t)v * d + i] * xn[i];
@@ -418,7 +421,7 @@ static int decode(const gpn_model *m, const float *s, float *logits) {
 
 static const float *embedding(const gpn_model *m, int *width) {
     *width = m->cfg.d;
-    return gs_model_tensor(m, "transformer.wte.weight");
+    return gs_table_tensor(m, &rt_tensors, RT_WTE, 0);
 }
 
 const gs_family gs_family_rt = {
@@ -426,5 +429,5 @@ const gs_family gs_family_rt = {
     sites, ARRAY_LEN(sites), recognise, "tensors 'transformer.wte.weight' and 'transformer.blocks.0.kv_proj.weight'",
     infer, check_metadata, validate, tensor_specs, NULL, write_metadata, rt_cpu_new, NULL, decode, embedding, describe,
     &gs_train_rt, NULL, NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };

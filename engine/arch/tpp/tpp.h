@@ -18,6 +18,16 @@
 #define GS_ENGINE_ARCH_TPP_H
 
 #include "engine/arch/family.h"
+#include "engine/arch/tensor_table.h"
+
+/* The tensors, in checkpoint order (tpp_tensors, tpp_family.c). */
+typedef enum {
+    TPP_EMBED,
+    TPP_ATTN_NORM, TPP_W_Q, TPP_W_K, TPP_W_V, TPP_W_O, TPP_FFN_NORM, TPP_W1, TPP_W2, /* per layer */
+    TPP_NORM,
+    TPP_N_TENSORS
+} tpp_tensor;
+extern const gs_tensor_table tpp_tensors;
 
 /* The family's own hook point (engine/hooks.h's local range): the attention
  * pattern, B rows of H * GS_PATTERN_KEYS. Row b, head h, column j holds the

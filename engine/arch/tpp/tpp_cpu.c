@@ -18,12 +18,6 @@
 #include "engine/cpu/parallel.h"
 #include "engine/cpu/parallel_gemm.h"
 
-static const float *tensor(const gpn_model *m, const gpn_tensor_spec *specs, int n, const char *name) {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(specs[i].name, name)) return m->block + specs[i].offset;
-    return NULL;
-}
-
 static void cpu_free(void *impl) {
     tpp_cpu *e = impl;
     if (!e) return;
@@ -249,19 +243,12 @@ int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
     }
     e->m = m;
     e->host = host;
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
-    e->E = tensor(m, specs, n, "embedding.weight");
-    e->norm = tensor(m, specs, n, "norm.weight");
+    e->E = gs_table_tensor(m, &tpp_tensors, TPP_EMBED, 0);
+    e->norm = gs_table_tensor(m, &tpp_tensors, TPP_NORM, 0);
     for (int l = 0; l < c->n_layers; l++) {
-        char name[48];
-        const float **slot[] = {&e->layer[l].norm_a, &e->layer[l].W_q, &e->layer[l].W_k, &e->layer[l].W_v,
-                                &e->layer[l].W_o,    &e->layer[l].norm_f, &e->layer[l].w1, &e->layer[l].w2};
-        const char *suffix[] = {"attn.norm", "attn.W_q", "attn.W_k", "attn.W_v", "attn.W_o", "ffn.norm", "ffn.w1", "ffn.w2"};
-        for (int i = 0; i < 8; i++) {
-            snprintf(name, sizeof name, "blocks.%d.%s.weight", l, suffix[i]);
-            *slot[i] = tensor(m, specs, n, name);
-        }
+        tpp_layer *w = &e->layer[l];
+        const float **slot[] = {&w->norm_a, &w->W_q, &w->W_k, &w->W_v, &w->W_o, &w->norm_f, &w->w1, &w->w2};
+        for (int i = 0; i < 8; i++) *slot[i] = gs_table_tensor(m, &tpp_tensors, TPP_ATTN_NORM + i, l);
     }
     float *p = e->a.arena;
     float **bufs[] = {&e->a.emb, &e->a.h, &e->r.xn, &e->r.q, &e->r.k, &e->r.v, &e->r.att, &e->r.out, &e->a.fin};

@@ -16,11 +16,40 @@
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 
-static int recognise(const st_file *f) {
-    return safetensors_find(f, "embedding.weight") && safetensors_find(f, "blocks.0.attn.W_q.weight");
+/* the companion's state-dict names; sizes: V, d (hidden_dim), 2f and f (ffn_dim) */
+enum { SZ_V = 1, SZ_D, SZ_2F, SZ_F };
+static const gs_tensor_name tensors[TPP_N_TENSORS] = {
+    [TPP_EMBED] = {"embedding.weight", "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+    [TPP_ATTN_NORM] = {"blocks.{i}.attn.norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
+    [TPP_W_Q] = {"blocks.{i}.attn.W_q.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [TPP_W_K] = {"blocks.{i}.attn.W_k.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [TPP_W_V] = {"blocks.{i}.attn.W_v.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [TPP_W_O] = {"blocks.{i}.attn.W_o.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
+    [TPP_FFN_NORM] = {"blocks.{i}.ffn.norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
+    [TPP_W1] = {"blocks.{i}.ffn.w1.weight", NULL, GPN_ROLE_MATRIX, {SZ_2F, SZ_D}},
+    [TPP_W2] = {"blocks.{i}.ffn.w2.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_F}},
+    [TPP_NORM] = {"norm.weight", "final norm", GPN_ROLE_NORM, {SZ_D}},
+};
+
+static int64_t size_of(const gpn_config *c, int sz) {
+    switch (sz) {
+    case SZ_V: return c->V;
+    case SZ_D: return c->d;
+    case SZ_2F: return 2 * (int64_t)c->f;
+    case SZ_F: return c->f;
+    }
+    return 0;
 }
 
-static const st_tensor *matrix(const st_file *f, const char *name) {
+const gs_tensor_table tpp_tensors = {tensors, TPP_N_TENSORS, size_of};
+
+static int recognise(const st_file *f) {
+    return gs_table_find(f, &tpp_tensors, TPP_EMBED, 0) && gs_table_find(f, &tpp_tensors, TPP_W_Q, 0);
+}
+
+static const st_tensor *matrix(const st_file *f, tpp_tensor id) {
+    char name[64];
+    gs_table_name(&tpp_tensors, id, 0, name, sizeof name);
     const st_tensor *t = safetensors_find(f, name);
     if (!t || t->ndim != 2) gs_fail("missing 2-D tensor '%s'", name);
     return t && t->ndim == 2 ? t : NULL;
@@ -57,16 +86,13 @@ static int meta_int(const st_file *f, const char *key, long *out) {
 static int infer(const st_file *f, gpn_config *c) {
     memset(c, 0, sizeof *c);
     c->arch = GPN_ARCH_TPP;
-    const st_tensor *e = matrix(f, "embedding.weight"), *w2 = matrix(f, "blocks.0.ffn.w2.weight");
+    const st_tensor *e = matrix(f, TPP_EMBED), *w2 = matrix(f, TPP_W2);
     if (!e || !w2) return -1;
     c->V = (int)e->shape[0];
     c->d = c->e = (int)e->shape[1];
     c->f = (int)w2->shape[1];
-    char name[64];
-    for (c->n_layers = 0; c->n_layers <= GPN_MAX_LAYERS; c->n_layers++) {
-        snprintf(name, sizeof name, "blocks.%d.attn.W_q.weight", c->n_layers);
-        if (!safetensors_find(f, name)) break;
-    }
+    for (c->n_layers = 0; c->n_layers <= GPN_MAX_LAYERS; c->n_layers++)
+        if (!gs_table_find(f, &tpp_tensors, TPP_W_Q, c->n_layers)) break;
     /* the heads split W_q's rows, which no shape shows: never guess them */
     long H = 0;
     int got = meta_int(f, "n_heads", &H);
@@ -116,27 +142,7 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
-    int n = 0, d = c->d;
-    size_t off = 0;
-    gs_spec_add(s, &n, &off, "embedding.weight", "embedding", GPN_ROLE_MATRIX, c->V, d);
-    for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
-        char name[48];
-#define ADD(suffix, role, r, cols) \
-    (snprintf(name, sizeof name, "blocks.%d.%s", i, suffix), gs_spec_add(s, &n, &off, name, gs_layer_group(i), role, r, cols))
-        ADD("attn.norm.weight", GPN_ROLE_NORM, d, 0);
-        ADD("attn.W_q.weight", GPN_ROLE_MATRIX, d, d);
-        ADD("attn.W_k.weight", GPN_ROLE_MATRIX, d, d);
-        ADD("attn.W_v.weight", GPN_ROLE_MATRIX, d, d);
-        ADD("attn.W_o.weight", GPN_ROLE_MATRIX, d, d);
-        ADD("ffn.norm.weight", GPN_ROLE_NORM, d, 0);
-        ADD("ffn.w1.weight", GPN_ROLE_MATRIX, 2 * c->f, d);
-        ADD("ffn.w2.weight", GPN_ROLE_MATRIX, d, c->f);
-#undef ADD
-    }
-    gs_spec_add(s, &n, &off, "norm.weight", "final norm", GPN_ROLE_NORM, d, 0);
-    return n;
-}
+static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&tpp_tensors, c, s); }
 
 /* The config as the companion's own dict (TransformerConfig.from_dict), so a
  * saved model reads back, and reads in the companion's tools, the same way. */
@@ -150,12 +156,10 @@ static void write_metadata(const gpn_config *c, st_writer *w) {
 
 /* Where each size came from, as infer() found it. */
 static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
-    char last[64];
-    snprintf(last, sizeof last, "blocks.%d.attn.W_q.weight", c->n_layers - 1);
-    gs_describe_shape(buf, size, "vocab_size", c->V, f, "embedding.weight", "");
-    gs_describe_shape(buf, size, "hidden_dim", c->d, f, "embedding.weight", "");
-    gs_describe(buf, size, "n_layers", c->n_layers, "blocks.{i}.attn.W_q.weight for i = 0..%d", c->n_layers - 1);
-    gs_describe_shape(buf, size, "ffn_dim", c->f, f, "blocks.0.ffn.w2.weight", "");
+    gs_table_describe_shape(buf, size, "vocab_size", c->V, f, &tpp_tensors, TPP_EMBED, 0, "");
+    gs_table_describe_shape(buf, size, "hidden_dim", c->d, f, &tpp_tensors, TPP_EMBED, 0, "");
+    gs_describe(buf, size, "n_layers", c->n_layers, "%s for i = 0..%d", tensors[TPP_W_Q].name, c->n_layers - 1);
+    gs_table_describe_shape(buf, size, "ffn_dim", c->f, f, &tpp_tensors, TPP_W2, 0, "");
     if (safetensors_meta(f, "n_heads")) gs_describe(buf, size, "n_heads", c->H, "__metadata__ n_heads");
     else gs_describe(buf, size, "n_heads", c->H, "__metadata__.config n_heads");
     gs_describe(buf, size, "d_head", c->dk, "hidden_dim / n_heads");
@@ -193,18 +197,18 @@ static const gs_site sites[] = {
 
 /* the logit lens: rms(s, norm.weight, 1e-6) E^T, the tied head */
 static int decode(const gpn_model *m, const float *s, float *logits) {
-    return gs_decode_rms_head(s, gs_model_tensor(m, "norm.weight"), 1e-6f, m->cfg.d, gs_model_tensor(m, "embedding.weight"),
-                              m->cfg.V, logits);
+    return gs_decode_rms_head(s, gs_table_tensor(m, &tpp_tensors, TPP_NORM, 0), 1e-6f, m->cfg.d,
+                              gs_table_tensor(m, &tpp_tensors, TPP_EMBED, 0), m->cfg.V, logits);
 }
 
 static const float *embedding(const gpn_model *m, int *width) {
     *width = m->cfg.d;
-    return gs_model_tensor(m, "embedding.weight");
+    return gs_table_tensor(m, &tpp_tensors, TPP_EMBED, 0);
 }
 
 const gs_family gs_family_tpp = {
     "transformer++", "transformer++", "Transformer++, the GPN paper's baseline", GPN_ARCH_TPP, 0, sites,
     ARRAY_LEN(sites), recognise, "tensors 'embedding.weight' and 'blocks.0.attn.W_q.weight'", infer, check_metadata,
     validate, tensor_specs, NULL, write_metadata, tpp_cpu_new, NULL, decode, embedding, describe, &gs_train_tpp, NULL, NULL, NULL,
-    0, 0, /* no matrix memory; not attributable */
+    0, 0, NULL, /* no matrix memory; not attributable; no delta-rule memory */
 };
