@@ -20,9 +20,9 @@
 #include "engine/corpora/corpus.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/arch/family.h"
-#include "engine/train/train_family.h"
-#include "engine/train/train_init.h"
-#include "engine/train/train_ops.h"
+#include "engine/tape/train_family.h"
+#include "engine/tape/train_init.h"
+#include "engine/tape/train_ops.h"
 
 #define OPT_FORMAT "gpnscope-train-state-1"
 

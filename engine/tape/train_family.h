@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "engine/model.h"
-#include "engine/train/train_init.h"
+#include "engine/tape/train_init.h"
 
 /* What a family does with a "model.*" key of a training config; the keys,
  * their gpn_config fields and bounds are the trainer's (train.c). A key the
@@ -50,6 +50,16 @@ typedef struct gs_train_i {
     const char *init_decay_keys[2];
 } gs_train_i;
 
-extern const gs_train_i gs_train_gpn, gs_train_gpn_m, gs_train_tpp, gs_train_gdn, gs_train_rt;
+/* Key rules several families' tables share (a key a family refuses) */
+#define TRAIN_KEY_NO_CONV {"conv_size", GS_KEY_REFUSED, "belongs to \"gdn\" only"}
+/* the baselines: e = d_state and no decoder bias, so GPN's keys for them are errors, not ignored */
+#define TRAIN_KEYS_NO_GPN(FAM)                                                                                       \
+    {"d_emb", GS_KEY_REFUSED, "has no meaning for \"" FAM "\""},                                                    \
+        {"use_decoder_bias", GS_KEY_REFUSED, "has no meaning for \"" FAM "\""}
+/* the checkpoint metadata keys of the initial decay: per layer (GDN) or GPN's one decay */
+#define TRAIN_INIT_DECAY {"init_A_log", "init_dt_bias"}
+
+/* The baselines' config: the residual width is d_state, the tapes' RMSNorm eps (the sources' 1e-6) */
+void train_baseline_derive(gpn_config *c);
 
 #endif
