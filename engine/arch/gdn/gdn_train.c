@@ -34,10 +34,11 @@ SEQ_TAPE_ADAPTERS(gdn)
 
 /* the "model" keys of its training config (train_family.h) */
 static const gs_train_key gdn_keys[] = {
-    {"vocab_size", GS_KEY_REQUIRED, NULL}, {"d_state", GS_KEY_REQUIRED, NULL}, {"d_ffn", GS_KEY_REQUIRED, NULL},
-    {"n_heads", GS_KEY_REQUIRED, NULL},    {"d_key", GS_KEY_REQUIRED, NULL},   {"d_val", GS_KEY_REQUIRED, NULL},
-    {"n_layers", GS_KEY_OPTIONAL, NULL},   {"conv_size", GS_KEY_OPTIONAL, NULL}, TRAIN_KEYS_NO_GPN("gdn"), {NULL, 0, NULL}};
-
+    TRAIN_KEY_VOCAB_SIZE(GS_KEY_REQUIRED), TRAIN_KEY_D_STATE(GS_KEY_REQUIRED), TRAIN_KEY_D_FFN(GS_KEY_REQUIRED),
+    TRAIN_KEY_N_HEADS(GS_KEY_REQUIRED),    TRAIN_KEY_D_KEY(GS_KEY_REQUIRED),   TRAIN_KEY_D_VAL(GS_KEY_REQUIRED),
+    TRAIN_KEY_N_LAYERS(GS_KEY_OPTIONAL),
+    {"conv_size", GS_KEY_OPTIONAL, NULL, offsetof(gpn_config, conv), 1, 16, "conv"},
+    TRAIN_KEYS_NO_GPN("gdn"),              TRAIN_KEYS_END};
 
 static void gdn_defaults(gpn_config *c) { c->conv = 4; /* fla's conv_size */ }
 

@@ -38,13 +38,13 @@ static void gpn_backward(void *tp, const float *P, float *grads, int bptt) { gpn
 
 /* the "model" keys of GPN's and GPN+M's training configs (train_family.h) */
 static const gs_train_key gpn_keys[] = {
-    {"vocab_size", GS_KEY_REQUIRED, NULL}, {"d_state", GS_KEY_REQUIRED, NULL}, {"d_emb", GS_KEY_REQUIRED, NULL},
-    {"d_ffn", GS_KEY_REQUIRED, NULL},      {"use_decoder_bias", GS_KEY_OPTIONAL, NULL}, TRAIN_KEY_NO_CONV, {NULL, 0, NULL}};
+    TRAIN_KEY_VOCAB_SIZE(GS_KEY_REQUIRED), TRAIN_KEY_D_STATE(GS_KEY_REQUIRED), TRAIN_KEY_D_EMB(GS_KEY_REQUIRED),
+    TRAIN_KEY_D_FFN(GS_KEY_REQUIRED),      TRAIN_KEY_DECODER_BIAS(GS_KEY_OPTIONAL), TRAIN_KEY_NO_CONV, TRAIN_KEYS_END};
 static const gs_train_key gpn_m_keys[] = {
-    {"vocab_size", GS_KEY_REQUIRED, NULL}, {"d_state", GS_KEY_REQUIRED, NULL}, {"d_emb", GS_KEY_REQUIRED, NULL},
-    {"d_ffn", GS_KEY_REQUIRED, NULL},      {"n_heads", GS_KEY_REQUIRED, NULL}, {"d_key", GS_KEY_REQUIRED, NULL},
-    {"d_val", GS_KEY_REQUIRED, NULL},      {"n_layers", GS_KEY_OPTIONAL, NULL},
-    {"use_decoder_bias", GS_KEY_OPTIONAL, NULL}, TRAIN_KEY_NO_CONV, {NULL, 0, NULL}};
+    TRAIN_KEY_VOCAB_SIZE(GS_KEY_REQUIRED), TRAIN_KEY_D_STATE(GS_KEY_REQUIRED), TRAIN_KEY_D_EMB(GS_KEY_REQUIRED),
+    TRAIN_KEY_D_FFN(GS_KEY_REQUIRED),      TRAIN_KEY_N_HEADS(GS_KEY_REQUIRED), TRAIN_KEY_D_KEY(GS_KEY_REQUIRED),
+    TRAIN_KEY_D_VAL(GS_KEY_REQUIRED),      TRAIN_KEY_N_LAYERS(GS_KEY_OPTIONAL), TRAIN_KEY_DECODER_BIAS(GS_KEY_OPTIONAL),
+    TRAIN_KEY_NO_CONV,                     TRAIN_KEYS_END};
 /* GPN: one layer, no memory heads, whatever the config says of them */
 static void gpn_derive(gpn_config *c) {
     c->H = c->dk = c->dv = 0;

@@ -32,15 +32,8 @@ size_t tpp_tape_bytes(const gpn_config *c, int B, int T) {
 
 SEQ_TAPE_ADAPTERS(tpp)
 
-/* the "model" keys of its training config (train_family.h): heads of d / H, so no head sizes */
-#define NO_HEAD_SIZE(FAM)                                                                                            \
-    {"d_key", GS_KEY_REFUSED, "has no meaning for \"" FAM "\" (its head size is d_state / n_heads)"},                \
-        {"d_val", GS_KEY_REFUSED, "has no meaning for \"" FAM "\" (its head size is d_state / n_heads)"}
-#define ATTENTION_KEYS(FAM)                                                                                          \
-    {"vocab_size", GS_KEY_REQUIRED, NULL}, {"d_state", GS_KEY_REQUIRED, NULL}, {"d_ffn", GS_KEY_REQUIRED, NULL},      \
-        {"n_heads", GS_KEY_REQUIRED, NULL}, {"n_layers", GS_KEY_OPTIONAL, NULL}, TRAIN_KEYS_NO_GPN(FAM), NO_HEAD_SIZE(FAM),      \
-        TRAIN_KEY_NO_CONV, {NULL, 0, NULL}
-static const gs_train_key tpp_keys[] = {ATTENTION_KEYS("transformer++")};
+/* the "model" keys of its training config (train_family.h) */
+static const gs_train_key tpp_keys[] = {TRAIN_KEYS_ATTENTION("transformer++")};
 
 /* heads of d / H (validate refuses a remainder) */
 static void tpp_derive(gpn_config *c) {
