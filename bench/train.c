@@ -25,9 +25,9 @@
 #include "engine/arch/family.h"
 #include "engine/arch/rt/rt.h"
 #include "engine/train/adamw.h"
-#include "engine/train/train_family.h"
-#include "engine/train/train_init.h"
-#include "engine/train/train_window.h"
+#include "engine/tape/train_family.h"
+#include "engine/tape/train_init.h"
+#include "engine/arch/gpn/gpn_train.h"
 
 typedef struct {
     const char *name;
@@ -199,7 +199,7 @@ static int run(const bench_cfg *bc, int steps) {
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(train_rng_next(&r) % (uint64_t)c->V);
     if (!tp || !opt || !grads) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
     gemm_shape g[64 + 30 * GPN_MAX_LAYERS];
-    int seq = tr != &gs_train_gpn && tr != &gs_train_gpn_m; /* the sequence tapes (seq_window.h), not GPN's */
+    int seq = tr != &gs_train_gpn && tr != &gs_train_gpn_m; /* the sequence tapes (engine/tape/seq_tape.h), not GPN's */
     int ng = seq ? seq_step_gemms(c, B, T, g) : step_gemms(c, B, T, g);
     gemm_bufs gb;
     gemm_bufs_init(&gb, g, ng);

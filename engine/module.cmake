@@ -4,8 +4,11 @@
 
 # trainer kernels: -O3 so GCC vectorizes the elementwise loops of unknown
 # length (GCC 12's -O2 cost model does not); AVX2/AVX-512 clones are picked
-# at load time inside the file (target_clones)
-set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/train/train_kernels.c ${CMAKE_SOURCE_DIR}/engine/train/adamw.c
+# at load time inside the file (target_clones); each family's tape
+# (engine/arch/<family>/<family>_train.c, found by name, so a new family's
+# tape gets them with no line here) and the shared ops it calls
+file(GLOB family_tapes CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/arch/*/*_train.c)
+set_source_files_properties(${family_tapes} ${CMAKE_SOURCE_DIR}/engine/tape/train_ops.c ${CMAKE_SOURCE_DIR}/engine/train/adamw.c
   PROPERTIES COMPILE_OPTIONS "-O3")
 # and the engine's forward ops (the memory write/read loops, the logits' exp);
 # -fno-trapping-math lets GCC turn the selects of exp_nonpositive into blends

@@ -10,7 +10,7 @@
 #include "base/fs.h"
 #include "engine/arch/family.h"
 #include "engine/model.h"
-#include "engine/train/train_family.h"
+#include "engine/tape/train_family.h"
 #include "store/store.h"
 
 /* The run's recording settings, read back into record options (strings point into j). */

@@ -110,7 +110,7 @@ typedef struct {
      * the file still holds the metadata. (Entries are added at the end only:
      * the rows use positional initializers and name every field.) */
     void (*describe)(const st_file *f, const gpn_config *c, char *buf, size_t size);
-    /* `gpnscope train`'s entry (engine/train/train_family.h): the family's
+    /* `gpnscope train`'s entry (engine/tape/train_family.h): the family's
      * training tape and initialisation; NULL: the trainer does not train it */
     const struct gs_train_i *train;
     /* NULL: a language model (its logits are over a vocabulary of tokens, a

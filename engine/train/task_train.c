@@ -16,7 +16,7 @@
 #include "engine/tasks/tasks.h"
 #include "engine/train/config_json.h"
 #include "engine/train/train.h"
-#include "engine/train/train_init.h"
+#include "engine/tape/train_init.h"
 
 /* ---- configuration ---- */
 

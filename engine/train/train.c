@@ -20,9 +20,9 @@
 #include "engine/corpora/corpus.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/arch/family.h"
-#include "engine/train/train_family.h"
-#include "engine/train/train_init.h"
-#include "engine/train/train_ops.h"
+#include "engine/tape/train_family.h"
+#include "engine/tape/train_init.h"
+#include "engine/tape/train_ops.h"
 
 #define OPT_FORMAT "gpnscope-train-state-1"
 
@@ -51,41 +51,23 @@ void train_config_defaults(train_config *c) {
                             .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1, .clip = 1.0};
 }
 
-/* The "model" keys a family's training entry may name (train_family.h), in
- * the order a config reads and writes them: the field each sets, its bounds */
-typedef struct {
-    const char *key;
-    size_t field; /* offsetof(gpn_config, ...), an int */
-    int lo, hi;   /* hi 0: a bool */
-} model_key;
-static const model_key model_keys[] = {
-    {"vocab_size", offsetof(gpn_config, V), 1, 1 << 24},  {"d_state", offsetof(gpn_config, d), 1, 1 << 16},
-    {"d_emb", offsetof(gpn_config, e), 1, 1 << 16},       {"d_ffn", offsetof(gpn_config, f), 1, 1 << 18},
-    {"n_heads", offsetof(gpn_config, H), 1, 4096},        {"d_key", offsetof(gpn_config, dk), 1, 4096},
-    {"d_val", offsetof(gpn_config, dv), 1, 4096},         {"n_layers", offsetof(gpn_config, n_layers), 1, GPN_MAX_LAYERS},
-    {"conv_size", offsetof(gpn_config, conv), 1, 16},     {"use_decoder_bias", offsetof(gpn_config, decoder_bias), 0, 0},
-};
-#define N_MODEL_KEYS ((int)(sizeof model_keys / sizeof *model_keys))
-
-/* What the family's table does with a key (0: it is ignored), and the entry */
-static const gs_train_key *key_use(const gs_train_i *tr, const char *key) {
-    for (const gs_train_key *k = tr->keys; k->key; k++)
-        if (!strcmp(k->key, key)) return k;
-    return NULL;
+/* The int a key of a family's table sets (memcpy: own options lie in gpn_config.own's bytes) */
+static int key_value(const gpn_config *c, const gs_train_key *k) {
+    int v;
+    memcpy(&v, (const char *)c + k->field, sizeof v);
+    return v;
 }
-
-static int *model_field(gpn_config *c, const model_key *k) { return (int *)((char *)c + k->field); }
 
 /* The "model" section for a family: its defaults, every key it reads (the
  * getters keep the first error), the keys it refuses, what follows from them */
 static int read_model_keys(jsec *m, const gs_train_i *tr, gpn_config *c) {
     if (tr->config_defaults) tr->config_defaults(c);
-    for (int i = 0; i < N_MODEL_KEYS; i++) {
-        const model_key *k = &model_keys[i];
-        const gs_train_key *u = key_use(tr, k->key);
-        if (!u || u->use == GS_KEY_REFUSED) continue;
-        if (!k->hi) get_bool(m, k->key, model_field(c, k));
-        else get_int(m, k->key, model_field(c, k), u->use == GS_KEY_REQUIRED, k->lo, k->hi);
+    for (const gs_train_key *k = tr->keys; k->key; k++) {
+        if (k->use == GS_KEY_REFUSED) continue;
+        int v = key_value(c, k);
+        if (!k->hi) get_bool(m, k->key, &v);
+        else get_int(m, k->key, &v, k->use == GS_KEY_REQUIRED, k->lo, k->hi);
+        memcpy((char *)c + k->field, &v, sizeof v);
     }
     for (const gs_train_key *k = tr->keys; k->key; k++)
         if (k->use == GS_KEY_REFUSED && cJSON_GetObjectItemCaseSensitive(m->obj, k->key))
@@ -96,14 +78,39 @@ static int read_model_keys(jsec *m, const gs_train_i *tr, gpn_config *c) {
 
 /* The keys read_model_keys() read, back into the "model" object m */
 static void write_model_keys(cJSON *m, const gs_train_i *tr, const gpn_config *c) {
-    for (int i = 0; i < N_MODEL_KEYS; i++) {
-        const model_key *k = &model_keys[i];
-        const gs_train_key *u = key_use(tr, k->key);
-        if (!u || u->use == GS_KEY_REFUSED) continue;
-        int v = *model_field((gpn_config *)c, k);
-        if (!k->hi) cJSON_AddBoolToObject(m, k->key, v);
-        else cJSON_AddNumberToObject(m, k->key, v);
+    for (const gs_train_key *k = tr->keys; k->key; k++) {
+        if (k->use == GS_KEY_REFUSED) continue;
+        if (!k->hi) cJSON_AddBoolToObject(m, k->key, key_value(c, k));
+        else cJSON_AddNumberToObject(m, k->key, key_value(c, k));
     }
+}
+
+/* The "model" keys a config may hold: "arch" and every key some trainable
+ * family's table names, each family's in its table's order (a key new to the
+ * list goes after the key before it in that table) */
+static const char *const *known_model_keys(void) {
+    enum { MAX_KEYS = 63 };
+    static const char *list[MAX_KEYS + 1];
+    int n = 0;
+    list[n++] = "arch";
+    const gs_family *f;
+    for (int a = 0; (f = gs_family_of(&(gpn_config){.arch = (gpn_arch)a})) != NULL; a++) {
+        if (!f->train) continue;
+        int after = 0; /* where the table's previous key stands in the list */
+        for (const gs_train_key *k = f->train->keys; k->key; k++) {
+            int at = 0;
+            while (at < n && strcmp(list[at], k->key)) at++;
+            if (at == n && n < MAX_KEYS) {
+                at = after + 1;
+                memmove(list + at + 1, list + at, (size_t)(n - at) * sizeof *list);
+                list[at] = k->key;
+                n++;
+            }
+            if (at < n) after = at;
+        }
+    }
+    list[n] = NULL;
+    return list;
 }
 
 int train_config_load(const char *path, train_config *c) {
@@ -114,8 +121,6 @@ int train_config_load(const char *path, train_config *c) {
     train_config_dir(path, base, sizeof base);
     int rc = 0;
     static const char *const sections[] = {"model", "data", "training", "optimizer", "output", NULL};
-    static const char *const k_model[] = {"arch", "vocab_size", "d_state", "d_emb", "d_ffn", "n_heads", "d_key",
-                                          "d_val", "n_layers", "use_decoder_bias", "conv_size", NULL};
     static const char *const k_data[] = {"train", "eval", "tokenizer", "seq_len", "batch_size", "shuffle", NULL};
     static const char *const k_training[] = {"steps", "seed", "bptt", "threads", NULL};
     static const char *const k_opt[] = {"learning_rate", "warmup_steps", "min_lr_ratio", "adam_beta1", "adam_beta2",
@@ -130,7 +135,7 @@ int train_config_load(const char *path, train_config *c) {
     jsec u = {"output", cJSON_GetObjectItemCaseSensitive(root, "output"), &err};
     if (!m.obj || !cJSON_IsObject(m.obj)) { rc = gs_fail("missing object \"model\""); goto done; }
     if (!d.obj || !cJSON_IsObject(d.obj)) { rc = gs_fail("missing object \"data\""); goto done; }
-    if (check_keys(m.obj, "model", k_model) || check_keys(d.obj, "data", k_data) ||
+    if (check_keys(m.obj, "model", known_model_keys()) || check_keys(d.obj, "data", k_data) ||
         check_keys(t.obj, "training", k_training) || check_keys(o.obj, "optimizer", k_opt) ||
         check_keys(u.obj, "output", k_out)) {
         rc = -1;
@@ -424,11 +429,17 @@ static int open_log(gpn_trainer *t, const char *from, long step) {
     return 0;
 }
 
-/* the sizes a training state belongs to (its "model" metadata; GDN adds its convolution) */
+/* the sizes a training state belongs to (its "model" metadata), and the
+ * family's own keys that name themselves there (GDN's " conv=4") */
 static void model_signature(const gpn_config *c, char *buf, size_t size) {
     int n = snprintf(buf, size, "%s V=%d d=%d e=%d f=%d H=%d dk=%d dv=%d N=%d bias=%d", gpn_arch_name(c->arch), c->V, c->d,
                      c->e, c->f, c->H, c->dk, c->dv, c->n_layers, c->decoder_bias);
-    if (c->conv && n > 0 && (size_t)n < size) snprintf(buf + n, size - (size_t)n, " conv=%d", c->conv);
+    const gs_family *fam = gs_family_of(c);
+    if (!fam || !fam->train) return;
+    for (const gs_train_key *k = fam->train->keys; k->key; k++) {
+        int v = k->tag && k->use != GS_KEY_REFUSED ? key_value(c, k) : 0;
+        if (v && n > 0 && (size_t)n < size) n += snprintf(buf + n, size - (size_t)n, " %s=%d", k->tag, v);
+    }
 }
 
 static int tensor_i64(const st_file *f, const char *name, int64_t *out, int n) {

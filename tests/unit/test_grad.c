@@ -5,7 +5,7 @@
  * through the memory; then truncated BPTT against finite differences of the
  * truncated objective (each chunk run from the frozen state at its start),
  * and truncation with K >= T equal to full BPTT; then Transformer++ and Gated
- * DeltaNet (engine/train/seq_window.h), two layers each, every parameter,
+ * DeltaNet (engine/arch/gdn/gdn_train.h), two layers each, every parameter,
  * attention over the whole window and the delta rule backpropagated through
  * every step of it; then the Recurrent Transformer, BPTT through each layer's
  * attention over its own earlier outputs (and, as a control, the same check
@@ -16,9 +16,11 @@
 
 #include "base/error.h"
 #include "engine/arch/rt/rt.h"
-#include "engine/train/train_ops.h"
-#include "engine/train/seq_window.h"
-#include "engine/train/train_window.h"
+#include "engine/tape/train_ops.h"
+#include "engine/arch/gdn/gdn_train.h"
+#include "engine/arch/rt/rt_train.h"
+#include "engine/arch/tpp/tpp_train.h"
+#include "engine/arch/gpn/gpn_train.h"
 #include "testlib.h"
 
 #define TOL 1e-6

@@ -11,8 +11,8 @@
 #include "engine/engine.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/train/train.h"
-#include "engine/train/train_init.h"
-#include "engine/train/train_window.h"
+#include "engine/tape/train_init.h"
+#include "engine/arch/gpn/gpn_train.h"
 #include "testlib.h"
 
 /* ---- parity with the inference engine -------------------------------------- */

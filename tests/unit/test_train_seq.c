@@ -12,7 +12,9 @@
 #include "base/error.h"
 #include "engine/arch/rt/rt.h"
 #include "engine/engine.h"
-#include "engine/train/seq_window.h"
+#include "engine/arch/gdn/gdn_train.h"
+#include "engine/arch/rt/rt_train.h"
+#include "engine/arch/tpp/tpp_train.h"
 #include "testlib.h"
 
 enum { B = 3, T = 37 };

@@ -14,7 +14,7 @@
 #include "base/json.h"
 #include "engine/arch/decode.h"
 #include "engine/arch/gdn/gdn.h"
-#include "engine/train/train_family.h"
+#include "engine/arch/gdn/gdn_train.h"
 
 _Static_assert(GDN_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "GDN's hook points overflow the family-local range");
 

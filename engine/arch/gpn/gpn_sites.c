@@ -1,7 +1,7 @@
 /* GPN and GPN+M as rows of the family table: their sites, in step order
  * (docs/gpn-model.md, docs/hooks.md). The old hook names stay as aliases. */
 #include "engine/arch/gpn/gpn_family.h"
-#include "engine/train/train_family.h"
+#include "engine/arch/gpn/gpn_train.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 

@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "engine/arch/ldru/ldru.h"
-#include "engine/train/train_family.h"
+#include "engine/tape/train_family.h"
 
 _Static_assert(LDRU_HOOK_PREFIX <= GS_HOOK_LOCAL_LAST, "LDRU's hook points overflow the family-local range");
 _Static_assert(LDRU_N_TENSORS <= GPN_MAX_TENSORS, "LDRU has more tensors than a spec table holds");

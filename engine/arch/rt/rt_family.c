@@ -15,7 +15,7 @@
 #include "base/json.h"
 #include "engine/arch/attention.h"
 #include "engine/arch/rt/rt.h"
-#include "engine/train/train_family.h"
+#include "engine/arch/rt/rt_train.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 

@@ -12,7 +12,7 @@
 #include "engine/arch/attention.h"
 #include "engine/arch/decode.h"
 #include "engine/arch/tpp/tpp.h"
-#include "engine/train/train_family.h"
+#include "engine/arch/tpp/tpp_train.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 

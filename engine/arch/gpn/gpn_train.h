@@ -1,7 +1,8 @@
 /* Forward and backward of a GPN / GPN+M over a window of B sequences x T
  * tokens (backpropagation through time), for the trainer (float32, SGEMM)
  * and for gradient checks (float64, DGEMM), from one source
- * (engine/arch/gpn/gpn_train.inc).
+ * (gpn_train.inc, compiled by gpn_train.c),
+ * with its parameter layout (gpn_layout.c) and its training entries.
  *
  * Layout trick: rms(x, w) @ K = (x / rms(x)) @ (diag(w) K). Every projection
  * that reads the same state vector is therefore one GEMM against a folded,
@@ -16,13 +17,14 @@
  * state before it (docs/gpn-model.md). Truncated BPTT (bptt = K > 0): the
  * gradient through the carried state (s, prev, M) is stopped where a step
  * index is a multiple of K; the forward pass is unchanged. */
-#ifndef GS_ENGINE_TRAIN_WINDOW_H
-#define GS_ENGINE_TRAIN_WINDOW_H
+#ifndef GS_ENGINE_ARCH_GPN_TRAIN_H
+#define GS_ENGINE_ARCH_GPN_TRAIN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "engine/model.h"
+#include "engine/tape/train_family.h"
 
 #define TRAIN_NONE ((size_t)-1)
 #define TRAIN_MAX_SEGS 8
@@ -82,5 +84,7 @@ size_t gpn_tape_bytes(const gpn_config *c, int B, int T);
 
 TRAIN_WINDOW_DECLARE(float, f32)
 TRAIN_WINDOW_DECLARE(double, f64)
+
+extern const gs_train_i gs_train_gpn, gs_train_gpn_m;
 
 #endif

@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "engine/arch/family.h"
-#include "engine/train/train_window.h"
+#include "engine/arch/gpn/gpn_train.h"
 
 static size_t find(const gpn_tensor_spec *s, int n, const char *name) {
     for (int i = 0; i < n; i++)

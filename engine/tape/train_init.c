@@ -1,4 +1,4 @@
-#include "engine/train/train_init.h"
+#include "engine/tape/train_init.h"
 
 #include <math.h>
 #include <string.h>
