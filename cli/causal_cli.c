@@ -40,16 +40,6 @@ gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_mod
     return t;
 }
 
-store *causal_store(const char *cmd, const char *path) {
-    store *st = store_open(path, STORE_WRITE | STORE_CREATE);
-    if (!st || store_causal_tables(st)) {
-        fprintf(stderr, "gpnscope %s: %s\n", cmd, gs_error());
-        store_close(st);
-        return NULL;
-    }
-    return st;
-}
-
 int causal_numbers(const char *cmd, const char *option, const char *list, double *out, int max) {
     int n = 0;
     const char *p = list;

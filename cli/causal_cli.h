@@ -12,9 +12,6 @@
  * there and required is 0, or when the default one has more pieces than the
  * model (it is not the model's); a given one must not have more. */
 gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_model *m, int required, int *failed);
-/* The output store, created when missing (schema and causal tables). NULL
- * after printing "gpnscope CMD: ...". */
-store *causal_store(const char *cmd, const char *path);
 /* "0.5,1,-2" -> up to max doubles; -1 after printing the error. */
 int causal_numbers(const char *cmd, const char *option, const char *list, double *out, int max);
 

@@ -34,7 +34,7 @@ untrained="$(q "select m.path from runs r join models m on m.id = r.model_id whe
   ok "the shuffled control runs the trained model, the untrained one its own file beside the store" ||
   bad "models: $(sha 1) $(sha 2) $(sha 3) $untrained"
 
-# the untrained model is the trainer's initialisation (engine/train/train_init.h), not the fixture's weights
+# the untrained model is the trainer's initialisation (engine/tape/train_init.h), not the fixture's weights
 "$py" - "$untrained" "$model" <<'PY' && ok "the untrained model is the initialisation: norms 1, gates and biases 0, A_log = log U(0, 16), softplus(dt_bias) in [1e-4, 0.1], embedding sd 0.02" || bad "the untrained model is not the initialisation"
 import sys
 import numpy as np
