@@ -11,7 +11,7 @@
 #include "analyses/rows.h"
 #include "base/error.h"
 #include "base/text.h"
-#include "engine/train/config_json.h"
+#include "train/config_json.h"
 #include "probes/site_ref.h"
 
 void gs_analyze_opts_default(gs_analyze_opts *o) {
@@ -174,7 +174,7 @@ void gs_analysis_note_states(gs_analysis *a, int64_t have, int64_t max_states) {
 }
 
 void gs_analysis_free(gs_analysis *a) {
-    gpn_model_free(a->model);
+    gs_model_free(a->model);
     gs_geometry_free(&a->geometry);
     gs_default_dir_free(&a->default_dir);
     gs_horizons_free(&a->horizons);
@@ -183,7 +183,7 @@ void gs_analysis_free(gs_analysis *a) {
     memset(a, 0, sizeof *a);
 }
 
-gpn_model *gs_analysis_load_model(const store_run_info *info, const char *given) {
+gs_model *gs_analysis_load_model(const store_run_info *info, const char *given) {
     const char *path = given;
     if (!path) {
         if (info->model_id <= 0) { gs_fail("run %lld names no model: give one with --model", (long long)info->id); return NULL; }
@@ -193,19 +193,19 @@ gpn_model *gs_analysis_load_model(const store_run_info *info, const char *given)
         }
         path = info->model_path;
     }
-    gpn_model *m = gpn_model_load(path);
+    gs_model *m = gs_model_load(path);
     if (!m) { gs_fail_context("loading the run's model %s: ", path); return NULL; }
     if (info->model_sha256[0] && strcmp(info->model_sha256, m->hash) != 0) {
         gs_fail("the model %s (sha256 %.12s...) is not the one run %lld was recorded with (%.12s...): pass that "
                 "model with --model",
                 path, m->hash, (long long)info->id, info->model_sha256);
-        gpn_model_free(m);
+        gs_model_free(m);
         return NULL;
     }
     return m;
 }
 
-gpn_model *gs_analysis_ctx_model(gs_analysis_ctx *c) {
+gs_model *gs_analysis_ctx_model(gs_analysis_ctx *c) {
     if (!c->a->model) c->a->model = gs_analysis_load_model(c->info, c->o->model_path);
     return c->a->model;
 }

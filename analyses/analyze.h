@@ -88,7 +88,7 @@ unsigned gs_analyze_parts(const gs_analyze_opts *o);
 typedef struct {
     int64_t run_id;
     unsigned done;          /* parts computed */
-    gpn_model *model;       /* owned; NULL when none could be loaded */
+    gs_model *model;       /* owned; NULL when none could be loaded */
     gs_geometry geometry;
     gs_default_dir default_dir;
     gs_horizons horizons;
@@ -139,7 +139,7 @@ struct cJSON *gs_analysis_json(const gs_analysis *a, const gs_analyze_opts *o);
 void gs_analysis_free(gs_analysis *a);
 /* The run's model: the file given, else the one the store registered with the run; refused (NULL with
  * gs_error()) when its sha256 is not the one the run was recorded with. */
-gpn_model *gs_analysis_load_model(const store_run_info *info, const char *given);
+gs_model *gs_analysis_load_model(const store_run_info *info, const char *given);
 
 /* A state source over a store run (the analyze command's, exposed for the
  * benchmark and tests). Free with gs_store_source_close. */

@@ -1,6 +1,6 @@
 /* Which document each recorded window belongs to, from its tokens alone: a
  * document starts at a BOS token or right after an EOS token (the corpus
- * reader puts BOS first and EOS last in every document, engine/corpora/corpus.h).
+ * reader puts BOS first and EOS last in every document, io/corpora/corpus.h).
  * Windows are taken as consecutive in the corpus in the order given (true of
  * a run that did not --sample; when it did, windows that are not neighbours
  * may be put in one document, which only makes intervals wider). A window

@@ -11,7 +11,7 @@
 /* from analyze.c */
 void gs_analysis_note(gs_analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* the run's model (loaded once, kept in a->model), or NULL with gs_error() */
-gpn_model *gs_analysis_ctx_model(gs_analysis_ctx *c);
+gs_model *gs_analysis_ctx_model(gs_analysis_ctx *c);
 /* the run's site of a role (run_sites: its stored kind when want_stored_as, else its name), or `fallback`
  * when the run records none (a store from before schema 2) */
 const char *gs_analysis_site_of_role(store *st, int64_t run, const char *role, int want_stored_as,
@@ -36,7 +36,7 @@ void gs_probe_row_opts(const gs_analyze_opts *o, gs_probe_opts *po);
 /* the default direction's decode inputs: the language model (NULL: none, or not a language model, noted),
  * the recorded corpus' unigram counts (NULL when missing, noted) and --train-corpus' counts in its options */
 typedef struct {
-    const gpn_model *lm;
+    const gs_model *lm;
     double *unigram, *train;
     int64_t V;
     gs_doc_map docs;        /* the windows' documents, when the run has token rows (opts.docs points here) */
@@ -46,7 +46,7 @@ int gs_default_row_inputs(store *st, int64_t run, const store_run_info *info, co
                           gs_analysis *a, gs_default_inputs *in);
 void gs_default_inputs_free(gs_default_inputs *in);
 /* retention's comparison of the decays with their initialisation (a->model's), or a note why not */
-void gs_retention_row_decay_init(gs_analysis *a, const gpn_model *m);
+void gs_retention_row_decay_init(gs_analysis *a, const gs_model *m);
 
 #define GS_ANALYSIS_ROW_FUNCTIONS(x)                                                                           \
     int gs_##x##_row_run(gs_analysis_ctx *c);                                                                  \

@@ -10,13 +10,13 @@
 #define GS_API_NAME_MAX 96
 
 struct gs_api_model {
-    gpn_model *m;
+    gs_model *m;
     const gs_family *f;
     char *config;        /* JSON */
     gs_api_site *sites;  /* every site, per-layer ones per layer */
     int n_sites;
     char *names;         /* n_sites names of GS_API_NAME_MAX bytes */
-    gpn_engine *engine;  /* the last run's, kept for the next run of the same batch */
+    gs_engine *engine;  /* the last run's, kept for the next run of the same batch */
 };
 
 #endif

@@ -99,7 +99,7 @@ int gs_api_run(gs_api_model *m, const int32_t *tokens, int B, int T, const gs_ap
                float *logits, float *nll);
 
 /* ---------- tokenizer ---------- */
-/* tokenizer.json or tokenizer.model (engine/tokenizer/tokenizer.h). */
+/* tokenizer.json or tokenizer.model (io/tokenizer/tokenizer.h). */
 int gs_api_tokenizer_open(const char *path, gs_api_tokenizer **out);
 void gs_api_tokenizer_close(gs_api_tokenizer *t);
 int gs_api_tokenizer_vocab(const gs_api_tokenizer *t);

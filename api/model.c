@@ -13,7 +13,7 @@ static const char *role_name(gs_site_role r) {
          : r == GS_ROLE_NLL   ? "nll"   : "";
 }
 
-static void fill_site(const gpn_config *c, const gs_site *s, int layer, const char *name, gs_api_site *out) {
+static void fill_site(const gs_config *c, const gs_site *s, int layer, const char *name, gs_api_site *out) {
     out->name = name;
     out->layer = s->per_layer ? layer : -1;
     out->width = gs_site_width(s, c);
@@ -22,8 +22,8 @@ static void fill_site(const gpn_config *c, const gs_site *s, int layer, const ch
 }
 
 /* info --json's names for the sizes, and the options only some families have when set */
-static char *config_json(const gpn_model *m, const gs_family *f) {
-    const gpn_config *c = &m->cfg;
+static char *config_json(const gs_model *m, const gs_family *f) {
+    const gs_config *c = &m->cfg;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "arch", f->name);
     cJSON_AddStringToObject(o, "title", f->title);
@@ -54,7 +54,7 @@ static char *config_json(const gpn_model *m, const gs_family *f) {
 
 /* every present site, per-layer ones once per layer, their names in one block */
 static int list_sites(gs_api_model *a) {
-    const gpn_config *c = &a->m->cfg;
+    const gs_config *c = &a->m->cfg;
     int n = 0;
     for (int pass = 0; pass < 2; pass++) {
         n = 0;
@@ -80,7 +80,7 @@ int gs_api_model_open(const char *path, gs_api_model **out) {
     if (!path) return gs_fail("no model path");
     gs_api_model *a = calloc(1, sizeof *a);
     if (!a) return gs_fail("out of memory");
-    if (!(a->m = gpn_model_load(path)) || !(a->f = gs_family_of(&a->m->cfg))) goto fail;
+    if (!(a->m = gs_model_load(path)) || !(a->f = gs_family_of(&a->m->cfg))) goto fail;
     if (!(a->config = config_json(a->m, a->f))) { gs_fail("out of memory"); goto fail; }
     if (list_sites(a)) goto fail;
     *out = a;
@@ -92,8 +92,8 @@ fail:
 
 void gs_api_model_close(gs_api_model *a) {
     if (!a) return;
-    gpn_engine_free(a->engine);
-    gpn_model_free(a->m);
+    gs_engine_free(a->engine);
+    gs_model_free(a->m);
     free(a->config);
     free(a->sites);
     free(a->names);

@@ -27,7 +27,7 @@ struct run_state {
     int failed; /* a hook returned non-zero: no more hooks, and the step loop stops */
 };
 
-static void on_event(void *ctx, const gpn_hook_event *ev) {
+static void on_event(void *ctx, const gs_hook_event *ev) {
     request *q = ctx;
     run_state *s = q->run;
     if (s->failed) return;
@@ -53,17 +53,17 @@ static int window(void *ctx, int64_t w, int32_t *tokens) {
     return 0;
 }
 
-static int before_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t) {
+static int before_step(void *ctx, gs_engine *e, int64_t w0, int nb, int t) {
     (void)e, (void)w0, (void)nb;
     ((run_state *)ctx)->t = t;
     return 0;
 }
 
-static int after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+static int after_step(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
     (void)w0, (void)tokens;
     run_state *s = ctx;
     if (s->failed) return -1;
-    gpn_step_out out = gpn_engine_out(e);
+    gs_step_out out = gs_engine_out(e);
     for (int b = 0; b < nb; b++) {
         if (s->nll) s->nll[(size_t)b * s->T + t] = out.nll[b];
         if (s->logits)
@@ -86,15 +86,15 @@ static int plan(const gs_api_model *a, const gs_api_request *req, int n_req, req
 }
 
 /* the model's engine for B sequences: the last run's when it had the same batch */
-static gpn_engine *engine_for(gs_api_model *a, int B) {
-    if (a->engine && gpn_engine_max_batch(a->engine) == B) return a->engine;
-    gpn_engine_free(a->engine);
-    return a->engine = gpn_engine_new(a->m, B);
+static gs_engine *engine_for(gs_api_model *a, int B) {
+    if (a->engine && gs_engine_max_batch(a->engine) == B) return a->engine;
+    gs_engine_free(a->engine);
+    return a->engine = gs_engine_new(a->m, B);
 }
 
 int gs_api_run(gs_api_model *a, const int32_t *tokens, int B, int T, const gs_api_request *req, int n_req,
                float *logits, float *nll) {
-    const gpn_config *c = &a->m->cfg;
+    const gs_config *c = &a->m->cfg;
     if (!tokens || B < 1 || T < 1) return gs_fail("a batch of %d windows of %d tokens: both at least 1", B, T);
     if (n_req < 0 || (n_req && !req)) return gs_fail("%d requests", n_req);
     for (size_t i = 0; i < (size_t)B * T; i++)
@@ -106,12 +106,12 @@ int gs_api_run(gs_api_model *a, const int32_t *tokens, int B, int T, const gs_ap
     request *q = calloc((size_t)n_req + 1, sizeof *q);
     if (!q) return gs_fail("out of memory for %d requests", n_req);
     int rc = plan(a, req, n_req, q, &s);
-    gpn_engine *e = rc ? NULL : engine_for(a, B);
+    gs_engine *e = rc ? NULL : engine_for(a, B);
     probe_set *ps = e ? probe_set_new(e) : NULL;
     if (!rc && !ps) rc = -1;
     for (int i = 0; i < n_req && !rc; i++) rc = probe_add(ps, req[i].site, on_event, &q[i]);
     if (!rc) {
-        gpn_engine_set_outputs(e, logits ? GPN_OUT_LOGITS : 0, NULL);
+        gs_engine_set_outputs(e, logits ? GS_OUT_LOGITS : 0, NULL);
         runner_sink sink = {.ctx = &s, .before_step = before_step, .after_step = after_step};
         runner_opts ro = {.engine = e, .T = T, .first = 0, .total = B, .window = window, .window_ctx = &s};
         rc = runner_run(&ro, &sink, 1, NULL) ? -1 : 0;

@@ -73,21 +73,21 @@ int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : "models/gpnm-small/model.safetensors";
     int tmax = argc > 2 ? atoi(argv[2]) : 1024, reps = argc > 3 ? atoi(argv[3]) : 3;
     if (tmax < 128 || reps < 1) { fprintf(stderr, "usage: bench_attention [MODEL [TMAX >= 128 [REPS >= 1]]]\n"); return 2; }
-    gpn_model *m = gpn_model_load(path);
+    gs_model *m = gs_model_load(path);
     if (!m) {
-        gpn_config c = {.n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 8, .dk = 32, .dv = 64, .V = 32000};
+        gs_config c = {.n_layers = 1, .d = 256, .e = 96, .f = 640, .H = 8, .dk = 32, .dv = 64, .V = 32000};
         fprintf(stderr, "bench_attention: %s (a random model of gpnm-small's config instead)\n", gs_error());
         gs_family_config("gpn_m", &c);
-        if (!(m = gpn_model_random(&c, 1))) { fprintf(stderr, "bench_attention: %s\n", gs_error()); return 1; }
+        if (!(m = gs_model_random(&c, 1))) { fprintf(stderr, "bench_attention: %s\n", gs_error()); return 1; }
     }
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     printf("effective attention: GPN+M H=%d d_k=%d d_v=%d layers=%d, one window per row, fastest of %d\n", c->H, c->dk,
            c->dv, c->n_layers, reps);
     printf("cost model: weights 1.5 d_k T^2 multiply-adds per head (exact + heuristic), check + d_v T^2, x H x layers\n\n");
     printf("%6s %12s %12s %14s %12s %14s %10s\n", "T", "forward ms", "weights ms", "w+check ms", "Gmadd/s", "model ms", "meas/model");
     double rate0 = 0;
     for (int T = 128; T <= tmax; T *= 2) {
-        gpn_engine *e = gpn_engine_new(m, 1);
+        gs_engine *e = gs_engine_new(m, 1);
         keep_ctx k = {0};
         gs_delta_capture *cap = e ? gs_delta_capture_new(e, T, keep, &k) : NULL;
         if (!cap) { fprintf(stderr, "bench_attention: %s\n", gs_error()); return 1; }
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
             if (dt < fwd) fwd = dt;
         }
         gs_delta_capture_free(cap);
-        gpn_engine_free(e);
+        gs_engine_free(e);
         double *a = malloc((size_t)T * T * sizeof *a), *h = malloc((size_t)T * T * sizeof *h);
         if (!a || !h) { fprintf(stderr, "bench_attention: out of memory at T = %d\n", T); return 1; }
         double wt = 1e30, ct = 1e30, sink_sum = 0;
@@ -136,6 +136,6 @@ int main(int argc, char **argv) {
         float *f[6] = {k.copy.q, k.copy.read, k.copy.k, k.copy.v, k.copy.alpha, k.copy.beta};
         for (int i = 0; i < 6; i++) free(f[i]);
     }
-    gpn_model_free(m);
+    gs_model_free(m);
     return 0;
 }

@@ -60,13 +60,13 @@ static double copy_bandwidth(void) {
 }
 
 /* seconds per step for the step's GEMMs alone, as the engine calls them */
-static double gemm_seconds(const gpn_config *c, int B, gpn_precision prec, double *weight_bytes) {
-    gpn_gemm_shape s[GPN_MAX_STEP_GEMMS];
-    int n = gpn_step_gemms(c, s);
-    size_t esize = prec == GPN_PREC_BF16 ? 2 : 4;
-    cudaDataType_t type = prec == GPN_PREC_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-    cublasComputeType_t compute = prec == GPN_PREC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    void *W[GPN_MAX_STEP_GEMMS];
+static double gemm_seconds(const gs_config *c, int B, gs_precision prec, double *weight_bytes) {
+    gs_gemm_shape s[GS_MAX_STEP_GEMMS];
+    int n = gs_step_gemms(c, s);
+    size_t esize = prec == GS_PREC_BF16 ? 2 : 4;
+    cudaDataType_t type = prec == GS_PREC_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    cublasComputeType_t compute = prec == GS_PREC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    void *W[GS_MAX_STEP_GEMMS];
     size_t maxk = 0, maxn = 0;
     *weight_bytes = 0;
     for (int i = 0; i < n; i++) {
@@ -105,17 +105,17 @@ static double gemm_seconds(const gpn_config *c, int B, gpn_precision prec, doubl
 
 /* engine seconds per step; states of rows with (b + t) % sample == 0 copied
  * to the host when sample > 0 */
-static double engine_seconds(const gpn_model *m, int B, gpn_precision prec, int sample, int steps) {
-    gpn_device dev = {GPN_DEVICE_CUDA, 0, prec};
-    gpn_engine *e = gpn_engine_new_on(m, B, &dev);
+static double engine_seconds(const gs_model *m, int B, gs_precision prec, int sample, int steps) {
+    gs_device dev = {GS_DEVICE_CUDA, 0, prec};
+    gs_engine *e = gs_engine_new_on(m, B, &dev);
     if (!e) {
         fprintf(stderr, "bench_cuda_engine: %s\n", gs_error());
         exit(1);
     }
     unsigned char *rows = (unsigned char *)calloc(B, 1);
-    gpn_engine_set_outputs(e, sample ? GPN_OUT_STATES : 0, rows);
+    gs_engine_set_outputs(e, sample ? GS_OUT_STATES : 0, rows);
     int32_t *tok = (int32_t *)malloc(B * sizeof *tok);
-    gpn_engine_reset(e);
+    gs_engine_reset(e);
     double t0 = 0;
     for (int t = 0; t < steps + 3; t++) {
         if (t == 3) t0 = now();
@@ -123,13 +123,13 @@ static double engine_seconds(const gpn_model *m, int B, gpn_precision prec, int 
             tok[b] = (int32_t)((b * 7919u + t * 104729u) % m->cfg.V);
             rows[b] = sample && (b + t) % sample == 0;
         }
-        if (gpn_engine_step(e, tok, B)) {
+        if (gs_engine_step(e, tok, B)) {
             fprintf(stderr, "bench_cuda_engine: %s\n", gs_error());
             exit(1);
         }
     }
     double t = (now() - t0) / steps;
-    gpn_engine_free(e);
+    gs_engine_free(e);
     free(rows), free(tok);
     return t;
 }
@@ -144,16 +144,16 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     /* every field in order: designated initializers are C++20, and this is CUDA C++ */
-    gpn_config paper = {(gpn_arch)0, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0, 0, 0.0f};
+    gs_config paper = {(gs_arch)0, 1, 2496, 768, 6656, 15, 128, 256, 32000, 0, 0, 0.0f};
     gs_family_config("gpn_m", &paper); /* the paper's 130M GPN+M */
-    gpn_model *m = gpn_model_random(&paper, 1);
+    gs_model *m = gs_model_random(&paper, 1);
     double bw = copy_bandwidth();
     printf("gpnscope CUDA engine benchmark on %s: paper 130M GPN+M (random weights, %.1fM parameters)\n", prop.name,
            m->n_params / 1e6);
     printf("device-to-device copy bandwidth: %.0f GB/s (read + write)\n\n", bw / 1e9);
     printf("%-5s %6s %12s %14s %8s %12s %8s\n", "prec", "batch", "engine tok/s", "GEMM-only tok/s", "ratio",
            "stream tok/s", "x stream");
-    gpn_precision precs[] = {GPN_PREC_BF16, GPN_PREC_TF32, GPN_PREC_F32};
+    gs_precision precs[] = {GS_PREC_BF16, GS_PREC_TF32, GS_PREC_F32};
     const char *names[] = {"", "f32", "tf32", "bf16"};
     int batches[] = {1, 64, 256, 1024};
     for (int p = 0; p < (quick ? 1 : 3); p++) {
@@ -169,10 +169,10 @@ int main(int argc, char **argv) {
         }
     }
     int B = 256;
-    double plain = engine_seconds(m, B, GPN_PREC_BF16, 0, 16), rec = engine_seconds(m, B, GPN_PREC_BF16, 64, 16);
+    double plain = engine_seconds(m, B, GS_PREC_BF16, 0, 16), rec = engine_seconds(m, B, GS_PREC_BF16, 64, 16);
     printf("\nrecording, bf16, batch %d: %.0f tok/s without states, %.0f tok/s with 1 row in 64 copied: %.1f%% slower\n",
            B, B / plain, B / rec, 100.0 * (rec - plain) / plain);
     printf("goals: ratio >= 0.50 at batch >= 256 in bf16; x stream <= 2 at batch 1; recording < 10%% slower\n");
-    gpn_model_free(m);
+    gs_model_free(m);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* bench/engine: engine tokens/s against ceilings measured in the same run.
  *
- * For each model and batch size it times gpn_engine_step and, on the same
+ * For each model and batch size it times gs_engine_step and, on the same
  * shapes, the step's GEMMs alone with M = batch: the GEMM-only ceiling, the
  * faster of two ways of running them timed in turn in the same run
  * (OpenBLAS's own threads, and the engine's column split over its pool; the
@@ -15,7 +15,7 @@
  * those of any model under 10M parameters). Not a test: numbers depend on
  * the machine.
  *
- * The paper's baselines (issue 19), with random weights (gpn_model_random
+ * The paper's baselines (issue 19), with random weights (gs_model_random
  * fills any family's tensors by their roles): Transformer++ 12 layers, d 768,
  * V 32000, 12 heads, FFN 2816 (--tpp-ffn; 130.8M parameters with the tied head, as the paper's ~130M), tied head; GDN 10 layers, d 768,
  * V 32000, 6 heads of d_k 128 and d_v 256, FFN 1536. The paper gives neither
@@ -26,7 +26,7 @@
  * attention's own FLOPs (4 T d per layer per token: scores and the weighted
  * sum of values) are counted beside the GEMMs'. Batches whose KV cache would
  * pass --kv-gb (default 16) are skipped, saying so. The cache is filled by
- * the window path (gpn_engine_window over the context, the same cache the
+ * the window path (gs_engine_window over the context, the same cache the
  * steps would leave, in a fraction of their time), and that window is timed:
  * a Transformer model has a second line per batch, "window (prefill, as eval
  * runs)": B windows of the context from position 0 (the path `gpnscope eval`
@@ -36,7 +36,7 @@
  * per token on average: 4 (t + 1) d at position t) at the GEMMs' rate.
  *
  * A GDN model has a second line per batch, "window (chunked, as eval runs)":
- * gpn_engine_window over B sequences of 64 tokens (the path `gpnscope eval`
+ * gs_engine_window over B sequences of 64 tokens (the path `gpnscope eval`
  * takes, engine/arch/gdn/gdn_window.c) against the same products with M =
  * B x 64 rows (the lm_head in the engine's blocks of 256 rows), timed in the
  * same run, and the ratio. Both window ceilings time at most 4096 of their
@@ -82,9 +82,9 @@ static double uniform(void) {
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
-static gpn_model *random_model(const gpn_config *c) { return gpn_model_random(c, 0); }
+static gs_model *random_model(const gs_config *c) { return gs_model_random(c, 0); }
 
-typedef gpn_gemm_shape shape;
+typedef gs_gemm_shape shape;
 
 /* Weights with real pages behind them: calloc'd memory may all map the one
  * zero page, which stays in cache and would flatter the bandwidth. */
@@ -95,16 +95,16 @@ static float *filled(size_t n) {
 }
 
 /* The paper's 130M GPN+M (its sizes; the weights are random_model's) */
-static gpn_config paper_config(void) {
-    gpn_config c = {.n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
+static gs_config paper_config(void) {
+    gs_config c = {.n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
     gs_family_config("gpn_m", &c);
     return c;
 }
 
 /* The (k, n) of every GEMM of one step of a family's CPU engine, in its order
  * (M is the batch): engine/arch/tpp/tpp_cpu.c's and engine/arch/gdn/gdn_cpu.c's
- * projections, gpn_step_gemms for GPN. */
-static int step_gemms(const gpn_config *c, shape *s) {
+ * projections, gs_step_gemms for GPN. */
+static int step_gemms(const gs_config *c, shape *s) {
     int n = 0, d = c->d;
     if (gs_family_is(c, "transformer++")) {
         for (int l = 0; l < c->n_layers; l++) {
@@ -132,7 +132,7 @@ static int step_gemms(const gpn_config *c, shape *s) {
         s[n++] = (shape){d, c->V}; /* lm_head */
         return n;
     }
-    return gpn_step_gemms(c, s);
+    return gs_step_gemms(c, s);
 }
 
 /* The two ways the GEMM-only ceiling runs the same GEMMs: OpenBLAS's own
@@ -167,8 +167,8 @@ static void run_gemms(int way, const shape *s, int n, int B, int head_block, con
  * times, taken in turn (last_ceiling_way: the faster); head_block > 0: the
  * last (the head) in blocks of that many rows, as GDN's window path makes its
  * logits (B x V floats at once would be gigabytes at its B x T rows). */
-static double gemm_seconds(const gpn_config *c, int B, int head_block, int reps, double *flops) {
-    shape s[GPN_MAX_STEP_GEMMS];
+static double gemm_seconds(const gs_config *c, int B, int head_block, int reps, double *flops) {
+    shape s[GS_MAX_STEP_GEMMS];
     int n = step_gemms(c, s);
     size_t maxk = 0, maxc = 0;
     for (int i = 0; i < n; i++) {
@@ -201,8 +201,8 @@ static double gemm_seconds(const gpn_config *c, int B, int head_block, int reps,
     return best[last_ceiling_way];
 }
 
-static double gemv_seconds_per_step(const gpn_config *c, int reps, double *bytes) {
-    shape s[GPN_MAX_STEP_GEMMS];
+static double gemv_seconds_per_step(const gs_config *c, int reps, double *bytes) {
+    shape s[GS_MAX_STEP_GEMMS];
     int n = step_gemms(c, s);
     if (n < 1) return 0;
     float **W = calloc((size_t)n, sizeof *W);
@@ -225,16 +225,16 @@ static double gemv_seconds_per_step(const gpn_config *c, int reps, double *bytes
  * position 0 with fresh random tokens (the first run also allocates the
  * engine's caches and window buffers); the engine is left as the last run
  * leaves it: every sequence at position T. */
-static double best_window_seconds(gpn_engine *e, const gpn_model *m, int B, int T, int runs) {
+static double best_window_seconds(gs_engine *e, const gs_model *m, int B, int T, int runs) {
     int32_t *tok = malloc((size_t)B * T * sizeof *tok);
     float *nll = malloc((size_t)B * T * sizeof *nll);
     if (!tok || !nll) { fprintf(stderr, "bench_engine: out of memory\n"); exit(1); }
     double best = 1e30;
     for (int r = 0; r < runs; r++) {
         for (long i = 0; i < (long)B * T; i++) tok[i] = (int32_t)(uniform() * m->cfg.V);
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         double t0 = now();
-        if (gpn_engine_window(e, tok, B, T, nll)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+        if (gs_engine_window(e, tok, B, T, nll)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
         double t = now() - t0;
         if (t < best) best = t;
     }
@@ -246,10 +246,10 @@ static double best_window_seconds(gpn_engine *e, const gpn_model *m, int B, int 
  * window path where the engine has one, the best of `runs` windows' time
  * into *window_s (what eval pays for B windows of ctx tokens), else by
  * stepping (*window_s = 0). The window leaves the cache as the steps would. */
-static void fill_context(gpn_engine *e, const gpn_model *m, int B, int ctx, int runs, double *window_s) {
+static void fill_context(gs_engine *e, const gs_model *m, int B, int ctx, int runs, double *window_s) {
     *window_s = 0;
     if (ctx < 1) return;
-    if (gpn_engine_has_window(e)) {
+    if (gs_engine_has_window(e)) {
         *window_s = best_window_seconds(e, m, B, ctx, runs);
         return;
     }
@@ -257,7 +257,7 @@ static void fill_context(gpn_engine *e, const gpn_model *m, int B, int ctx, int 
     if (!tok) { fprintf(stderr, "bench_engine: out of memory\n"); exit(1); }
     for (int t = 0; t < ctx; t++) {
         for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
-        if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+        if (gs_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
     }
     free(tok);
 }
@@ -265,37 +265,37 @@ static void fill_context(gpn_engine *e, const gpn_model *m, int B, int ctx, int 
 /* The best time of one step over `steps`, after filling every sequence's
  * context to position `ctx` (0 but for a transformer: fill_context, its
  * window's time into *window_s) and one warm-up. */
-static double engine_seconds_per_step(const gpn_model *m, int B, int steps, int ctx, int window_runs, double *window_s) {
-    gpn_engine *e = gpn_engine_new(m, B);
+static double engine_seconds_per_step(const gs_model *m, int B, int steps, int ctx, int window_runs, double *window_s) {
+    gs_engine *e = gs_engine_new(m, B);
     if (!e) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
-    gpn_engine_reset(e);
+    gs_engine_reset(e);
     fill_context(e, m, B, ctx, window_runs, window_s);
     int32_t *tok = malloc((size_t)B * sizeof *tok);
     for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V); /* the warm-up */
-    if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
+    if (gs_engine_step(e, tok, B)) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
     double best = 1e30;
     for (int s = 0; s < steps; s++) {
         for (int b = 0; b < B; b++) tok[b] = (int32_t)(uniform() * m->cfg.V);
         double t0 = now();
-        gpn_engine_step(e, tok, B);
+        gs_engine_step(e, tok, B);
         double t = now() - t0;
         if (t < best) best = t;
     }
     free(tok);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     return best;
 }
 
-/* The best time of gpn_engine_window over B sequences of WINDOW_T tokens from
+/* The best time of gs_engine_window over B sequences of WINDOW_T tokens from
  * the zero state, of `runs` runs (the first also allocates the window's
  * buffers: page faults, a few ms against the seconds a run takes at B >= 64) */
 #define WINDOW_T 64 /* one of the delta rule's chunks: a longer window repeats its cost per chunk */
 #define WINDOW_HEAD_BLOCK 256 /* engine/arch/window_pass.h's GS_WINDOW_LM_BLOCK: the logits' rows at a time */
-static double engine_seconds_per_window(const gpn_model *m, int B, int runs) {
-    gpn_engine *e = gpn_engine_new(m, B);
+static double engine_seconds_per_window(const gs_model *m, int B, int runs) {
+    gs_engine *e = gs_engine_new(m, B);
     if (!e) { fprintf(stderr, "bench_engine: %s\n", gs_error()); exit(1); }
     double best = best_window_seconds(e, m, B, WINDOW_T, runs);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     return best;
 }
 
@@ -311,7 +311,7 @@ static double engine_seconds_per_window(const gpn_model *m, int B, int runs) {
  * average over the window, run at the GEMMs' measured rate as a second
  * ceiling, as the step's rows do. */
 #define WINDOW_GEMM_ROWS 4096
-static void bench_window(const gpn_model *m, int B, int T, double te, int runs, double attn_per_token, const char *goal) {
+static void bench_window(const gs_model *m, int B, int T, double te, int runs, double attn_per_token, const char *goal) {
     long rows = (long)B * T;
     int M = rows < WINDOW_GEMM_ROWS ? (int)rows : WINDOW_GEMM_ROWS;
     /* best of 2 at least: on a shared or virtualised machine one rep of the ceiling can be slowed by a neighbour,
@@ -335,7 +335,7 @@ static double kv_gb = 16; /* --kv-gb: the most KV cache a Transformer row may al
 /* The KV cache a Transformer engine holds at position `pos` for B sequences:
  * keys and values, n_layers x d floats per position, in a capacity that
  * doubles from 64 (tpp_cpu.c's reserve). */
-static double kv_bytes(const gpn_config *c, int B, int pos) {
+static double kv_bytes(const gs_config *c, int B, int pos) {
     double cap = 64;
     while (cap <= pos) cap *= 2;
     return 2.0 * cap * c->n_layers * c->d * 4.0 * B;
@@ -343,7 +343,7 @@ static double kv_bytes(const gpn_config *c, int B, int pos) {
 
 /* ctx: the Transformer's context length (0: a recurrent family, timed from
  * position 0); its attention FLOPs are 4 ctx d per layer per token. */
-static void bench_model(const char *label, const gpn_model *m, const int *batches, int nb, int quick, int goals, int ctx) {
+static void bench_model(const char *label, const gs_model *m, const int *batches, int nb, int quick, int goals, int ctx) {
     /* Issue 16's for the paper's GPN+M, on its steps (what record and eval
      * run). Issue 19's for the baselines, on their window paths (what eval
      * runs; the Transformer's at the demo's window, 1024): their steps, which
@@ -352,12 +352,12 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
      * at context 1024), which no GEMM-only ceiling counts. */
     int baseline = gs_family_is(&m->cfg, "transformer++") || gs_family_is(&m->cfg, "gdn");
     const char *goal = baseline ? ">=0.80" : ">=0.85";
-    const gpn_config *c = &m->cfg;
-    printf("\n%s: %s N=%d d=%d e=%d f=%d H=%d dk=%d dv=%d V=%d (%.1f M params)\n", label, gpn_arch_name(c->arch),
+    const gs_config *c = &m->cfg;
+    printf("\n%s: %s N=%d d=%d e=%d f=%d H=%d dk=%d dv=%d V=%d (%.1f M params)\n", label, gs_arch_name(c->arch),
            c->n_layers, c->d, c->e, c->f, c->H, c->dk, c->dv, c->V, m->n_params / 1e6);
     double attn_per_token = ctx ? 4.0 * ctx * c->d * c->n_layers : 0;
     if (ctx) {
-        shape sh[GPN_MAX_STEP_GEMMS];
+        shape sh[GS_MAX_STEP_GEMMS];
         int n = step_gemms(c, sh);
         double gemm_per_token = 0;
         for (int k = 0; k < n; k++) gemm_per_token += 2.0 * sh[k].k * sh[k].n;
@@ -405,9 +405,9 @@ static void bench_model(const char *label, const gpn_model *m, const int *batche
 static void bench_baselines(const int *batches, int nb, int quick, int tpp_ffn, int tpp_ctx, int which_tpp,
                             int which_gdn) {
     if (which_tpp) {
-        gpn_config c = {.n_layers = 12, .d = 768, .e = 768, .f = tpp_ffn, .H = 12, .dk = 64, .dv = 64, .V = 32000};
+        gs_config c = {.n_layers = 12, .d = 768, .e = 768, .f = tpp_ffn, .H = 12, .dk = 64, .dv = 64, .V = 32000};
         gs_family_config("transformer++", &c);
-        gpn_model *m = random_model(&c);
+        gs_model *m = random_model(&c);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return; }
         printf("\nthe paper's Transformer++ baseline: 12 layers, d 768, V 32000 as the paper; the paper gives neither the "
                "heads nor the FFN width: 12 heads and FFN %d are chosen to match its ~130M parameters "
@@ -421,19 +421,19 @@ static void bench_baselines(const int *batches, int nb, int quick, int tpp_ffn, 
                      ctx == 1024 ? " (the demo's window)" : "");
             bench_model(label, m, batches, nb, quick, 1, ctx);
         }
-        gpn_model_free(m);
+        gs_model_free(m);
     }
     if (which_gdn) {
-        gpn_config c = {.n_layers = 10, .d = 768, .e = 768, .f = 1536, .H = 6, .dk = 128, .dv = 256, .V = 32000, .conv = 4,
+        gs_config c = {.n_layers = 10, .d = 768, .e = 768, .f = 1536, .H = 6, .dk = 128, .dv = 256, .V = 32000, .conv = 4,
                         .norm_eps = 1e-6f};
         gs_family_config("gdn", &c);
-        gpn_model *m = random_model(&c);
+        gs_model *m = random_model(&c);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return; }
         printf("\nthe paper's GDN baseline: 10 layers, d 768, V 32000, 6 heads of d_k 128, d_v 256 (what its 1.97M memory "
                "cells imply: 10 x 6 x 128 x 256); the paper gives no FFN width: 1536 is chosen to match its ~130M "
                "parameters (%.1f M here, untied lm_head)\n", m->n_params / 1e6);
         bench_model("paper GDN baseline (random weights)", m, batches, nb, quick, 1, 0);
-        gpn_model_free(m);
+        gs_model_free(m);
     }
 }
 
@@ -493,35 +493,35 @@ int main(int argc, char **argv) {
     printf("gpnscope engine benchmark (OpenBLAS threads: %d%s)\n", openblas_get_num_threads(),
            cpu_clock ? "; times are the process's CPU time" : "");
     if (profile_batch > 0) { /* for perf: the engine alone on the paper config */
-        gpn_config paper = paper_config();
-        gpn_model *m = random_model(&paper);
+        gs_config paper = paper_config();
+        gs_model *m = random_model(&paper);
         double tw;
         double t = engine_seconds_per_step(m, profile_batch, 40, 0, 0, &tw);
         printf("batch %d: %.1f tok/s\n", profile_batch, profile_batch / t);
-        gpn_model_free(m);
+        gs_model_free(m);
         return 0;
     }
     if (np == 0 && (!only || !strcmp(only, "gpn"))) {
-        gpn_config paper = paper_config();
-        gpn_model *m = random_model(&paper);
+        gs_config paper = paper_config();
+        gs_model *m = random_model(&paper);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
         bench_model("paper 130M GPN+M (random weights)", m, batches, nb, quick, 1, 0);
-        gpn_model_free(m);
+        gs_model_free(m);
         const char *fx[] = {"tests/fixtures/reference/gpnm1.weights.safetensors", "tests/fixtures/reference/gpn.weights.safetensors"};
         for (int i = 0; i < 2; i++) {
-            gpn_model *f = gpn_model_load(fx[i]);
-            if (f) { bench_model(fx[i], f, batches, nbat ? nbat : 4, quick, 0, 0); gpn_model_free(f); }
+            gs_model *f = gs_model_load(fx[i]);
+            if (f) { bench_model(fx[i], f, batches, nbat ? nbat : 4, quick, 0, 0); gs_model_free(f); }
         }
     }
     if (np == 0)
         bench_baselines(batches, nb, quick, tpp_ffn, tpp_ctx, !only || !strcmp(only, "tpp"), !only || !strcmp(only, "gdn"));
     for (int i = 0; i < np; i++) {
-        gpn_model *m = gpn_model_load(paths[i]);
+        gs_model *m = gs_model_load(paths[i]);
         if (!m) { fprintf(stderr, "bench_engine: %s\n", gs_error()); return 1; }
         /* goals for models of real size; a transformer at the demo's window (64 with --quick) */
         int ctx = gs_family_is(&m->cfg, "transformer++") ? (tpp_ctx ? tpp_ctx : quick ? 64 : 1024) : 0;
         bench_model(paths[i], m, batches, nbat ? nbat : 4, quick, m->n_params >= 10e6, ctx);
-        gpn_model_free(m);
+        gs_model_free(m);
     }
     return 0;
 }

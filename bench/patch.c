@@ -36,9 +36,9 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "usage: bench_patch [--pairs N] [--tokens T] [MODEL.safetensors]\n"); return 2; }
     }
     if (N < 1 || T < 2) { fprintf(stderr, "bench_patch: --pairs >= 1, --tokens >= 2\n"); return 2; }
-    gpn_model *m = gpn_model_load(path);
+    gs_model *m = gs_model_load(path);
     if (!m) { fprintf(stderr, "bench_patch: %s\n", gs_error()); return 1; }
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     /* random pairs: the corrupted prompt differs from the clean one at T/2 */
     gs_patch_pairs p = {N, T, malloc((size_t)N * T * sizeof(int32_t)), malloc((size_t)N * T * sizeof(int32_t)),
                         malloc((size_t)N * sizeof(int32_t)), malloc((size_t)N * sizeof(int32_t))};
@@ -62,18 +62,18 @@ int main(int argc, char **argv) {
            (double)N * (T + 1) * ((double)c->d + (c->H ? (double)c->H * c->dk * c->dv + (double)c->H * c->dk : 0)) * 4 / 1e6);
 
     /* the ceiling: the engine alone, the same token-steps at batch N */
-    gpn_engine *e = gpn_engine_new(m, N);
+    gs_engine *e = gs_engine_new(m, N);
     int32_t *tok = malloc((size_t)N * sizeof *tok);
     double t0 = gs_now();
     for (int64_t k = 0; k < passes; k++) {
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         for (int t = 0; t <= T; t++) {
             for (int i = 0; i < N; i++) tok[i] = t < T ? p.corrupted[i * T + t] : p.answer[i];
-            if (gpn_engine_step(e, tok, N)) { fprintf(stderr, "bench_patch: %s\n", gs_error()); return 1; }
+            if (gs_engine_step(e, tok, N)) { fprintf(stderr, "bench_patch: %s\n", gs_error()); return 1; }
         }
     }
     double engine_s = gs_now() - t0;
-    gpn_engine_free(e);
+    gs_engine_free(e);
 
     gs_patch_opts o = {.batch = N};
     gs_patch_result r;
@@ -88,6 +88,6 @@ int main(int argc, char **argv) {
     gs_patch_pairs_free(&p);
     free(u);
     free(tok);
-    gpn_model_free(m);
+    gs_model_free(m);
     return 0;
 }

@@ -15,19 +15,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_random_model OUT.safetensors [--quick]\n");
         return 2;
     }
-    gpn_config paper = {.n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128,
+    gs_config paper = {.n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128,
                         .dv = 256, .V = 32000, .decoder_bias = 0};
-    gpn_config quick = {.n_layers = 1, .d = 256, .e = 128, .f = 512, .H = 4, .dk = 32,
+    gs_config quick = {.n_layers = 1, .d = 256, .e = 128, .f = 512, .H = 4, .dk = 32,
                         .dv = 64, .V = 32000, .decoder_bias = 0};
     gs_family_config("gpn_m", &paper); /* the paper's 130M GPN+M, and a small one */
     gs_family_config("gpn_m", &quick);
-    gpn_model *m = gpn_model_random(argc == 3 ? &quick : &paper, 0);
-    if (!m || gpn_model_save(m, argv[1], 1)) {
+    gs_model *m = gs_model_random(argc == 3 ? &quick : &paper, 0);
+    if (!m || gs_model_save(m, argv[1], 1)) {
         fprintf(stderr, "bench_random_model: %s\n", gs_error());
-        gpn_model_free(m);
+        gs_model_free(m);
         return 1;
     }
     printf("%s: %.1fM parameters\n", argv[1], m->n_params / 1e6);
-    gpn_model_free(m);
+    gs_model_free(m);
     return 0;
 }

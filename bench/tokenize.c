@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/tokenizer/tokenizer.h"
 #include "tests/tokenizer/textgen.h"
 
 /* The source tree: $GPNSCOPE_SOURCE, else where this file was compiled from
@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
             return ch == 'h' ? 0 : 2;
         }
     }
-    gpn_tokenizer *t = tokenizer_load(tok_path);
+    gs_tokenizer *t = tokenizer_load(tok_path);
     if (!t) { fprintf(stderr, "bench_tokenize: %s (run scripts/fetch-tokenizer.sh)\n", gs_error()); return 1; }
     size_t len;
     char *text = textgen(7, (size_t)(mb * 1e6), &len);

@@ -24,7 +24,7 @@
 #include "base/error.h"
 #include "engine/arch/family.h"
 #include "engine/arch/rt/rt.h"
-#include "engine/train/adamw.h"
+#include "train/adamw.h"
 #include "engine/tape/train_family.h"
 #include "engine/tape/train_init.h"
 #include "engine/arch/gpn/gpn_train.h"
@@ -32,7 +32,7 @@
 typedef struct {
     const char *name;
     const char *family; /* its row's name: run() sets c.arch from it */
-    gpn_config c;
+    gs_config c;
     int B, T;
 } bench_cfg;
 
@@ -47,7 +47,7 @@ static double now(void) {
 /* The GEMMs of one training step, as engine/arch/gpn/gpn_train.inc issues them. */
 typedef struct { int ta, tb, M, N, K, reps; } gemm_shape;
 
-static int step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
+static int step_gemms(const gs_config *c, int B, int T, gemm_shape *g) {
     train_layout L;
     train_layout_init(&L, c);
     int n = 0, d = c->d, e = c->e, V = c->V, N = c->n_layers, zw = L.zw, BT = B * T;
@@ -97,7 +97,7 @@ static int walked_gemms(gemm_shape *g, int n, int B, int T, int in, int out) {
     return n;
 }
 
-static int seq_step_gemms(const gpn_config *c, int B, int T, gemm_shape *g) {
+static int seq_step_gemms(const gs_config *c, int B, int T, gemm_shape *g) {
     int n = 0, R = B * T, d = c->d, f = c->f, H = c->H, V = c->V;
     int chunk = (1 << 24) / V;
     if (chunk < 1) chunk = 1;
@@ -180,10 +180,10 @@ static double time_gemms(const gemm_bufs *b, const gemm_shape *g, int n) {
 }
 
 static int run(const bench_cfg *bc, int steps) {
-    gpn_config cfg = bc->c;
-    const gpn_config *c = &cfg;
+    gs_config cfg = bc->c;
+    const gs_config *c = &cfg;
     if (gs_family_config(bc->family, &cfg) != 0) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
-    gpn_model *m = gpn_model_new(c);
+    gs_model *m = gs_model_new(c);
     if (!m) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
     const gs_train_i *tr = gs_family_of(c)->train; /* the trainer's own entry: the same tape it runs */
     train_rng r;
@@ -198,7 +198,7 @@ static int run(const bench_cfg *bc, int steps) {
     int32_t *tok = malloc((size_t)B * T * 4);
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(train_rng_next(&r) % (uint64_t)c->V);
     if (!tp || !opt || !grads) { fprintf(stderr, "bench_train: %s\n", gs_error()); return 1; }
-    gemm_shape g[64 + 30 * GPN_MAX_LAYERS];
+    gemm_shape g[64 + 30 * GS_MAX_LAYERS];
     int seq = tr != &gs_train_gpn && tr != &gs_train_gpn_m; /* the sequence tapes (engine/tape/seq_tape.h), not GPN's */
     int ng = seq ? seq_step_gemms(c, B, T, g) : step_gemms(c, B, T, g);
     gemm_bufs gb;
@@ -228,7 +228,7 @@ static int run(const bench_cfg *bc, int steps) {
            flops / tg * 1e-9, 100 * tf / best, 100 * tb / best, 100 * to / best, tr->tape_bytes(c, B, T) >> 20);
     tr->tape_free(tp);
     adamw_free(opt);
-    gpn_model_free(m);
+    gs_model_free(m);
     free(grads);
     free(tok);
     return 0;

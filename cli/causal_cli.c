@@ -12,7 +12,7 @@
 #include "cli/options.h"
 #include "store/experiments.h"
 
-gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_model *m, int required, int *failed) {
+gs_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gs_model *m, int required, int *failed) {
     *failed = 0;
     int given = path != NULL;
     if (!path) path = cli_default_tokenizer();
@@ -22,7 +22,7 @@ gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_mod
         *failed = 1;
         return NULL;
     }
-    gpn_tokenizer *t = tokenizer_load(path);
+    gs_tokenizer *t = tokenizer_load(path);
     if (t && tokenizer_vocab_size(t) > m->cfg.V && !given && !required) { /* the default is not this model's */
         tokenizer_free(t);
         return NULL;

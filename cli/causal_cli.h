@@ -4,14 +4,14 @@
 #define GS_CLI_CAUSAL_CLI_H
 
 #include "engine/model.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/tokenizer/tokenizer.h"
 #include "store/store.h"
 
 /* The tokenizer at path, else $GPNSCOPE_TOKENIZER, else the source tree's
  * third_party/llama2-tokenizer.json; NULL without an error when none is
  * there and required is 0, or when the default one has more pieces than the
  * model (it is not the model's); a given one must not have more. */
-gpn_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gpn_model *m, int required, int *failed);
+gs_tokenizer *causal_tokenizer(const char *cmd, const char *path, const gs_model *m, int required, int *failed);
 /* "0.5,1,-2" -> up to max doubles; -1 after printing the error. */
 int causal_numbers(const char *cmd, const char *option, const char *list, double *out, int max);
 

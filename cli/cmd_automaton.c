@@ -186,7 +186,7 @@ typedef struct {
     const char *task_name, *plot, *reference;
     int geo_points;
     gs_automaton_opts opts;
-    gpn_model *model; /* NULL for a --reference */
+    gs_model *model; /* NULL for a --reference */
     gs_monoid *monoid;
     gs_ldru_nodes ldru;
     gs_random_nodes random;
@@ -202,7 +202,7 @@ typedef struct {
 static int store_result(run_call *call) {
     automaton_state *s = call->state;
     if (!call->out) return 0;
-    const gpn_model *m = s->model;
+    const gs_model *m = s->model;
     const gs_automaton_opts *o = &s->opts;
     const gs_automaton_result *r = &s->result;
     store_automaton_experiment e = {0};
@@ -277,7 +277,7 @@ static int automaton_prepare(run_call *call) {
         s->source = gs_node_source_exact(s->monoid);
     } else if (s->reference) {
         s->source = gs_node_source_random(&s->random);
-    } else if (!(s->model = gpn_model_load(call->args[0])) ||
+    } else if (!(s->model = gs_model_load(call->args[0])) ||
                gs_node_source_ldru(s->model, s->opts.task, &s->ldru, &s->source)) {
         return run_error(call, 1);
     }
@@ -336,7 +336,7 @@ static void automaton_release(run_call *call) {
         for (int in = 0; in < 2; in++) gs_geometry_free(&s->sets.g[w][in]);
     gs_state_geometry_free(&s->sg);
     gs_monoid_free(s->monoid);
-    gpn_model_free(s->model);
+    gs_model_free(s->model);
 }
 
 static const run_command automaton_command = {

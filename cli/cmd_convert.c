@@ -1,6 +1,6 @@
 /* gpnscope convert CHECKPOINT OUT.safetensors: the companion's JAX
  * checkpoint.pkl or a PyTorch .pt, read in C by the restricted pickle reader
- * (engine/checkpoint/); see engine/checkpoint/convert.h. */
+ * (io/checkpoint/); see io/checkpoint/convert.h. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "cli/commands.h"
-#include "engine/checkpoint/convert.h"
+#include "io/checkpoint/convert.h"
 #include "engine/model.h"
 
 static const char *help =
@@ -81,9 +81,9 @@ static char *config_meta(const char *path) {
 
 /* A companion model's output must load as a model, not only as safetensors. */
 static int load_model(const char *path) {
-    gpn_model *m = gpn_model_load(path);
+    gs_model *m = gs_model_load(path);
     if (!m) return -1;
-    gpn_model_free(m);
+    gs_model_free(m);
     return 0;
 }
 

@@ -12,10 +12,10 @@
 #include "engine/arch/family.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "engine/corpora/corpus.h"
+#include "io/corpora/corpus.h"
 #include "probes/corpus_eval.h"
 #include "engine/model.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/tokenizer/tokenizer.h"
 
 static const char *help =
     "usage: gpnscope eval --model M --corpus C [--tokenizer T] [--seq-len 2048]\n"
@@ -126,15 +126,15 @@ int cmd_eval(int argc, char **argv) {
         unescape((char *)separator);
         o.separator = separator;
     }
-    gpn_device dev;
-    if (gpn_device_parse(device, precision, &dev)) {
+    gs_device dev;
+    if (gs_device_parse(device, precision, &dev)) {
         fprintf(stderr, "gpnscope eval: %s\n", gs_error());
         return 2;
     }
 
-    gpn_model *m = NULL;
-    gpn_tokenizer *tok = NULL;
-    gpn_corpus *c = NULL;
+    gs_model *m = NULL;
+    gs_tokenizer *tok = NULL;
+    gs_corpus *c = NULL;
     int rc = 1;
     if (access(corpus_path, R_OK) != 0) {
         fprintf(stderr, "gpnscope eval: cannot open corpus %s: %s\n", corpus_path, strerror(errno));
@@ -149,7 +149,7 @@ int cmd_eval(int argc, char **argv) {
             return 2;
         }
     }
-    if (!(m = gpn_model_load(model_path)) || gs_family_require_lm(&m->cfg, model_path, "eval")) goto fail;
+    if (!(m = gs_model_load(model_path)) || gs_family_require_lm(&m->cfg, model_path, "eval")) goto fail;
     if (tok_path) {
         if (!(tok = tokenizer_load(tok_path))) goto fail;
         if (tokenizer_vocab_size(tok) > m->cfg.V) {
@@ -193,7 +193,7 @@ int cmd_eval(int argc, char **argv) {
         cJSON_free(s);
         cJSON_Delete(j);
     } else {
-        printf("model       %s (%s, V=%d, sha256 %.16s...)\n", model_path, gpn_arch_name(m->cfg.arch), m->cfg.V, m->hash);
+        printf("model       %s (%s, V=%d, sha256 %.16s...)\n", model_path, gs_arch_name(m->cfg.arch), m->cfg.V, m->hash);
         printf("corpus      %s (%s, %" PRId64 " tokens", corpus_path, corpus_format_name(corpus_get_format(c)), corpus_total_tokens(c));
         if (corpus_n_docs(c) >= 0) printf(", %" PRId64 " documents", corpus_n_docs(c));
         if (corpus_n_bad(c)) printf(", %" PRId64 " bad lines skipped", corpus_n_bad(c));
@@ -211,6 +211,6 @@ fail:
     if (rc) fprintf(stderr, "gpnscope eval: %s\n", gs_error());
     corpus_free(c);
     tokenizer_free(tok);
-    gpn_model_free(m);
+    gs_model_free(m);
     return rc;
 }

@@ -147,7 +147,7 @@ int cmd_import(int argc, char **argv) {
     }
     if (!dtype) dtype = states.f->dtype == NPY_F2 ? "f16" : "f32";
     char model_sha[GS_HASH_HEX], model_buf[4200];
-    if (model && !(model = gpn_model_file(model, model_buf, sizeof model_buf))) goto fail; /* a model folder: its file */
+    if (model && !(model = gs_model_file(model, model_buf, sizeof model_buf))) goto fail; /* a model folder: its file */
     if (model && gs_hash_file(model, model_sha)) goto fail;
 
     buf = malloc((size_t)(T * d) * sizeof *buf);

@@ -10,7 +10,7 @@
 #include "cli/demo_models.h"
 #include "cli/options.h"
 #include "engine/arch/family.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "engine/model.h"
 
 static const char *help =
@@ -27,7 +27,7 @@ static const char *help =
 
 /* The family's "NAME VALUE (SOURCE)" lines into buf (empty if it says none).
  * The file is opened again because the model keeps no metadata. */
-static void config_sources(const gs_family *fam, const gpn_model *m, char *buf, size_t size) {
+static void config_sources(const gs_family *fam, const gs_model *m, char *buf, size_t size) {
     buf[0] = 0;
     if (!fam || !fam->describe) return;
     st_file *f = safetensors_open(m->path);
@@ -54,15 +54,15 @@ int cmd_info(int argc, char **argv) {
     int parsed = cli_parse_options(&(cli_command_opts){"info", help, NULL}, opts, argc, argv);
     if (parsed != CLI_GO_ON) return parsed;
     if (optind != argc - 1) { fputs(help, stderr); return 2; }
-    gpn_model *m = gpn_model_load(argv[optind]);
+    gs_model *m = gs_model_load(argv[optind]);
     if (!m) { fprintf(stderr, "gpnscope info: %s\n", gs_error()); return 1; }
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     const gs_family *fam = gs_family_of(c);
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     /* parameters by group, in order of first appearance */
-    const char *groups[GPN_MAX_TENSORS];
-    size_t counts[GPN_MAX_TENSORS];
+    const char *groups[GS_MAX_TENSORS];
+    size_t counts[GS_MAX_TENSORS];
     int ng = 0;
     for (int i = 0; i < n; i++) {
         int g = 0;
@@ -76,7 +76,7 @@ int cmd_info(int argc, char **argv) {
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "path", m->path);
-        cJSON_AddStringToObject(o, "arch", gpn_arch_name(c->arch));
+        cJSON_AddStringToObject(o, "arch", gs_arch_name(c->arch));
         cJSON_AddNumberToObject(o, "n_layers", c->n_layers);
         cJSON_AddNumberToObject(o, "d_state", c->d);
         cJSON_AddNumberToObject(o, "d_emb", c->e);
@@ -123,7 +123,7 @@ int cmd_info(int argc, char **argv) {
         cJSON_Delete(o);
     } else {
         printf("model        %s\n", m->path);
-        printf("architecture %s (%s), %d layer%s%s\n", gpn_arch_name(c->arch), fam ? fam->title : "?", c->n_layers,
+        printf("architecture %s (%s), %d layer%s%s\n", gs_arch_name(c->arch), fam ? fam->title : "?", c->n_layers,
                c->n_layers == 1 ? "" : "s", c->decoder_bias ? ", decoder bias" : "");
         printf("sizes        V=%d d_state=%d d_emb=%d d_ffn=%d", c->V, c->d, c->e, c->f);
         if (c->H) printf(" heads=%d d_key=%d d_val=%d", c->H, c->dk, c->dv);
@@ -140,7 +140,7 @@ int cmd_info(int argc, char **argv) {
         printf("sha256       %s\n", m->hash);
         if (domain) printf("trained on   %s\n", domain);
         if (m->n_extra) {
-            printf("unused       %d tensor%s in the file not used by %s:", m->n_extra, m->n_extra == 1 ? "" : "s", gpn_arch_name(c->arch));
+            printf("unused       %d tensor%s in the file not used by %s:", m->n_extra, m->n_extra == 1 ? "" : "s", gs_arch_name(c->arch));
             for (int i = 0; i < m->n_extra; i++) printf(" %s", m->extra_tensors[i]);
             printf("\n");
         }
@@ -153,6 +153,6 @@ int cmd_info(int argc, char **argv) {
             printf("  %-24s %-22s %-16s %s\n", st->name, kind, st->alias ? st->alias : "", st->what);
         }
     }
-    gpn_model_free(m);
+    gs_model_free(m);
     return 0;
 }

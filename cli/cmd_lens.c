@@ -60,7 +60,7 @@ static int parse_ids(const char *list, int V, int32_t **out) {
 /* --sites LIST, each parsed once into the reference the lens captures: the
  * count, -1 for a list that does not split, -2 for a site the lens cannot
  * decode (gs_error() both) */
-static int parse_sites(const gpn_model *m, const char *list, probe_site_ref **out) {
+static int parse_sites(const gs_model *m, const char *list, probe_site_ref **out) {
     int n = 1;
     for (const char *p = list; *p; p++) n += *p == ',';
     probe_site_ref *v = calloc((size_t)n, sizeof *v);
@@ -80,7 +80,7 @@ static int parse_sites(const gpn_model *m, const char *list, probe_site_ref **ou
     return k;
 }
 
-static const char *piece_of(const gpn_tokenizer *tok, int32_t id, char *buf, size_t size) {
+static const char *piece_of(const gs_tokenizer *tok, int32_t id, char *buf, size_t size) {
     const char *p = tok ? tokenizer_piece(tok, id) : NULL;
     if (p) return p;
     snprintf(buf, size, "%d", (int)id);
@@ -93,7 +93,7 @@ typedef struct {
     int T, n_sites;
     int32_t *tokens;
     probe_site_ref *sites;
-    gpn_tokenizer *tok;
+    gs_tokenizer *tok;
     gs_lens_result result;
     int64_t experiment; /* stored as; 0: not stored */
 } lens_state;
@@ -125,7 +125,7 @@ static int lens_check(run_call *call) {
 /* the tokens and the sites, checked before anything is stored */
 static int lens_prepare(run_call *call) {
     lens_state *s = call->state;
-    const gpn_model *m = call->model;
+    const gs_model *m = call->model;
     int failed;
     s->tok = causal_tokenizer("lens", s->tok_path, m, s->text != NULL, &failed);
     if (failed) return 1;

@@ -62,7 +62,7 @@ static const char help[] =
     "on a terminal. A pair whose clean and corrupted prompts give the same logit difference\n"
     "has no score (nothing to normalise) and is left out of the means. See docs/causal.md.\n";
 
-static int parse_components(const gpn_model *m, const char *list, const float *u, const char *u_name,
+static int parse_components(const gs_model *m, const char *list, const float *u, const char *u_name,
                             gs_patch_component **out) {
     int cap = 1;
     for (const char *p = list; *p; p++) cap += *p == ',';
@@ -144,7 +144,7 @@ static void print_json(const gs_patch_result *r, const gs_patch_component *c, in
  * first pair's clean prompt as pieces ("#ID" without a tokenizer), the
  * labels of the heatmap's positions. */
 static char *patch_settings(const char *direction, const char *from, int batch, int n_components,
-                            const gs_patch_pairs *p, const gpn_tokenizer *tok) {
+                            const gs_patch_pairs *p, const gs_tokenizer *tok) {
     cJSON *o = cJSON_CreateObject(), *toks = cJSON_CreateArray();
     if (!o || !toks) {
         cJSON_Delete(o);
@@ -167,7 +167,7 @@ static char *patch_settings(const char *direction, const char *from, int batch, 
     return s;
 }
 
-static int64_t save(store *st, const gpn_model *m, const char *pairs_path, const char *settings,
+static int64_t save(store *st, const gs_model *m, const char *pairs_path, const char *settings,
                     const gs_patch_result *r, const gs_patch_component *c) {
     int64_t exp = store_causal_begin(st, "patch", m->path, m->hash, pairs_path, settings, GPNSCOPE_VERSION);
     if (exp < 0) return -1;
@@ -191,7 +191,7 @@ typedef struct {
     const char *components, *direction, *from, *tok_path, *plot;
     long long max_steps;
     int batch, have_u, n;
-    gpn_tokenizer *tok;
+    gs_tokenizer *tok;
     gs_patch_pairs pairs;
     gs_patch_component *comps;
     gs_patch_opts opts;
@@ -234,7 +234,7 @@ static int patch_check(run_call *call) {
  * against the budget before any work */
 static int patch_prepare(run_call *call) {
     patch_state *s = call->state;
-    const gpn_model *m = call->model;
+    const gs_model *m = call->model;
     int failed;
     s->have_u = strcmp(s->direction, "none") != 0;
     s->tok = causal_tokenizer("patch", s->tok_path, m, 0, &failed);

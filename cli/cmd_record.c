@@ -17,7 +17,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
-#include "engine/corpora/corpus.h"
+#include "io/corpora/corpus.h"
 #include "parallel/job.h"
 #include "record/recorder.h"
 #include "record/shard.h"
@@ -135,7 +135,7 @@ static int parse_args(int argc, char **argv, gs_record_opts *o, int *quiet) {
                        "scripts/fetch-tokenizer.sh", o->corpus, corpus_format_name(corpus_detect(o->corpus)));
     if (o->seq_len < 2) return gs_fail("--seq-len %lld: at least 2", (long long)o->seq_len);
     if (o->batch < 1 || o->batch > 4096) return gs_fail("--batch %d: between 1 and 4096", o->batch);
-    return gpn_device_parse(o->device, o->precision, &o->dev);
+    return gs_device_parse(o->device, o->precision, &o->dev);
 }
 
 typedef struct {

@@ -8,8 +8,8 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "engine/corpora/corpus.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/corpora/corpus.h"
+#include "io/tokenizer/tokenizer.h"
 
 static const char *help =
     "usage: gpnscope shard --corpus C --out DIR [--tokenizer T] [--field NAME] [--separator STR]\n"
@@ -53,8 +53,8 @@ int cmd_shard(int argc, char **argv) {
         return 2;
     }
     co.seq_len = 2; /* every window is irrelevant here; any corpus of >= 2 tokens opens */
-    gpn_tokenizer *tok = tokenizer_load(tok_path);
-    gpn_corpus *c = tok ? corpus_open(corpus_path, tok, &co) : NULL;
+    gs_tokenizer *tok = tokenizer_load(tok_path);
+    gs_corpus *c = tok ? corpus_open(corpus_path, tok, &co) : NULL;
     int rc = 1;
     if (c && corpus_export_shards(c, out, tok_path, shard_tokens) == 0) {
         printf("wrote %lld tokens in %lld documents to %s (vocabulary %d)\n", (long long)corpus_total_tokens(c),

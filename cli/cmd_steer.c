@@ -52,7 +52,7 @@ static const char help[] =
     "token steps; the plan is printed on stderr before it starts, with progress on a\n"
     "terminal. See docs/causal.md.\n";
 
-static cJSON *point_json(const gs_steer_point *p, const gpn_tokenizer *tok) {
+static cJSON *point_json(const gs_steer_point *p, const gs_tokenizer *tok) {
     cJSON *x = cJSON_CreateObject();
     cJSON_AddNumberToObject(x, "c", p->c);
     cJSON_AddNumberToObject(x, "tokens", (double)p->n_tokens);
@@ -76,8 +76,8 @@ typedef struct {
     long long seq_len, windows, skip, from_pos, max_steps;
     int batch, n_c;
     double cs[GS_STEER_MAX_C];
-    gpn_tokenizer *tok;
-    gpn_corpus *corpus;
+    gs_tokenizer *tok;
+    gs_corpus *corpus;
     float *u;                /* the direction, unit length */
     gs_steer_result *result;
     int64_t experiment;      /* stored as; 0: not stored */
@@ -133,7 +133,7 @@ static int steer_check(run_call *call) {
  * budget before any work (the corpus may hold fewer windows than asked) */
 static int steer_prepare(run_call *call) {
     steer_state *s = call->state;
-    const gpn_model *m = call->model;
+    const gs_model *m = call->model;
     int failed;
     if (!(s->result = calloc(1, sizeof *s->result))) return gs_fail("out of memory"), run_error(call, 1);
     corpus_format fmt = corpus_detect(s->corpus_path);

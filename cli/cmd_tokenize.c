@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/tokenizer/tokenizer.h"
 
 static const char *help =
     "usage: gpnscope tokenize [--tokenizer FILE] [--pieces | --decode] [--invalid-utf8 replace|bytes]\n\n"
@@ -35,7 +35,7 @@ static void put_int(FILE *out, int32_t v) {
     while (n) putc_unlocked(buf[--n], out);
 }
 
-static int decode_line(const gpn_tokenizer *t, char *line, size_t lineno) {
+static int decode_line(const gs_tokenizer *t, char *line, size_t lineno) {
     size_t n = 0, cap = 64;
     int32_t *ids = malloc(cap * sizeof *ids);
     if (!ids) return gs_fail("out of memory");
@@ -81,7 +81,7 @@ int cmd_tokenize(int argc, char **argv) {
         fprintf(stderr, "gpnscope tokenize: no tokenizer: pass --tokenizer FILE, set GPNSCOPE_TOKENIZER, or run scripts/fetch-tokenizer.sh\n");
         return 2;
     }
-    gpn_tokenizer *t = tokenizer_load(tok_path);
+    gs_tokenizer *t = tokenizer_load(tok_path);
     if (!t) { fprintf(stderr, "gpnscope tokenize: %s\n", gs_error()); return 1; }
     tokenizer_set_invalid_utf8(t, mode);
     static char outbuf[1 << 16];

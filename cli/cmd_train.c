@@ -1,5 +1,5 @@
 /* gpnscope train --config FILE [--resume CKPT] [--bptt K] ...: train a GPN /
- * GPN+M with BPTT, or a Transformer++ / GDN baseline (engine/train/train.h). SIGINT finishes the current step, writes
+ * GPN+M with BPTT, or a Transformer++ / GDN baseline (train/train.h). SIGINT finishes the current step, writes
  * a checkpoint and exits with 130; a second SIGINT stops at once. */
 #include <math.h>
 #include <signal.h>
@@ -13,8 +13,8 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/progress.h"
-#include "engine/train/task_train.h"
-#include "engine/train/train.h"
+#include "train/task_train.h"
+#include "train/train.h"
 
 static const char *help =
     "usage: gpnscope train --config FILE [--resume CKPT] [--bptt K] [options]\n\n"
@@ -94,20 +94,20 @@ int cmd_train(int argc, char **argv) {
     if (threads >= 0) cfg.threads = (int)threads;
     if (out) snprintf(cfg.out_dir, sizeof cfg.out_dir, "%s", out);
 
-    gpn_trainer *t = gpn_trainer_new(&cfg, resume);
+    gs_trainer *t = gs_trainer_new(&cfg, resume);
     if (!t) { fprintf(stderr, "gpnscope train: %s\n", gs_error()); return 1; }
-    const gpn_model *m = gpn_trainer_model(t);
-    long start = gpn_trainer_step_count(t);
+    const gs_model *m = gs_trainer_model(t);
+    long start = gs_trainer_step_count(t);
     if (!quiet)
         fprintf(stderr,
                 "gpnscope train: %s, %zu parameters, %lld training tokens, %d x %d tokens per step, %s, %zu MB of "
                 "activations; %s at step %ld of %ld -> %s\n",
-                gpn_arch_name(cfg.model.arch), m->n_params, (long long)gpn_trainer_train_tokens(t), cfg.batch,
-                cfg.seq_len, cfg.bptt ? "truncated BPTT" : "full BPTT", gpn_trainer_memory(t) >> 20,
+                gs_arch_name(cfg.model.arch), m->n_params, (long long)gs_trainer_train_tokens(t), cfg.batch,
+                cfg.seq_len, cfg.bptt ? "truncated BPTT" : "full BPTT", gs_trainer_memory(t) >> 20,
                 resume ? "resuming" : "starting", start, cfg.steps, cfg.out_dir);
-    if (gpn_trainer_done(t)) {
+    if (gs_trainer_done(t)) {
         fprintf(stderr, "gpnscope train: the checkpoint has already run all %ld steps (raise --steps to continue)\n", cfg.steps);
-        gpn_trainer_free(t);
+        gs_trainer_free(t);
         return 1;
     }
     struct sigaction sa;
@@ -125,8 +125,8 @@ int cmd_train(int argc, char **argv) {
     train_report r = {0};
     double last_eval = NAN;
     int rc = 0, checkpointed = 0;
-    while (gpn_trainer_step_count(t) < end && !interrupted) {
-        if (gpn_trainer_step(t, &r) != 0) { rc = 1; break; }
+    while (gs_trainer_step_count(t) < end && !interrupted) {
+        if (gs_trainer_step(t, &r) != 0) { rc = 1; break; }
         checkpointed = r.checkpointed;
         if (!isnan(r.eval_loss)) last_eval = r.eval_loss;
         char ev[32] = "";
@@ -135,19 +135,19 @@ int cmd_train(int argc, char **argv) {
                  r.lr, r.grad_norm);
         progress_update(&pg, (int64_t)(r.step - start) * cfg.batch * cfg.seq_len);
     }
-    progress_end(&pg, (int64_t)(gpn_trainer_step_count(t) - start) * cfg.batch * cfg.seq_len);
+    progress_end(&pg, (int64_t)(gs_trainer_step_count(t) - start) * cfg.batch * cfg.seq_len);
     signal(SIGINT, SIG_DFL);
     if (rc != 0) {
         fprintf(stderr, "gpnscope train: %s\n", gs_error());
-        gpn_trainer_free(t);
+        gs_trainer_free(t);
         return 1;
     }
-    if (!checkpointed && gpn_trainer_checkpoint(t) != 0) {
+    if (!checkpointed && gs_trainer_checkpoint(t) != 0) {
         fprintf(stderr, "gpnscope train: %s\n", gs_error());
-        gpn_trainer_free(t);
+        gs_trainer_free(t);
         return 1;
     }
-    long done = gpn_trainer_step_count(t);
+    long done = gs_trainer_step_count(t);
     if (!quiet) {
         printf("trained %ld step%s in %.1f s (%lld tokens, %.1f s of training over all runs): train loss %.4f",
                done - start, done - start == 1 ? "" : "s", progress_now() - t_start, (long long)r.tokens, r.elapsed,
@@ -157,6 +157,6 @@ int cmd_train(int argc, char **argv) {
                done, cfg.steps);
         if (interrupted) fprintf(stderr, "gpnscope train: interrupted; continue with --resume %s\n", cfg.out_dir);
     }
-    gpn_trainer_free(t);
+    gs_trainer_free(t);
     return interrupted ? 130 : 0;
 }

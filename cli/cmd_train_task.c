@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "cli/progress.h"
-#include "engine/train/task_train.h"
+#include "train/task_train.h"
 
 static volatile sig_atomic_t interrupted;
 

@@ -1,5 +1,5 @@
 /* `gpnscope train --config FILE` for a config with a top-level "task" key:
- * MLP-LDRU on a regular-language task (engine/train/task_train.h). */
+ * MLP-LDRU on a regular-language task (train/task_train.h). */
 #ifndef GS_CLI_CMD_TRAIN_TASK_H
 #define GS_CLI_CMD_TRAIN_TASK_H
 

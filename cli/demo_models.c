@@ -10,7 +10,7 @@
 #include "engine/arch/family.h"
 #include "engine/arch/layer_pattern.h"
 #include "engine/model.h"
-#include "engine/train/config_json.h"
+#include "train/config_json.h"
 
 /* In the demo's order: the main model, then the baselines issue 20 ships
  * beside it, all trained by gpnscope train on data/shards/train with one
@@ -47,7 +47,7 @@ void demo_model_from_path(demo_model *m, const char *arg) {
     memset(m, 0, sizeof *m);
     /* a model folder (models/tpp-small) stands for its model.safetensors, as in every command */
     char file[4200];
-    const char *path = gpn_model_file(arg, file, sizeof file);
+    const char *path = gs_model_file(arg, file, sizeof file);
     if (!path) { gs_clear_error(); path = arg; } /* a folder without one: the demo's file check names it */
     snprintf(m->path, sizeof m->path, "%s", path);
     snprintf(m->name, sizeof m->name, "%s", arg);
@@ -68,7 +68,7 @@ const char *demo_shipped_domain(const char *file) {
     static const char *const every[] = {"models/gpnm15-small", "models/tpp-small", "models/gdn-small", "models/rt-small",
                                         "models/gpnm-small"};
     char given[PATH_MAX], known[PATH_MAX], buf[4200], p[4096];
-    const char *f = gpn_model_file(file, buf, sizeof buf);
+    const char *f = gs_model_file(file, buf, sizeof buf);
     if (!f) { gs_clear_error(); return NULL; }
     if (!realpath(f, given)) return NULL;
     for (size_t i = 0; i < sizeof every / sizeof *every; i++) {
@@ -88,7 +88,7 @@ static void every_layer(const gs_site *s, char *out, size_t size) {
 }
 
 int demo_model_sites(demo_model *m) {
-    gpn_model *model = gpn_model_load(m->path);
+    gs_model *model = gs_model_load(m->path);
     if (!model) return gs_fail_context("%s: ", m->path);
     const gs_family *f = gs_family_of(&model->cfg);
     const gs_site *state = f ? gs_site_of_role(f, &model->cfg, GS_ROLE_STATE) : NULL;
@@ -109,6 +109,6 @@ int demo_model_sites(demo_model *m) {
         }
         snprintf(m->sites, sizeof m->sites, "%s%s%s", s_all, decay ? "," : "", d_all);
     }
-    gpn_model_free(model);
+    gs_model_free(model);
     return rc;
 }

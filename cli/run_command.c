@@ -35,9 +35,9 @@ static int open_operands(const run_command *c, run_call *call, store_lock **lock
         return cli_pick_run(c->name, call->st, &call->run, lock) != 0;
     }
     if (c->input == RUN_ON_MODEL) {
-        call->model = gpn_model_load(call->args[0]);
+        call->model = gs_model_load(call->args[0]);
         if (call->model && gs_family_require_lm(&call->model->cfg, call->args[0], c->name)) {
-            gpn_model_free(call->model);
+            gs_model_free(call->model);
             call->model = NULL;
         }
         if (!call->model) return run_error(call, 1);
@@ -85,7 +85,7 @@ int run_command_call(const run_command *c, run_call *call) {
     if (c->release) c->release(call);
     store_close(call->out);
     store_close(call->st);
-    gpn_model_free(call->model);
+    gs_model_free(call->model);
     store_lock_release(lock);
     return status;
 }

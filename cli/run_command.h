@@ -45,7 +45,7 @@ typedef struct {
     int n_args;
     store *st;          /* RUN_ON_STORE: the store FILE */
     long long run;      /* --run, 0 until the run is picked */
-    gpn_model *model;   /* RUN_ON_MODEL: the loaded MODEL */
+    gs_model *model;   /* RUN_ON_MODEL: the loaded MODEL */
     const char *out_path; /* the results store (--store, --db), opened as out before the run; NULL: none */
     store *out;
     int json;     /* --json */

@@ -16,13 +16,13 @@
 typedef struct {
     int32_t *tokens;
     int64_t *pos;
-    gpn_hook_fn hook[GPN_HOOK_COUNT];
-    void *hook_ctx[GPN_HOOK_COUNT];
+    gs_hook_fn hook[GS_HOOK_COUNT];
+    void *hook_ctx[GS_HOOK_COUNT];
 } gs_engine_host;
 
-static inline void gs_fire(const gs_engine_host *h, gpn_hook_point p, int layer, float *data, int B, int width) {
+static inline void gs_fire(const gs_engine_host *h, gs_hook_point p, int layer, float *data, int B, int width) {
     if (!h->hook[p]) return;
-    gpn_hook_event ev = {p, layer, B, width, data, h->tokens, h->pos};
+    gs_hook_event ev = {p, layer, B, width, data, h->tokens, h->pos};
     h->hook[p](h->hook_ctx[p], &ev);
 }
 
@@ -37,16 +37,16 @@ typedef struct {
     void (*reset_seq)(void *impl, int b);
     /* advance the first B sequences by host->tokens; 0 or -1 with gs_error() */
     int (*step)(void *impl, int B);
-    gpn_step_out (*out)(const void *impl);
+    gs_step_out (*out)(const void *impl);
     /* the B rows of a (not per-layer) site's tensor from the last step, or
      * NULL where the backend did not keep it (take it with a hook instead) */
-    const float *(*site)(const void *impl, gpn_hook_point p);
-    /* what the step must make available (gpn_engine_set_outputs) */
+    const float *(*site)(const void *impl, gs_hook_point p);
+    /* what the step must make available (gs_engine_set_outputs) */
     void (*set_outputs)(void *impl, int what, const unsigned char *rows);
     /* advance the first B sequences by T tokens each (tokens: B rows of T)
      * with no hooks set, leaving every carried state as T steps would, and
      * write each token's NLL to nll (B rows of T; NaN where the step's is):
-     * gpn_engine_window. NULL where the backend has no such path. */
+     * gs_engine_window. NULL where the backend has no such path. */
     int (*window)(void *impl, const int32_t *tokens, int B, int T, float *nll);
 } gs_backend_i;
 
@@ -56,17 +56,17 @@ typedef struct {
     /* read where i->out / i->site are NULL: the buffers every step leaves
      * its outputs in, and per hook point the (not per-layer) site's rows,
      * NULL where the backend does not keep that site */
-    gpn_step_out out;
-    const float *site[GPN_HOOK_COUNT];
+    gs_step_out out;
+    const float *site[GS_HOOK_COUNT];
 } gs_backend;
 
 /* A CPU backend's handle (table i, state impl) with the defaults filled:
  * `out` as given, and logits and nll kept as sites, as every family keeps
  * them; the family then adds its own sites to .site. */
-static inline gs_backend gs_cpu_backend(const gs_backend_i *i, void *impl, gpn_step_out out) {
+static inline gs_backend gs_cpu_backend(const gs_backend_i *i, void *impl, gs_step_out out) {
     gs_backend be = {.i = i, .impl = impl, .out = out};
-    be.site[GPN_HOOK_LOGITS] = out.logits;
-    be.site[GPN_HOOK_NLL] = out.nll;
+    be.site[GS_HOOK_LOGITS] = out.logits;
+    be.site[GS_HOOK_NLL] = out.nll;
     return be;
 }
 

@@ -5,12 +5,12 @@
 #include "base/error.h"
 #include "engine/engine.h"
 
-int gpn_device_parse(const char *device, const char *precision, gpn_device *out) {
-    gpn_device d = {GPN_DEVICE_CPU, 0, GPN_PREC_AUTO};
+int gs_device_parse(const char *device, const char *precision, gs_device *out) {
+    gs_device d = {GS_DEVICE_CPU, 0, GS_PREC_AUTO};
     if (!device || !strcmp(device, "cpu")) {
-        d.kind = GPN_DEVICE_CPU;
+        d.kind = GS_DEVICE_CPU;
     } else if (!strncmp(device, "cuda", 4) && (device[4] == 0 || device[4] == ':')) {
-        d.kind = GPN_DEVICE_CUDA;
+        d.kind = GS_DEVICE_CUDA;
         if (device[4] == ':') {
             char *end;
             long i = strtol(device + 5, &end, 10);
@@ -22,11 +22,11 @@ int gpn_device_parse(const char *device, const char *precision, gpn_device *out)
         return gs_fail("--device %s: expected cpu, cuda or cuda:N", device);
     }
     if (precision && strcmp(precision, "auto")) {
-        if (!strcmp(precision, "f32")) d.precision = GPN_PREC_F32;
-        else if (!strcmp(precision, "tf32")) d.precision = GPN_PREC_TF32;
-        else if (!strcmp(precision, "bf16")) d.precision = GPN_PREC_BF16;
+        if (!strcmp(precision, "f32")) d.precision = GS_PREC_F32;
+        else if (!strcmp(precision, "tf32")) d.precision = GS_PREC_TF32;
+        else if (!strcmp(precision, "bf16")) d.precision = GS_PREC_BF16;
         else return gs_fail("--precision %s: expected auto, f32, tf32 or bf16", precision);
-        if (d.kind == GPN_DEVICE_CPU && d.precision != GPN_PREC_F32)
+        if (d.kind == GS_DEVICE_CPU && d.precision != GS_PREC_F32)
             return gs_fail("--precision %s needs --device cuda (the CPU engine computes in float32)", precision);
     }
     *out = d;

@@ -9,40 +9,40 @@
 #include "base/error.h"
 #include "base/half.h"
 #include "engine/arch/family.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 
-const char *gpn_arch_name(gpn_arch a) {
-    gpn_config c = {.arch = a};
+const char *gs_arch_name(gs_arch a) {
+    gs_config c = {.arch = a};
     const gs_family *f = gs_family_of(&c);
     return f ? f->name : "?";
 }
 
-const float *gs_model_tensor(const gpn_model *m, const char *name) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&m->cfg, specs);
+const float *gs_model_tensor(const gs_model *m, const char *name) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&m->cfg, specs);
     for (int i = 0; i < n; i++)
         if (!strcmp(specs[i].name, name)) return m->block + specs[i].offset;
     return NULL;
 }
 
 /* Architecture knowledge comes from the model's family (engine/arch/family.h). */
-int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_family_of(c)->tensor_specs(c, s); }
+int gs_tensor_specs(const gs_config *c, gs_tensor_spec *s) { return gs_family_of(c)->tensor_specs(c, s); }
 
-void gpn_params_bind(const gpn_config *c, float *block, gpn_params *p) {
+void gpn_params_bind(const gs_config *c, float *block, gpn_params *p) {
     const gs_family *f = gs_family_of(c);
     memset(p, 0, sizeof *p);
     if (f->bind) f->bind(c, block, p);
 }
 
-int gpn_config_validate(const gpn_config *c) {
+int gs_config_validate(const gs_config *c) {
     const gs_family *f = gs_family_of(c);
     if (!f) return gs_fail("unknown architecture %d", (int)c->arch);
     return f->validate(c);
 }
 
-void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+void gs_spec_add(gs_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gs_tensor_role role,
                  int64_t r, int64_t c) {
-    gpn_tensor_spec *t = &s[(*n)++];
+    gs_tensor_spec *t = &s[(*n)++];
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name);
     t->ndim = c ? 2 : 1;
@@ -55,10 +55,10 @@ void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, cons
     *off += t->numel;
 }
 
-void gs_spec_add3(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+void gs_spec_add3(gs_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gs_tensor_role role,
                   int64_t r, int64_t c, int64_t k) {
     gs_spec_add(s, n, off, name, group, role, r, c);
-    gpn_tensor_spec *t = &s[*n - 1];
+    gs_tensor_spec *t = &s[*n - 1];
     t->ndim = 3;
     t->shape[2] = k;
     *off += t->numel * (size_t)(k - 1);
@@ -66,31 +66,31 @@ void gs_spec_add3(gpn_tensor_spec *s, int *n, size_t *off, const char *name, con
 }
 
 const char *gs_layer_group(int layer) {
-    static char names[GPN_MAX_LAYERS][16];
+    static char names[GS_MAX_LAYERS][16];
     if (!names[layer][0]) snprintf(names[layer], sizeof names[layer], "layer %d", layer);
     return names[layer];
 }
 
-size_t gpn_param_count(const gpn_config *c) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+size_t gs_param_count(const gs_config *c) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     return specs[n - 1].offset + specs[n - 1].numel;
 }
 
-gpn_model *gpn_model_new(const gpn_config *c) {
-    if (gpn_config_validate(c) != 0) return NULL;
-    gpn_model *m = calloc(1, sizeof *m);
+gs_model *gs_model_new(const gs_config *c) {
+    if (gs_config_validate(c) != 0) return NULL;
+    gs_model *m = calloc(1, sizeof *m);
     if (!m) { gs_fail("out of memory"); return NULL; }
     m->cfg = *c;
-    m->n_params = gpn_param_count(c);
+    m->n_params = gs_param_count(c);
     m->block = calloc(m->n_params, sizeof(float));
-    if (!m->block) { free(m); gs_fail("out of memory for %zu parameters", gpn_param_count(c)); return NULL; }
+    if (!m->block) { free(m); gs_fail("out of memory for %zu parameters", gs_param_count(c)); return NULL; }
     gpn_params_bind(c, m->block, &m->p);
     snprintf(m->source_dtype, sizeof m->source_dtype, "F32");
     return m;
 }
 
-void gpn_model_free(gpn_model *m) {
+void gs_model_free(gs_model *m) {
     if (!m) return;
     for (int i = 0; i < m->n_extra; i++) free(m->extra_tensors[i]);
     free(m->extra_tensors);
@@ -101,7 +101,7 @@ void gpn_model_free(gpn_model *m) {
 
 /* A model folder (models/gpnm15-small) stands for its model.safetensors, as
  * the shipped models and a converted companion checkpoint are laid out. */
-const char *gpn_model_file(const char *path, char *buf, size_t size) {
+const char *gs_model_file(const char *path, char *buf, size_t size) {
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return path;
     snprintf(buf, size, "%s%smodel.safetensors", path, path[strlen(path) - 1] == '/' ? "" : "/");
@@ -113,14 +113,14 @@ const char *gpn_model_file(const char *path, char *buf, size_t size) {
     return buf;
 }
 
-gpn_model *gpn_model_load(const char *given) {
+gs_model *gs_model_load(const char *given) {
     char buf[4096];
-    const char *path = gpn_model_file(given, buf, sizeof buf);
+    const char *path = gs_model_file(given, buf, sizeof buf);
     if (!path) return NULL;
     st_file *f = safetensors_open(path);
     if (!f) return NULL;
-    gpn_model *m = NULL;
-    gpn_config c;
+    gs_model *m = NULL;
+    gs_config c;
     /* sizes are ints: a larger dimension (possible in a tensor of no data,
      * shaped [0, 2^40]) is refused rather than truncated */
     for (int i = 0; i < f->n_tensors; i++)
@@ -131,21 +131,21 @@ gpn_model *gpn_model_load(const char *given) {
                 goto fail;
             }
     const gs_family *fam = gs_family_of_file(f);
-    if (!fam || fam->infer(f, &c) != 0 || fam->check_metadata(f, &c) != 0 || gpn_config_validate(&c) != 0) goto fail;
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&c, specs);
+    if (!fam || fam->infer(f, &c) != 0 || fam->check_metadata(f, &c) != 0 || gs_config_validate(&c) != 0) goto fail;
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&c, specs);
     /* Every tensor is checked before the parameters are allocated: the sizes
      * come from a few shapes (one may be [f, 0], holding no data), so a file
      * of a few hundred bytes could otherwise ask for gigabytes. Once all
      * shapes match, the file itself holds every parameter. */
     for (int i = 0; i < n; i++) {
-        const gpn_tensor_spec *s = &specs[i];
+        const gs_tensor_spec *s = &specs[i];
         const st_tensor *t = safetensors_find(f, s->name);
         char want[96] = "[";
         for (int k = 0; k < s->ndim; k++)
             snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", k ? ", " : "", (long long)s->shape[k]);
         strncat(want, "]", sizeof want - strlen(want) - 1);
-        if (!t) { gs_fail("missing tensor '%s' (needed by %s, shape %s)", s->name, gpn_arch_name(c.arch), want); goto fail; }
+        if (!t) { gs_fail("missing tensor '%s' (needed by %s, shape %s)", s->name, gs_arch_name(c.arch), want); goto fail; }
         int ok = t->ndim == s->ndim;
         for (int k = 0; ok && k < s->ndim; k++) ok = t->shape[k] == s->shape[k];
         if (!ok) {
@@ -157,10 +157,10 @@ gpn_model *gpn_model_load(const char *given) {
             goto fail;
         }
     }
-    m = gpn_model_new(&c);
+    m = gs_model_new(&c);
     if (!m) goto fail;
     for (int i = 0; i < n; i++) {
-        const gpn_tensor_spec *s = &specs[i];
+        const gs_tensor_spec *s = &specs[i];
         const st_tensor *t = safetensors_find(f, s->name);
         if (st_tensor_to_f32(t, m->block + s->offset) != 0) goto fail;
         if (i == 0) snprintf(m->source_dtype, sizeof m->source_dtype, "%s", st_dtype_name(t->dtype));
@@ -179,16 +179,16 @@ gpn_model *gpn_model_load(const char *given) {
     return m;
 fail:
     gs_fail_context("%s: ", path);
-    gpn_model_free(m);
+    gs_model_free(m);
     safetensors_close(f);
     return NULL;
 }
 
-int gpn_model_save(const gpn_model *m, const char *path, int as_bf16) { return gpn_model_save_meta(m, path, as_bf16, NULL); }
+int gs_model_save(const gs_model *m, const char *path, int as_bf16) { return gs_model_save_meta(m, path, as_bf16, NULL); }
 
-int gpn_model_save_meta(const gpn_model *m, const char *path, int as_bf16, const char *const *extra_meta) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&m->cfg, specs);
+int gs_model_save_meta(const gs_model *m, const char *path, int as_bf16, const char *const *extra_meta) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&m->cfg, specs);
     st_writer *w = st_writer_new();
     if (!w) return -1;
     uint16_t *half = NULL;

@@ -11,15 +11,15 @@
 #include <stdint.h>
 
 #include "base/hash.h"
-#include "engine/arch/arch.h" /* gpn_arch: the family ids */
+#include "engine/arch/arch.h" /* gs_arch: the family ids */
 
-#define GPN_MAX_LAYERS 64
+#define GS_MAX_LAYERS 64
 
-/* The bytes of gpn_config.own: a family's own options (GS_FAMILY_OPTIONS) */
+/* The bytes of gs_config.own: a family's own options (GS_FAMILY_OPTIONS) */
 #define GS_CONFIG_OWN_BYTES 32
 
 typedef struct {
-    gpn_arch arch;
+    gs_arch arch;
     int n_layers; /* N: FFN/gate(/read) layers; 1 for GPN */
     int d;        /* d_state (Transformer++: hidden_dim, the residual width; e = d) */
     int e;        /* d_emb */
@@ -44,7 +44,7 @@ typedef struct {
      * memcpy (engine/arch/family.h, gs_own_get / gs_own_set), so that a new
      * family adds no field here; zero for the families that have none */
     unsigned char own[GS_CONFIG_OWN_BYTES];
-} gpn_config;
+} gs_config;
 
 typedef struct {
     float *ffn_norm_w, *ffn_w1, *ffn_w2;
@@ -57,12 +57,12 @@ typedef struct {
     float *fuse_norm_w, *fuse_proj_k, *fg_norm_w, *fg_gate_k, *fg_gate_b;
     float *write_norm_w, *write_W_k_k, *write_W_k_b, *write_W_v_k, *write_W_beta_k;
     float *write_A_log, *write_dt_bias, *write_W_a_k;
-    gpn_layer_params layers[GPN_MAX_LAYERS];
+    gpn_layer_params layers[GS_MAX_LAYERS];
 } gpn_params;
 
 /* Role of a tensor, for the optimizer (weight decay only on matrices) and
  * for initialisation. */
-typedef enum { GPN_ROLE_MATRIX, GPN_ROLE_NORM, GPN_ROLE_BIAS, GPN_ROLE_A_LOG, GPN_ROLE_DT_BIAS } gpn_role;
+typedef enum { GS_TENSOR_MATRIX, GS_TENSOR_NORM, GS_TENSOR_BIAS, GS_TENSOR_A_LOG, GS_TENSOR_DT_BIAS } gs_tensor_role;
 
 typedef struct {
     char name[48];   /* checkpoint name, e.g. "L0_ffn_w1_k" */
@@ -70,34 +70,34 @@ typedef struct {
     int64_t shape[3]; /* up to 3-D (GDN's depthwise conv weights are [C, 1, K]) */
     size_t numel;
     size_t offset;   /* in floats, into the contiguous block */
-    gpn_role role;
+    gs_tensor_role role;
     const char *group; /* "embedding", "decode", "fuse", "memory write", "layer 0", ... */
-} gpn_tensor_spec;
+} gs_tensor_spec;
 
-#define GPN_MAX_TENSORS (16 + 12 * GPN_MAX_LAYERS)
+#define GS_MAX_TENSORS (16 + 12 * GS_MAX_LAYERS)
 
 /* Append a tensor spec (1-D when c == 0) at offset *off, for a family's tensor_specs. */
-void gs_spec_add(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+void gs_spec_add(gs_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gs_tensor_role role,
                  int64_t r, int64_t c);
 /* The same for a 3-D tensor [r, c, k]. */
-void gs_spec_add3(gpn_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gpn_role role,
+void gs_spec_add3(gs_tensor_spec *s, int *n, size_t *off, const char *name, const char *group, gs_tensor_role role,
                   int64_t r, int64_t c, int64_t k);
 
-/* A per-layer spec's group, "layer L" (0 <= L < GPN_MAX_LAYERS), in static
+/* A per-layer spec's group, "layer L" (0 <= L < GS_MAX_LAYERS), in static
  * storage that the specs may point at. */
 const char *gs_layer_group(int layer);
 
 /* Every tensor the architecture needs, in a fixed order; returns the count. */
-int gpn_tensor_specs(const gpn_config *c, gpn_tensor_spec *specs);
-size_t gpn_param_count(const gpn_config *c);
-/* Point the named pointers of `p` into `block` laid out per gpn_tensor_specs. */
-void gpn_params_bind(const gpn_config *c, float *block, gpn_params *p);
+int gs_tensor_specs(const gs_config *c, gs_tensor_spec *specs);
+size_t gs_param_count(const gs_config *c);
+/* Point the named pointers of `p` into `block` laid out per gs_tensor_specs. */
+void gpn_params_bind(const gs_config *c, float *block, gpn_params *p);
 /* Check a configuration for sizes the engine supports; 0 or -1 with message. */
-int gpn_config_validate(const gpn_config *c);
-const char *gpn_arch_name(gpn_arch a);
+int gs_config_validate(const gs_config *c);
+const char *gs_arch_name(gs_arch a);
 
 typedef struct {
-    gpn_config cfg;
+    gs_config cfg;
     gpn_params p;
     float *block;        /* all parameters, float32 */
     size_t n_params;
@@ -106,25 +106,25 @@ typedef struct {
     char *path;
     char **extra_tensors; /* tensors in the file that the architecture does not use */
     int n_extra;
-} gpn_model;
+} gs_model;
 
 /* From a safetensors file, or a model folder holding model.safetensors (m->path is then the file). */
-gpn_model *gpn_model_load(const char *path);
+gs_model *gs_model_load(const char *path);
 /* The file a model argument names: PATH itself, or PATH/model.safetensors
  * when PATH is a folder (written into buf); NULL with gs_error() for a folder
  * without one. What every command that takes a model reads. */
-const char *gpn_model_file(const char *path, char *buf, size_t size);
+const char *gs_model_file(const char *path, char *buf, size_t size);
 /* A model with the given config and zeroed parameters (tests, trainer). */
-gpn_model *gpn_model_new(const gpn_config *c);
+gs_model *gs_model_new(const gs_config *c);
 /* A model with random weights on a trained model's scale (benchmarks, device
  * parity); the same seed gives the same weights. */
-gpn_model *gpn_model_random(const gpn_config *c, uint64_t seed);
-void gpn_model_free(gpn_model *m);
+gs_model *gs_model_random(const gs_config *c, uint64_t seed);
+void gs_model_free(gs_model *m);
 /* A model's tensor by its checkpoint name (NULL if the family has none). */
-const float *gs_model_tensor(const gpn_model *m, const char *name);
+const float *gs_model_tensor(const gs_model *m, const char *name);
 /* Save as safetensors (F32 or BF16) with the config in __metadata__. */
-int gpn_model_save(const gpn_model *m, const char *path, int as_bf16);
+int gs_model_save(const gs_model *m, const char *path, int as_bf16);
 /* The same with more __metadata__: key, value, key, value, ..., NULL. */
-int gpn_model_save_meta(const gpn_model *m, const char *path, int as_bf16, const char *const *extra_meta);
+int gs_model_save_meta(const gs_model *m, const char *path, int as_bf16, const char *const *extra_meta);
 
 #endif

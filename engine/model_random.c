@@ -7,13 +7,13 @@
 
 #include "engine/model.h"
 
-gpn_model *gpn_model_random(const gpn_config *c, uint64_t seed) {
-    gpn_model *m = gpn_model_new(c);
+gs_model *gs_model_random(const gs_config *c, uint64_t seed) {
+    gs_model *m = gs_model_new(c);
     if (!m) return NULL;
     uint64_t x = seed ? seed : 0x9e3779b97f4a7c15ull;
 #define UNIFORM() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (double)(x >> 11) / 9007199254740992.0)
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     for (int i = 0; i < n; i++) {
         float *p = m->block + specs[i].offset;
         /* fan-in scaling; a depthwise conv [C, 1, K] sums K taps */
@@ -22,10 +22,10 @@ gpn_model *gpn_model_random(const gpn_config *c, uint64_t seed) {
                                             : 0.0;
         for (size_t j = 0; j < specs[i].numel; j++) {
             switch (specs[i].role) {
-            case GPN_ROLE_MATRIX: p[j] = (float)((UNIFORM() - 0.5) * 2 * scale); break;
-            case GPN_ROLE_NORM: p[j] = 1.0f; break;
-            case GPN_ROLE_A_LOG: p[j] = (float)log(1 + 15 * UNIFORM()); break;
-            case GPN_ROLE_DT_BIAS: p[j] = (float)(-4 - 2 * UNIFORM()); break;
+            case GS_TENSOR_MATRIX: p[j] = (float)((UNIFORM() - 0.5) * 2 * scale); break;
+            case GS_TENSOR_NORM: p[j] = 1.0f; break;
+            case GS_TENSOR_A_LOG: p[j] = (float)log(1 + 15 * UNIFORM()); break;
+            case GS_TENSOR_DT_BIAS: p[j] = (float)(-4 - 2 * UNIFORM()); break;
             default: p[j] = 0.0f;
             }
         }

@@ -8,7 +8,7 @@
 # (engine/arch/<family>/<family>_train.c, found by name, so a new family's
 # tape gets them with no line here) and the shared ops it calls
 file(GLOB family_tapes CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/engine/arch/*/*_train.c)
-set_source_files_properties(${family_tapes} ${CMAKE_SOURCE_DIR}/engine/tape/train_ops.c ${CMAKE_SOURCE_DIR}/engine/train/adamw.c
+set_source_files_properties(${family_tapes} ${CMAKE_SOURCE_DIR}/engine/tape/train_ops.c ${CMAKE_SOURCE_DIR}/train/adamw.c
   PROPERTIES COMPILE_OPTIONS "-O3")
 # and the engine's forward ops (the memory write/read loops, the logits' exp);
 # -fno-trapping-math lets GCC turn the selects of exp_nonpositive into blends
@@ -34,8 +34,3 @@ if(GPNSCOPE_WITH_CUDA)
   target_compile_definitions(gs_engine PRIVATE GPNSCOPE_CUDA_PLUGIN="$<TARGET_FILE:gpnscope_cuda>" PUBLIC GPNSCOPE_WITH_CUDA)
   add_dependencies(gs_engine gpnscope_cuda)
 endif()
-
-# PyTorch zip checkpoints (engine/checkpoint/torch_zip.c) through libzip.
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
-target_link_libraries(gs_engine PUBLIC PkgConfig::LIBZIP)

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "engine/corpora/corpus.h"
+#include "io/corpora/corpus.h"
 #include "engine/engine.h"
 #include "engine/model.h"
 
@@ -18,7 +18,7 @@ typedef struct {
     int64_t windows, tokens;
     double sum_nll, mean_nll, perplexity;
     double seconds, tokens_per_s;
-    int windowed; /* 1: the engine's window path ran the windows (gpn_engine_window), 0: token by token */
+    int windowed; /* 1: the engine's window path ran the windows (gs_engine_window), 0: token by token */
 } corpus_eval_result;
 
 /* Called after each batch; return non-zero to stop (the result then covers
@@ -27,7 +27,7 @@ typedef int (*corpus_eval_progress)(void *ctx, int64_t windows_done, int64_t win
 
 /* Returns 0 (all windows), 1 (stopped by the callback), or -1 with gs_error(). */
 /* dev NULL: the CPU */
-int corpus_eval(const gpn_model *m, const gpn_corpus *c, int batch, const gpn_device *dev, corpus_eval_progress progress,
+int corpus_eval(const gs_model *m, const gs_corpus *c, int batch, const gs_device *dev, corpus_eval_progress progress,
                 void *ctx, corpus_eval_result *out);
 
 #endif

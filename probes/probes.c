@@ -10,7 +10,7 @@
 #include "engine/cpu/kernel_math.h"
 
 typedef struct {
-    gpn_hook_point point;
+    gs_hook_point point;
     int layer; /* -1 = every layer */
     probe_fn fn;
     void *ctx;
@@ -23,19 +23,19 @@ struct owned {
 };
 
 struct probe_set {
-    gpn_engine *e;
+    gs_engine *e;
     handler *h;
     int n, cap;
     owned *allocs;
 };
 
-int probe_width(const gpn_config *c, gpn_hook_point p) {
+int probe_width(const gs_config *c, gs_hook_point p) {
     const gs_family *f = gs_family_of(c);
     const gs_site *site = f ? gs_site_of_point(f, p) : NULL;
     return site ? gs_site_width(site, c) : 0;
 }
 
-int probe_parse_site(const gpn_config *c, const char *name, const gs_site **site, int *layer) {
+int probe_parse_site(const gs_config *c, const char *name, const gs_site **site, int *layer) {
     const gs_family *f = gs_family_of(c);
     if (!f) return gs_fail("hook name '%s': unknown architecture", name);
     for (int i = 0; i < f->n_sites; i++) {
@@ -78,14 +78,14 @@ int probe_parse_site(const gpn_config *c, const char *name, const gs_site **site
     return gs_fail("unknown hook name '%s' (gpnscope info MODEL lists the model's sites)", name);
 }
 
-int probe_parse_name(const gpn_config *c, const char *name, gpn_hook_point *point, int *layer) {
+int probe_parse_name(const gs_config *c, const char *name, gs_hook_point *point, int *layer) {
     const gs_site *s;
     if (probe_parse_site(c, name, &s, layer) != 0) return -1;
     *point = s->point;
     return 0;
 }
 
-int probe_list_names(const gpn_config *c, char *buf, size_t size) {
+int probe_list_names(const gs_config *c, char *buf, size_t size) {
     const gs_family *f = gs_family_of(c);
     size_t used = 0;
     buf[0] = 0;
@@ -103,7 +103,7 @@ int probe_list_names(const gpn_config *c, char *buf, size_t size) {
     return 0;
 }
 
-static void dispatch(void *ctx, const gpn_hook_event *ev) {
+static void dispatch(void *ctx, const gs_hook_event *ev) {
     probe_set *s = ctx;
     for (int i = 0; i < s->n; i++) {
         handler *h = &s->h[i];
@@ -111,7 +111,7 @@ static void dispatch(void *ctx, const gpn_hook_event *ev) {
     }
 }
 
-probe_set *probe_set_new(gpn_engine *e) {
+probe_set *probe_set_new(gs_engine *e) {
     probe_set *s = calloc(1, sizeof *s);
     if (!s) { gs_fail("out of memory"); return NULL; }
     s->e = e;
@@ -120,7 +120,7 @@ probe_set *probe_set_new(gpn_engine *e) {
 
 void probe_set_free(probe_set *s) {
     if (!s) return;
-    for (int p = 0; p < GPN_HOOK_COUNT; p++) gpn_engine_set_hook(s->e, (gpn_hook_point)p, NULL, NULL);
+    for (int p = 0; p < GS_HOOK_COUNT; p++) gs_engine_set_hook(s->e, (gs_hook_point)p, NULL, NULL);
     for (owned *o = s->allocs, *next; o; o = next) {
         next = o->next;
         free(o->ptr);
@@ -140,7 +140,7 @@ static void *set_alloc(probe_set *s, size_t n) {
     return p;
 }
 
-static int add_handler(probe_set *s, gpn_hook_point p, int layer, probe_fn fn, void *ctx) {
+static int add_handler(probe_set *s, gs_hook_point p, int layer, probe_fn fn, void *ctx) {
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
         handler *h = realloc(s->h, (size_t)cap * sizeof *h);
@@ -149,18 +149,18 @@ static int add_handler(probe_set *s, gpn_hook_point p, int layer, probe_fn fn, v
         s->cap = cap;
     }
     s->h[s->n++] = (handler){p, layer, fn, ctx};
-    gpn_engine_set_hook(s->e, p, dispatch, s);
+    gs_engine_set_hook(s->e, p, dispatch, s);
     return 0;
 }
 
 int probe_add(probe_set *s, const char *name, probe_fn fn, void *ctx) {
-    gpn_hook_point p;
+    gs_hook_point p;
     int layer;
-    if (probe_parse_name(&gpn_engine_model(s->e)->cfg, name, &p, &layer) != 0) return -1;
+    if (probe_parse_name(&gs_engine_model(s->e)->cfg, name, &p, &layer) != 0) return -1;
     return add_handler(s, p, layer, fn, ctx);
 }
 
-static void capture_fn(void *ctx, const gpn_hook_event *ev) {
+static void capture_fn(void *ctx, const gs_hook_event *ev) {
     probe_capture *c = ctx;
     c->B = ev->B;
     c->layer = ev->layer;
@@ -170,7 +170,7 @@ static void capture_fn(void *ctx, const gpn_hook_event *ev) {
 probe_capture *probe_capture_add(probe_set *s, const char *name) {
     const gs_site *site;
     int layer;
-    if (probe_parse_site(&gpn_engine_model(s->e)->cfg, name, &site, &layer) != 0) return NULL;
+    if (probe_parse_site(&gs_engine_model(s->e)->cfg, name, &site, &layer) != 0) return NULL;
     if (layer < 0) { gs_fail("capture of '%s': name one layer, not '*'", name); return NULL; }
     return probe_capture_site(s, site, layer);
 }
@@ -178,8 +178,8 @@ probe_capture *probe_capture_add(probe_set *s, const char *name) {
 probe_capture *probe_capture_site(probe_set *s, const gs_site *site, int layer) {
     probe_capture *c = set_alloc(s, sizeof *c);
     if (!c) return NULL;
-    c->width = probe_width(&gpn_engine_model(s->e)->cfg, site->point);
-    c->data = set_alloc(s, (size_t)gpn_engine_max_batch(s->e) * c->width * sizeof(float));
+    c->width = probe_width(&gs_engine_model(s->e)->cfg, site->point);
+    c->data = set_alloc(s, (size_t)gs_engine_max_batch(s->e) * c->width * sizeof(float));
     if (!c->data || add_handler(s, site->point, layer, capture_fn, c) != 0) return NULL;
     return c;
 }
@@ -189,7 +189,7 @@ typedef struct {
     unsigned char *zero; /* H flags */
 } heads_ctx;
 
-static void zero_heads_fn(void *ctx, const gpn_hook_event *ev) {
+static void zero_heads_fn(void *ctx, const gs_hook_event *ev) {
     heads_ctx *h = ctx;
     for (int b = 0; b < ev->B; b++)
         for (int k = 0; k < h->H; k++)
@@ -197,9 +197,9 @@ static void zero_heads_fn(void *ctx, const gpn_hook_event *ev) {
 }
 
 int probe_zero_heads(probe_set *s, int layer, const int *heads, int n_heads) {
-    const gpn_config *c = &gpn_engine_model(s->e)->cfg;
+    const gs_config *c = &gs_engine_model(s->e)->cfg;
     const gs_family *f = gs_family_of(c);
-    const gs_site *reads = f ? gs_site_of_point(f, GPN_HOOK_MEM_HEADS) : NULL;
+    const gs_site *reads = f ? gs_site_of_point(f, GS_HOOK_MEM_HEADS) : NULL;
     if (!reads || !gs_site_present(reads, c))
         return gs_fail("head ablation: this model has no memory heads (%s)", f ? f->title : "?");
     if (layer >= c->n_layers) return gs_fail("head ablation: layer %d, the model has %d", layer, c->n_layers);
@@ -211,7 +211,7 @@ int probe_zero_heads(probe_set *s, int layer, const int *heads, int n_heads) {
         if (heads[i] < 0 || heads[i] >= c->H) return gs_fail("head ablation: head %d, the model has heads 0..%d", heads[i], c->H - 1);
         h->zero[heads[i]] = 1;
     }
-    return add_handler(s, GPN_HOOK_MEM_HEADS, layer, zero_heads_fn, h);
+    return add_handler(s, GS_HOOK_MEM_HEADS, layer, zero_heads_fn, h);
 }
 
 /* after-norm: the ratio rms(o without the heads) / rms(o) of each row and
@@ -222,7 +222,7 @@ typedef struct {
     float *ratio; /* n_layers x max_b */
 } after_norm_ctx;
 
-static void after_norm_heads_fn(void *ctx, const gpn_hook_event *ev) {
+static void after_norm_heads_fn(void *ctx, const gs_hook_event *ev) {
     after_norm_ctx *a = ctx;
     const heads_ctx *h = a->heads;
     for (int b = 0; b < ev->B && b < a->max_b; b++) {
@@ -240,7 +240,7 @@ static void after_norm_heads_fn(void *ctx, const gpn_hook_event *ev) {
     zero_heads_fn(a->heads, ev);
 }
 
-static void after_norm_read_fn(void *ctx, const gpn_hook_event *ev) {
+static void after_norm_read_fn(void *ctx, const gs_hook_event *ev) {
     after_norm_ctx *a = ctx;
     for (int b = 0; b < ev->B && b < a->max_b; b++) {
         float r = a->ratio[(size_t)ev->layer * a->max_b + b], *x = ev->data + (size_t)b * ev->width;
@@ -249,7 +249,7 @@ static void after_norm_read_fn(void *ctx, const gpn_hook_event *ev) {
 }
 
 int probe_zero_heads_after_norm(probe_set *s, int layer, const int *heads, int n_heads) {
-    const gpn_config *c = &gpn_engine_model(s->e)->cfg;
+    const gs_config *c = &gs_engine_model(s->e)->cfg;
     int n = s->n;
     if (probe_zero_heads(s, layer, heads, n_heads) != 0) return -1;
     /* reuse the flags the before-norm handler just got; replace its handler */
@@ -259,11 +259,11 @@ int probe_zero_heads_after_norm(probe_set *s, int layer, const int *heads, int n
     if (!a) return -1;
     a->heads = h;
     a->n_layers = c->n_layers;
-    a->max_b = gpn_engine_max_batch(s->e);
+    a->max_b = gs_engine_max_batch(s->e);
     if (!(a->ratio = set_alloc(s, (size_t)a->n_layers * a->max_b * sizeof(float)))) return -1;
     for (size_t i = 0; i < (size_t)a->n_layers * a->max_b; i++) a->ratio[i] = 1.0f;
-    if (add_handler(s, GPN_HOOK_MEM_HEADS, layer, after_norm_heads_fn, a) != 0) return -1;
-    return add_handler(s, GPN_HOOK_MEM_READ, layer, after_norm_read_fn, a);
+    if (add_handler(s, GS_HOOK_MEM_HEADS, layer, after_norm_heads_fn, a) != 0) return -1;
+    return add_handler(s, GS_HOOK_MEM_READ, layer, after_norm_read_fn, a);
 }
 
 typedef struct {
@@ -271,7 +271,7 @@ typedef struct {
     float *v;     /* the vector, or the unit direction when projecting */
 } direction_ctx;
 
-static void direction_fn(void *ctx, const gpn_hook_event *ev) {
+static void direction_fn(void *ctx, const gs_hook_event *ev) {
     direction_ctx *c = ctx;
     for (int b = 0; b < ev->B; b++) {
         float *x = ev->data + (size_t)b * ev->width;
@@ -286,8 +286,8 @@ static void direction_fn(void *ctx, const gpn_hook_event *ev) {
 }
 
 static int add_direction(probe_set *s, const char *name, const float *v, int project) {
-    const gpn_config *cfg = &gpn_engine_model(s->e)->cfg;
-    gpn_hook_point p;
+    const gs_config *cfg = &gs_engine_model(s->e)->cfg;
+    gs_hook_point p;
     int layer;
     if (probe_parse_name(cfg, name, &p, &layer) != 0) return -1;
     int w = probe_width(cfg, p);

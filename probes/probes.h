@@ -10,21 +10,21 @@
 #include "engine/engine.h"
 
 typedef struct probe_set probe_set;
-typedef void (*probe_fn)(void *ctx, const gpn_hook_event *ev);
+typedef void (*probe_fn)(void *ctx, const gs_hook_event *ev);
 
 /* Parse a site name of the model's family (engine/arch/family.h,
  * docs/hooks.md): "state.pred", "mem.alpha", "blocks.1.hook_mlp_out", or an
  * alias ("s_pred", "L1.ffn_out"). Per-layer names need a layer i < n_layers;
  * "*" in its place matches every layer (layer = -1); a one-layer model may
  * leave the layer out ("mem_read"). */
-int probe_parse_site(const gpn_config *c, const char *name, const gs_site **site, int *layer);
-int probe_parse_name(const gpn_config *c, const char *name, gpn_hook_point *point, int *layer);
+int probe_parse_site(const gs_config *c, const char *name, const gs_site **site, int *layer);
+int probe_parse_name(const gs_config *c, const char *name, gs_hook_point *point, int *layer);
 /* Every site of a model by its name (layers spelled out), one per line into buf. */
-int probe_list_names(const gpn_config *c, char *buf, size_t size);
+int probe_list_names(const gs_config *c, char *buf, size_t size);
 /* Width of a hook point's rows for a model. */
-int probe_width(const gpn_config *c, gpn_hook_point p);
+int probe_width(const gs_config *c, gs_hook_point p);
 
-probe_set *probe_set_new(gpn_engine *e);
+probe_set *probe_set_new(gs_engine *e);
 void probe_set_free(probe_set *s); /* detaches every handler from the engine */
 int probe_add(probe_set *s, const char *name, probe_fn fn, void *ctx);
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "base/error.h"
-#include "engine/corpora/corpus.h"
+#include "io/corpora/corpus.h"
 
 /* every sink's callback fn, in order; the first failure stops the run */
 #define EACH_SINK(fn, ...)                                                                                             \
@@ -14,12 +14,12 @@
         }
 
 int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int64_t *done) {
-    gpn_engine *e = o->engine;
-    int B = gpn_engine_max_batch(e), T = o->T;
+    gs_engine *e = o->engine;
+    int B = gs_engine_max_batch(e), T = o->T;
     if (done) *done = o->first;
     if (T < 1) return gs_fail("windows of %d tokens: at least 1", T);
     int32_t *tokens = malloc((size_t)B * (size_t)T * sizeof *tokens), *step = malloc((size_t)B * sizeof *step);
-    int windowed = o->whole_windows && gpn_engine_has_window(e);
+    int windowed = o->whole_windows && gs_engine_has_window(e);
     float *nll = windowed ? malloc((size_t)B * (size_t)T * sizeof *nll) : NULL;
     int rc = 0;
     if (!tokens || !step || (windowed && !nll)) { rc = gs_fail("out of memory for %d windows of %d tokens", B, T); goto out; }
@@ -29,7 +29,7 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
         for (int b = 0; b < nb; b++)
             if (o->window(o->window_ctx, w0 + b, tokens + (size_t)b * T)) { rc = -1; goto out; }
         EACH_SINK(begin, w0, nb, tokens)
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         int steps = T; /* the batch's longest window, when the windows say */
         if (o->window_len) {
             steps = 0;
@@ -39,7 +39,7 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
             }
         }
         if (windowed) {
-            if (gpn_engine_window(e, tokens, nb, T, nll)) {
+            if (gs_engine_window(e, tokens, nb, T, nll)) {
                 rc = gs_fail_context("windows %lld-%lld: ", (long long)w0, (long long)(w0 + nb - 1));
                 goto out;
             }
@@ -48,7 +48,7 @@ int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int6
         for (int t = 0; !windowed && t < steps; t++) {
             for (int b = 0; b < nb; b++) step[b] = tokens[(size_t)b * T + t];
             EACH_SINK(before_step, e, w0, nb, t)
-            if (gpn_engine_step(e, step, nb)) {
+            if (gs_engine_step(e, step, nb)) {
                 rc = gs_fail_context("windows %lld-%lld, token %d: ", (long long)w0, (long long)(w0 + nb - 1), t);
                 goto out;
             }
@@ -65,5 +65,5 @@ out:
     return rc;
 }
 
-int runner_corpus_window(void *ctx, int64_t w, int32_t *tokens) { return corpus_window((const gpn_corpus *)ctx, w, tokens); }
-int64_t runner_corpus_window_len(void *ctx, int64_t w) { return corpus_window_len((const gpn_corpus *)ctx, w); }
+int runner_corpus_window(void *ctx, int64_t w, int32_t *tokens) { return corpus_window((const gs_corpus *)ctx, w, tokens); }
+int64_t runner_corpus_window_len(void *ctx, int64_t w) { return corpus_window_len((const gs_corpus *)ctx, w); }

@@ -20,13 +20,13 @@ typedef int (*runner_window_fn)(void *ctx, int64_t w, int32_t *tokens);
 typedef struct {
     void *ctx;
     int (*begin)(void *ctx, int64_t w0, int nb, const int32_t *tokens);
-    int (*before_step)(void *ctx, gpn_engine *e, int64_t w0, int nb, int t);
-    int (*after_step)(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens);
+    int (*before_step)(void *ctx, gs_engine *e, int64_t w0, int nb, int t);
+    int (*after_step)(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens);
     int (*end)(void *ctx, int64_t w0, int nb);
     /* with runner_opts.whole_windows on an engine with a window path: called
      * once per batch in place of before_step and after_step, with nll the NLL
-     * of every token (nb rows of T, gpn_engine_window's) */
-    int (*after_window)(void *ctx, gpn_engine *e, int64_t w0, int nb, const int32_t *tokens, const float *nll);
+     * of every token (nb rows of T, gs_engine_window's) */
+    int (*after_window)(void *ctx, gs_engine *e, int64_t w0, int nb, const int32_t *tokens, const float *nll);
 } runner_sink;
 
 /* After each batch: windows done so far (of the whole selection) and the
@@ -34,7 +34,7 @@ typedef struct {
 typedef int (*runner_progress_fn)(void *ctx, int64_t windows_done, int64_t windows_total);
 
 typedef struct {
-    gpn_engine *engine;
+    gs_engine *engine;
     int T;
     int64_t first, total;       /* run windows [first, total) */
     runner_window_fn window;
@@ -46,7 +46,7 @@ typedef struct {
     runner_progress_fn progress;
     void *progress_ctx;
     const volatile sig_atomic_t *stop; /* checked between batches */
-    /* 1: run each batch as one gpn_engine_window (no hooks, only the NLL)
+    /* 1: run each batch as one gs_engine_window (no hooks, only the NLL)
      * where the engine has a window path, else step as always; every sink
      * must then have after_window */
     int whole_windows;
@@ -57,7 +57,7 @@ typedef struct {
  * last complete batch, so [first, *done) ran completely. */
 int runner_run(const runner_opts *o, const runner_sink *sinks, int n_sinks, int64_t *done);
 
-/* A window source over a corpus (ctx: the gpn_corpus), and its windows' real tokens. */
+/* A window source over a corpus (ctx: the gs_corpus), and its windows' real tokens. */
 int runner_corpus_window(void *ctx, int64_t w, int32_t *tokens);
 int64_t runner_corpus_window_len(void *ctx, int64_t w);
 

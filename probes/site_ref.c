@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "probes/probes.h"
 
-int probe_site_ref_parse(const gpn_config *c, const char *spec, probe_site_ref *r) {
+int probe_site_ref_parse(const gs_config *c, const char *spec, probe_site_ref *r) {
     memset(r, 0, sizeof *r);
     if (gs_head_select_parse(spec, c->H, r->written, sizeof r->written, &r->heads)) return -1;
     return probe_parse_site(c, r->written, &r->site, &r->layer);

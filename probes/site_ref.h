@@ -20,7 +20,7 @@ typedef struct {
 
 /* Parse "NAME" or "NAME[heads=LIST]" for a model (probe_parse_site's names,
  * head_select.h's selector). 0, or -1 with a one-line gs_error(). */
-int probe_site_ref_parse(const gpn_config *c, const char *spec, probe_site_ref *r);
+int probe_site_ref_parse(const gs_config *c, const char *spec, probe_site_ref *r);
 /* The site's name at one layer ("blocks.0.attn.state"), without the selector. */
 void probe_site_ref_name(const probe_site_ref *r, int layer, char *out, size_t size);
 /* The states.kind the site's rows at that layer are stored under: the

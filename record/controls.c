@@ -64,25 +64,25 @@ static int options_of_run(const store_run_info *info, const cJSON *j, gs_record_
  * initialiser, -1 with gs_error(). */
 static int write_untrained(const char *db, const store_run_info *info, uint64_t seed, char *path, size_t size,
                            char *why, size_t why_size) {
-    gpn_model *m = gpn_model_load(info->model_path);
+    gs_model *m = gs_model_load(info->model_path);
     if (!m) return -1;
     const gs_family *fam = gs_family_of(&m->cfg);
     if (!fam->train) {
         snprintf(why, why_size, "%s has no initialiser in gpnscope's trainer", fam->name);
-        gpn_model_free(m);
+        gs_model_free(m);
         return 1;
     }
     char dir[4200];
     snprintf(dir, sizeof dir, "%s.controls/run-%lld-untrained-seed%llu", db, (long long)info->id,
              (unsigned long long)seed);
     snprintf(path, size, "%s/model.safetensors", dir);
-    gpn_model *u = gs_mkdir_p(dir) ? NULL : gpn_model_new(&m->cfg);
+    gs_model *u = gs_mkdir_p(dir) ? NULL : gs_model_new(&m->cfg);
     int rc = -1;
     if (u) {
         train_rng r;
         train_rng_seed(&r, seed);
         fam->train->init(&u->cfg, u->block, &r);
-        rc = gpn_model_save(u, path, 0);
+        rc = gs_model_save(u, path, 0);
     }
     /* the trained model's config.json: the training length every analysis reads positions below */
     char cfg[4200], *slash = strrchr(info->model_path, '/');
@@ -95,8 +95,8 @@ static int write_untrained(const char *db, const store_run_info *info, uint64_t 
         rc = gs_write_atomic(cfg, text);
         free(text);
     }
-    gpn_model_free(u);
-    gpn_model_free(m);
+    gs_model_free(u);
+    gs_model_free(m);
     return rc;
 }
 

@@ -11,9 +11,9 @@
 #include "base/error.h"
 #include "base/prng.h"
 #include "engine/arch/family.h"
-#include "engine/corpora/corpus.h"
+#include "io/corpora/corpus.h"
 #include "engine/engine.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/tokenizer/tokenizer.h"
 #include "probes/probes.h"
 #include "probes/runner.h"
 #include "probes/site_ref.h"
@@ -45,11 +45,11 @@ typedef struct {
     int stride, sample_k; /* positions: stride K (1 = all) or K random per window */
 } capture_plan;
 
-static const gpn_hook_point head_points[3] = {GPN_HOOK_MEM_ALPHA, GPN_HOOK_MEM_BETA, GPN_HOOK_MEM_NORM};
+static const gs_hook_point head_points[3] = {GS_HOOK_MEM_ALPHA, GS_HOOK_MEM_BETA, GS_HOOK_MEM_NORM};
 
 /* What to record: --sites, or the older --states (pred, ground, both or
  * none) with the memory's per-head rows where the model has memory. */
-static int add_site(capture_plan *p, const gpn_config *c, const char *spec) {
+static int add_site(capture_plan *p, const gs_config *c, const char *spec) {
     probe_site_ref ref;
     if (probe_site_ref_parse(c, spec, &ref)) return gs_fail_context("--sites: ");
     const gs_site *site = ref.site;
@@ -93,7 +93,7 @@ static int add_site(capture_plan *p, const gpn_config *c, const char *spec) {
     return 0;
 }
 
-static int plan_sites(const gs_record_opts *o, const gpn_config *c, capture_plan *p) {
+static int plan_sites(const gs_record_opts *o, const gs_config *c, capture_plan *p) {
     char list[1024];
     if (o->sites) snprintf(list, sizeof list, "%s", o->sites);
     else if (!o->states_given) { /* the family's state (its last layer's, if per layer) and its per-head rows */
@@ -116,7 +116,7 @@ static int plan_sites(const gs_record_opts *o, const gpn_config *c, capture_plan
                                                         : NULL;
         if (!st) return gs_fail("--states '%s': use pred,ground, pred, ground or none", o->states);
         const gs_family *f = gs_family_of(c);
-        const gs_site *mem = f ? gs_site_of_point(f, GPN_HOOK_MEM_ALPHA) : NULL;
+        const gs_site *mem = f ? gs_site_of_point(f, GS_HOOK_MEM_ALPHA) : NULL;
         int has_mem = mem && gs_site_present(mem, c); /* the memory's head rows go with the older spelling */
         snprintf(list, sizeof list, "%s%s%s", st, *st && has_mem ? "," : "", has_mem ? "mem.alpha,mem.beta,mem.norm" : "");
     }
@@ -158,7 +158,7 @@ static void choose_positions(const capture_plan *p, uint64_t seed, int64_t windo
     }
 }
 
-static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
+static char *settings_json(const gs_record_opts *o, const gs_corpus *c) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "seq_len", (double)o->seq_len);
     cJSON_AddNumberToObject(j, "windows", (double)corpus_n_windows(c));
@@ -198,28 +198,28 @@ static char *settings_json(const gs_record_opts *o, const gpn_corpus *c) {
 }
 
 typedef struct {
-    gpn_model *model;
-    gpn_tokenizer *tok;
-    gpn_corpus *corpus;
+    gs_model *model;
+    gs_tokenizer *tok;
+    gs_corpus *corpus;
     store *st;
-    gpn_engine *engine;
+    gs_engine *engine;
     probe_set *probes;
     store_lock *lock; /* the run's recording lock, held until the end */
 } resources;
 
 static void release(resources *r) {
     probe_set_free(r->probes);
-    gpn_engine_free(r->engine);
+    gs_engine_free(r->engine);
     store_close(r->st);
     store_lock_release(r->lock);
     corpus_free(r->corpus);
     tokenizer_free(r->tok);
-    gpn_model_free(r->model);
+    gs_model_free(r->model);
 }
 
 /* Models, tokenizer, corpus, vocabulary and unigram counts; returns the run id. */
 /* run_sites: what this run records and where each site lives (docs/schema.md) */
-static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_config *c, const char *dtype) {
+static int put_sites(store *st, int64_t run, const capture_plan *p, const gs_config *c, const char *dtype) {
     const gs_family *f = gs_family_of(c);
     for (int i = 0; i < p->n_vec; i++) {
         const vector_site *v = &p->vec[i];
@@ -252,8 +252,8 @@ static int put_sites(store *st, int64_t run, const capture_plan *p, const gpn_co
 static int64_t register_run(const gs_record_opts *o, const capture_plan *plan, resources *r, const char *settings,
                             int64_t begin, int64_t *first_window) {
     store *st = r->st;
-    const gpn_model *m = r->model;
-    const gpn_config *c = &m->cfg;
+    const gs_model *m = r->model;
+    const gs_config *c = &m->cfg;
     /* one process per run: the run to resume is locked before the batch
      * (whose write lock a stopped recorder may hold) and checked inside it */
     int64_t to_resume = o->resume ? store_last_run(st, 1) : 0;
@@ -348,8 +348,8 @@ typedef struct {
     float *gather; /* one row of the widest head-selected site */
 } recorder;
 
-static const float *site_rows(gpn_engine *e, const vector_site *v) {
-    return v->cap ? v->cap->data : gpn_engine_site(e, v->site->point);
+static const float *site_rows(gs_engine *e, const vector_site *v) {
+    return v->cap ? v->cap->data : gs_engine_site(e, v->site->point);
 }
 
 static int rec_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
@@ -364,22 +364,22 @@ static int rec_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
     return store_begin(k->r->st);
 }
 
-static int rec_before_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t) {
+static int rec_before_step(void *ctx, gs_engine *e, int64_t w0, int nb, int t) {
     (void)e, (void)w0;
     recorder *k = ctx;
     for (int b = 0; b < nb; b++) k->want[b] = k->keep[(size_t)b * k->o->seq_len + t];
     return 0;
 }
 
-static int rec_after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+static int rec_after_step(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
     recorder *k = ctx;
-    const gpn_config *c = &k->r->model->cfg;
+    const gs_config *c = &k->r->model->cfg;
     int T = (int)k->o->seq_len;
-    gpn_step_out out = gpn_engine_out(e);
+    gs_step_out out = gs_engine_out(e);
     const capture_plan *p = k->plan;
     const float *head[3] = {NULL, NULL, NULL}, *vec[MAX_RECORDED_SITES];
     for (int i = 0; i < 3; i++)
-        if (p->head[i] && !(head[i] = gpn_engine_site(e, head_points[i]))) return gs_fail("the engine kept no per-head rows");
+        if (p->head[i] && !(head[i] = gs_engine_site(e, head_points[i]))) return gs_fail("the engine kept no per-head rows");
     for (int i = 0; i < p->n_vec; i++)
         if (!(vec[i] = site_rows(e, &p->vec[i]))) return gs_fail("the engine kept no rows of %s", p->vec[i].kind);
     int n = 0;
@@ -423,13 +423,13 @@ static int plan_captures(capture_plan *p, resources *r, const unsigned char *row
     for (int i = 0; i < p->n_vec; i++) {
         vector_site *v = &p->vec[i];
         if (v->site->kept && !v->site->per_layer) {
-            outputs |= v->site->point == GPN_HOOK_LOGITS ? GPN_OUT_LOGITS : GPN_OUT_STATES;
+            outputs |= v->site->point == GS_HOOK_LOGITS ? GS_OUT_LOGITS : GS_OUT_STATES;
             continue;
         }
         if (!r->probes && !(r->probes = probe_set_new(r->engine))) return -1;
         if (!(v->cap = probe_capture_site(r->probes, v->site, v->layer))) return -1;
     }
-    gpn_engine_set_outputs(r->engine, outputs, rows);
+    gs_engine_set_outputs(r->engine, outputs, rows);
     return 0;
 }
 
@@ -438,7 +438,7 @@ static int plan_captures(capture_plan *p, resources *r, const unsigned char *row
  * generator seeded by (seed, the window's corpus index), so a resumed run
  * and every rank see the same text; token 0 (BOS) and the padding stay. */
 typedef struct {
-    const gpn_corpus *corpus;
+    const gs_corpus *corpus;
     uint64_t seed;
 } shuffled_windows;
 
@@ -505,7 +505,7 @@ static int per_line_corpus(gs_record_opts *o) {
 }
 
 /* Real tokens of selected windows [from, to). */
-static int64_t tokens_of(const gpn_corpus *c, int64_t from, int64_t to) {
+static int64_t tokens_of(const gs_corpus *c, int64_t from, int64_t to) {
     int64_t n = 0;
     for (int64_t i = from; i < to; i++) n += corpus_window_len(c, i);
     return n;
@@ -527,7 +527,7 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     gs_record_opts o = *opts;
     memset(res, 0, sizeof *res);
     res->run = -1;
-    if (gpn_device_parse(o.device, o.precision, &o.dev)) return 2;
+    if (gs_device_parse(o.device, o.precision, &o.dev)) return 2;
     capture_plan plan;
     if (parse_plan(&o, &plan) || per_line_corpus(&o)) return 2;
     resources r = {0};
@@ -538,7 +538,7 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     store_token_row *rows = NULL;
     int64_t *lens = NULL;
     float *gather = NULL;
-    if (!(r.model = gpn_model_load(o.model))) goto out;
+    if (!(r.model = gs_model_load(o.model))) goto out;
     /* a task model's symbols are no tokenizer's pieces (a shard corpus of its symbols records it) */
     if (o.tokenizer && gs_family_require_lm(&r.model->cfg, o.model, "record --tokenizer")) goto out;
     if (plan_sites(&o, &r.model->cfg, &plan)) {
@@ -575,7 +575,7 @@ int gs_record(const gs_record_opts *opts, gs_record_progress progress_fn, void *
     res->begin = begin;
     res->end = end;
     /* the engine (the device) first: a device that cannot start leaves no run behind */
-    if (!(r.engine = gpn_engine_new_on(r.model, B, &o.dev))) goto out;
+    if (!(r.engine = gs_engine_new_on(r.model, B, &o.dev))) goto out;
     if (!(r.st = store_open(o.db, STORE_WRITE | STORE_CREATE))) goto out;
     settings = settings_json(&o, r.corpus);
     if (o.resume && o.n_shards) { /* a shard that finished before its job failed: nothing left to do */

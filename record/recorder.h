@@ -17,7 +17,7 @@
 typedef struct {
     const char *model, *tokenizer, *corpus, *db, *states, *sites, *positions, *dtype, *field, *separator, *device,
         *precision;
-    gpn_device dev;   /* parsed from device and precision by gs_record */
+    gs_device dev;   /* parsed from device and precision by gs_record */
     int64_t seq_len, windows, skip, sample;
     uint64_t seed;
     int batch, resume, states_given;

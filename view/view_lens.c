@@ -40,7 +40,7 @@ static cJSON *pieces(store *st, int64_t run, int32_t *ids, size_t n) {
 }
 
 /* one window's lens as the page reads it: ids and logits [site][token][k], -1 / null where no step predicted it */
-static int one_window(const gpn_model *m, int shift, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k, cJSON *ids_out, cJSON *logits_out, int32_t *all_ids) {
+static int one_window(const gs_model *m, int shift, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k, cJSON *ids_out, cJSON *logits_out, int32_t *all_ids) {
     gs_lens_result r;
     if (gs_lens_run(m, tokens, T, sites, n_sites, k, &r)) return -1;
     size_t o = 0;
@@ -64,7 +64,7 @@ static int one_window(const gpn_model *m, int shift, const int32_t *tokens, int 
 
 /* the run's recorded state sites of the model's width (the classic lens: every layer's residual), else the
  * model's default lens sites */
-static int lens_sites(store *st, int64_t run, const gpn_model *m, probe_site_ref **out) {
+static int lens_sites(store *st, int64_t run, const gs_model *m, probe_site_ref **out) {
     store_site all[256];
     int n = store_run_sites(st, run, all, 256), k = 0;
     probe_site_ref *v = n > 0 ? calloc((size_t)n, sizeof *v) : NULL;
@@ -82,7 +82,7 @@ static int lens_sites(store *st, int64_t run, const gpn_model *m, probe_site_ref
 cJSON *gs_view_lens(store *st, int64_t run, const int32_t *windows, const int *lengths, int n_windows, int k) {
     store_run_info *info = malloc(sizeof *info);
     store_token_array tk = {0};
-    gpn_model *m = NULL;
+    gs_model *m = NULL;
     probe_site_ref *sites = NULL;
     int32_t *all = NULL;
     cJSON *o = NULL;
@@ -126,7 +126,7 @@ fail:
 done:
     free(all);
     free(sites);
-    gpn_model_free(m);
+    gs_model_free(m);
     store_token_array_free(&tk);
     free(info);
     return o;

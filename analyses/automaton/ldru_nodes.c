@@ -25,10 +25,10 @@ static int ldru_nodes(void *ctx, const int *symbols, int length, int *level, int
     return n;
 }
 
-int gs_node_source_ldru(const gpn_model *model, const gs_task *task, gs_ldru_nodes *ctx, gs_node_source *src) {
+int gs_node_source_ldru(const gs_model *model, const gs_task *task, gs_ldru_nodes *ctx, gs_node_source *src) {
     if (!gs_family_is(&model->cfg, "ldru"))
         return gs_fail("%s is a %s model; the automaton analysis reads MLP-LDRU's tree", model->path ? model->path : "the model",
-                       gpn_arch_name(model->cfg.arch));
+                       gs_arch_name(model->cfg.arch));
     int symbols = (int)strlen(task->alphabet);
     if (model->cfg.V != symbols)
         return gs_fail("the model reads %d symbols but task %s has %d (%s): give the task it was trained on",

@@ -10,13 +10,13 @@
 #include "engine/model.h"
 
 typedef struct {
-    const gpn_model *model;
+    const gs_model *model;
     ldru_weights w;
 } gs_ldru_nodes;
 
 /* Fills *src for MODEL (which must outlive it, as must ctx); 0, or -1 with
  * "MODEL is a FAMILY model; the automaton analysis reads MLP-LDRU's tree"
  * or the task's alphabet not matching the model's symbols. */
-int gs_node_source_ldru(const gpn_model *model, const gs_task *task, gs_ldru_nodes *ctx, gs_node_source *src);
+int gs_node_source_ldru(const gs_model *model, const gs_task *task, gs_ldru_nodes *ctx, gs_node_source *src);
 
 #endif

@@ -24,11 +24,11 @@ static int sample_add(gs_state_geometry *g, gs_geom_sample *s, const float *v) {
 }
 
 static int prefix_states(gs_state_geometry *g, const int *symbols, int length) {
-    gpn_engine_reset(g->engine);
+    gs_engine_reset(g->engine);
     for (int t = 0; t < length; t++) {
         int32_t x = symbols[t];
-        if (gpn_engine_step(g->engine, &x, 1)) return -1;
-        const float *s = gpn_engine_site(g->engine, g->state);
+        if (gs_engine_step(g->engine, &x, 1)) return -1;
+        const float *s = gs_engine_site(g->engine, g->state);
         if (!s) return gs_fail("automaton: the engine kept no state site");
         memcpy(g->prefix_rows + (size_t)t * g->d, s, (size_t)g->d * sizeof *s);
     }
@@ -47,7 +47,7 @@ static int nodes(void *ctx, const int *symbols, int length, int *level, int *sta
     return n;
 }
 
-int gs_state_geometry_wrap(gs_state_geometry *g, const gs_node_source *inner, const gpn_model *model,
+int gs_state_geometry_wrap(gs_state_geometry *g, const gs_node_source *inner, const gs_model *model,
                            int train_length, int cap, uint64_t seed, gs_node_source *out) {
     memset(g, 0, sizeof *g);
     g->inner = *inner;
@@ -61,7 +61,7 @@ int gs_state_geometry_wrap(gs_state_geometry *g, const gs_node_source *inner, co
             return gs_fail("automaton: the model has no state site as wide as its nodes (%d)", g->d);
         g->state = s->point;
         if (!(g->prefix_rows = malloc((size_t)GS_TASK_MAX_LENGTH * g->d * sizeof *g->prefix_rows)) ||
-            !(g->engine = gpn_engine_new(model, 1))) {
+            !(g->engine = gs_engine_new(model, 1))) {
             gs_state_geometry_free(g);
             return gs_fail_context("automaton: the prefix states: ");
         }
@@ -110,7 +110,7 @@ int gs_state_geometry_measure(const gs_state_geometry *s, int which, int in_dist
 }
 
 void gs_state_geometry_free(gs_state_geometry *g) {
-    gpn_engine_free(g->engine);
+    gs_engine_free(g->engine);
     free(g->prefix_rows);
     for (int w = 0; w < 2; w++)
         for (int i = 0; i < 2; i++) free(g->set[w][i].x);

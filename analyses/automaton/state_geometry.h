@@ -33,8 +33,8 @@ typedef struct {
 
 typedef struct {
     gs_node_source inner;
-    gpn_engine *engine;   /* NULL: no prefix states (a reference source) */
-    gpn_hook_point state; /* the engine's state site */
+    gs_engine *engine;   /* NULL: no prefix states (a reference source) */
+    gs_hook_point state; /* the engine's state site */
     int d, cap, train_length;
     uint64_t rng;
     float *prefix_rows;            /* GS_TASK_MAX_LENGTH x d: one string's prefix states */
@@ -44,7 +44,7 @@ typedef struct {
 /* Wraps inner into *out (g must outlive it): model NULL samples the nodes
  * only; else its family's state site is stepped through its engine. cap:
  * states kept per set (a uniform reservoir). 0, or -1 with gs_error(). */
-int gs_state_geometry_wrap(gs_state_geometry *g, const gs_node_source *inner, const gpn_model *model,
+int gs_state_geometry_wrap(gs_state_geometry *g, const gs_node_source *inner, const gs_model *model,
                            int train_length, int cap, uint64_t seed, gs_node_source *out);
 /* One set's geometry through the registry's geometry row: 0 (*g filled), 1
  * (too few or identical states: *why says so, *g empty), -1 on an error. */

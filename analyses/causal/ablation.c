@@ -88,9 +88,9 @@ typedef struct {
     int after_norm;
 } target;
 
-static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_ablate_opts *o, target *tg) {
+static int parse_target(store *st, int64_t run, const gs_model *m, const gs_ablate_opts *o, target *tg) {
     const char *what = o->what;
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     memset(tg, 0, sizeof *tg);
     tg->d = c->d;
     tg->H = c->H;
@@ -116,7 +116,7 @@ static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_abl
         tg->kind = 1;
         tg->project = !strcmp(mode, "project");
         if (!strcmp(o->scope, "decode")) { /* a copy of the state that is only decoded: GPN has one */
-            const gs_site *copy = gs_site_of_point(fam, GPN_HOOK_S_DECODE);
+            const gs_site *copy = gs_site_of_point(fam, GS_HOOK_S_DECODE);
             if (!copy) {
                 free(tg->v);
                 tg->v = NULL;
@@ -129,7 +129,7 @@ static int parse_target(store *st, int64_t run, const gpn_model *m, const gs_abl
     }
     int n;
     if (c->H > 4096) return gs_fail("head ablation supports at most 4096 heads (the model has %d)", c->H);
-    const gs_site *reads = fam ? gs_site_of_point(fam, GPN_HOOK_MEM_HEADS) : NULL;
+    const gs_site *reads = fam ? gs_site_of_point(fam, GS_HOOK_MEM_HEADS) : NULL;
     if ((!reads || !gs_site_present(reads, c)) && (!strncmp(what, "heads:", 6) || !strncmp(what, "pool:", 5)))
         return gs_fail("--what %s: the model has no memory heads (%s)", what, fam ? fam->title : "?");
     if (!strncmp(what, "heads:", 6)) n = parse_heads(what + 6, c->H, tg->heads);
@@ -256,10 +256,10 @@ static int recorded_window(void *ctx, int64_t w, int32_t *tokens) {
     return 0;
 }
 
-static int keep_nll(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+static int keep_nll(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
     (void)w0, (void)tokens;
     ablate_sink *a = ctx;
-    const float *nll = gpn_engine_out(e).nll;
+    const float *nll = gs_engine_out(e).nll;
     for (int b = 0; b < nb; b++) a->nll[(size_t)b * a->T + t] = nll[b];
     return 0;
 }
@@ -320,8 +320,8 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     store_token_array tk;
     if (store_read_tokens(st, run_id, &tk)) return -1;
     int rc = -1;
-    gpn_model *m = NULL;
-    gpn_engine *e = NULL;
+    gs_model *m = NULL;
+    gs_engine *e = NULL;
     probe_set *ps = NULL;
     float *nll = NULL;
     double *sums = NULL, *bsum = NULL, *gsum = NULL, *gn = NULL, *csum = NULL;
@@ -359,11 +359,11 @@ int gs_ablate(store *st, int64_t run_id, const gs_ablate_opts *o, gs_ablation *o
     }
     if (B > W_run) B = (int)W_run;
     if (B > 4096) { gs_fail("--batch %d: at most 4096", B); goto done; }
-    gpn_device dev;
-    if (gpn_device_parse(o->device, o->precision, &dev) || !(e = gpn_engine_new_on(m, B, &dev)) ||
+    gs_device dev;
+    if (gs_device_parse(o->device, o->precision, &dev) || !(e = gs_engine_new_on(m, B, &dev)) ||
         !(ps = probe_set_new(e)))
         goto done;
-    gpn_engine_set_outputs(e, 0, NULL); /* the NLL is all an ablation reads */
+    gs_engine_set_outputs(e, 0, NULL); /* the NLL is all an ablation reads */
     if (parse_target(st, run_id, m, o, &tg) || install(ps, &tg)) goto done;
 
     char settings[512];
@@ -589,8 +589,8 @@ done:
     free(gn);
     free(nll);
     probe_set_free(ps);
-    gpn_engine_free(e);
-    gpn_model_free(m);
+    gs_engine_free(e);
+    gs_model_free(m);
     store_token_array_free(&tk);
     return rc;
 }

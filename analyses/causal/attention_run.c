@@ -150,10 +150,10 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
     gs_rerun rr;
     if (gs_rerun_open(st, run_id, o->windows, o->length, 512, o->model_path, &rr)) return -1;
     int rc = -1;
-    gpn_engine *e = NULL;
+    gs_engine *e = NULL;
     gs_delta_capture *cap = NULL;
     attention_ctx a = {.st = st, .rr = &rr, .out = out};
-    const gpn_config *c = &rr.m->cfg;
+    const gs_config *c = &rr.m->cfg;
     int64_t W = rr.W;
     int T = rr.T;
     if (!gs_delta_memory_of(c)) goto done;
@@ -201,7 +201,7 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
         goto done;
     }
     int B = W < 8 ? (int)W : 8;
-    if (!(e = gpn_engine_new(rr.m, B)) || !(cap = gs_delta_capture_new(e, T, one_window, &a))) goto done;
+    if (!(e = gs_engine_new(rr.m, B)) || !(cap = gs_delta_capture_new(e, T, one_window, &a))) goto done;
     char settings[512];
     snprintf(settings, sizeof settings, "{\"windows\":%lld,\"length\":%d,\"heads\":\"%s\",\"layers\":\"%s\",\"top_k\":%d}",
              (long long)W, T, o->heads ? o->heads : "all", o->layers ? o->layers : "all", o->top_k);
@@ -225,7 +225,7 @@ int gs_attention_run(store *st, int64_t run_id, const gs_attention_opts *o, gs_a
     rc = 0;
 done:
     gs_delta_capture_free(cap);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     gs_rerun_close(&rr);
     free(a.exact);
     free(a.heur);

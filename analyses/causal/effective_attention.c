@@ -13,7 +13,7 @@
 #include "engine/arch/layer_pattern.h"
 #include "probes/probes.h"
 
-const gs_delta_memory *gs_delta_memory_of(const gpn_config *c) {
+const gs_delta_memory *gs_delta_memory_of(const gs_config *c) {
     const gs_family *f = gs_family_of(c);
     if (f && f->delta_memory) return f->delta_memory;
     gs_fail("%s has no delta-rule memory heads (effective attention needs GPN+M or Gated DeltaNet)",
@@ -56,14 +56,14 @@ void gs_delta_capture_free(gs_delta_capture *c) {
     free(c);
 }
 
-gs_delta_capture *gs_delta_capture_new(gpn_engine *e, int T, gs_delta_window_fn fn, void *ctx) {
-    const gpn_config *cfg = &gpn_engine_model(e)->cfg;
+gs_delta_capture *gs_delta_capture_new(gs_engine *e, int T, gs_delta_window_fn fn, void *ctx) {
+    const gs_config *cfg = &gs_engine_model(e)->cfg;
     const gs_delta_memory *mem = gs_delta_memory_of(cfg);
     if (!mem) return NULL;
     if (T < 1) { gs_fail("windows of %d tokens: at least 1", T); return NULL; }
     gs_delta_capture *c = calloc(1, sizeof *c);
     if (!c) { gs_fail("out of memory"); return NULL; }
-    c->B = gpn_engine_max_batch(e);
+    c->B = gs_engine_max_batch(e);
     c->T = T;
     c->fn = fn;
     c->ctx = ctx;
@@ -93,7 +93,7 @@ gs_delta_capture *gs_delta_capture_new(gpn_engine *e, int T, gs_delta_window_fn 
     return c;
 oom:
     gs_delta_capture_free(c);
-    gs_fail("out of memory for the effective-attention capture of %d windows of %d tokens", gpn_engine_max_batch(e), T);
+    gs_fail("out of memory for the effective-attention capture of %d windows of %d tokens", gs_engine_max_batch(e), T);
     return NULL;
 }
 
@@ -106,7 +106,7 @@ static int cap_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
 }
 
 /* copy each captured site's rows into its window's trace at step t */
-static int cap_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+static int cap_step(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
     (void)e, (void)w0, (void)tokens;
     gs_delta_capture *c = ctx;
     for (int k = 0; k < CAP_KINDS; k++)

@@ -33,7 +33,7 @@
 /* The delta-rule memory of a model's family (gs_family.delta_memory,
  * engine/arch/family.h); NULL with gs_error() where the model has none
  * (GPN, Elman, Transformer++). */
-const gs_delta_memory *gs_delta_memory_of(const gpn_config *c);
+const gs_delta_memory *gs_delta_memory_of(const gs_config *c);
 
 /* One window's captured sites, float32 as the engine made them. */
 typedef struct {
@@ -54,7 +54,7 @@ typedef int (*gs_delta_window_fn)(void *ctx, int64_t w, const gs_delta_trace *tr
 /* A capture of the delta-rule sites on an engine, as a runner sink: attach
  * it (gs_delta_capture_sink) to a runner_run over windows of T tokens. */
 typedef struct gs_delta_capture gs_delta_capture;
-gs_delta_capture *gs_delta_capture_new(gpn_engine *e, int T, gs_delta_window_fn fn, void *ctx);
+gs_delta_capture *gs_delta_capture_new(gs_engine *e, int T, gs_delta_window_fn fn, void *ctx);
 runner_sink gs_delta_capture_sink(gs_delta_capture *c);
 void gs_delta_capture_free(gs_delta_capture *c);
 

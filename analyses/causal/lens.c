@@ -10,8 +10,8 @@
 #include "engine/engine.h"
 #include "probes/probes.h"
 
-int gs_lens_site(const gpn_model *m, const char *name, probe_site_ref *ref) {
-    const gpn_config *c = &m->cfg;
+int gs_lens_site(const gs_model *m, const char *name, probe_site_ref *ref) {
+    const gs_config *c = &m->cfg;
     if (probe_site_ref_parse(c, name, ref)) return -1;
     if (ref->heads.n) return gs_fail("%s: the lens decodes a whole vector, not some of its heads", name);
     if (ref->layer < 0) return gs_fail("%s: name one layer, not '*'", name);
@@ -21,8 +21,8 @@ int gs_lens_site(const gpn_model *m, const char *name, probe_site_ref *ref) {
     return 0;
 }
 
-int gs_lens_default_sites(const gpn_model *m, probe_site_ref **out) {
-    const gpn_config *c = &m->cfg;
+int gs_lens_default_sites(const gs_model *m, probe_site_ref **out) {
+    const gs_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     if (!f) return gs_fail("the model's family is unknown");
     int n = 0, cap = 0;
@@ -31,7 +31,7 @@ int gs_lens_default_sites(const gpn_model *m, probe_site_ref **out) {
         const gs_site *s = &f->sites[i];
         if (s->kind != GS_SITE_VECTOR || s->width != GS_DIM_STATE || !gs_site_present(s, c)) continue;
         /* gates multiply the state and are no state themselves; GPN's state.decode is a copy of state.pred */
-        if (strstr(s->name, "gate") || s->point == GPN_HOOK_S_DECODE) continue;
+        if (strstr(s->name, "gate") || s->point == GS_HOOK_S_DECODE) continue;
         for (int l = 0; l < (s->per_layer ? c->n_layers : 1); l++) {
             if (n == cap) {
                 cap = cap ? 2 * cap : 16;
@@ -70,10 +70,10 @@ static void top_k(const float *x, int V, int k, int32_t *ids, float *vals) {
     }
 }
 
-int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k,
+int gs_lens_run(const gs_model *m, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k,
                 gs_lens_result *r) {
     memset(r, 0, sizeof *r);
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     if (!f || !f->decode) return gs_fail("the %s family has no decode to look through", f ? f->name : "model's");
     if (T < 1 || n_sites < 1) return gs_fail("the lens needs tokens and sites");
@@ -87,17 +87,17 @@ int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, const probe_si
     r->logits = malloc(cells * sizeof *r->logits);
     float *states = malloc((size_t)n_sites * T * c->d * sizeof *states), *lg = malloc((size_t)c->V * sizeof *lg);
     probe_capture **cap = calloc((size_t)n_sites, sizeof *cap);
-    gpn_engine *e = NULL;
+    gs_engine *e = NULL;
     probe_set *ps = NULL;
     int rc = 0;
     if (!r->sites || !r->ids || !r->logits || !states || !lg || !cap) rc = gs_fail("out of memory for the lens of %d sites", n_sites);
-    if (!rc && (!(e = gpn_engine_new(m, 1)) || !(ps = probe_set_new(e)))) rc = -1;
+    if (!rc && (!(e = gs_engine_new(m, 1)) || !(ps = probe_set_new(e)))) rc = -1;
     for (int i = 0; i < n_sites && !rc; i++) {
         snprintf(r->sites[i], GS_LENS_SITE_NAME, "%s", sites[i].written);
         if (!(cap[i] = probe_capture_site(ps, sites[i].site, sites[i].layer))) rc = -1;
     }
     for (int t = 0; t < T && !rc; t++) {
-        if (gpn_engine_step(e, tokens + t, 1)) { rc = gs_fail_context("token %d: ", t); break; }
+        if (gs_engine_step(e, tokens + t, 1)) { rc = gs_fail_context("token %d: ", t); break; }
         for (int i = 0; i < n_sites; i++) memcpy(states + ((size_t)i * T + t) * c->d, cap[i]->data, (size_t)c->d * sizeof *states);
     }
     for (int i = 0; i < n_sites && !rc; i++)
@@ -107,7 +107,7 @@ int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, const probe_si
             else top_k(lg, c->V, k, r->ids + at * k, r->logits + at * k);
         }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     free(states);
     free(lg);
     free(cap);

@@ -26,14 +26,14 @@ typedef struct {
 /* A site named as a command or a store writes it, parsed once into the
  * reference the lens captures: one layer, of the state's width, no head
  * selector. 0, or -1 with gs_error(). */
-int gs_lens_site(const gpn_model *m, const char *name, probe_site_ref *ref);
+int gs_lens_site(const gs_model *m, const char *name, probe_site_ref *ref);
 /* Every vector site of the state's width, per-layer ones for each layer,
  * but gates (multipliers, not states) and GPN's state.decode (a copy of
  * state.pred). Returns the count, *out malloc'd; -1 with gs_error(). */
-int gs_lens_default_sites(const gpn_model *m, probe_site_ref **out);
+int gs_lens_default_sites(const gs_model *m, probe_site_ref **out);
 /* Run tokens[0..T) from the zero state with the sites captured; each site's
  * result is named as it was written. */
-int gs_lens_run(const gpn_model *m, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k,
+int gs_lens_run(const gs_model *m, const int32_t *tokens, int T, const probe_site_ref *sites, int n_sites, int k,
                 gs_lens_result *r);
 void gs_lens_result_free(gs_lens_result *r);
 

@@ -30,10 +30,10 @@ int gs_dla_n_parts(int n_layers, int H, int has_mem, int has_bias) {
 typedef struct {
     store *st;
     int64_t an;
-    const gpn_model *m;
+    const gs_model *m;
     const gs_rerun *rr;
     int T, L, H, d, has_mem;
-    probe_capture *pred, *fuse, *ground, *pg[GPN_MAX_LAYERS], *ffn[GPN_MAX_LAYERS], *gated[GPN_MAX_LAYERS];
+    probe_capture *pred, *fuse, *ground, *pg[GS_MAX_LAYERS], *ffn[GS_MAX_LAYERS], *gated[GS_MAX_LAYERS];
     float *prev;             /* B x 3d: the last step's s_pred, fuse gate, s_ground (0 before the first) */
     double *g, *G, *y;       /* d each */
     store_logit_part *parts; /* n_parts, names fixed */
@@ -57,7 +57,7 @@ static double dot_g(const double *g, const float *x, const float *scale, int d) 
 
 /* one position of sequence b: the parts' logits of token x into a->parts */
 static void attribute(dla_ctx *a, int b, int32_t x, double logit) {
-    const gpn_config *c = &a->m->cfg;
+    const gs_config *c = &a->m->cfg;
     const gpn_params *p = &a->m->p;
     int d = a->d, e = c->e, hv = c->H * c->dv;
     const float *sp = a->pred->data + (size_t)b * d;
@@ -108,10 +108,10 @@ static void attribute(dla_ctx *a, int b, int32_t x, double logit) {
     a->parts[k].logit = logit - sum;
 }
 
-static int after_step(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+static int after_step(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
     dla_ctx *a = ctx;
     int d = a->d, V = a->m->cfg.V;
-    const float *logits = gpn_engine_out(e).logits;
+    const float *logits = gs_engine_out(e).logits;
     for (int b = 0; b < nb; b++) {
         int32_t x = tokens[(size_t)b * a->T + t];
         attribute(a, b, x, logits[(size_t)b * V + x]);
@@ -190,16 +190,16 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
     gs_rerun rr;
     if (gs_rerun_open(st, run_id, o->windows, o->length, 0, o->model_path, &rr)) return -1;
     int rc = -1;
-    gpn_engine *e = NULL;
+    gs_engine *e = NULL;
     probe_set *ps = NULL;
     dla_ctx a = {.st = st, .rr = &rr, .out = out};
-    const gpn_model *m = rr.m;
-    const gpn_config *c = &m->cfg;
+    const gs_model *m = rr.m;
+    const gs_config *c = &m->cfg;
     int64_t W = rr.W;
     int T = rr.T;
     const gs_family *fam = gs_family_of(c);
     if (!fam || !fam->attributable) {
-        gs_fail("logit attribution splits GPN's and GPN+M's step; this model is %s", gpn_arch_name(c->arch));
+        gs_fail("logit attribution splits GPN's and GPN+M's step; this model is %s", gs_arch_name(c->arch));
         goto done;
     }
     a.m = m;
@@ -211,7 +211,7 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
     a.n_parts = gs_dla_n_parts(a.L, a.H, a.has_mem, c->decoder_bias);
     if (a.n_parts > GS_DLA_MAX_PARTS) { gs_fail("%d parts: at most %d", a.n_parts, GS_DLA_MAX_PARTS); goto done; }
     int B = W < 8 ? (int)W : 8;
-    if (!(e = gpn_engine_new(m, B)) || !(ps = probe_set_new(e))) goto done;
+    if (!(e = gs_engine_new(m, B)) || !(ps = probe_set_new(e))) goto done;
     if (!(a.pred = capture(ps, "state.pred", -1)) || !(a.fuse = capture(ps, "state.fuse_gate", -1)) ||
         !(a.ground = capture(ps, "state.ground", -1)))
         goto done;
@@ -247,7 +247,7 @@ int gs_logit_attribution(store *st, int64_t run_id, const gs_dla_opts *o, gs_dla
     rc = 0;
 done:
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     gs_rerun_close(&rr);
     free(a.prev);
     free(a.g);

@@ -12,7 +12,7 @@
 typedef struct {
     const char *path;
     int line;
-    const gpn_tokenizer *tok;
+    const gs_tokenizer *tok;
     int V;
 } reader;
 
@@ -144,7 +144,7 @@ static int add_line(const reader *r, const char *text, gs_patch_pairs *p, int *c
     return rc;
 }
 
-int gs_patch_pairs_load(const char *path, const gpn_tokenizer *tok, int V, gs_patch_pairs *out) {
+int gs_patch_pairs_load(const char *path, const gs_tokenizer *tok, int V, gs_patch_pairs *out) {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f) return gs_fail("%s: cannot open the prompt pairs", path);

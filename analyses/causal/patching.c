@@ -30,7 +30,7 @@ typedef struct {
 enum { MODE_CAPTURE, MODE_PLAIN, MODE_PATCH };
 
 struct sweep {
-    const gpn_model *m;
+    const gs_model *m;
     const gs_patch_pairs *p;
     int T, B;
     slot slots[MAX_SLOTS];
@@ -45,10 +45,10 @@ struct sweep {
 /* The site the family carries from one token to the next, which the state
  * and direction components patch: GPN's state.ground, else the family's
  * state site (a layered family's last residual). */
-static int carried_site(const gpn_model *m, char *name, size_t size) {
+static int carried_site(const gs_model *m, char *name, size_t size) {
     const gs_family *f = gs_family_of(&m->cfg);
     if (!f) return gs_fail("the model's family is unknown");
-    const gs_site *s = gs_site_of_point(f, GPN_HOOK_S_GROUND);
+    const gs_site *s = gs_site_of_point(f, GS_HOOK_S_GROUND);
     if (!s || !gs_site_present(s, &m->cfg)) s = gs_site_of_role(f, &m->cfg, GS_ROLE_STATE);
     if (!s) return gs_fail("the %s family marks no state site to patch", f->name);
     gs_site_format(s, m->cfg.n_layers - 1, name, size);
@@ -56,7 +56,7 @@ static int carried_site(const gpn_model *m, char *name, size_t size) {
 }
 
 /* Whether the model carries a memory that hooks can reach (GPN+M's mem.state). */
-static int has_memory(const gpn_model *m) {
+static int has_memory(const gs_model *m) {
     const gs_family *f = gs_family_of(&m->cfg);
     const gs_site *s = NULL;
     int layer;
@@ -67,10 +67,10 @@ static int has_memory(const gpn_model *m) {
 
 /* ---------- components ---------- */
 
-int gs_patch_parse_component(const gpn_model *m, const char *name, const float *u, gs_patch_component *out) {
+int gs_patch_parse_component(const gs_model *m, const char *name, const float *u, gs_patch_component *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", name);
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     if (!strcmp(name, "state")) {
         if (!f || !f->carried)
@@ -124,11 +124,11 @@ void gs_patch_components_free(gs_patch_component *c, int n) {
     free(c);
 }
 
-int gs_patch_default_components(const gpn_model *m, const float *u, const char *u_name, gs_patch_component **out) {
-    const gpn_config *c = &m->cfg;
+int gs_patch_default_components(const gs_model *m, const float *u, const char *u_name, gs_patch_component **out) {
+    const gs_config *c = &m->cfg;
     const gs_family *f = gs_family_of(c);
     /* the whole carried state where the family has one, each memory head, each layer's residual */
-    int state = f && f->carried, mem = has_memory(m), layered = f && gs_site_of_point(f, GPN_HOOK_RESID_POST);
+    int state = f && f->carried, mem = has_memory(m), layered = f && gs_site_of_point(f, GS_HOOK_RESID_POST);
     int n = state + (mem ? c->H : 0) + (layered ? c->n_layers : 0) + (u ? 1 : 0), k = 0;
     gs_patch_component *v = calloc((size_t)n, sizeof *v);
     if (!v) return gs_fail("out of memory");
@@ -175,7 +175,7 @@ static int edits(const sweep *sw, int k, int step) {
     return 0;
 }
 
-static void slot_hook(void *ctx, const gpn_hook_event *ev) {
+static void slot_hook(void *ctx, const gs_hook_event *ev) {
     slot *s = ctx;
     sweep *sw = s->sw;
     int k = (int)(s - sw->slots), w = ev->width, step = (int)ev->positions[0];
@@ -240,7 +240,7 @@ static int add_slot(sweep *sw, const char *name, int offset, int capture, int *i
  * a slot, the prediction the step leaves for the next, nothing else reaches
  * step p + 1): the family row's carried sites, every layer of each. */
 static int add_carried(sweep *sw) {
-    const gpn_config *c = &sw->m->cfg;
+    const gs_config *c = &sw->m->cfg;
     const gs_family *f = gs_family_of(c);
     for (int i = 0; f->carried && f->carried[i]; i++) {
         const gs_site *s = NULL;
@@ -259,7 +259,7 @@ static int add_carried(sweep *sw) {
     return 0;
 }
 
-static int sweep_init(sweep *sw, const gpn_model *m, const gs_patch_pairs *p, const gs_patch_component *c, int n,
+static int sweep_init(sweep *sw, const gs_model *m, const gs_patch_pairs *p, const gs_patch_component *c, int n,
                       const gs_patch_opts *o) {
     memset(sw, 0, sizeof *sw);
     sw->m = m;
@@ -315,11 +315,11 @@ static int on_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
     return 0;
 }
 
-static int on_after(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+static int on_after(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
     (void)tokens;
     sweep *sw = ctx;
     if (t != sw->T || !sw->ld) return 0;
-    const float *lg = gpn_engine_out(e).logits;
+    const float *lg = gs_engine_out(e).logits;
     int V = sw->m->cfg.V;
     for (int b = 0; b < nb; b++) {
         int64_t i = w0 + b;
@@ -329,7 +329,7 @@ static int on_after(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const i
 }
 
 /* One pass over every pair: the prompts given, the hooks in sw->mode. */
-static int sweep_pass(sweep *sw, gpn_engine *e, const int32_t *prompts, double *ld) {
+static int sweep_pass(sweep *sw, gs_engine *e, const int32_t *prompts, double *ld) {
     window_src src = {sw, prompts};
     runner_opts ro = {.engine = e, .T = sw->T + 1, .first = 0, .total = sw->p->n, .window = pair_window, .window_ctx = &src};
     runner_sink sink = {.ctx = sw, .begin = on_begin, .after_step = on_after};
@@ -338,27 +338,27 @@ static int sweep_pass(sweep *sw, gpn_engine *e, const int32_t *prompts, double *
     return rc ? -1 : 0;
 }
 
-static gpn_engine *sweep_engine(sweep *sw, probe_set **ps) {
-    gpn_engine *e = gpn_engine_new(sw->m, sw->B);
+static gs_engine *sweep_engine(sweep *sw, probe_set **ps) {
+    gs_engine *e = gs_engine_new(sw->m, sw->B);
     if (!e) return NULL;
-    gpn_engine_set_outputs(e, GPN_OUT_ALL, NULL);
+    gs_engine_set_outputs(e, GS_OUT_ALL, NULL);
     if (!(*ps = probe_set_new(e))) {
-        gpn_engine_free(e);
+        gs_engine_free(e);
         return NULL;
     }
     for (int k = 0; k < sw->n_slots; k++)
         if (probe_add(*ps, sw->slots[k].name, slot_hook, &sw->slots[k])) {
             probe_set_free(*ps);
-            gpn_engine_free(e);
+            gs_engine_free(e);
             return NULL;
         }
     return e;
 }
 
-int gs_patch_mean_state(const gpn_model *m, const gs_patch_pairs *p, const gs_patch_opts *o, float *mean) {
+int gs_patch_mean_state(const gs_model *m, const gs_patch_pairs *p, const gs_patch_opts *o, float *mean) {
     sweep sw;
     probe_set *ps = NULL;
-    gpn_engine *e = NULL;
+    gs_engine *e = NULL;
     int rc = sweep_init(&sw, m, p, NULL, 0, o);
     if (!rc && !(e = sweep_engine(&sw, &ps))) rc = -1;
     if (!rc) {
@@ -379,7 +379,7 @@ int gs_patch_mean_state(const gpn_model *m, const gs_patch_pairs *p, const gs_pa
         free(acc);
     }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     sweep_free(&sw);
     return rc;
 }
@@ -409,7 +409,7 @@ static void normalise(gs_patch_result *r) {
         }
 }
 
-int gs_patch_run(const gpn_model *m, const gs_patch_pairs *p, const gs_patch_component *c, int n_components,
+int gs_patch_run(const gs_model *m, const gs_patch_pairs *p, const gs_patch_component *c, int n_components,
                  const gs_patch_opts *o, gs_patch_result *r) {
     memset(r, 0, sizeof *r);
     if (p->n < 1 || p->T < 1) return gs_fail("no prompt pairs");
@@ -434,7 +434,7 @@ int gs_patch_run(const gpn_model *m, const gs_patch_pairs *p, const gs_patch_com
     }
     sweep sw;
     probe_set *ps = NULL;
-    gpn_engine *e = NULL;
+    gs_engine *e = NULL;
     int rc = sweep_init(&sw, m, p, c, n_components, o);
     if (!rc && !(e = sweep_engine(&sw, &ps))) rc = -1;
     int64_t total = 2 + (int64_t)n_components * r->n_positions, done = 0;
@@ -457,7 +457,7 @@ int gs_patch_run(const gpn_model *m, const gs_patch_pairs *p, const gs_patch_com
             if (!rc && o && o->progress && o->progress(o->progress_ctx, done, total)) rc = 1;
         }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     sweep_free(&sw);
     if (rc < 0) {
         gs_patch_result_free(r);

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "engine/model.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/tokenizer/tokenizer.h"
 
 /* ---------- prompt pairs (JSONL, docs/causal.md) ---------- */
 typedef struct {
@@ -50,7 +50,7 @@ typedef struct {
  * an answer or foil text must be one token (a piece of the vocabulary, or a
  * text that tokenizes to one). Every id must be below V. Errors are one line,
  * "PATH:LINE: what is wrong". */
-int gs_patch_pairs_load(const char *path, const gpn_tokenizer *tok, int V, gs_patch_pairs *out);
+int gs_patch_pairs_load(const char *path, const gs_tokenizer *tok, int V, gs_patch_pairs *out);
 void gs_patch_pairs_free(gs_patch_pairs *p);
 
 /* ---------- components ---------- */
@@ -68,9 +68,9 @@ typedef struct {
  * layer's residual (blocks.{i}.hook_resid_post) and u, after GDN's whole
  * state (each layer's attn.state and attn.conv_state, docs/causal.md). Returns the count
  * (*out malloc'd), -1 with gs_error(). */
-int gs_patch_default_components(const gpn_model *m, const float *u, const char *u_name, gs_patch_component **out);
+int gs_patch_default_components(const gs_model *m, const float *u, const char *u_name, gs_patch_component **out);
 /* One component from its name (a direction needs u; NULL: dir: is refused). */
-int gs_patch_parse_component(const gpn_model *m, const char *name, const float *u, gs_patch_component *out);
+int gs_patch_parse_component(const gs_model *m, const char *name, const float *u, gs_patch_component *out);
 void gs_patch_components_free(gs_patch_component *c, int n);
 
 /* ---------- the sweep ---------- */
@@ -92,9 +92,9 @@ typedef struct {
 
 /* The mean of the clean runs' carried state over pairs and positions (the
  * computed s_bar when no store gives one): d floats into mean. */
-int gs_patch_mean_state(const gpn_model *m, const gs_patch_pairs *p, const gs_patch_opts *o, float *mean);
+int gs_patch_mean_state(const gs_model *m, const gs_patch_pairs *p, const gs_patch_opts *o, float *mean);
 /* Run the sweep; 0, 1 when stopped by progress (the result incomplete), -1. */
-int gs_patch_run(const gpn_model *m, const gs_patch_pairs *p, const gs_patch_component *c, int n_components,
+int gs_patch_run(const gs_model *m, const gs_patch_pairs *p, const gs_patch_component *c, int n_components,
                  const gs_patch_opts *o, gs_patch_result *r);
 void gs_patch_result_free(gs_patch_result *r);
 

@@ -8,7 +8,7 @@
 #include "base/error.h"
 
 void gs_rerun_close(gs_rerun *r) {
-    gpn_model_free(r->m);
+    gs_model_free(r->m);
     r->m = NULL;
     store_token_array_free(&r->tk);
 }
@@ -52,7 +52,7 @@ int gs_rerun_window(void *ctx, int64_t w, int32_t *tokens) {
     return 0;
 }
 
-int gs_rerun_run(store *st, gs_rerun *r, gpn_engine *e, const runner_sink *sink, runner_progress_fn progress,
+int gs_rerun_run(store *st, gs_rerun *r, gs_engine *e, const runner_sink *sink, runner_progress_fn progress,
                  void *progress_ctx) {
     runner_opts ro = {.engine = e, .T = r->T, .first = 0, .total = r->W, .window = gs_rerun_window, .window_ctx = r,
                       .progress = progress, .progress_ctx = progress_ctx};

@@ -15,7 +15,7 @@
 typedef struct {
     store_run_info info;
     store_token_array tk;
-    gpn_model *m;
+    gs_model *m;
     int64_t W; /* windows selected: the first W */
     int T;     /* positions selected: the first T of each */
 } gs_rerun;
@@ -31,7 +31,7 @@ int gs_rerun_window(void *ctx, int64_t w, int32_t *tokens);
  * runner, reporting to progress): 0, or -1 with gs_error() and the store's
  * open transaction rolled back, so a stopped or failed re-run stores
  * nothing. */
-int gs_rerun_run(store *st, gs_rerun *r, gpn_engine *e, const runner_sink *sink, runner_progress_fn progress,
+int gs_rerun_run(store *st, gs_rerun *r, gs_engine *e, const runner_sink *sink, runner_progress_fn progress,
                  void *progress_ctx);
 
 #endif

@@ -13,7 +13,7 @@
 #include "probes/runner.h"
 
 typedef struct {
-    const gpn_model *m;
+    const gs_model *m;
     const gs_steer_opts *o;
     float *u;
     float c;
@@ -28,7 +28,7 @@ typedef struct {
     int baseline;
 } steer_ctx;
 
-static void add_hook(void *ctx, const gpn_hook_event *ev) {
+static void add_hook(void *ctx, const gs_hook_event *ev) {
     steer_ctx *s = ctx;
     if (ev->positions[0] < s->o->from) return;
     int d = ev->width;
@@ -51,11 +51,11 @@ static int on_begin(void *ctx, int64_t w0, int nb, const int32_t *tokens) {
     return 0;
 }
 
-static int on_after(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
+static int on_after(void *ctx, gs_engine *e, int64_t w0, int nb, int t, const int32_t *tokens) {
     (void)tokens;
     steer_ctx *s = ctx;
     if (t < s->o->from) return 0;
-    gpn_step_out out = gpn_engine_out(e);
+    gs_step_out out = gs_engine_out(e);
     for (int b = 0; b < nb; b++) {
         float nll = out.nll[b];
         if (!isfinite(nll)) continue; /* no prediction here (a transformer's first position) */
@@ -71,12 +71,12 @@ static int on_after(void *ctx, gpn_engine *e, int64_t w0, int nb, int t, const i
 }
 
 /* the site the hook goes on */
-static int steer_site(const gpn_model *m, int decode_only, char *name, size_t size) {
+static int steer_site(const gs_model *m, int decode_only, char *name, size_t size) {
     const gs_family *f = gs_family_of(&m->cfg);
     const gs_site *s = f ? gs_site_of_role(f, &m->cfg, GS_ROLE_STATE) : NULL;
     if (!s) return gs_fail("the model's family marks no state site to steer");
     if (decode_only) {
-        s = gs_site_of_point(f, GPN_HOOK_S_DECODE);
+        s = gs_site_of_point(f, GS_HOOK_S_DECODE);
         if (!s) return gs_fail("decode scope: the %s family has no decode-only copy of its state (GPN's state.decode)", f->name);
     }
     gs_site_format(s, m->cfg.n_layers - 1, name, size);
@@ -99,7 +99,7 @@ static void top_tokens(const int64_t *counts, int V, int64_t n, gs_steer_point *
     }
 }
 
-int gs_steer_run(const gpn_model *m, const gpn_corpus *corpus, const gs_steer_opts *o, gs_steer_result *r) {
+int gs_steer_run(const gs_model *m, const gs_corpus *corpus, const gs_steer_opts *o, gs_steer_result *r) {
     memset(r, 0, sizeof *r);
     if (o->n_c < 1 || o->n_c > GS_STEER_MAX_C) return gs_fail("1 to %d coefficients", GS_STEER_MAX_C);
     int d = m->cfg.d, V = m->cfg.V;
@@ -117,14 +117,14 @@ int gs_steer_run(const gpn_model *m, const gpn_corpus *corpus, const gs_steer_op
     s.u = malloc((size_t)d * sizeof *s.u);
     s.base_top1 = malloc((size_t)W * s.T * sizeof *s.base_top1);
     s.counts = calloc((size_t)V, sizeof *s.counts);
-    gpn_engine *e = gpn_engine_new(m, batch);
+    gs_engine *e = gs_engine_new(m, batch);
     probe_set *ps = e ? probe_set_new(e) : NULL;
     int rc = 0;
     if (!s.u || !s.base_top1 || !s.counts) rc = gs_fail("out of memory for %lld windows", (long long)W);
     else if (!e || !ps) rc = -1;
     if (!rc) {
         for (int i = 0; i < d; i++) s.u[i] = (float)(o->u[i] / sqrt(n2));
-        gpn_engine_set_outputs(e, GPN_OUT_ALL, NULL);
+        gs_engine_set_outputs(e, GS_OUT_ALL, NULL);
         rc = probe_add(ps, r->site, add_hook, &s);
     }
     runner_opts ro = {.engine = e, .T = s.T, .first = 0, .total = W, .window = runner_corpus_window, .window_ctx = (void *)corpus};
@@ -154,7 +154,7 @@ int gs_steer_run(const gpn_model *m, const gpn_corpus *corpus, const gs_steer_op
         if (o->progress && o->progress(o->progress_ctx, k + 2, o->n_c + 1)) { rc = 1; break; }
     }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     free(s.u);
     free(s.base_top1);
     free(s.counts);

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "engine/corpora/corpus.h"
+#include "io/corpora/corpus.h"
 #include "engine/model.h"
 
 #define GS_STEER_TOP 5
@@ -51,6 +51,6 @@ typedef struct {
 } gs_steer_result;
 
 /* 0, 1 when stopped by progress, -1 with gs_error(). */
-int gs_steer_run(const gpn_model *m, const gpn_corpus *corpus, const gs_steer_opts *o, gs_steer_result *r);
+int gs_steer_run(const gs_model *m, const gs_corpus *corpus, const gs_steer_opts *o, gs_steer_result *r);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "analyses/math/stats.h"
 #include "base/error.h"
-#include "engine/train/config_json.h"
+#include "train/config_json.h"
 
 #define MAX_SITES 512
 
@@ -513,7 +513,7 @@ static int measure_row(gs_compare_row *r, const gs_compare_opts *o) {
     int rc = position_perplexity(st, r);
     if (rc == 0) rc = gs_analyze_store(st, r->run, &ao, &r->an);
     if (rc == 0) { /* the table needs the decode's results, not the model: one row per layer would hold a copy each */
-        gpn_model_free(r->an.model);
+        gs_model_free(r->an.model);
         r->an.model = NULL;
     }
     gs_state_source *src = NULL;

@@ -8,7 +8,7 @@
 #include "analyses/math/stats.h"
 #include "analyses/result_writer.h"
 #include "base/error.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 
 static double softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
 static double tau_of(double a_log, double dt_bias) { return 1.0 / (exp(a_log) * softplus(dt_bias)); }
@@ -48,7 +48,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* "layer L": the group name every family gives a layer's tensors (GDN's decays sit in them) */
-static int in_layer(const gpn_tensor_spec *s, int layer) {
+static int in_layer(const gs_tensor_spec *s, int layer) {
     int l;
     return layer < 0 || (s->group && sscanf(s->group, "layer %d", &l) == 1 && l == layer);
 }
@@ -58,25 +58,25 @@ int gs_decay_init_site_layer(const char *site) {
     return site && sscanf(site, "blocks.%d.%n", &l, &n) == 1 && n > 0 ? l : -1;
 }
 
-int gs_decay_init_run(const gpn_model *m, int layer, gs_decay_init *d) {
+int gs_decay_init_run(const gs_model *m, int layer, gs_decay_init *d) {
     memset(d, 0, sizeof *d);
     d->spearman = d->max_abs_dlog = d->median_abs_dlog = NAN;
     d->moved = -1;
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&m->cfg, specs), H = 0, Hd = 0;
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&m->cfg, specs), H = 0, Hd = 0;
     const float *alog[64], *dtb[64];
     int na = 0, nd = 0, len[64];
     /* first: where the selected heads start in the trainer's list of every decaying head (spec order) */
     int first = -1, seen = 0;
     for (int i = 0; i < n; i++) {
-        if (specs[i].role != GPN_ROLE_A_LOG) continue;
+        if (specs[i].role != GS_TENSOR_A_LOG) continue;
         if (in_layer(&specs[i], layer) && first < 0) first = seen;
         seen += (int)specs[i].numel;
     }
     for (int i = 0; i < n; i++) {
         if (!in_layer(&specs[i], layer)) continue;
-        if (specs[i].role == GPN_ROLE_A_LOG && na < 64) { len[na] = (int)specs[i].numel; alog[na++] = m->block + specs[i].offset; H += (int)specs[i].numel; }
-        if (specs[i].role == GPN_ROLE_DT_BIAS && nd < 64) { dtb[nd++] = m->block + specs[i].offset; Hd += (int)specs[i].numel; }
+        if (specs[i].role == GS_TENSOR_A_LOG && na < 64) { len[na] = (int)specs[i].numel; alog[na++] = m->block + specs[i].offset; H += (int)specs[i].numel; }
+        if (specs[i].role == GS_TENSOR_DT_BIAS && nd < 64) { dtb[nd++] = m->block + specs[i].offset; Hd += (int)specs[i].numel; }
     }
     if (H == 0 && layer >= 0) return gs_fail("the model has no decay parameters in layer %d", layer);
     if (H == 0) return 1;
@@ -87,7 +87,7 @@ int gs_decay_init_run(const gpn_model *m, int layer, gs_decay_init *d) {
         for (int k = 0; k < len[t]; k++, h++) d->tau_trained[h] = tau_of(alog[t][k], dtb[t][k]);
     for (int h = 0; h < H; h++) d->init_percentile[h] = 100.0 * init_cdf(d->tau_trained[h]);
     /* the initial values the trainer kept: GPN+M's one write under init_write_*, GDN's every layer's heads,
-     * layer after layer, under init_* (engine/train/train.c) */
+     * layer after layer, under init_* (train/train.c) */
     st_file *f = m->path ? safetensors_open(m->path) : NULL;
     if (!f) return 0; /* a model built in memory, or a file gone: the distribution is the reference */
     const char *ka = "init_write_A_log", *kb = "init_write_dt_bias";

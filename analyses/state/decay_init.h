@@ -32,12 +32,12 @@ typedef struct {
     char init_keys[80];        /* where the initial values came from, for the stored note */
 } gs_decay_init;
 
-/* From the model's decay tensors (roles GPN_ROLE_A_LOG, GPN_ROLE_DT_BIAS, in
+/* From the model's decay tensors (roles GS_TENSOR_A_LOG, GS_TENSOR_DT_BIAS, in
  * spec order) and its checkpoint file's metadata: LAYER < 0 every decaying
  * head (GPN+M's one memory write), else only the heads of the tensors in group
  * "layer LAYER" (GDN: the layer whose decay site retention read). 1 when the
  * model has no decay tensors (nothing to say), 0 done, -1 error. */
-int gs_decay_init_run(const gpn_model *m, int layer, gs_decay_init *out);
+int gs_decay_init_run(const gs_model *m, int layer, gs_decay_init *out);
 /* The layer of a site named "blocks.L.…" (TransformerLens names), else -1. */
 int gs_decay_init_site_layer(const char *site);
 /* With a pool split of the same heads (pool[h] = 1 for the slow pool): 1 when

@@ -25,7 +25,7 @@ void gs_default_dir_free(gs_default_dir *r) {
 }
 
 /* through the model's family (engine/arch/family.h: GPN's decode, a transformer's logit lens) */
-int gs_decode_logits(const gpn_model *m, const double *s, float *logits) {
+int gs_decode_logits(const gs_model *m, const double *s, float *logits) {
     const gs_family *f = gs_family_of(&m->cfg);
     if (!f || !f->decode) return gs_fail("the %s family has no decode of its state", f ? f->name : "model's");
     float *sf = malloc((size_t)m->cfg.d * sizeof *sf);
@@ -45,9 +45,9 @@ static int spearman_of(const gs_default_dir *r, const double *counts, double *rh
     return rc;
 }
 
-static int decode_part(const gs_geometry *g, const gpn_model *m, const double *unigram, int64_t unigram_len,
+static int decode_part(const gs_geometry *g, const gs_model *m, const double *unigram, int64_t unigram_len,
                        const gs_default_opts *o, gs_default_dir *r) {
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     if (c->d != g->d)
         return gs_fail("the model has d_state = %d but the states have %d dimensions: analyze with the model that "
                        "recorded them",
@@ -378,7 +378,7 @@ static int doc_batches(const gs_default_sums *s, const gs_doc_map *docs, int boo
     return 0;
 }
 
-int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_model *m, const double *unigram,
+int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gs_model *m, const double *unigram,
                           int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r) {
     memset(r, 0, sizeof *r);
     gs_default_opts dflt;
@@ -468,7 +468,7 @@ fail:
     return -1;
 }
 
-int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_model *m, const double *unigram,
+int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gs_model *m, const double *unigram,
                        int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r) {
     memset(r, 0, sizeof *r);
     if (check_geometry(src, g)) return -1;

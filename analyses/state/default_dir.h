@@ -120,15 +120,15 @@ void gs_default_sums_free(gs_default_sums *s);
 int gs_default_dir_accumulate(gs_state_source *src, const gs_geometry *g, const gs_default_opts *o, int64_t win0,
                               int64_t row0, gs_default_sums *s);
 /* From the sums of the whole pass; frees s (its emergence arrays pass to r). */
-int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gpn_model *m, const double *unigram,
+int gs_default_dir_finish(gs_default_sums *s, const gs_geometry *g, const gs_model *m, const double *unigram,
                           int64_t unigram_len, const gs_default_opts *o, gs_default_dir *r);
 
 /* m may be NULL (no decode); unigram (V counts) may be NULL. */
-int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gpn_model *m, const double *unigram,
+int gs_default_dir_run(gs_state_source *src, const gs_geometry *g, const gs_model *m, const double *unigram,
                        int64_t unigram_len, const gs_default_opts *o, gs_default_dir *out);
 void gs_default_dir_free(gs_default_dir *r);
 
 /* logits = decode(s) @ E^T for one state (float32, the engine's ops) */
-int gs_decode_logits(const gpn_model *m, const double *s, float *logits);
+int gs_decode_logits(const gs_model *m, const double *s, float *logits);
 
 #endif

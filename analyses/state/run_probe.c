@@ -66,7 +66,7 @@ int gs_probe_row_run(gs_analysis_ctx *c) {
         if (rc == 0) {
             gs_probe_opts po;
             gs_probe_row_opts(o, &po);
-            const gpn_config *cfg = &a->model->cfg;
+            const gs_config *cfg = &a->model->cfg;
             const gs_family *fam = gs_family_of(cfg);
             int width = 0;
             const float *E = fam && fam->embedding ? fam->embedding(a->model, &width) : NULL;

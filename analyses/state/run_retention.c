@@ -72,7 +72,7 @@ void gs_retention_row_opts(const gs_analyze_opts *o, gs_retention_opts *ro) {
     ro->seed = o->seed;
 }
 
-void gs_retention_row_decay_init(gs_analysis *a, const gpn_model *m) {
+void gs_retention_row_decay_init(gs_analysis *a, const gs_model *m) {
     int di = m ? gs_decay_init_run(m, gs_decay_init_site_layer(a->decay_site), &a->decay_init) : -1;
     if (di == 0 && a->decay_init.H == a->retention.H) a->has_decay_init = 1;
     else if (di == 0) gs_analysis_note(a, "decays vs initialisation: %d decay parameters but %d recorded heads",

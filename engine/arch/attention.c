@@ -69,11 +69,11 @@ void gs_report_pending(const gs_engine_host *host, float *logits, const float *p
             for (int i = 0; i < V; i++) row[i] = NAN;
         else memcpy(row, pending + (size_t)b * V, (size_t)V * sizeof *row);
     }
-    gs_fire(host, GPN_HOOK_LOGITS, 0, logits, B, V);
+    gs_fire(host, GS_HOOK_LOGITS, 0, logits, B, V);
     logits_stats_pooled(logits, host->tokens, B, V, nll, entropy, top1); /* rows over the pool: the same bits */
     for (int b = 0; b < B; b++)
         if (isnan(nll[b])) top1[b] = -1;
-    gs_fire(host, GPN_HOOK_NLL, 0, nll, B, 1);
+    gs_fire(host, GS_HOOK_NLL, 0, nll, B, 1);
 }
 
 int gs_attn_cpu_alloc(gs_attn_cpu *a, int max_batch, size_t floats) {
@@ -106,7 +106,7 @@ int gs_attn_cpu_begin(gs_attn_cpu *a, const gs_engine_host *host, int B, int V, 
     for (int b = 0; b < B; b++)
         if (gs_kv_reserve(&a->cache[b], b, host->pos[b], row, &a->scores, &a->scores_cap)) return -1;
     for (int b = 0; b < B; b++) memcpy(a->emb + (size_t)b * d, E + (size_t)host->tokens[b] * d, (size_t)d * sizeof(float));
-    gs_fire(host, GPN_HOOK_EMBED, 0, a->emb, B, d);
+    gs_fire(host, GS_HOOK_EMBED, 0, a->emb, B, d);
     memcpy(a->h, a->emb, (size_t)B * d * sizeof(float));
     return 0;
 }
@@ -116,19 +116,19 @@ void gs_attn_cpu_reset_seq(void *impl, int b) {
 }
 
 gs_backend gs_attn_cpu_backend(const gs_backend_i *i, void *impl, const gs_attn_cpu *a) {
-    gpn_step_out o = {a->nll, a->entropy, a->top1, a->h, a->h, a->logits, NULL, NULL, NULL};
+    gs_step_out o = {a->nll, a->entropy, a->top1, a->h, a->h, a->logits, NULL, NULL, NULL};
     gs_backend be = gs_cpu_backend(i, impl, o);
-    be.site[GPN_HOOK_EMBED] = a->emb;
-    be.site[GPN_HOOK_FINAL_NORM] = a->fin;
+    be.site[GS_HOOK_EMBED] = a->emb;
+    be.site[GS_HOOK_FINAL_NORM] = a->fin;
     return be;
 }
 
-int gs_attn_validate(const gpn_config *c, const char *family, const char *width, const char *ffn) {
+int gs_attn_validate(const gs_config *c, const char *family, const char *width, const char *ffn) {
     if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->n_layers < 1)
         return gs_fail("invalid %s sizes (V=%d, %s=%d, %s=%d, n_heads=%d, n_layers=%d): all must be positive", family, c->V,
                        width, c->d, ffn, c->f, c->H, c->n_layers);
-    if (c->n_layers > GPN_MAX_LAYERS)
-        return gs_fail("%d layers: the engine supports at most %d", c->n_layers, GPN_MAX_LAYERS);
+    if (c->n_layers > GS_MAX_LAYERS)
+        return gs_fail("%d layers: the engine supports at most %d", c->n_layers, GS_MAX_LAYERS);
     if (c->d % c->H || c->dk != c->d / c->H || c->dv != c->dk)
         return gs_fail("n_heads=%d does not divide %s=%d (the source asserts it)", c->H, width, c->d);
     return 0;

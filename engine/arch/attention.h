@@ -84,10 +84,10 @@ void gs_attn_cpu_reset_seq(void *impl, int b);
 gs_backend gs_attn_cpu_backend(const gs_backend_i *i, void *impl, const gs_attn_cpu *a);
 
 /* What every attention family's config must be: positive sizes, at most
- * GPN_MAX_LAYERS layers, heads that divide the width (dk = dv = d / H).
+ * GS_MAX_LAYERS layers, heads that divide the width (dk = dv = d / H).
  * `family`, `width` and `ffn` name the family and its sizes as its source
  * does, for the message. 0, or -1 with gs_error(). */
-int gs_attn_validate(const gpn_config *c, const char *family, const char *width, const char *ffn);
+int gs_attn_validate(const gs_config *c, const char *family, const char *width, const char *ffn);
 
 /* describe()'s line for the fixed pattern_keys (GS_PATTERN_KEYS) */
 void gs_attn_describe_pattern(char *buf, size_t size);

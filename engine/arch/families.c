@@ -22,7 +22,7 @@ static const gs_family *const families[] = {&gs_family_gpn, &gs_family_gpn_m, &g
                                              &gs_family_gdn, &gs_family_rt, &gs_family_ldru, &gs_family_mamba2};
 #define N_FAMILIES ((int)(sizeof families / sizeof *families))
 
-const gs_family *gs_family_of(const gpn_config *c) {
+const gs_family *gs_family_of(const gs_config *c) {
     for (int i = 0; i < N_FAMILIES; i++)
         if (families[i]->arch == c->arch) return families[i];
     return NULL;
@@ -46,17 +46,17 @@ const gs_family *gs_family_by_name(const char *name) {
     return NULL;
 }
 
-int gs_family_is(const gpn_config *c, const char *name) {
+int gs_family_is(const gs_config *c, const char *name) {
     const gs_family *f = gs_family_of(c);
     return f && !strcmp(f->name, name);
 }
 
-int gs_family_has_memory(const gpn_config *c) {
+int gs_family_has_memory(const gs_config *c) {
     const gs_family *f = gs_family_of(c);
     return f && f->has_memory;
 }
 
-int gs_family_config(const char *name, gpn_config *c) {
+int gs_family_config(const char *name, gs_config *c) {
     const gs_family *f = gs_family_by_name(name);
     if (!f) return gs_fail("no model family \"%s\"", name);
     c->arch = f->arch;
@@ -69,7 +69,7 @@ const gs_family *gs_family_by_store_name(const char *store_name) {
     return NULL;
 }
 
-int gs_family_require_lm(const gpn_config *c, const char *path, const char *needs) {
+int gs_family_require_lm(const gs_config *c, const char *path, const char *needs) {
     const gs_family *f = gs_family_of(c);
     if (!f || !f->not_lm) return 0;
     return gs_fail("%s is %s, not a language model: %s needs a language model (for task models: gpnscope train "
@@ -77,9 +77,9 @@ int gs_family_require_lm(const gpn_config *c, const char *path, const char *need
                    path, f->not_lm, needs);
 }
 
-int gs_site_present(const gs_site *s, const gpn_config *c) { return !s->needs_memory || c->H > 0; }
+int gs_site_present(const gs_site *s, const gs_config *c) { return !s->needs_memory || c->H > 0; }
 
-int gs_site_width(const gs_site *s, const gpn_config *c) {
+int gs_site_width(const gs_site *s, const gs_config *c) {
     if (!gs_site_present(s, c)) return 0;
     switch (s->width) {
     case GS_DIM_ONE: return 1;
@@ -99,13 +99,13 @@ int gs_site_width(const gs_site *s, const gpn_config *c) {
     return 0;
 }
 
-const gs_site *gs_site_of_point(const gs_family *f, gpn_hook_point p) {
+const gs_site *gs_site_of_point(const gs_family *f, gs_hook_point p) {
     for (int i = 0; i < f->n_sites; i++)
         if (f->sites[i].point == p) return &f->sites[i];
     return NULL;
 }
 
-const gs_site *gs_site_of_role(const gs_family *f, const gpn_config *c, gs_site_role role) {
+const gs_site *gs_site_of_role(const gs_family *f, const gs_config *c, gs_site_role role) {
     for (int i = 0; i < f->n_sites; i++)
         if (f->sites[i].role == role && gs_site_present(&f->sites[i], c)) return &f->sites[i];
     return NULL;

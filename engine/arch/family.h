@@ -15,7 +15,7 @@
 #include "engine/backend.h"
 #include "engine/hooks.h"
 #include "engine/model.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 
 typedef enum {
     GS_SITE_VECTOR,      /* one vector per token (a state, a residual stream) */
@@ -49,13 +49,13 @@ typedef enum { GS_DIM_ONE, GS_DIM_STATE, GS_DIM_VOCAB, GS_DIM_HEADS, GS_DIM_HEAD
 typedef struct {
     const char *name;  /* "state.pred", "blocks.{i}.hook_mlp_out" */
     const char *alias; /* an older name ("s_pred", "L{i}.ffn_out"), or NULL */
-    gpn_hook_point point;
+    gs_hook_point point;
     gs_site_kind kind;
     int per_layer;
     gs_dim width;
     gs_site_role role;
     int needs_memory;  /* only where the model has memory heads */
-    int kept;          /* every backend keeps it after a step (gpn_engine_site); else capture it by hook */
+    int kept;          /* every backend keeps it after a step (gs_engine_site); else capture it by hook */
     const char *what;  /* one line for `gpnscope info` and docs/hooks.md */
 } gs_site;
 
@@ -72,7 +72,7 @@ typedef struct {
     const char *name;       /* "gpn_m": the checkpoint's arch metadata */
     const char *store_name; /* "gpn+m": the store's models.arch */
     const char *title;      /* "GPN+M, shared matrix memory" */
-    gpn_arch arch;
+    gs_arch arch;
     /* 1: the step at position 0 predicts x_0 (GPN decodes its zero state);
      * 0: there is no prediction of the first token (a transformer's first
      * logits follow x_0): its NLL is NaN and evaluations count T - 1 tokens */
@@ -86,30 +86,30 @@ typedef struct {
      * metadata a saved model carries */
     int (*recognise)(const st_file *f);
     const char *signature; /* what recognise looks for, for the error that no family matched */
-    int (*infer)(const st_file *f, gpn_config *c);
-    int (*check_metadata)(const st_file *f, const gpn_config *c);
-    int (*validate)(const gpn_config *c);
-    int (*tensor_specs)(const gpn_config *c, gpn_tensor_spec *specs);
-    void (*bind)(const gpn_config *c, float *block, gpn_params *p);
-    void (*write_metadata)(const gpn_config *c, st_writer *w);
+    int (*infer)(const st_file *f, gs_config *c);
+    int (*check_metadata)(const st_file *f, const gs_config *c);
+    int (*validate)(const gs_config *c);
+    int (*tensor_specs)(const gs_config *c, gs_tensor_spec *specs);
+    void (*bind)(const gs_config *c, float *block, gpn_params *p);
+    void (*write_metadata)(const gs_config *c, st_writer *w);
     /* a backend for a model (0, or -1 with gs_error()); new_cuda NULL: no CUDA engine */
-    int (*new_cpu)(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
-    int (*new_cuda)(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
+    int (*new_cpu)(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+    int (*new_cuda)(const gs_model *m, int max_batch, const gs_device *dev, const gs_engine_host *host,
                     gs_backend *out);
     /* what analyses decode with: logits (V) of a vector of the state site's
      * width through the family's output path (GPN's decode; the final norm and
      * the output head of a transformer: the logit lens), and the token
      * embedding matrix (V rows of *width) for the embedding control and the
      * probe; NULL: the family has none (those analyses are skipped) */
-    int (*decode)(const gpn_model *m, const float *s, float *logits);
-    const float *(*embedding)(const gpn_model *m, int *width);
+    int (*decode)(const gs_model *m, const float *s, float *logits);
+    const float *(*embedding)(const gs_model *m, int *width);
     /* `gpnscope info`'s account of where each size came from: lines
      * "NAME VALUE (SOURCE)\n" appended to buf (a tensor's shape, a metadata
      * key, a fixed bound), for the file f whose config c infer() gave; NULL:
      * the family says nothing. It reads the file, not the model, because only
      * the file still holds the metadata. (Entries are added at the end only:
      * the rows use positional initializers and name every field.) */
-    void (*describe)(const st_file *f, const gpn_config *c, char *buf, size_t size);
+    void (*describe)(const st_file *f, const gs_config *c, char *buf, size_t size);
     /* `gpnscope train`'s entry (engine/tape/train_family.h): the family's
      * training tape and initialisation; NULL: the trainer does not train it */
     const struct gs_train_i *train;
@@ -122,7 +122,7 @@ typedef struct {
     /* the width of a site whose width is GS_DIM_OWN (0: the model lacks it),
      * so that a family's own sizes need no gs_dim of their own; NULL where
      * the family has no such site */
-    int (*site_width)(const gs_site *s, const gpn_config *c);
+    int (*site_width)(const gs_site *s, const gs_config *c);
     /* What the family carries from one token to the next, for patching's
      * `state` component (analyses/causal/patching.c): NULL when it carries no state
      * at one position (an attention family's cache holds every earlier one);
@@ -142,30 +142,30 @@ typedef struct {
     const gs_delta_memory *delta_memory;
 } gs_family;
 
-/* A family's own options in gpn_config.own (engine/model.h): its struct T
+/* A family's own options in gs_config.own (engine/model.h): its struct T
  * copied out of (gs_own_get) or into (gs_own_set) the config's bytes; a
  * struct that does not fit fails to compile. */
 #define gs_own_get(T, c, out)                                                                       \
     do {                                                                                            \
-        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gpn_config.own");        \
+        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gs_config.own");        \
         memcpy((out), (c)->own, sizeof(T));                                                         \
     } while (0)
 #define gs_own_set(T, c, in)                                                                        \
     do {                                                                                            \
-        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gpn_config.own");        \
+        _Static_assert(sizeof(T) <= GS_CONFIG_OWN_BYTES, #T " does not fit gs_config.own");        \
         memcpy((c)->own, (in), sizeof(T));                                                          \
     } while (0)
 
 /* The family of a config, and by name ("gpn", "gpn_m"; NULL if unknown). */
-const gs_family *gs_family_of(const gpn_config *c);
+const gs_family *gs_family_of(const gs_config *c);
 const gs_family *gs_family_by_name(const char *name);
 /* Whether a config is of the family named name ("gdn"), and whether its
  * family has a matrix memory (gs_family.has_memory; 0 for an unknown id). */
-int gs_family_is(const gpn_config *c, const char *name);
-int gs_family_has_memory(const gpn_config *c);
+int gs_family_is(const gs_config *c, const char *name);
+int gs_family_has_memory(const gs_config *c);
 /* Set c->arch to the named family's id, for code that builds a config by
  * hand (benchmarks, the task trainer); 0, or -1 with gs_error() if unknown. */
-int gs_family_config(const char *name, gpn_config *c);
+int gs_family_config(const char *name, gs_config *c);
 /* The family whose store_name a run registered ("gpn+m", "ldru"); NULL if none. */
 const gs_family *gs_family_by_store_name(const char *store_name);
 /* The family whose tensors a checkpoint holds; NULL with gs_error() naming
@@ -176,16 +176,16 @@ const gs_family *gs_family_of_file(const st_file *f);
  * "PATH is an MLP-LDRU sequence classifier, not a language model: NEEDS
  * needs a language model (...)", naming the commands that do take it. The
  * one check every language-model-only command makes (cli/lm_model.h). */
-int gs_family_require_lm(const gpn_config *c, const char *path, const char *needs);
+int gs_family_require_lm(const gs_config *c, const char *path, const char *needs);
 
 /* A site's width in floats for a config; 0 where the model lacks it. */
-int gs_site_width(const gs_site *s, const gpn_config *c);
+int gs_site_width(const gs_site *s, const gs_config *c);
 /* Whether the model has the site (memory sites need memory heads). */
-int gs_site_present(const gs_site *s, const gpn_config *c);
+int gs_site_present(const gs_site *s, const gs_config *c);
 /* The site of a hook point in a family (NULL if none). */
-const gs_site *gs_site_of_point(const gs_family *f, gpn_hook_point p);
+const gs_site *gs_site_of_point(const gs_family *f, gs_hook_point p);
 /* The first present site of a role (NULL if none): e.g. the state site. */
-const gs_site *gs_site_of_role(const gs_family *f, const gpn_config *c, gs_site_role role);
+const gs_site *gs_site_of_role(const gs_family *f, const gs_config *c, gs_site_role role);
 /* A site's name for layer i ("blocks.{i}.X" -> "blocks.0.X"); layer is
  * ignored for sites that are not per layer. */
 void gs_site_format(const gs_site *s, int layer, char *out, size_t size);

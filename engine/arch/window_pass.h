@@ -1,4 +1,4 @@
-/* What every family's window path (gpn_engine_window) does alike around its
+/* What every family's window path (gs_engine_window) does alike around its
  * layers: B sequences (rows of T in the caller's tokens and NLLs) run in
  * passes of `piece` tokens of every sequence, one after another as steps
  * would, with the GEMMs on the engine's pool; each pass gathers its tokens

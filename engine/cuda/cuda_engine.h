@@ -1,4 +1,4 @@
-/* The CUDA step behind gpn_engine (engine.c dispatches to it; nothing else
+/* The CUDA step behind gs_engine (engine.c dispatches to it; nothing else
  * calls it). The step itself (engine/arch/gpn/gpn_cuda.cu, cuda_kernels.cu) is
  * built when nvcc is found as a plugin, gpnscope_cuda.so, which engine/cuda/cuda_loader.c
  * opens on first use: cuBLAS and the CUDA runtime (hundreds of MB) are slow to
@@ -10,7 +10,7 @@
  * runs on one stream; outputs land in pinned host buffers. A hook on a point
  * costs one round trip of that tensor (device -> host, the hook, host ->
  * device), so interventions work unchanged; capture for recording goes
- * through the outputs instead (gpn_engine_set_outputs), where the row
+ * through the outputs instead (gs_engine_set_outputs), where the row
  * selection is applied on the device. */
 #ifndef GS_ENGINE_CUDA_ENGINE_H
 #define GS_ENGINE_CUDA_ENGINE_H
@@ -30,20 +30,20 @@ typedef struct gpn_cuda gpn_cuda;
 
 /* The engine's hook call: the tensor of point p (layer) for B rows of width
  * floats, in host memory, which the hook may change. */
-typedef void (*gpn_cuda_fire_fn)(void *ctx, gpn_hook_point p, int layer, float *host, int B, int width);
+typedef void (*gpn_cuda_fire_fn)(void *ctx, gs_hook_point p, int layer, float *host, int B, int width);
 
 /* 1 when this build has CUDA and a device is usable; else 0 with the reason
  * in why (for tests and --help to print). */
 int gpn_cuda_usable(char *why, size_t why_size);
 
-gpn_cuda *gpn_cuda_new(const gpn_model *m, int max_batch, int device, gpn_precision precision);
+gpn_cuda *gpn_cuda_new(const gs_model *m, int max_batch, int device, gs_precision precision);
 void gpn_cuda_free(gpn_cuda *g);
 void gpn_cuda_reset_seq(gpn_cuda *g, int b);
 /* One step for the first B sequences (tokens already checked). hook_mask has
  * bit p set for every point with a hook; fire is called for those. Fills out
  * with pinned host pointers holding what `outputs` asks for. */
 int gpn_cuda_step(gpn_cuda *g, const int32_t *tokens, int B, unsigned hook_mask, gpn_cuda_fire_fn fire, void *ctx,
-                  int outputs, const unsigned char *rows, gpn_step_out *out);
+                  int outputs, const unsigned char *rows, gs_step_out *out);
 const char *gpn_cuda_name(const gpn_cuda *g);
 
 /* The plugin's table of the functions above; gpnscope_cuda.so exports
@@ -53,19 +53,19 @@ const char *gpn_cuda_name(const gpn_cuda *g);
 #define GPN_CUDA_API_VERSION 2
 #define GPN_CUDA_ABI                                                                                               \
     ((long)GPN_CUDA_API_VERSION * 1000000007L +                                                                    \
-     (long)(sizeof(gpn_model) + 3 * sizeof(gpn_step_out) + 5 * sizeof(gpn_config) + 7 * sizeof(gpn_tensor_spec) + \
-            11 * sizeof(gpn_hook_event)) * 1009L +                                                                 \
-     (long)GPN_MAX_TENSORS * 31L + (long)GPN_HOOK_COUNT)
+     (long)(sizeof(gs_model) + 3 * sizeof(gs_step_out) + 5 * sizeof(gs_config) + 7 * sizeof(gs_tensor_spec) + \
+            11 * sizeof(gs_hook_event)) * 1009L +                                                                 \
+     (long)GS_MAX_TENSORS * 31L + (long)GS_HOOK_COUNT)
 typedef struct {
     long abi;
     int (*usable)(char *why, size_t why_size);
     /* the model's tensor layout comes from the loader: the plugin links none of engine/ */
-    gpn_cuda *(*create)(const gpn_model *m, const gpn_tensor_spec *specs, int n_specs, int max_batch, int device,
-                        gpn_precision precision);
+    gpn_cuda *(*create)(const gs_model *m, const gs_tensor_spec *specs, int n_specs, int max_batch, int device,
+                        gs_precision precision);
     void (*destroy)(gpn_cuda *g);
     void (*reset_seq)(gpn_cuda *g, int b);
     int (*step)(gpn_cuda *g, const int32_t *tokens, int B, unsigned hook_mask, gpn_cuda_fire_fn fire, void *ctx,
-                int outputs, const unsigned char *rows, gpn_step_out *out);
+                int outputs, const unsigned char *rows, gs_step_out *out);
     const char *(*name)(const gpn_cuda *g);
     const char *(*error)(void); /* the plugin's own last error message */
 } gpn_cuda_api;

@@ -71,13 +71,13 @@ int gpn_cuda_usable(char *why, size_t why_size) {
     return api->usable(why, why_size);
 }
 
-gpn_cuda *gpn_cuda_new(const gpn_model *m, int max_batch, int device, gpn_precision precision) {
+gpn_cuda *gpn_cuda_new(const gs_model *m, int max_batch, int device, gs_precision precision) {
     if (!plugin()) {
         gs_fail("--device cuda: %s", load_error);
         return NULL;
     }
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n_specs = gpn_tensor_specs(&m->cfg, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n_specs = gs_tensor_specs(&m->cfg, specs);
     gpn_cuda *g = api->create(m, specs, n_specs, max_batch, device, precision);
     if (!g) gs_fail("%s", api->error());
     return g;
@@ -90,7 +90,7 @@ void gpn_cuda_free(gpn_cuda *g) {
 void gpn_cuda_reset_seq(gpn_cuda *g, int b) { api->reset_seq(g, b); }
 
 int gpn_cuda_step(gpn_cuda *g, const int32_t *tokens, int B, unsigned hook_mask, gpn_cuda_fire_fn fire, void *ctx,
-                  int outputs, const unsigned char *rows, gpn_step_out *out) {
+                  int outputs, const unsigned char *rows, gs_step_out *out) {
     if (api->step(g, tokens, B, hook_mask, fire, ctx, outputs, rows, out)) return gs_fail("%s", api->error());
     return 0;
 }

@@ -18,7 +18,7 @@
 #define SEQ_WINDOW_DECLARE(FAM, R, S)                                                                                \
     typedef struct FAM##_tape_##S FAM##_tape_##S;                                                                    \
     /* NULL with gs_error() on bad sizes (T < 2) or no memory */                                                     \
-    FAM##_tape_##S *FAM##_tape_new_##S(const gpn_config *c, int B, int T);                                           \
+    FAM##_tape_##S *FAM##_tape_new_##S(const gs_config *c, int B, int T);                                           \
     void FAM##_tape_free_##S(FAM##_tape_##S *tp);                                                                    \
     /* Forward over tokens (B x T, sequence-major). With grads != NULL, also accumulates the output head's gradient  \
      * and keeps what the backward needs. *loss = mean NLL over the predicted tokens. 0, or -1 with gs_error(). */   \
@@ -30,7 +30,7 @@
 
 /* The gs_train_i adapters of a sequence tape FAM##_tape_*_f32 (static, in the family's _train.c) */
 #define SEQ_TAPE_ADAPTERS(FAM)                                                                                       \
-    static void *FAM##_new(const gpn_config *c, int B, int T) { return FAM##_tape_new_f32(c, B, T); }               \
+    static void *FAM##_new(const gs_config *c, int B, int T) { return FAM##_tape_new_f32(c, B, T); }               \
     static void FAM##_free(void *tp) { FAM##_tape_free_f32(tp); }                                                    \
     static int FAM##_forward(void *tp, const float *P, const int32_t *tok, float *grads, double *loss) {             \
         return FAM##_tape_forward_f32(tp, P, tok, grads, loss);                                                      \

@@ -3,7 +3,7 @@
 
 #include "engine/tape/train_ops.h"
 
-void train_baseline_derive(gpn_config *c) {
+void train_baseline_derive(gs_config *c) {
     c->e = c->d;
     c->norm_eps = (float)TRAIN_RMS_EPS;
 }

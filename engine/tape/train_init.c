@@ -45,9 +45,9 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 /* the decay parameters, shared by GPN+M and GDN (fla draws them the same way) */
-static void init_decay(const gpn_tensor_spec *s, float *x, train_rng *r) {
+static void init_decay(const gs_tensor_spec *s, float *x, train_rng *r) {
     for (size_t k = 0; k < s->numel; k++) {
-        if (s->role == GPN_ROLE_A_LOG) {
+        if (s->role == GS_TENSOR_A_LOG) {
             double a = 16.0 * train_rng_uniform(r);
             x[k] = (float)log(a > 1e-8 ? a : 1e-8);
         } else {
@@ -58,25 +58,25 @@ static void init_decay(const gpn_tensor_spec *s, float *x, train_rng *r) {
     }
 }
 
-void train_init_params(const gpn_config *c, float *block, train_rng *r) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+void train_init_params(const gs_config *c, float *block, train_rng *r) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     for (int i = 0; i < n; i++) {
-        const gpn_tensor_spec *s = &specs[i];
+        const gs_tensor_spec *s = &specs[i];
         float *x = block + s->offset;
         size_t m = s->numel;
         switch (s->role) {
-        case GPN_ROLE_NORM:
+        case GS_TENSOR_NORM:
             for (size_t k = 0; k < m; k++) x[k] = 1.0f;
             break;
-        case GPN_ROLE_BIAS:
+        case GS_TENSOR_BIAS:
             memset(x, 0, m * sizeof *x);
             break;
-        case GPN_ROLE_A_LOG:
-        case GPN_ROLE_DT_BIAS:
+        case GS_TENSOR_A_LOG:
+        case GS_TENSOR_DT_BIAS:
             init_decay(s, x, r);
             break;
-        case GPN_ROLE_MATRIX:
+        case GS_TENSOR_MATRIX:
             if (ends_with(s->name, "fg_gate_k") || ends_with(s->name, "pg_gate_k") || ends_with(s->name, "ffn_w2_k")) {
                 memset(x, 0, m * sizeof *x);
             } else if (strcmp(s->name, "embedding") == 0 || ends_with(s->name, "read_W_o_k")) {
@@ -90,18 +90,18 @@ void train_init_params(const gpn_config *c, float *block, train_rng *r) {
     }
 }
 
-void train_init_lm(const gpn_config *c, float *block, train_rng *r) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+void train_init_lm(const gs_config *c, float *block, train_rng *r) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     double out_std = 0.02 / sqrt(2.0 * (c->n_layers > 0 ? c->n_layers : 1));
     for (int i = 0; i < n; i++) {
-        const gpn_tensor_spec *s = &specs[i];
+        const gs_tensor_spec *s = &specs[i];
         float *x = block + s->offset;
-        if (s->role == GPN_ROLE_NORM) {
+        if (s->role == GS_TENSOR_NORM) {
             for (size_t k = 0; k < s->numel; k++) x[k] = 1.0f;
-        } else if (s->role == GPN_ROLE_BIAS) {
+        } else if (s->role == GS_TENSOR_BIAS) {
             memset(x, 0, s->numel * sizeof *x);
-        } else if (s->role == GPN_ROLE_A_LOG || s->role == GPN_ROLE_DT_BIAS) {
+        } else if (s->role == GS_TENSOR_A_LOG || s->role == GS_TENSOR_DT_BIAS) {
             init_decay(s, x, r);
         } else {
             int back = ends_with(s->name, "attn.W_o.weight") || ends_with(s->name, "ffn.w2.weight") ||

@@ -9,7 +9,7 @@
  *   RMSNorm weights            ones
  *   A_log                      log U(0, 16)
  *   dt_bias                    softplus^-1(dt), dt = exp(U(log 1e-3, log 0.1)) clipped at 1e-4
- * Tensors are filled in gpn_tensor_specs order from one stream. */
+ * Tensors are filled in gs_tensor_specs order from one stream. */
 #ifndef GS_ENGINE_TRAIN_INIT_H
 #define GS_ENGINE_TRAIN_INIT_H
 
@@ -28,13 +28,13 @@ double train_rng_normal(train_rng *r);  /* standard normal */
 double train_rng_truncated_normal(train_rng *r, double lo, double hi);
 
 /* Fill every parameter of (c, block) with the companion's initialisation. */
-void train_init_params(const gpn_config *c, float *block, train_rng *r);
+void train_init_params(const gs_config *c, float *block, train_rng *r);
 /* The baselines' (Transformer++, GDN, the Recurrent Transformer): GPT-2's /
  * fla's initializer_range scheme, every matrix (embedding, lm_head, the
  * depthwise convolutions included) normal(0.02), the projections back into
  * the residual stream (attn W_o / o_proj, ffn w2 / down_proj, the RT's
  * attn_out and blocks' ff_out) normal(0.02 / sqrt(2 n_layers)), norms ones,
  * and A_log, dt_bias drawn as above. */
-void train_init_lm(const gpn_config *c, float *block, train_rng *r);
+void train_init_lm(const gs_config *c, float *block, train_rng *r);
 
 #endif

@@ -2,7 +2,7 @@
 # Only engine/arch/ knows the architecture ids (docs/architecture.md, "Adding
 # a family"): everything else asks the family table (engine/arch/family.h:
 # gs_family_of, gs_family_is, gs_family_has_memory, the training entry's key
-# table). A GPN_ARCH_* or GS_ARCH_* in any other non-test C, CUDA or .inc
+# table). A GS_ARCH_* or GS_ARCH_* in any other non-test C, CUDA or .inc
 # source fails this test with its file and line. Tests may name the ids.
 set -uo pipefail
 src="$GPNSCOPE_SOURCE"

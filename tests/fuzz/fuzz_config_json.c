@@ -12,7 +12,7 @@
 #include "analyses/causal/patching.h"
 #include "base/error.h"
 #include "base/json.h"
-#include "engine/train/train.h"
+#include "train/train.h"
 #include "fuzz.h"
 
 #define FUZZ_VOCAB 1000

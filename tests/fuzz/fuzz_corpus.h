@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/corpora/corpus.h"
-#include "engine/tokenizer/tokenizer_impl.h"
+#include "io/corpora/corpus.h"
+#include "io/tokenizer/tokenizer_impl.h"
 #include "fuzz.h"
 
 /* Unigram counts are only asked for vocabularies up to this size (the
@@ -18,7 +18,7 @@
 
 /* Read every selected window (ids in the vocabulary, or a one-line error for
  * shards), count unigrams, hash; returns 0 when every window read. */
-static inline int fuzz_read_corpus(gpn_corpus *c) {
+static inline int fuzz_read_corpus(gs_corpus *c) {
     int64_t T = corpus_seq_len(c), n = corpus_n_windows(c), V = corpus_vocab_size(c);
     FUZZ_ASSERT(T > 0 && n > 0 && n <= corpus_n_windows_total(c), "%lld windows of %lld selected out of %lld", (long long)n,
                 (long long)T, (long long)corpus_n_windows_total(c));
@@ -56,7 +56,7 @@ static inline int fuzz_read_corpus(gpn_corpus *c) {
 /* By document: each selected window is a document of at most seq_len real
  * tokens inside the stream, in order, read whole (padding included) with
  * ids in the vocabulary; the cut count matches the documents' lengths. */
-static inline void fuzz_read_documents(gpn_corpus *c) {
+static inline void fuzz_read_documents(gs_corpus *c) {
     int64_t T = corpus_seq_len(c), n = corpus_n_windows(c), V = corpus_vocab_size(c), end = 0, cut = 0;
     FUZZ_ASSERT(corpus_by_document(c) && T > 0 && n > 0 && corpus_n_windows_total(c) == corpus_n_docs(c),
                 "%lld documents selected of %lld, windows of %lld", (long long)n, (long long)corpus_n_docs(c), (long long)T);
@@ -81,7 +81,7 @@ static inline void fuzz_read_documents(gpn_corpus *c) {
 
 /* A text or JSONL corpus exported as shards (several small ones) and read
  * back holds the same token stream. */
-static inline void fuzz_export_roundtrip(gpn_corpus *c, const gpn_tokenizer *tok) {
+static inline void fuzz_export_roundtrip(gs_corpus *c, const gs_tokenizer *tok) {
     if (corpus_total_tokens(c) > (1 << 16)) return;
     fuzz_rmdir("export");
     const char *dir = fuzz_path("export");
@@ -90,7 +90,7 @@ static inline void fuzz_export_roundtrip(gpn_corpus *c, const gpn_tokenizer *tok
     corpus_options_default(&o);
     o.format = CORPUS_SHARDS;
     o.seq_len = corpus_seq_len(c);
-    gpn_corpus *back = corpus_open(dir, tok, &o);
+    gs_corpus *back = corpus_open(dir, tok, &o);
     FUZZ_ASSERT(back != NULL, "the exported shards do not open: %s", gs_error());
     FUZZ_ASSERT(corpus_total_tokens(back) == corpus_total_tokens(c) && corpus_n_docs(back) == corpus_n_docs(c),
                 "export changed the corpus: %lld tokens in %lld docs became %lld in %lld", (long long)corpus_total_tokens(c),
@@ -101,8 +101,8 @@ static inline void fuzz_export_roundtrip(gpn_corpus *c, const gpn_tokenizer *tok
 }
 
 /* The tiny tokenizer the corpus targets read text with, built on first use. */
-static inline gpn_tokenizer *fuzz_corpus_tokenizer(void) {
-    static gpn_tokenizer *tok;
+static inline gs_tokenizer *fuzz_corpus_tokenizer(void) {
+    static gs_tokenizer *tok;
     if (!tok) {
         char *json = fuzz_tiny_tokenizer_json(1, 0);
         tok = tok_load_json("tiny.json", json, strlen(json));

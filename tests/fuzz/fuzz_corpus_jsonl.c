@@ -9,21 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer/tokenizer_impl.h"
+#include "io/tokenizer/tokenizer_impl.h"
 #include "fuzz_corpus.h"
 
-static gpn_tokenizer *tok;
+static gs_tokenizer *tok;
 
 /* export: also check the export to shards and back (the slowest check, so
  * once per input) */
-static gpn_corpus *open_as(const char *path, corpus_format format, int skip_bad, int64_t seq_len, int export) {
+static gs_corpus *open_as(const char *path, corpus_format format, int skip_bad, int64_t seq_len, int export) {
     corpus_options o;
     corpus_options_default(&o);
     o.format = format;
     o.seq_len = seq_len;
     o.skip_bad = skip_bad;
     if (format == CORPUS_TEXT) o.separator = "\n\n";
-    gpn_corpus *c = corpus_open(path, tok, &o);
+    gs_corpus *c = corpus_open(path, tok, &o);
     if (c) {
         /* text and JSONL hold their tokens in memory, checked when made */
         FUZZ_ASSERT(fuzz_read_corpus(c) == 0, "a window of an open corpus does not read: %s", gs_error());
@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tok = fuzz_corpus_tokenizer();
     const char *path = fuzz_write("c.jsonl", data, size);
     int64_t seq_len = 1 + (int64_t)(size % 5);
-    gpn_corpus *strict = open_as(path, CORPUS_JSONL, 0, seq_len, 0);
-    gpn_corpus *lenient = open_as(path, CORPUS_JSONL, 1, seq_len, 1);
+    gs_corpus *strict = open_as(path, CORPUS_JSONL, 0, seq_len, 0);
+    gs_corpus *lenient = open_as(path, CORPUS_JSONL, 1, seq_len, 1);
     /* a file that opens strictly has no bad line to skip */
     if (strict) {
         FUZZ_ASSERT(lenient && corpus_n_bad(lenient) == 0 && !strcmp(corpus_hash(strict), corpus_hash(lenient)),

@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer/tokenizer_impl.h"
+#include "io/tokenizer/tokenizer_impl.h"
 #include "fuzz_corpus.h"
 
-static gpn_tokenizer *tok;
+static gs_tokenizer *tok;
 
-static void open_read(const char *path, const gpn_tokenizer *t, int64_t seq_len) {
+static void open_read(const char *path, const gs_tokenizer *t, int64_t seq_len) {
     corpus_options o;
     corpus_options_default(&o);
     o.seq_len = seq_len;
-    gpn_corpus *c = corpus_open(path, t, &o);
+    gs_corpus *c = corpus_open(path, t, &o);
     if (!c) return;
     FUZZ_ASSERT(corpus_get_format(c) == CORPUS_SHARDS, "shards detected as %s", corpus_format_name(corpus_get_format(c)));
     fuzz_read_corpus(c);
@@ -32,7 +32,7 @@ static void open_documents(const char *path, int64_t seq_len) {
     corpus_options_default(&o);
     o.seq_len = seq_len;
     o.by_document = 1;
-    gpn_corpus *c = corpus_open(path, NULL, &o);
+    gs_corpus *c = corpus_open(path, NULL, &o);
     if (!c) return;
     fuzz_read_documents(c);
     corpus_free(c);

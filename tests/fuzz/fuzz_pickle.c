@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/checkpoint/convert.h"
-#include "engine/checkpoint/numpy_array.h"
-#include "engine/checkpoint/pickle.h"
+#include "io/checkpoint/convert.h"
+#include "io/checkpoint/numpy_array.h"
+#include "io/checkpoint/pickle.h"
 #include "fuzz.h"
 
 #define MAX_VISITS 200000

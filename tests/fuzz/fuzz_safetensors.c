@@ -1,7 +1,7 @@
 /* Fuzz target: a checkpoint file, as `gpnscope info/record --model` reads it.
  * The input is the whole .safetensors file. It goes through
  * safetensors_open (header, dtypes, shapes, offsets), every accessor, the
- * float widening of each floating tensor, and gpn_model_load (configuration
+ * float widening of each floating tensor, and gs_model_load (configuration
  * inferred from shapes and checked against __metadata__). A model that
  * loads must survive a save/load round trip bit for bit. */
 #include <stdint.h>
@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "engine/model.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "fuzz.h"
 
 /* Widen at most this many elements per tensor (the data is in the input,
@@ -39,20 +39,20 @@ static void check_file(const char *path) {
 }
 
 static void check_model(const char *path) {
-    gpn_model *m = gpn_model_load(path);
+    gs_model *m = gs_model_load(path);
     if (!m) return;
     if (m->n_params <= (1 << 16)) {
         const char *copy = fuzz_path("copy.safetensors");
-        FUZZ_ASSERT(gpn_model_save(m, copy, 0) == 0, "saving a loaded model failed: %s", gs_error());
-        gpn_model *m2 = gpn_model_load(copy);
+        FUZZ_ASSERT(gs_model_save(m, copy, 0) == 0, "saving a loaded model failed: %s", gs_error());
+        gs_model *m2 = gs_model_load(copy);
         FUZZ_ASSERT(m2 != NULL, "a saved model does not load: %s", gs_error());
         FUZZ_ASSERT(!memcmp(&m->cfg, &m2->cfg, sizeof m->cfg) && m->n_params == m2->n_params &&
                         !memcmp(m->block, m2->block, m->n_params * sizeof *m->block),
                     "save/load round trip changed the model");
-        gpn_model_free(m2);
+        gs_model_free(m2);
         fuzz_unlink("copy.safetensors");
     }
-    gpn_model_free(m);
+    gs_model_free(m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/tokenizer/tokenizer.h"
-#include "engine/tokenizer/utf8.h"
+#include "io/tokenizer/tokenizer.h"
+#include "io/tokenizer/utf8.h"
 #include "fuzz.h"
 
 /* What decode(encode(text)) must give for a byte-fallback tokenizer with
@@ -40,7 +40,7 @@ static inline size_t fuzz_expected_roundtrip(const uint8_t *s, size_t n, int rep
 /* Encode text in both invalid-UTF-8 modes: every id must be a piece, and
  * decoding the ids must succeed. With check_roundtrip, decode(encode(text))
  * must also equal fuzz_expected_roundtrip. Leaves the default mode set. */
-static inline void fuzz_encode_decode(gpn_tokenizer *t, const uint8_t *text, size_t n, int check_roundtrip) {
+static inline void fuzz_encode_decode(gs_tokenizer *t, const uint8_t *text, size_t n, int check_roundtrip) {
     for (int mode = 0; mode < 2; mode++) {
         tokenizer_set_invalid_utf8(t, mode ? TOKENIZER_INVALID_BYTES : TOKENIZER_INVALID_REPLACE);
         int32_t *ids = NULL;
@@ -72,7 +72,7 @@ static inline void fuzz_encode_decode(gpn_tokenizer *t, const uint8_t *text, siz
 
 /* Decode ids read from the bytes: as they are (mostly out of range: a
  * one-line error), then folded into the vocabulary (must succeed). */
-static inline void fuzz_decode_bytes(const gpn_tokenizer *t, const uint8_t *data, size_t size) {
+static inline void fuzz_decode_bytes(const gs_tokenizer *t, const uint8_t *data, size_t size) {
     size_t n = size / 4;
     if (n == 0) return;
     int32_t *ids = malloc(n * sizeof *ids);
@@ -96,7 +96,7 @@ static inline void fuzz_decode_bytes(const gpn_tokenizer *t, const uint8_t *data
 
 /* What both tokenizer readers' targets do with a tokenizer that loaded: encode
  * fixed samples and the input itself, decode the input's bytes as ids, free. */
-static inline void fuzz_exercise_tokenizer(gpn_tokenizer *t, const uint8_t *data, size_t size) {
+static inline void fuzz_exercise_tokenizer(gs_tokenizer *t, const uint8_t *data, size_t size) {
     static const char *const samples[] = {"", "hello world", "  a  b\tc\n", "\xC3\xA9\xFF\xE2\x96\x81<sep><s>ab",
                                           "\xF0\x9F\x98\x80 \x80\xC0"};
     for (size_t i = 0; i < sizeof samples / sizeof *samples; i++)

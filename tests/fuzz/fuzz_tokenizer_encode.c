@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer/tokenizer_impl.h"
+#include "io/tokenizer/tokenizer_impl.h"
 #include "fuzz_tokenizer.h"
 
 #ifndef GPNSCOPE_SOURCE_DIR
 #define GPNSCOPE_SOURCE_DIR "."
 #endif
 
-static gpn_tokenizer *llama, *tiny;
+static gs_tokenizer *llama, *tiny;
 static int loaded;
 
 static void load(void) {

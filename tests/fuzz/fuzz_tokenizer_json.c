@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer/tokenizer_impl.h"
+#include "io/tokenizer/tokenizer_impl.h"
 #include "fuzz_tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!text) return 0;
     memcpy(text, data, size);
     text[size] = 0;
-    gpn_tokenizer *t = tok_load_json("fuzz.json", text, size);
+    gs_tokenizer *t = tok_load_json("fuzz.json", text, size);
     free(text);
     if (!t) return 0;
     fuzz_exercise_tokenizer(t, data, size);

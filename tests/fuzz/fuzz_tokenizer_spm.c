@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/tokenizer/tokenizer_impl.h"
+#include "io/tokenizer/tokenizer_impl.h"
 #include "fuzz_tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsigned char *copy = malloc(size ? size : 1);
     if (!copy) return 0;
     memcpy(copy, data, size);
-    gpn_tokenizer *t = tok_load_spm("fuzz.model", copy, size);
+    gs_tokenizer *t = tok_load_spm("fuzz.model", copy, size);
     free(copy);
     if (!t) return 0;
     fuzz_exercise_tokenizer(t, data, size);

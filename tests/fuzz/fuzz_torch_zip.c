@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "engine/checkpoint/convert.h"
-#include "engine/checkpoint/torch_zip.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/convert.h"
+#include "io/checkpoint/torch_zip.h"
+#include "io/checkpoint/safetensors.h"
 #include "fuzz.h"
 #include <zip.h>
 

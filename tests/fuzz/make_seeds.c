@@ -21,16 +21,16 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "base/half.h"
-#include "engine/checkpoint/convert.h"
-#include "engine/checkpoint/pickle.h"
-#include "engine/checkpoint/torch_zip.h"
-#include "engine/corpora/corpus.h"
+#include "io/checkpoint/convert.h"
+#include "io/checkpoint/pickle.h"
+#include "io/checkpoint/torch_zip.h"
+#include "io/corpora/corpus.h"
 #include "engine/model.h"
 #include "../unit/pb_writer.h"
 #include "../unit/pickle_writer.h"
-#include "engine/checkpoint/safetensors.h"
-#include "engine/tokenizer/tokenizer.h"
-#include "engine/train/train.h"
+#include "io/checkpoint/safetensors.h"
+#include "io/tokenizer/tokenizer.h"
+#include "train/train.h"
 #include "fuzz.h"
 #include "fuzz_vec.h"
 #include "store/npy.h"
@@ -71,32 +71,32 @@ static float rnd(void) {
 
 /* ---------------------------------------------------------------- safetensors */
 
-static void model_seed(const char *name, const gpn_config *c, int bf16) {
-    gpn_model *m = gpn_model_new(c);
+static void model_seed(const char *name, const gs_config *c, int bf16) {
+    gs_model *m = gs_model_new(c);
     CHECK(m != NULL, "%s: %s", name, gs_error());
     if (!m) return;
     for (size_t i = 0; i < m->n_params; i++) m->block[i] = rnd();
     const char *p = seed_path("safetensors", name);
-    CHECK(gpn_model_save(m, p, bf16) == 0, "%s: %s", name, gs_error());
-    gpn_model_free(m);
-    gpn_model *back = gpn_model_load(p);
+    CHECK(gs_model_save(m, p, bf16) == 0, "%s: %s", name, gs_error());
+    gs_model_free(m);
+    gs_model *back = gs_model_load(p);
     CHECK(back != NULL, "seed %s does not load: %s", name, gs_error());
-    gpn_model_free(back);
+    gs_model_free(back);
 }
 
 static void seeds_safetensors(void) {
     fresh("safetensors");
-    model_seed("gpn_f32.safetensors", &(gpn_config){.arch = GPN_ARCH_GPN, .n_layers = 1, .d = 3, .e = 2, .f = 2, .V = 5, .decoder_bias = 1}, 0);
+    model_seed("gpn_f32.safetensors", &(gs_config){.arch = GS_ARCH_GPN, .n_layers = 1, .d = 3, .e = 2, .f = 2, .V = 5, .decoder_bias = 1}, 0);
     model_seed("gpnm_bf16.safetensors",
-               &(gpn_config){.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 2, .e = 2, .f = 2, .H = 1, .dk = 1, .dv = 2, .V = 4}, 1);
+               &(gs_config){.arch = GS_ARCH_GPN_M, .n_layers = 2, .d = 2, .e = 2, .f = 2, .H = 1, .dk = 1, .dv = 2, .V = 4}, 1);
     /* the companion's own writer (Python safetensors): other header layout */
     size_t n = 0;
     char *ref = read_whole_file(fixture("reference/gpn.weights.safetensors"), &n);
     if (ref) {
         const char *p = put("safetensors", "reference_gpn.safetensors", ref, n);
-        gpn_model *m = gpn_model_load(p);
+        gs_model *m = gs_model_load(p);
         CHECK(m != NULL, "reference fixture does not load: %s", gs_error());
-        gpn_model_free(m);
+        gs_model_free(m);
         free(ref);
     }
     /* every dtype, metadata, an empty tensor: a file that opens but is no model */
@@ -124,7 +124,7 @@ static void seeds_safetensors(void) {
 /* ---------------------------------------------------------------- tokenizers */
 
 static void check_tokenizer(const char *path) {
-    gpn_tokenizer *t = tokenizer_load(path);
+    gs_tokenizer *t = tokenizer_load(path);
     CHECK(t != NULL, "seed %s does not load: %s", path, gs_error());
     tokenizer_free(t);
 }
@@ -208,11 +208,11 @@ static void seeds_tokenizer_encode(void) {
 /* ---------------------------------------------------------------- corpora */
 
 /* The tiny tokenizer of fuzz.h, as the corpus targets use it (its seed file). */
-static gpn_tokenizer *tiny_tokenizer(void) { return tokenizer_load(seed_path("tokenizer_json", "tiny_bytes.json")); }
+static gs_tokenizer *tiny_tokenizer(void) { return tokenizer_load(seed_path("tokenizer_json", "tiny_bytes.json")); }
 
 static void seeds_corpus_jsonl(void) {
     fresh("corpus_jsonl");
-    gpn_tokenizer *tok = tiny_tokenizer();
+    gs_tokenizer *tok = tiny_tokenizer();
     static const struct { const char *name, *text; int bad; } files[] = {
         {"plain.jsonl", "{\"text\": \"ab abc ca\"}\n{\"text\": \"b\\u00e9 \\ud83d\\ude00 c\", \"id\": 2}\n", 0},
         {"blank_lines.jsonl", "\n{\"text\": \"a\"}\r\n   \n{\"meta\": {\"x\": [1, 2]}, \"text\": \"<sep> a  b\"}\n\n", 0},
@@ -226,7 +226,7 @@ static void seeds_corpus_jsonl(void) {
         o.format = CORPUS_JSONL;
         o.seq_len = 2;
         o.skip_bad = files[i].bad;
-        gpn_corpus *c = tok ? corpus_open(p, tok, &o) : NULL;
+        gs_corpus *c = tok ? corpus_open(p, tok, &o) : NULL;
         CHECK(c != NULL, "seed %s does not open: %s", p, gs_error());
         CHECK(!c || corpus_n_bad(c) == (files[i].bad ? 5 : 0), "seed %s: %lld bad lines", p, c ? (long long)corpus_n_bad(c) : -1LL);
         corpus_free(c);
@@ -269,7 +269,7 @@ static void seeds_corpus_shards(const char *scratch) {
         corpus_options o;
         corpus_options_default(&o);
         o.seq_len = 3;
-        gpn_corpus *c = corpus_open(dir, NULL, &o);
+        gs_corpus *c = corpus_open(dir, NULL, &o);
         CHECK(c && corpus_n_docs(c) == 3 && corpus_total_tokens(c) == 13, "seed shards %s do not open: %s", dir, gs_error());
         corpus_free(c);
         pack_shards(dir, two ? "two_shards" : "one_shard", two ? 5 : 3);

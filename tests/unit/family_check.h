@@ -25,7 +25,7 @@
 
 #include "base/error.h"
 #include "engine/arch/family.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "engine/engine.h"
 #include "probes/probes.h"
 #include "testlib.h"
@@ -74,9 +74,9 @@ static inline void fc_run_free(fc_run *r) {
 
 /* B sequences of T tokens, `batch` at a time, every site captured, then one
  * more step whose logits are the prediction made at position T - 1. */
-static inline int fc_run_hooked(const gpn_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
+static inline int fc_run_hooked(const gs_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
                          int batch, const fc_hook *hooks, int n_hooks, fc_run *r) {
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     memset(r, 0, sizeof *r);
     if (batch > 64) return gs_fail("at most 64 sequences a batch (%d)", batch);
     r->B = B, r->T = T, r->V = c->V, r->nan0 = 1;
@@ -90,29 +90,29 @@ static inline int fc_run_hooked(const gpn_model *m, const fc_site *sites, int n_
     r->logits = calloc((size_t)B * T * c->V, 4), r->nll = calloc((size_t)B * T, 4);
     for (int b0 = 0; b0 < B; b0 += batch) {
         int nb = B - b0 < batch ? B - b0 : batch;
-        gpn_engine *e = gpn_engine_new(m, batch);
+        gs_engine *e = gs_engine_new(m, batch);
         probe_set *ps = e ? probe_set_new(e) : NULL;
-        if (!ps) { gpn_engine_free(e); return -1; }
+        if (!ps) { gs_engine_free(e); return -1; }
         probe_capture *cap[FC_MAX_CAPS];
         for (int i = 0; i < r->n; i++) {
-            if (!(cap[i] = probe_capture_add(ps, r->name[i]))) { probe_set_free(ps); gpn_engine_free(e); return -1; }
+            if (!(cap[i] = probe_capture_add(ps, r->name[i]))) { probe_set_free(ps); gs_engine_free(e); return -1; }
             r->width[i] = cap[i]->width;
             if (!r->cap[i]) r->cap[i] = calloc((size_t)B * T * cap[i]->width, 4);
         }
         for (int k = 0; k < n_hooks; k++)
             if (probe_add(ps, hooks[k].pattern, hooks[k].fn, hooks[k].ctx) != 0) {
                 probe_set_free(ps);
-                gpn_engine_free(e);
+                gs_engine_free(e);
                 return -1;
             }
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         for (int t = 0; t <= T; t++) {
             int32_t tok[64];
             for (int b = 0; b < nb; b++) tok[b] = t < T ? tokens[(size_t)(b0 + b) * T + t] : 0;
-            if (gpn_engine_step(e, tok, nb) != 0) { probe_set_free(ps); gpn_engine_free(e); return -1; }
-            gpn_step_out o = gpn_engine_out(e);
-            const float *logits = gpn_engine_site(e, GPN_HOOK_LOGITS), *nll = gpn_engine_site(e, GPN_HOOK_NLL);
-            if (!logits || !nll || o.nll != nll) { probe_set_free(ps); gpn_engine_free(e); return gs_fail("no kept logits/nll"); }
+            if (gs_engine_step(e, tok, nb) != 0) { probe_set_free(ps); gs_engine_free(e); return -1; }
+            gs_step_out o = gs_engine_out(e);
+            const float *logits = gs_engine_site(e, GS_HOOK_LOGITS), *nll = gs_engine_site(e, GS_HOOK_NLL);
+            if (!logits || !nll || o.nll != nll) { probe_set_free(ps); gs_engine_free(e); return gs_fail("no kept logits/nll"); }
             for (int b = 0; b < nb; b++) {
                 size_t row = (size_t)(b0 + b) * T + t;
                 for (int i = 0; t < T && i < r->n; i++)
@@ -126,12 +126,12 @@ static inline int fc_run_hooked(const gpn_model *m, const fc_site *sites, int n_
             }
         }
         probe_set_free(ps);
-        gpn_engine_free(e);
+        gs_engine_free(e);
     }
     return 0;
 }
 
-static inline int fc_run_model(const gpn_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
+static inline int fc_run_model(const gs_model *m, const fc_site *sites, int n_sites, const int32_t *tokens, int B, int T,
                         int batch, fc_run *r) {
     return fc_run_hooked(m, sites, n_sites, tokens, B, T, batch, NULL, 0, r);
 }
@@ -169,7 +169,7 @@ static inline void fc_compare(const char *label, const st_file *ex, const char *
 /* Checks 1-3 on model m against the expect file ex; *full keeps the batch's
  * run for the caller's further checks (fc_run_free it). min_sites: how many
  * of the sites the file must hold. */
-static inline void fc_parity(const char *fx, const gpn_model *m, const st_file *ex, const fc_site *sites, int n_sites,
+static inline void fc_parity(const char *fx, const gs_model *m, const st_file *ex, const fc_site *sites, int n_sites,
                       const int32_t *tokens, int B, int T, int min_sites, fc_run *full) {
     int d = m->cfg.d, V = m->cfg.V;
     CHECK(fc_run_model(m, sites, n_sites, tokens, B, T, B, full) == 0, "run: %s", gs_error());
@@ -193,8 +193,8 @@ static inline void fc_parity(const char *fx, const gpn_model *m, const st_file *
 
     char bpath[512];
     snprintf(bpath, sizeof bpath, "%s/%s.bf16.safetensors", scratch_dir(fx), fx);
-    CHECK(gpn_model_save(m, bpath, 1) == 0, "save bf16: %s", gs_error());
-    gpn_model *mb = gpn_model_load(bpath), *mc = gpn_model_new(&m->cfg);
+    CHECK(gs_model_save(m, bpath, 1) == 0, "save bf16: %s", gs_error());
+    gs_model *mb = gs_model_load(bpath), *mc = gs_model_new(&m->cfg);
     CHECK(mb && mc, "bf16 round trip: %s", gs_error());
     if (mb && mc) {
         uint64_t rng = 12345;
@@ -215,23 +215,23 @@ static inline void fc_parity(const char *fx, const gpn_model *m, const st_file *
         fc_run_free(&rb);
         fc_run_free(&rc);
     }
-    gpn_model_free(mb);
-    gpn_model_free(mc);
+    gs_model_free(mb);
+    gs_model_free(mc);
 }
 
 /* The model (of family `arch`, which does not predict its first token), the
  * expect file and a copy of its tokens (B x T); 0, or -1 after a failed CHECK
  * with nothing left open. */
 typedef struct {
-    gpn_model *m;
+    gs_model *m;
     st_file *ex;
     int32_t *tokens;
     int B, T;
 } fc_pair;
 
-static inline int fc_open(const char *fx, const char *wpath, const char *epath, gpn_arch arch, fc_pair *p) {
+static inline int fc_open(const char *fx, const char *wpath, const char *epath, gs_arch arch, fc_pair *p) {
     memset(p, 0, sizeof *p);
-    p->m = gpn_model_load(wpath);
+    p->m = gs_model_load(wpath);
     CHECK(p->m != NULL, "load %s: %s", fx, gs_error());
     p->ex = safetensors_open(epath);
     CHECK(p->ex != NULL, "open %s: %s", epath, gs_error());
@@ -239,9 +239,9 @@ static inline int fc_open(const char *fx, const char *wpath, const char *epath, 
     CHECK(!p->ex || (tt && tt->ndim == 2 && tt->shape[0] <= 64), "%s: no 2-D tokens of at most 64 sequences", epath);
     const gs_family *fam = p->m ? gs_family_of(&p->m->cfg) : NULL;
     CHECK(!p->m || (p->m->cfg.arch == arch && fam && !fam->predicts_first_token), "%s: recognised as %s", fx,
-          gpn_arch_name(p->m->cfg.arch));
+          gs_arch_name(p->m->cfg.arch));
     if (!p->m || !tt || tt->ndim != 2 || tt->shape[0] > 64 || p->m->cfg.arch != arch) {
-        gpn_model_free(p->m);
+        gs_model_free(p->m);
         safetensors_close(p->ex);
         return -1;
     }
@@ -252,13 +252,13 @@ static inline int fc_open(const char *fx, const char *wpath, const char *epath, 
 }
 
 static inline void fc_close(fc_pair *p) {
-    gpn_model_free(p->m);
+    gs_model_free(p->m);
     safetensors_close(p->ex);
     free(p->tokens);
 }
 
 /* probe handler: zero the rows of sequences at position 0 */
-static inline void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
+static inline void fc_zero_first(void *ctx, const gs_hook_event *ev) {
     (void)ctx;
     for (int b = 0; b < ev->B; b++)
         if (ev->positions[b] == 0) memset(ev->data + (size_t)b * ev->width, 0, (size_t)ev->width * sizeof(float));
@@ -269,22 +269,22 @@ static inline void fc_zero_first(void *ctx, const gpn_hook_event *ev) {
  * of sequence 0's state (s_pred) from the unedited run `full` at step 0
  * (*same) and at steps 1-2 (*moved). 0, or -1 after a failed CHECK. */
 static inline int fc_edit_moves(const fc_pair *pr, const char *site, const fc_run *full, double *same, double *moved) {
-    const gpn_model *m = pr->m;
+    const gs_model *m = pr->m;
     const int32_t *tokens = pr->tokens;
     int B = pr->B, T = pr->T, d = m->cfg.d;
-    gpn_engine *e = gpn_engine_new(m, B);
+    gs_engine *e = gs_engine_new(m, B);
     probe_set *ps = e ? probe_set_new(e) : NULL;
     int ok = ps && probe_add(ps, site, fc_zero_first, NULL) == 0;
     CHECK(ok, "probes: %s", gs_error());
     *same = *moved = 0;
     if (ok) {
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         for (int t = 0; t < 3 && t < T; t++) {
             int32_t tok[64];
             for (int b = 0; b < B; b++) tok[b] = tokens[(size_t)b * T + t];
-            CHECK(gpn_engine_step(e, tok, B) == 0, "step: %s", gs_error());
+            CHECK(gs_engine_step(e, tok, B) == 0, "step: %s", gs_error());
             /* sequence 0's last resid_post against the unedited run's */
-            gpn_step_out o = gpn_engine_out(e);
+            gs_step_out o = gs_engine_out(e);
             double diff = 0;
             for (int k = 0; k < d; k++) diff += fabs(o.s_pred[k] - full->cap[full->last_resid][(size_t)t * d + k]);
             if (t == 0) *same = diff;
@@ -292,7 +292,7 @@ static inline int fc_edit_moves(const fc_pair *pr, const char *site, const fc_ru
         }
     }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     return ok ? 0 : -1;
 }
 
@@ -312,12 +312,12 @@ static inline void fc_check_edit(const char *fx, const fc_pair *pr, const char *
 /* A checkpoint the family must refuse: `bad`, what loading it gave, is NULL
  * and the one-line error holds `needle` (printed, so a run shows each
  * refusal's wording); `what` names the case. */
-static inline void fc_check_refused(gpn_model *bad, const char *what, const char *needle) {
+static inline void fc_check_refused(gs_model *bad, const char *what, const char *needle) {
     const char *err = gs_error();
     CHECK(!bad && strstr(err, needle) && !strchr(err, '\n'), "%s: loaded, or the error '%s' lacks '%s'", what,
           bad ? "" : err, needle);
     if (!bad) printf("  refused %s: %s\n", what, err);
-    gpn_model_free(bad);
+    gs_model_free(bad);
 }
 
 static inline int fc_main_fixtures(int argc, char **argv, const char *const *names,

@@ -18,33 +18,33 @@
 #define NB 2
 #define NSTEP 6
 
-static const gpn_config cfg = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 32, .e = 16, .f = 48, .H = 4, .dk = 8, .dv = 8, .V = 50, .decoder_bias = 1};
+static const gs_config cfg = {.arch = GS_ARCH_GPN_M, .n_layers = 1, .d = 32, .e = 16, .f = 48, .H = 4, .dk = 8, .dv = 8, .V = 50, .decoder_bias = 1};
 
 /* mode 0: nothing; 1: zero before the norm; 2: after. heads: the flags.
  * o: layer 0's raw read (NSTEP x NB x H*dv), mem: layer 0's memory read (NSTEP x NB x d). */
-static int run(const gpn_model *m, int mode, const int *heads, int nh, float *o, float *mem) {
-    gpn_engine *e = gpn_engine_new(m, NB);
+static int run(const gs_model *m, int mode, const int *heads, int nh, float *o, float *mem) {
+    gs_engine *e = gs_engine_new(m, NB);
     probe_set *ps = e ? probe_set_new(e) : NULL;
     if (!ps) return -1;
     probe_capture *co = probe_capture_add(ps, "L0.mem.heads"); /* before the intervention: the raw read */
     int rc = mode == 1 ? probe_zero_heads(ps, 0, heads, nh) : mode == 2 ? probe_zero_heads_after_norm(ps, 0, heads, nh) : 0;
     probe_capture *cm = probe_capture_add(ps, "L0.mem_read"); /* after it */
-    if (rc || !co || !cm) { probe_set_free(ps); gpn_engine_free(e); return -1; }
-    gpn_engine_reset(e);
+    if (rc || !co || !cm) { probe_set_free(ps); gs_engine_free(e); return -1; }
+    gs_engine_reset(e);
     int hv = cfg.H * cfg.dv;
     for (int t = 0; t < NSTEP; t++) {
         int32_t tok[NB] = {(int32_t)(3 + 7 * t) % cfg.V, (int32_t)(11 + 5 * t) % cfg.V};
-        gpn_engine_step(e, tok, NB);
+        gs_engine_step(e, tok, NB);
         memcpy(o + (size_t)t * NB * hv, co->data, (size_t)NB * hv * sizeof(float));
         memcpy(mem + (size_t)t * NB * cfg.d, cm->data, (size_t)NB * cfg.d * sizeof(float));
     }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     return 0;
 }
 
 int main(void) {
-    gpn_model *m = gpn_model_random(&cfg, 5);
+    gs_model *m = gs_model_random(&cfg, 5);
     CHECK(m != NULL, "random model: %s", gs_error());
     if (!m) return test_summary();
     const int hv = cfg.H * cfg.dv, d = cfg.d;
@@ -84,6 +84,6 @@ int main(void) {
     CHECK(add_err <= 1e-5 * ref, "after-norm: the two halves add up to the full read (err %.2e)", add_err);
     CHECK(scale_err <= 1e-5 * ref, "before-norm = after-norm x rms(o) / rms(o without S) (err %.2e)", scale_err);
     CHECK(nonadd > 1e-2 * ref, "before-norm and after-norm differ (%.2e)", nonadd);
-    gpn_model_free(m);
+    gs_model_free(m);
     return test_summary();
 }

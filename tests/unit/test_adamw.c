@@ -3,7 +3,7 @@
  * norm clipping recomputed here in double from the formulas, and the weight
  * decay mask (matrices only; embedding included; norms, biases, A_log,
  * dt_bias never). */
-#include "engine/train/adamw.h"
+#include "train/adamw.h"
 #include "testlib.h"
 
 static uint64_t rs = 88172645463325252ull;
@@ -36,7 +36,7 @@ static void check_schedule(void) {
 }
 
 static void check_steps(void) {
-    gpn_config mc = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 4, .e = 3, .f = 5, .H = 2, .dk = 2, .dv = 3, .V = 7,
+    gs_config mc = {.arch = GS_ARCH_GPN_M, .n_layers = 1, .d = 4, .e = 3, .f = 5, .H = 2, .dk = 2, .dv = 3, .V = 7,
                      .decoder_bias = 1};
     adamw_config c = {.lr = 0.05, .min_lr_ratio = 0.1, .warmup = 2, .total_steps = 6, .beta1 = 0.9, .beta2 = 0.95,
                       .eps = 1e-8, .weight_decay = 0.1, .clip = 1.0};
@@ -44,8 +44,8 @@ static void check_steps(void) {
     CHECK(o != NULL, "adamw_new");
     if (!o) return;
     size_t n = o->n;
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int ns = gpn_tensor_specs(&mc, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int ns = gs_tensor_specs(&mc, specs);
     double *P = calloc(n, 8), *m = calloc(n, 8), *v = calloc(n, 8);
     char *decays = calloc(n, 1);
     float *p = calloc(n, 4), *g = calloc(n, 4);
@@ -102,8 +102,8 @@ static void check_steps(void) {
     double lr;
     adamw_step(o, p, g, &lr);
     for (int i = 0; i < ns; i++) {
-        const gpn_tensor_spec *s = &specs[i];
-        int want = s->role == GPN_ROLE_MATRIX;
+        const gs_tensor_spec *s = &specs[i];
+        int want = s->role == GS_TENSOR_MATRIX;
         float expect = want ? (float)(1.0 - lr * 0.1) : 1.0f;
         int ok = 1;
         for (size_t k = 0; k < s->numel; k++) ok &= p[s->offset + k] == expect;

@@ -14,13 +14,13 @@
 
 enum { D = 4, E = 4, V = 30, NW = 8, T = 40 };
 
-static gpn_model *tiny_model(int bias, gs_rng *rng) {
-    gpn_config c = {0};
-    c.arch = GPN_ARCH_GPN;
+static gs_model *tiny_model(int bias, gs_rng *rng) {
+    gs_config c = {0};
+    c.arch = GS_ARCH_GPN;
     c.n_layers = 1;
     c.d = D; c.e = E; c.f = 1; c.V = V;
     c.decoder_bias = bias;
-    gpn_model *m = gpn_model_new(&c);
+    gs_model *m = gs_model_new(&c);
     if (!m) return NULL;
     for (int j = 0; j < D; j++) m->p.decode_norm_w[j] = 1.0f;
     for (int j = 0; j < D; j++) m->p.decode_proj_k[j * E + j] = 1.0f;
@@ -69,7 +69,7 @@ static double cosd(const double *a, const double *b, int n) {
 
 int main(void) {
     gs_rng rng = {31};
-    gpn_model *m = tiny_model(0, &rng);
+    gs_model *m = tiny_model(0, &rng);
     CHECK(m != NULL, "%s", gs_error());
     if (!m) return test_summary();
 
@@ -364,7 +364,7 @@ int main(void) {
           "%s", gs_error());
 
     /* a decoder bias enters the decode */
-    gpn_model *mb = tiny_model(1, &rng);
+    gs_model *mb = tiny_model(1, &rng);
     CHECK(gs_default_dir_run(owned_source(&o), &g, mb, NULL, 0, NULL, &r) == 0, "%s", gs_error());
     {
         double xs[D], ss = 0, z[E], lg[V];
@@ -381,15 +381,15 @@ int main(void) {
         CHECK(!memcmp(r.top, want, sizeof want) && err < 1e-5, "decode with bias: err %g", err);
     }
     gs_default_dir_free(&r);
-    gpn_model_free(mb);
+    gs_model_free(mb);
 
     /* a model of another width */
-    gpn_config c2 = m->cfg;
+    gs_config c2 = m->cfg;
     c2.d = D + 1;
-    gpn_model *m2 = gpn_model_new(&c2);
+    gs_model *m2 = gs_model_new(&c2);
     CHECK(gs_default_dir_run(owned_source(&o), &g, m2, NULL, 0, NULL, &r) == -1 && strstr(gs_error(), "d_state"), "%s",
           gs_error());
-    gpn_model_free(m2);
+    gs_model_free(m2);
 
     /* fewer windows than batches: rows split in order */
     owned_states o2;
@@ -406,6 +406,6 @@ int main(void) {
 
     gs_geometry_free(&g);
     owned_free(&o);
-    gpn_model_free(m);
+    gs_model_free(m);
     return test_summary();
 }

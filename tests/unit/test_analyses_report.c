@@ -34,9 +34,9 @@ int main(void) {
     gs_horizons h;
     gs_retention rt;
     gs_probe pr;
-    gpn_config c = {0};
-    c.arch = GPN_ARCH_GPN; c.n_layers = 1; c.d = D; c.e = D; c.f = 1; c.V = V;
-    gpn_model *m = gpn_model_new(&c);
+    gs_config c = {0};
+    c.arch = GS_ARCH_GPN; c.n_layers = 1; c.d = D; c.e = D; c.f = 1; c.V = V;
+    gs_model *m = gs_model_new(&c);
     for (int j = 0; j < D; j++) { m->p.decode_norm_w[j] = 1; m->p.decode_proj_k[j * D + j] = 1; }
     for (int i = 0; i < V * D; i++) m->p.embedding[i] = (float)gs_rng_normal(&rng);
     double uni[V];
@@ -108,7 +108,7 @@ int main(void) {
 
     free(alpha);
     free(beta);
-    gpn_model_free(m);
+    gs_model_free(m);
     owned_free(&o);
     return test_summary();
 }

@@ -18,17 +18,17 @@
 enum { D = 16, NW = 10, T = 64, H = 3, V = 40 };
 static const double alphas[H] = {0.5, 0.9, 0.99};
 
-static gpn_model *save_model(const char *path, gs_rng *rng) {
-    gpn_config c = {0};
-    c.arch = GPN_ARCH_GPN_M;
+static gs_model *save_model(const char *path, gs_rng *rng) {
+    gs_config c = {0};
+    c.arch = GS_ARCH_GPN_M;
     c.n_layers = 1; c.d = D; c.e = 8; c.f = 4; c.H = H; c.dk = 4; c.dv = 4; c.V = V;
-    gpn_model *m = gpn_model_new(&c);
+    gs_model *m = gs_model_new(&c);
     if (!m) return NULL;
     for (size_t i = 0; i < m->n_params; i++) m->block[i] = (float)(0.3 * gs_rng_normal(rng));
     for (int j = 0; j < D; j++) m->p.decode_norm_w[j] = 1.0f;
-    if (gpn_model_save(m, path, 0) != 0) { gpn_model_free(m); return NULL; }
-    gpn_model_free(m);
-    return gpn_model_load(path);
+    if (gs_model_save(m, path, 0) != 0) { gs_model_free(m); return NULL; }
+    gs_model_free(m);
+    return gs_model_load(path);
 }
 
 /* --analyses LIST as analyze reads it */
@@ -51,7 +51,7 @@ int main(void) {
     snprintf(db, sizeof db, "%s/study.db", dir);
     snprintf(mpath, sizeof mpath, "%s/model.safetensors", dir);
     gs_rng rng = {55};
-    gpn_model *m = save_model(mpath, &rng);
+    gs_model *m = save_model(mpath, &rng);
     CHECK(m != NULL, "%s", gs_error());
     if (!m) return test_summary();
 
@@ -244,6 +244,6 @@ int main(void) {
               "table: %s", text);
     }
     owned_free(&o);
-    gpn_model_free(m);
+    gs_model_free(m);
     return test_summary();
 }

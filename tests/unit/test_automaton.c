@@ -51,10 +51,10 @@ static int outside(void *ctx, const int *symbols, int length, int *level, int *s
 }
 
 static void check_ldru(void) {
-    gpn_config c = {0};
-    c.arch = GPN_ARCH_LDRU, c.n_layers = LDRU_SITE_LEVELS, c.norm_eps = LDRU_LN_EPS;
+    gs_config c = {0};
+    c.arch = GS_ARCH_LDRU, c.n_layers = LDRU_SITE_LEVELS, c.norm_eps = LDRU_LN_EPS;
     c.V = 2, c.d = c.e = 8, c.f = 16, c.n_classes = 2;
-    gpn_model *m = gpn_model_random(&c, 5);
+    gs_model *m = gs_model_random(&c, 5);
     CHECK(m != NULL, "random LDRU: %s", gs_error());
     if (!m) return;
     gs_ldru_nodes ctx;
@@ -83,11 +83,11 @@ static void check_ldru(void) {
     gs_automaton_result_free(&r);
     CHECK(gs_node_source_ldru(m, gs_task_find("cycle_navigation"), &ctx, &src) == -1 &&
               strstr(gs_error(), "reads 2 symbols but task cycle_navigation has 3"), "%s", gs_error());
-    gpn_model other = *m;
-    other.cfg.arch = GPN_ARCH_ELMAN;
+    gs_model other = *m;
+    other.cfg.arch = GS_ARCH_ELMAN;
     CHECK(gs_node_source_ldru(&other, gs_task_find("parity"), &ctx, &src) == -1 && strstr(gs_error(), "reads MLP-LDRU's tree"),
           "%s", gs_error());
-    gpn_model_free(m);
+    gs_model_free(m);
 }
 
 int main(void) {

@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "engine/model.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "testlib.h"
 
 static const char *dir;
@@ -49,13 +49,13 @@ static const char *make(const char *name, const char *json, size_t data_bytes, i
 static void expect_fail(const char *what, const char *path, const char *needle) {
     gs_clear_error();
     st_file *f = safetensors_open(path);
-    gpn_model *m = NULL;
+    gs_model *m = NULL;
     if (f) { /* file-level checks passed: the model-level ones must fail */
         safetensors_close(f);
-        m = gpn_model_load(path);
+        m = gs_model_load(path);
     }
     CHECK(m == NULL, "%s: accepted", what);
-    gpn_model_free(m);
+    gs_model_free(m);
     const char *msg = gs_error();
     CHECK(strstr(msg, needle) != NULL, "%s: message '%s' lacks '%s'", what, msg, needle);
     CHECK(strchr(msg, '\n') == NULL, "%s: message is not one line", what);
@@ -97,7 +97,7 @@ int main(void) {
     expect_fail("not a GPN", make("other.st", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, -1),
                 "embedding");
     /* sizes are inferred from a few shapes, and a tensor shaped [f, 0] holds
-     * no data: found by fuzzing, this 200-byte file made gpn_model_load ask
+     * no data: found by fuzzing, this 200-byte file made gs_model_load ask
      * for 12 GB before it looked for the other tensors */
     const char *zero = make("zero.st",
                             "{\"embedding\":{\"dtype\":\"F32\",\"shape\":[1,1],\"data_offsets\":[0,4]},"
@@ -109,7 +109,7 @@ int main(void) {
         if (pid == 0) {
             struct rlimit lim = {1u << 30, 1u << 30};
             setrlimit(RLIMIT_AS, &lim);
-            gpn_model *m = gpn_model_load(zero);
+            gs_model *m = gs_model_load(zero);
             _exit(!m && strstr(gs_error(), "missing tensor") ? 0 : 1);
         }
         int status = 0;
@@ -122,11 +122,11 @@ int main(void) {
                 "more than a model can have");
 
     /* model-level: start from the real fixture and damage one thing at a time */
-    gpn_model *good = gpn_model_load(fixture("reference/gpnm1.weights.safetensors"));
+    gs_model *good = gs_model_load(fixture("reference/gpnm1.weights.safetensors"));
     CHECK(good != NULL, "fixture: %s", gs_error());
     if (!good) return test_summary();
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&good->cfg, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&good->cfg, specs);
     char path[4096];
     /* missing tensor */
     st_writer *w = st_writer_new();
@@ -165,9 +165,9 @@ int main(void) {
     snprintf(path, sizeof path, "%s/extra.safetensors", dir);
     st_writer_save(w, path);
     st_writer_free(w);
-    gpn_model *m = gpn_model_load(path);
+    gs_model *m = gs_model_load(path);
     CHECK(m && m->n_extra == 1 && !strcmp(m->extra_tensors[0], "mystery_tensor"), "extra tensor not reported");
-    gpn_model_free(m);
+    gs_model_free(m);
 
     /* the CLI prints the same one line and exits 1 */
     char cmd[8192];
@@ -179,6 +179,6 @@ int main(void) {
     char line[2048] = "", more[16] = "";
     if (f) { if (!fgets(line, sizeof line, f)) line[0] = 0; if (!fgets(more, sizeof more, f)) more[0] = 0; fclose(f); }
     CHECK(strstr(line, "gpnscope info:") && strstr(line, "overlap") && more[0] == 0, "CLI error: %s%s", line, more);
-    gpn_model_free(good);
+    gs_model_free(good);
     return test_summary();
 }

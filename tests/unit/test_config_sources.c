@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 #include "engine/arch/family.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "engine/model.h"
 #include "testlib.h"
 
@@ -14,7 +14,7 @@
 static void sources(const char *path, char *buf, size_t size) {
     buf[0] = 0;
     st_file *f = safetensors_open(path);
-    gpn_config c;
+    gs_config c;
     const gs_family *fam = f ? gs_family_of_file(f) : NULL;
     CHECK(fam && fam->describe && fam->infer(f, &c) == 0, "%s: %s", path, fam ? "no describe" : gs_error());
     if (fam && fam->describe && fam->infer(f, &c) == 0) fam->describe(f, &c, buf, size);
@@ -35,16 +35,16 @@ int main(void) {
     has("tpp2", buf, "pattern_keys 64 (fixed:");
 
     /* a plain n_heads key is read before the config's: the source says so */
-    gpn_model *m = gpn_model_load(fixture("reference/tpp2.weights.safetensors"));
+    gs_model *m = gs_model_load(fixture("reference/tpp2.weights.safetensors"));
     CHECK(m != NULL, "load tpp2: %s", gs_error());
     if (m) {
         char path[512];
         snprintf(path, sizeof path, "%s/plain.safetensors", scratch_dir("config_sources"));
         const char *meta[] = {"n_heads", "2", NULL};
-        CHECK(gpn_model_save_meta(m, path, 0, meta) == 0, "save: %s", gs_error());
+        CHECK(gs_model_save_meta(m, path, 0, meta) == 0, "save: %s", gs_error());
         sources(path, buf, sizeof buf);
         has("plain n_heads", buf, "n_heads 2 (__metadata__ n_heads)\n");
-        gpn_model_free(m);
+        gs_model_free(m);
     }
 
     sources(fixture("reference/gdn2.weights.safetensors"), buf, sizeof buf);
@@ -63,17 +63,17 @@ int main(void) {
     has("gpn", buf, "d_emb 20 (embedding [89, 20])\n");
 
     /* Elman has no fixture: a random one, saved */
-    gpn_config ec = {.arch = GPN_ARCH_ELMAN, .n_layers = 1, .d = 8, .e = 8, .V = 11};
-    gpn_model *em = gpn_model_random(&ec, 3);
+    gs_config ec = {.arch = GS_ARCH_ELMAN, .n_layers = 1, .d = 8, .e = 8, .V = 11};
+    gs_model *em = gs_model_random(&ec, 3);
     CHECK(em != NULL, "an Elman model: %s", gs_error());
     if (em) {
         char path[512];
         snprintf(path, sizeof path, "%s/elman.safetensors", scratch_dir("config_sources"));
-        CHECK(gpn_model_save(em, path, 0) == 0, "save: %s", gs_error());
+        CHECK(gs_model_save(em, path, 0) == 0, "save: %s", gs_error());
         sources(path, buf, sizeof buf);
         has("elman", buf, "vocab_size 11 (embedding [11, 8])\n");
         has("elman", buf, "d_state 8 (embedding [11, 8] (the decode is tied))\n");
-        gpn_model_free(em);
+        gs_model_free(em);
     }
 
     /* a buffer too small is cut, never overrun */

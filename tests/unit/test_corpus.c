@@ -10,8 +10,8 @@
 
 #include "base/error.h"
 #include "base/hash.h"
-#include "engine/corpora/corpus.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/corpora/corpus.h"
+#include "io/tokenizer/tokenizer.h"
 #include "testlib.h"
 
 static const char *dir;
@@ -39,7 +39,7 @@ static void put(const char *name, const void *data, size_t n) {
 static void put_s(const char *name, const char *s) { put(name, s, strlen(s)); }
 
 /* A small SentencePiece-style tokenizer with byte fallback. */
-static gpn_tokenizer *small_tokenizer(void) {
+static gs_tokenizer *small_tokenizer(void) {
     FILE *f = fopen(path_of("tok.json"), "w");
     fprintf(f, "{\"added_tokens\": [{\"id\": 0, \"content\": \"<unk>\", \"special\": true}, {\"id\": 1, \"content\": \"<s>\", \"special\": true},"
                "{\"id\": 2, \"content\": \"</s>\", \"special\": true}],"
@@ -50,14 +50,14 @@ static gpn_tokenizer *small_tokenizer(void) {
     fprintf(f, ", \"\xE2\x96\x81\": 259, \"o\": 260, \"n\": 261, \"e\": 262, \"on\": 263, \"one\": 264, \"\xE2\x96\x81one\": 265},"
                "\"merges\": [\"o n\", \"on e\", \"\xE2\x96\x81 one\"]}}");
     fclose(f);
-    gpn_tokenizer *t = tokenizer_load(path_of("tok.json"));
+    gs_tokenizer *t = tokenizer_load(path_of("tok.json"));
     if (!t) { fprintf(stderr, "small tokenizer: %s\n", gs_error()); exit(1); }
     return t;
 }
 
 /* The expected stream of a list of documents. */
 typedef struct { int32_t *v; int64_t n; } stream;
-static void add_doc(stream *s, const gpn_tokenizer *t, const char *text, size_t len, int bos) {
+static void add_doc(stream *s, const gs_tokenizer *t, const char *text, size_t len, int bos) {
     int32_t *ids;
     size_t n;
     if (tokenizer_encode(t, text, len, &ids, &n)) exit(1);
@@ -70,7 +70,7 @@ static void add_doc(stream *s, const gpn_tokenizer *t, const char *text, size_t 
 }
 
 /* Every selected window equals the stream's slice. */
-static void check_windows(gpn_corpus *c, const stream *s, const char *label) {
+static void check_windows(gs_corpus *c, const stream *s, const char *label) {
     int64_t L = corpus_seq_len(c);
     CHECK(corpus_total_tokens(c) == s->n, "%s: %lld tokens, expected %lld", label, (long long)corpus_total_tokens(c), (long long)s->n);
     CHECK(corpus_n_windows_total(c) == s->n / L, "%s: %lld windows, expected %lld", label, (long long)corpus_n_windows_total(c), (long long)(s->n / L));
@@ -84,13 +84,13 @@ static void check_windows(gpn_corpus *c, const stream *s, const char *label) {
     free(w);
 }
 
-static gpn_corpus *open_with(const char *name, const gpn_tokenizer *t, corpus_options o) {
+static gs_corpus *open_with(const char *name, const gs_tokenizer *t, corpus_options o) {
     gs_clear_error();
     return corpus_open(path_of(name), t, &o);
 }
 
-static void expect_error(const char *name, const gpn_tokenizer *t, corpus_options o, const char *needle) {
-    gpn_corpus *c = open_with(name, t, o);
+static void expect_error(const char *name, const gs_tokenizer *t, corpus_options o, const char *needle) {
+    gs_corpus *c = open_with(name, t, o);
     CHECK(c == NULL, "%s opened, expected an error about '%s'", name, needle);
     corpus_free(c);
     CHECK(strstr(gs_error(), needle) != NULL, "%s: error '%s' does not mention '%s'", name, gs_error(), needle);
@@ -106,11 +106,11 @@ typedef struct {
 /* `name` opened with o is of `format` (CORPUS_AUTO: any) and holds the n
  * documents docs, in order (each with BOS when o.add_bos): its windows are
  * those of the stream built from them here. */
-static void expect_docs(const char *name, const gpn_tokenizer *t, corpus_options o, corpus_format format, const doc *docs,
+static void expect_docs(const char *name, const gs_tokenizer *t, corpus_options o, corpus_format format, const doc *docs,
                         int n, const char *label) {
     stream s = {0};
     for (int i = 0; i < n; i++) add_doc(&s, t, docs[i].text, docs[i].len, o.add_bos);
-    gpn_corpus *c = open_with(name, t, o);
+    gs_corpus *c = open_with(name, t, o);
     CHECK(c && (format == CORPUS_AUTO || corpus_get_format(c) == format) && corpus_n_docs(c) == n,
           "%s: %s (%lld docs)", label, gs_error(), c ? (long long)corpus_n_docs(c) : -1LL);
     if (c) check_windows(c, &s, label);
@@ -130,7 +130,7 @@ static void write_u32(const char *name, const uint32_t *v, size_t n) { put(name,
 /* By document: c's selected windows are the documents of the stream s whose
  * lengths are lens (doc[i] = window i's document), each cut at L and padded
  * with its last token, at its offset in the stream. */
-static void check_documents(gpn_corpus *c, const stream *s, const int64_t *lens, int n_docs, const int64_t *doc,
+static void check_documents(gs_corpus *c, const stream *s, const int64_t *lens, int n_docs, const int64_t *doc,
                             int n_sel, const char *label) {
     int64_t L = corpus_seq_len(c), cut = 0, cut_tokens = 0, got_tokens = -1;
     CHECK(corpus_by_document(c) && corpus_n_windows_total(c) == n_docs && corpus_n_windows(c) == n_sel,
@@ -157,7 +157,7 @@ static void check_documents(gpn_corpus *c, const stream *s, const int64_t *lens,
 /* Windows by document: text pieces, JSONL lines, shards' index entries; the
  * window length chosen (the longest selected, capped) or given (cutting);
  * the selection picks documents; shards need their index files. */
-static void test_by_document(const gpn_tokenizer *t) {
+static void test_by_document(const gs_tokenizer *t) {
     static const char *const docs[] = {"one", "none one one on e", "on e", "one one"};
     put_s("docs.txt", "one\n\nnone one one on e\n\non e\n\none one");
     stream s = {0};
@@ -170,7 +170,7 @@ static void test_by_document(const gpn_tokenizer *t) {
     corpus_options o = opts(0);
     o.separator = "\n\n";
     o.by_document = 1;
-    gpn_corpus *c = open_with("docs.txt", t, o);
+    gs_corpus *c = open_with("docs.txt", t, o);
     CHECK(c && corpus_seq_len(c) == lens[1], "by document, seq_len 0: the longest document (%lld tokens): %s",
           (long long)lens[1], c ? "" : gs_error());
     if (c) check_documents(c, &s, lens, 4, (int64_t[]){0, 1, 2, 3}, 4, "by document");
@@ -261,7 +261,7 @@ static void test_by_document(const gpn_tokenizer *t) {
 
 int main(void) {
     dir = scratch_dir("corpus");
-    gpn_tokenizer *t = small_tokenizer();
+    gs_tokenizer *t = small_tokenizer();
 
     /* ---- text: one file, one document; without BOS */
     const char *doc1 = "one one\nnone, on e\n";
@@ -291,7 +291,7 @@ int main(void) {
     put_s("body.jsonl", "{\"body\": \"one\"}\n{\"body\": \"one\"}\n");
     o = opts(2);
     o.field = "body";
-    gpn_corpus *c = open_with("body.jsonl", t, o);
+    gs_corpus *c = open_with("body.jsonl", t, o);
     CHECK(c && corpus_total_tokens(c) == 2 * 3, "jsonl --field: %s", gs_error());
     corpus_free(c);
 
@@ -370,9 +370,9 @@ int main(void) {
     o.skip = 2;
     o.sample = 10;
     o.seed = 42;
-    gpn_corpus *c1 = open_with("big.txt", t, o), *c2 = open_with("big.txt", t, o);
+    gs_corpus *c1 = open_with("big.txt", t, o), *c2 = open_with("big.txt", t, o);
     o.seed = 43;
-    gpn_corpus *c3 = open_with("big.txt", t, o);
+    gs_corpus *c3 = open_with("big.txt", t, o);
     CHECK(c1 && c2 && c3, "sample: %s", gs_error());
     if (c1 && c2 && c3) {
         int same = 1, differs = 0, ordered = 1;
@@ -407,7 +407,7 @@ int main(void) {
         /* ---- export to shards, read back: same stream, same hash */
         const char *sh = path_of("exported");
         CHECK(corpus_export_shards(c, sh, "small", 100) == 0, "export: %s", gs_error());
-        gpn_corpus *e = corpus_open(sh, NULL, &(corpus_options){.seq_len = 7});
+        gs_corpus *e = corpus_open(sh, NULL, &(corpus_options){.seq_len = 7});
         CHECK(e && corpus_get_format(e) == CORPUS_SHARDS && corpus_n_docs(e) == corpus_n_docs(c), "reopen exported: %s", gs_error());
         if (e) {
             check_windows(e, &s, "exported shards");
@@ -543,7 +543,7 @@ int main(void) {
             put(name, junk, len);
             o = opts(4);
             o.skip_bad = iter % 2;
-            gpn_corpus *f = open_with(iter % 3 == 2 ? "fuzz.jsonl" : "fuzz", iter % 3 == 2 ? t : NULL, o);
+            gs_corpus *f = open_with(iter % 3 == 2 ? "fuzz.jsonl" : "fuzz", iter % 3 == 2 ? t : NULL, o);
             if (f) {
                 int32_t w4[4];
                 for (int64_t i = 0; i < corpus_n_windows(f); i++) (void)corpus_window(f, i, w4);

@@ -8,16 +8,16 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "engine/corpora/corpus.h"
+#include "io/corpora/corpus.h"
 #include "probes/corpus_eval.h"
 #include "engine/model.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "testlib.h"
 
 int main(void) {
     const char *weights = fixture("reference/gpnm1.weights.safetensors");
     st_file *ex = safetensors_open(fixture("reference/gpnm1.expect.safetensors"));
-    gpn_model *m = gpn_model_load(weights);
+    gs_model *m = gs_model_load(weights);
     CHECK(ex && m, "load fixtures: %s", gs_error());
     if (!ex || !m) return test_summary();
     const st_tensor *tt = safetensors_find(ex, "tokens"), *tn = safetensors_find(ex, "nll");
@@ -49,7 +49,7 @@ int main(void) {
     corpus_options_default(&o);
     o.seq_len = T;
     o.vocab_size = m->cfg.V;
-    gpn_corpus *c = corpus_open(dir, NULL, &o);
+    gs_corpus *c = corpus_open(dir, NULL, &o);
     CHECK(c != NULL, "corpus_open: %s", gs_error());
     if (!c) return test_summary();
     CHECK(corpus_n_windows(c) == B && corpus_total_tokens(c) == B * T && corpus_n_docs(c) == 4, "%lld windows, %lld tokens, %lld docs",
@@ -84,6 +84,6 @@ int main(void) {
     free(tokens);
     free(nll);
     safetensors_close(ex);
-    gpn_model_free(m);
+    gs_model_free(m);
     return test_summary();
 }

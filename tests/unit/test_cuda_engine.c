@@ -17,7 +17,7 @@
 #include "base/error.h"
 #include "engine/cuda/cuda_engine.h"
 #include "engine/engine.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "probes/probes.h"
 #include "testlib.h"
 
@@ -37,8 +37,8 @@ static const char *mode_name[] = {"", " capture hook", " heads 0,2 ablated"};
 
 /* Run B sequences of T tokens on a device (hooks per mode), recording every
  * output laid out (B, T, ...). */
-static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens, int B, int T, int mode, trace *r) {
-    const gpn_config *c = &m->cfg;
+static int run(const gs_model *m, const gs_device *dev, const int32_t *tokens, int B, int T, int mode, trace *r) {
+    const gs_config *c = &m->cfg;
     long BT = (long)B * T;
     int H = c->H ? c->H : 1, cap_w = c->H ? c->H * c->dk : c->d;
     memset(r, 0, sizeof *r);
@@ -46,29 +46,29 @@ static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens,
     r->nll = calloc(BT, 4), r->entropy = calloc(BT, 4), r->top1 = calloc(BT, 4);
     r->alpha = calloc(BT * H, 4), r->beta = calloc(BT * H, 4), r->mem_norm = calloc(BT * H, 4);
     r->capture = calloc(BT * cap_w, 4);
-    gpn_engine *e = gpn_engine_new_on(m, B, dev);
+    gs_engine *e = gs_engine_new_on(m, B, dev);
     if (!e) return -1;
     probe_set *ps = probe_set_new(e);
     probe_capture *cap = NULL;
     const char *cap_name = c->H ? (c->n_layers > 1 ? "L1.mem.q" : "L0.mem.q") : "s_pred";
     int heads[] = {0, 2};
     if (mode != NO_HOOKS && !(cap = probe_capture_add(ps, cap_name))) {
-        probe_set_free(ps), gpn_engine_free(e);
+        probe_set_free(ps), gs_engine_free(e);
         return -1;
     }
     if (mode == CAPTURE_AND_ABLATE && c->H > 2 && probe_zero_heads(ps, -1, heads, 2)) {
-        probe_set_free(ps), gpn_engine_free(e);
+        probe_set_free(ps), gs_engine_free(e);
         return -1;
     }
-    gpn_engine_reset(e);
+    gs_engine_reset(e);
     for (int t = 0; t < T; t++) {
         int32_t tok[64];
         for (int b = 0; b < B; b++) tok[b] = tokens[(long)b * T + t];
-        if (gpn_engine_step(e, tok, B)) {
-            probe_set_free(ps), gpn_engine_free(e);
+        if (gs_engine_step(e, tok, B)) {
+            probe_set_free(ps), gs_engine_free(e);
             return -1;
         }
-        gpn_step_out o = gpn_engine_out(e);
+        gs_step_out o = gs_engine_out(e);
         for (int b = 0; b < B; b++) {
             long row = (long)b * T + t;
             memcpy(r->s_pred + row * c->d, o.s_pred + (long)b * c->d, (size_t)c->d * 4);
@@ -84,12 +84,12 @@ static int run(const gpn_model *m, const gpn_device *dev, const int32_t *tokens,
         }
     }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     return 0;
 }
 
-static void compare(const char *what, const gpn_model *m, const trace *cpu, const trace *gpu, long BT, double tol) {
-    const gpn_config *c = &m->cfg;
+static void compare(const char *what, const gs_model *m, const trace *cpu, const trace *gpu, long BT, double tol) {
+    const gs_config *c = &m->cfg;
     struct { const char *name; const float *a, *b; long n; } t[] = {
         {"s_pred", gpu->s_pred, cpu->s_pred, BT * c->d},   {"s_ground", gpu->s_ground, cpu->s_ground, BT * c->d},
         {"logits", gpu->logits, cpu->logits, BT * c->V},   {"nll", gpu->nll, cpu->nll, BT},
@@ -110,16 +110,16 @@ static void compare(const char *what, const gpn_model *m, const trace *cpu, cons
     CHECK(agree >= BT * 9 / 10, "%s: top-1 agrees on only %ld of %ld tokens", what, agree, BT);
 }
 
-static const double tolerance[] = {[GPN_PREC_F32] = 1e-4, [GPN_PREC_TF32] = 5e-3, [GPN_PREC_BF16] = 2e-2};
+static const double tolerance[] = {[GS_PREC_F32] = 1e-4, [GS_PREC_TF32] = 5e-3, [GS_PREC_BF16] = 2e-2};
 static const char *prec_name[] = {"auto", "f32", "tf32", "bf16"};
 
-static void parity(const char *label, const gpn_model *m, const int32_t *tokens, int B, int T) {
-    gpn_device cpu_dev = {GPN_DEVICE_CPU, 0, GPN_PREC_AUTO};
+static void parity(const char *label, const gs_model *m, const int32_t *tokens, int B, int T) {
+    gs_device cpu_dev = {GS_DEVICE_CPU, 0, GS_PREC_AUTO};
     for (int mode = NO_HOOKS; mode <= CAPTURE_AND_ABLATE; mode++) {
         trace cpu;
         CHECK(run(m, &cpu_dev, tokens, B, T, mode, &cpu) == 0, "%s: CPU run: %s", label, gs_error());
-        for (int p = GPN_PREC_F32; p <= GPN_PREC_BF16; p++) {
-            gpn_device dev = {GPN_DEVICE_CUDA, 0, (gpn_precision)p};
+        for (int p = GS_PREC_F32; p <= GS_PREC_BF16; p++) {
+            gs_device dev = {GS_DEVICE_CUDA, 0, (gs_precision)p};
             trace gpu;
             char what[128];
             snprintf(what, sizeof what, "%s %s%s", label, prec_name[p], mode_name[mode]);
@@ -133,22 +133,22 @@ static void parity(const char *label, const gpn_model *m, const int32_t *tokens,
 
 /* Only the selected rows' states come back, and they are right; a step of
  * fewer sequences than the engine holds leaves the others alone. */
-static void rows_and_partial_batch(const gpn_model *m) {
-    const gpn_config *c = &m->cfg;
-    gpn_device dev = {GPN_DEVICE_CUDA, 0, GPN_PREC_F32};
-    gpn_engine *cpu = gpn_engine_new(m, 3), *gpu = gpn_engine_new_on(m, 3, &dev);
+static void rows_and_partial_batch(const gs_model *m) {
+    const gs_config *c = &m->cfg;
+    gs_device dev = {GS_DEVICE_CUDA, 0, GS_PREC_F32};
+    gs_engine *cpu = gs_engine_new(m, 3), *gpu = gs_engine_new_on(m, 3, &dev);
     CHECK(cpu && gpu, "engines: %s", gs_error());
-    if (!cpu || !gpu) { gpn_engine_free(cpu), gpn_engine_free(gpu); return; }
+    if (!cpu || !gpu) { gs_engine_free(cpu), gs_engine_free(gpu); return; }
     unsigned char rows[3] = {1, 0, 1};
-    gpn_engine_set_outputs(gpu, GPN_OUT_STATES, rows);
-    gpn_engine_reset(cpu), gpn_engine_reset(gpu);
+    gs_engine_set_outputs(gpu, GS_OUT_STATES, rows);
+    gs_engine_reset(cpu), gs_engine_reset(gpu);
     int32_t tok[3] = {1, 2, 3};
     double worst = 0;
     for (int t = 0; t < 6; t++) {
         int B = t == 2 ? 1 : 3; /* one partial step */
         for (int b = 0; b < 3; b++) tok[b] = (tok[b] * 31 + 7 * t + b) % c->V;
-        CHECK(gpn_engine_step(cpu, tok, B) == 0 && gpn_engine_step(gpu, tok, B) == 0, "step: %s", gs_error());
-        gpn_step_out a = gpn_engine_out(cpu), g = gpn_engine_out(gpu);
+        CHECK(gs_engine_step(cpu, tok, B) == 0 && gs_engine_step(gpu, tok, B) == 0, "step: %s", gs_error());
+        gs_step_out a = gs_engine_out(cpu), g = gs_engine_out(gpu);
         for (int b = 0; b < B; b++) {
             if (!rows[b]) continue;
             double e = rel_err(g.s_pred + (long)b * c->d, a.s_pred + (long)b * c->d, c->d);
@@ -161,14 +161,14 @@ static void rows_and_partial_batch(const gpn_model *m) {
     }
     printf("  selected rows and a partial batch: worst state rel err %.2e\n", worst);
     CHECK(worst < 1e-3, "selected rows: states differ (rel %.2e)", worst);
-    gpn_engine_free(cpu), gpn_engine_free(gpu);
+    gs_engine_free(cpu), gs_engine_free(gpu);
 }
 
 static void fixture_parity(const char *name) {
-    gpn_model *m = gpn_model_load(reference_fixture(name, "weights.safetensors"));
+    gs_model *m = gs_model_load(reference_fixture(name, "weights.safetensors"));
     st_file *ex = safetensors_open(reference_fixture(name, "expect.safetensors"));
     CHECK(m && ex, "%s: %s", name, gs_error());
-    if (!m || !ex) { gpn_model_free(m), safetensors_close(ex); return; }
+    if (!m || !ex) { gs_model_free(m), safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens");
     int B = (int)tt->shape[0], T = (int)tt->shape[1];
     int32_t *tokens = malloc((size_t)tt->numel * sizeof *tokens);
@@ -177,7 +177,7 @@ static void fixture_parity(const char *name) {
     if (m->cfg.H) rows_and_partial_batch(m);
     free(tokens);
     safetensors_close(ex);
-    gpn_model_free(m);
+    gs_model_free(m);
 }
 
 int main(void) {
@@ -193,8 +193,8 @@ int main(void) {
     fixture_parity("gpnm1");
     fixture_parity("gpn");
     /* later layers' reads and hooks, a decoder bias, sizes that are not multiples of 32 */
-    gpn_config two = {.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 300, .e = 48, .f = 200, .H = 5, .dk = 20, .dv = 36, .V = 600, .decoder_bias = 1};
-    gpn_model *m2 = gpn_model_random(&two, 3);
+    gs_config two = {.arch = GS_ARCH_GPN_M, .n_layers = 2, .d = 300, .e = 48, .f = 200, .H = 5, .dk = 20, .dv = 36, .V = 600, .decoder_bias = 1};
+    gs_model *m2 = gs_model_random(&two, 3);
     CHECK(m2 != NULL, "random 2-layer model: %s", gs_error());
     if (m2) {
         for (int i = 0; i < two.e; i++) m2->p.decode_bias[i] = 0.1f * sinf((float)i);
@@ -202,17 +202,17 @@ int main(void) {
         for (int i = 0; i < 3 * 12; i++) tokens[i] = (i * 131 + 7) % two.V;
         parity("random 2-layer GPN+M, decoder bias", m2, tokens, 3, 12);
         rows_and_partial_batch(m2);
-        gpn_model_free(m2);
+        gs_model_free(m2);
     }
-    gpn_config paper = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
-    gpn_model *m = gpn_model_random(&paper, 7);
+    gs_config paper = {.arch = GS_ARCH_GPN_M, .n_layers = 1, .d = 2496, .e = 768, .f = 6656, .H = 15, .dk = 128, .dv = 256, .V = 32000, .decoder_bias = 0};
+    gs_model *m = gs_model_random(&paper, 7);
     CHECK(m != NULL, "random model: %s", gs_error());
     if (m) {
         int B = 2, T = 8;
         int32_t tokens[16];
         for (int i = 0; i < B * T; i++) tokens[i] = (i * 7919 + 13) % paper.V;
         parity("paper 130M GPN+M (random weights)", m, tokens, B, T);
-        gpn_model_free(m);
+        gs_model_free(m);
     }
     return test_summary();
 }

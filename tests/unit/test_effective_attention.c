@@ -110,9 +110,9 @@ static int token_window(void *ctx, int64_t w, int32_t *tokens) {
     return 0;
 }
 
-static void engine_reads(const char *what, gpn_model *m) {
+static void engine_reads(const char *what, gs_model *m) {
     if (!m) { CHECK(0, "%s: %s", what, gs_error()); return; }
-    gpn_engine *e = gpn_engine_new(m, 3);
+    gs_engine *e = gs_engine_new(m, 3);
     engine_check c = {0};
     gs_delta_capture *cap = e ? gs_delta_capture_new(e, T_MAX, check_window, &c) : NULL;
     CHECK(cap, "%s: %s", what, gs_error());
@@ -127,8 +127,8 @@ static void engine_reads(const char *what, gpn_model *m) {
         CHECK(c.heur > 1e-3, "%s: the heuristic reproduces the read too (%g): the check is blind", what, c.heur);
     }
     gs_delta_capture_free(cap);
-    gpn_engine_free(e);
-    gpn_model_free(m);
+    gs_engine_free(e);
+    gs_model_free(m);
 }
 
 static void top_keys(void) {
@@ -149,11 +149,11 @@ static void top_keys(void) {
 int main(void) {
     closed_forms();
     top_keys();
-    engine_reads("GPN+M fixture", gpn_model_load(fixture("reference/gpnm1.weights.safetensors")));
-    gpn_config c3 = {.arch = GPN_ARCH_GPN_M, .n_layers = 3, .d = 24, .e = 16, .f = 32, .H = 4, .dk = 6, .dv = 5, .V = 50};
-    engine_reads("random 3-layer GPN+M", gpn_model_random(&c3, 3));
-    engine_reads("GDN fixture", gpn_model_load(fixture("reference/gdn2.weights.safetensors")));
-    gpn_config c1 = {.arch = GPN_ARCH_GPN, .n_layers = 1, .d = 8, .e = 8, .f = 8, .V = 10};
+    engine_reads("GPN+M fixture", gs_model_load(fixture("reference/gpnm1.weights.safetensors")));
+    gs_config c3 = {.arch = GS_ARCH_GPN_M, .n_layers = 3, .d = 24, .e = 16, .f = 32, .H = 4, .dk = 6, .dv = 5, .V = 50};
+    engine_reads("random 3-layer GPN+M", gs_model_random(&c3, 3));
+    engine_reads("GDN fixture", gs_model_load(fixture("reference/gdn2.weights.safetensors")));
+    gs_config c1 = {.arch = GS_ARCH_GPN, .n_layers = 1, .d = 8, .e = 8, .f = 8, .V = 10};
     CHECK(gs_delta_memory_of(&c1) == NULL && strstr(gs_error(), "no delta-rule memory"), "GPN: %s", gs_error());
     return test_summary();
 }

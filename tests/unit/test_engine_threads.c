@@ -14,26 +14,26 @@
 #define B 16
 #define STEPS 8
 
-static const gpn_config cfg = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 512, .e = 128, .f = 768, .H = 4, .dk = 32, .dv = 64, .V = 1000, .decoder_bias = 1};
+static const gs_config cfg = {.arch = GS_ARCH_GPN_M, .n_layers = 1, .d = 512, .e = 128, .f = 768, .H = 4, .dk = 32, .dv = 64, .V = 1000, .decoder_bias = 1};
 
 /* s_ground, nll and logits of the last step, in one file */
 static int child(const char *out) {
-    gpn_model *m = gpn_model_random(&cfg, 7);
-    gpn_engine *e = m ? gpn_engine_new(m, B) : NULL;
+    gs_model *m = gs_model_random(&cfg, 7);
+    gs_engine *e = m ? gs_engine_new(m, B) : NULL;
     if (!e) { fprintf(stderr, "%s\n", gs_error()); return 1; }
-    gpn_engine_reset(e);
+    gs_engine_reset(e);
     int32_t tok[B];
     for (int t = 0; t < STEPS; t++) {
         for (int b = 0; b < B; b++) tok[b] = (b * 7919 + t * 104729) % cfg.V;
-        if (gpn_engine_step(e, tok, B)) { fprintf(stderr, "%s\n", gs_error()); return 1; }
+        if (gs_engine_step(e, tok, B)) { fprintf(stderr, "%s\n", gs_error()); return 1; }
     }
-    gpn_step_out o = gpn_engine_out(e);
+    gs_step_out o = gs_engine_out(e);
     FILE *f = fopen(out, "wb");
     int ok = f && fwrite(o.s_ground, sizeof(float), (size_t)B * cfg.d, f) == (size_t)B * cfg.d &&
              fwrite(o.nll, sizeof(float), B, f) == B && fwrite(o.logits, sizeof(float), (size_t)B * cfg.V, f) == (size_t)B * cfg.V;
     if (f) fclose(f);
-    gpn_engine_free(e);
-    gpn_model_free(m);
+    gs_engine_free(e);
+    gs_model_free(m);
     return ok ? 0 : 1;
 }
 

@@ -7,7 +7,7 @@
  * interventions on the delta-rule state: a no-op hook on every site changes
  * nothing bit for bit, zeroing one head's S at one step changes that
  * sequence's later NLLs and nothing before it or in the other sequence;
- * the window path's NLLs (gpn_engine_window) against the same reference.
+ * the window path's NLLs (gs_engine_window) against the same reference.
  * The runs and the parity checks are tests/unit/family_check.h's. */
 #include <math.h>
 #include <stdint.h>
@@ -35,22 +35,22 @@ typedef struct {
     int fired;
 } zero_state;
 
-static void zero_state_fn(void *ctx, const gpn_hook_event *ev) {
+static void zero_state_fn(void *ctx, const gs_hook_event *ev) {
     zero_state *z = ctx;
     if (ev->layer != z->layer || z->seq >= ev->B || ev->positions[z->seq] != z->at) return;
     memset(ev->data + (size_t)z->seq * ev->width + (size_t)z->head * z->dkdv, 0, (size_t)z->dkdv * sizeof(float));
     z->fired++;
 }
 
-static void noop_fn(void *ctx, const gpn_hook_event *ev) {
+static void noop_fn(void *ctx, const gs_hook_event *ev) {
     (*(int *)ctx)++;
     (void)ev;
 }
 
 static void check_pair(const char *fx, const char *wpath, const char *epath, int all_required) {
     fc_pair pr;
-    if (fc_open(fx, wpath, epath, GPN_ARCH_GDN, &pr)) return;
-    const gpn_model *m = pr.m;
+    if (fc_open(fx, wpath, epath, GS_ARCH_GDN, &pr)) return;
+    const gs_model *m = pr.m;
     int B = pr.B, T = pr.T, L = m->cfg.n_layers;
 
     /* 1-3: every site the file holds (the numpy reference's pairs: every site; the gdn2 fixture: resid_post,
@@ -58,10 +58,10 @@ static void check_pair(const char *fx, const char *wpath, const char *epath, int
     fc_run full;
     fc_parity(fx, m, pr.ex, sites, N_SITES, pr.tokens, B, T, all_required ? 12 * L + 2 : 3 * L + 1, &full);
 
-    /* the window path (gpn_engine_window: whole windows, chunked delta rule) against the same reference NLLs */
-    gpn_engine *we = gpn_engine_new(m, B);
+    /* the window path (gs_engine_window: whole windows, chunked delta rule) against the same reference NLLs */
+    gs_engine *we = gs_engine_new(m, B);
     float *wnll = malloc((size_t)B * T * sizeof *wnll), *shifted = malloc((size_t)B * (T - 1) * sizeof *shifted);
-    CHECK(we && wnll && shifted && gpn_engine_window(we, pr.tokens, B, T, wnll) == 0, "%s: window: %s", fx, gs_error());
+    CHECK(we && wnll && shifted && gs_engine_window(we, pr.tokens, B, T, wnll) == 0, "%s: window: %s", fx, gs_error());
     if (we && wnll && shifted) {
         int nan0 = 1;
         for (int b = 0; b < B; b++) {
@@ -70,10 +70,10 @@ static void check_pair(const char *fx, const char *wpath, const char *epath, int
         }
         CHECK(nan0, "%s: the window's NLL of each sequence's first token must be NaN", fx);
         fc_compare(fx, pr.ex, "nll", shifted, (long)B * (T - 1), 1e-4);
-        printf("  %-6s window path (gpn_engine_window): its nll is the second nll line above\n", fx);
+        printf("  %-6s window path (gs_engine_window): its nll is the second nll line above\n", fx);
     }
     free(wnll), free(shifted);
-    gpn_engine_free(we);
+    gs_engine_free(we);
 
     /* 4. interventions on S: a no-op handler on every site is invisible; zeroing
      * head 0 of layer 0 in sequence 0 at position T/2 changes that sequence's

@@ -23,7 +23,7 @@
 #include "base/error.h"
 #include "engine/arch/family.h"
 #include "engine/engine.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "probes/probes.h"
 #include "testlib.h"
 
@@ -59,7 +59,7 @@ static void expect_name(const gs_site *s, int layer, char *out, size_t size) {
     snprintf(out, size, "%s_%d", base, layer);
 }
 
-static int list_sites(const gpn_model *m, int B, int T, sites_out *r) {
+static int list_sites(const gs_model *m, int B, int T, sites_out *r) {
     const gs_family *f = gs_family_of(&m->cfg);
     memset(r, 0, sizeof *r);
     if (!f) return gs_fail("no family for the model");
@@ -86,26 +86,26 @@ static int list_sites(const gpn_model *m, int B, int T, sites_out *r) {
  * (or only filler, seq[r] < 0) from step start[r] on, after a reset there;
  * before and after it the row reads filler tokens. Captured rows of every
  * site go to out at (sequence, step - start). */
-static int run_rows(const gpn_model *m, const int32_t *tokens, int T, int rows, const int *seq, const int *start,
+static int run_rows(const gs_model *m, const int32_t *tokens, int T, int rows, const int *seq, const int *start,
                     int steps, sites_out *out) {
-    gpn_engine *e = gpn_engine_new(m, rows);
+    gs_engine *e = gs_engine_new(m, rows);
     probe_set *ps = e ? probe_set_new(e) : NULL;
     probe_capture **cap = calloc((size_t)out->n, sizeof *cap);
     int rc = ps && cap ? 0 : -1;
     for (int i = 0; rc == 0 && i < out->n; i++)
         if (!(cap[i] = probe_capture_add(ps, out->name[i]))) rc = -1;
-    if (rc == 0) gpn_engine_reset(e);
+    if (rc == 0) gs_engine_reset(e);
     uint64_t rng = 99;
     for (int t = 0; rc == 0 && t < steps; t++) {
         int32_t tok[MAX_ROWS];
         for (int r = 0; r < rows; r++) {
             int at = t - start[r];
-            if (seq[r] >= 0 && at == 0) gpn_engine_reset_seq(e, r);
+            if (seq[r] >= 0 && at == 0) gs_engine_reset_seq(e, r);
             rng = rng * 6364136223846793005ull + 1442695040888963407ull;
             int32_t filler = 3 + (int32_t)((rng >> 33) % (uint64_t)(m->cfg.V - 3));
             tok[r] = seq[r] >= 0 && at >= 0 && at < T ? tokens[(size_t)seq[r] * T + at] : at == T ? 0 : filler;
         }
-        if ((rc = gpn_engine_step(e, tok, rows)) != 0) break;
+        if ((rc = gs_engine_step(e, tok, rows)) != 0) break;
         for (int r = 0; r < rows; r++) {
             int at = t - start[r];
             if (seq[r] < 0 || at < 0 || at > T) continue;
@@ -116,7 +116,7 @@ static int run_rows(const gpn_model *m, const int32_t *tokens, int T, int rows, 
     }
     free(cap);
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
     return rc;
 }
 
@@ -181,11 +181,11 @@ static void check_batch(const char *fx, const sites_out *one, const sites_out *m
 }
 
 static void check_pair(const char *fx, const char *wpath, const char *epath) {
-    gpn_model *m = gpn_model_load(wpath);
+    gs_model *m = gs_model_load(wpath);
     st_file *ex = m ? safetensors_open(epath) : NULL;
     const st_tensor *tt = ex ? safetensors_find(ex, "tokens") : NULL;
     CHECK(m && ex && tt && tt->ndim == 2, "%s: load %s / %s: %s", fx, wpath, epath, gs_error());
-    if (!m || !ex || !tt || tt->ndim != 2) { gpn_model_free(m); safetensors_close(ex); return; }
+    if (!m || !ex || !tt || tt->ndim != 2) { gs_model_free(m); safetensors_close(ex); return; }
     int B = (int)tt->shape[0], T = (int)tt->shape[1];
     int32_t *tokens = malloc((size_t)tt->numel * sizeof *tokens);
     memcpy(tokens, tt->data, (size_t)tt->numel * sizeof *tokens);
@@ -216,7 +216,7 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
     sites_free(&mixed);
     free(tokens);
     safetensors_close(ex);
-    gpn_model_free(m);
+    gs_model_free(m);
 }
 
 int main(int argc, char **argv) {

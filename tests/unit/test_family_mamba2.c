@@ -36,14 +36,14 @@ typedef struct {
     int layer, head, seq, at, per_head, fired;
 } zero_state;
 
-static void zero_state_fn(void *ctx, const gpn_hook_event *ev) {
+static void zero_state_fn(void *ctx, const gs_hook_event *ev) {
     zero_state *z = ctx;
     if (ev->layer != z->layer || z->seq >= ev->B || ev->positions[z->seq] != z->at) return;
     memset(ev->data + (size_t)z->seq * ev->width + (size_t)z->head * z->per_head, 0, (size_t)z->per_head * sizeof(float));
     z->fired++;
 }
 
-static void noop_fn(void *ctx, const gpn_hook_event *ev) {
+static void noop_fn(void *ctx, const gs_hook_event *ev) {
     (*(int *)ctx)++;
     (void)ev;
 }
@@ -51,7 +51,7 @@ static void noop_fn(void *ctx, const gpn_hook_event *ev) {
 static void check_pair(const char *fx, const char *wpath, const char *epath) {
     fc_pair pr;
     if (fc_open(fx, wpath, epath, MAMBA2_ARCH, &pr)) return;
-    const gpn_model *m = pr.m;
+    const gs_model *m = pr.m;
     int B = pr.B, T = pr.T, L = m->cfg.n_layers, H = m->cfg.H;
 
     /* every site, logits, nll (1e-4), batch invariance, BF16 drift; then every tensor again at 1e-5 */
@@ -110,7 +110,7 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
 
 int main(int argc, char **argv) {
     /* the family's id is its own: no other row answers to it */
-    gpn_config c = {.arch = MAMBA2_ARCH};
+    gs_config c = {.arch = MAMBA2_ARCH};
     CHECK(gs_family_of(&c) == &gs_family_mamba2 && gs_family_by_name("mamba2") == &gs_family_mamba2,
           "the family table does not find mamba2 by its id and name");
     if (test_each_pair(argc, argv, check_pair)) return test_summary();

@@ -33,7 +33,7 @@ static const fc_site sites[] = {
 /* Save the model's tensors with the metadata of `path_from` (its config
  * with `key` set to the JSON `value`; key NULL: no config at all), drop
  * tensor `drop` (or none), add `extra` (a copy of the first norm), and load it. */
-static gpn_model *resave(const gpn_model *m, const char *from, const char *path, const char *key, const char *value,
+static gs_model *resave(const gs_model *m, const char *from, const char *path, const char *key, const char *value,
                          const char *drop, const char *extra) {
     st_file *f = safetensors_open(from);
     const char *js = f ? safetensors_meta(f, "config") : NULL;
@@ -45,8 +45,8 @@ static gpn_model *resave(const gpn_model *m, const char *from, const char *path,
         else cJSON_AddItemToObject(cfg, key, v);
         text = cJSON_PrintUnformatted(cfg);
     }
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&m->cfg, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&m->cfg, specs);
     st_writer *w = st_writer_new();
     for (int i = 0; i < n; i++)
         if (!drop || strcmp(drop, specs[i].name))
@@ -60,10 +60,10 @@ static gpn_model *resave(const gpn_model *m, const char *from, const char *path,
     cJSON_free(text);
     cJSON_Delete(cfg);
     safetensors_close(f);
-    return rc ? NULL : gpn_model_load(path);
+    return rc ? NULL : gs_model_load(path);
 }
 
-static void refused(const gpn_model *m, const char *from, const char *dir, const char *key, const char *value,
+static void refused(const gs_model *m, const char *from, const char *dir, const char *key, const char *value,
                     const char *drop, const char *extra, const char *needle) {
     char path[512];
     snprintf(path, sizeof path, "%s/refused.safetensors", dir);
@@ -74,8 +74,8 @@ static void refused(const gpn_model *m, const char *from, const char *dir, const
 
 static void check_pair(const char *fx, const char *wpath, const char *epath) {
     fc_pair pr;
-    if (fc_open(fx, wpath, epath, GPN_ARCH_RT, &pr)) return;
-    gpn_model *m = pr.m;
+    if (fc_open(fx, wpath, epath, GS_ARCH_RT, &pr)) return;
+    gs_model *m = pr.m;
 
     /* 1-3. every site, batch invariance, BF16 (family_check.h) */
     fc_run full;

@@ -23,18 +23,18 @@ static const fc_site sites[] = {
 #define N_SITES FC_N_SITES(sites)
 
 /* Save the model's tensors with the given metadata (key, value, ..., NULL) and load it back. */
-static gpn_model *resave(const gpn_model *m, const char *path, const char *const *meta) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&m->cfg, specs);
+static gs_model *resave(const gs_model *m, const char *path, const char *const *meta) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&m->cfg, specs);
     st_writer *w = st_writer_new();
     for (int i = 0; i < n; i++) st_writer_add(w, specs[i].name, ST_F32, specs[i].ndim, specs[i].shape, m->block + specs[i].offset);
     for (int i = 0; meta && meta[i]; i += 2) st_writer_meta(w, meta[i], meta[i + 1]);
     int rc = st_writer_save(w, path);
     st_writer_free(w);
-    return rc ? NULL : gpn_model_load(path);
+    return rc ? NULL : gs_model_load(path);
 }
 
-static void refused(const gpn_model *m, const char *dir, const char *what, const char *const *meta, const char *needle) {
+static void refused(const gs_model *m, const char *dir, const char *what, const char *const *meta, const char *needle) {
     char path[512];
     snprintf(path, sizeof path, "%s/refused.safetensors", dir);
     fc_check_refused(resave(m, path, meta), what, needle);
@@ -42,8 +42,8 @@ static void refused(const gpn_model *m, const char *dir, const char *what, const
 
 static void check_pair(const char *fx, const char *wpath, const char *epath) {
     fc_pair pr;
-    if (fc_open(fx, wpath, epath, GPN_ARCH_TPP, &pr)) return;
-    gpn_model *m = pr.m;
+    if (fc_open(fx, wpath, epath, GS_ARCH_TPP, &pr)) return;
+    gs_model *m = pr.m;
 
     /* 1-3. every site (tpp2: resid_post_{i}, final_hidden; the reference's
      * files: all of them), batch invariance, BF16 (family_check.h) */
@@ -71,9 +71,9 @@ static void check_pair(const char *fx, const char *wpath, const char *epath) {
     refused(m, dir, "config not JSON", not_json, "not valid JSON");
     char path[512];
     snprintf(path, sizeof path, "%s/plain_heads.safetensors", dir);
-    gpn_model *mp = resave(m, path, plain);
+    gs_model *mp = resave(m, path, plain);
     CHECK(mp && mp->cfg.H == m->cfg.H, "a plain n_heads key: %s", mp ? "wrong heads" : gs_error());
-    gpn_model_free(mp);
+    gs_model_free(mp);
 
     fc_run_free(&full);
     fc_close(&pr);

@@ -68,7 +68,7 @@ static void check_kernel(int dk, int dv) {
     free(S), free(R), free(k), free(q), free(v), free(u), free(ru), free(o), free(ro);
 }
 
-static void noop_state(void *ctx, const gpn_hook_event *ev) {
+static void noop_state(void *ctx, const gs_hook_event *ev) {
     (*(int *)ctx)++;
     (void)ev;
 }
@@ -78,27 +78,27 @@ static void noop_state(void *ctx, const gpn_hook_event *ev) {
 /* logits (B, T, V) and nll (B, T) of B sequences of T tokens at `batch` at a
  * time (rows of the batch left idle past B), the state hooked or not; the
  * prediction of step t's token is read at step t, so step 0's is skipped */
-static int run(const gpn_model *m, const int32_t *tokens, int B, int batch, int hook_state, float *logits, float *nll,
+static int run(const gs_model *m, const int32_t *tokens, int B, int batch, int hook_state, float *logits, float *nll,
                int *hooks_fired) {
     int V = m->cfg.V;
     for (int b0 = 0; b0 < B; b0 += batch) {
         int nb = B - b0 < batch ? B - b0 : batch;
-        gpn_engine *e = gpn_engine_new(m, batch);
+        gs_engine *e = gs_engine_new(m, batch);
         if (!e) return -1;
-        if (hook_state) gpn_engine_set_hook(e, GDN_HOOK_STATE, noop_state, hooks_fired);
-        gpn_engine_reset(e);
+        if (hook_state) gs_engine_set_hook(e, GDN_HOOK_STATE, noop_state, hooks_fired);
+        gs_engine_reset(e);
         for (int t = 0; t <= T; t++) {
             int32_t tok[32];
             for (int b = 0; b < nb; b++) tok[b] = t < T ? tokens[(b0 + b) * T + t] : 0;
-            if (gpn_engine_step(e, tok, nb)) { gpn_engine_free(e); return -1; }
-            gpn_step_out o = gpn_engine_out(e);
+            if (gs_engine_step(e, tok, nb)) { gs_engine_free(e); return -1; }
+            gs_step_out o = gs_engine_out(e);
             for (int b = 0; t > 0 && b < nb; b++) {
                 size_t row = (size_t)(b0 + b) * T + t - 1;
                 memcpy(logits + row * V, o.logits + (size_t)b * V, (size_t)V * 4);
                 nll[row] = o.nll[b];
             }
         }
-        gpn_engine_free(e);
+        gs_engine_free(e);
     }
     return 0;
 }
@@ -110,9 +110,9 @@ static double rel_diff(const float *a, const float *b, size_t n) {
 }
 
 static void check_batches(void) {
-    gpn_config c = {.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 7, .dv = 13,
+    gs_config c = {.arch = GS_ARCH_GDN, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 7, .dv = 13,
                     .V = 53, .conv = 4, .norm_eps = 1e-6f};
-    gpn_model *m = gpn_model_random(&c, 7);
+    gs_model *m = gs_model_random(&c, 7);
     CHECK(m != NULL, "a random GDN model: %s", gs_error());
     if (!m) return;
     enum { MAXB = 17 };
@@ -135,7 +135,7 @@ static void check_batches(void) {
     }
     CHECK(fired >= 3 * T * c.n_layers, "the state hook fired %d times", fired);
     free(l1), free(n1), free(lb), free(nb), free(lh), free(nh);
-    gpn_model_free(m);
+    gs_model_free(m);
 }
 
 int main(void) {

@@ -1,4 +1,4 @@
-/* GDN's window path (gpn_engine_window, engine/arch/gdn/gdn_window.c)
+/* GDN's window path (gs_engine_window, engine/arch/gdn/gdn_window.c)
  * against the token-by-token step on a random model with odd d_k and d_v
  * and a short convolution:
  *
@@ -19,9 +19,9 @@
 #include "window_check.h"
 
 int main(void) {
-    gpn_config c = {.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 7, .dv = 13,
+    gs_config c = {.arch = GS_ARCH_GDN, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 7, .dv = 13,
                     .V = 53, .conv = 4, .norm_eps = 1e-6f};
-    gpn_model *m = gpn_model_random(&c, 11);
+    gs_model *m = gs_model_random(&c, 11);
     CHECK(m != NULL, "a random GDN model: %s", gs_error());
     if (!m) return test_summary();
     const int lengths[] = {1, 63, 64, 65, 130};
@@ -29,8 +29,8 @@ int main(void) {
     const int len[] = {3, 40, 70}, window[] = {0, 1, 1};
     wc_check_mixed(m, 3, len, window, 3);
     wc_check_refusals(m, GDN_HOOK_STATE);
-    gpn_model_free(m);
-    gpn_model *m2 = gpn_model_random(&c, 12);
+    gs_model_free(m);
+    gs_model *m2 = gs_model_random(&c, 12);
     CHECK(m2 != NULL, "a random GDN model: %s", gs_error());
     const int budget[] = {100, 130}, piece[] = {64, 128};
     for (int i = 0; m2 && i < 2; i++) {
@@ -42,6 +42,6 @@ int main(void) {
     }
     gdn_window_set_rows(0);
     CHECK(gdn_window_piece(&c, 2, 300) == 300, "the default budget splits a window of 2 x 300 rows");
-    gpn_model_free(m2);
+    gs_model_free(m2);
     return test_summary();
 }

@@ -261,18 +261,18 @@ static double window_loss(const double *params, void *v) {
 }
 
 /* random parameters in ranges where every gate, decay and key is non-trivial */
-static void random_params(const gpn_config *c, double *P) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+static void random_params(const gs_config *c, double *P) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     for (int i = 0; i < n; i++) {
         double *x = P + specs[i].offset;
         long m = (long)specs[i].numel;
         switch (specs[i].role) {
-        case GPN_ROLE_MATRIX: fill(x, m, 1.2 / sqrt((double)specs[i].shape[0])); break;
-        case GPN_ROLE_NORM: for (long k = 0; k < m; k++) x[k] = 1 + srand_(0.3); break;
-        case GPN_ROLE_BIAS: fill(x, m, 0.3); break;
-        case GPN_ROLE_A_LOG: for (long k = 0; k < m; k++) x[k] = log(0.3 + 2 * urand()); break;
-        case GPN_ROLE_DT_BIAS: for (long k = 0; k < m; k++) x[k] = srand_(1.5); break;
+        case GS_TENSOR_MATRIX: fill(x, m, 1.2 / sqrt((double)specs[i].shape[0])); break;
+        case GS_TENSOR_NORM: for (long k = 0; k < m; k++) x[k] = 1 + srand_(0.3); break;
+        case GS_TENSOR_BIAS: fill(x, m, 0.3); break;
+        case GS_TENSOR_A_LOG: for (long k = 0; k < m; k++) x[k] = log(0.3 + 2 * urand()); break;
+        case GS_TENSOR_DT_BIAS: for (long k = 0; k < m; k++) x[k] = srand_(1.5); break;
         }
     }
 }
@@ -285,9 +285,9 @@ static void analytic(win_ctx *w, const double *P, double *g, long np, int bptt) 
     gpn_tape_backward_f64(w->tp, P, g, bptt);
 }
 
-static void check_tensors(const char *label, const gpn_config *c, const double *fd, const double *an) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+static void check_tensors(const char *label, const gs_config *c, const double *fd, const double *an) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     double tensor_worst = 0;
     const char *worst_name = "";
     for (int i = 0; i < n; i++) {
@@ -303,8 +303,8 @@ static void check_tensors(const char *label, const gpn_config *c, const double *
     report(what, tensor_worst);
 }
 
-static void check_model(const char *label, gpn_config c, int B, int T, int with_state) {
-    long np = (long)gpn_param_count(&c);
+static void check_model(const char *label, gs_config c, int B, int T, int with_state) {
+    long np = (long)gs_param_count(&c);
     double *P = malloc((size_t)np * sizeof *P), *fd = malloc((size_t)np * sizeof *P), *an = malloc((size_t)np * sizeof *P);
     random_params(&c, P);
     int32_t *tok = malloc((size_t)B * T * sizeof *tok);
@@ -333,7 +333,7 @@ static void check_model(const char *label, gpn_config c, int B, int T, int with_
  * differences of sum_c (T_c/T) loss_c(theta; frozen state at chunk c's start),
  * the states frozen at their values under the unperturbed parameters. */
 typedef struct {
-    gpn_config c;
+    gs_config c;
     int B, T, K;
     const int32_t *tok;
     double **s, **prev, **M; /* frozen state at each chunk start */
@@ -356,8 +356,8 @@ static double trunc_loss(const double *P, void *v) {
     return total;
 }
 
-static void check_truncated(gpn_config c, int B, int T, int K) {
-    long np = (long)gpn_param_count(&c), mem = (long)c.H * c.dk * c.dv;
+static void check_truncated(gs_config c, int B, int T, int K) {
+    long np = (long)gs_param_count(&c), mem = (long)c.H * c.dk * c.dv;
     double *P = malloc((size_t)np * sizeof *P), *fd = malloc((size_t)np * sizeof *P), *an = malloc((size_t)np * sizeof *P);
     double *full = malloc((size_t)np * sizeof *P);
     random_params(&c, P);
@@ -397,7 +397,7 @@ static void check_truncated(gpn_config c, int B, int T, int K) {
 /* ---- Transformer++ and GDN: the whole window, every parameter --------------- */
 
 typedef struct {
-    gpn_arch arch;
+    gs_arch arch;
     void *tp; /* tpp_tape_f64, gdn_tape_f64 or rt_tape_f64 */
     const int32_t *tok;
     double *grads; /* NULL: loss only */
@@ -405,13 +405,13 @@ typedef struct {
 
 static double seq_run(seq_ctx *s, const double *P) {
     double loss = NAN;
-    int rc = s->arch == GPN_ARCH_TPP ? tpp_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss)
-             : s->arch == GPN_ARCH_RT ? rt_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss)
+    int rc = s->arch == GS_ARCH_TPP ? tpp_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss)
+             : s->arch == GS_ARCH_RT ? rt_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss)
                                       : gdn_tape_forward_f64(s->tp, P, s->tok, s->grads, &loss);
     CHECK(rc == 0, "forward: %s", gs_error());
     if (s->grads) {
-        if (s->arch == GPN_ARCH_TPP) tpp_tape_backward_f64(s->tp, P, s->grads);
-        else if (s->arch == GPN_ARCH_RT) rt_tape_backward_f64(s->tp, P, s->grads);
+        if (s->arch == GS_ARCH_TPP) tpp_tape_backward_f64(s->tp, P, s->grads);
+        else if (s->arch == GS_ARCH_RT) rt_tape_backward_f64(s->tp, P, s->grads);
         else gdn_tape_backward_f64(s->tp, P, s->grads);
     }
     return loss;
@@ -423,13 +423,13 @@ static double seq_loss(const double *P, void *v) {
     return seq_run(s, P);
 }
 
-static void check_seq_model(const char *label, gpn_config c, int B, int T) {
-    long np = (long)gpn_param_count(&c);
+static void check_seq_model(const char *label, gs_config c, int B, int T) {
+    long np = (long)gs_param_count(&c);
     double *P = malloc((size_t)np * sizeof *P), *fd = malloc((size_t)np * sizeof *P), *an = calloc((size_t)np, sizeof *P);
     random_params(&c, P);
     int32_t *tok = malloc((size_t)B * T * sizeof *tok);
     for (int i = 0; i < B * T; i++) tok[i] = (int32_t)(urand() * c.V);
-    int tpp = c.arch == GPN_ARCH_TPP, rt = c.arch == GPN_ARCH_RT;
+    int tpp = c.arch == GS_ARCH_TPP, rt = c.arch == GS_ARCH_RT;
     seq_ctx s = {c.arch,
                  tpp ? (void *)tpp_tape_new_f64(&c, B, T) : rt ? (void *)rt_tape_new_f64(&c, B, T)
                                                               : (void *)gdn_tape_new_f64(&c, B, T),
@@ -468,12 +468,12 @@ int main(void) {
     check_memory();
 
     printf("whole model (mean NLL of a window, full BPTT):\n");
-    gpn_config m2 = {.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 6, .e = 5, .f = 7, .H = 2, .dk = 3, .dv = 4, .V = 11,
+    gs_config m2 = {.arch = GS_ARCH_GPN_M, .n_layers = 2, .d = 6, .e = 5, .f = 7, .H = 2, .dk = 3, .dv = 4, .V = 11,
                      .decoder_bias = 1};
     check_model("GPN+M N=2 + decoder bias", m2, 2, 6, 0);
-    gpn_config m1 = {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 5, .e = 4, .f = 6, .H = 3, .dk = 2, .dv = 3, .V = 9};
+    gs_config m1 = {.arch = GS_ARCH_GPN_M, .n_layers = 1, .d = 5, .e = 4, .f = 6, .H = 3, .dk = 2, .dv = 3, .V = 9};
     check_model("GPN+M N=1 from a carried state", m1, 2, 5, 1);
-    gpn_config g1 = {.arch = GPN_ARCH_GPN, .n_layers = 1, .d = 6, .e = 5, .f = 8, .V = 10, .decoder_bias = 1};
+    gs_config g1 = {.arch = GS_ARCH_GPN, .n_layers = 1, .d = 6, .e = 5, .f = 8, .V = 10, .decoder_bias = 1};
     check_model("GPN + decoder bias", g1, 3, 5, 0);
     g1.decoder_bias = 0;
     check_model("GPN", g1, 2, 4, 1);
@@ -482,16 +482,16 @@ int main(void) {
     check_truncated(m2, 2, 7, 3);
 
     printf("Transformer++ and Gated DeltaNet (mean NLL of the predicted tokens, the full window):\n");
-    gpn_config tpp = {.arch = GPN_ARCH_TPP, .n_layers = 2, .d = 8, .e = 8, .f = 6, .H = 2, .dk = 4, .dv = 4, .V = 11};
+    gs_config tpp = {.arch = GS_ARCH_TPP, .n_layers = 2, .d = 8, .e = 8, .f = 6, .H = 2, .dk = 4, .dv = 4, .V = 11};
     check_seq_model("Transformer++ N=2, 2 heads", tpp, 2, 7);
-    gpn_config gdn = {.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 6, .e = 6, .f = 5, .H = 2, .dk = 3, .dv = 4, .V = 9,
+    gs_config gdn = {.arch = GS_ARCH_GDN, .n_layers = 2, .d = 6, .e = 6, .f = 5, .H = 2, .dk = 3, .dv = 4, .V = 9,
                       .conv = 3, .norm_eps = 1e-6f};
     check_seq_model("GDN N=2, 2 heads, conv 3", gdn, 2, 8);
     printf("Recurrent Transformer (BPTT through each layer's attention over its own earlier outputs):\n");
-    gpn_config rt = {.arch = GPN_ARCH_RT, .n_layers = 2, .d = 6, .e = 6, .f = 10, .H = 2, .dk = 3, .dv = 3, .V = 9,
+    gs_config rt = {.arch = GS_ARCH_RT, .n_layers = 2, .d = 6, .e = 6, .f = 10, .H = 2, .dk = 3, .dv = 3, .V = 9,
                      .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1, .alibi_bias_max = 8.0f};
     check_seq_model("RT N=2, 2 heads, gelu, q/k norms", rt, 2, 7);
-    gpn_config rt_relu = {.arch = GPN_ARCH_RT, .n_layers = 2, .d = 4, .e = 4, .f = 6, .H = 2, .dk = 2, .dv = 2,
+    gs_config rt_relu = {.arch = GS_ARCH_RT, .n_layers = 2, .d = 4, .e = 4, .f = 6, .H = 2, .dk = 2, .dv = 2,
                           .V = 7, .norm_eps = 1e-5f, .activation = RT_ACT_RELU, .alibi_bias_max = 2.0f};
     check_seq_model("RT N=2, relu, no q/k norms", rt_relu, 3, 6);
 

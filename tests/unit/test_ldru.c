@@ -19,9 +19,9 @@
 #define MAXB 4
 #define MAXT 40
 
-static gpn_config config(void) {
-    gpn_config c = {0};
-    c.arch = GPN_ARCH_LDRU, c.n_layers = LDRU_SITE_LEVELS, c.norm_eps = LDRU_LN_EPS;
+static gs_config config(void) {
+    gs_config c = {0};
+    c.arch = GS_ARCH_LDRU, c.n_layers = LDRU_SITE_LEVELS, c.norm_eps = LDRU_LN_EPS;
     c.V = 3, c.d = c.e = 8, c.f = 16, c.n_classes = 5;
     return c;
 }
@@ -35,7 +35,7 @@ typedef struct {
     int zero_at; /* zero sequence 0's leaf at this position (-1: no edit) */
 } capture;
 
-static void on_node(void *ctx, const gpn_hook_event *ev) {
+static void on_node(void *ctx, const gs_hook_event *ev) {
     capture *c = ctx;
     for (int b = 0; b < ev->B; b++) {
         if (ev->layer == 0 && b == 0 && ev->positions[b] == c->zero_at)
@@ -44,7 +44,7 @@ static void on_node(void *ctx, const gpn_hook_event *ev) {
     }
 }
 
-static void on_prefix(void *ctx, const gpn_hook_event *ev) {
+static void on_prefix(void *ctx, const gs_hook_event *ev) {
     capture *c = ctx;
     for (int b = 0; b < ev->B; b++)
         memcpy(c->prefix[b][ev->positions[b]], ev->data + (size_t)b * ev->width, (size_t)ev->width * 4);
@@ -57,27 +57,27 @@ static double max_rel(const float *a, const float *b, int n) {
 }
 
 /* run B strings of T symbols through the engine; logits[b][t] of each step */
-static int run_engine(const gpn_model *m, const int32_t *sym, int B, int T, capture *cap, float *logits) {
-    gpn_engine *e = gpn_engine_new(m, B);
+static int run_engine(const gs_model *m, const int32_t *sym, int B, int T, capture *cap, float *logits) {
+    gs_engine *e = gs_engine_new(m, B);
     if (!e) return -1;
-    gpn_engine_set_hook(e, LDRU_HOOK_NODE, on_node, cap);
-    gpn_engine_set_hook(e, LDRU_HOOK_PREFIX, on_prefix, cap);
-    gpn_engine_reset(e);
+    gs_engine_set_hook(e, LDRU_HOOK_NODE, on_node, cap);
+    gs_engine_set_hook(e, LDRU_HOOK_PREFIX, on_prefix, cap);
+    gs_engine_reset(e);
     int C = m->cfg.n_classes;
     for (int t = 0; t < T; t++) {
         int32_t tok[MAXB];
         for (int b = 0; b < B; b++) tok[b] = sym[b * T + t];
-        if (gpn_engine_step(e, tok, B)) { gpn_engine_free(e); return -1; }
-        const float *lg = gpn_engine_site(e, GPN_HOOK_LOGITS);
+        if (gs_engine_step(e, tok, B)) { gs_engine_free(e); return -1; }
+        const float *lg = gs_engine_site(e, GS_HOOK_LOGITS);
         for (int b = 0; b < B; b++) memcpy(logits + ((size_t)b * T + t) * C, lg + (size_t)b * C, (size_t)C * 4);
     }
-    gpn_engine_free(e);
+    gs_engine_free(e);
     return 0;
 }
 
 /* the engine against the tree of every prefix length */
-static void check_forms(const gpn_model *m, const char *label) {
-    const gpn_config *c = &m->cfg;
+static void check_forms(const gs_model *m, const char *label) {
+    const gs_config *c = &m->cfg;
     int d = c->d, C = c->n_classes, B = MAXB, T = MAXT;
     ldru_weights w;
     ldru_weights_bind(c, m->block, &w);
@@ -136,29 +136,29 @@ static void check_forms(const gpn_model *m, const char *label) {
 }
 
 /* sequences at different positions in one step: sequence 1 reset at step 3 */
-static void check_offsets(const gpn_model *m) {
-    gpn_engine *e = gpn_engine_new(m, 2);
+static void check_offsets(const gs_model *m) {
+    gs_engine *e = gs_engine_new(m, 2);
     static capture cap;
     memset(&cap, 0, sizeof cap);
     cap.zero_at = -1;
-    gpn_engine_set_hook(e, LDRU_HOOK_PREFIX, on_prefix, &cap);
-    gpn_engine_reset(e);
+    gs_engine_set_hook(e, LDRU_HOOK_PREFIX, on_prefix, &cap);
+    gs_engine_reset(e);
     int32_t s0[9] = {0, 1, 2, 2, 1, 0, 1, 1, 2};
     for (int t = 0; t < 9; t++) {
-        if (t == 3) gpn_engine_reset_seq(e, 1);
+        if (t == 3) gs_engine_reset_seq(e, 1);
         int32_t tok[2] = {s0[t], s0[t >= 3 ? t - 3 : t]};
-        gpn_engine_step(e, tok, 2);
+        gs_engine_step(e, tok, 2);
     }
-    gpn_engine_free(e);
+    gs_engine_free(e);
     /* sequence 1 restarted with s0's first 6 symbols: its prefix at 5 is s0's at 5 */
     CHECK(!memcmp(cap.prefix[1][5], cap.prefix[0][5], (size_t)m->cfg.d * 4), "a sequence reset mid-batch differs");
 }
 
 int main(void) {
-    gpn_config c = config();
+    gs_config c = config();
     const gs_family *f = gs_family_of(&c);
     CHECK(f && !strcmp(f->name, "ldru"), "the family table has no ldru row");
-    gpn_model *m = gpn_model_random(&c, 11);
+    gs_model *m = gs_model_random(&c, 11);
     CHECK(m != NULL, "random model: %s", gs_error());
     if (!m) return test_summary();
     check_forms(m, "random");
@@ -166,12 +166,12 @@ int main(void) {
 
     char path[512];
     snprintf(path, sizeof path, "%s/ldru.safetensors", scratch_dir("test_ldru"));
-    CHECK(gpn_model_save(m, path, 0) == 0, "save: %s", gs_error());
-    gpn_model *back = gpn_model_load(path);
+    CHECK(gs_model_save(m, path, 0) == 0, "save: %s", gs_error());
+    gs_model *back = gs_model_load(path);
     CHECK(back && !memcmp(&back->cfg, &m->cfg, sizeof c) && !memcmp(back->block, m->block, m->n_params * 4),
           "round trip: %s", back ? "config or weights differ" : gs_error());
     if (back) check_forms(back, "reloaded");
-    gpn_model_free(back);
-    gpn_model_free(m);
+    gs_model_free(back);
+    gs_model_free(m);
     return test_summary();
 }

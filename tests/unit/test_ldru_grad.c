@@ -12,14 +12,14 @@
 #include "engine/arch/ldru/ldru.h"
 #include "testlib.h"
 
-static gpn_config config(void) {
-    gpn_config c = {0};
-    c.arch = GPN_ARCH_LDRU, c.n_layers = LDRU_SITE_LEVELS, c.norm_eps = LDRU_LN_EPS;
+static gs_config config(void) {
+    gs_config c = {0};
+    c.arch = GS_ARCH_LDRU, c.n_layers = LDRU_SITE_LEVELS, c.norm_eps = LDRU_LN_EPS;
     c.V = 3, c.d = c.e = 6, c.f = 10, c.n_classes = 3;
     return c;
 }
 
-static double loss_of(const gpn_config *c, const float *block, ldru_tree *t, const int32_t *sym, const float *R) {
+static double loss_of(const gs_config *c, const float *block, ldru_tree *t, const int32_t *sym, const float *R) {
     ldru_weights w;
     ldru_weights_bind(c, block, &w);
     ldru_tree_forward(t, &w, sym);
@@ -30,10 +30,10 @@ static double loss_of(const gpn_config *c, const float *block, ldru_tree *t, con
 
 /* the worst per-tensor relative error of the analytic gradient (sign flips
  * the gradient of tensor `flip`, -1: none) */
-static double check_length(gpn_model *m, int B, int T, int flip, int verbose) {
-    const gpn_config *c = &m->cfg;
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+static double check_length(gs_model *m, int B, int T, int flip, int verbose) {
+    const gs_config *c = &m->cfg;
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     ldru_tree t;
     if (ldru_tree_alloc(&t, c, B, T)) return 1e30;
     int32_t *sym = malloc((size_t)B * T * sizeof *sym);
@@ -71,13 +71,13 @@ static double check_length(gpn_model *m, int B, int T, int flip, int verbose) {
 }
 
 int main(void) {
-    gpn_config c = config();
-    gpn_model *m = gpn_model_random(&c, 5);
+    gs_config c = config();
+    gs_model *m = gs_model_random(&c, 5);
     CHECK(m != NULL, "%s", gs_error());
     if (!m) return test_summary();
     /* the LayerNorm gain and the biases are 1 and 0 in a random model: perturb them so their gradients are general */
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&c, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&c, specs);
     uint64_t x = 3;
     for (int s = 0; s < n; s++)
         if (specs[s].ndim == 1)
@@ -94,6 +94,6 @@ int main(void) {
     double flipped = check_length(m, 3, 5, LDRU_W1, 0);
     printf("  length 5 with W1's gradient negated: %.2e (must fail)\n", flipped);
     CHECK(flipped > 0.5, "negating a gradient went unnoticed (%.2e)", flipped);
-    gpn_model_free(m);
+    gs_model_free(m);
     return test_summary();
 }

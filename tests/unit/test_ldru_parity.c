@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "engine/arch/ldru/ldru.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "engine/engine.h"
 #include "testlib.h"
 
@@ -31,17 +31,17 @@ typedef struct {
     int64_t t;
 } prefix_cap;
 
-static void on_prefix(void *ctx, const gpn_hook_event *ev) {
+static void on_prefix(void *ctx, const gs_hook_event *ev) {
     prefix_cap *c = ctx;
     for (int b = 0; b < ev->B; b++)
         memcpy(c->prefix + ((size_t)b * c->T + ev->positions[b]) * c->d, ev->data + (size_t)b * c->d, (size_t)c->d * 4);
 }
 
 static void check_pair(const char *label, const char *wpath, const char *epath) {
-    gpn_model *m = gpn_model_load(wpath);
+    gs_model *m = gs_model_load(wpath);
     st_file *ex = safetensors_open(epath);
     CHECK(m && ex, "%s: %s", label, gs_error());
-    if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
+    if (!m || !ex) { gs_model_free(m); safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens");
     int B = (int)tt->shape[0], T = (int)tt->shape[1], d = m->cfg.d, C = m->cfg.n_classes;
     /* a copy: a tensor's bytes in a safetensors file need not sit at a 4-byte boundary (UBSan) */
@@ -73,18 +73,18 @@ static void check_pair(const char *label, const char *wpath, const char *epath) 
     /* the engine's prefix states and per-prefix logits */
     prefix_cap cap = {calloc((size_t)B * T * d, 4), d, T, 0};
     float *logits = calloc((size_t)B * T * C, 4);
-    gpn_engine *e = gpn_engine_new(m, B);
+    gs_engine *e = gs_engine_new(m, B);
     CHECK(e != NULL, "%s", gs_error());
-    gpn_engine_set_hook(e, LDRU_HOOK_PREFIX, on_prefix, &cap);
-    gpn_engine_reset(e);
+    gs_engine_set_hook(e, LDRU_HOOK_PREFIX, on_prefix, &cap);
+    gs_engine_reset(e);
     for (int t = 0; e && t < T; t++) {
         int32_t step[64];
         for (int b = 0; b < B; b++) step[b] = tok[b * T + t];
-        CHECK(gpn_engine_step(e, step, B) == 0, "%s", gs_error());
-        const float *lg = gpn_engine_site(e, GPN_HOOK_LOGITS);
+        CHECK(gs_engine_step(e, step, B) == 0, "%s", gs_error());
+        const float *lg = gs_engine_site(e, GS_HOOK_LOGITS);
         for (int b = 0; b < B; b++) memcpy(logits + ((size_t)b * T + t) * C, lg + (size_t)b * C, (size_t)C * 4);
     }
-    gpn_engine_free(e);
+    gs_engine_free(e);
     double ep = rel_to(ex, "prefix", cap.prefix, (size_t)B * T * d, &found);
     CHECK(found && ep < 1e-4, "%s: prefix states %.2e", label, ep);
     double eq = rel_to(ex, "logits", logits, (size_t)B * T * C, &found);
@@ -94,7 +94,7 @@ static void check_pair(const char *label, const char *wpath, const char *epath) 
     free(cap.prefix);
     free(logits);
     free(tok);
-    gpn_model_free(m);
+    gs_model_free(m);
     safetensors_close(ex);
 }
 

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 #include "engine/engine.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "family_check.h"
 #include "testlib.h"
 
@@ -22,8 +22,8 @@ static void run_out_free(run_out *r) {
 
 /* Run the model over B sequences of T tokens, batch `batch` at a time, with
  * outputs laid out (B, T, ...) like the fixtures. */
-static int run_model(const gpn_model *m, const int32_t *tokens, int B, int T, int batch, run_out *r) {
-    const gpn_config *c = &m->cfg;
+static int run_model(const gs_model *m, const int32_t *tokens, int B, int T, int batch, run_out *r) {
+    const gs_config *c = &m->cfg;
     memset(r, 0, sizeof *r);
     r->B = B; r->T = T; r->d = c->d; r->V = c->V; r->H = c->H;
     long BT = (long)B * T;
@@ -33,14 +33,14 @@ static int run_model(const gpn_model *m, const int32_t *tokens, int B, int T, in
     r->alpha = calloc((size_t)BT * H, 4); r->beta = calloc((size_t)BT * H, 4); r->mem_norm = calloc((size_t)BT * H, 4);
     for (int b0 = 0; b0 < B; b0 += batch) {
         int nb = B - b0 < batch ? B - b0 : batch;
-        gpn_engine *e = gpn_engine_new(m, batch);
+        gs_engine *e = gs_engine_new(m, batch);
         if (!e) return -1;
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         for (int t = 0; t < T; t++) {
             int32_t tok[64];
             for (int b = 0; b < nb; b++) tok[b] = tokens[(long)(b0 + b) * T + t];
-            if (gpn_engine_step(e, tok, nb) != 0) { gpn_engine_free(e); return -1; }
-            gpn_step_out o = gpn_engine_out(e);
+            if (gs_engine_step(e, tok, nb) != 0) { gs_engine_free(e); return -1; }
+            gs_step_out o = gs_engine_out(e);
             for (int b = 0; b < nb; b++) {
                 long row = (long)(b0 + b) * T + t;
                 memcpy(r->s_pred + row * c->d, o.s_pred + (long)b * c->d, (size_t)c->d * 4);
@@ -54,24 +54,24 @@ static int run_model(const gpn_model *m, const int32_t *tokens, int B, int T, in
                 }
             }
         }
-        gpn_engine_free(e);
+        gs_engine_free(e);
     }
     return 0;
 }
 
 
 static void check_pair(const char *name, const char *wpath, const char *epath) {
-    gpn_model *m = gpn_model_load(wpath);
+    gs_model *m = gs_model_load(wpath);
     CHECK(m != NULL, "load %s: %s", name, gs_error());
     st_file *ex = safetensors_open(epath);
     CHECK(ex != NULL, "open %s: %s", epath, gs_error());
-    if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
+    if (!m || !ex) { gs_model_free(m); safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens");
     int B = (int)tt->shape[0], T = (int)tt->shape[1];
     /* tensor data in a safetensors file need not be aligned: copy it */
     int32_t *tokens = malloc((size_t)tt->numel * sizeof *tokens);
     memcpy(tokens, tt->data, (size_t)tt->numel * sizeof *tokens);
-    int is_m = m->cfg.arch == GPN_ARCH_GPN_M;
+    int is_m = m->cfg.arch == GS_ARCH_GPN_M;
 
     /* 1. float32, whole batch at once */
     run_out full;
@@ -103,10 +103,10 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
      * the recurrence amplifies weight noise: ~1e-2 on the fixtures. */
     char bpath[512];
     snprintf(bpath, sizeof bpath, "%s/%s.bf16.safetensors", scratch_dir(name), name);
-    CHECK(gpn_model_save(m, bpath, 1) == 0, "save bf16: %s", gs_error());
-    gpn_model *mb = gpn_model_load(bpath);
+    CHECK(gs_model_save(m, bpath, 1) == 0, "save bf16: %s", gs_error());
+    gs_model *mb = gs_model_load(bpath);
     CHECK(mb != NULL, "load bf16: %s", gs_error());
-    gpn_model *mc = gpn_model_new(&m->cfg);
+    gs_model *mc = gs_model_new(&m->cfg);
     uint64_t rng = 12345;
     for (size_t i = 0; i < m->n_params; i++) {
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -130,10 +130,10 @@ static void check_pair(const char *name, const char *wpath, const char *epath) {
         run_out_free(&rb);
         run_out_free(&rc);
     }
-    gpn_model_free(mb);
-    gpn_model_free(mc);
+    gs_model_free(mb);
+    gs_model_free(mc);
     run_out_free(&full);
-    gpn_model_free(m);
+    gs_model_free(m);
     safetensors_close(ex);
     free(tokens);
 }

@@ -1,4 +1,4 @@
-/* The restricted pickle VM (engine/checkpoint/pickle.h) and numpy arrays
+/* The restricted pickle VM (io/checkpoint/pickle.h) and numpy arrays
  * from it: hand-built pickles for every opcode group, and the hostile
  * inputs of issue 17 (huge lengths in tiny files, memo bombs, cycles, deep
  * nesting, forged dtypes, code-running globals, every truncation), each of
@@ -8,9 +8,9 @@
 #include <time.h>
 
 #include "base/error.h"
-#include "engine/checkpoint/convert.h"
-#include "engine/checkpoint/numpy_array.h"
-#include "engine/checkpoint/pickle.h"
+#include "io/checkpoint/convert.h"
+#include "io/checkpoint/numpy_array.h"
+#include "io/checkpoint/pickle.h"
 #include "pickle_writer.h"
 #include "testlib.h"
 

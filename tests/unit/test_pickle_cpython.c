@@ -10,8 +10,8 @@
 #include <dirent.h>
 
 #include "base/error.h"
-#include "engine/checkpoint/numpy_array.h"
-#include "engine/checkpoint/pickle.h"
+#include "io/checkpoint/numpy_array.h"
+#include "io/checkpoint/pickle.h"
 #include "testlib.h"
 
 typedef struct { char *p; size_t n, cap; } text;

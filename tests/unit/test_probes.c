@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "engine/cpu/ops.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "probes/probes.h"
 #include "probes/site_ref.h"
 #include "testlib.h"
@@ -17,23 +17,23 @@
 
 static const int32_t *tokens;
 
-static void noop_fn(void *ctx, const gpn_hook_event *ev) {
+static void noop_fn(void *ctx, const gs_hook_event *ev) {
     (void)ev;
     (*(int *)ctx)++;
 }
 
 /* Run the fixture tokens; return nll (NSEQ*NSTEP) and s_ground (NSEQ*NSTEP*d), optional setup. */
-static void run(gpn_model *m, void (*setup)(probe_set *, void *), void *arg, float *nll, float *sg, float *logits) {
-    gpn_engine *e = gpn_engine_new(m, NSEQ);
+static void run(gs_model *m, void (*setup)(probe_set *, void *), void *arg, float *nll, float *sg, float *logits) {
+    gs_engine *e = gs_engine_new(m, NSEQ);
     probe_set *ps = probe_set_new(e);
     if (setup) setup(ps, arg);
-    gpn_engine_reset(e);
+    gs_engine_reset(e);
     int d = m->cfg.d, V = m->cfg.V;
     for (int t = 0; t < NSTEP; t++) {
         int32_t tok[NSEQ];
         for (int b = 0; b < NSEQ; b++) tok[b] = tokens[b * NSTEP + t];
-        gpn_engine_step(e, tok, NSEQ);
-        gpn_step_out o = gpn_engine_out(e);
+        gs_engine_step(e, tok, NSEQ);
+        gs_step_out o = gs_engine_out(e);
         for (int b = 0; b < NSEQ; b++) {
             nll[b * NSTEP + t] = o.nll[b];
             memcpy(sg + ((size_t)b * NSTEP + t) * d, o.s_ground + (size_t)b * d, (size_t)d * 4);
@@ -41,7 +41,7 @@ static void run(gpn_model *m, void (*setup)(probe_set *, void *), void *arg, flo
         }
     }
     probe_set_free(ps);
-    gpn_engine_free(e);
+    gs_engine_free(e);
 }
 
 static int calls;
@@ -53,7 +53,7 @@ static void setup_noop(probe_set *ps, void *arg) {
         CHECK(probe_add(ps, names[i], noop_fn, &calls) == 0, "add %s: %s", names[i], gs_error());
 }
 /* reverse the entries of every head's key (still relu'd and unit length) */
-static void reverse_keys(void *ctx, const gpn_hook_event *ev) {
+static void reverse_keys(void *ctx, const gs_hook_event *ev) {
     int dk = *(const int *)ctx;
     for (long h = 0; h < (long)ev->B * ev->width / dk; h++)
         for (int i = 0, j = dk - 1; i < j; i++, j--) {
@@ -66,8 +66,8 @@ static void setup_reverse_keys(probe_set *ps, void *arg) {
     CHECK(probe_add(ps, "mem.k", reverse_keys, arg) == 0, "%s", gs_error());
 }
 /* the same within each head's columns of W_k and b_k (d rows of H*dk) */
-static void reverse_key_weights(gpn_model *m) {
-    const gpn_config *c = &m->cfg;
+static void reverse_key_weights(gs_model *m) {
+    const gs_config *c = &m->cfg;
     int hk = c->H * c->dk;
     for (int r = 0; r <= c->d; r++) {
         float *row = r < c->d ? m->p.write_W_k_k + (size_t)r * hk : m->p.write_W_k_b;
@@ -84,7 +84,7 @@ static void setup_sub_decode(probe_set *ps, void *arg) { CHECK(probe_subtract(ps
 static void setup_sub_carry(probe_set *ps, void *arg) { CHECK(probe_subtract(ps, "s_pred", arg) == 0, "%s", gs_error()); }
 
 int main(void) {
-    gpn_model *m = gpn_model_load(fixture("reference/gpnm1.weights.safetensors"));
+    gs_model *m = gs_model_load(fixture("reference/gpnm1.weights.safetensors"));
     st_file *ex = safetensors_open(fixture("reference/gpnm1.expect.safetensors"));
     CHECK(m && ex, "fixtures: %s", gs_error());
     if (!m || !ex) return test_summary();
@@ -92,14 +92,14 @@ int main(void) {
     int32_t *tok_copy = malloc((size_t)tt->numel * sizeof *tok_copy); /* file data may be unaligned */
     memcpy(tok_copy, tt->data, (size_t)tt->numel * sizeof *tok_copy);
     tokens = tok_copy;
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     int d = c->d, V = c->V;
 
     /* names */
-    gpn_hook_point p;
+    gs_hook_point p;
     int layer;
-    CHECK(probe_parse_name(c, "L0.mem_read", &p, &layer) == 0 && p == GPN_HOOK_MEM_READ && layer == 0, "L0.mem_read");
-    CHECK(probe_parse_name(c, "mem_read", &p, &layer) == 0 && p == GPN_HOOK_MEM_READ, "one-layer shorthand");
+    CHECK(probe_parse_name(c, "L0.mem_read", &p, &layer) == 0 && p == GS_HOOK_MEM_READ && layer == 0, "L0.mem_read");
+    CHECK(probe_parse_name(c, "mem_read", &p, &layer) == 0 && p == GS_HOOK_MEM_READ, "one-layer shorthand");
     CHECK(probe_parse_name(c, "L1.mem_read", &p, &layer) != 0 && strstr(gs_error(), "1 layer"), "L1 on 1 layer: %s", gs_error());
     CHECK(probe_parse_name(c, "L0.s_pred", &p, &layer) != 0, "s_pred is not per layer");
     CHECK(probe_parse_name(c, "bogus", &p, &layer) != 0 && strstr(gs_error(), "unknown hook"), "unknown: %s", gs_error());
@@ -112,7 +112,7 @@ int main(void) {
                                                    {"L0.ffn_out", "blocks.0.hook_mlp_out"}, {"L0.mem_read", "blocks.0.hook_mem_out"},
                                                    {"*.mem.heads", "blocks.*.mem.heads"},   {"hook_mlp_out", "L0.ffn_out"}};
     for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
-        gpn_hook_point pa, pb;
+        gs_hook_point pa, pb;
         int la, lb;
         CHECK(probe_parse_name(c, same[i].a, &pa, &la) == 0 && probe_parse_name(c, same[i].b, &pb, &lb) == 0 && pa == pb &&
                   la == lb,
@@ -122,9 +122,9 @@ int main(void) {
           "blocks.0.state.pred: %s", gs_error());
     CHECK(probe_parse_name(c, "blocks.1.hook_mlp_out", &p, &layer) != 0 && strstr(gs_error(), "1 layer"),
           "blocks.1 of 1: %s", gs_error());
-    gpn_model *plain = gpn_model_load(fixture("reference/gpn.weights.safetensors"));
+    gs_model *plain = gs_model_load(fixture("reference/gpn.weights.safetensors"));
     CHECK(plain && probe_parse_name(&plain->cfg, "mem.alpha", &p, &layer) != 0 && strstr(gs_error(), "no memory"), "gpn mem");
-    gpn_model_free(plain);
+    gs_model_free(plain);
 
     /* a site reference: parsed once; its stored kind and name per layer, and the written name for messages */
     {
@@ -177,21 +177,21 @@ int main(void) {
 
     /* capture equals the engine's own output */
     {
-        gpn_engine *e = gpn_engine_new(m, NSEQ);
+        gs_engine *e = gs_engine_new(m, NSEQ);
         probe_set *ps = probe_set_new(e);
         probe_capture *cap = probe_capture_add(ps, "s_pred"), *al = probe_capture_add(ps, "mem.alpha");
         probe_site_ref r;
         probe_capture *by_ref = probe_site_ref_parse(c, "state.pred", &r) ? NULL : probe_capture_site(ps, r.site, r.layer);
         CHECK(cap && al && by_ref, "capture: %s", gs_error());
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         int32_t tok[NSEQ] = {tokens[0], tokens[NSTEP], tokens[2 * NSTEP]};
-        gpn_engine_step(e, tok, NSEQ);
-        gpn_step_out o = gpn_engine_out(e);
+        gs_engine_step(e, tok, NSEQ);
+        gs_step_out o = gs_engine_out(e);
         CHECK(cap->B == NSEQ && cap->width == d && !memcmp(cap->data, o.s_pred, (size_t)NSEQ * d * 4), "s_pred capture");
         CHECK(al->width == c->H && !memcmp(al->data, o.alpha, (size_t)NSEQ * c->H * 4), "alpha capture");
         CHECK(by_ref && by_ref->width == d && !memcmp(by_ref->data, o.s_pred, (size_t)NSEQ * d * 4), "capture by reference");
         probe_set_free(ps);
-        gpn_engine_free(e);
+        gs_engine_free(e);
     }
 
     /* zero a head's read: the result cannot depend on that head's W_o rows
@@ -220,11 +220,11 @@ int main(void) {
     CHECK(!memcmp(sg0, sg1, BT * d * 4), "decode-only edit changed the carried state");
     {
         /* s_pred of step 0 is the zero-state prediction; recompute its decode by hand */
-        gpn_engine *e = gpn_engine_new(m, NSEQ);
-        gpn_engine_reset(e);
+        gs_engine *e = gs_engine_new(m, NSEQ);
+        gs_engine_reset(e);
         int32_t tok[NSEQ] = {tokens[0], tokens[NSTEP], tokens[2 * NSTEP]};
-        gpn_engine_step(e, tok, NSEQ);
-        gpn_step_out o = gpn_engine_out(e);
+        gs_engine_step(e, tok, NSEQ);
+        gs_step_out o = gs_engine_out(e);
         float *x = malloc((size_t)NSEQ * d * 4), *z = malloc((size_t)NSEQ * c->e * 4), *lg = malloc((size_t)NSEQ * V * 4);
         for (int i = 0; i < NSEQ * d; i++) x[i] = o.s_pred[i] - v[i % d];
         rmsnorm_forward(x, x, m->p.decode_norm_w, NSEQ, d);
@@ -234,20 +234,20 @@ int main(void) {
         for (int b = 0; b < NSEQ; b++) err = fmax(err, rel_err(lg1 + (size_t)b * NSTEP * V, lg + (size_t)b * V, V));
         CHECK(err < 1e-6, "decode-only logits differ from hand computation: %.2e", err);
         free(x); free(z); free(lg);
-        gpn_engine_free(e);
+        gs_engine_free(e);
     }
     run(m, setup_sub_carry, v, nll1, sg1, NULL);
     CHECK(memcmp(sg0, sg1, BT * d * 4) != 0, "carry-scope edit left the carried state unchanged");
     float zero[64] = {0};
-    gpn_engine *te = gpn_engine_new(m, 1);
+    gs_engine *te = gs_engine_new(m, 1);
     probe_set *tmp = probe_set_new(te);
     CHECK(probe_project_out(tmp, "s_pred", zero) != 0 && strstr(gs_error(), "zero"), "zero direction refused");
     probe_set_free(tmp);
-    gpn_engine_free(te);
+    gs_engine_free(te);
     free(v);
     free(nll0); free(sg0); free(lg0); free(nll1); free(sg1); free(lg1);
     safetensors_close(ex);
-    gpn_model_free(m);
+    gs_model_free(m);
     free(tok_copy);
     return test_summary();
 }

@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "base/hash.h"
-#include "engine/tokenizer/tokenizer.h"
+#include "io/tokenizer/tokenizer.h"
 #include "testlib.h"
 #include "pb_writer.h"
 
@@ -215,7 +215,7 @@ static int ids_equal(const int32_t *a, size_t na, const int32_t *b, size_t nb) {
     return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
 }
 
-static void expect_ids(const gpn_tokenizer *t, const char *text, const int32_t *want, size_t n_want, const char *label) {
+static void expect_ids(const gs_tokenizer *t, const char *text, const int32_t *want, size_t n_want, const char *label) {
     int32_t *ids;
     size_t n;
     int rc = tokenizer_encode(t, text, strlen(text), &ids, &n);
@@ -226,7 +226,7 @@ static void expect_ids(const gpn_tokenizer *t, const char *text, const int32_t *
 
 static void expect_load_error(const char *path, const char *needle) {
     gs_clear_error();
-    gpn_tokenizer *t = tokenizer_load(path);
+    gs_tokenizer *t = tokenizer_load(path);
     CHECK(t == NULL, "%s loaded, expected an error about '%s'", path, needle);
     tokenizer_free(t);
     const char *e = gs_error();
@@ -244,9 +244,9 @@ int main(void) {
     pbw m = make_model((spm_opts){.model_type = 2, .byte_fallback = 1});
     write_bytes(model, m.p, m.n);
 
-    gpn_tokenizer *tj = tokenizer_load(json);
+    gs_tokenizer *tj = tokenizer_load(json);
     CHECK(tj != NULL, "load json: %s", gs_error());
-    gpn_tokenizer *tm = tokenizer_load(model);
+    gs_tokenizer *tm = tokenizer_load(model);
     CHECK(tm != NULL, "load model: %s", gs_error());
     if (!tj || !tm) return test_summary();
 
@@ -326,7 +326,7 @@ int main(void) {
     {
         snprintf(path, sizeof path, "%s/nofallback.json", dir);
         write_json(path, 0, NULL);
-        gpn_tokenizer *t = tokenizer_load(path);
+        gs_tokenizer *t = tokenizer_load(path);
         CHECK(t != NULL, "load %s: %s", path, gs_error());
         if (t) {
             expect_ids(t, "xyz", (int32_t[]){sp, 0}, 2, "fused unk");
@@ -340,7 +340,7 @@ int main(void) {
         snprintf(path, sizeof path, "%s/extra.model", dir);
         write_bytes(path, w.p, w.n);
         free(w.p);
-        gpn_tokenizer *t = tokenizer_load(path);
+        gs_tokenizer *t = tokenizer_load(path);
         CHECK(t != NULL, "load %s: %s", path, gs_error());
         if (t) {
             int sep = tokenizer_piece_id(t, "<sep>");
@@ -368,7 +368,7 @@ int main(void) {
         free(big);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        gpn_tokenizer *t = tokenizer_load(path);
+        gs_tokenizer *t = tokenizer_load(path);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         CHECK(t != NULL, "load %s: %s", path, gs_error());
@@ -394,7 +394,7 @@ int main(void) {
                          "{\"id\": 4, \"content\": \"abbb\", \"special\": false}], "
                          "\"model\": {\"type\": \"BPE\", \"vocab\": {\"<unk>\": 0}, \"merges\": [], \"unk_token\": \"<unk>\"}}";
         write_bytes(path, js, strlen(js));
-        gpn_tokenizer *t = tokenizer_load(path);
+        gs_tokenizer *t = tokenizer_load(path);
         CHECK(t != NULL, "load %s: %s", path, gs_error());
         if (t) {
             expect_ids(t, "abbbababba", (int32_t[]){4, 3, 2, 1}, 4, "nested user-defined pieces, longest first");
@@ -478,7 +478,7 @@ int main(void) {
             write_bytes(path, d, n);
             free(d);
             gs_clear_error();
-            gpn_tokenizer *t = tokenizer_load(path);
+            gs_tokenizer *t = tokenizer_load(path);
             if (t) {
                 loaded++;
                 int32_t *ids;

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "engine/tokenizer/tokenizer.h"
-#include "engine/tokenizer/utf8.h"
+#include "io/tokenizer/tokenizer.h"
+#include "io/tokenizer/utf8.h"
 #include "testlib.h"
 #include "tests/tokenizer/textgen.h"
 
@@ -58,7 +58,7 @@ int main(void) {
         snprintf(cmd, sizeof cmd, "node '%s/scripts/fetch-tokenizer.mjs' '%s' > '%s'", src, pkg, json);
         if (system(cmd) != 0) { fprintf(stderr, "cannot build %s\n", json); return 1; }
     }
-    gpn_tokenizer *t = tokenizer_load(json);
+    gs_tokenizer *t = tokenizer_load(json);
     CHECK(t != NULL, "load %s: %s", json, gs_error());
     if (!t) return test_summary();
 

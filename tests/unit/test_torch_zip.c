@@ -1,4 +1,4 @@
-/* PyTorch zip checkpoints (engine/checkpoint/torch_zip.h): the reference
+/* PyTorch zip checkpoints (io/checkpoint/torch_zip.h): the reference
  * fixtures' .pt files give exactly the tensors of their .weights.safetensors,
  * strided and big-endian storages are read right, and hostile archives (path
  * traversal, sizes that lie, a deflate bomb, short storages, no data.pkl)
@@ -9,8 +9,8 @@
 #include <zip.h>
 
 #include "base/error.h"
-#include "engine/checkpoint/torch_zip.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/torch_zip.h"
+#include "io/checkpoint/safetensors.h"
 #include "pickle_writer.h"
 #include "testlib.h"
 

@@ -18,7 +18,7 @@
 #define T_STEPS (GS_PATTERN_KEYS + 6)
 
 /* all weight on the current key (the last column) in every head */
-static void attend_to_self(void *ctx, const gpn_hook_event *ev) {
+static void attend_to_self(void *ctx, const gs_hook_event *ev) {
     (void)ctx;
     for (int i = 0; i < ev->B * ev->width; i++) {
         int col = i % GS_PATTERN_KEYS;
@@ -27,10 +27,10 @@ static void attend_to_self(void *ctx, const gpn_hook_event *ev) {
 }
 
 int main(void) {
-    gpn_model *m = gpn_model_load(fixture("reference/tpp2.weights.safetensors"));
+    gs_model *m = gs_model_load(fixture("reference/tpp2.weights.safetensors"));
     CHECK(m != NULL, "load tpp2: %s", gs_error());
     if (!m) return test_summary();
-    const gpn_config *c = &m->cfg;
+    const gs_config *c = &m->cfg;
     int B = 2, H = c->H, Dh = c->dk, d = c->d, P = GS_PATTERN_KEYS;
     const gs_family *fam = gs_family_of(c);
     const gs_site *site = NULL;
@@ -40,20 +40,20 @@ int main(void) {
           "hook_pattern: width %d, expected %d", site ? gs_site_width(site, c) : -1, H * P);
 
     /* 1. capture: the pattern equals softmax(q k^T / sqrt(Dh)) over the window */
-    gpn_engine *e = gpn_engine_new(m, B);
+    gs_engine *e = gs_engine_new(m, B);
     probe_set *ps = e ? probe_set_new(e) : NULL;
     probe_capture *pat = ps ? probe_capture_add(ps, "blocks.1.attn.hook_pattern") : NULL;
     probe_capture *q = ps ? probe_capture_add(ps, "blocks.1.attn.hook_q") : NULL;
     probe_capture *k = ps ? probe_capture_add(ps, "blocks.1.attn.hook_k") : NULL;
     CHECK(pat && q && k, "captures: %s", gs_error());
-    if (!pat || !q || !k) { probe_set_free(ps); gpn_engine_free(e); gpn_model_free(m); return test_summary(); }
+    if (!pat || !q || !k) { probe_set_free(ps); gs_engine_free(e); gs_model_free(m); return test_summary(); }
     float *keys = calloc((size_t)B * T_STEPS * d, sizeof *keys); /* every step's keys, to rebuild the weights */
     double worst = 0;
     int nan_ok = 1, windows_full = 0;
-    gpn_engine_reset(e);
+    gs_engine_reset(e);
     for (int t = 0; t < T_STEPS; t++) {
         int32_t tok[2] = {(t * 7 + 3) % c->V, (t * 13 + 5) % c->V};
-        CHECK(gpn_engine_step(e, tok, B) == 0, "step: %s", gs_error());
+        CHECK(gs_engine_step(e, tok, B) == 0, "step: %s", gs_error());
         for (int b = 0; b < B; b++) {
             memcpy(keys + ((size_t)b * T_STEPS + t) * d, k->data + (size_t)b * d, (size_t)d * sizeof *keys);
             for (int h = 0; h < H; h++) {
@@ -96,10 +96,10 @@ int main(void) {
         CHECK(v && out && W_o, "captures: %s", gs_error());
         if (!v || !out || !W_o) break;
         if (edited) CHECK(probe_add(ps, "blocks.0.attn.hook_pattern", attend_to_self, NULL) == 0, "probe: %s", gs_error());
-        gpn_engine_reset(e);
+        gs_engine_reset(e);
         for (int t = 0; t < 5; t++) {
             int32_t tok[2] = {(t * 7 + 3) % c->V, (t * 13 + 5) % c->V};
-            CHECK(gpn_engine_step(e, tok, B) == 0, "step: %s", gs_error());
+            CHECK(gs_engine_step(e, tok, B) == 0, "step: %s", gs_error());
             for (int b = 0; t > 0 && b < B; b++) /* at t = 0 the only key has weight 1 anyway */
                 for (int i = 0; i < d; i++) {
                     double want = 0;
@@ -114,7 +114,7 @@ int main(void) {
     printf("  edited pattern: attn_out vs W_o v_t %.2e; unedited differs by %.2e in all\n", off, moved);
     CHECK(off < 1e-5, "with all weight on the current key attn_out is not W_o v_t (%.3e)", off);
     CHECK(moved > 1e-2, "the unedited output equals W_o v_t (%.3e): the edit test proves nothing", moved);
-    gpn_engine_free(e);
-    gpn_model_free(m);
+    gs_engine_free(e);
+    gs_model_free(m);
     return test_summary();
 }

@@ -1,4 +1,4 @@
-/* The Transformer++'s window path (gpn_engine_window, the prefill of
+/* The Transformer++'s window path (gs_engine_window, the prefill of
  * engine/arch/tpp/tpp_window.c) against the token-by-token step on a random
  * 3-layer model (d 64, 4 heads of 16, FFN 96, V 97):
  *
@@ -18,7 +18,7 @@
 #include "engine/arch/tpp/tpp.h"
 #include "window_check.h"
 
-static void check_all(const gpn_model *m) {
+static void check_all(const gs_model *m) {
     const int lengths[] = {1, 5, 64, 130};
     for (int i = 0; i < 4; i++) wc_check_window(m, 1, lengths[i]), wc_check_window(m, 3, lengths[i]);
     const int len[] = {3, 70, 2, 9}, window[] = {0, 1, 0, 1};
@@ -26,8 +26,8 @@ static void check_all(const gpn_model *m) {
 }
 
 int main(void) {
-    gpn_config c = {.arch = GPN_ARCH_TPP, .n_layers = 3, .d = 64, .e = 64, .f = 96, .H = 4, .dk = 16, .dv = 16, .V = 97};
-    gpn_model *m = gpn_model_random(&c, 21);
+    gs_config c = {.arch = GS_ARCH_TPP, .n_layers = 3, .d = 64, .e = 64, .f = 96, .H = 4, .dk = 16, .dv = 16, .V = 97};
+    gs_model *m = gs_model_random(&c, 21);
     CHECK(m != NULL, "a random Transformer++ model: %s", gs_error());
     if (!m) return test_summary();
     printf("whole windows:\n");
@@ -46,7 +46,7 @@ int main(void) {
     wc_check_window(m, 3, 130);
     tpp_window_set_rows(0);
     CHECK(tpp_window_piece(&c, 3, 130) == 130, "the default budget splits a window of 3 x 130 rows");
-    wc_check_refusals(m, GPN_HOOK_RESID_PRE);
-    gpn_model_free(m);
+    wc_check_refusals(m, GS_HOOK_RESID_PRE);
+    gs_model_free(m);
     return test_summary();
 }

@@ -9,8 +9,8 @@
 #include "base/error.h"
 #include "engine/arch/rt/rt.h"
 #include "engine/engine.h"
-#include "engine/checkpoint/safetensors.h"
-#include "engine/train/train.h"
+#include "io/checkpoint/safetensors.h"
+#include "train/train.h"
 #include "engine/tape/train_init.h"
 #include "engine/arch/gpn/gpn_train.h"
 #include "testlib.h"
@@ -18,10 +18,10 @@
 /* ---- parity with the inference engine -------------------------------------- */
 
 static void check_parity(const char *name) {
-    gpn_model *m = gpn_model_load(reference_fixture(name, "weights.safetensors"));
+    gs_model *m = gs_model_load(reference_fixture(name, "weights.safetensors"));
     st_file *ex = safetensors_open(reference_fixture(name, "expect.safetensors"));
     CHECK(m && ex, "load %s: %s", name, gs_error());
-    if (!m || !ex) { gpn_model_free(m); safetensors_close(ex); return; }
+    if (!m || !ex) { gs_model_free(m); safetensors_close(ex); return; }
     const st_tensor *tt = safetensors_find(ex, "tokens"), *tn = safetensors_find(ex, "nll");
     int B = (int)tt->shape[0], T = (int)tt->shape[1];
     int32_t *tok = malloc((size_t)B * T * 4);
@@ -29,15 +29,15 @@ static void check_parity(const char *name) {
     float *want = malloc((size_t)B * T * 4), *got = malloc((size_t)B * T * 4), *eng = malloc((size_t)B * T * 4);
     st_tensor_to_f32(tn, want);
     /* the inference engine, step by step */
-    gpn_engine *e = gpn_engine_new(m, B);
+    gs_engine *e = gs_engine_new(m, B);
     for (int t = 0; t < T; t++) {
         int32_t x[64];
         for (int b = 0; b < B; b++) x[b] = tok[(long)b * T + t];
-        gpn_engine_step(e, x, B);
-        gpn_step_out o = gpn_engine_out(e);
+        gs_engine_step(e, x, B);
+        gs_step_out o = gs_engine_out(e);
         for (int b = 0; b < B; b++) eng[(long)b * T + t] = o.nll[b];
     }
-    gpn_engine_free(e);
+    gs_engine_free(e);
     /* the trainer's window forward */
     gpn_tape_f32 *tp = gpn_tape_new_f32(&m->cfg, B, T);
     double loss;
@@ -74,7 +74,7 @@ static void check_parity(const char *name) {
     gpn_tape_free_f32(tp);
     free(g32); free(P64); free(g64); free(g64f);
     free(tok); free(want); free(got); free(eng);
-    gpn_model_free(m);
+    gs_model_free(m);
     safetensors_close(ex);
 }
 
@@ -93,9 +93,9 @@ static void stats(const float *x, size_t n, double *mean, double *sd, double *ma
 }
 
 static void check_init(void) {
-    gpn_config c = {.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 96, .e = 48, .f = 128, .H = 64, .dk = 8, .dv = 16,
+    gs_config c = {.arch = GS_ARCH_GPN_M, .n_layers = 2, .d = 96, .e = 48, .f = 128, .H = 64, .dk = 8, .dv = 16,
                     .V = 500, .decoder_bias = 1};
-    gpn_model *a = gpn_model_new(&c), *b = gpn_model_new(&c), *z = gpn_model_new(&c);
+    gs_model *a = gs_model_new(&c), *b = gs_model_new(&c), *z = gs_model_new(&c);
     train_rng r;
     train_rng_seed(&r, 7);
     train_init_params(&c, a->block, &r);
@@ -105,27 +105,27 @@ static void check_init(void) {
     train_rng_seed(&r, 8);
     train_init_params(&c, z->block, &r);
     CHECK(memcmp(a->block, z->block, a->n_params * 4) != 0, "different seeds, same weights");
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(&c, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(&c, specs);
     int lecun = 0;
     for (int i = 0; i < n; i++) {
-        const gpn_tensor_spec *s = &specs[i];
+        const gs_tensor_spec *s = &specs[i];
         const float *x = a->block + s->offset;
         double mean, sd, mx;
         stats(x, s->numel, &mean, &sd, &mx);
         const char *nm = s->name;
         size_t L = strlen(nm);
 #define ENDS(suf) (L >= strlen(suf) && !strcmp(nm + L - strlen(suf), suf))
-        if (s->role == GPN_ROLE_NORM) CHECK(mean == 1 && sd == 0, "%s: norms start at ones", nm);
-        else if (s->role == GPN_ROLE_BIAS) CHECK(mx == 0, "%s: biases start at zero", nm);
-        else if (s->role == GPN_ROLE_A_LOG) {
+        if (s->role == GS_TENSOR_NORM) CHECK(mean == 1 && sd == 0, "%s: norms start at ones", nm);
+        else if (s->role == GS_TENSOR_BIAS) CHECK(mx == 0, "%s: biases start at zero", nm);
+        else if (s->role == GS_TENSOR_A_LOG) {
             int ok = 1;
             for (size_t k = 0; k < s->numel; k++) ok &= x[k] <= logf(16.0f) + 1e-6f;
             double em = 0;
             for (size_t k = 0; k < s->numel; k++) em += exp(x[k]);
             em /= s->numel;
             CHECK(ok && fabs(em - 8) < 2.5, "%s: exp(A_log) ~ U(0,16): mean %.2f", nm, em);
-        } else if (s->role == GPN_ROLE_DT_BIAS) {
+        } else if (s->role == GS_TENSOR_DT_BIAS) {
             int ok = 1;
             double lm = 0;
             for (size_t k = 0; k < s->numel; k++) {
@@ -150,9 +150,9 @@ static void check_init(void) {
     }
     CHECK(lecun == 2 + 4 + 2 * 3, "%d LeCun-normal tensors, want 12", lecun);
     printf("  initialisation: %d tensors as the companion's (LeCun-normal: %d), reproducible from the seed\n", n, lecun);
-    gpn_model_free(a);
-    gpn_model_free(b);
-    gpn_model_free(z);
+    gs_model_free(a);
+    gs_model_free(b);
+    gs_model_free(z);
 }
 
 /* ---- config ------------------------------------------------------------------- */
@@ -235,7 +235,7 @@ static void check_config(const char *dir) {
         "{\"model\": {\"arch\": \"gdn\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24, \"n_heads\": 2,"
         " \"d_key\": 4, \"d_val\": 8, \"n_layers\": 3}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}");
     CHECK(train_config_load(g, &c) == 0, "gdn config: %s", gs_error());
-    CHECK(c.model.arch == GPN_ARCH_GDN && c.model.e == 16 && c.model.conv == 4 && c.model.n_layers == 3 &&
+    CHECK(c.model.arch == GS_ARCH_GDN && c.model.e == 16 && c.model.conv == 4 && c.model.n_layers == 3 &&
               c.model.dv == 8 && c.model.norm_eps == 1e-6f, "gdn sizes read");
     char *json = train_config_to_json(&c);
     CHECK(json && strstr(json, "\"conv_size\":\t4") && strstr(json, "\"gdn\"") && !strstr(json, "d_emb"),
@@ -252,7 +252,7 @@ static void check_config(const char *dir) {
         "{\"model\": {\"arch\": \"recurrent-transformer\", \"vocab_size\": 50, \"d_state\": 16, \"d_ffn\": 24,"
         " \"n_heads\": 2, \"n_layers\": 3}, \"data\": {\"train\": \"x\"}, \"output\": {\"dir\": \"o\"}}");
     CHECK(train_config_load(g, &c) == 0, "rt config: %s", gs_error());
-    CHECK(c.model.arch == GPN_ARCH_RT && c.model.e == 16 && c.model.dk == 8 && c.model.dv == 8 &&
+    CHECK(c.model.arch == GS_ARCH_RT && c.model.e == 16 && c.model.dk == 8 && c.model.dv == 8 &&
               c.model.n_layers == 3 && c.model.activation == RT_ACT_GELU && c.model.qk_norm == 1 &&
               c.model.alibi_bias_max == 8.0f && c.model.clip_qkv == 0 && c.model.norm_eps == 1e-5f,
           "rt sizes and options read");
@@ -306,7 +306,7 @@ static char *csv_numbers(const char *path) {
 /* For each trainable family (model): a run straight through equals one
  * stopped, checkpointed and resumed, bit for bit; then (once, on GPN+M) the
  * refusals of a different model and of a damaged state. */
-static void check_resume(const char *root, const char *name, gpn_config model, int bptt, int refusals) {
+static void check_resume(const char *root, const char *name, gs_config model, int bptt, int refusals) {
     char train[4200], eval[4200], dir[4200];
     snprintf(train, sizeof train, "%s/train", root);
     snprintf(eval, sizeof eval, "%s/eval", root);
@@ -332,34 +332,34 @@ static void check_resume(const char *root, const char *name, gpn_config model, i
     c.export_bf16 = 1;
     /* straight through */
     snprintf(c.out_dir, sizeof c.out_dir, "%s/straight", dir);
-    gpn_trainer *a = gpn_trainer_new(&c, NULL);
+    gs_trainer *a = gs_trainer_new(&c, NULL);
     CHECK(a != NULL, "trainer: %s", gs_error());
     if (!a) return;
     train_report r;
-    while (!gpn_trainer_done(a)) CHECK(gpn_trainer_step(a, &r) == 0, "step: %s", gs_error());
+    while (!gs_trainer_done(a)) CHECK(gs_trainer_step(a, &r) == 0, "step: %s", gs_error());
     CHECK(r.checkpointed && r.step == 6 && !isnan(r.eval_loss), "the last step evaluates and checkpoints");
     /* 3 steps, stop, resume, 3 steps */
     snprintf(c.out_dir, sizeof c.out_dir, "%s/split", dir);
-    gpn_trainer *b = gpn_trainer_new(&c, NULL);
-    for (int i = 0; i < 3; i++) CHECK(gpn_trainer_step(b, &r) == 0, "step: %s", gs_error());
-    CHECK(gpn_trainer_checkpoint(b) == 0, "checkpoint: %s", gs_error());
+    gs_trainer *b = gs_trainer_new(&c, NULL);
+    for (int i = 0; i < 3; i++) CHECK(gs_trainer_step(b, &r) == 0, "step: %s", gs_error());
+    CHECK(gs_trainer_checkpoint(b) == 0, "checkpoint: %s", gs_error());
     /* steps that were never checkpointed must not survive in the log */
-    CHECK(gpn_trainer_step(b, &r) == 0, "step 4: %s", gs_error());
-    gpn_trainer_free(b);
+    CHECK(gs_trainer_step(b, &r) == 0, "step 4: %s", gs_error());
+    gs_trainer_free(b);
     char ckpt[4200];
     snprintf(ckpt, sizeof ckpt, "%s/split", dir);
-    gpn_trainer *resumed = gpn_trainer_new(&c, ckpt);
+    gs_trainer *resumed = gs_trainer_new(&c, ckpt);
     CHECK(resumed != NULL, "resume: %s", gs_error());
     if (resumed) {
-        CHECK(gpn_trainer_step_count(resumed) == 3, "resumed at step %ld, want 3", gpn_trainer_step_count(resumed));
-        while (!gpn_trainer_done(resumed)) CHECK(gpn_trainer_step(resumed, &r) == 0, "step: %s", gs_error());
-        const gpn_model *ma = gpn_trainer_model(a), *mb = gpn_trainer_model(resumed);
+        CHECK(gs_trainer_step_count(resumed) == 3, "resumed at step %ld, want 3", gs_trainer_step_count(resumed));
+        while (!gs_trainer_done(resumed)) CHECK(gs_trainer_step(resumed, &r) == 0, "step: %s", gs_error());
+        const gs_model *ma = gs_trainer_model(a), *mb = gs_trainer_model(resumed);
         int same = memcmp(ma->block, mb->block, ma->n_params * 4) == 0;
         double err = rel_err(mb->block, ma->block, (long)ma->n_params);
         printf("  resume (%s): 6 steps vs 3 + resume + 3: weights %s (rel diff %.1e)\n", name,
                same ? "bitwise equal" : "DIFFER", err);
         CHECK(same, "resumed run differs from the straight run (rel %.3e)", err);
-        gpn_trainer_free(resumed);
+        gs_trainer_free(resumed);
         char p1[4200], p2[4200];
         snprintf(p1, sizeof p1, "%s/straight/loss.csv", dir);
         snprintf(p2, sizeof p2, "%s/split/loss.csv", dir);
@@ -373,21 +373,21 @@ static void check_resume(const char *root, const char *name, gpn_config model, i
         /* the saved model loads with the engine's loader; BF16 export too */
         char mp[4200];
         snprintf(mp, sizeof mp, "%s/split/model.safetensors", dir);
-        gpn_model *lm = gpn_model_load(mp);
+        gs_model *lm = gs_model_load(mp);
         CHECK(lm && !memcmp(lm->block, ma->block, ma->n_params * 4), "model.safetensors holds the trained weights");
-        gpn_model_free(lm);
+        gs_model_free(lm);
         snprintf(mp, sizeof mp, "%s/split/model.bf16.safetensors", dir);
-        lm = gpn_model_load(mp);
+        lm = gs_model_load(mp);
         CHECK(lm && !strcmp(lm->source_dtype, "BF16"), "BF16 export: %s", lm ? lm->source_dtype : gs_error());
-        gpn_model_free(lm);
+        gs_model_free(lm);
     }
-    if (!refusals) { gpn_trainer_free(a); return; }
+    if (!refusals) { gs_trainer_free(a); return; }
     /* resuming with different model sizes is refused */
     train_config c2 = c;
     c2.model.d = 20;
-    gpn_trainer *bad = gpn_trainer_new(&c2, ckpt);
+    gs_trainer *bad = gs_trainer_new(&c2, ckpt);
     CHECK(!bad && strstr(gs_error(), "differs from the config"), "size mismatch: %s", gs_error());
-    gpn_trainer_free(bad);
+    gs_trainer_free(bad);
     /* a damaged state file is refused */
     char op[4200];
     snprintf(op, sizeof op, "%s/split/optimizer.safetensors", dir);
@@ -401,10 +401,10 @@ static void check_resume(const char *root, const char *name, gpn_config model, i
     fseek(f, (long)(8 + hlen + 101), SEEK_SET);
     fputc(byte ^ 0x40, f);
     fclose(f);
-    bad = gpn_trainer_new(&c, ckpt);
+    bad = gs_trainer_new(&c, ckpt);
     CHECK(!bad && strstr(gs_error(), "checksum"), "damaged state: %s", gs_error());
-    gpn_trainer_free(bad);
-    gpn_trainer_free(a);
+    gs_trainer_free(bad);
+    gs_trainer_free(a);
 }
 
 int main(void) {
@@ -413,13 +413,13 @@ int main(void) {
     check_parity("gpn");
     check_init();
     check_config(dir);
-    check_resume(dir, "gpnm", (gpn_config){.arch = GPN_ARCH_GPN_M, .n_layers = 2, .d = 24, .e = 12, .f = 32, .H = 3,
+    check_resume(dir, "gpnm", (gs_config){.arch = GS_ARCH_GPN_M, .n_layers = 2, .d = 24, .e = 12, .f = 32, .H = 3,
                                             .dk = 4, .dv = 6, .V = 37, .decoder_bias = 1}, 5, 1);
-    check_resume(dir, "tpp", (gpn_config){.arch = GPN_ARCH_TPP, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
+    check_resume(dir, "tpp", (gs_config){.arch = GS_ARCH_TPP, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
                                            .dk = 8, .dv = 8, .V = 37, .norm_eps = 1e-6f}, 0, 0);
-    check_resume(dir, "gdn", (gpn_config){.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
+    check_resume(dir, "gdn", (gs_config){.arch = GS_ARCH_GDN, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2,
                                            .dk = 4, .dv = 8, .V = 37, .conv = 4, .norm_eps = 1e-6f}, 0, 0);
-    check_resume(dir, "rt", (gpn_config){.arch = GPN_ARCH_RT, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2, .dk = 8,
+    check_resume(dir, "rt", (gs_config){.arch = GS_ARCH_RT, .n_layers = 2, .d = 16, .e = 16, .f = 24, .H = 2, .dk = 8,
                                           .dv = 8, .V = 37, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1,
                                           .alibi_bias_max = 8.0f}, 0, 0);
     return test_summary();

@@ -12,7 +12,7 @@
 #include <math.h>
 
 #include "engine/model.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 #include "testlib.h"
 
 static char bin[4096], dir[4096];
@@ -74,10 +74,10 @@ static char *slurp(const char *d, const char *name) {
     return buf;
 }
 
-static gpn_model *load(const char *d) {
+static gs_model *load(const char *d) {
     char p[8400];
     snprintf(p, sizeof p, "%s/%s/model.safetensors", dir, d);
-    return gpn_model_load(p);
+    return gs_model_load(p);
 }
 
 /* The last row's decay columns: how far A_log / dt_bias moved from the
@@ -93,7 +93,7 @@ static void check_decay_log_and_meta(const char *log) {
         CHECK(end != p || i == 5, "loss.csv column %d of the last row is not a number: %s", i, last);
         p = *end == ',' ? end + 1 : end;
     }
-    gpn_model *m = load("straight");
+    gs_model *m = load("straight");
     CHECK(m != NULL, "load: %s", gs_error());
     if (!m) return;
     char p8[8400];
@@ -115,7 +115,7 @@ static void check_decay_log_and_meta(const char *log) {
           "A_log moved %g (log: %g), mean %g (log: %g)", moved, col[8], mean, col[7]);
     CHECK(col[10] > 0, "dt_bias never moved in 6 steps at lr 0.01");
     safetensors_close(f);
-    gpn_model_free(m);
+    gs_model_free(m);
 }
 
 int main(void) {
@@ -182,10 +182,10 @@ int main(void) {
     free(log);
     snprintf(cmd, sizeof cmd, "--config '%s/c6.json' --out '%s/split' --resume '%s/split'", dir, dir, dir);
     CHECK(run(cmd, err, sizeof err) == 0, "resume: %s", err);
-    gpn_model *a = load("straight"), *bm = load("split");
+    gs_model *a = load("straight"), *bm = load("split");
     CHECK(a && bm && !memcmp(a->block, bm->block, a->n_params * 4), "CLI resume differs from the straight run");
-    gpn_model_free(a);
-    gpn_model_free(bm);
+    gs_model_free(a);
+    gs_model_free(bm);
     snprintf(cmd, sizeof cmd, "--config '%s/c6.json' --out '%s/split' --resume '%s/split'", dir, dir, dir);
     CHECK(run(cmd, err, sizeof err) == 1 && strstr(err, "already run"), "resuming a finished run: %s", err);
 

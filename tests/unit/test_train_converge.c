@@ -16,7 +16,7 @@
 
 #include "base/error.h"
 #include "engine/arch/rt/rt.h"
-#include "engine/train/train.h"
+#include "train/train.h"
 #include "testlib.h"
 
 enum { V = 8, T = 32, B = 16, MAX_STEPS = 1000, EVAL_WINDOWS = 128 };
@@ -56,7 +56,7 @@ static double generate(const char *dir, long windows, int first) {
 
 typedef struct {
     const char *name;
-    gpn_config model;
+    gs_config model;
     long steps;
     double lr;
 } family_run;
@@ -66,7 +66,7 @@ static void converge(const char *root, const family_run *run) {
     snprintf(dir, sizeof dir, "%s/%s", root, run->name);
     snprintf(train, sizeof train, "%s/train", dir);
     snprintf(eval, sizeof eval, "%s/eval", dir);
-    int first = run->model.arch == GPN_ARCH_GPN || run->model.arch == GPN_ARCH_GPN_M; /* predicts x_0 */
+    int first = run->model.arch == GS_ARCH_GPN || run->model.arch == GS_ARCH_GPN_M; /* predicts x_0 */
     rs = 12345;
     generate(train, MAX_STEPS * B, first);
     double sample_floor = generate(eval, EVAL_WINDOWS, first);
@@ -89,13 +89,13 @@ static void converge(const char *root, const family_run *run) {
     c.seed = 1;
     c.eval_every = run->steps / 4;
     c.threads = 1; /* tiny GEMMs: threads only add hand-offs */
-    gpn_trainer *t = gpn_trainer_new(&c, NULL);
+    gs_trainer *t = gs_trainer_new(&c, NULL);
     CHECK(t != NULL, "%s trainer: %s", run->name, gs_error());
     if (!t) return;
     double first_eval = NAN, last = NAN;
     train_report r;
-    while (!gpn_trainer_done(t)) {
-        if (gpn_trainer_step(t, &r) != 0) { CHECK(0, "%s step: %s", run->name, gs_error()); break; }
+    while (!gs_trainer_done(t)) {
+        if (gs_trainer_step(t, &r) != 0) { CHECK(0, "%s step: %s", run->name, gs_error()); break; }
         if (!isnan(r.eval_loss)) {
             if (isnan(first_eval)) first_eval = r.eval_loss;
             last = r.eval_loss;
@@ -112,25 +112,25 @@ static void converge(const char *root, const family_run *run) {
     CHECK(fabs(sample_floor - floor_) < 0.05, "%s: sample floor %.4f far from the expected %.4f", run->name,
           sample_floor, floor_);
     CHECK(first_eval > last, "%s: no progress: %.4f then %.4f", run->name, first_eval, last);
-    gpn_trainer_free(t);
+    gs_trainer_free(t);
 }
 
 int main(void) {
     const char *dir = scratch_dir("train_converge");
     static const family_run runs[] = {
-        {"gpn_m", {.arch = GPN_ARCH_GPN_M, .n_layers = 1, .d = 32, .e = 16, .f = 64, .H = 2, .dk = 8, .dv = 8, .V = V},
+        {"gpn_m", {.arch = GS_ARCH_GPN_M, .n_layers = 1, .d = 32, .e = 16, .f = 64, .H = 2, .dk = 8, .dv = 8, .V = V},
          1000, 0.01},
         /* attention has to find the previous position from content alone (no biases, normed inputs): it needs
          * the width and the steps (measured: d = 32 or 1 layer still 0.3-0.4 nats above the floor at 1000) */
-        {"transformer++", {.arch = GPN_ARCH_TPP, .n_layers = 2, .d = 64, .e = 64, .f = 64, .H = 4, .dk = 16, .dv = 16,
+        {"transformer++", {.arch = GS_ARCH_TPP, .n_layers = 2, .d = 64, .e = 64, .f = 64, .H = 4, .dk = 16, .dv = 16,
                            .V = V, .norm_eps = 1e-6f}, 1000, 0.003},
         /* the short convolution sees x_{t-1} directly: GDN gets there fastest */
-        {"gdn", {.arch = GPN_ARCH_GDN, .n_layers = 1, .d = 32, .e = 32, .f = 64, .H = 2, .dk = 8, .dv = 16, .V = V,
+        {"gdn", {.arch = GS_ARCH_GDN, .n_layers = 1, .d = 32, .e = 32, .f = 64, .H = 2, .dk = 8, .dv = 16, .V = V,
                  .conv = 4, .norm_eps = 1e-6f}, 600, 0.01},
         /* x_{t-1} reaches position t only through the layer's own output at t - 1 (its recurrent key and value):
          * the task is learnt through the recurrence the tape backpropagates (measured: d = 32 with 2 heads is
          * 0.03-0.04 nats above the floor at 1000 steps, 2 layers 0.06 at 600, lr 0.03 diverges) */
-        {"recurrent-transformer", {.arch = GPN_ARCH_RT, .n_layers = 1, .d = 64, .e = 64, .f = 64, .H = 4, .dk = 16,
+        {"recurrent-transformer", {.arch = GS_ARCH_RT, .n_layers = 1, .d = 64, .e = 64, .f = 64, .H = 4, .dk = 16,
                                    .dv = 16, .V = V, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1,
                                    .alibi_bias_max = 8.0f}, 1000, 0.01},
     };

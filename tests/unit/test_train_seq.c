@@ -4,7 +4,7 @@
  * equal what the engine computes step by step, and what `gpnscope eval`
  * reports, to 1e-5; the float32 gradient equals the float64 one (whose
  * finite-difference checks are in test_grad) to 1e-4. Two or three layers,
- * random weights on a trained model's scale (gpn_model_random), several
+ * random weights on a trained model's scale (gs_model_random), several
  * windows at once; the RT's engine decodes one position at a time, its tape
  * the whole window. */
 #include <stdint.h>
@@ -19,8 +19,8 @@
 
 enum { B = 3, T = 37 };
 
-static void check_family(const char *name, gpn_config c) {
-    gpn_model *m = gpn_model_random(&c, 7);
+static void check_family(const char *name, gs_config c) {
+    gs_model *m = gs_model_random(&c, 7);
     CHECK(m != NULL, "%s: model: %s", name, gs_error());
     if (!m) return;
     int32_t tok[B * T];
@@ -31,17 +31,17 @@ static void check_family(const char *name, gpn_config c) {
     }
     /* the engine, one position of every sequence per step */
     float eng[B * T], got[B * T];
-    gpn_engine *e = gpn_engine_new(m, B);
+    gs_engine *e = gs_engine_new(m, B);
     CHECK(e != NULL, "%s: engine: %s", name, gs_error());
-    if (!e) { gpn_model_free(m); return; }
+    if (!e) { gs_model_free(m); return; }
     for (int t = 0; t < T; t++) {
         int32_t x[B];
         for (int b = 0; b < B; b++) x[b] = tok[b * T + t];
-        CHECK(gpn_engine_step(e, x, B) == 0, "%s: engine step: %s", name, gs_error());
-        gpn_step_out o = gpn_engine_out(e);
+        CHECK(gs_engine_step(e, x, B) == 0, "%s: engine step: %s", name, gs_error());
+        gs_step_out o = gs_engine_out(e);
         for (int b = 0; b < B; b++) eng[b * T + t] = o.nll[b];
     }
-    gpn_engine_free(e);
+    gs_engine_free(e);
     double mean_eng = 0;
     int counted = 0;
     for (int i = 0; i < B * T; i++)
@@ -65,8 +65,8 @@ static void check_family(const char *name, gpn_config c) {
         FAM##_tape_backward_f64(t64, P64, g64);                                                                      \
         FAM##_tape_free_f64(t64);                                                                                    \
     } while (0)
-    if (c.arch == GPN_ARCH_TPP) RUN_TAPES(tpp);
-    else if (c.arch == GPN_ARCH_RT) RUN_TAPES(rt);
+    if (c.arch == GS_ARCH_TPP) RUN_TAPES(tpp);
+    else if (c.arch == GS_ARCH_RT) RUN_TAPES(rt);
     else RUN_TAPES(gdn);
 #undef RUN_TAPES
     int nan_where_engine = 1;
@@ -87,19 +87,19 @@ static void check_family(const char *name, gpn_config c) {
     CHECK(e3 < 1e-5, "%s: float32 vs float64 loss rel %.3e", name, e3);
     CHECK(eg < 1e-4, "%s: float32 gradient rel err %.3e", name, eg);
     free(g32); free(g64f); free(P64); free(g64);
-    gpn_model_free(m);
+    gs_model_free(m);
 }
 
 int main(void) {
-    check_family("Transformer++", (gpn_config){.arch = GPN_ARCH_TPP, .n_layers = 2, .d = 32, .e = 32, .f = 48, .H = 4,
+    check_family("Transformer++", (gs_config){.arch = GS_ARCH_TPP, .n_layers = 2, .d = 32, .e = 32, .f = 48, .H = 4,
                                                .dk = 8, .dv = 8, .V = 61, .norm_eps = 1e-6f});
-    check_family("GDN", (gpn_config){.arch = GPN_ARCH_GDN, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 8,
+    check_family("GDN", (gs_config){.arch = GS_ARCH_GDN, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 8,
                                      .dv = 16, .V = 61, .conv = 4, .norm_eps = 1e-6f});
     /* the paper's options (GELU, q/k LayerNorms, ALiBi 8), then relu without the q/k norms */
-    check_family("RT", (gpn_config){.arch = GPN_ARCH_RT, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 8,
+    check_family("RT", (gs_config){.arch = GS_ARCH_RT, .n_layers = 2, .d = 24, .e = 24, .f = 40, .H = 3, .dk = 8,
                                     .dv = 8, .V = 61, .norm_eps = 1e-5f, .activation = RT_ACT_GELU, .qk_norm = 1,
                                     .alibi_bias_max = 8.0f});
-    check_family("RT relu, no qk", (gpn_config){.arch = GPN_ARCH_RT, .n_layers = 3, .d = 16, .e = 16, .f = 24, .H = 2,
+    check_family("RT relu, no qk", (gs_config){.arch = GS_ARCH_RT, .n_layers = 3, .d = 16, .e = 16, .f = 24, .H = 2,
                                                 .dk = 8, .dv = 8, .V = 61, .norm_eps = 1e-5f,
                                                 .activation = RT_ACT_RELU, .alibi_bias_max = 4.0f});
     return test_summary();

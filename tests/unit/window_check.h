@@ -1,4 +1,4 @@
-/* The checks a window path (gpn_engine_window) passes against the
+/* The checks a window path (gs_engine_window) passes against the
  * token-by-token step, whatever the family: test_gdn_window.c and
  * test_tpp_window.c. Static functions, one copy per test. */
 #ifndef GS_TESTS_WINDOW_CHECK_H
@@ -32,18 +32,18 @@ static double wc_diff(const float *a, const float *b, size_t n, int *nan_same) {
 }
 
 /* steps tokens [t0, t0 + n) of B sequences (rows of T) into nll (rows of T) */
-static int wc_step_tokens(gpn_engine *e, const int32_t *tokens, int B, int T, int t0, int n, float *nll) {
+static int wc_step_tokens(gs_engine *e, const int32_t *tokens, int B, int T, int t0, int n, float *nll) {
     int32_t tok[WC_MAX_BATCH];
     for (int t = t0; t < t0 + n; t++) {
         for (int b = 0; b < B; b++) tok[b] = tokens[(size_t)b * T + t];
-        if (gpn_engine_step(e, tok, B)) return -1;
-        for (int b = 0; b < B; b++) nll[(size_t)b * T + t] = gpn_engine_out(e).nll[b];
+        if (gs_engine_step(e, tok, B)) return -1;
+        for (int b = 0; b < B; b++) nll[(size_t)b * T + t] = gs_engine_out(e).nll[b];
     }
     return 0;
 }
 
 /* a window over tokens [t0, t0 + n) of B sequences (rows of T), its NLLs into nll (rows of T) */
-static int wc_window_tokens(gpn_engine *e, const int32_t *tokens, int B, int T, int t0, int n, float *nll) {
+static int wc_window_tokens(gs_engine *e, const int32_t *tokens, int B, int T, int t0, int n, float *nll) {
     int32_t *part = calloc((size_t)B * n, sizeof *part);
     float *piece = malloc((size_t)B * n * sizeof *piece);
     if (!part || !piece) {
@@ -51,32 +51,32 @@ static int wc_window_tokens(gpn_engine *e, const int32_t *tokens, int B, int T, 
         return gs_fail("out of memory");
     }
     for (int b = 0; b < B; b++) memcpy(part + (size_t)b * n, tokens + (size_t)b * T + t0, (size_t)n * sizeof *part);
-    int rc = gpn_engine_window(e, part, B, n, piece);
+    int rc = gs_engine_window(e, part, B, n, piece);
     for (int b = 0; !rc && b < B; b++) memcpy(nll + (size_t)b * T + t0, piece + (size_t)b * n, (size_t)n * sizeof *nll);
     free(part), free(piece);
     return rc;
 }
 
 /* the logits of one more step (every carried state read) into out (B x V) */
-static int wc_next_logits(gpn_engine *e, int B, int V, float *out) {
+static int wc_next_logits(gs_engine *e, int B, int V, float *out) {
     int32_t tok[WC_MAX_BATCH] = {0};
-    if (gpn_engine_step(e, tok, B)) return -1;
-    memcpy(out, gpn_engine_out(e).logits, (size_t)B * V * sizeof *out);
+    if (gs_engine_step(e, tok, B)) return -1;
+    memcpy(out, gs_engine_out(e).logits, (size_t)B * V * sizeof *out);
     return 0;
 }
 
 /* B sequences of T tokens as one window against T steps: every NLL (the NaN
  * of each sequence's first token included) and the next step's logits,
  * which read every carried state, to 1e-5 relative */
-static void wc_check_window(const gpn_model *m, int B, int T) {
+static void wc_check_window(const gs_model *m, int B, int T) {
     int V = m->cfg.V, same_nan;
     int32_t *tokens = malloc((size_t)B * T * sizeof *tokens);
     float *ns = malloc((size_t)B * T * 4), *nw = malloc((size_t)B * T * 4), *ls = malloc((size_t)B * V * 4),
           *lw = malloc((size_t)B * V * 4);
     for (int i = 0; i < B * T; i++) tokens[i] = wc_token(V);
-    gpn_engine *es = gpn_engine_new(m, B), *ew = gpn_engine_new(m, B);
+    gs_engine *es = gs_engine_new(m, B), *ew = gs_engine_new(m, B);
     CHECK(es && ew && !wc_step_tokens(es, tokens, B, T, 0, T, ns) && !wc_next_logits(es, B, V, ls) &&
-              !gpn_engine_window(ew, tokens, B, T, nw) && !wc_next_logits(ew, B, V, lw),
+              !gs_engine_window(ew, tokens, B, T, nw) && !wc_next_logits(ew, B, V, lw),
           "B %d T %d: %s", B, T, gs_error());
     double dn = wc_diff(nw, ns, (size_t)B * T, &same_nan);
     int nan_nll = same_nan;
@@ -85,7 +85,7 @@ static void wc_check_window(const gpn_model *m, int B, int T) {
     CHECK(dn < 1e-5 && nan_nll, "B %d T %d: window NLLs %.2e from the steps' (NaNs %s)", B, T, dn,
           nan_nll ? "agree" : "differ");
     CHECK(dl < 1e-5 && same_nan, "B %d T %d: after the window the next step's logits are %.2e from the steps'", B, T, dl);
-    gpn_engine_free(es), gpn_engine_free(ew);
+    gs_engine_free(es), gs_engine_free(ew);
     free(tokens), free(ns), free(nw), free(ls), free(lw);
 }
 
@@ -93,13 +93,13 @@ static void wc_check_window(const gpn_model *m, int B, int T) {
  * where window[k] is 0, else one window; the same NLLs as that many steps,
  * and a window that does not start a sequence has its first token predicted
  * (not NaN), from what the steps or windows before it carried. */
-static void wc_check_mixed(const gpn_model *m, int B, const int *len, const int *window, int parts) {
+static void wc_check_mixed(const gs_model *m, int B, const int *len, const int *window, int parts) {
     int V = m->cfg.V, T = 0, same_nan;
     for (int k = 0; k < parts; k++) T += len[k];
     int32_t *tokens = malloc((size_t)B * T * sizeof *tokens);
     float *ns = malloc((size_t)B * T * 4), *nw = malloc((size_t)B * T * 4);
     for (int i = 0; i < B * T; i++) tokens[i] = wc_token(V);
-    gpn_engine *es = gpn_engine_new(m, B), *ew = gpn_engine_new(m, B);
+    gs_engine *es = gs_engine_new(m, B), *ew = gs_engine_new(m, B);
     int ok = es && ew && !wc_step_tokens(es, tokens, B, T, 0, T, ns), predicted = 1;
     char plan[256] = "";
     for (int k = 0, at = 0; ok && k < parts; at += len[k++]) {
@@ -114,25 +114,25 @@ static void wc_check_mixed(const gpn_model *m, int B, const int *len, const int 
     CHECK(dn < 1e-5 && same_nan && predicted && isnan(nw[0]), "%s: nll %.2e from the steps' (NaNs %s, %s)", plan, dn,
           same_nan ? "agree" : "differ",
           predicted ? "later windows' first tokens predicted" : "a later window's first token is NaN");
-    gpn_engine_free(es), gpn_engine_free(ew);
+    gs_engine_free(es), gs_engine_free(ew);
     free(tokens), free(ns), free(nw);
 }
 
-static void wc_noop(void *ctx, const gpn_hook_event *ev) { (void)ctx, (void)ev; }
+static void wc_noop(void *ctx, const gs_hook_event *ev) { (void)ctx, (void)ev; }
 
 /* a window refuses a token outside the vocabulary, and any hook set (here `hook`) */
-static void wc_check_refusals(const gpn_model *m, gpn_hook_point hook) {
-    gpn_engine *e = gpn_engine_new(m, 2);
+static void wc_check_refusals(const gs_model *m, gs_hook_point hook) {
+    gs_engine *e = gs_engine_new(m, 2);
     int32_t tok[4] = {1, 2, 3, (int32_t)m->cfg.V};
     float nll[4];
-    CHECK(gpn_engine_has_window(e), "the %s CPU engine has a window path", gpn_arch_name(m->cfg.arch));
-    CHECK(gpn_engine_window(e, tok, 2, 2, nll) == -1 && strstr(gs_error(), "outside the vocabulary"),
+    CHECK(gs_engine_has_window(e), "the %s CPU engine has a window path", gs_arch_name(m->cfg.arch));
+    CHECK(gs_engine_window(e, tok, 2, 2, nll) == -1 && strstr(gs_error(), "outside the vocabulary"),
           "a token outside the vocabulary: %s", gs_error());
-    gpn_engine_set_hook(e, hook, wc_noop, NULL);
+    gs_engine_set_hook(e, hook, wc_noop, NULL);
     tok[3] = 0;
-    CHECK(gpn_engine_window(e, tok, 2, 2, nll) == -1 && strstr(gs_error(), "without hooks"), "a hook set: %s",
+    CHECK(gs_engine_window(e, tok, 2, 2, nll) == -1 && strstr(gs_error(), "without hooks"), "a hook set: %s",
           gs_error());
-    gpn_engine_free(e);
+    gs_engine_free(e);
 }
 
 #endif

@@ -16,6 +16,6 @@ extern const gs_family gs_family_elman;
 typedef enum { ELMAN_EMBED, ELMAN_W, ELMAN_U, ELMAN_B, ELMAN_N_TENSORS } elman_tensor;
 extern const gs_tensor_table elman_tensors;
 
-int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+int elman_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 
 #endif

@@ -10,7 +10,7 @@
 #include "engine/cpu/ops.h"
 
 typedef struct {
-    const gpn_model *m;
+    const gs_model *m;
     const gs_engine_host *host;
     const float *E, *W, *U, *b;
     float *arena, *s, *s_pred, *x, *s_next, *logits, *nll, *entropy;
@@ -35,11 +35,11 @@ static int cpu_step(void *impl, int B) {
     const gs_engine_host *h = e->host;
     int d = e->m->cfg.d, V = e->m->cfg.V;
     memcpy(e->s_pred, e->s, (size_t)B * d * sizeof(float));
-    gs_fire(h, GPN_HOOK_S_PRED, 0, e->s_pred, B, d);
+    gs_fire(h, GS_HOOK_S_PRED, 0, e->s_pred, B, d);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, V, d, 1.0f, e->s_pred, d, e->E, d, 0.0f, e->logits, V);
-    gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, V);
+    gs_fire(h, GS_HOOK_LOGITS, 0, e->logits, B, V);
     logits_stats(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
-    gs_fire(h, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    gs_fire(h, GS_HOOK_NLL, 0, e->nll, B, 1);
     for (int b = 0; b < B; b++) {
         memcpy(e->x + (size_t)b * d, e->E + (size_t)h->tokens[b] * d, (size_t)d * sizeof(float));
         memcpy(e->s_next + (size_t)b * d, e->b, (size_t)d * sizeof(float));
@@ -47,7 +47,7 @@ static int cpu_step(void *impl, int B) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, d, d, 1.0f, e->s_pred, d, e->W, d, 1.0f, e->s_next, d);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, d, d, 1.0f, e->x, d, e->U, d, 1.0f, e->s_next, d);
     for (long i = 0; i < (long)B * d; i++) e->s_next[i] = tanhf(e->s_next[i]);
-    gs_fire(h, GPN_HOOK_S_GROUND, 0, e->s_next, B, d);
+    gs_fire(h, GS_HOOK_S_GROUND, 0, e->s_next, B, d);
     memcpy(e->s, e->s_next, (size_t)B * d * sizeof(float));
     return 0;
 }
@@ -55,7 +55,7 @@ static int cpu_step(void *impl, int B) {
 /* name, out and site: the CPU defaults (engine/backend.h), filled in elman_cpu_new */
 static const gs_backend_i elman_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};
 
-int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+int elman_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     int d = m->cfg.d, V = m->cfg.V;
     size_t B = (size_t)max_batch, floats = B * (4 * (size_t)d + (size_t)V + 2);
     elman_cpu *e = calloc(1, sizeof *e);
@@ -77,9 +77,9 @@ int elman_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host,
     e->logits = p, p += B * V;
     e->nll = p, p += B;
     e->entropy = p;
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_next, e->logits, NULL, NULL, NULL};
+    gs_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_next, e->logits, NULL, NULL, NULL};
     *out = gs_cpu_backend(&elman_cpu_i, e, o);
-    out->site[GPN_HOOK_S_PRED] = e->s_pred;
-    out->site[GPN_HOOK_S_GROUND] = e->s_next;
+    out->site[GS_HOOK_S_PRED] = e->s_pred;
+    out->site[GS_HOOK_S_GROUND] = e->s_next;
     return 0;
 }

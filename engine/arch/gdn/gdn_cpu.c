@@ -37,7 +37,7 @@ static void cpu_free(void *impl) {
 
 static void cpu_reset_seq(void *impl, int b) {
     gdn_cpu *e = impl;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     size_t hs = (size_t)c->H * c->dk * c->dv;
     for (int l = 0; l < c->n_layers; l++) {
         memset(gdn_S_of(e, l) + b * hs, 0, hs * sizeof(float));
@@ -126,7 +126,7 @@ typedef struct {
 /* sequences [b0, b1): conv + SiLU over q | k | v, then the norms of q and k */
 static void conv_range(void *ctx, long b0, long b1) {
     conv_job *j = ctx;
-    const gpn_config *c = &j->e->m->cfg;
+    const gs_config *c = &j->e->m->cfg;
     const gdn_rows *r = &j->e->r;
     for (long b = b0; b < b1; b++) {
         float *row = r->qkv + (size_t)b * j->e->C;
@@ -146,7 +146,7 @@ static void delta_range(void *ctx, long i0, long i1) {
     delta_job *j = ctx;
     gdn_cpu *e = j->e;
     const gdn_rows *r = &e->r;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int H = c->H, dk = c->dk, dv = c->dv, K = e->K;
     size_t hs = (size_t)dk * dv;
     for (long i = i0; i < i1; i++) {
@@ -159,7 +159,7 @@ static void delta_range(void *ctx, long i0, long i1) {
 }
 
 void gdn_attn_project(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const float *const *w = e->L[l].w;
     int D = c->d, H = c->H, K = e->K, Vd = e->Vd, C = e->C;
     gdn_rms_rows(r->x, r->h, w[GDN_ATTN_NORM], B, D, c->norm_eps);
@@ -178,7 +178,7 @@ void gdn_attn_project(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
 }
 
 void gdn_attn_output(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const float *const *w = e->L[l].w;
     /* fla's FusedRMSNormGated: rms(o_h) w * silu(g) per head, one weight shared by the heads */
     gdn_rms_rows(r->o, r->o, w[GDN_ONORM], (long)B * c->H, c->dv, c->norm_eps);
@@ -187,7 +187,7 @@ void gdn_attn_output(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
 }
 
 static void attention(gdn_cpu *e, int l, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
     const float *const *w = e->L[l].w;
     const gdn_rows *r = &e->r;
@@ -201,7 +201,7 @@ static void attention(gdn_cpu *e, int l, int B) {
      * (layer l's B rows are contiguous, (conv-1) x C each) */
     if (c->conv > 1) gs_fire(h, GDN_HOOK_CONV, l, gdn_conv_of(e, l, 0), B, (c->conv - 1) * C);
     /* the per-head sites are views of the q | k | v rows: gather each to B x n for its hook and back */
-    static const gpn_hook_point points[3] = {GDN_HOOK_Q, GDN_HOOK_K, GDN_HOOK_V};
+    static const gs_hook_point points[3] = {GDN_HOOK_Q, GDN_HOOK_K, GDN_HOOK_V};
     for (int p = 0; p < 3; p++) {
         if (!h->hook[points[p]]) continue;
         int n = p == 2 ? Vd : K;
@@ -231,7 +231,7 @@ static void attention(gdn_cpu *e, int l, int B) {
 }
 
 void gdn_mlp(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const float *const *w = e->L[l].w;
     gdn_rms_rows(r->x, r->h, w[GDN_MLP_NORM], B, c->d, c->norm_eps);
     gdn_proj(e, r->ffn_g, r->x, w[GDN_GATE], B, c->d, c->f);
@@ -242,18 +242,18 @@ void gdn_mlp(const gdn_cpu *e, const gdn_rows *r, int l, int B) {
 
 static int step_layers(void *impl, int B) {
     gdn_cpu *e = impl;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
     const gdn_rows *r = &e->r;
     int D = c->d, V = c->V;
     long BD = (long)B * D;
     /* the prediction of x_t, made at the last step */
     memcpy(e->logits, e->carry, (size_t)B * V * sizeof(float));
-    gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, V);
+    gs_fire(h, GS_HOOK_LOGITS, 0, e->logits, B, V);
     logits_stats_pooled(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
     for (int b = 0; b < B; b++)
         if (h->pos[b] == 0) e->nll[b] = e->entropy[b] = NAN, e->top1[b] = -1;
-    gs_fire(h, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    gs_fire(h, GS_HOOK_NLL, 0, e->nll, B, 1);
 
     for (int b = 0; b < B; b++) memcpy(e->embed + (size_t)b * D, e->E + (size_t)h->tokens[b] * D, D * sizeof(float));
     gs_fire(h, GDN_HOOK_EMBED, 0, e->embed, B, D);
@@ -282,16 +282,16 @@ static int cpu_step(void *impl, int B) {
 /* name, out and site: the CPU defaults (engine/backend.h), filled in gdn_cpu_new */
 static const gs_backend_i gdn_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step, .window = gdn_cpu_window};
 
-int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
-    const gpn_config *c = &m->cfg;
-    gpn_tensor_spec *specs = malloc(GPN_MAX_TENSORS * sizeof *specs);
+int gdn_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    const gs_config *c = &m->cfg;
+    gs_tensor_spec *specs = malloc(GS_MAX_TENSORS * sizeof *specs);
     gdn_cpu *e = calloc(1, sizeof *e);
     if (!specs || !e) {
         free(specs);
         free(e);
         return gs_fail("out of memory for a Gated DeltaNet engine");
     }
-    gpn_tensor_specs(c, specs);
+    gs_tensor_specs(c, specs);
     e->m = m;
     e->host = host;
     e->max_batch = max_batch;
@@ -333,7 +333,7 @@ int gdn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
     for (int b = 0; b < max_batch; b++) cpu_reset_seq(e, b);
     /* s_pred: the last layer's resid_post (the state site's last layer); the
      * per-head decays are per layer, so the per-model alpha/beta rows are NULL */
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->resid_post_last, e->r.final, e->logits, NULL, NULL, NULL};
+    gs_step_out o = {e->nll, e->entropy, e->top1, e->resid_post_last, e->r.final, e->logits, NULL, NULL, NULL};
     *out = gs_cpu_backend(&gdn_cpu_i, e, o);
     out->site[GDN_HOOK_EMBED] = e->embed;
     out->site[GDN_HOOK_LN_FINAL] = e->r.final;

@@ -24,12 +24,12 @@ typedef struct {
 typedef struct gdn_window gdn_window; /* gdn_window.c's buffers, made on first use */
 
 typedef struct {
-    const gpn_model *m;
+    const gs_model *m;
     const gs_engine_host *host;
     int max_batch, K, Vd, C; /* K = H d_k, Vd = H d_v, C = 2K + Vd conv channels */
     int own_gemms;           /* this step's products split over the pool (parallel_gemm.h) */
     const float *E, *norm_w, *lm_head;
-    gdn_layer L[GPN_MAX_LAYERS];
+    gdn_layer L[GS_MAX_LAYERS];
     /* carried per sequence */
     float *S;        /* layers x max_batch x H x d_k x d_v */
     float *conv;     /* layers x max_batch x (conv-1) x C, oldest input first */
@@ -43,7 +43,7 @@ typedef struct {
 } gdn_cpu;
 
 static inline float *gdn_S_of(const gdn_cpu *e, int l) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     return e->S + (size_t)l * e->max_batch * c->H * c->dk * c->dv;
 }
 

@@ -22,31 +22,31 @@ _Static_assert(GDN_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "GDN's hook points overfl
 enum { SZ_V = 1, SZ_D, SZ_K, SZ_VD, SZ_H, SZ_DV, SZ_F, SZ_CONV, SZ_ONE };
 #define LAYER(t) [GDN_TENSOR(t)]
 static const gs_tensor_name tensors[GDN_N_TENSORS] = {
-    [GDN_T_EMBED] = {"model.embeddings.weight", "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
-    LAYER(GDN_ATTN_NORM) = {"model.layers.{i}.attn_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
-    LAYER(GDN_Q) = {"model.layers.{i}.attn.q_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_D}},
-    LAYER(GDN_K) = {"model.layers.{i}.attn.k_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_D}},
-    LAYER(GDN_V) = {"model.layers.{i}.attn.v_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_VD, SZ_D}},
-    LAYER(GDN_A) = {"model.layers.{i}.attn.a_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_H, SZ_D}},
-    LAYER(GDN_B) = {"model.layers.{i}.attn.b_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_H, SZ_D}},
-    LAYER(GDN_A_LOG) = {"model.layers.{i}.attn.A_log", NULL, GPN_ROLE_A_LOG, {SZ_H}},
-    LAYER(GDN_DT_BIAS) = {"model.layers.{i}.attn.dt_bias", NULL, GPN_ROLE_DT_BIAS, {SZ_H}},
-    LAYER(GDN_QCONV) = {"model.layers.{i}.attn.q_conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_ONE, SZ_CONV}},
-    LAYER(GDN_KCONV) = {"model.layers.{i}.attn.k_conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_K, SZ_ONE, SZ_CONV}},
-    LAYER(GDN_VCONV) = {"model.layers.{i}.attn.v_conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_VD, SZ_ONE, SZ_CONV}},
-    LAYER(GDN_G) = {"model.layers.{i}.attn.g_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_VD, SZ_D}},
-    LAYER(GDN_ONORM) = {"model.layers.{i}.attn.o_norm.weight", NULL, GPN_ROLE_NORM, {SZ_DV}},
-    LAYER(GDN_O) = {"model.layers.{i}.attn.o_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_VD}},
-    LAYER(GDN_MLP_NORM) = {"model.layers.{i}.mlp_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
-    LAYER(GDN_GATE) = {"model.layers.{i}.mlp.gate_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
-    LAYER(GDN_UP) = {"model.layers.{i}.mlp.up_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
-    LAYER(GDN_DOWN) = {"model.layers.{i}.mlp.down_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_F}},
-    [GDN_T_NORM] = {"model.norm.weight", "output", GPN_ROLE_NORM, {SZ_D}},
-    [GDN_T_HEAD] = {"lm_head.weight", "output", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+    [GDN_T_EMBED] = {"model.embeddings.weight", "embedding", GS_TENSOR_MATRIX, {SZ_V, SZ_D}},
+    LAYER(GDN_ATTN_NORM) = {"model.layers.{i}.attn_norm.weight", NULL, GS_TENSOR_NORM, {SZ_D}},
+    LAYER(GDN_Q) = {"model.layers.{i}.attn.q_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_K, SZ_D}},
+    LAYER(GDN_K) = {"model.layers.{i}.attn.k_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_K, SZ_D}},
+    LAYER(GDN_V) = {"model.layers.{i}.attn.v_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_VD, SZ_D}},
+    LAYER(GDN_A) = {"model.layers.{i}.attn.a_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_H, SZ_D}},
+    LAYER(GDN_B) = {"model.layers.{i}.attn.b_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_H, SZ_D}},
+    LAYER(GDN_A_LOG) = {"model.layers.{i}.attn.A_log", NULL, GS_TENSOR_A_LOG, {SZ_H}},
+    LAYER(GDN_DT_BIAS) = {"model.layers.{i}.attn.dt_bias", NULL, GS_TENSOR_DT_BIAS, {SZ_H}},
+    LAYER(GDN_QCONV) = {"model.layers.{i}.attn.q_conv1d.weight", NULL, GS_TENSOR_MATRIX, {SZ_K, SZ_ONE, SZ_CONV}},
+    LAYER(GDN_KCONV) = {"model.layers.{i}.attn.k_conv1d.weight", NULL, GS_TENSOR_MATRIX, {SZ_K, SZ_ONE, SZ_CONV}},
+    LAYER(GDN_VCONV) = {"model.layers.{i}.attn.v_conv1d.weight", NULL, GS_TENSOR_MATRIX, {SZ_VD, SZ_ONE, SZ_CONV}},
+    LAYER(GDN_G) = {"model.layers.{i}.attn.g_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_VD, SZ_D}},
+    LAYER(GDN_ONORM) = {"model.layers.{i}.attn.o_norm.weight", NULL, GS_TENSOR_NORM, {SZ_DV}},
+    LAYER(GDN_O) = {"model.layers.{i}.attn.o_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_D, SZ_VD}},
+    LAYER(GDN_MLP_NORM) = {"model.layers.{i}.mlp_norm.weight", NULL, GS_TENSOR_NORM, {SZ_D}},
+    LAYER(GDN_GATE) = {"model.layers.{i}.mlp.gate_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_F, SZ_D}},
+    LAYER(GDN_UP) = {"model.layers.{i}.mlp.up_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_F, SZ_D}},
+    LAYER(GDN_DOWN) = {"model.layers.{i}.mlp.down_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_D, SZ_F}},
+    [GDN_T_NORM] = {"model.norm.weight", "output", GS_TENSOR_NORM, {SZ_D}},
+    [GDN_T_HEAD] = {"lm_head.weight", "output", GS_TENSOR_MATRIX, {SZ_V, SZ_D}},
 };
 #undef LAYER
 
-static int64_t size_of(const gpn_config *c, int sz) {
+static int64_t size_of(const gs_config *c, int sz) {
     switch (sz) {
     case SZ_V: return c->V;
     case SZ_D: return c->d;
@@ -108,9 +108,9 @@ static int config_bool(const st_file *f, const char *key) {
     return v;
 }
 
-static int infer(const st_file *f, gpn_config *c) {
+static int infer(const st_file *f, gs_config *c) {
     memset(c, 0, sizeof *c);
-    c->arch = GPN_ARCH_GDN;
+    c->arch = GS_ARCH_GDN;
     const st_tensor *e = gs_table_find(f, &gdn_tensors, GDN_T_EMBED, 0);
     if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor '%s' (V, D)", tensors[GDN_T_EMBED].name);
     c->V = (int)e->shape[0];
@@ -144,7 +144,7 @@ static int infer(const st_file *f, gpn_config *c) {
 }
 
 /* Where each size came from, as infer() found it. */
-static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+static void describe(const st_file *f, const gs_config *c, char *buf, size_t size) {
     const gs_tensor_table *t = &gdn_tensors;
     gs_table_describe_shape(buf, size, "vocab_size", c->V, f, t, GDN_T_EMBED, 0, "");
     gs_table_describe_shape(buf, size, "hidden_dim", c->d, f, t, GDN_T_EMBED, 0, "");
@@ -161,14 +161,14 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
              config_number(f, "norm_eps", &eps) ? "__metadata__.config norm_eps" : "fla's default: no __metadata__.config norm_eps");
 }
 
-static int check_metadata(const st_file *f, const gpn_config *c) {
+static int check_metadata(const st_file *f, const gs_config *c) {
     const char *arch = safetensors_meta(f, "arch");
     if (arch && strcmp(arch, "gdn")) return gs_fail("__metadata__ says arch=%s but the tensors are those of gdn", arch);
     static const struct { const char *key; size_t off; } ints[] = {
-        {"vocab_size", offsetof(gpn_config, V)},   {"hidden_dim", offsetof(gpn_config, d)},
-        {"n_layers", offsetof(gpn_config, n_layers)}, {"n_heads", offsetof(gpn_config, H)},
-        {"head_dim", offsetof(gpn_config, dk)},    {"ffn_dim", offsetof(gpn_config, f)},
-        {"conv_size", offsetof(gpn_config, conv)},
+        {"vocab_size", offsetof(gs_config, V)},   {"hidden_dim", offsetof(gs_config, d)},
+        {"n_layers", offsetof(gs_config, n_layers)}, {"n_heads", offsetof(gs_config, H)},
+        {"head_dim", offsetof(gs_config, dk)},    {"ffn_dim", offsetof(gs_config, f)},
+        {"conv_size", offsetof(gs_config, conv)},
     };
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
         double v;
@@ -190,7 +190,7 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
     return 0;
 }
 
-static int validate(const gpn_config *c) {
+static int validate(const gs_config *c) {
     if (c->V < 1 || c->d < 1 || c->f < 1 || c->H < 1 || c->dk < 1 || c->dv < 1 || c->n_layers < 1 || c->conv < 1)
         return gs_fail("invalid sizes (V=%d, D=%d, ffn=%d, H=%d, d_k=%d, d_v=%d, layers=%d, conv=%d): all must be positive",
                        c->V, c->d, c->f, c->H, c->dk, c->dv, c->n_layers, c->conv);
@@ -204,9 +204,9 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&gdn_tensors, c, s); }
+static int tensor_specs(const gs_config *c, gs_tensor_spec *s) { return gs_table_specs(&gdn_tensors, c, s); }
 
-static void write_metadata(const gpn_config *c, st_writer *w) {
+static void write_metadata(const gs_config *c, st_writer *w) {
     char buf[320];
     st_writer_meta(w, "arch", "gdn");
     snprintf(buf, sizeof buf,
@@ -217,7 +217,7 @@ static void write_metadata(const gpn_config *c, st_writer *w) {
 }
 
 /* GS_DIM_OWN: conv_state, (conv-1) kept rows of the q | k | v inputs, 2 H d_k + H d_v channels */
-static int site_width(const gs_site *s, const gpn_config *c) {
+static int site_width(const gs_site *s, const gs_config *c) {
     if (s->point != GDN_HOOK_CONV) return 0;
     return c->conv > 1 ? (c->conv - 1) * c->H * (2 * c->dk + c->dv) : 0;
 }
@@ -257,21 +257,21 @@ static const gs_site sites[] = {
      "the residual stream out of layer i (the state: record takes the last layer's)"},
     {"ln_final.hook_normalized", NULL, GDN_HOOK_LN_FINAL, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
      "the final RMSNorm of the last residual stream: lm_head of it predicts x_{t+1}"},
-    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
+    {"logits", NULL, GS_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
      "lm_head of the previous step's final norm: the distribution for x_t (NaN at t = 0)"},
-    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
+    {"nll", NULL, GS_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
 };
 
 /* patching's whole state: the delta-rule state and the convolutions' inputs of every layer */
 static const char *const carried[] = {"blocks.{i}.attn.state", "blocks.{i}.attn.conv_state", NULL};
 
 /* the logit lens: rms(s, model.norm.weight, norm_eps) lm_head^T (untied) */
-static int decode(const gpn_model *m, const float *s, float *logits) {
+static int decode(const gs_model *m, const float *s, float *logits) {
     return gs_decode_rms_head(s, gs_table_tensor(m, &gdn_tensors, GDN_T_NORM, 0), m->cfg.norm_eps, m->cfg.d,
                               gs_table_tensor(m, &gdn_tensors, GDN_T_HEAD, 0), m->cfg.V, logits);
 }
 
-static const float *embedding(const gpn_model *m, int *width) {
+static const float *embedding(const gs_model *m, int *width) {
     *width = m->cfg.d;
     return gs_table_tensor(m, &gdn_tensors, GDN_T_EMBED, 0);
 }
@@ -282,7 +282,7 @@ static const gs_delta_memory gdn_delta_memory = {"blocks.{i}.attn.q",     "block
                                                  1,                       1};
 
 const gs_family gs_family_gdn = {
-    "gdn", "gdn", "Gated DeltaNet (fla)", GPN_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
+    "gdn", "gdn", "Gated DeltaNet (fla)", GS_ARCH_GDN, 0, sites, (int)(sizeof sites / sizeof *sites),
     recognise, "tensors 'model.embeddings.weight' and 'model.layers.0.attn.A_log'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, gdn_cpu_new, NULL, decode, embedding, describe, &gs_train_gdn, NULL,
     site_width, carried,

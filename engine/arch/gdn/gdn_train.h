@@ -12,7 +12,7 @@
 #include "engine/tape/train_family.h"
 
 /* Bytes of activations a tape of B x T keeps for its backward pass. */
-size_t gdn_tape_bytes(const gpn_config *c, int B, int T);
+size_t gdn_tape_bytes(const gs_config *c, int B, int T);
 SEQ_WINDOW_DECLARE(gdn, float, f32)
 SEQ_WINDOW_DECLARE(gdn, double, f64)
 

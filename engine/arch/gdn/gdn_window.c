@@ -50,19 +50,19 @@ void gdn_window_free(gdn_window *w) {
 }
 
 /* floats per row of the pass (h, q | k | v, a, beta, gate, o) and per row of a block */
-static size_t row_floats(const gpn_config *c) {
+static size_t row_floats(const gs_config *c) {
     size_t K = (size_t)c->H * c->dk, Vd = (size_t)c->H * c->dv;
     return (size_t)c->d + (2 * K + Vd) + 2 * (size_t)c->H + 2 * Vd;
 }
 
 static size_t block_row_floats(const gdn_cpu *e) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     return 4 * (size_t)c->d + 2 * (size_t)c->f;
 }
 
 /* buffers for `rows` rows, kept from the last call when large enough */
 static int reserve(gdn_cpu *e, long rows) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     if (!e->win && !(e->win = calloc(1, sizeof *e->win))) return gs_fail("out of memory for a Gated DeltaNet window");
     gdn_window *w = e->win;
     size_t R = (size_t)rows, D = (size_t)c->d, RB = GS_WINDOW_ROW_BLOCK;
@@ -95,7 +95,7 @@ typedef struct {
 /* the rows [r0, r0 + GS_WINDOW_ROW_BLOCK) as the step's pieces (gdn_cpu.h) take
  * them: the pass's buffers from row r0, a block's temporaries as they are */
 static gdn_rows block_at(const gdn_cpu *e, long r0) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     gdn_rows b = e->win->r;
     float **const at[] = {&b.h, &b.qkv, &b.a, &b.beta, &b.gate, &b.o};
     const long width[] = {c->d, e->C, c->H, c->H, e->Vd, e->Vd};
@@ -143,7 +143,7 @@ static void conv_sequence(float *rows, int n, float *past, const float *wT, int 
 static void conv_range(void *ctx, long b0, long b1) {
     window_job *j = ctx;
     gdn_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int keep = c->conv - 1;
     float *kept = keep > 0 ? malloc((size_t)keep * e->C * sizeof *kept) : NULL;
     if (keep > 0 && !kept) { j->out_of_memory = 1; return; }
@@ -162,7 +162,7 @@ static void conv_range(void *ctx, long b0, long b1) {
 static void delta_range(void *ctx, long i0, long i1) {
     window_job *j = ctx;
     gdn_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gdn_rows *r = &e->win->r;
     int H = c->H, dk = c->dk, dv = c->dv, n = j->n;
     float *scratch = malloc(gdn_chunk_scratch_floats(dk, dv) * sizeof *scratch);
@@ -180,7 +180,7 @@ static void delta_range(void *ctx, long i0, long i1) {
 
 static int layer(window_job *j, int l) {
     gdn_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gdn_rows *r = &e->win->r;
     const float *const *w = e->L[l].w;
     long R = (long)j->B * j->n;
@@ -218,7 +218,7 @@ static int layer(window_job *j, int l) {
  * buffer, then lm_head (gs_window_report's blocks fit one: the assert above) */
 static void lm_head(const void *ctx, float *logits, const float *h, int rows) {
     const gdn_cpu *e = ctx;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     gdn_rms_rows(e->win->r.final, h, e->norm_w, rows, c->d, c->norm_eps);
     gdn_proj(e, logits, e->win->r.final, e->lm_head, rows, c->d, c->V);
 }
@@ -228,7 +228,7 @@ static int pass(void *ctx, const gs_window_run *run) {
     window_job *j = ctx;
     gdn_cpu *e = j->e;
     gdn_window *w = e->win;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int D = c->d;
     j->B = run->B, j->n = run->n;
     gs_window_embed(run, e->E, D, w->r.h);
@@ -240,7 +240,7 @@ static int pass(void *ctx, const gs_window_run *run) {
 
 /* tokens per pass: the whole window when its rows fit the budget, else whole
  * chunks of it, at least one chunk (or the whole window when shorter) */
-int gdn_window_piece(const gpn_config *c, int B, int T) {
+int gdn_window_piece(const gs_config *c, int B, int T) {
     long rows = budget_rows ? budget_rows : GDN_WINDOW_BYTES / (long)(row_floats(c) * sizeof(float));
     long fit = rows / B;
     return fit >= T ? T : fit < GDN_CHUNK ? (T < GDN_CHUNK ? T : GDN_CHUNK) : (int)(fit - fit % GDN_CHUNK);

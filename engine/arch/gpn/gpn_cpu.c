@@ -14,7 +14,7 @@
 #include "engine/cpu/parallel_gemm.h"
 
 typedef struct gpn_cpu {
-    const gpn_model *m;
+    const gs_model *m;
     const gs_engine_host *host; /* tokens, positions, hooks */
     const int32_t *tokens;      /* = host->tokens */
     int max_batch;
@@ -33,8 +33,8 @@ typedef struct gpn_cpu {
 /* After a reset (s = prev = 0, M = 0) the next step's keys are those of a
  * zero state, relu-l2n(0 W_k + b_k), and k M is 0. */
 static void reset_carried_keys(gpn_cpu *e, int b) {
-    const gpn_config *c = &e->m->cfg;
-    if (c->arch != GPN_ARCH_GPN_M) return;
+    const gs_config *c = &e->m->cfg;
+    if (c->arch != GS_ARCH_GPN_M) return;
     int hk = c->H * c->dk, hv = c->H * c->dv;
     memcpy(e->k + (size_t)b * hk, e->m->p.write_W_k_b, (size_t)hk * sizeof(float));
     relu_l2norm_heads(e->k + (size_t)b * hk, 1, c->H, c->dk);
@@ -51,8 +51,8 @@ static void cpu_free(void *impl) {
 
 static const gs_backend_i gpn_cpu_i;
 
-int gpn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
-    const gpn_config *c = &m->cfg;
+int gpn_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    const gs_config *c = &m->cfg;
     gpn_cpu *e = calloc(1, sizeof *e);
     if (!e || !(e->top1 = calloc((size_t)max_batch, sizeof *e->top1))) {
         free(e);
@@ -89,30 +89,30 @@ int gpn_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, g
     for (int b = 0; b < max_batch; b++) reset_carried_keys(e, b); /* the state starts at zero */
     /* the buffers that hold a site's values after a step (per-layer sites are
      * overwritten layer by layer: those go through hooks); GPN has no memory */
-    int has_mem = c->arch == GPN_ARCH_GPN_M;
+    int has_mem = c->arch == GS_ARCH_GPN_M;
     const float *alpha = has_mem ? e->alpha : NULL, *beta = has_mem ? e->beta : NULL;
     const float *mem_norm = has_mem ? e->mem_norm : NULL;
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_ground, e->logits, alpha, beta, mem_norm};
+    gs_step_out o = {e->nll, e->entropy, e->top1, e->s_pred, e->s_ground, e->logits, alpha, beta, mem_norm};
     *out = gs_cpu_backend(&gpn_cpu_i, e, o);
-    out->site[GPN_HOOK_S_PRED] = e->s_pred;
-    out->site[GPN_HOOK_S_GROUND] = e->s_ground;
-    out->site[GPN_HOOK_FUSE_GATE] = e->fg;
-    out->site[GPN_HOOK_MEM_ALPHA] = alpha;
-    out->site[GPN_HOOK_MEM_BETA] = beta;
-    out->site[GPN_HOOK_MEM_NORM] = mem_norm;
+    out->site[GS_HOOK_S_PRED] = e->s_pred;
+    out->site[GS_HOOK_S_GROUND] = e->s_ground;
+    out->site[GS_HOOK_FUSE_GATE] = e->fg;
+    out->site[GS_HOOK_MEM_ALPHA] = alpha;
+    out->site[GS_HOOK_MEM_BETA] = beta;
+    out->site[GS_HOOK_MEM_NORM] = mem_norm;
     return 0;
 }
 
 static void cpu_reset_seq(void *impl, int b) {
     gpn_cpu *e = impl;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     size_t mem = (size_t)c->H * c->dk * c->dv;
     memset(e->s + (size_t)b * c->d, 0, (size_t)c->d * sizeof(float));
     if (mem) memset(e->M + (size_t)b * mem, 0, mem * sizeof(float));
     reset_carried_keys(e, b);
 }
 
-static inline void fire(gpn_cpu *e, gpn_hook_point p, int layer, float *data, int B, int width) {
+static inline void fire(gpn_cpu *e, gs_hook_point p, int layer, float *data, int B, int width) {
     gs_fire(e->host, p, layer, data, B, width);
 }
 
@@ -176,12 +176,12 @@ static void gate(const gpn_cpu *e, float *out, float *tmp, const float *x, const
 
 /* Layer i's read query from state c (normed input kept in xr for the gate). */
 static void read_query(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int hk = c->H * c->dk;
     rmsnorm_forward_pooled(e->xr, e->c, lp->read_norm_w, B, c->d);
     project(e, e->q, e->xr, lp->read_W_q_k, lp->read_W_q_b, B, c->d, hk);
     relu_l2n_rows(e->q, B, c->H, c->dk);
-    fire(e, GPN_HOOK_MEM_Q, layer, e->q, B, hk);
+    fire(e, GS_HOOK_MEM_Q, layer, e->q, B, hk);
 }
 
 /* the memory loops, one sequence per item */
@@ -194,7 +194,7 @@ typedef struct {
 static void memory_range(void *ctx, long b0, long b1) {
     const memory_job *job = ctx;
     gpn_cpu *e = job->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int H = c->H, hk = H * c->dk, hv = H * c->dv;
     size_t mem = (size_t)hk * c->dv;
     for (long b = b0; b < b1; b++) {
@@ -225,7 +225,7 @@ static void logits_range(void *ctx, long b0, long b1) {
  * from state s, which is known before the write, so its read is done in the
  * same pass (e->c must equal s). */
 static void write_memory(gpn_cpu *e, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gpn_params *p = &e->m->p;
     int d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
     rmsnorm_forward_pooled(e->xn, e->s, p->write_norm_w, B, d); /* b = rms(s), the next step's a */
@@ -236,71 +236,71 @@ static void write_memory(gpn_cpu *e, int B) {
     decay_forward(e->alpha, p->write_A_log, p->write_dt_bias, B, H);
     project(e, e->k_next, e->xn, p->write_W_k_k, p->write_W_k_b, B, d, hk);
     relu_l2n_rows(e->k_next, B, H, c->dk);
-    fire(e, GPN_HOOK_MEM_STATE, 0, e->M, B, H * c->dk * c->dv);
-    fire(e, GPN_HOOK_MEM_K, 0, e->k, B, hk);
-    fire(e, GPN_HOOK_MEM_V, 0, e->v, B, hv);
-    fire(e, GPN_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
-    fire(e, GPN_HOOK_MEM_BETA, 0, e->beta, B, H);
+    fire(e, GS_HOOK_MEM_STATE, 0, e->M, B, H * c->dk * c->dv);
+    fire(e, GS_HOOK_MEM_K, 0, e->k, B, hk);
+    fire(e, GS_HOOK_MEM_V, 0, e->v, B, hv);
+    fire(e, GS_HOOK_MEM_ALPHA, 0, e->alpha, B, H);
+    fire(e, GS_HOOK_MEM_BETA, 0, e->beta, B, H);
     read_query(e, &p->layers[0], 0, B);
     /* a hook on the keys or on M may have changed them: the k M the last step
      * made for this write is then found again from what the hooks left */
-    memory_job job = {e, 1, e->host->hook[GPN_HOOK_MEM_K] != NULL || e->host->hook[GPN_HOOK_MEM_STATE] != NULL};
+    memory_job job = {e, 1, e->host->hook[GS_HOOK_MEM_K] != NULL || e->host->hook[GS_HOOK_MEM_STATE] != NULL};
     gs_parallel_for(B, gs_parallel_grain((long)hk * c->dv), memory_range, &job);
-    fire(e, GPN_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
+    fire(e, GS_HOOK_MEM_NORM, 0, e->mem_norm, B, H);
 }
 
 /* The memory read of layer i from state c: (silu(r Wg) * rms(o)) Wo, with
  * r = rms(c). Layer 0's query and raw read o were made during the write. */
 static void read_memory(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, hv = c->H * c->dv;
     if (layer > 0) {
         read_query(e, lp, layer, B);
         memory_job job = {e, 0, 0};
         gs_parallel_for(B, gs_parallel_grain((long)c->H * c->dk * c->dv), memory_range, &job);
     }
-    fire(e, GPN_HOOK_MEM_HEADS, layer, e->o, B, hv);
+    fire(e, GS_HOOK_MEM_HEADS, layer, e->o, B, hv);
     project(e, e->g, e->xr, lp->read_W_gate_k, NULL, B, d, hv);
     rmsnorm_forward_pooled(e->on, e->o, lp->read_out_norm_w, B, hv);
     rows(ROWS_TIMES_SILU, e->on, e->g, B, hv);
-    fire(e, GPN_HOOK_MEM_GATED, layer, e->on, B, hv);
+    fire(e, GS_HOOK_MEM_GATED, layer, e->on, B, hv);
     project(e, e->mem, e->on, lp->read_W_o_k, NULL, B, hv, d);
-    fire(e, GPN_HOOK_MEM_READ, layer, e->mem, B, d);
+    fire(e, GS_HOOK_MEM_READ, layer, e->mem, B, d);
 }
 
 /* One layer: c <- gate(c; pg) * c + ffn(c) + mem(c), all from the same c. */
 static void run_layer(gpn_cpu *e, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, f = c->f;
-    int has_mem = c->arch == GPN_ARCH_GPN_M;
+    int has_mem = c->arch == GS_ARCH_GPN_M;
     if (has_mem) read_memory(e, lp, layer, B);
     rmsnorm_forward_pooled(e->xn, e->c, lp->ffn_norm_w, B, d);
     project(e, e->u, e->xn, lp->ffn_w1, NULL, B, d, 2 * f);
     rows(ROWS_SWIGLU, e->h, e->u, B, f);
     project(e, e->ffn, e->h, lp->ffn_w2, NULL, B, f, d);
-    fire(e, GPN_HOOK_FFN_OUT, layer, e->ffn, B, d);
+    fire(e, GS_HOOK_FFN_OUT, layer, e->ffn, B, d);
     gate(e, e->pg, e->tmp_d, e->c, lp->pg_norm_w, lp->pg_gate_k, lp->pg_gate_b, B, d);
-    fire(e, GPN_HOOK_PRED_GATE, layer, e->pg, B, d);
+    fire(e, GS_HOOK_PRED_GATE, layer, e->pg, B, d);
     for (long i = 0; i < (long)B * d; i++) e->c[i] = gs_layer_update(e->pg[i], e->c[i], e->ffn[i], has_mem ? e->mem[i] : 0.0f);
 }
 
 /* One step on the CPU for tokens already in e->tokens. */
 static void step_on_pool(gpn_cpu *e, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gpn_params *p = &e->m->p;
     int d = c->d;
     long Bd = (long)B * d;
     memcpy(e->c, e->s, (size_t)Bd * sizeof(float));
-    if (c->arch == GPN_ARCH_GPN_M) write_memory(e, B);
+    if (c->arch == GS_ARCH_GPN_M) write_memory(e, B);
     for (int i = 0; i < c->n_layers; i++) run_layer(e, &p->layers[i], i, B);
     memcpy(e->s_pred, e->c, (size_t)Bd * sizeof(float));
-    fire(e, GPN_HOOK_S_PRED, 0, e->s_pred, B, d);
+    fire(e, GS_HOOK_S_PRED, 0, e->s_pred, B, d);
 
     /* decode: logits = (rms(s, w) @ P + bias) @ E^T; a decode-only hook sees a copy */
     const float *to_decode = e->s_pred;
-    if (e->host->hook[GPN_HOOK_S_DECODE]) {
+    if (e->host->hook[GS_HOOK_S_DECODE]) {
         memcpy(e->s_decode, e->s_pred, (size_t)Bd * sizeof(float));
-        fire(e, GPN_HOOK_S_DECODE, 0, e->s_decode, B, d);
+        fire(e, GS_HOOK_S_DECODE, 0, e->s_decode, B, d);
         to_decode = e->s_decode;
     }
     rmsnorm_forward_pooled(e->xn, to_decode, p->decode_norm_w, B, d);
@@ -312,18 +312,18 @@ static void step_on_pool(gpn_cpu *e, int B) {
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, c->V, c->e, 1.0f, e->z, c->e, p->embedding, c->e, 0.0f,
                     e->logits, c->V);
-    fire(e, GPN_HOOK_LOGITS, 0, e->logits, B, c->V);
+    fire(e, GS_HOOK_LOGITS, 0, e->logits, B, c->V);
     gs_parallel_for(B, gs_parallel_grain(c->V), logits_range, e);
-    fire(e, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    fire(e, GS_HOOK_NLL, 0, e->nll, B, 1);
 
     /* ground: s = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */
     gate(e, e->fg, e->tmp_d, e->s_pred, p->fg_norm_w, p->fg_gate_k, p->fg_gate_b, B, d);
-    fire(e, GPN_HOOK_FUSE_GATE, 0, e->fg, B, d);
+    fire(e, GS_HOOK_FUSE_GATE, 0, e->fg, B, d);
     for (int b = 0; b < B; b++) memcpy(e->emb + (size_t)b * c->e, p->embedding + (size_t)e->tokens[b] * c->e, (size_t)c->e * sizeof(float));
     rmsnorm_forward_pooled(e->emb, e->emb, p->fuse_norm_w, B, c->e);
     project(e, e->s_ground, e->emb, p->fuse_proj_k, NULL, B, c->e, d);
     for (long i = 0; i < Bd; i++) e->s_ground[i] += e->fg[i] * e->s_pred[i];
-    fire(e, GPN_HOOK_S_GROUND, 0, e->s_ground, B, d);
+    fire(e, GS_HOOK_S_GROUND, 0, e->s_ground, B, d);
 
     memcpy(e->s, e->s_ground, (size_t)Bd * sizeof(float));
 }
@@ -349,28 +349,28 @@ static int cpu_step(void *impl, int B) {
     return 0;
 }
 
-int gpn_step_gemms(const gpn_config *c, gpn_gemm_shape *s) {
-    int n = 0, d = c->d, hk = c->H * c->dk, hv = c->H * c->dv, has_mem = c->arch == GPN_ARCH_GPN_M;
+int gs_step_gemms(const gs_config *c, gs_gemm_shape *s) {
+    int n = 0, d = c->d, hk = c->H * c->dk, hv = c->H * c->dv, has_mem = c->arch == GS_ARCH_GPN_M;
     if (has_mem) {
-        s[n++] = (gpn_gemm_shape){d, hk}; /* keys, values, write strength, decay */
-        s[n++] = (gpn_gemm_shape){d, hv};
-        s[n++] = (gpn_gemm_shape){d, c->H};
-        s[n++] = (gpn_gemm_shape){d, c->H};
+        s[n++] = (gs_gemm_shape){d, hk}; /* keys, values, write strength, decay */
+        s[n++] = (gs_gemm_shape){d, hv};
+        s[n++] = (gs_gemm_shape){d, c->H};
+        s[n++] = (gs_gemm_shape){d, c->H};
     }
     for (int l = 0; l < c->n_layers; l++) {
         if (has_mem) {
-            s[n++] = (gpn_gemm_shape){d, hk}; /* query, read gate, read output */
-            s[n++] = (gpn_gemm_shape){d, hv};
-            s[n++] = (gpn_gemm_shape){hv, d};
+            s[n++] = (gs_gemm_shape){d, hk}; /* query, read gate, read output */
+            s[n++] = (gs_gemm_shape){d, hv};
+            s[n++] = (gs_gemm_shape){hv, d};
         }
-        s[n++] = (gpn_gemm_shape){d, 2 * c->f}; /* FFN in, out, predict gate */
-        s[n++] = (gpn_gemm_shape){c->f, d};
-        s[n++] = (gpn_gemm_shape){d, d};
+        s[n++] = (gs_gemm_shape){d, 2 * c->f}; /* FFN in, out, predict gate */
+        s[n++] = (gs_gemm_shape){c->f, d};
+        s[n++] = (gs_gemm_shape){d, d};
     }
-    s[n++] = (gpn_gemm_shape){d, c->e};    /* decode */
-    s[n++] = (gpn_gemm_shape){c->e, c->V}; /* logits */
-    s[n++] = (gpn_gemm_shape){d, d};       /* fuse gate */
-    s[n++] = (gpn_gemm_shape){c->e, d};    /* grounding projection */
+    s[n++] = (gs_gemm_shape){d, c->e};    /* decode */
+    s[n++] = (gs_gemm_shape){c->e, c->V}; /* logits */
+    s[n++] = (gs_gemm_shape){d, d};       /* fuse gate */
+    s[n++] = (gs_gemm_shape){c->e, d};    /* grounding projection */
     return n;
 }
 

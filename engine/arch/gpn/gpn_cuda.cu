@@ -28,10 +28,10 @@ extern "C" {
     } while (0)
 
 struct gpn_cuda {
-    const gpn_model *m;
-    gpn_config cfg;
+    const gs_model *m;
+    gs_config cfg;
     int max_batch, device;
-    gpn_precision prec;
+    gs_precision prec;
     cudaStream_t stream;
     cublasHandle_t blas;
     int sticky_error; /* a failed reset, reported by the next step */
@@ -41,7 +41,7 @@ struct gpn_cuda {
     float *w32;
     gs_bf16 *w16;
     int n_tensors;
-    size_t host_off[GPN_MAX_TENSORS], dev_off[GPN_MAX_TENSORS], numel[GPN_MAX_TENSORS];
+    size_t host_off[GS_MAX_TENSORS], dev_off[GS_MAX_TENSORS], numel[GS_MAX_TENSORS];
     /* carried state */
     float *s, *prev, *M;
     /* step scratch */
@@ -91,7 +91,7 @@ static int halloc(void **p, size_t bytes) {
     return 0;
 }
 
-static int upload_weights(gpn_cuda *g, const gpn_tensor_spec *specs, int n_specs) {
+static int upload_weights(gpn_cuda *g, const gs_tensor_spec *specs, int n_specs) {
     g->n_tensors = n_specs;
     size_t n = 0;
     for (int i = 0; i < g->n_tensors; i++) {
@@ -104,7 +104,7 @@ static int upload_weights(gpn_cuda *g, const gpn_tensor_spec *specs, int n_specs
     for (int i = 0; i < g->n_tensors; i++)
         CK(cudaMemcpy(g->w32 + g->dev_off[i], g->m->block + g->host_off[i], g->numel[i] * sizeof(float),
                       cudaMemcpyHostToDevice));
-    if (g->prec == GPN_PREC_BF16) {
+    if (g->prec == GS_PREC_BF16) {
         if (dalloc((void **)&g->w16, n * sizeof(gs_bf16))) return -1;
         k_to_bf16(g->stream, g->w16, g->w32, (long)n);
         CK(cudaGetLastError());
@@ -114,7 +114,7 @@ static int upload_weights(gpn_cuda *g, const gpn_tensor_spec *specs, int n_specs
 }
 
 static int alloc_buffers(gpn_cuda *g) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     size_t B = (size_t)g->max_batch, d = c->d, H = c->H, hk = H * c->dk, hv = H * c->dv;
     size_t mem = hk * c->dv, f = c->f, e = c->e, V = c->V;
     struct { float **p; size_t n; } f32[] = {
@@ -130,7 +130,7 @@ static int alloc_buffers(gpn_cuda *g) {
     if (dalloc((void **)&g->tokens, B * sizeof(int)) || dalloc((void **)&g->top1, B * sizeof(int)) ||
         dalloc((void **)&g->rows, B * sizeof(int)))
         return -1;
-    if (g->prec == GPN_PREC_BF16) {
+    if (g->prec == GS_PREC_BF16) {
         struct { gs_bf16 **p; size_t n; } b16[] = {{&g->xn16, B * d}, {&g->xr16, B * d}, {&g->tmp16, B * d},
                                                    {&g->on16, B * hv}, {&g->h16, B * f},  {&g->z16, B * e},
                                                    {&g->emb16, B * e}};
@@ -154,7 +154,7 @@ static int alloc_buffers(gpn_cuda *g) {
     return 0;
 }
 
-static int setup(gpn_cuda *g, const gpn_tensor_spec *specs, int n_specs) {
+static int setup(gpn_cuda *g, const gs_tensor_spec *specs, int n_specs) {
     char why[256];
     if (!cu_usable(why, sizeof why)) return gs_fail("--device cuda: %s", why);
     int n = 0;
@@ -179,18 +179,18 @@ static int setup(gpn_cuda *g, const gpn_tensor_spec *specs, int n_specs) {
     return 0;
 }
 
-static gpn_cuda *cu_create(const gpn_model *m, const gpn_tensor_spec *specs, int n_specs, int max_batch, int device,
-                           gpn_precision precision) {
+static gpn_cuda *cu_create(const gs_model *m, const gs_tensor_spec *specs, int n_specs, int max_batch, int device,
+                           gs_precision precision) {
     gpn_cuda *g = (gpn_cuda *)calloc(1, sizeof *g);
     if (!g) { gs_fail("out of memory"); return NULL; }
     g->m = m;
     g->cfg = m->cfg;
     g->max_batch = max_batch;
     g->device = device;
-    if (precision == GPN_PREC_AUTO)
-        precision = (!strcmp(m->source_dtype, "BF16") || !strcmp(m->source_dtype, "F16")) ? GPN_PREC_BF16 : GPN_PREC_F32;
+    if (precision == GS_PREC_AUTO)
+        precision = (!strcmp(m->source_dtype, "BF16") || !strcmp(m->source_dtype, "F16")) ? GS_PREC_BF16 : GS_PREC_F32;
     g->prec = precision;
-    if (n_specs < 1 || n_specs > GPN_MAX_TENSORS) {
+    if (n_specs < 1 || n_specs > GS_MAX_TENSORS) {
         gs_fail("CUDA engine: %d tensors in the model's layout", n_specs);
         free(g);
         return NULL;
@@ -235,7 +235,7 @@ static void cu_destroy(gpn_cuda *g) {
 static const char *cu_name(const gpn_cuda *g) { return g->name; }
 
 static void cu_reset_seq(gpn_cuda *g, int b) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     if (cudaSetDevice(g->device) != cudaSuccess) g->sticky_error = 1;
     size_t d = c->d, mem = (size_t)c->H * c->dk * c->dv;
     if (cudaMemsetAsync(g->s + b * d, 0, d * sizeof(float), g->stream) != cudaSuccess ||
@@ -249,30 +249,30 @@ static void cu_reset_seq(gpn_cuda *g, int b) {
  * (n x k) column-major matrix times in as (k x B). */
 static int gemm(gpn_cuda *g, float *out, const float *in, const gs_bf16 *in16, const float *W, int B, int k, int n) {
     const float one = 1.0f, zero = 0.0f;
-    if (g->prec == GPN_PREC_BF16)
+    if (g->prec == GS_PREC_BF16)
         CB(cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, B, k, &one, dev16(g, W), CUDA_R_16BF, n, in16,
                         CUDA_R_16BF, k, &zero, out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     else
         CB(cublasGemmEx(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, B, k, &one, dev32(g, W), CUDA_R_32F, n, in, CUDA_R_32F,
                         k, &zero, out, CUDA_R_32F, n,
-                        g->prec == GPN_PREC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                        g->prec == GS_PREC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                         CUBLAS_GEMM_DEFAULT));
     return 0;
 }
 
 /* logits[B x V] = z[B x e] @ E^T: E (V x e row-major) is (e x V) column-major, transposed. */
 static int gemm_logits(gpn_cuda *g, int B) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     const float one = 1.0f, zero = 0.0f;
     const float *E = g->m->p.embedding;
-    if (g->prec == GPN_PREC_BF16)
+    if (g->prec == GS_PREC_BF16)
         CB(cublasGemmEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, c->V, B, c->e, &one, dev16(g, E), CUDA_R_16BF, c->e, g->z16,
                         CUDA_R_16BF, c->e, &zero, g->logits, CUDA_R_32F, c->V, CUBLAS_COMPUTE_32F,
                         CUBLAS_GEMM_DEFAULT));
     else
         CB(cublasGemmEx(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, c->V, B, c->e, &one, dev32(g, E), CUDA_R_32F, c->e, g->z,
                         CUDA_R_32F, c->e, &zero, g->logits, CUDA_R_32F, c->V,
-                        g->prec == GPN_PREC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                        g->prec == GS_PREC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                         CUBLAS_GEMM_DEFAULT));
     return 0;
 }
@@ -284,7 +284,7 @@ typedef struct {
     void *ctx;
 } hooks;
 
-static int fire(gpn_cuda *g, const hooks *hk, gpn_hook_point p, int layer, float *d, int B, int width) {
+static int fire(gpn_cuda *g, const hooks *hk, gs_hook_point p, int layer, float *d, int B, int width) {
     if (!(hk->mask & (1u << p))) return 0;
     size_t bytes = (size_t)B * width * sizeof(float);
     CK(cudaGetLastError());
@@ -296,19 +296,19 @@ static int fire(gpn_cuda *g, const hooks *hk, gpn_hook_point p, int layer, float
 }
 
 #define P(x) dev32(g, x)
-#define IF16(buf) (g->prec == GPN_PREC_BF16 ? (buf) : NULL)
+#define IF16(buf) (g->prec == GS_PREC_BF16 ? (buf) : NULL)
 
 static int read_query(gpn_cuda *g, const hooks *hk, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     int hk_w = c->H * c->dk;
     k_rmsnorm(g->stream, g->xr, IF16(g->xr16), g->c, P(lp->read_norm_w), B, c->d);
     if (gemm(g, g->q, g->xr, g->xr16, lp->read_W_q_k, B, c->d, hk_w)) return -1;
     k_bias_relu_l2n(g->stream, g->q, P(lp->read_W_q_b), B, c->H, c->dk);
-    return fire(g, hk, GPN_HOOK_MEM_Q, layer, g->q, B, hk_w);
+    return fire(g, hk, GS_HOOK_MEM_Q, layer, g->q, B, hk_w);
 }
 
 static int write_memory(gpn_cuda *g, const hooks *hk, int B) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     const gpn_params *p = &g->m->p;
     int d = c->d, H = c->H, hk_w = H * c->dk, hv = H * c->dv;
     k_rmsnorm(g->stream, g->xn, IF16(g->xn16), g->prev, P(p->write_norm_w), B, d);
@@ -320,79 +320,79 @@ static int write_memory(gpn_cuda *g, const hooks *hk, int B) {
         gemm(g, g->alpha, g->xn, g->xn16, p->write_W_a_k, B, d, H))
         return -1;
     k_write_gates(g->stream, g->beta, g->alpha, P(p->write_A_log), P(p->write_dt_bias), B, H);
-    if (fire(g, hk, GPN_HOOK_MEM_K, 0, g->k, B, hk_w) || fire(g, hk, GPN_HOOK_MEM_V, 0, g->v, B, hv) ||
-        fire(g, hk, GPN_HOOK_MEM_ALPHA, 0, g->alpha, B, H) ||
-        fire(g, hk, GPN_HOOK_MEM_BETA, 0, g->beta, B, H) || read_query(g, hk, &p->layers[0], 0, B))
+    if (fire(g, hk, GS_HOOK_MEM_K, 0, g->k, B, hk_w) || fire(g, hk, GS_HOOK_MEM_V, 0, g->v, B, hv) ||
+        fire(g, hk, GS_HOOK_MEM_ALPHA, 0, g->alpha, B, H) ||
+        fire(g, hk, GS_HOOK_MEM_BETA, 0, g->beta, B, H) || read_query(g, hk, &p->layers[0], 0, B))
         return -1;
     k_memory_write_read(g->stream, g->M, g->k, g->v, g->alpha, g->beta, g->mem_norm, g->q, g->o, B, H, c->dk, c->dv);
-    return fire(g, hk, GPN_HOOK_MEM_NORM, 0, g->mem_norm, B, H);
+    return fire(g, hk, GS_HOOK_MEM_NORM, 0, g->mem_norm, B, H);
 }
 
 static int read_memory(gpn_cuda *g, const hooks *hk, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     int d = c->d, hv = c->H * c->dv;
     if (layer > 0) {
         if (read_query(g, hk, lp, layer, B)) return -1;
         k_memory_read(g->stream, g->o, g->q, g->M, B, c->H, c->dk, c->dv);
     }
-    if (fire(g, hk, GPN_HOOK_MEM_HEADS, layer, g->o, B, hv)) return -1;
+    if (fire(g, hk, GS_HOOK_MEM_HEADS, layer, g->o, B, hv)) return -1;
     if (gemm(g, g->g, g->xr, g->xr16, lp->read_W_gate_k, B, d, hv)) return -1;
     k_gated_read(g->stream, g->on, IF16(g->on16), g->o, P(lp->read_out_norm_w), g->g, B, hv);
     /* a capture (with bf16 GEMMs, an edit here misses W_o's bf16 copy of the reads) */
-    if (fire(g, hk, GPN_HOOK_MEM_GATED, layer, g->on, B, hv)) return -1;
+    if (fire(g, hk, GS_HOOK_MEM_GATED, layer, g->on, B, hv)) return -1;
     if (gemm(g, g->mem, g->on, g->on16, lp->read_W_o_k, B, hv, d)) return -1;
-    return fire(g, hk, GPN_HOOK_MEM_READ, layer, g->mem, B, d);
+    return fire(g, hk, GS_HOOK_MEM_READ, layer, g->mem, B, d);
 }
 
 static int run_layer(gpn_cuda *g, const hooks *hk, const gpn_layer_params *lp, int layer, int B) {
-    const gpn_config *c = &g->cfg;
-    int d = c->d, f = c->f, has_mem = c->arch == GPN_ARCH_GPN_M;
+    const gs_config *c = &g->cfg;
+    int d = c->d, f = c->f, has_mem = c->arch == GS_ARCH_GPN_M;
     if (has_mem && read_memory(g, hk, lp, layer, B)) return -1;
     k_rmsnorm(g->stream, g->xn, IF16(g->xn16), g->c, P(lp->ffn_norm_w), B, d);
     if (gemm(g, g->u, g->xn, g->xn16, lp->ffn_w1, B, d, 2 * f)) return -1;
     k_swiglu(g->stream, g->h, IF16(g->h16), g->u, B, f);
     if (gemm(g, g->ffn, g->h, g->h16, lp->ffn_w2, B, f, d)) return -1;
-    if (fire(g, hk, GPN_HOOK_FFN_OUT, layer, g->ffn, B, d)) return -1;
+    if (fire(g, hk, GS_HOOK_FFN_OUT, layer, g->ffn, B, d)) return -1;
     k_rmsnorm(g->stream, g->tmp, IF16(g->tmp16), g->c, P(lp->pg_norm_w), B, d);
     if (gemm(g, g->pg, g->tmp, g->tmp16, lp->pg_gate_k, B, d, d)) return -1;
     k_sigmoid_bias(g->stream, g->pg, P(lp->pg_gate_b), B, d);
-    if (fire(g, hk, GPN_HOOK_PRED_GATE, layer, g->pg, B, d)) return -1;
+    if (fire(g, hk, GS_HOOK_PRED_GATE, layer, g->pg, B, d)) return -1;
     k_layer_update(g->stream, g->c, g->pg, g->ffn, has_mem ? g->mem : NULL, (long)B * d);
     return 0;
 }
 
 /* decode s_pred (g->c) into logits and their statistics */
 static int decode(gpn_cuda *g, const hooks *hk, int B) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     const gpn_params *p = &g->m->p;
     int d = c->d;
     const float *to_decode = g->c;
-    if (hk->mask & (1u << GPN_HOOK_S_DECODE)) {
+    if (hk->mask & (1u << GS_HOOK_S_DECODE)) {
         CK(cudaMemcpyAsync(g->sdec, g->c, (size_t)B * d * sizeof(float), cudaMemcpyDeviceToDevice, g->stream));
-        if (fire(g, hk, GPN_HOOK_S_DECODE, 0, g->sdec, B, d)) return -1;
+        if (fire(g, hk, GS_HOOK_S_DECODE, 0, g->sdec, B, d)) return -1;
         to_decode = g->sdec;
     }
     k_rmsnorm(g->stream, g->xn, IF16(g->xn16), to_decode, P(p->decode_norm_w), B, d);
     if (gemm(g, g->z, g->xn, g->xn16, p->decode_proj_k, B, d, c->e)) return -1;
     k_bias_convert(g->stream, g->z, IF16(g->z16), c->decoder_bias ? P(p->decode_bias) : NULL, B, c->e);
-    if (gemm_logits(g, B) || fire(g, hk, GPN_HOOK_LOGITS, 0, g->logits, B, c->V)) return -1;
+    if (gemm_logits(g, B) || fire(g, hk, GS_HOOK_LOGITS, 0, g->logits, B, c->V)) return -1;
     k_logits_stats(g->stream, g->logits, g->tokens, B, c->V, g->nll, g->entropy, g->top1);
-    return fire(g, hk, GPN_HOOK_NLL, 0, g->nll, B, 1);
+    return fire(g, hk, GS_HOOK_NLL, 0, g->nll, B, 1);
 }
 
 /* s_ground = gate(s_pred; fg) * s_pred + rms(E[x], w) @ F */
 static int ground(gpn_cuda *g, const hooks *hk, int B) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     const gpn_params *p = &g->m->p;
     int d = c->d;
     k_rmsnorm(g->stream, g->tmp, IF16(g->tmp16), g->c, P(p->fg_norm_w), B, d);
     if (gemm(g, g->fg, g->tmp, g->tmp16, p->fg_gate_k, B, d, d)) return -1;
     k_sigmoid_bias(g->stream, g->fg, P(p->fg_gate_b), B, d);
-    if (fire(g, hk, GPN_HOOK_FUSE_GATE, 0, g->fg, B, d)) return -1;
+    if (fire(g, hk, GS_HOOK_FUSE_GATE, 0, g->fg, B, d)) return -1;
     k_embed_rms(g->stream, g->emb, IF16(g->emb16), P(p->embedding), g->tokens, P(p->fuse_norm_w), B, c->e);
     if (gemm(g, g->sg, g->emb, g->emb16, p->fuse_proj_k, B, c->e, d)) return -1;
     k_ground(g->stream, g->sg, g->fg, g->c, (long)B * d);
-    return fire(g, hk, GPN_HOOK_S_GROUND, 0, g->sg, B, d);
+    return fire(g, hk, GS_HOOK_S_GROUND, 0, g->sg, B, d);
 }
 
 /* The states of the selected rows only cross the bus: gathered on the device,
@@ -422,27 +422,27 @@ static int copy_states(gpn_cuda *g, int B, const unsigned char *rows) {
 }
 
 static int copy_outputs(gpn_cuda *g, int B, int outputs, const unsigned char *rows) {
-    const gpn_config *c = &g->cfg;
+    const gs_config *c = &g->cfg;
     size_t bh = (size_t)B * c->H * sizeof(float);
     cudaStream_t st = g->stream;
     CK(cudaMemcpyAsync(g->h_nll, g->nll, B * sizeof(float), cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(g->h_entropy, g->entropy, B * sizeof(float), cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(g->h_top1, g->top1, B * sizeof(int), cudaMemcpyDeviceToHost, st));
-    if (c->arch == GPN_ARCH_GPN_M) {
+    if (c->arch == GS_ARCH_GPN_M) {
         CK(cudaMemcpyAsync(g->h_alpha, g->alpha, bh, cudaMemcpyDeviceToHost, st));
         CK(cudaMemcpyAsync(g->h_beta, g->beta, bh, cudaMemcpyDeviceToHost, st));
         CK(cudaMemcpyAsync(g->h_norm, g->mem_norm, bh, cudaMemcpyDeviceToHost, st));
     }
-    if (outputs & GPN_OUT_LOGITS)
+    if (outputs & GS_OUT_LOGITS)
         CK(cudaMemcpyAsync(g->h_logits, g->logits, (size_t)B * c->V * sizeof(float), cudaMemcpyDeviceToHost, st));
-    if ((outputs & GPN_OUT_STATES) && copy_states(g, B, rows)) return -1;
+    if ((outputs & GS_OUT_STATES) && copy_states(g, B, rows)) return -1;
     CK(cudaStreamSynchronize(st));
     return 0;
 }
 
 static int cu_step(gpn_cuda *g, const int32_t *tokens, int B, unsigned hook_mask, gpn_cuda_fire_fn fire_fn, void *ctx,
-                   int outputs, const unsigned char *rows, gpn_step_out *out) {
-    const gpn_config *c = &g->cfg;
+                   int outputs, const unsigned char *rows, gs_step_out *out) {
+    const gs_config *c = &g->cfg;
     if (g->sticky_error) {
         g->sticky_error = 0;
         return gs_fail("CUDA: resetting a sequence's state failed on %s", g->name);
@@ -453,17 +453,17 @@ static int cu_step(gpn_cuda *g, const int32_t *tokens, int B, unsigned hook_mask
     memcpy(g->h_tokens, tokens, B * sizeof(int));
     CK(cudaMemcpyAsync(g->tokens, g->h_tokens, B * sizeof(int), cudaMemcpyHostToDevice, g->stream));
     CK(cudaMemcpyAsync(g->c, g->s, Bd * sizeof(float), cudaMemcpyDeviceToDevice, g->stream));
-    if (c->arch == GPN_ARCH_GPN_M && write_memory(g, &hk, B)) return -1;
+    if (c->arch == GS_ARCH_GPN_M && write_memory(g, &hk, B)) return -1;
     for (int i = 0; i < c->n_layers; i++)
         if (run_layer(g, &hk, &g->m->p.layers[i], i, B)) return -1;
-    if (fire(g, &hk, GPN_HOOK_S_PRED, 0, g->c, B, c->d) || decode(g, &hk, B) || ground(g, &hk, B)) return -1;
+    if (fire(g, &hk, GS_HOOK_S_PRED, 0, g->c, B, c->d) || decode(g, &hk, B) || ground(g, &hk, B)) return -1;
     /* prev <- s, s <- s_ground, for the first B sequences only (as on the CPU) */
     CK(cudaMemcpyAsync(g->prev, g->s, Bd * sizeof(float), cudaMemcpyDeviceToDevice, g->stream));
     CK(cudaMemcpyAsync(g->s, g->sg, Bd * sizeof(float), cudaMemcpyDeviceToDevice, g->stream));
     CK(cudaGetLastError());
     if (copy_outputs(g, B, outputs, rows)) return -1;
-    int has_mem = c->arch == GPN_ARCH_GPN_M;
-    *out = (gpn_step_out){g->h_nll,   g->h_entropy, g->h_top1,                  g->h_spred,
+    int has_mem = c->arch == GS_ARCH_GPN_M;
+    *out = (gs_step_out){g->h_nll,   g->h_entropy, g->h_top1,                  g->h_spred,
                           g->h_sground, g->h_logits, has_mem ? g->h_alpha : NULL, has_mem ? g->h_beta : NULL,
                           has_mem ? g->h_norm : NULL};
     return 0;

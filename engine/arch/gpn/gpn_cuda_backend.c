@@ -10,24 +10,24 @@
 typedef struct {
     gpn_cuda *g;
     const gs_engine_host *host;
-    gpn_step_out out; /* pinned host buffers of the last step */
+    gs_step_out out; /* pinned host buffers of the last step */
     int outputs;
     const unsigned char *rows;
 } gpn_cuda_backend;
 
-static void fire(void *ctx, gpn_hook_point p, int layer, float *host, int B, int width) {
+static void fire(void *ctx, gs_hook_point p, int layer, float *host, int B, int width) {
     gs_fire(((const gpn_cuda_backend *)ctx)->host, p, layer, host, B, width);
 }
 
 /* the hook mask below is 32 bits: more hook points need a wider one */
-_Static_assert(GPN_HOOK_COUNT <= 32, "cuda_step's hook mask holds 32 hook points");
+_Static_assert(GS_HOOK_COUNT <= 32, "cuda_step's hook mask holds 32 hook points");
 
 static int cuda_step(void *impl, int B) {
     gpn_cuda_backend *c = impl;
     unsigned mask = 0;
-    if (c->host->hook[GPN_HOOK_MEM_STATE]) /* the memory stays on the device */
+    if (c->host->hook[GS_HOOK_MEM_STATE]) /* the memory stays on the device */
         return gs_fail("mem.state: the CUDA engine does not expose the memory to hooks; use the CPU engine");
-    for (int p = 0; p < GPN_HOOK_COUNT; p++)
+    for (int p = 0; p < GS_HOOK_COUNT; p++)
         if (c->host->hook[p]) mask |= 1u << p;
     return gpn_cuda_step(c->g, c->host->tokens, B, mask, fire, c, c->outputs, c->rows, &c->out);
 }
@@ -40,19 +40,19 @@ static void cuda_free(void *impl) {
 }
 
 static void cuda_reset_seq(void *impl, int b) { gpn_cuda_reset_seq(((gpn_cuda_backend *)impl)->g, b); }
-static gpn_step_out cuda_out(const void *impl) { return ((const gpn_cuda_backend *)impl)->out; }
+static gs_step_out cuda_out(const void *impl) { return ((const gpn_cuda_backend *)impl)->out; }
 static const char *cuda_name(const void *impl) { return gpn_cuda_name(((const gpn_cuda_backend *)impl)->g); }
 
-static const float *cuda_site(const void *impl, gpn_hook_point p) {
-    const gpn_step_out *o = &((const gpn_cuda_backend *)impl)->out;
+static const float *cuda_site(const void *impl, gs_hook_point p) {
+    const gs_step_out *o = &((const gpn_cuda_backend *)impl)->out;
     switch (p) {
-    case GPN_HOOK_S_PRED: return o->s_pred;
-    case GPN_HOOK_S_GROUND: return o->s_ground;
-    case GPN_HOOK_LOGITS: return o->logits;
-    case GPN_HOOK_NLL: return o->nll;
-    case GPN_HOOK_MEM_ALPHA: return o->alpha;
-    case GPN_HOOK_MEM_BETA: return o->beta;
-    case GPN_HOOK_MEM_NORM: return o->mem_norm;
+    case GS_HOOK_S_PRED: return o->s_pred;
+    case GS_HOOK_S_GROUND: return o->s_ground;
+    case GS_HOOK_LOGITS: return o->logits;
+    case GS_HOOK_NLL: return o->nll;
+    case GS_HOOK_MEM_ALPHA: return o->alpha;
+    case GS_HOOK_MEM_BETA: return o->beta;
+    case GS_HOOK_MEM_NORM: return o->mem_norm;
     default: return NULL;
     }
 }
@@ -66,12 +66,12 @@ static void cuda_set_outputs(void *impl, int what, const unsigned char *rows) {
 static const gs_backend_i gpn_cuda_i = {cuda_name, cuda_free, cuda_reset_seq, cuda_step,
                                         cuda_out,  cuda_site, cuda_set_outputs, NULL}; /* no window path */
 
-int gpn_cuda_backend_new(const gpn_model *m, int max_batch, const gpn_device *dev, const gs_engine_host *host,
+int gpn_cuda_backend_new(const gs_model *m, int max_batch, const gs_device *dev, const gs_engine_host *host,
                          gs_backend *out) {
     gpn_cuda_backend *c = calloc(1, sizeof *c);
     if (!c) return gs_fail("out of memory");
     c->host = host;
-    c->outputs = GPN_OUT_ALL;
+    c->outputs = GS_OUT_ALL;
     if (!(c->g = gpn_cuda_new(m, max_batch, dev->index, dev->precision))) {
         free(c);
         return -1;

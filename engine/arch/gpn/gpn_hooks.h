@@ -8,11 +8,11 @@
 
 /* each head's memory matrix M_h (dk x dv, row-major) as carried into a step,
  * before its write; state patching (analyses/causal/patching.h) replaces it */
-#define GPN_HOOK_MEM_STATE ((gpn_hook_point)(GS_HOOK_LOCAL + 0))
+#define GS_HOOK_MEM_STATE ((gs_hook_point)(GS_HOOK_LOCAL + 0))
 /* the write's values, which effective attention needs (analyses/causal/effective_attention.h) */
-#define GPN_HOOK_MEM_V ((gpn_hook_point)(GS_HOOK_LOCAL + 1))
+#define GS_HOOK_MEM_V ((gs_hook_point)(GS_HOOK_LOCAL + 1))
 /* each layer's per-head reads after the output norm and the read gate, what
  * W_o maps to the state: one head's share of hook_mem_out (logit attribution) */
-#define GPN_HOOK_MEM_GATED ((gpn_hook_point)(GS_HOOK_LOCAL + 2))
+#define GS_HOOK_MEM_GATED ((gs_hook_point)(GS_HOOK_LOCAL + 2))
 
 #endif

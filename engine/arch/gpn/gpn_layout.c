@@ -5,7 +5,7 @@
 #include "engine/arch/family.h"
 #include "engine/arch/gpn/gpn_train.h"
 
-static size_t find(const gpn_tensor_spec *s, int n, const char *name) {
+static size_t find(const gs_tensor_spec *s, int n, const char *name) {
     for (int i = 0; i < n; i++)
         if (strcmp(s[i].name, name) == 0) return s[i].offset;
     return TRAIN_NONE;
@@ -21,12 +21,12 @@ static void add_seg(train_set *set, size_t K, size_t norm, size_t bias, int n) {
     set->width += n;
 }
 
-int train_layout_init(train_layout *L, const gpn_config *c) {
-    if (gpn_config_validate(c) != 0) return -1;
+int train_layout_init(train_layout *L, const gs_config *c) {
+    if (gs_config_validate(c) != 0) return -1;
     memset(L, 0, sizeof *L);
     L->c = *c;
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    int n = gpn_tensor_specs(c, specs);
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    int n = gs_tensor_specs(c, specs);
     L->n_params = specs[n - 1].offset + specs[n - 1].numel;
 #define TOP(f) L->f = find(specs, n, #f)
     TOP(embedding); TOP(decode_norm_w); TOP(decode_proj_k); TOP(decode_bias); TOP(fuse_norm_w); TOP(fuse_proj_k);

@@ -10,71 +10,71 @@
 #include "base/error.h"
 #include "engine/arch/gpn/gpn_family.h"
 #include "engine/cpu/ops.h"
-#include "engine/checkpoint/safetensors.h"
+#include "io/checkpoint/safetensors.h"
 
 #define add_spec gs_spec_add
 
-int gpn_family_tensor_specs(const gpn_config *c, gpn_tensor_spec *s) {
+int gpn_family_tensor_specs(const gs_config *c, gs_tensor_spec *s) {
     int n = 0;
     size_t off = 0;
     int d = c->d, e = c->e, f = c->f, H = c->H, dk = c->dk, dv = c->dv;
-    add_spec(s, &n, &off, "embedding", "embedding", GPN_ROLE_MATRIX, c->V, e);
-    add_spec(s, &n, &off, "decode_norm_w", "decode", GPN_ROLE_NORM, d, 0);
-    add_spec(s, &n, &off, "decode_proj_k", "decode", GPN_ROLE_MATRIX, d, e);
-    if (c->decoder_bias) add_spec(s, &n, &off, "decode_bias", "decode", GPN_ROLE_BIAS, e, 0);
-    add_spec(s, &n, &off, "fuse_norm_w", "fuse", GPN_ROLE_NORM, e, 0);
-    add_spec(s, &n, &off, "fuse_proj_k", "fuse", GPN_ROLE_MATRIX, e, d);
-    add_spec(s, &n, &off, "fg_norm_w", "fuse", GPN_ROLE_NORM, d, 0);
-    add_spec(s, &n, &off, "fg_gate_k", "fuse", GPN_ROLE_MATRIX, d, d);
-    add_spec(s, &n, &off, "fg_gate_b", "fuse", GPN_ROLE_BIAS, d, 0);
-    if (c->arch == GPN_ARCH_GPN) {
-        add_spec(s, &n, &off, "ffn_norm_w", "ffn+gate", GPN_ROLE_NORM, d, 0);
-        add_spec(s, &n, &off, "ffn_w1_k", "ffn+gate", GPN_ROLE_MATRIX, d, 2 * f);
-        add_spec(s, &n, &off, "ffn_w2_k", "ffn+gate", GPN_ROLE_MATRIX, f, d);
-        add_spec(s, &n, &off, "pg_norm_w", "ffn+gate", GPN_ROLE_NORM, d, 0);
-        add_spec(s, &n, &off, "pg_gate_k", "ffn+gate", GPN_ROLE_MATRIX, d, d);
-        add_spec(s, &n, &off, "pg_gate_b", "ffn+gate", GPN_ROLE_BIAS, d, 0);
+    add_spec(s, &n, &off, "embedding", "embedding", GS_TENSOR_MATRIX, c->V, e);
+    add_spec(s, &n, &off, "decode_norm_w", "decode", GS_TENSOR_NORM, d, 0);
+    add_spec(s, &n, &off, "decode_proj_k", "decode", GS_TENSOR_MATRIX, d, e);
+    if (c->decoder_bias) add_spec(s, &n, &off, "decode_bias", "decode", GS_TENSOR_BIAS, e, 0);
+    add_spec(s, &n, &off, "fuse_norm_w", "fuse", GS_TENSOR_NORM, e, 0);
+    add_spec(s, &n, &off, "fuse_proj_k", "fuse", GS_TENSOR_MATRIX, e, d);
+    add_spec(s, &n, &off, "fg_norm_w", "fuse", GS_TENSOR_NORM, d, 0);
+    add_spec(s, &n, &off, "fg_gate_k", "fuse", GS_TENSOR_MATRIX, d, d);
+    add_spec(s, &n, &off, "fg_gate_b", "fuse", GS_TENSOR_BIAS, d, 0);
+    if (c->arch == GS_ARCH_GPN) {
+        add_spec(s, &n, &off, "ffn_norm_w", "ffn+gate", GS_TENSOR_NORM, d, 0);
+        add_spec(s, &n, &off, "ffn_w1_k", "ffn+gate", GS_TENSOR_MATRIX, d, 2 * f);
+        add_spec(s, &n, &off, "ffn_w2_k", "ffn+gate", GS_TENSOR_MATRIX, f, d);
+        add_spec(s, &n, &off, "pg_norm_w", "ffn+gate", GS_TENSOR_NORM, d, 0);
+        add_spec(s, &n, &off, "pg_gate_k", "ffn+gate", GS_TENSOR_MATRIX, d, d);
+        add_spec(s, &n, &off, "pg_gate_b", "ffn+gate", GS_TENSOR_BIAS, d, 0);
         return n;
     }
     const char *w = "memory write";
-    add_spec(s, &n, &off, "write_norm_w", w, GPN_ROLE_NORM, d, 0);
-    add_spec(s, &n, &off, "write_W_k_k", w, GPN_ROLE_MATRIX, d, H * dk);
-    add_spec(s, &n, &off, "write_W_k_b", w, GPN_ROLE_BIAS, H * dk, 0);
-    add_spec(s, &n, &off, "write_W_v_k", w, GPN_ROLE_MATRIX, d, H * dv);
-    add_spec(s, &n, &off, "write_W_beta_k", w, GPN_ROLE_MATRIX, d, H);
-    add_spec(s, &n, &off, "write_A_log", w, GPN_ROLE_A_LOG, H, 0);
-    add_spec(s, &n, &off, "write_dt_bias", w, GPN_ROLE_DT_BIAS, H, 0);
-    add_spec(s, &n, &off, "write_W_a_k", w, GPN_ROLE_MATRIX, d, H);
-    for (int i = 0; i < c->n_layers && i < GPN_MAX_LAYERS; i++) {
+    add_spec(s, &n, &off, "write_norm_w", w, GS_TENSOR_NORM, d, 0);
+    add_spec(s, &n, &off, "write_W_k_k", w, GS_TENSOR_MATRIX, d, H * dk);
+    add_spec(s, &n, &off, "write_W_k_b", w, GS_TENSOR_BIAS, H * dk, 0);
+    add_spec(s, &n, &off, "write_W_v_k", w, GS_TENSOR_MATRIX, d, H * dv);
+    add_spec(s, &n, &off, "write_W_beta_k", w, GS_TENSOR_MATRIX, d, H);
+    add_spec(s, &n, &off, "write_A_log", w, GS_TENSOR_A_LOG, H, 0);
+    add_spec(s, &n, &off, "write_dt_bias", w, GS_TENSOR_DT_BIAS, H, 0);
+    add_spec(s, &n, &off, "write_W_a_k", w, GS_TENSOR_MATRIX, d, H);
+    for (int i = 0; i < c->n_layers && i < GS_MAX_LAYERS; i++) {
         const char *g = gs_layer_group(i);
         char name[48];
 #define L(suffix, role, r, cc) (snprintf(name, sizeof name, "L%d_%s", i, suffix), add_spec(s, &n, &off, name, g, role, r, cc))
-        L("ffn_norm_w", GPN_ROLE_NORM, d, 0);
-        L("ffn_w1_k", GPN_ROLE_MATRIX, d, 2 * f);
-        L("ffn_w2_k", GPN_ROLE_MATRIX, f, d);
-        L("pg_norm_w", GPN_ROLE_NORM, d, 0);
-        L("pg_gate_k", GPN_ROLE_MATRIX, d, d);
-        L("pg_gate_b", GPN_ROLE_BIAS, d, 0);
-        L("read_norm_w", GPN_ROLE_NORM, d, 0);
-        L("read_W_q_k", GPN_ROLE_MATRIX, d, H * dk);
-        L("read_W_q_b", GPN_ROLE_BIAS, H * dk, 0);
-        L("read_W_gate_k", GPN_ROLE_MATRIX, d, H * dv);
-        L("read_out_norm_w", GPN_ROLE_NORM, H * dv, 0);
-        L("read_W_o_k", GPN_ROLE_MATRIX, H * dv, d);
+        L("ffn_norm_w", GS_TENSOR_NORM, d, 0);
+        L("ffn_w1_k", GS_TENSOR_MATRIX, d, 2 * f);
+        L("ffn_w2_k", GS_TENSOR_MATRIX, f, d);
+        L("pg_norm_w", GS_TENSOR_NORM, d, 0);
+        L("pg_gate_k", GS_TENSOR_MATRIX, d, d);
+        L("pg_gate_b", GS_TENSOR_BIAS, d, 0);
+        L("read_norm_w", GS_TENSOR_NORM, d, 0);
+        L("read_W_q_k", GS_TENSOR_MATRIX, d, H * dk);
+        L("read_W_q_b", GS_TENSOR_BIAS, H * dk, 0);
+        L("read_W_gate_k", GS_TENSOR_MATRIX, d, H * dv);
+        L("read_out_norm_w", GS_TENSOR_NORM, H * dv, 0);
+        L("read_W_o_k", GS_TENSOR_MATRIX, H * dv, d);
 #undef L
     }
     return n;
 }
 
-void gpn_family_bind(const gpn_config *c, float *block, gpn_params *p) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
+void gpn_family_bind(const gs_config *c, float *block, gpn_params *p) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
     int n = gpn_family_tensor_specs(c, specs);
     for (int i = 0; i < n; i++) {
         const char *nm = specs[i].name;
         float *ptr = block + specs[i].offset;
         int layer = 0;
         const char *suffix = nm;
-        if (c->arch == GPN_ARCH_GPN_M && nm[0] == 'L' && sscanf(nm, "L%d_", &layer) == 1) suffix = strchr(nm, '_') + 1;
+        if (c->arch == GS_ARCH_GPN_M && nm[0] == 'L' && sscanf(nm, "L%d_", &layer) == 1) suffix = strchr(nm, '_') + 1;
         gpn_layer_params *lp = &p->layers[layer];
         static const struct { const char *name; size_t off; } top[] = {
 #define T(n, f) {n, offsetof(gpn_params, f)}
@@ -103,19 +103,19 @@ void gpn_family_bind(const gpn_config *c, float *block, gpn_params *p) {
     }
 }
 
-int gpn_family_validate(const gpn_config *c) {
+int gpn_family_validate(const gs_config *c) {
     if (c->V < 1 || c->d < 1 || c->e < 1 || c->f < 1)
         return gs_fail("invalid sizes (V=%d, d=%d, e=%d, f=%d): all must be positive", c->V, c->d, c->e, c->f);
-    if (c->arch == GPN_ARCH_GPN_M) {
+    if (c->arch == GS_ARCH_GPN_M) {
         if (c->H < 1 || c->dk < 1 || c->dv < 1)
             return gs_fail("invalid memory sizes (H=%d, dk=%d, dv=%d): all must be positive", c->H, c->dk, c->dv);
-        if (c->n_layers < 1 || c->n_layers > GPN_MAX_LAYERS)
-            return gs_fail("%d layers: between 1 and %d supported", c->n_layers, GPN_MAX_LAYERS);
+        if (c->n_layers < 1 || c->n_layers > GS_MAX_LAYERS)
+            return gs_fail("%d layers: between 1 and %d supported", c->n_layers, GS_MAX_LAYERS);
     } else if (c->n_layers != 1) {
         return gs_fail("a GPN without memory has exactly one layer (got %d)", c->n_layers);
     }
     /* keep every matrix index within int range for CBLAS (and every size
-     * product gpn_tensor_specs computes in int) */
+     * product gs_tensor_specs computes in int) */
     if ((int64_t)c->V * c->e > INT32_MAX || (int64_t)c->d * c->d > INT32_MAX || (int64_t)c->d * 2 * c->f > INT32_MAX ||
         (int64_t)c->d * c->H * c->dk > INT32_MAX || (int64_t)c->d * c->H * c->dv > INT32_MAX)
         return gs_fail("sizes too large for 32-bit BLAS indices");
@@ -126,7 +126,7 @@ static int64_t dim(const st_tensor *t, int i) { return t && i < t->ndim ? t->sha
 
 /* Infer the configuration from tensor shapes (gpn-model.md, "Every size is
  * recoverable from tensor shapes"). */
-int gpn_family_infer(const st_file *f, gpn_config *c) {
+int gpn_family_infer(const st_file *f, gs_config *c) {
     memset(c, 0, sizeof *c);
     const st_tensor *emb = safetensors_find(f, "embedding"), *dn = safetensors_find(f, "decode_norm_w");
     if (!emb || emb->ndim != 2) return gs_fail("missing 2-D tensor 'embedding' (V, d_emb): not a GPN checkpoint");
@@ -137,14 +137,14 @@ int gpn_family_infer(const st_file *f, gpn_config *c) {
     c->decoder_bias = safetensors_find(f, "decode_bias") != NULL;
     const st_tensor *alog = safetensors_find(f, "write_A_log");
     if (!alog) {
-        c->arch = GPN_ARCH_GPN;
+        c->arch = GS_ARCH_GPN;
         c->n_layers = 1;
         const st_tensor *w2 = safetensors_find(f, "ffn_w2_k");
         if (!w2) return gs_fail("missing tensor 'ffn_w2_k' (GPN) and 'write_A_log' (GPN+M): cannot tell the architecture");
         c->f = (int)dim(w2, 0);
         return 0;
     }
-    c->arch = GPN_ARCH_GPN_M;
+    c->arch = GS_ARCH_GPN_M;
     c->H = (int)dim(alog, 0);
     const st_tensor *wk = safetensors_find(f, "write_W_k_k"), *wv = safetensors_find(f, "write_W_v_k");
     if (!wk || wk->ndim != 2) return gs_fail("missing 2-D tensor 'write_W_k_k'");
@@ -155,7 +155,7 @@ int gpn_family_infer(const st_file *f, gpn_config *c) {
     c->dk = (int)(wk->shape[1] / c->H);
     c->dv = (int)(wv->shape[1] / c->H);
     char name[48];
-    while (c->n_layers < GPN_MAX_LAYERS) {
+    while (c->n_layers < GS_MAX_LAYERS) {
         snprintf(name, sizeof name, "L%d_ffn_w2_k", c->n_layers);
         if (!safetensors_find(f, name)) break;
         c->n_layers++;
@@ -166,12 +166,12 @@ int gpn_family_infer(const st_file *f, gpn_config *c) {
 }
 
 /* Where each size came from, as gpn_family_infer found it. */
-void gpn_family_describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+void gpn_family_describe(const st_file *f, const gs_config *c, char *buf, size_t size) {
     gs_describe_shape(buf, size, "vocab_size", c->V, f, "embedding", "");
     gs_describe_shape(buf, size, "d_emb", c->e, f, "embedding", "");
     gs_describe_shape(buf, size, "d_state", c->d, f, "decode_norm_w", "");
     gs_describe(buf, size, "decoder_bias", c->decoder_bias, "tensor decode_bias %s", c->decoder_bias ? "present" : "absent");
-    if (c->arch == GPN_ARCH_GPN) {
+    if (c->arch == GS_ARCH_GPN) {
         gs_describe(buf, size, "n_layers", 1, "GPN has one layer: no tensor write_A_log");
         gs_describe_shape(buf, size, "d_ffn", c->f, f, "ffn_w2_k", "");
         return;
@@ -184,14 +184,14 @@ void gpn_family_describe(const st_file *f, const gpn_config *c, char *buf, size_
 }
 
 /* __metadata__ may confirm the inferred config, never contradict it. */
-int gpn_family_check_metadata(const st_file *f, const gpn_config *c) {
+int gpn_family_check_metadata(const st_file *f, const gs_config *c) {
     const char *arch = safetensors_meta(f, "arch");
     if (arch) {
         int is_m = strcmp(arch, "gpn_m") == 0 || strcmp(arch, "sot_m") == 0;
         int is_plain = strcmp(arch, "gpn") == 0 || strcmp(arch, "sot") == 0;
         if (!is_m && !is_plain) return gs_fail("__metadata__ arch '%s' is unknown (expected gpn or gpn_m)", arch);
-        if (is_m != (c->arch == GPN_ARCH_GPN_M))
-            return gs_fail("__metadata__ says arch=%s but the tensors are those of %s", arch, gpn_arch_name(c->arch));
+        if (is_m != (c->arch == GS_ARCH_GPN_M))
+            return gs_fail("__metadata__ says arch=%s but the tensors are those of %s", arch, gs_arch_name(c->arch));
     }
     const struct { const char *key; int value; } keys[] = {
         {"vocab_size", c->V}, {"d_state", c->d}, {"d_emb", c->e}, {"d_ffn", c->f}, {"n_heads", c->H},
@@ -203,7 +203,7 @@ int gpn_family_check_metadata(const st_file *f, const gpn_config *c) {
         char *end;
         long x = strtol(v, &end, 10);
         if (*v == 0 || *end != 0) return gs_fail("__metadata__ %s='%s' is not an integer", keys[i].key, v);
-        if (c->arch == GPN_ARCH_GPN && (keys[i].value == 0 || strcmp(keys[i].key, "n_layers") == 0) && x == keys[i].value) continue;
+        if (c->arch == GS_ARCH_GPN && (keys[i].value == 0 || strcmp(keys[i].key, "n_layers") == 0) && x == keys[i].value) continue;
         if (x != keys[i].value)
             return gs_fail("__metadata__ says %s=%ld but the tensor shapes give %d", keys[i].key, x, keys[i].value);
     }
@@ -221,19 +221,19 @@ int gpn_family_recognise(const st_file *f) {
     return safetensors_find(f, "decode_norm_w") != NULL && safetensors_find(f, "embedding") != NULL;
 }
 
-void gpn_family_write_metadata(const gpn_config *c, st_writer *w) {
+void gpn_family_write_metadata(const gs_config *c, st_writer *w) {
     char buf[32];
-    st_writer_meta(w, "arch", gpn_arch_name(c->arch));
+    st_writer_meta(w, "arch", gs_arch_name(c->arch));
 #define META(k, v) (snprintf(buf, sizeof buf, "%d", v), st_writer_meta(w, k, buf))
     META("vocab_size", c->V); META("d_state", c->d); META("d_emb", c->e); META("d_ffn", c->f);
-    if (c->arch == GPN_ARCH_GPN_M) { META("n_heads", c->H); META("d_key", c->dk); META("d_val", c->dv); META("n_layers", c->n_layers); }
+    if (c->arch == GS_ARCH_GPN_M) { META("n_heads", c->H); META("d_key", c->dk); META("d_val", c->dv); META("n_layers", c->n_layers); }
 #undef META
     st_writer_meta(w, "use_decoder_bias", c->decoder_bias ? "true" : "false");
 }
 
 /* decode(s) = rms(s, decode_norm_w) decode_proj_k (+ decode_bias), then E^T (docs/gpn-model.md) */
-int gpn_family_decode(const gpn_model *m, const float *s, float *logits) {
-    const gpn_config *c = &m->cfg;
+int gpn_family_decode(const gs_model *m, const float *s, float *logits) {
+    const gs_config *c = &m->cfg;
     float *xn = malloc((size_t)c->d * sizeof *xn), *z = malloc((size_t)c->e * sizeof *z);
     if (!xn || !z) { free(xn); free(z); return gs_fail("out of memory"); }
     rmsnorm_forward(xn, s, m->p.decode_norm_w, 1, c->d);
@@ -244,7 +244,7 @@ int gpn_family_decode(const gpn_model *m, const float *s, float *logits) {
     return 0;
 }
 
-const float *gpn_family_embedding(const gpn_model *m, int *width) {
+const float *gpn_family_embedding(const gs_model *m, int *width) {
     *width = m->cfg.e;
     return m->p.embedding;
 }

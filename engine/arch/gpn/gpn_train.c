@@ -23,13 +23,13 @@
 #include "engine/arch/gpn/gpn_train.inc"
 #include "engine/tape/real_end.h"
 
-size_t gpn_tape_bytes(const gpn_config *c, int B, int T) {
+size_t gpn_tape_bytes(const gs_config *c, int B, int T) {
     train_layout L;
     if (train_layout_init(&L, c) != 0) return 0;
     return tape_buffers_f32(NULL, &L, B, T);
 }
 
-static void *gpn_new(const gpn_config *c, int B, int T) { return gpn_tape_new_f32(c, B, T); }
+static void *gpn_new(const gs_config *c, int B, int T) { return gpn_tape_new_f32(c, B, T); }
 static void gpn_free(void *tp) { gpn_tape_free_f32(tp); }
 static int gpn_forward(void *tp, const float *P, const int32_t *tok, float *grads, double *loss) {
     return gpn_tape_forward_f32(tp, P, tok, NULL, NULL, NULL, grads, loss);
@@ -46,7 +46,7 @@ static const gs_train_key gpn_m_keys[] = {
     TRAIN_KEY_D_VAL(GS_KEY_REQUIRED),      TRAIN_KEY_N_LAYERS(GS_KEY_OPTIONAL), TRAIN_KEY_DECODER_BIAS(GS_KEY_OPTIONAL),
     TRAIN_KEY_NO_CONV,                     TRAIN_KEYS_END};
 /* GPN: one layer, no memory heads, whatever the config says of them */
-static void gpn_derive(gpn_config *c) {
+static void gpn_derive(gs_config *c) {
     c->H = c->dk = c->dv = 0;
     c->n_layers = 1;
 }

@@ -44,31 +44,31 @@ typedef struct {
     size_t read_norm_w, read_W_q_k, read_W_q_b, read_W_gate_k, read_out_norm_w, read_W_o_k;
 } train_layer_offsets;
 
-/* Where every tensor lives in the parameter block (gpn_tensor_specs order)
+/* Where every tensor lives in the parameter block (gs_tensor_specs order)
  * and how the folded projection sets are laid out. */
 typedef struct {
-    gpn_config c;
+    gs_config c;
     size_t n_params;
     size_t embedding, decode_norm_w, decode_proj_k, decode_bias, fuse_norm_w, fuse_proj_k, fg_norm_w, fg_gate_k,
         fg_gate_b;
     size_t write_norm_w, write_W_k_k, write_W_k_b, write_W_v_k, write_W_beta_k, write_A_log, write_dt_bias,
         write_W_a_k;
-    train_layer_offsets L[GPN_MAX_LAYERS];
+    train_layer_offsets L[GS_MAX_LAYERS];
     int n_sets; /* n_layers + 1 */
-    train_set set[GPN_MAX_LAYERS + 1];
+    train_set set[GS_MAX_LAYERS + 1];
     int c_kn, c_v, c_beta, c_a;     /* columns of the memory write in set 0 */
-    int lbase[GPN_MAX_LAYERS];      /* first column of layer j in set j */
+    int lbase[GS_MAX_LAYERS];      /* first column of layer j in set j */
     int c_q, c_gr, c_u, c_pg;       /* layer columns relative to lbase */
     int zw;                         /* f + H*dv: width of [swiglu | read] */
 } train_layout;
 
-int train_layout_init(train_layout *L, const gpn_config *c);
+int train_layout_init(train_layout *L, const gs_config *c);
 /* Bytes a tape of B x T allocates (activations kept for the backward pass). */
-size_t gpn_tape_bytes(const gpn_config *c, int B, int T);
+size_t gpn_tape_bytes(const gs_config *c, int B, int T);
 
 #define TRAIN_WINDOW_DECLARE(R, S)                                                                                   \
     typedef struct gpn_tape_##S gpn_tape_##S;                                                                        \
-    gpn_tape_##S *gpn_tape_new_##S(const gpn_config *c, int B, int T);                                               \
+    gpn_tape_##S *gpn_tape_new_##S(const gs_config *c, int B, int T);                                               \
     void gpn_tape_free_##S(gpn_tape_##S *tp);                                                                        \
     /* Forward over tokens (B x T, sequence-major) from the carried state (s0, prev0: B x d; M0: B x H*dk*dv;       \
      * NULL = zeros). With grads != NULL, also accumulates the decode head's gradient into grads and keeps what     \

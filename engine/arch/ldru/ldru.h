@@ -44,7 +44,7 @@ extern const gs_family gs_family_ldru;
 #define LDRU_SITE_LEVELS 11
 #define LDRU_LN_EPS 1e-5f
 
-#define LDRU_HOOK(n) ((gpn_hook_point)(GS_HOOK_LOCAL + (n)))
+#define LDRU_HOOK(n) ((gs_hook_point)(GS_HOOK_LOCAL + (n)))
 #define LDRU_HOOK_NODE LDRU_HOOK(0)   /* "tree.level.{i}" */
 #define LDRU_HOOK_PREFIX LDRU_HOOK(1) /* "prefix" */
 
@@ -61,9 +61,9 @@ typedef struct {
     const float *t[LDRU_N_TENSORS];
 } ldru_weights;
 
-void ldru_weights_bind(const gpn_config *c, const float *block, ldru_weights *w);
+void ldru_weights_bind(const gs_config *c, const float *block, ldru_weights *w);
 /* The offset of tensor t (an LDRU_* index) in the block, in floats. */
-size_t ldru_tensor_offset(const gpn_config *c, int t);
+size_t ldru_tensor_offset(const gs_config *c, int t);
 
 /* ---- the tree over a batch of B strings of one length T ---- */
 
@@ -89,7 +89,7 @@ typedef struct {
 } ldru_tree;
 
 /* Allocate for B strings of length T (1..LDRU_MAX_LENGTH); 0, or -1 with gs_error(). */
-int ldru_tree_alloc(ldru_tree *t, const gpn_config *c, int B, int T);
+int ldru_tree_alloc(ldru_tree *t, const gs_config *c, int B, int T);
 void ldru_tree_free(ldru_tree *t);
 /* Run symbols[b * T + i] (each in 0..S-1) through the tree: every node and the logits. */
 void ldru_tree_forward(ldru_tree *t, const ldru_weights *w, const int32_t *symbols);
@@ -126,6 +126,6 @@ typedef struct {
  * scratch: 2 d + ldru_scratch_floats(w) floats. */
 void ldru_finish(const ldru_weights *w, const ldru_stack *s, float *out, float *scratch);
 
-int ldru_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+int ldru_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 
 #endif

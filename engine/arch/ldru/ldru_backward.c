@@ -93,7 +93,7 @@ static void combine_backward(const ldru_weights *w, const ldru_weights *G, int M
 
 void ldru_tree_backward(ldru_tree *t, const ldru_weights *w, const int32_t *symbols, const float *dlogits, float *grads) {
     int d = w->d, B = t->B;
-    gpn_config c = {.V = w->S, .d = d, .f = w->f, .n_classes = w->C, .arch = GPN_ARCH_LDRU};
+    gs_config c = {.V = w->S, .d = d, .f = w->f, .n_classes = w->C, .arch = GS_ARCH_LDRU};
     ldru_weights G;
     ldru_weights_bind(&c, grads, &G);
     float *const *g = (float *const *)G.t;

@@ -13,7 +13,7 @@
 #include "engine/arch/ldru/ldru.h"
 
 typedef struct {
-    const gpn_model *m;
+    const gs_model *m;
     const gs_engine_host *host;
     ldru_weights w;
     int max_batch;
@@ -85,7 +85,7 @@ static int cpu_step(void *impl, int B) {
     }
     gs_fire(h, LDRU_HOOK_PREFIX, 0, e->prefix, B, d);
     for (int b = 0; b < B; b++) ldru_classify(&e->w, e->prefix + (size_t)b * d, e->logits + (size_t)b * C);
-    gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, C);
+    gs_fire(h, GS_HOOK_LOGITS, 0, e->logits, B, C);
     for (int b = 0; b < B; b++) e->nll[b] = e->entropy[b] = NAN, e->top1[b] = -1;
     return 0;
 }
@@ -93,7 +93,7 @@ static int cpu_step(void *impl, int B) {
 /* name, out and site: the CPU defaults (engine/backend.h), filled in ldru_cpu_new */
 static const gs_backend_i ldru_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};
 
-int ldru_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+int ldru_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
     ldru_cpu *e = calloc(1, sizeof *e);
     if (!e) return gs_fail("out of memory for an LDRU engine");
     ldru_weights_bind(&m->cfg, m->block, &e->w);
@@ -115,7 +115,7 @@ int ldru_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, 
     e->entropy = p, p += B;
     e->scratch = p;
     for (size_t b = 0; b < B; b++) e->stack[b].node = e->nodes + b * LDRU_MAX_LEVELS * d;
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->prefix, e->prefix, e->logits, NULL, NULL, NULL};
+    gs_step_out o = {e->nll, e->entropy, e->top1, e->prefix, e->prefix, e->logits, NULL, NULL, NULL};
     *out = gs_cpu_backend(&ldru_cpu_i, e, o);
     out->site[LDRU_HOOK_PREFIX] = e->prefix;
     return 0;

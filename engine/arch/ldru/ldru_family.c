@@ -11,34 +11,34 @@
 #include "engine/tape/train_family.h"
 
 _Static_assert(LDRU_HOOK_PREFIX <= GS_HOOK_LOCAL_LAST, "LDRU's hook points overflow the family-local range");
-_Static_assert(LDRU_N_TENSORS <= GPN_MAX_TENSORS, "LDRU has more tensors than a spec table holds");
+_Static_assert(LDRU_N_TENSORS <= GS_MAX_TENSORS, "LDRU has more tensors than a spec table holds");
 
 /* name, group, role, shape as multiples of the sizes: S symbols, d, f (the
  * FFN's width), C classes */
 enum { SZ_S = 1, SZ_D, SZ_2D, SZ_4D, SZ_F, SZ_C };
 static const gs_tensor_name tensors[LDRU_N_TENSORS] = {
-    [LDRU_EMBED] = {"ldru.embedding", "embedding", GPN_ROLE_MATRIX, {SZ_S, SZ_D}},
-    [LDRU_W1] = {"ldru.op.mlp.w1", "operator", GPN_ROLE_MATRIX, {SZ_4D, SZ_2D}},
-    [LDRU_B1] = {"ldru.op.mlp.b1", "operator", GPN_ROLE_BIAS, {SZ_4D}},
-    [LDRU_W2] = {"ldru.op.mlp.w2", "operator", GPN_ROLE_MATRIX, {SZ_2D, SZ_4D}},
-    [LDRU_B2] = {"ldru.op.mlp.b2", "operator", GPN_ROLE_BIAS, {SZ_2D}},
-    [LDRU_V_LEFT] = {"ldru.op.v_left", "operator", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
-    [LDRU_B_LEFT] = {"ldru.op.b_left", "operator", GPN_ROLE_BIAS, {SZ_D}},
-    [LDRU_V_RIGHT] = {"ldru.op.v_right", "operator", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
-    [LDRU_B_RIGHT] = {"ldru.op.b_right", "operator", GPN_ROLE_BIAS, {SZ_D}},
-    [LDRU_W_OUT] = {"ldru.op.w_out", "operator", GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
-    [LDRU_B_OUT] = {"ldru.op.b_out", "operator", GPN_ROLE_BIAS, {SZ_D}},
-    [LDRU_F1] = {"ldru.ffn.w1", "level ffn", GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
-    [LDRU_C1] = {"ldru.ffn.b1", "level ffn", GPN_ROLE_BIAS, {SZ_F}},
-    [LDRU_F2] = {"ldru.ffn.w2", "level ffn", GPN_ROLE_MATRIX, {SZ_D, SZ_F}},
-    [LDRU_C2] = {"ldru.ffn.b2", "level ffn", GPN_ROLE_BIAS, {SZ_D}},
-    [LDRU_LN_W] = {"ldru.norm.weight", "level ffn", GPN_ROLE_NORM, {SZ_D}},
-    [LDRU_LN_B] = {"ldru.norm.bias", "level ffn", GPN_ROLE_BIAS, {SZ_D}},
-    [LDRU_HEAD_W] = {"ldru.head.weight", "classifier", GPN_ROLE_MATRIX, {SZ_C, SZ_D}},
-    [LDRU_HEAD_B] = {"ldru.head.bias", "classifier", GPN_ROLE_BIAS, {SZ_C}},
+    [LDRU_EMBED] = {"ldru.embedding", "embedding", GS_TENSOR_MATRIX, {SZ_S, SZ_D}},
+    [LDRU_W1] = {"ldru.op.mlp.w1", "operator", GS_TENSOR_MATRIX, {SZ_4D, SZ_2D}},
+    [LDRU_B1] = {"ldru.op.mlp.b1", "operator", GS_TENSOR_BIAS, {SZ_4D}},
+    [LDRU_W2] = {"ldru.op.mlp.w2", "operator", GS_TENSOR_MATRIX, {SZ_2D, SZ_4D}},
+    [LDRU_B2] = {"ldru.op.mlp.b2", "operator", GS_TENSOR_BIAS, {SZ_2D}},
+    [LDRU_V_LEFT] = {"ldru.op.v_left", "operator", GS_TENSOR_MATRIX, {SZ_D, SZ_D}},
+    [LDRU_B_LEFT] = {"ldru.op.b_left", "operator", GS_TENSOR_BIAS, {SZ_D}},
+    [LDRU_V_RIGHT] = {"ldru.op.v_right", "operator", GS_TENSOR_MATRIX, {SZ_D, SZ_D}},
+    [LDRU_B_RIGHT] = {"ldru.op.b_right", "operator", GS_TENSOR_BIAS, {SZ_D}},
+    [LDRU_W_OUT] = {"ldru.op.w_out", "operator", GS_TENSOR_MATRIX, {SZ_D, SZ_D}},
+    [LDRU_B_OUT] = {"ldru.op.b_out", "operator", GS_TENSOR_BIAS, {SZ_D}},
+    [LDRU_F1] = {"ldru.ffn.w1", "level ffn", GS_TENSOR_MATRIX, {SZ_F, SZ_D}},
+    [LDRU_C1] = {"ldru.ffn.b1", "level ffn", GS_TENSOR_BIAS, {SZ_F}},
+    [LDRU_F2] = {"ldru.ffn.w2", "level ffn", GS_TENSOR_MATRIX, {SZ_D, SZ_F}},
+    [LDRU_C2] = {"ldru.ffn.b2", "level ffn", GS_TENSOR_BIAS, {SZ_D}},
+    [LDRU_LN_W] = {"ldru.norm.weight", "level ffn", GS_TENSOR_NORM, {SZ_D}},
+    [LDRU_LN_B] = {"ldru.norm.bias", "level ffn", GS_TENSOR_BIAS, {SZ_D}},
+    [LDRU_HEAD_W] = {"ldru.head.weight", "classifier", GS_TENSOR_MATRIX, {SZ_C, SZ_D}},
+    [LDRU_HEAD_B] = {"ldru.head.bias", "classifier", GS_TENSOR_BIAS, {SZ_C}},
 };
 
-static int64_t size_of(const gpn_config *c, int sz) {
+static int64_t size_of(const gs_config *c, int sz) {
     switch (sz) {
     case SZ_S: return c->V;
     case SZ_D: return c->d;
@@ -61,9 +61,9 @@ static int shape2(const st_file *f, int t, int64_t *rows, int64_t *cols) {
     return 0;
 }
 
-static int infer(const st_file *f, gpn_config *c) {
+static int infer(const st_file *f, gs_config *c) {
     memset(c, 0, sizeof *c);
-    c->arch = GPN_ARCH_LDRU;
+    c->arch = GS_ARCH_LDRU;
     c->n_layers = LDRU_SITE_LEVELS;
     c->norm_eps = LDRU_LN_EPS;
     int64_t r = 0, k = 0; /* (set by shape2 before use; -O3 cannot see it through the early returns) */
@@ -81,13 +81,13 @@ static const struct {
     size_t off;
     int tensor;
 } meta_ints[] = {
-    {"n_symbols", offsetof(gpn_config, V), LDRU_EMBED},
-    {"d_model", offsetof(gpn_config, d), LDRU_EMBED},
-    {"ffn_dim", offsetof(gpn_config, f), LDRU_F1},
-    {"n_classes", offsetof(gpn_config, n_classes), LDRU_HEAD_W},
+    {"n_symbols", offsetof(gs_config, V), LDRU_EMBED},
+    {"d_model", offsetof(gs_config, d), LDRU_EMBED},
+    {"ffn_dim", offsetof(gs_config, f), LDRU_F1},
+    {"n_classes", offsetof(gs_config, n_classes), LDRU_HEAD_W},
 };
 
-static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+static void describe(const st_file *f, const gs_config *c, char *buf, size_t size) {
     for (size_t i = 0; i < sizeof meta_ints / sizeof *meta_ints; i++)
         gs_describe_shape(buf, size, meta_ints[i].key, *(const int *)((const char *)c + meta_ints[i].off), f,
                           tensors[meta_ints[i].tensor].name, "");
@@ -100,7 +100,7 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
     }
 }
 
-static int check_metadata(const st_file *f, const gpn_config *c) {
+static int check_metadata(const st_file *f, const gs_config *c) {
     const char *arch = safetensors_meta(f, "arch");
     if (arch && strcmp(arch, "ldru")) return gs_fail("__metadata__ says arch=%s but the tensors are those of ldru", arch);
     for (size_t i = 0; i < sizeof meta_ints / sizeof *meta_ints; i++) {
@@ -112,7 +112,7 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
     return 0;
 }
 
-static int validate(const gpn_config *c) {
+static int validate(const gs_config *c) {
     if (c->V < 1 || c->d < 1 || c->f < 1 || c->n_classes < 1)
         return gs_fail("invalid sizes (symbols=%d, d=%d, ffn=%d, classes=%d): all must be positive", c->V, c->d, c->f,
                        c->n_classes);
@@ -122,9 +122,9 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&ldru_tensors, c, s); }
+static int tensor_specs(const gs_config *c, gs_tensor_spec *s) { return gs_table_specs(&ldru_tensors, c, s); }
 
-static void write_metadata(const gpn_config *c, st_writer *w) {
+static void write_metadata(const gs_config *c, st_writer *w) {
     st_writer_meta(w, "arch", "ldru");
     for (size_t i = 0; i < sizeof meta_ints / sizeof *meta_ints; i++) {
         char buf[24];
@@ -140,17 +140,17 @@ static const gs_site sites[] = {
      "completes (edits are carried)"},
     {"prefix", NULL, LDRU_HOOK_PREFIX, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_STATE, 0, 1,
      "the prefix state: the root of the tree over x_0..x_t (the completed subtrees combined with the zero pad)"},
-    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_CLASSES, GS_ROLE_LOGITS, 0, 1,
+    {"logits", NULL, GS_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_CLASSES, GS_ROLE_LOGITS, 0, 1,
      "the classifier on the prefix state: the label of x_0..x_t (n_classes wide, not the vocabulary)"},
 };
 
-static const float *embedding(const gpn_model *m, int *width) {
+static const float *embedding(const gs_model *m, int *width) {
     *width = m->cfg.d;
     return gs_table_tensor(m, &ldru_tensors, LDRU_EMBED, 0);
 }
 
 const gs_family gs_family_ldru = {
-    "ldru", "ldru", "MLP-LDRU, a log-depth tree of one operator (sequence classifier)", GPN_ARCH_LDRU, 0, sites,
+    "ldru", "ldru", "MLP-LDRU, a log-depth tree of one operator (sequence classifier)", GS_ARCH_LDRU, 0, sites,
     (int)(sizeof sites / sizeof *sites), recognise, "tensor 'ldru.op.mlp.w1'", infer, check_metadata, validate,
     tensor_specs, NULL, write_metadata, ldru_cpu_new, NULL, NULL, embedding, describe, NULL,
     "an MLP-LDRU sequence classifier", NULL, NULL,

@@ -10,15 +10,15 @@
 #include "engine/arch/ldru/ldru.h"
 #include "engine/arch/ldru/ldru_ops.h"
 
-size_t ldru_tensor_offset(const gpn_config *c, int t) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    gpn_tensor_specs(c, specs);
+size_t ldru_tensor_offset(const gs_config *c, int t) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    gs_tensor_specs(c, specs);
     return specs[t].offset;
 }
 
-void ldru_weights_bind(const gpn_config *c, const float *block, ldru_weights *w) {
-    gpn_tensor_spec specs[GPN_MAX_TENSORS];
-    gpn_tensor_specs(c, specs);
+void ldru_weights_bind(const gs_config *c, const float *block, ldru_weights *w) {
+    gs_tensor_spec specs[GS_MAX_TENSORS];
+    gs_tensor_specs(c, specs);
     w->S = c->V, w->d = c->d, w->f = c->f, w->C = c->n_classes;
     for (int t = 0; t < LDRU_N_TENSORS; t++) w->t[t] = block + specs[t].offset;
 }
@@ -100,7 +100,7 @@ void ldru_classify(const ldru_weights *w, const float *h, float *logits) {
 
 /* ---- the tree ---- */
 
-int ldru_tree_alloc(ldru_tree *t, const gpn_config *c, int B, int T) {
+int ldru_tree_alloc(ldru_tree *t, const gs_config *c, int B, int T) {
     memset(t, 0, sizeof *t);
     if (T < 1 || T > LDRU_MAX_LENGTH) return gs_fail("string length %d: 1..%d are supported", T, LDRU_MAX_LENGTH);
     if (B < 1) return gs_fail("batch %d must be positive", B);

@@ -18,13 +18,13 @@
 #include "engine/cpu/parallel_gemm.h"
 
 typedef struct {
-    const gpn_model *m;
+    const gs_model *m;
     const gs_engine_host *host;
     mamba2_opts o;
     int max_batch, Di, Cd, R, GN; /* d_inner, conv channels, in_proj rows, n_groups * d_state */
     int own_gemms;                /* this step's products split over the pool (parallel_gemm.h) */
     const float *E, *norm_f, *head;
-    const float *w[GPN_MAX_LAYERS][M2_PER_LAYER];
+    const float *w[GS_MAX_LAYERS][M2_PER_LAYER];
     /* carried per sequence */
     float *S;     /* layers x max_batch x H x head_dim x d_state */
     float *conv;  /* layers x max_batch x (conv-1) x Cd, oldest input first */
@@ -36,7 +36,7 @@ typedef struct {
 } m2_cpu;
 
 static float *state_of(const m2_cpu *e, int l) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     return e->S + (size_t)l * e->max_batch * c->H * c->dv * c->dk;
 }
 
@@ -57,7 +57,7 @@ static void cpu_free(void *impl) {
 
 static void cpu_reset_seq(void *impl, int b) {
     m2_cpu *e = impl;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     size_t hs = (size_t)c->H * c->dv * c->dk;
     for (int l = 0; l < c->n_layers; l++) {
         memset(state_of(e, l) + b * hs, 0, hs * sizeof(float));
@@ -115,7 +115,7 @@ static void conv_range(void *ctx, long b0, long b1) {
 static void update_range(void *ctx, long i0, long i1) {
     const layer_job *j = ctx;
     const m2_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int H = c->H, P = c->dv, N = c->dk, per = H / e->o.n_groups;
     for (long i = i0; i < i1; i++) {
         long b = i / H, hd = i % H;
@@ -134,7 +134,7 @@ static void update_range(void *ctx, long i0, long i1) {
 static void read_range(void *ctx, long i0, long i1) {
     const layer_job *j = ctx;
     const m2_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int H = c->H, P = c->dv, N = c->dk, per = H / e->o.n_groups;
     const float *D = e->w[j->l][M2_D];
     for (long i = i0; i < i1; i++) {
@@ -153,7 +153,7 @@ static void read_range(void *ctx, long i0, long i1) {
 /* mamba_ssm's gated RMSNorm, norm_before_gate=False: y silu(z) normalised per
  * group of d_inner / G channels, times the weight (in place on y) */
 static void gated_norm(const m2_cpu *e, int l, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int G = e->o.n_groups, n = e->Di / G;
     for (int b = 0; b < B; b++) {
         float *y = e->y + (size_t)b * e->Di;
@@ -164,7 +164,7 @@ static void gated_norm(const m2_cpu *e, int l, int B) {
 }
 
 static void mixer(m2_cpu *e, int l, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
     const float *const *w = e->w[l];
     int H = c->H, Di = e->Di, GN = e->GN, R = e->R;
@@ -205,30 +205,30 @@ static void mixer(m2_cpu *e, int l, int B) {
 
 static int step_layers(void *impl, int B) {
     m2_cpu *e = impl;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const gs_engine_host *h = e->host;
     int D = c->d, V = c->V;
     long BD = (long)B * D;
     /* the prediction of x_t, made at the last step */
     memcpy(e->logits, e->carry, (size_t)B * V * sizeof(float));
-    gs_fire(h, GPN_HOOK_LOGITS, 0, e->logits, B, V);
+    gs_fire(h, GS_HOOK_LOGITS, 0, e->logits, B, V);
     logits_stats_pooled(e->logits, h->tokens, B, V, e->nll, e->entropy, e->top1);
     for (int b = 0; b < B; b++)
         if (h->pos[b] == 0) e->nll[b] = e->entropy[b] = NAN, e->top1[b] = -1;
-    gs_fire(h, GPN_HOOK_NLL, 0, e->nll, B, 1);
+    gs_fire(h, GS_HOOK_NLL, 0, e->nll, B, 1);
 
     for (int b = 0; b < B; b++) memcpy(e->embed + (size_t)b * D, e->E + (size_t)h->tokens[b] * D, D * sizeof(float));
-    gs_fire(h, GPN_HOOK_EMBED, 0, e->embed, B, D);
+    gs_fire(h, GS_HOOK_EMBED, 0, e->embed, B, D);
     memcpy(e->h, e->embed, BD * sizeof(float));
     for (int l = 0; l < c->n_layers; l++) {
-        gs_fire(h, GPN_HOOK_RESID_PRE, l, e->h, B, D);
+        gs_fire(h, GS_HOOK_RESID_PRE, l, e->h, B, D);
         mixer(e, l, B);
         add_inplace(e->h, e->out, BD);
-        gs_fire(h, GPN_HOOK_RESID_POST, l, e->h, B, D);
+        gs_fire(h, GS_HOOK_RESID_POST, l, e->h, B, D);
     }
     memcpy(e->resid_last, e->h, BD * sizeof(float));
     rms_rows(e->final, e->h, e->norm_f, B, D, c->norm_eps);
-    gs_fire(h, GPN_HOOK_FINAL_NORM, 0, e->final, B, D);
+    gs_fire(h, GS_HOOK_FINAL_NORM, 0, e->final, B, D);
     proj(e, e->carry, e->final, e->head, B, D, V);
     return 0;
 }
@@ -238,16 +238,16 @@ static int cpu_step(void *impl, int B) { return gs_gemm_pooled_step(B, &((m2_cpu
 /* name, out and site: the CPU defaults (engine/backend.h), filled in mamba2_cpu_new */
 static const gs_backend_i m2_cpu_i = {.free = cpu_free, .reset_seq = cpu_reset_seq, .step = cpu_step};
 
-int mamba2_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
-    const gpn_config *c = &m->cfg;
-    gpn_tensor_spec *specs = malloc(GPN_MAX_TENSORS * sizeof *specs);
+int mamba2_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    const gs_config *c = &m->cfg;
+    gs_tensor_spec *specs = malloc(GS_MAX_TENSORS * sizeof *specs);
     m2_cpu *e = calloc(1, sizeof *e);
     if (!specs || !e) {
         free(specs);
         free(e);
         return gs_fail("out of memory for a Mamba-2 engine");
     }
-    int n = gpn_tensor_specs(c, specs);
+    int n = gs_tensor_specs(c, specs);
     e->m = m;
     e->host = host;
     e->o = mamba2_opts_of(c);
@@ -289,9 +289,9 @@ int mamba2_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host
     for (int b = 0; b < max_batch; b++) cpu_reset_seq(e, b);
     /* s_pred: the last layer's resid_post (the state site's last layer); the
      * per-head decays are per layer, so the per-model alpha/beta rows are NULL */
-    gpn_step_out o = {e->nll, e->entropy, e->top1, e->resid_last, e->final, e->logits, NULL, NULL, NULL};
+    gs_step_out o = {e->nll, e->entropy, e->top1, e->resid_last, e->final, e->logits, NULL, NULL, NULL};
     *out = gs_cpu_backend(&m2_cpu_i, e, o);
-    out->site[GPN_HOOK_EMBED] = e->embed;
-    out->site[GPN_HOOK_FINAL_NORM] = e->final;
+    out->site[GS_HOOK_EMBED] = e->embed;
+    out->site[GS_HOOK_FINAL_NORM] = e->final;
     return 0;
 }

@@ -27,22 +27,22 @@ _Static_assert(M2_HOOK_END <= GS_HOOK_LOCAL_LAST + 1, "Mamba-2's hook points ove
 enum { SZ_V = 1, SZ_D, SZ_INNER, SZ_CONV_DIM, SZ_IN_PROJ, SZ_H, SZ_CONV, SZ_ONE, SZ_HEAD };
 #define LAYER(t) [M2_TENSOR(t)]
 static const gs_tensor_name tensors[M2_N_TENSORS] = {
-    [M2_T_EMBED] = {EMBED, "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
-    LAYER(M2_NORM) = {"backbone.layers.{i}.norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
-    LAYER(M2_IN_PROJ) = {"backbone.layers.{i}.mixer.in_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_IN_PROJ, SZ_D}},
-    LAYER(M2_CONV_W) = {"backbone.layers.{i}.mixer.conv1d.weight", NULL, GPN_ROLE_MATRIX, {SZ_CONV_DIM, SZ_ONE, SZ_CONV}},
-    LAYER(M2_CONV_B) = {"backbone.layers.{i}.mixer.conv1d.bias", NULL, GPN_ROLE_BIAS, {SZ_CONV_DIM}},
-    LAYER(M2_DT_BIAS) = {"backbone.layers.{i}.mixer.dt_bias", NULL, GPN_ROLE_DT_BIAS, {SZ_H}},
-    LAYER(M2_A_LOG) = {"backbone.layers.{i}.mixer.A_log", NULL, GPN_ROLE_A_LOG, {SZ_H}},
-    LAYER(M2_D) = {"backbone.layers.{i}.mixer.D", NULL, GPN_ROLE_BIAS, {SZ_H}},
-    LAYER(M2_GNORM) = {"backbone.layers.{i}.mixer.norm.weight", NULL, GPN_ROLE_NORM, {SZ_INNER}},
-    LAYER(M2_OUT_PROJ) = {"backbone.layers.{i}.mixer.out_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_INNER}},
-    [M2_T_NORM_F] = {"backbone.norm_f.weight", "output", GPN_ROLE_NORM, {SZ_D}},
-    [M2_T_HEAD] = {LM_HEAD, "output", GPN_ROLE_MATRIX, {SZ_HEAD, SZ_D}},
+    [M2_T_EMBED] = {EMBED, "embedding", GS_TENSOR_MATRIX, {SZ_V, SZ_D}},
+    LAYER(M2_NORM) = {"backbone.layers.{i}.norm.weight", NULL, GS_TENSOR_NORM, {SZ_D}},
+    LAYER(M2_IN_PROJ) = {"backbone.layers.{i}.mixer.in_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_IN_PROJ, SZ_D}},
+    LAYER(M2_CONV_W) = {"backbone.layers.{i}.mixer.conv1d.weight", NULL, GS_TENSOR_MATRIX, {SZ_CONV_DIM, SZ_ONE, SZ_CONV}},
+    LAYER(M2_CONV_B) = {"backbone.layers.{i}.mixer.conv1d.bias", NULL, GS_TENSOR_BIAS, {SZ_CONV_DIM}},
+    LAYER(M2_DT_BIAS) = {"backbone.layers.{i}.mixer.dt_bias", NULL, GS_TENSOR_DT_BIAS, {SZ_H}},
+    LAYER(M2_A_LOG) = {"backbone.layers.{i}.mixer.A_log", NULL, GS_TENSOR_A_LOG, {SZ_H}},
+    LAYER(M2_D) = {"backbone.layers.{i}.mixer.D", NULL, GS_TENSOR_BIAS, {SZ_H}},
+    LAYER(M2_GNORM) = {"backbone.layers.{i}.mixer.norm.weight", NULL, GS_TENSOR_NORM, {SZ_INNER}},
+    LAYER(M2_OUT_PROJ) = {"backbone.layers.{i}.mixer.out_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_D, SZ_INNER}},
+    [M2_T_NORM_F] = {"backbone.norm_f.weight", "output", GS_TENSOR_NORM, {SZ_D}},
+    [M2_T_HEAD] = {LM_HEAD, "output", GS_TENSOR_MATRIX, {SZ_HEAD, SZ_D}},
 };
 #undef LAYER
 
-static int64_t size_of(const gpn_config *c, int sz) {
+static int64_t size_of(const gs_config *c, int sz) {
     switch (sz) {
     case SZ_V: return c->V;
     case SZ_D: return c->d;
@@ -157,7 +157,7 @@ static const cJSON *option(const sources *s, const char *key, int *from) {
 }
 
 /* the options from the sources, their defaults (transformers' Mamba2Config) where absent */
-static int read_options(const sources *s, gpn_config *c, mamba2_opts *o) {
+static int read_options(const sources *s, gs_config *c, mamba2_opts *o) {
     const cJSON *g = option(s, "n_groups", NULL), *eps = option(s, "layer_norm_epsilon", NULL);
     const cJSON *lim = option(s, "time_step_limit", NULL);
     o->n_groups = 1, o->dt_min = 0.0f, o->dt_max = INFINITY;
@@ -192,7 +192,7 @@ static int read_options(const sources *s, gpn_config *c, mamba2_opts *o) {
     return 0;
 }
 
-static int infer(const st_file *f, gpn_config *c) {
+static int infer(const st_file *f, gs_config *c) {
     memset(c, 0, sizeof *c);
     c->arch = MAMBA2_ARCH;
     const st_tensor *e = safetensors_find(f, EMBED);
@@ -232,7 +232,7 @@ static int infer(const st_file *f, gpn_config *c) {
 }
 
 /* Where each size came from, as infer() found it. */
-static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+static void describe(const st_file *f, const gs_config *c, char *buf, size_t size) {
     mamba2_opts o = mamba2_opts_of(c);
     sources s;
     int have = sources_open(f, &s) == 0;
@@ -260,7 +260,7 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
 }
 
 /* every key both sources hold agrees with the shapes (a config may confirm, never contradict) */
-static int check_metadata(const st_file *f, const gpn_config *c) {
+static int check_metadata(const st_file *f, const gs_config *c) {
     const char *arch = safetensors_meta(f, "arch");
     if (arch && strcmp(arch, "mamba2")) return gs_fail("__metadata__ says arch=%s but the tensors are those of mamba2", arch);
     mamba2_opts o = mamba2_opts_of(c);
@@ -293,7 +293,7 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
     return rc;
 }
 
-static int validate(const gpn_config *c) {
+static int validate(const gs_config *c) {
     mamba2_opts o = mamba2_opts_of(c);
     if (c->V < 1 || c->d < 1 || c->H < 1 || c->dv < 1 || c->dk < 1 || c->n_layers < 1 || c->conv < 1 || o.n_groups < 1)
         return gs_fail("invalid sizes (V=%d, D=%d, heads=%d, head_dim=%d, state=%d, layers=%d, conv=%d, groups=%d): all "
@@ -309,9 +309,9 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&mamba2_tensors, c, s); }
+static int tensor_specs(const gs_config *c, gs_tensor_spec *s) { return gs_table_specs(&mamba2_tensors, c, s); }
 
-static void write_metadata(const gpn_config *c, st_writer *w) {
+static void write_metadata(const gs_config *c, st_writer *w) {
     mamba2_opts o = mamba2_opts_of(c);
     char buf[512], hi[32];
     if (isinf(o.dt_max)) snprintf(hi, sizeof hi, "Infinity"); /* as Python writes it: parse_python_json reads it back */
@@ -327,7 +327,7 @@ static void write_metadata(const gpn_config *c, st_writer *w) {
 }
 
 /* GS_DIM_OWN: the kept convolution inputs and the groups' B and C */
-static int site_width(const gs_site *s, const gpn_config *c) {
+static int site_width(const gs_site *s, const gs_config *c) {
     if (s->point == M2_HOOK_CONV) return (c->conv - 1) * mamba2_conv_dim(c);
     if (s->point == M2_HOOK_B || s->point == M2_HOOK_C) return mamba2_opts_of(c).n_groups * c->dk;
     return 0;
@@ -337,9 +337,9 @@ static int site_width(const gs_site *s, const gpn_config *c) {
  * position after reading x_t; logits and nll are the prediction of x_t made
  * at the step before (NaN at a window's first step). */
 static const gs_site sites[] = {
-    {"hook_embed", NULL, GPN_HOOK_EMBED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+    {"hook_embed", NULL, GS_HOOK_EMBED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
      "the embedding E[x_t], the first layer's input"},
-    {"blocks.{i}.hook_resid_pre", NULL, GPN_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.hook_resid_pre", NULL, GS_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the residual stream into layer i"},
     {"blocks.{i}.mixer.conv_state", NULL, M2_HOOK_CONV, GS_SITE_VECTOR, 1, GS_DIM_OWN, GS_ROLE_NONE, 0, 0,
      "the convolution's kept inputs after x_t's: conv-1 rows of in_proj's x | B | C, oldest first (edits are carried)"},
@@ -361,29 +361,29 @@ static const gs_site sites[] = {
      "per-head reads y = h C + D x before the gated norm (zero a head's slice to ablate it)"},
     {"blocks.{i}.hook_mixer_out", NULL, M2_HOOK_MIXER_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the mixer's contribution out_proj(rms_g(y silu(z)) norm.weight)"},
-    {"blocks.{i}.hook_resid_post", NULL, GPN_HOOK_RESID_POST, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_STATE, 0, 0,
+    {"blocks.{i}.hook_resid_post", NULL, GS_HOOK_RESID_POST, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_STATE, 0, 0,
      "the residual stream out of layer i (the state: record takes the last layer's)"},
-    {"ln_final.hook_normalized", NULL, GPN_HOOK_FINAL_NORM, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+    {"ln_final.hook_normalized", NULL, GS_HOOK_FINAL_NORM, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
      "norm_f of the last residual stream: lm_head of it predicts x_{t+1}"},
-    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
+    {"logits", NULL, GS_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
      "lm_head of the previous step's final norm: the distribution for x_t (NaN at t = 0)"},
-    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
+    {"nll", NULL, GS_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
 };
 
 /* patching's whole state: the SSM state and the convolution's inputs of every layer */
 static const char *const carried[] = {"blocks.{i}.mixer.ssm_state", "blocks.{i}.mixer.conv_state", NULL};
 
-static const float *output_head(const gpn_model *m) {
+static const float *output_head(const gs_model *m) {
     return gs_table_tensor(m, &mamba2_tensors, mamba2_opts_of(&m->cfg).tied ? M2_T_EMBED : M2_T_HEAD, 0);
 }
 
 /* the logit lens: rms(s, norm_f, eps) lm_head^T (the embedding when tied) */
-static int decode(const gpn_model *m, const float *s, float *logits) {
+static int decode(const gs_model *m, const float *s, float *logits) {
     return gs_decode_rms_head(s, gs_table_tensor(m, &mamba2_tensors, M2_T_NORM_F, 0), m->cfg.norm_eps, m->cfg.d,
                               output_head(m), m->cfg.V, logits);
 }
 
-static const float *embedding(const gpn_model *m, int *width) {
+static const float *embedding(const gs_model *m, int *width) {
     *width = m->cfg.d;
     return gs_table_tensor(m, &mamba2_tensors, M2_T_EMBED, 0);
 }

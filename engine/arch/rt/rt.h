@@ -15,7 +15,7 @@
  * ln_f and an untied head transformer.ff_out. Weights are stored [out, in]
  * under OLMo's state-dict names (transformer.blocks.{i}.q_proj.weight, ...).
  *
- * The config: gpn_config.d = e = d_model, f = mlp_hidden_size (ff_proj's
+ * The config: gs_config.d = e = d_model, f = mlp_hidden_size (ff_proj's
  * rows), H = n_heads, dk = dv = d / H, norm_eps = layer_norm_eps, and the
  * RT fields activation, qk_norm, clip_qkv, alibi_bias_max; they come from the
  * run's OLMo model config in __metadata__.config (`convert --config`).
@@ -49,7 +49,7 @@ typedef enum { RT_ACT_GELU = 0, RT_ACT_RELU = 1, RT_ACT_SWIGLU = 2 } rt_activati
  * so the last column is the diagonal key k0 and column GS_PATTERN_KEYS - 2 the
  * recurrent key K_{t-1}; NaN before position 0; an edit replaces the weights
  * before the values are read. */
-#define RT_HOOK(n) ((gpn_hook_point)(GS_HOOK_LOCAL + (n)))
+#define RT_HOOK(n) ((gs_hook_point)(GS_HOOK_LOCAL + (n)))
 #define RT_HOOK_PATTERN RT_HOOK(0) /* blocks.{i}.attn.hook_pattern, H * GS_PATTERN_KEYS */
 #define RT_HOOK_DIAG RT_HOOK(1)    /* blocks.{i}.attn.hook_diag_share, H: the weight on k0 */
 #define RT_HOOK_K_REC RT_HOOK(2)   /* blocks.{i}.attn.hook_k_rec, H * dk: K_t, what the cache keeps */
@@ -58,7 +58,7 @@ typedef enum { RT_ACT_GELU = 0, RT_ACT_RELU = 1, RT_ACT_SWIGLU = 2 } rt_activati
 
 extern const gs_family gs_family_rt;
 
-int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+int rt_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 /* OLMo's default LayerNorm, F.layer_norm with a weight and no bias, on B rows
  * of n (out may be x) */
 void rt_layer_norm(float *out, const float *x, const float *w, int B, int n, float eps);

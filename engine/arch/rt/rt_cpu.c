@@ -21,7 +21,7 @@ typedef struct {
 
 typedef struct {
     gs_attn_cpu a; /* first: the shared backend entries take this state; caches K_j, V_j as [pos][n_layers][d] */
-    const gpn_model *m;
+    const gs_model *m;
     const gs_engine_host *host;
     const float *wte, *ln_f, *head;
     rt_layer *layer;
@@ -87,7 +87,7 @@ static void cpu_free(void *impl) {
  * q . key_j / sqrt(dh) - slope (t - j), with key_j = K_j of layer l's cache
  * for j < t and the diagonal key k0 for j = t; into p, returns t + 1. */
 static int weights(const rt_cpu *e, int l, int b, int hd, float *p) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, Dh = c->dk, L = c->n_layers, t = (int)e->host->pos[b];
     const float *q = e->q + (size_t)b * d + (size_t)hd * Dh, *k0 = e->k0 + (size_t)b * d + (size_t)hd * Dh;
     float scale = 1.0f / sqrtf((float)Dh);
@@ -105,7 +105,7 @@ static int weights(const rt_cpu *e, int l, int b, int hd, float *p) {
  * window's weights as the hook left them (recomputed rather than kept, as
  * Transformer++ does). The diagonal share is the weight the read used on k0. */
 static void attend(rt_cpu *e, int l, int B) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, P = GS_PATTERN_KEYS;
     int hooked = e->host->hook[RT_HOOK_PATTERN] != NULL;
     if (hooked) {
@@ -135,11 +135,11 @@ static void attend(rt_cpu *e, int l, int B) {
  * the MLP, then the layer's own output written to the memory. */
 static void layer_step(rt_cpu *e, int l, int B) {
     const gs_engine_host *host = e->host;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const rt_layer *w = &e->layer[l];
     int d = c->d, f = c->f, fo = c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f;
     long Bd = (long)B * d;
-    gs_fire(host, GPN_HOOK_RESID_PRE, l, e->a.h, B, d);
+    gs_fire(host, GS_HOOK_RESID_PRE, l, e->a.h, B, d);
     rt_layer_norm(e->xn, e->a.h, w->attn_norm, B, d, c->norm_eps);
     gs_linear(e->q, e->xn, w->q_proj, B, d, d);
     gs_linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
@@ -150,21 +150,21 @@ static void layer_step(rt_cpu *e, int l, int B) {
         rt_layer_norm(e->q, e->q, w->q_norm, B, d, c->norm_eps);
         rt_layer_norm(e->k0, e->k0, w->k_norm, B, d, c->norm_eps);
     }
-    gs_fire(host, GPN_HOOK_ATTN_Q, l, e->q, B, d);
-    gs_fire(host, GPN_HOOK_ATTN_K, l, e->k0, B, d);
-    gs_fire(host, GPN_HOOK_ATTN_V, l, e->v0, B, d);
+    gs_fire(host, GS_HOOK_ATTN_Q, l, e->q, B, d);
+    gs_fire(host, GS_HOOK_ATTN_K, l, e->k0, B, d);
+    gs_fire(host, GS_HOOK_ATTN_V, l, e->v0, B, d);
     attend(e, l, B);
     gs_linear(e->out, e->att, w->attn_out, B, d, d);
-    gs_fire(host, GPN_HOOK_ATTN_OUT, l, e->out, B, d);
+    gs_fire(host, GS_HOOK_ATTN_OUT, l, e->out, B, d);
     add_inplace(e->a.h, e->out, Bd);
-    gs_fire(host, GPN_HOOK_RESID_MID, l, e->a.h, B, d);
+    gs_fire(host, GS_HOOK_RESID_MID, l, e->a.h, B, d);
     rt_layer_norm(e->xn, e->a.h, w->ff_norm, B, d, c->norm_eps);
     gs_linear(e->u, e->xn, w->ff_proj, B, d, f);
     activate(e->g, e->u, B, f, c->activation);
     gs_linear(e->out, e->g, w->ff_out, B, fo, d);
-    gs_fire(host, GPN_HOOK_FFN_OUT, l, e->out, B, d);
+    gs_fire(host, GS_HOOK_FFN_OUT, l, e->out, B, d);
     add_inplace(e->a.h, e->out, Bd);
-    gs_fire(host, GPN_HOOK_RESID_POST, l, e->a.h, B, d);
+    gs_fire(host, GS_HOOK_RESID_POST, l, e->a.h, B, d);
     /* the memory: the output as the hooks left it, through attn_norm and kv_proj */
     rt_layer_norm(e->xn, e->a.h, w->attn_norm, B, d, c->norm_eps);
     gs_linear(e->kv, e->xn, w->kv_proj, B, d, 2 * d);
@@ -184,12 +184,12 @@ static void layer_step(rt_cpu *e, int l, int B) {
 static int cpu_step(void *impl, int B) {
     rt_cpu *e = impl;
     const gs_engine_host *host = e->host;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, V = c->V;
     if (gs_attn_cpu_begin(&e->a, host, B, V, d, (size_t)c->n_layers * d, e->wte)) return -1;
     for (int l = 0; l < c->n_layers; l++) layer_step(e, l, B);
     rt_layer_norm(e->a.fin, e->a.h, e->ln_f, B, d, c->norm_eps);
-    gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->a.fin, B, d);
+    gs_fire(host, GS_HOOK_FINAL_NORM, 0, e->a.fin, B, d);
     gs_linear(e->a.pending, e->a.fin, e->head, B, d, V); /* untied head: reported at the next step */
     return 0;
 }
@@ -197,8 +197,8 @@ static int cpu_step(void *impl, int B) {
 /* name, out and site: the CPU defaults (engine/backend.h), filled by gs_attn_cpu_backend */
 static const gs_backend_i rt_cpu_i = {.free = cpu_free, .reset_seq = gs_attn_cpu_reset_seq, .step = cpu_step};
 
-int rt_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
-    const gpn_config *c = &m->cfg;
+int rt_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    const gs_config *c = &m->cfg;
     size_t B = (size_t)max_batch, d = (size_t)c->d, V = (size_t)c->V, f = (size_t)c->f, H = (size_t)c->H;
     size_t P = H * GS_PATTERN_KEYS;
     size_t floats = B * (13 * d + 2 * f + 2 * V + 2 + P + H) + H;

@@ -27,23 +27,23 @@ static const char *const activation_names[] = {"gelu", "relu", "swiglu"};
  * swiglu), d where attention_layer_norm adds q_norm and k_norm (else 0) */
 enum { SZ_V = 1, SZ_D, SZ_2D, SZ_F, SZ_FF_OUT, SZ_QK_NORM };
 static const gs_tensor_name tensors[RT_N_TENSORS] = {
-    [RT_WTE] = {"transformer.wte.weight", "embedding", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
-    [RT_ATTN_NORM] = {"transformer.blocks.{i}.attn_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
-    [RT_Q_NORM] = {"transformer.blocks.{i}.q_norm.weight", NULL, GPN_ROLE_NORM, {SZ_QK_NORM}},
-    [RT_K_NORM] = {"transformer.blocks.{i}.k_norm.weight", NULL, GPN_ROLE_NORM, {SZ_QK_NORM}},
-    [RT_Q_PROJ] = {"transformer.blocks.{i}.q_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
-    [RT_KV_PROJ] = {"transformer.blocks.{i}.kv_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_2D, SZ_D}},
-    [RT_ATTN_OUT] = {"transformer.blocks.{i}.attn_out.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_D}},
-    [RT_FF_NORM] = {"transformer.blocks.{i}.ff_norm.weight", NULL, GPN_ROLE_NORM, {SZ_D}},
-    [RT_FF_PROJ] = {"transformer.blocks.{i}.ff_proj.weight", NULL, GPN_ROLE_MATRIX, {SZ_F, SZ_D}},
-    [RT_FF_OUT] = {"transformer.blocks.{i}.ff_out.weight", NULL, GPN_ROLE_MATRIX, {SZ_D, SZ_FF_OUT}},
-    [RT_LN_F] = {"transformer.ln_f.weight", "output", GPN_ROLE_NORM, {SZ_D}},
-    [RT_HEAD] = {"transformer.ff_out.weight", "output", GPN_ROLE_MATRIX, {SZ_V, SZ_D}},
+    [RT_WTE] = {"transformer.wte.weight", "embedding", GS_TENSOR_MATRIX, {SZ_V, SZ_D}},
+    [RT_ATTN_NORM] = {"transformer.blocks.{i}.attn_norm.weight", NULL, GS_TENSOR_NORM, {SZ_D}},
+    [RT_Q_NORM] = {"transformer.blocks.{i}.q_norm.weight", NULL, GS_TENSOR_NORM, {SZ_QK_NORM}},
+    [RT_K_NORM] = {"transformer.blocks.{i}.k_norm.weight", NULL, GS_TENSOR_NORM, {SZ_QK_NORM}},
+    [RT_Q_PROJ] = {"transformer.blocks.{i}.q_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_D, SZ_D}},
+    [RT_KV_PROJ] = {"transformer.blocks.{i}.kv_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_2D, SZ_D}},
+    [RT_ATTN_OUT] = {"transformer.blocks.{i}.attn_out.weight", NULL, GS_TENSOR_MATRIX, {SZ_D, SZ_D}},
+    [RT_FF_NORM] = {"transformer.blocks.{i}.ff_norm.weight", NULL, GS_TENSOR_NORM, {SZ_D}},
+    [RT_FF_PROJ] = {"transformer.blocks.{i}.ff_proj.weight", NULL, GS_TENSOR_MATRIX, {SZ_F, SZ_D}},
+    [RT_FF_OUT] = {"transformer.blocks.{i}.ff_out.weight", NULL, GS_TENSOR_MATRIX, {SZ_D, SZ_FF_OUT}},
+    [RT_LN_F] = {"transformer.ln_f.weight", "output", GS_TENSOR_NORM, {SZ_D}},
+    [RT_HEAD] = {"transformer.ff_out.weight", "output", GS_TENSOR_MATRIX, {SZ_V, SZ_D}},
 };
 
-static int ff_out_width(const gpn_config *c) { return c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f; }
+static int ff_out_width(const gs_config *c) { return c->activation == RT_ACT_SWIGLU ? c->f / 2 : c->f; }
 
-static int64_t size_of(const gpn_config *c, int sz) {
+static int64_t size_of(const gs_config *c, int sz) {
     switch (sz) {
     case SZ_V: return c->V;
     case SZ_D: return c->d;
@@ -127,16 +127,16 @@ static int cfg_flag(const cJSON *j, const char *key, int dflt) {
 }
 
 /* The sizes from the shapes, the options from the config. */
-static int infer(const st_file *f, gpn_config *c) {
+static int infer(const st_file *f, gs_config *c) {
     memset(c, 0, sizeof *c);
-    c->arch = GPN_ARCH_RT;
+    c->arch = GS_ARCH_RT;
     const st_tensor *e = layer0(f, RT_WTE), *fp = layer0(f, RT_FF_PROJ);
     if (!e || e->ndim != 2) return gs_fail("missing 2-D tensor 'transformer.wte.weight' (embedding_size, d_model)");
     if (!fp || fp->ndim != 2) return gs_fail("missing 2-D tensor 'transformer.blocks.0.ff_proj.weight' (mlp_hidden_size, d_model)");
     c->V = (int)e->shape[0];
     c->d = c->e = (int)e->shape[1];
     c->f = (int)fp->shape[0];
-    for (c->n_layers = 0; c->n_layers <= GPN_MAX_LAYERS; c->n_layers++)
+    for (c->n_layers = 0; c->n_layers <= GS_MAX_LAYERS; c->n_layers++)
         if (!gs_table_find(f, &rt_tensors, RT_KV_PROJ, c->n_layers)) break;
     c->qk_norm = layer0(f, RT_Q_NORM) != NULL;
     cJSON *j;
@@ -184,7 +184,7 @@ done:
 
 /* Tensors of options the engine does not compute: their presence would be
  * ignored silently, so they are refused. */
-static int refuse_tensors(const st_file *f, const gpn_config *c) {
+static int refuse_tensors(const st_file *f, const gs_config *c) {
     static const char *const extra[] = {"transformer.wpe.weight", "transformer.emb_norm.weight", "transformer.ln_f.bias",
                                         "transformer.ff_out.bias"};
     for (int i = 0; i < ARRAY_LEN(extra); i++)
@@ -213,7 +213,7 @@ static int refuse_tensors(const st_file *f, const gpn_config *c) {
 
 /* OLMo's options: those the shapes show must agree with them, and values the
  * engine does not compute are refused, each in one line. */
-static int check_config(const cJSON *j, const gpn_config *c) {
+static int check_config(const cJSON *j, const gs_config *c) {
     static const struct { const char *key; int want; const char *why; } flags[] = {
         {"rope", 0, "RoPE with the recurrent block is not supported (the source asserts against it)"},
         {"alibi", 1, "without ALiBi OLMo adds absolute positions (transformer.wpe), which are not supported"},
@@ -261,9 +261,9 @@ static int check_config(const cJSON *j, const gpn_config *c) {
     if ((got = cfg_number(j, "block_group_size", &x)) < 0) return -1;
     if (got && x != 1) return gs_fail("__metadata__.config block_group_size=%g is not supported", x);
     static const struct { const char *key; size_t off; } ints[] = {
-        {"d_model", offsetof(gpn_config, d)},
-        {"n_layers", offsetof(gpn_config, n_layers)},
-        {"mlp_hidden_size", offsetof(gpn_config, f)},
+        {"d_model", offsetof(gs_config, d)},
+        {"n_layers", offsetof(gs_config, n_layers)},
+        {"mlp_hidden_size", offsetof(gs_config, f)},
     };
     for (int i = 0; i < ARRAY_LEN(ints); i++) {
         int shape = *(const int *)((const char *)c + ints[i].off);
@@ -282,7 +282,7 @@ static int check_config(const cJSON *j, const gpn_config *c) {
     return 0;
 }
 
-static int check_metadata(const st_file *f, const gpn_config *c) {
+static int check_metadata(const st_file *f, const gs_config *c) {
     const char *arch = safetensors_meta(f, "arch");
     if (arch && strcmp(arch, "recurrent-transformer") && strcmp(arch, "rt"))
         return gs_fail("__metadata__ says arch=%s but the tensors are those of recurrent-transformer", arch);
@@ -294,7 +294,7 @@ static int check_metadata(const st_file *f, const gpn_config *c) {
     return rc;
 }
 
-static int validate(const gpn_config *c) {
+static int validate(const gs_config *c) {
     if (gs_attn_validate(c, "Recurrent Transformer", "d_model", "mlp_hidden_size")) return -1;
     if (c->activation < RT_ACT_GELU || c->activation > RT_ACT_SWIGLU)
         return gs_fail("activation %d is none of gelu, relu, swiglu", c->activation);
@@ -310,10 +310,10 @@ static int validate(const gpn_config *c) {
     return 0;
 }
 
-static int tensor_specs(const gpn_config *c, gpn_tensor_spec *s) { return gs_table_specs(&rt_tensors, c, s); }
+static int tensor_specs(const gs_config *c, gs_tensor_spec *s) { return gs_table_specs(&rt_tensors, c, s); }
 
 /* The config as OLMo's own model: section, so a saved model reads back the same way. */
-static void write_metadata(const gpn_config *c, st_writer *w) {
+static void write_metadata(const gs_config *c, st_writer *w) {
     char buf[768], clip[32] = "null";
     if (c->clip_qkv > 0) snprintf(clip, sizeof clip, "%.9g", (double)c->clip_qkv);
     snprintf(buf, sizeof buf,
@@ -335,7 +335,7 @@ static void describe_text(char *buf, size_t size, const char *name, const char *
 }
 
 /* Where each size and option came from, as infer() found it. */
-static void describe(const st_file *f, const gpn_config *c, char *buf, size_t size) {
+static void describe(const st_file *f, const gs_config *c, char *buf, size_t size) {
     cJSON *j = NULL;
     config_of(f, &j);
     const char *given = "__metadata__.config %s", *dflt = "OLMo's default: no __metadata__.config %s";
@@ -370,41 +370,41 @@ static void describe(const st_file *f, const gpn_config *c, char *buf, size_t si
  * sites of step t are at position t; logits and nll are the prediction of
  * x_t made at step t - 1. */
 static const gs_site sites[] = {
-    {"logits", NULL, GPN_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
+    {"logits", NULL, GS_HOOK_LOGITS, GS_SITE_VECTOR, 0, GS_DIM_VOCAB, GS_ROLE_LOGITS, 0, 1,
      "the distribution for x_t: ff_out(ln_f(resid_post)) of step t-1 (NaN at t = 0)"},
-    {"nll", NULL, GPN_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
-    {"hook_embed", NULL, GPN_HOOK_EMBED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1, "wte[x_t]"},
-    {"blocks.{i}.hook_resid_pre", NULL, GPN_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+    {"nll", NULL, GS_HOOK_NLL, GS_SITE_SCALAR, 0, GS_DIM_ONE, GS_ROLE_NLL, 0, 1, "-log p(x_t) (NaN at t = 0)"},
+    {"hook_embed", NULL, GS_HOOK_EMBED, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1, "wte[x_t]"},
+    {"blocks.{i}.hook_resid_pre", NULL, GS_HOOK_RESID_PRE, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the residual stream entering block i"},
-    {"blocks.{i}.attn.hook_q", NULL, GPN_HOOK_ATTN_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.attn.hook_q", NULL, GS_HOOK_ATTN_Q, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
      "queries q_norm(q_proj attn_norm(resid_pre)) per head"},
-    {"blocks.{i}.attn.hook_k", NULL, GPN_HOOK_ATTN_K, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.attn.hook_k", NULL, GS_HOOK_ATTN_K, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
      "the diagonal key k_norm(kv_proj attn_norm(resid_pre)): read at this position only"},
-    {"blocks.{i}.attn.hook_v", NULL, GPN_HOOK_ATTN_V, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.attn.hook_v", NULL, GS_HOOK_ATTN_V, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
      "the diagonal value: read at this position only"},
     {"blocks.{i}.attn.hook_pattern", NULL, RT_HOOK_PATTERN, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_PATTERN, GS_ROLE_NONE,
      0, 0, "softmax weights per head on the 64 most recent keys: recurrent K_{t-63}..K_{t-1}, the diagonal key last (NaN "
            "before position 0); an edit changes the read"},
     {"blocks.{i}.attn.hook_diag_share", NULL, RT_HOOK_DIAG, GS_SITE_HEAD_SCALAR, 1, GS_DIM_HEADS, GS_ROLE_NONE, 0, 0,
      "per head, the weight on the diagonal key (1 - it: on the layer's own earlier outputs)"},
-    {"blocks.{i}.hook_attn_out", NULL, GPN_HOOK_ATTN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.hook_attn_out", NULL, GS_HOOK_ATTN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "attention's contribution: attn_out of the heads' reads"},
-    {"blocks.{i}.hook_resid_mid", NULL, GPN_HOOK_RESID_MID, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.hook_resid_mid", NULL, GS_HOOK_RESID_MID, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "resid_pre + attn_out"},
-    {"blocks.{i}.hook_mlp_out", NULL, GPN_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
+    {"blocks.{i}.hook_mlp_out", NULL, GS_HOOK_FFN_OUT, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_NONE, 0, 0,
      "the MLP's contribution ff_out(act(ff_proj ff_norm(resid_mid)))"},
-    {"blocks.{i}.hook_resid_post", NULL, GPN_HOOK_RESID_POST, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_STATE, 0, 0,
+    {"blocks.{i}.hook_resid_post", NULL, GS_HOOK_RESID_POST, GS_SITE_VECTOR, 1, GS_DIM_STATE, GS_ROLE_STATE, 0, 0,
      "resid_mid + mlp_out: the block's output (the state: the last layer's by default)"},
     {"blocks.{i}.attn.hook_k_rec", NULL, RT_HOOK_K_REC, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_KEY, GS_ROLE_NONE, 0, 0,
      "the recurrent key k_norm(kv_proj attn_norm(resid_post)) that later positions read (kept as edited)"},
     {"blocks.{i}.attn.hook_v_rec", NULL, RT_HOOK_V_REC, GS_SITE_HEAD_VECTOR, 1, GS_DIM_HEADS_VAL, GS_ROLE_NONE, 0, 0,
      "the recurrent value kv_proj attn_norm(resid_post) that later positions read (kept as edited)"},
-    {"ln_final.hook_normalized", NULL, GPN_HOOK_FINAL_NORM, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
+    {"ln_final.hook_normalized", NULL, GS_HOOK_FINAL_NORM, GS_SITE_VECTOR, 0, GS_DIM_STATE, GS_ROLE_NONE, 0, 1,
      "ln_f(last resid_post): decoded by ff_out into the prediction of x_{t+1}"},
 };
 
 /* the logit lens: transformer.ff_out(ln_f(s)) */
-static int decode(const gpn_model *m, const float *s, float *logits) {
+static int decode(const gs_model *m, const float *s, float *logits) {
     int d = m->cfg.d;
     float *xn = malloc((size_t)d * sizeof *xn);
     if (!xn) return gs_fail("out of memory decoding a state");
@@ -419,13 +419,13 @@ static int decode(const gpn_model *m, const float *s, float *logits) {
     return 0;
 }
 
-static const float *embedding(const gpn_model *m, int *width) {
+static const float *embedding(const gs_model *m, int *width) {
     *width = m->cfg.d;
     return gs_table_tensor(m, &rt_tensors, RT_WTE, 0);
 }
 
 const gs_family gs_family_rt = {
-    "recurrent-transformer", "recurrent-transformer", "Recurrent Transformer (OLMo recurrent block)", GPN_ARCH_RT, 0,
+    "recurrent-transformer", "recurrent-transformer", "Recurrent Transformer (OLMo recurrent block)", GS_ARCH_RT, 0,
     sites, ARRAY_LEN(sites), recognise, "tensors 'transformer.wte.weight' and 'transformer.blocks.0.kv_proj.weight'",
     infer, check_metadata, validate, tensor_specs, NULL, write_metadata, rt_cpu_new, NULL, decode, embedding, describe,
     &gs_train_rt, NULL, NULL, NULL,

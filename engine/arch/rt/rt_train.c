@@ -25,7 +25,7 @@
 #include "engine/arch/rt/rt_train.inc"
 #include "engine/tape/real_end.h"
 
-size_t rt_tape_bytes(const gpn_config *c, int B, int T) {
+size_t rt_tape_bytes(const gs_config *c, int B, int T) {
     rt_tape_f32 tp;
     return rt_buffers_f32(&tp, NULL, c, B, T);
 }
@@ -36,7 +36,7 @@ SEQ_TAPE_ADAPTERS(rt)
 static const gs_train_key rt_keys[] = {TRAIN_KEYS_ATTENTION("recurrent-transformer")};
 
 /* the paper's runs (docs/training.md): GELU, q/k LayerNorms, ALiBi 8, OLMo's eps, no clip_qkv */
-static void rt_derive(gpn_config *c) {
+static void rt_derive(gs_config *c) {
     train_baseline_derive(c);
     c->activation = RT_ACT_GELU;
     c->qk_norm = 1;

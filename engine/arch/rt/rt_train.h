@@ -12,7 +12,7 @@
 #include "engine/tape/train_family.h"
 
 /* Bytes of activations a tape of B x T keeps for its backward pass. */
-size_t rt_tape_bytes(const gpn_config *c, int B, int T);
+size_t rt_tape_bytes(const gs_config *c, int B, int T);
 SEQ_WINDOW_DECLARE(rt, float, f32)
 SEQ_WINDOW_DECLARE(rt, double, f64)
 /* cut != 0: the backward drops what later positions send back through K_t, V_t into out_t (a stop-gradient on

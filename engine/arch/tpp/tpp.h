@@ -5,7 +5,7 @@
  * Dh = d / H, SwiGLU (w1 = [gate; value]), a final RMSNorm and the tied head
  * h E^T. Weights are stored [out, in] under the companion's names.
  *
- * The config: gpn_config.d = e = hidden_dim, f = ffn_dim, H = n_heads,
+ * The config: gs_config.d = e = hidden_dim, f = ffn_dim, H = n_heads,
  * dk = dv = Dh. The heads cannot be read from shapes: they come from the
  * checkpoint's __metadata__.config (the companion's config dict, key
  * n_heads) or __metadata__.n_heads.
@@ -35,17 +35,17 @@ extern const gs_tensor_table tpp_tensors;
  * column is the current position and column GS_PATTERN_KEYS - 2 the previous
  * one; NaN where that position is before 0. A hook's edit replaces those
  * weights before the values are read (keys further back keep theirs). */
-#define TPP_HOOK_PATTERN ((gpn_hook_point)(GS_HOOK_LOCAL + 0))
+#define TPP_HOOK_PATTERN ((gs_hook_point)(GS_HOOK_LOCAL + 0))
 
 extern const gs_family gs_family_tpp;
 
-int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
+int tpp_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out);
 
 /* The window path's budget in rows of a pass (tpp_window.c; 0: its default,
  * 256 MB of them): windows whose B x T rows pass it run in pieces of
  * tpp_window_piece(c, B, T) tokens. For tests, which set it small to make
  * pieces and ask the piece to be sure they did. */
 void tpp_window_set_rows(long rows);
-int tpp_window_piece(const gpn_config *c, int B, int T);
+int tpp_window_piece(const gs_config *c, int B, int T);
 
 #endif

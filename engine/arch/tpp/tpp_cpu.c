@@ -75,7 +75,7 @@ static void rope_apply(const tpp_cpu *e, const tpp_rows *r, float *x, int rows) 
  * cache (positions 0..pos, this one included), scaled by 1/sqrt(Dh), into
  * its pair row; returns their number. */
 static int weights(const tpp_cpu *e, int l, int b, int h0, int h1) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers;
     int n = (int)e->host->pos[b] + 1;
     const float *K = e->a.cache[b].k + (size_t)l * d;
@@ -94,7 +94,7 @@ static int weights(const tpp_cpu *e, int l, int b, int h0, int h1) {
  * them) times its values, into the attention's output, block by block as
  * weights() reads the keys */
 static void read_values(const tpp_cpu *e, int l, int b, int h0, int h1, int n) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers;
     const float *Vc = e->a.cache[b].v + (size_t)l * d, *rows = e->pair_scores + (size_t)b * H * e->pair_stride;
     for (int j0 = 0; j0 < n; j0 += TPP_KEY_BLOCK) {
@@ -183,7 +183,7 @@ void tpp_mlp(const tpp_cpu *e, const tpp_rows *r, int l, int rows, int fast_silu
 static int step_layers(void *impl, int B) {
     tpp_cpu *e = impl;
     const gs_engine_host *host = e->host;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, V = c->V, L = c->n_layers;
     long Bd = (long)B * d;
     if (gs_attn_cpu_begin(&e->a, host, B, V, d, (size_t)L * d, e->E)) return -1;
@@ -196,11 +196,11 @@ static int step_layers(void *impl, int B) {
     const tpp_rows *r = &e->r;
     tpp_rope_tables(e, r, B, 1, 0);
     for (int l = 0; l < L; l++) {
-        gs_fire(host, GPN_HOOK_RESID_PRE, l, r->h, B, d);
+        gs_fire(host, GS_HOOK_RESID_PRE, l, r->h, B, d);
         tpp_attn_project(e, r, l, B);
-        gs_fire(host, GPN_HOOK_ATTN_Q, l, r->q, B, d);
-        gs_fire(host, GPN_HOOK_ATTN_K, l, r->k, B, d);
-        gs_fire(host, GPN_HOOK_ATTN_V, l, r->v, B, d);
+        gs_fire(host, GS_HOOK_ATTN_Q, l, r->q, B, d);
+        gs_fire(host, GS_HOOK_ATTN_K, l, r->k, B, d);
+        gs_fire(host, GS_HOOK_ATTN_V, l, r->v, B, d);
         /* the cache keeps k and v as the hooks left them, so an edit persists */
         for (int b = 0; b < B; b++) {
             size_t at = ((size_t)host->pos[b] * L + l) * d;
@@ -209,16 +209,16 @@ static int step_layers(void *impl, int B) {
         }
         attend(e, l, B);
         tpp_linear(e, r->out, r->att, e->layer[l].W_o, B, d, d);
-        gs_fire(host, GPN_HOOK_ATTN_OUT, l, r->out, B, d);
+        gs_fire(host, GS_HOOK_ATTN_OUT, l, r->out, B, d);
         add_inplace(r->h, r->out, Bd);
-        gs_fire(host, GPN_HOOK_RESID_MID, l, r->h, B, d);
+        gs_fire(host, GS_HOOK_RESID_MID, l, r->h, B, d);
         tpp_mlp(e, r, l, B, 0);
-        gs_fire(host, GPN_HOOK_FFN_OUT, l, r->out, B, d);
+        gs_fire(host, GS_HOOK_FFN_OUT, l, r->out, B, d);
         add_inplace(r->h, r->out, Bd);
-        gs_fire(host, GPN_HOOK_RESID_POST, l, r->h, B, d);
+        gs_fire(host, GS_HOOK_RESID_POST, l, r->h, B, d);
     }
     rmsnorm_forward(e->a.fin, e->a.h, e->norm, B, d);
-    gs_fire(host, GPN_HOOK_FINAL_NORM, 0, e->a.fin, B, d);
+    gs_fire(host, GS_HOOK_FINAL_NORM, 0, e->a.fin, B, d);
     tpp_linear(e, e->a.pending, e->a.fin, e->E, B, d, V); /* tied head: reported at the next step */
     return 0;
 }
@@ -231,8 +231,8 @@ static int cpu_step(void *impl, int B) {
 static const gs_backend_i tpp_cpu_i = {
     .free = cpu_free, .reset_seq = gs_attn_cpu_reset_seq, .step = cpu_step, .window = tpp_cpu_window};
 
-int tpp_cpu_new(const gpn_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
-    const gpn_config *c = &m->cfg;
+int tpp_cpu_new(const gs_model *m, int max_batch, const gs_engine_host *host, gs_backend *out) {
+    const gs_config *c = &m->cfg;
     size_t B = (size_t)max_batch, d = (size_t)c->d, V = (size_t)c->V, f = (size_t)c->f, half = (size_t)c->dk / 2;
     size_t P = (size_t)c->H * GS_PATTERN_KEYS;
     size_t floats = B * (9 * d + 3 * f + 2 * V + 2 + 2 * half + P);

@@ -26,7 +26,7 @@ typedef struct tpp_window tpp_window; /* tpp_window.c's buffers, made on first u
 
 typedef struct {
     gs_attn_cpu a; /* first: the shared backend entries take this state; caches [pos][n_layers][d] */
-    const gpn_model *m;
+    const gs_model *m;
     const gs_engine_host *host;
     const float *E, *norm;
     tpp_layer *layer;

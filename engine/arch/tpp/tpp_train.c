@@ -25,7 +25,7 @@
 #include "engine/arch/tpp/tpp_train.inc"
 #include "engine/tape/real_end.h"
 
-size_t tpp_tape_bytes(const gpn_config *c, int B, int T) {
+size_t tpp_tape_bytes(const gs_config *c, int B, int T) {
     tpp_tape_f32 tp;
     return tpp_buffers_f32(&tp, NULL, c, B, T);
 }
@@ -36,7 +36,7 @@ SEQ_TAPE_ADAPTERS(tpp)
 static const gs_train_key tpp_keys[] = {TRAIN_KEYS_ATTENTION("transformer++")};
 
 /* heads of d / H (validate refuses a remainder) */
-static void tpp_derive(gpn_config *c) {
+static void tpp_derive(gs_config *c) {
     train_baseline_derive(c);
     if (c->H > 0) c->dk = c->dv = c->d / c->H;
 }

@@ -58,12 +58,12 @@ void tpp_window_free(tpp_window *w) {
 }
 
 /* a pass's row: h, q, att; cos, sin. A block's row: xn, k, v, out; u (gate | value), g */
-static size_t row_floats(const gpn_config *c) { return 3 * (size_t)c->d + (size_t)c->dk; }
-static size_t block_row_floats(const gpn_config *c) { return 4 * (size_t)c->d + 3 * (size_t)c->f; }
+static size_t row_floats(const gs_config *c) { return 3 * (size_t)c->d + (size_t)c->dk; }
+static size_t block_row_floats(const gs_config *c) { return 4 * (size_t)c->d + 3 * (size_t)c->f; }
 
 /* buffers for `rows` rows, kept from the last call when large enough */
 static int reserve(tpp_cpu *e, long rows) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     if (!e->win && !(e->win = calloc(1, sizeof *e->win))) return gs_fail("out of memory for a Transformer++ window");
     tpp_window *w = e->win;
     size_t R = (size_t)rows, D = (size_t)c->d, half = (size_t)c->dk / 2, RB = GS_WINDOW_ROW_BLOCK;
@@ -95,7 +95,7 @@ typedef struct {
 static void attend_range(void *ctx, long i0, long i1) {
     window_job *j = ctx;
     const tpp_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     const tpp_rows *r = &e->win->r;
     int d = c->d, H = c->H, Dh = c->dk, L = c->n_layers, n = j->n;
     float scale = 1.0f / sqrtf((float)Dh);
@@ -123,7 +123,7 @@ static void attend_range(void *ctx, long i0, long i1) {
 /* the rows [r0, r0 + GS_WINDOW_ROW_BLOCK) as the step's pieces (tpp_cpu.h) take
  * them: the pass's buffers from row r0, a block's temporaries as they are */
 static tpp_rows block_at(const tpp_cpu *e, long r0) {
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     tpp_rows b = e->win->r;
     float **const at[] = {&b.h, &b.q, &b.att, &b.cos, &b.sin};
     gs_window_offset(at, (const long[]){c->d, c->d, c->d, c->dk / 2, c->dk / 2}, 5, r0);
@@ -132,7 +132,7 @@ static tpp_rows block_at(const tpp_cpu *e, long r0) {
 
 static int layer(window_job *j, int l) {
     tpp_cpu *e = j->e;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int d = c->d, L = c->n_layers, B = j->B, n = j->n, R = B * n;
     j->l = l;
     for (int r0 = 0; r0 < R; r0 += GS_WINDOW_ROW_BLOCK) {
@@ -176,7 +176,7 @@ static int pass(void *ctx, const gs_window_run *run) {
     window_job *j = ctx;
     tpp_cpu *e = j->e;
     tpp_window *w = e->win;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     int B = run->B, n = run->n, D = c->d;
     j->B = B, j->t0 = run->t0, j->n = n;
     gs_window_embed(run, e->E, D, w->r.h);
@@ -194,7 +194,7 @@ static int pass(void *ctx, const gs_window_run *run) {
 /* tokens per pass: the whole window when its rows fit the budget, else whole
  * query blocks of it, else (a budget under one block of every sequence) what
  * fits, at least one token */
-int tpp_window_piece(const gpn_config *c, int B, int T) {
+int tpp_window_piece(const gs_config *c, int B, int T) {
     long rows = budget_rows ? budget_rows : TPP_WINDOW_BYTES / (long)(row_floats(c) * sizeof(float));
     long fit = rows / B;
     return fit >= T ? T : fit < TPP_QUERY_BLOCK ? (fit < 1 ? 1 : (int)fit) : (int)(fit - fit % TPP_QUERY_BLOCK);
@@ -202,7 +202,7 @@ int tpp_window_piece(const gpn_config *c, int B, int T) {
 
 int tpp_cpu_window(void *impl, const int32_t *tokens, int B, int T, float *nll) {
     tpp_cpu *e = impl;
-    const gpn_config *c = &e->m->cfg;
+    const gs_config *c = &e->m->cfg;
     /* every position the window writes has room in its sequence's cache (and the step's weights row its length) */
     for (int b = 0; b < B; b++)
         if (gs_kv_reserve(&e->a.cache[b], b, e->host->pos[b] + T - 1, (size_t)c->n_layers * c->d, &e->a.scores,
